@@ -1,0 +1,185 @@
+#include "device/cuda/cuda_check.hpp"
+#include "io/hdf5/cuda/bitshuffle_lz4_decode.hpp"
+
+namespace qgpu::io::cuda {
+
+namespace {
+
+constexpr int kWarpsPerBlock = 4;
+
+__device__ __forceinline__ std::uint32_t be32(const std::uint8_t* p) {
+  return (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | p[3];
+}
+__device__ __forceinline__ std::uint64_t be64(const std::uint8_t* p) {
+  return (std::uint64_t(be32(p)) << 32) | be32(p + 4);
+}
+__device__ __forceinline__ void report(unsigned long long* err, std::uint64_t chunk, unsigned code) {
+  atomicMin(err, (static_cast<unsigned long long>(chunk) << 8) | code);
+}
+
+// One thread per chunk: checks the header, walks the block length headers into the block table and copies
+// the verbatim tail elements.
+__global__ void parse_chunks(DecodeBatch b, DecodeGeometry g, std::uint8_t* out, DecodeScratch s,
+                             unsigned long long* err) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i >= b.n_chunks) return;
+  const std::uint64_t id = b.first_chunk_id + i;
+  const std::uint8_t* c = b.comp + b.chunk_offset[i];
+  const std::uint64_t size = b.chunk_size[i];
+  const std::size_t mb = g.max_blocks();
+  for (std::size_t k = 0; k < mb; ++k) s.block_len[i * mb + k] = 0xffffffffu;  // "not decodable"
+  if (size < 12) return report(err, id, kBlockBounds);
+  if (be64(c) != g.frame_elems * g.elem_size) return report(err, id, kHeaderSize);
+  if (be32(c + 8) != g.block_elems * g.elem_size) return report(err, id, kHeaderBlock);
+  const std::size_t n = g.frame_elems, rem = n % g.block_elems;
+  const std::size_t nblocks = n / g.block_elems + ((rem - rem % 8) > 0 ? 1 : 0);
+  std::uint64_t pos = 12;
+  for (std::size_t k = 0; k < nblocks; ++k) {
+    if (pos + 4 > size) return report(err, id, kBlockBounds);
+    const std::uint32_t len = be32(c + pos);
+    pos += 4;
+    if (pos + len > size) return report(err, id, kBlockBounds);
+    s.block_src[i * mb + k] = b.chunk_offset[i] + pos;
+    s.block_len[i * mb + k] = len;
+    pos += len;
+  }
+  const std::size_t tail = (n % 8) * g.elem_size;
+  if (pos + tail != size) return report(err, id, kTrailing);
+  std::uint8_t* dst = out + (b.dest_frame[i] * n + (n - n % 8)) * g.elem_size;
+  for (std::size_t k = 0; k < tail; ++k) dst[k] = c[pos + k];
+}
+
+// Decodes one LZ4 block cooperatively: every lane parses the same token stream (uniform control flow) and
+// the lanes copy literals and matches side by side. A match copies out[op + i] = out[op - off + i % off],
+// which is right for overlapping matches too. Returns false on a malformed stream.
+__device__ bool lz4_block_warp(const std::uint8_t* in, std::uint32_t in_len, std::uint8_t* out,
+                               std::uint32_t out_len, unsigned lane) {
+  std::uint32_t ip = 0, op = 0;
+  while (true) {
+    if (ip >= in_len) return false;
+    const std::uint32_t token = in[ip++];
+    std::uint32_t lit = token >> 4;
+    if (lit == 15) {
+      std::uint32_t x;
+      do {
+        if (ip >= in_len) return false;
+        x = in[ip++];
+        lit += x;
+      } while (x == 255);
+    }
+    if (ip + lit > in_len || op + lit > out_len) return false;
+    for (std::uint32_t k = lane; k < lit; k += 32) out[op + k] = in[ip + k];
+    ip += lit;
+    op += lit;
+    if (ip == in_len) {
+      __syncwarp();
+      return op == out_len;
+    }
+    if (ip + 2 > in_len) return false;
+    const std::uint32_t off = in[ip] | (std::uint32_t(in[ip + 1]) << 8);
+    ip += 2;
+    std::uint32_t ml = token & 15;
+    if (ml == 15) {
+      std::uint32_t x;
+      do {
+        if (ip >= in_len) return false;
+        x = in[ip++];
+        ml += x;
+      } while (x == 255);
+    }
+    ml += 4;
+    if (off == 0 || off > op || op + ml > out_len) return false;
+    __syncwarp();
+    for (std::uint32_t k = lane; k < ml; k += 32) out[op + k] = out[op - off + k % off];
+    __syncwarp();
+    op += ml;
+  }
+}
+
+// Bit planes -> elements: plane p holds bit p of every element; element e is bit (e & 7) of byte e >> 3.
+// Each lane rebuilds 8 elements from one byte of every plane.
+template <class T>
+__device__ void unshuffle_warp(const std::uint8_t* planes, std::size_t elems, T* dst, unsigned lane) {
+  constexpr int kBits = 8 * sizeof(T);
+  const std::size_t bytes_per_plane = elems / 8;
+  for (std::size_t gi = lane; gi < bytes_per_plane; gi += 32) {
+    T v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+    for (int p = 0; p < kBits; ++p) {
+      const unsigned byte = planes[p * bytes_per_plane + gi];
+#pragma unroll
+      for (int k = 0; k < 8; ++k) v[k] |= T((byte >> k) & 1u) << p;
+    }
+#pragma unroll
+    for (int k = 0; k < 8; ++k) dst[gi * 8 + k] = v[k];
+  }
+}
+
+template <class T>
+__global__ void decode_blocks(DecodeBatch b, DecodeGeometry g, T* out, DecodeScratch s, unsigned long long* err) {
+  extern __shared__ std::uint8_t smem[];
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  const std::size_t mb = g.max_blocks();
+  const std::size_t w = blockIdx.x * std::size_t(kWarpsPerBlock) + warp;
+  if (w >= b.n_chunks * mb) return;
+  const std::size_t chunk = w / mb, k = w % mb;
+  const std::size_t n = g.frame_elems;
+  const std::size_t nfull = n / g.block_elems, rem = n % g.block_elems;
+  const std::size_t elems = k < nfull ? g.block_elems : (rem - rem % 8);
+  if (elems == 0) return;  // no partial block in this geometry
+  const std::uint32_t len = s.block_len[chunk * mb + k];
+  if (len == 0xffffffffu) return;  // the chunk failed to parse and is already reported
+  std::uint8_t* buf = smem + warp * g.block_elems * sizeof(T);
+  const bool ok =
+      lz4_block_warp(b.comp + s.block_src[chunk * mb + k], len, buf, std::uint32_t(elems * sizeof(T)), lane);
+  if (!ok) {
+    if (lane == 0) report(err, b.first_chunk_id + chunk, kLz4Stream);
+    return;
+  }
+  unshuffle_warp<T>(buf, elems, out + b.dest_frame[chunk] * n + k * g.block_elems, lane);
+}
+
+template <class T>
+void launch(const DecodeBatch& b, const DecodeGeometry& g, void* out, const DecodeScratch& s,
+            unsigned long long* err, cudaStream_t stream) {
+  const std::size_t smem = kWarpsPerBlock * g.block_elems * sizeof(T);
+  if (smem > 48 * 1024)
+    QGPU_CUDA(cudaFuncSetAttribute(decode_blocks<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  const std::size_t warps = b.n_chunks * g.max_blocks();
+  const std::size_t blocks = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  decode_blocks<T><<<blocks, kWarpsPerBlock * 32, smem, stream>>>(b, g, static_cast<T*>(out), s, err);
+  QGPU_CUDA_LAUNCHED("decode_blocks");
+}
+
+}  // namespace
+
+std::string describe_decode_error(unsigned long long word) {
+  const unsigned code = word & 0xff;
+  const std::string chunk = "chunk " + std::to_string(word >> 8);
+  switch (code) {
+    case kHeaderSize: return chunk + ": header states a decoded size other than one frame (corrupt chunk)";
+    case kHeaderBlock: return chunk + ": header states a block size other than the dataset's (corrupt chunk)";
+    case kBlockBounds: return chunk + ": a block reaches past the end of the chunk (truncated or corrupt chunk)";
+    case kTrailing: return chunk + ": bytes after the last block do not match the frame (truncated or corrupt chunk)";
+    case kLz4Stream: return chunk + ": malformed LZ4 block (corrupt chunk)";
+    default: return chunk + ": unknown decode error";
+  }
+}
+
+void decode_bitshuffle_lz4(const DecodeBatch& b, const DecodeGeometry& g, void* out, const DecodeScratch& s,
+                           unsigned long long* err, cudaStream_t stream) {
+  if (b.n_chunks == 0) return;
+  if (s.capacity_blocks < b.n_chunks * g.max_blocks()) throw Error("decode scratch too small");
+  const unsigned threads = 128;
+  parse_chunks<<<unsigned((b.n_chunks + threads - 1) / threads), threads, 0, stream>>>(
+      b, g, static_cast<std::uint8_t*>(out), s, err);
+  QGPU_CUDA_LAUNCHED("parse_chunks");
+  switch (g.elem_size) {
+    case 1: return launch<std::uint8_t>(b, g, out, s, err, stream);
+    case 2: return launch<std::uint16_t>(b, g, out, s, err, stream);
+    case 4: return launch<std::uint32_t>(b, g, out, s, err, stream);
+    default: throw Error("bitshuffle decode: unsupported element size " + std::to_string(g.elem_size));
+  }
+}
+
+}  // namespace qgpu::io::cuda

@@ -1,0 +1,58 @@
+#pragma once
+// GPU decoding of HDF5 bitshuffle+LZ4 (filter 32008) chunks, one frame per chunk.
+// Chunk layout (bitshuffle bshuf_h5filter.c): 12-byte header (uint64 BE decoded bytes, uint32 BE block bytes),
+// then per block a uint32 BE compressed length and a raw LZ4 block holding the bit-transposed elements, then
+// the last (n % 8) elements verbatim.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/hd.hpp"
+
+namespace qgpu::io::cuda {
+
+struct DecodeGeometry {
+  std::size_t elem_size = 2;     // bytes per element (1, 2 or 4)
+  std::size_t frame_elems = 0;   // elements per chunk
+  std::size_t block_elems = 0;   // bitshuffle block size in elements
+  // LZ4 blocks per chunk: full blocks plus one partial block of (n % block) rounded down to 8, if any.
+  QGPU_HD std::size_t max_blocks() const {
+    const std::size_t rem = frame_elems % block_elems;
+    return frame_elems / block_elems + ((rem - rem % 8) > 0 ? 1 : 0);
+  }
+};
+
+// One batch of compressed chunks already in device memory.
+struct DecodeBatch {
+  const std::uint8_t* comp = nullptr;        // concatenated chunk bytes
+  const std::uint64_t* chunk_offset = nullptr;  // [n] start of each chunk in comp
+  const std::uint64_t* chunk_size = nullptr;    // [n]
+  const std::uint64_t* dest_frame = nullptr;    // [n] frame index in `out` each chunk decodes to
+  std::size_t n_chunks = 0;
+  std::uint64_t first_chunk_id = 0;  // id of chunk 0 of this batch, for error reports
+};
+
+// Device scratch for block tables: n_chunks * max_blocks entries of (source offset, length).
+struct DecodeScratch {
+  std::uint64_t* block_src = nullptr;
+  std::uint32_t* block_len = nullptr;
+  std::size_t capacity_blocks = 0;
+};
+
+// Error word in device memory: 0 = fine, else (chunk id << 8) | code, the smallest chunk id wins.
+enum DecodeErrorCode : unsigned {
+  kHeaderSize = 1,     // decoded size in the header differs from the frame size
+  kHeaderBlock = 2,    // block size in the header differs from the dataset's
+  kBlockBounds = 3,    // a block length reaches past the chunk (truncated chunk)
+  kTrailing = 4,       // bytes left over or missing after the last block
+  kLz4Stream = 5,      // an LZ4 block is malformed or decodes to the wrong size
+};
+std::string describe_decode_error(unsigned long long word);
+
+// Decodes every chunk of the batch into `out` (frames of frame_elems elements) on `stream`.
+void decode_bitshuffle_lz4(const DecodeBatch& batch, const DecodeGeometry& g, void* out,
+                           const DecodeScratch& scratch, unsigned long long* d_error, cudaStream_t stream);
+
+}  // namespace qgpu::io::cuda

@@ -1,0 +1,56 @@
+#pragma once
+// Metadata and readiness of an HDF5 4D-STEM file, read without touching the frame data.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/dtype.hpp"
+#include "resident/shape.hpp"
+
+namespace qgpu::io {
+
+// Where datasets are looked for when no path is given (EIGER/ARINA layout first).
+inline const std::vector<std::string> kDefaultDatasetPaths = {"/entry/data/data", "/entry/data/data_000001",
+                                                              "/data", "/4DSTEM/data"};
+
+struct FilterInfo {
+  int id = 0;
+  std::string name;
+  std::vector<unsigned> cd_values;
+};
+
+struct FileInfo {
+  std::string path;
+  std::string dataset_path;
+  DType dtype = DType::u16;
+  std::vector<std::size_t> dims;        // as stored: (frames, det_r, det_c) or (scan_r, scan_c, det_r, det_c)
+  std::vector<std::size_t> chunk_dims;  // empty when not chunked
+  std::vector<FilterInfo> filters;
+  Shape4D shape;                        // scan shape resolved
+  std::string scan_shape_source;        // "dataset dims", "attribute scan_shape", "square frame count", "given"
+  bool one_frame_per_chunk = false;
+  bool bitshuffle_lz4 = false;
+  std::size_t bitshuffle_block_elems = 0;  // resolved block size when bitshuffle_lz4
+  std::size_t chunks_expected = 0;
+  std::size_t chunks_written = 0;
+  bool ready = false;  // every chunk written
+  nlohmann::json calibration = nlohmann::json::object();
+
+  std::size_t frame_bytes() const { return shape.frame_pixels() * dtype_size(dtype); }
+  nlohmann::json to_json() const;
+};
+
+// Reads metadata. dataset_path "" discovers the dataset; scan_rows/scan_cols > 0 override the scan shape.
+// Raises IoError (missing file or dataset), DTypeError (non-count dtype) or FormatError (bad rank/shape).
+FileInfo inspect(const std::string& path, const std::string& dataset_path = "", std::size_t scan_rows = 0,
+                 std::size_t scan_cols = 0);
+
+// Every dataset of rank 3 or 4 in the file with an integer dtype, as candidate 4D-STEM data.
+std::vector<std::string> discover(const std::string& path);
+
+// Default bitshuffle block size in elements for an element size (0 in cd_values means this).
+std::size_t bitshuffle_default_block(std::size_t elem_size);
+
+}  // namespace qgpu::io

@@ -1,0 +1,56 @@
+#pragma once
+// RAII ownership of HDF5 identifiers, and error-stack silencing for probes that are allowed to fail.
+#include <hdf5.h>
+
+#include <string>
+
+namespace qgpu::h5 {
+
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle() = default;
+  Handle(hid_t id, Closer close) : id_(id), close_(close) {}
+  ~Handle() { reset(); }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = H5I_INVALID_HID; }
+  Handle& operator=(Handle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      id_ = o.id_;
+      close_ = o.close_;
+      o.id_ = H5I_INVALID_HID;
+    }
+    return *this;
+  }
+  hid_t get() const { return id_; }
+  operator hid_t() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+  void reset() {
+    if (id_ >= 0 && close_) close_(id_);
+    id_ = H5I_INVALID_HID;
+  }
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+  Closer close_ = nullptr;
+};
+
+// While alive, HDF5 prints nothing on failure (we report our own errors).
+class QuietErrors {
+ public:
+  QuietErrors();
+  ~QuietErrors();
+
+ private:
+  H5E_auto2_t func_ = nullptr;
+  void* data_ = nullptr;
+};
+
+// Opens a file read-only; IoError naming the path when missing or not HDF5.
+Handle open_file(const std::string& path);
+// Opens a dataset; IoError naming the dataset path and the file when absent.
+Handle open_dataset(hid_t file, const std::string& dataset_path, const std::string& file_path);
+
+}  // namespace qgpu::h5

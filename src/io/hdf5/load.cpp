@@ -1,0 +1,45 @@
+#include "io/hdf5/load.hpp"
+
+#include "core/error.hpp"
+#include "device/device.hpp"
+#include "io/hdf5/cpu/load_cpu.hpp"
+#include "io/hdf5/cuda/load_cuda.hpp"
+
+namespace qgpu::io {
+
+LoadPlan plan_load(const std::string& path, const LoadOptions& o) {
+  LoadPlan p;
+  p.info = inspect(path, o.dataset_path, o.scan_rows, o.scan_cols);
+  if (!p.info.ready)
+    throw FormatError("'" + p.info.dataset_path + "' in '" + path + "' is not ready: " +
+                      std::to_string(p.info.chunks_written) + " of " + std::to_string(p.info.chunks_expected) +
+                      " chunks written");
+  const Shape4D& s = p.info.shape;
+  p.scan = resolve_region(o.scan_region, s.scan_rows, s.scan_cols, "scan");
+  p.detector = resolve_region(o.detector_region, s.det_rows, s.det_cols, "detector");
+  if (o.bin_scan == 0 || o.bin_detector == 0) throw RegionError("bin factors must be at least 1");
+  p.bin_scan = o.bin_scan;
+  p.bin_detector = o.bin_detector;
+  auto check = [](std::size_t n, std::size_t b, const std::string& what) {
+    if (n % b)
+      throw RegionError(what + " extent " + std::to_string(n) + " is not divisible by bin " + std::to_string(b) +
+                        " (exact binning drops no pixels: choose a region that is)");
+  };
+  check(p.scan.rows, p.bin_scan, "scan rows");
+  check(p.scan.cols, p.bin_scan, "scan cols");
+  check(p.detector.rows, p.bin_detector, "detector rows");
+  check(p.detector.cols, p.bin_detector, "detector cols");
+  p.out_shape = {p.scan.rows / p.bin_scan, p.scan.cols / p.bin_scan, p.detector.rows / p.bin_detector,
+                 p.detector.cols / p.bin_detector};
+  p.out_dtype = p.binned() ? DType::u32 : p.info.dtype;
+  return p;
+}
+
+Dataset load(const std::string& path, const LoadOptions& options) {
+  const Backend backend = resolve(options.backend);  // fails before touching the file for an unusable backend
+  const LoadPlan plan = plan_load(path, options);
+  Dataset ds = backend == Backend::cuda ? load_cuda(plan, options.progress) : load_cpu(plan, options.progress);
+  return ds;
+}
+
+}  // namespace qgpu::io

@@ -1,0 +1,142 @@
+#include "resident/dataset.hpp"
+
+#include <cstring>
+#include <mutex>
+
+#include "core/error.hpp"
+#include "device/cuda/device_buffer.hpp"
+
+namespace qgpu {
+
+struct Dataset::Storage {
+  Backend backend = Backend::cpu;
+  Shape4D shape;
+  DType dtype = DType::u16;
+  std::vector<std::uint8_t> host;
+  std::shared_ptr<DeviceBuffer> device;
+  nlohmann::json metadata;
+  Provenance provenance;
+  mutable std::mutex cache_mutex;
+  mutable std::map<std::string, std::shared_ptr<void>> cache;
+};
+
+Dataset Dataset::from_host(HostArray4D data, nlohmann::json metadata, Provenance provenance) {
+  if (data.bytes.size() != data.shape.elements() * dtype_size(data.dtype))
+    throw Error("host dataset byte count does not match its shape");
+  Dataset d;
+  d.s_ = std::make_shared<Storage>();
+  d.s_->backend = Backend::cpu;
+  d.s_->shape = data.shape;
+  d.s_->dtype = data.dtype;
+  d.s_->host = std::move(data.bytes);
+  d.s_->metadata = std::move(metadata);
+  d.s_->provenance = std::move(provenance);
+  return d;
+}
+
+Dataset Dataset::from_device(std::shared_ptr<DeviceBuffer> buffer, Shape4D shape, DType dtype,
+                             nlohmann::json metadata, Provenance provenance) {
+  if (!buffer || buffer->bytes() < shape.elements() * dtype_size(dtype))
+    throw Error("device dataset buffer is smaller than its shape");
+  Dataset d;
+  d.s_ = std::make_shared<Storage>();
+  d.s_->backend = Backend::cuda;
+  d.s_->shape = shape;
+  d.s_->dtype = dtype;
+  d.s_->device = std::move(buffer);
+  d.s_->metadata = std::move(metadata);
+  d.s_->provenance = std::move(provenance);
+  return d;
+}
+
+Backend Dataset::backend() const { return s_->backend; }
+DType Dataset::dtype() const { return s_->dtype; }
+const Shape4D& Dataset::shape() const { return s_->shape; }
+const nlohmann::json& Dataset::metadata() const { return s_->metadata; }
+const Provenance& Dataset::provenance() const { return s_->provenance; }
+
+const std::vector<std::uint8_t>& Dataset::host_bytes() const {
+  if (s_->backend != Backend::cpu) throw Error("dataset is resident on the GPU, not in host memory");
+  return s_->host;
+}
+
+const DeviceBuffer& Dataset::device_buffer() const {
+  if (s_->backend != Backend::cuda) throw Error("dataset is in host memory, not resident on the GPU");
+  return *s_->device;
+}
+
+Dataset Dataset::to_device() const {
+  if (s_->backend == Backend::cuda) return *this;
+  auto buf = std::make_shared<DeviceBuffer>(nbytes());
+  buf->upload(s_->host.data(), nbytes());
+  Provenance p = s_->provenance;
+  p.backend = "cuda";
+  return from_device(std::move(buf), s_->shape, s_->dtype, s_->metadata, std::move(p));
+}
+
+Dataset Dataset::to_host() const {
+  if (s_->backend == Backend::cpu) return *this;
+  HostArray4D h;
+  h.shape = s_->shape;
+  h.dtype = s_->dtype;
+  h.bytes.resize(nbytes());
+  s_->device->download(h.bytes.data(), h.bytes.size());
+  Provenance p = s_->provenance;
+  p.backend = "cpu";
+  return from_host(std::move(h), s_->metadata, std::move(p));
+}
+
+HostArray4D Dataset::read(const Region& scan_region, const Region& detector_region) const {
+  const Shape4D& sh = s_->shape;
+  const Region sr = resolve_region(scan_region, sh.scan_rows, sh.scan_cols, "scan");
+  const Region dr = resolve_region(detector_region, sh.det_rows, sh.det_cols, "detector");
+  const std::size_t es = dtype_size(s_->dtype);
+  HostArray4D out;
+  out.shape = Shape4D{sr.rows, sr.cols, dr.rows, dr.cols};
+  out.dtype = s_->dtype;
+  out.bytes.resize(out.shape.elements() * es);
+  const std::size_t row_bytes = dr.cols * es;
+  std::vector<std::uint8_t> frame(sh.frame_pixels() * es);
+  std::size_t o = 0;
+  for (std::size_t r = sr.row0; r < sr.row0 + sr.rows; ++r)
+    for (std::size_t c = sr.col0; c < sr.col0 + sr.cols; ++c) {
+      const std::size_t fstart = (r * sh.scan_cols + c) * sh.frame_pixels() * es;
+      const std::uint8_t* src;
+      if (s_->backend == Backend::cpu) {
+        src = s_->host.data() + fstart;
+      } else {
+        s_->device->download(frame.data(), frame.size(), fstart);
+        src = frame.data();
+      }
+      for (std::size_t dr_i = dr.row0; dr_i < dr.row0 + dr.rows; ++dr_i) {
+        std::memcpy(out.bytes.data() + o, src + (dr_i * sh.det_cols + dr.col0) * es, row_bytes);
+        o += row_bytes;
+      }
+    }
+  return out;
+}
+
+std::shared_ptr<void> Dataset::cached(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(s_->cache_mutex);
+  auto it = s_->cache.find(key);
+  return it == s_->cache.end() ? nullptr : it->second;
+}
+
+void Dataset::set_cached(const std::string& key, std::shared_ptr<void> value) const {
+  std::lock_guard<std::mutex> lock(s_->cache_mutex);
+  s_->cache[key] = std::move(value);
+}
+
+nlohmann::json describe(const Dataset& ds) {
+  return {{"shape", ds.shape().dims()},
+          {"dtype", dtype_name(ds.dtype())},
+          {"backend", backend_name(ds.backend())},
+          {"representation", ds.representation()},
+          {"residency", ds.residency()},
+          {"storage_schema", ds.storage_schema()},
+          {"nbytes", ds.nbytes()},
+          {"metadata", ds.metadata()},
+          {"provenance", ds.provenance().to_json()}};
+}
+
+}  // namespace qgpu

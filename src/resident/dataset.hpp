@@ -1,0 +1,73 @@
+#pragma once
+// A loaded 4D-STEM dataset: native integer counts, resident on the GPU (backend cuda) or in host memory
+// (backend cpu, the reference). Cheap to copy: copies share the storage.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/dtype.hpp"
+#include "core/provenance.hpp"
+#include "device/device.hpp"
+#include "resident/shape.hpp"
+
+namespace qgpu {
+
+class DeviceBuffer;
+
+// A host copy of (part of) a dataset in its native dtype, [scan_r][scan_c][det_r][det_c] row-major.
+struct HostArray4D {
+  Shape4D shape;
+  DType dtype = DType::u16;
+  std::vector<std::uint8_t> bytes;
+  template <class T> const T* as() const { return reinterpret_cast<const T*>(bytes.data()); }
+  template <class T> T* as() { return reinterpret_cast<T*>(bytes.data()); }
+};
+
+class Dataset {
+ public:
+  static constexpr const char* kStorageSchema = "dense-frames-v1: [scan_row][scan_col][det_row][det_col] native counts";
+
+  // Host-resident dataset (cpu backend).
+  static Dataset from_host(HostArray4D data, nlohmann::json metadata, Provenance provenance);
+  // GPU-resident dataset (cuda backend) taking ownership of a device buffer of shape.elements() * dtype bytes.
+  static Dataset from_device(std::shared_ptr<DeviceBuffer> buffer, Shape4D shape, DType dtype,
+                             nlohmann::json metadata, Provenance provenance);
+
+  Backend backend() const;
+  DType dtype() const;
+  const Shape4D& shape() const;
+  std::string representation() const { return "dense"; }
+  std::string residency() const { return backend() == Backend::cuda ? "gpu" : "host"; }
+  std::string storage_schema() const { return kStorageSchema; }
+  std::size_t nbytes() const { return shape().elements() * dtype_size(dtype()); }
+  const nlohmann::json& metadata() const;
+  const Provenance& provenance() const;
+
+  // Raw storage: host bytes (cpu) or the device buffer (cuda); the other raises Error.
+  const std::vector<std::uint8_t>& host_bytes() const;
+  const DeviceBuffer& device_buffer() const;
+
+  // The same counts on the other side: a GPU-resident copy of a host dataset, or a host copy of a GPU one.
+  Dataset to_device() const;
+  Dataset to_host() const;
+
+  // Copies a scan x detector rectangle to the host in the native dtype.
+  HostArray4D read(const Region& scan_region = {}, const Region& detector_region = {}) const;
+
+  // Per-dataset cache for derived data (for example per-frame totals), keyed by name.
+  std::shared_ptr<void> cached(const std::string& key) const;
+  void set_cached(const std::string& key, std::shared_ptr<void> value) const;
+
+ private:
+  struct Storage;
+  std::shared_ptr<Storage> s_;
+};
+
+// Dataset description as JSON (shape, dtype, representation, residency, storage_schema, metadata, provenance).
+nlohmann::json describe(const Dataset& ds);
+
+}  // namespace qgpu
