@@ -202,7 +202,7 @@ FileInfo inspect(const std::string& path, const std::string& dataset_path, std::
     info.chunks_expected = expected;
     hsize_t written = 0;
     h5::QuietErrors quiet;
-    if (H5Dget_num_chunks(ds, H5S_ALL, &written) >= 0) info.chunks_written = written;
+    if (H5Dget_num_chunks(ds, space, &written) >= 0) info.chunks_written = written;
     info.ready = info.chunks_written == info.chunks_expected;
     if (info.filters.size() == 1 && info.filters[0].id == h5::kBitshuffleFilter) {
       const auto& cd = info.filters[0].cd_values;

@@ -31,6 +31,7 @@ LoadPlan plan_load(const std::string& path, const LoadOptions& o) {
   check(p.detector.cols, p.bin_detector, "detector cols");
   p.out_shape = {p.scan.rows / p.bin_scan, p.scan.cols / p.bin_scan, p.detector.rows / p.bin_detector,
                  p.detector.cols / p.bin_detector};
+  if (o.batch_bytes) p.batch_bytes = o.batch_bytes;
   p.out_dtype = p.binned() ? DType::u32 : p.info.dtype;
   return p;
 }

@@ -57,7 +57,6 @@ Dataset load_cpu(const LoadPlan& p, const std::function<void(double)>& progress)
   out.dtype = p.out_dtype;
   out.bytes.resize(out.shape.elements() * dtype_size(out.dtype));
 
-  const std::size_t in_es = dtype_size(fi.dtype);
   const std::size_t row_frames = p.bin_scan * p.scan.cols;
   std::vector<std::uint8_t> block(row_frames * fi.frame_bytes());
   const std::size_t out_row_bytes = p.out_shape.scan_cols * p.out_shape.frame_pixels() * dtype_size(p.out_dtype);
@@ -78,7 +77,6 @@ Dataset load_cpu(const LoadPlan& p, const std::function<void(double)>& progress)
                            reinterpret_cast<T*>(dst));
       }
     });
-    (void)in_es;
     if (progress) progress(double(orow + 1) / double(p.out_shape.scan_rows));
   }
   return Dataset::from_host(std::move(out), load_metadata(p), load_provenance(p, "cpu", "hdf5 filter plugin"));

@@ -18,7 +18,6 @@ namespace qgpu::io {
 
 namespace {
 
-constexpr std::size_t kBatchCompressedBytes = std::size_t(512) << 20;
 constexpr std::size_t kStagingBytes = std::size_t(2) << 30;
 constexpr int kReadThreads = 8;
 
@@ -123,7 +122,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
         std::size_t rb = 0;
         for (std::size_t k = 0; k < frames_per_out_row; ++k) rb += loc[(row + rows) * frames_per_out_row + k].size;
         const std::size_t staged = (rows + 1) * frames_per_out_row * fi.frame_bytes();
-        if (rows > 0 && (bytes + rb > kBatchCompressedBytes || (!direct && staged > kStagingBytes))) break;
+        if (rows > 0 && (bytes + rb > p.batch_bytes || (!direct && staged > kStagingBytes))) break;
         bytes += rb;
         ++rows;
       }

@@ -1,0 +1,60 @@
+#pragma once
+// Simulated 4D-STEM data: a convergent probe scanned over a weak phase object made of atoms, far-field
+// diffraction intensities with Poisson counts, written EIGER/ARINA style through the HDF5 bitshuffle plugin.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+
+namespace qgpu::sample {
+
+struct SampleSpec {
+  std::size_t scan_rows = 32, scan_cols = 32;
+  std::size_t det_rows = 64, det_cols = 64;
+  DType dtype = DType::u16;
+  double energy_kev = 300.0;
+  double semiangle_mrad = 20.0;
+  double disk_radius_px = 0;        // BF disk radius on the detector; 0 = det_rows / 6
+  std::size_t scan_step_px = 2;     // scan step in simulation pixels (integer: no interpolation)
+  double defocus_angstrom = 0.0;    // C1; positive = underfocus convention chi = pi*lambda*C1*k^2
+  double lattice_angstrom = 3.9;    // atoms on a square lattice with this spacing
+  double atom_phase = 0.25;         // peak phase of one atom (radians): weak phase object
+  double atom_sigma_angstrom = 0.35;
+  double dose_per_frame = 0;        // mean counts per frame; 0 = dtype default (uint8 200, uint16 4000, uint32 20000)
+  std::uint64_t seed = 1;
+  unsigned threads = 0;             // 0 = hardware concurrency
+  bool compress = true;             // false: plain chunks without filter (for tests of other layouts)
+  bool four_d = false;              // store as (scan_r, scan_c, det_r, det_c) instead of (frames, det_r, det_c)
+};
+
+// Derived physical sampling of a spec.
+struct Sampling {
+  double wavelength_angstrom;   // relativistic electron wavelength
+  double dx_angstrom;           // simulation pixel (real space)
+  double dk_per_angstrom;       // detector pixel (reciprocal space), row and col for a square detector
+  double mrad_per_pixel;        // detector pixel as scattering angle
+  double scan_step_angstrom;
+  double disk_radius_px;
+  double dose_per_frame;        // mean counts per frame actually used
+};
+Sampling sampling(const SampleSpec& s);
+
+// Relativistic electron wavelength in angstrom for an accelerating voltage in kV.
+double electron_wavelength_angstrom(double energy_kev);
+
+// Simulates frames [first, first + count) (flat scan index) into out (count * det_rows * det_cols counts).
+// Deterministic for a seed whatever the thread count.
+void simulate_frames(const SampleSpec& s, std::size_t first, std::size_t count, void* out);
+
+// Phase of the object at each scan position (scan_rows * scan_cols), the truth for later reconstructions.
+std::vector<float> object_phase_at_scan(const SampleSpec& s);
+
+// Writes the dataset to path: /entry/data/data (frames, det_r, det_c) one frame per chunk, bitshuffle+LZ4,
+// attribute scan_shape, group /entry/calibration (energy_kev, semiangle_mrad, scan_step_angstrom,
+// detector_mrad_per_pixel, disk_radius_px, defocus_angstrom, wavelength_angstrom), truth /entry/truth/phase.
+void write_sample(const std::string& path, const SampleSpec& s, const std::function<void(double)>& progress = {});
+
+}  // namespace qgpu::sample

@@ -1,0 +1,100 @@
+// CPU reference load: HDF5 + bitshuffle plugin decode, regions and exact binning.
+#include <gtest/gtest.h>
+
+#include "io/hdf5/load.hpp"
+#include "load_reference.hpp"
+#include "support/temp_files.hpp"
+
+using namespace qgpu;
+
+namespace {
+
+sample::SampleSpec spec(DType t, bool four_d = false) {
+  sample::SampleSpec s;
+  s.scan_rows = 6;
+  s.scan_cols = 8;
+  s.det_rows = 20;
+  s.det_cols = 24;
+  s.dtype = t;
+  s.four_d = four_d;
+  return s;
+}
+
+io::LoadOptions cpu() {
+  io::LoadOptions o;
+  o.backend = "cpu";
+  return o;
+}
+
+}  // namespace
+
+TEST(LoadCpu, RoundTripsEveryDtype) {
+  for (DType t : {DType::u8, DType::u16, DType::u32}) {
+    const sample::SampleSpec s = spec(t);
+    const std::string path = test::write_small_sample(dtype_name(t) + ".h5", s);
+    const Dataset ds = io::load(path, cpu());
+    EXPECT_EQ(ds.backend(), Backend::cpu);
+    EXPECT_EQ(ds.residency(), "host");
+    EXPECT_EQ(ds.representation(), "dense");
+    EXPECT_EQ(ds.dtype(), t);
+    EXPECT_EQ(ds.shape(), (Shape4D{6, 8, 20, 24}));
+    EXPECT_EQ(ds.provenance().backend, "cpu");
+    EXPECT_EQ(ds.provenance().operation, "io.load");
+    dispatch_count_dtype(t, [&](auto z) {
+      using T = decltype(z);
+      EXPECT_EQ(test::as_vector<T>(ds.read()), test::simulated<T>(s)) << dtype_name(t);
+    });
+  }
+}
+
+TEST(LoadCpu, FourDimensionalLayout) {
+  const sample::SampleSpec s = spec(DType::u16, true);
+  const std::string path = test::write_small_sample("4d.h5", s);
+  const Dataset ds = io::load(path, cpu());
+  EXPECT_EQ(test::as_vector<std::uint16_t>(ds.read()), test::simulated<std::uint16_t>(s));
+}
+
+TEST(LoadCpu, RegionsAndBinning) {
+  const sample::SampleSpec s = spec(DType::u16);
+  const std::string path = test::write_small_sample("r.h5", s);
+  const auto all = test::simulated<std::uint16_t>(s);
+  io::LoadOptions o = cpu();
+  o.scan_region = {1, 2, 4, 6};
+  o.detector_region = {2, 4, 12, 16};
+  const Dataset cropped = io::load(path, o);
+  EXPECT_EQ(cropped.shape(), (Shape4D{4, 6, 12, 16}));
+  EXPECT_EQ(cropped.dtype(), DType::u16);
+  EXPECT_EQ(test::as_vector<std::uint16_t>(cropped.read()),
+            (test::expected_load<std::uint16_t, std::uint16_t>(s, all, o.scan_region, o.detector_region, 1, 1)));
+  o.bin_scan = 2;
+  o.bin_detector = 4;
+  const Dataset binned = io::load(path, o);
+  EXPECT_EQ(binned.shape(), (Shape4D{2, 3, 3, 4}));
+  EXPECT_EQ(binned.dtype(), DType::u32);
+  EXPECT_EQ(test::as_vector<std::uint32_t>(binned.read()),
+            (test::expected_load<std::uint16_t, std::uint32_t>(s, all, o.scan_region, o.detector_region, 2, 4)));
+}
+
+TEST(LoadCpu, ReadReturnsTheRectangle) {
+  const sample::SampleSpec s = spec(DType::u8);
+  const std::string path = test::write_small_sample("rect.h5", s);
+  const auto all = test::simulated<std::uint8_t>(s);
+  const Dataset ds = io::load(path, cpu());
+  const HostArray4D part = ds.read({3, 1, 2, 5}, {7, 3, 4, 9});
+  EXPECT_EQ(part.shape, (Shape4D{2, 5, 4, 9}));
+  EXPECT_EQ(test::as_vector<std::uint8_t>(part),
+            (test::expected_load<std::uint8_t, std::uint8_t>(s, all, {3, 1, 2, 5}, {7, 3, 4, 9}, 1, 1)));
+  EXPECT_THROW(ds.read({5, 0, 2, 1}), RegionError);
+}
+
+TEST(LoadCpu, ProgressReachesOne) {
+  const sample::SampleSpec s = spec(DType::u16);
+  const std::string path = test::write_small_sample("p.h5", s);
+  io::LoadOptions o = cpu();
+  std::vector<double> seen;
+  o.progress = [&](double f) { seen.push_back(f); };
+  io::load(path, o);
+  ASSERT_EQ(seen.size(), 6u);
+  EXPECT_DOUBLE_EQ(seen.back(), 1.0);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+}

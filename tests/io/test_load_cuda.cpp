@@ -1,0 +1,127 @@
+// GPU load (direct chunk reads + CUDA bitshuffle/LZ4 decode) equals the CPU reference (HDF5 + plugin) exactly.
+#include <gtest/gtest.h>
+
+#include "corrupt.hpp"
+#include "io/hdf5/load.hpp"
+#include "load_reference.hpp"
+#include "support/cuda_required.hpp"
+#include "support/temp_files.hpp"
+
+using namespace qgpu;
+
+namespace {
+
+io::LoadOptions with(const std::string& backend) {
+  io::LoadOptions o;
+  o.backend = backend;
+  return o;
+}
+
+void expect_same(const Dataset& gpu, const Dataset& cpu) {
+  EXPECT_EQ(gpu.backend(), Backend::cuda);
+  EXPECT_EQ(gpu.residency(), "gpu");
+  ASSERT_EQ(gpu.shape(), cpu.shape());
+  ASSERT_EQ(gpu.dtype(), cpu.dtype());
+  const HostArray4D a = gpu.read(), b = cpu.read();
+  EXPECT_TRUE(a.bytes == b.bytes) << "GPU decode differs from the HDF5 plugin decode";
+}
+
+}  // namespace
+
+TEST(LoadCuda, EqualsPluginDecodeForEveryDtypeAndLayout) {
+  QGPU_REQUIRE_CUDA();
+  for (DType t : {DType::u8, DType::u16, DType::u32})
+    for (bool four_d : {false, true}) {
+      sample::SampleSpec s;
+      s.scan_rows = 7;
+      s.scan_cols = 9;
+      s.det_rows = s.det_cols = 64;
+      s.dtype = t;
+      s.four_d = four_d;
+      const std::string path = test::write_small_sample(dtype_name(t) + (four_d ? "4d" : "3d") + ".h5", s);
+      SCOPED_TRACE(path);
+      expect_same(io::load(path, with("cuda")), io::load(path, with("cpu")));
+    }
+}
+
+TEST(LoadCuda, OddFrameSizesWithPartialBlocksAndTails) {
+  QGPU_REQUIRE_CUDA();
+  // 45 x 47 = 2115 elements: no full uint16 block (4096), a partial block of 2112, 3 verbatim tail elements.
+  // 100 x 90 = 9000 elements in uint8: one full block of 8192, a partial block of 808, no tail.
+  const std::pair<std::size_t, std::size_t> sizes[] = {{45, 47}, {100, 90}, {128, 128}};
+  for (const auto& [r, c] : sizes)
+    for (DType t : {DType::u8, DType::u16, DType::u32}) {
+      sample::SampleSpec s;
+      s.scan_rows = 3;
+      s.scan_cols = 5;
+      s.det_rows = r;
+      s.det_cols = c;
+      s.dtype = t;
+      s.dose_per_frame = 50000;  // busy frames: many LZ4 literals
+      const std::string path = test::write_small_sample(std::to_string(r) + dtype_name(t) + ".h5", s);
+      SCOPED_TRACE(path);
+      expect_same(io::load(path, with("cuda")), io::load(path, with("cpu")));
+    }
+}
+
+TEST(LoadCuda, RegionsBinningAndBatches) {
+  QGPU_REQUIRE_CUDA();
+  sample::SampleSpec s;
+  s.scan_rows = 12;
+  s.scan_cols = 10;
+  s.det_rows = s.det_cols = 48;
+  const std::string path = test::write_small_sample("r.h5", s);
+  const auto all = test::simulated<std::uint16_t>(s);
+  io::LoadOptions o = with("cuda");
+  o.batch_bytes = 4096;  // forces many batches of one output row
+  expect_same(io::load(path, o), io::load(path, with("cpu")));
+  o.scan_region = {2, 1, 8, 6};
+  o.detector_region = {4, 8, 36, 32};
+  const Dataset cropped = io::load(path, o);
+  EXPECT_EQ(test::as_vector<std::uint16_t>(cropped.read()),
+            (test::expected_load<std::uint16_t, std::uint16_t>(s, all, o.scan_region, o.detector_region, 1, 1)));
+  o.bin_scan = 2;
+  o.bin_detector = 4;
+  const Dataset binned = io::load(path, o);
+  EXPECT_EQ(binned.dtype(), DType::u32);
+  EXPECT_EQ(binned.shape(), (Shape4D{4, 3, 9, 8}));
+  EXPECT_EQ(test::as_vector<std::uint32_t>(binned.read()),
+            (test::expected_load<std::uint16_t, std::uint32_t>(s, all, o.scan_region, o.detector_region, 2, 4)));
+  io::LoadOptions oc = o;
+  oc.backend = "cpu";
+  expect_same(binned, io::load(path, oc));
+}
+
+TEST(LoadCuda, CorruptChunksAreNamed) {
+  QGPU_REQUIRE_CUDA();
+  const std::pair<test::Damage, std::string> cases[] = {{test::Damage::header_size, "decoded size"},
+                                                        {test::Damage::truncated, "truncated"},
+                                                        {test::Damage::garbage, "corrupt"},
+                                                        {test::Damage::block_length, "past the end"}};
+  for (const auto& [d, needle] : cases) {
+    sample::SampleSpec s;
+    s.scan_rows = s.scan_cols = 6;
+    s.det_rows = s.det_cols = 64;
+    const std::string path = test::write_small_sample("c" + std::to_string(int(d)) + ".h5", s);
+    test::rewrite_chunk(path, 21, [&](auto& b) { test::damage(b, d); });
+    try {
+      io::load(path, with("cuda"));
+      ADD_FAILURE() << "corruption not detected: " << needle;
+    } catch (const FormatError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("frame 21"), std::string::npos) << m;
+      EXPECT_NE(m.find(needle), std::string::npos) << m;
+    }
+  }
+}
+
+TEST(LoadCuda, UncompressedDatasetIsRefusedClearly) {
+  QGPU_REQUIRE_CUDA();
+  sample::SampleSpec s;
+  s.scan_rows = s.scan_cols = 2;
+  s.det_rows = s.det_cols = 16;
+  s.compress = false;
+  const std::string path = test::write_small_sample("raw.h5", s);
+  EXPECT_THROW(io::load(path, with("cuda")), FormatError);
+  EXPECT_EQ(io::load(path, with("cpu")).shape(), (Shape4D{2, 2, 16, 16}));
+}

@@ -1,0 +1,132 @@
+// Bad input gets a clear error naming the problem, never a crash or wrong data.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "corrupt.hpp"
+#include "io/hdf5/load.hpp"
+#include "support/temp_files.hpp"
+
+using namespace qgpu;
+
+namespace {
+
+sample::SampleSpec small() {
+  sample::SampleSpec s;
+  s.scan_rows = 4;
+  s.scan_cols = 4;
+  s.det_rows = s.det_cols = 32;
+  return s;
+}
+
+io::LoadOptions cpu() {
+  io::LoadOptions o;
+  o.backend = "cpu";
+  return o;
+}
+
+// Runs f, expects exception E whose message contains every needle.
+template <class E, class F> void expect_error(F&& f, std::initializer_list<std::string> needles) {
+  try {
+    f();
+    ADD_FAILURE() << "no exception";
+  } catch (const E& e) {
+    for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong exception type: " << e.what();
+  }
+}
+
+void write_typed_dataset(const std::string& path, hid_t type) {
+  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hsize_t dims[3] = {4, 8, 8};
+  hid_t sp = H5Screate_simple(3, dims, nullptr);
+  hid_t d = H5Dcreate2(f, "/data", type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Dclose(d);
+  H5Sclose(sp);
+  H5Fclose(f);
+}
+
+}  // namespace
+
+TEST(LoadErrors, MissingFile) {
+  expect_error<IoError>([] { io::load("/nonexistent/x.h5", cpu()); }, {"file not found", "/nonexistent/x.h5"});
+}
+
+TEST(LoadErrors, NotAnHdf5File) {
+  const std::string path = test::temp_path("text.h5");
+  std::ofstream(path) << "plain text";
+  expect_error<IoError>([&] { io::load(path, cpu()); }, {"not an HDF5 file", path});
+}
+
+TEST(LoadErrors, WrongDatasetPath) {
+  const std::string path = test::write_small_sample("s.h5", small());
+  io::LoadOptions o = cpu();
+  o.dataset_path = "/entry/data/nothing";
+  expect_error<IoError>([&] { io::load(path, o); }, {"/entry/data/nothing", "not found"});
+  o.dataset_path = "/entry/data";  // a group, not a dataset
+  expect_error<IoError>([&] { io::load(path, o); }, {"/entry/data", "not a dataset"});
+}
+
+TEST(LoadErrors, WrongDtype) {
+  const std::string pf = test::temp_path("float.h5");
+  write_typed_dataset(pf, H5T_IEEE_F32LE);
+  io::LoadOptions o = cpu();
+  o.dataset_path = "/data";
+  expect_error<DTypeError>([&] { io::load(pf, o); }, {"/data", "integer"});
+  const std::string ps = test::temp_path("int16.h5");
+  write_typed_dataset(ps, H5T_STD_I16LE);
+  expect_error<DTypeError>([&] { io::load(ps, o); }, {"signed 16-bit"});
+  const std::string p64 = test::temp_path("u64.h5");
+  write_typed_dataset(p64, H5T_STD_U64LE);
+  expect_error<DTypeError>([&] { io::load(p64, o); }, {"64-bit"});
+}
+
+TEST(LoadErrors, RegionsOutOfBounds) {
+  const std::string path = test::write_small_sample("s.h5", small());
+  io::LoadOptions o = cpu();
+  o.scan_region = {2, 0, 3, 4};
+  expect_error<RegionError>([&] { io::load(path, o); }, {"scan region", "out of bounds", "4x4"});
+  o.scan_region = {};
+  o.detector_region = {0, 0, 0, 5};
+  expect_error<RegionError>([&] { io::load(path, o); }, {"detector region", "empty"});
+  o.detector_region = {30, 30, 4, 4};
+  expect_error<RegionError>([&] { io::load(path, o); }, {"detector region", "out of bounds"});
+  o.detector_region = {};
+  o.bin_detector = 5;
+  expect_error<RegionError>([&] { io::load(path, o); }, {"not divisible by bin 5"});
+  o.bin_detector = 0;
+  expect_error<RegionError>([&] { io::load(path, o); }, {"at least 1"});
+}
+
+TEST(LoadErrors, Backends) {
+  const std::string path = test::write_small_sample("s.h5", small());
+  io::LoadOptions o;
+  o.backend = "tpu";
+  expect_error<InvalidArgument>([&] { io::load(path, o); }, {"unknown backend 'tpu'"});
+  if (!detect().cuda_available) {
+    o.backend = "cuda";
+    expect_error<BackendUnavailable>([&] { io::load(path, o); }, {"needs a usable CUDA GPU", "backend='cpu'"});
+    o.backend = "auto";  // never a silent fallback to the CPU
+    expect_error<BackendUnavailable>([&] { io::load(path, o); }, {"'auto'"});
+  } else {
+    o.backend = "auto";
+    EXPECT_EQ(io::load(path, o).backend(), Backend::cuda);
+  }
+}
+
+TEST(LoadErrors, CorruptChunksOnCpu) {
+  for (test::Damage d : {test::Damage::header_size, test::Damage::truncated, test::Damage::garbage,
+                         test::Damage::block_length}) {
+    const std::string path = test::write_small_sample("c" + std::to_string(int(d)) + ".h5", small());
+    test::rewrite_chunk(path, 9, [&](auto& b) { test::damage(b, d); });
+    // Frame 9 is in scan row 2.
+    expect_error<FormatError>([&] { io::load(path, cpu()); }, {"scan rows 2..2", "corrupt"});
+  }
+}
+
+TEST(LoadErrors, TruncatedFile) {
+  const std::string path = test::write_small_sample("t.h5", small());
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
+  EXPECT_THROW(io::load(path, cpu()), IoError);
+}
