@@ -1,0 +1,27 @@
+#pragma once
+// Virtual detector masks: integer weights per detector pixel (0/1 for the usual BF/DF/ADF detectors).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace qgpu::detector {
+
+struct Mask {
+  std::size_t rows = 0, cols = 0;
+  std::vector<std::uint32_t> weights;  // rows * cols, row-major (detector row, col)
+  nlohmann::json description = nlohmann::json::object();  // how it was made, for provenance
+
+  std::size_t nonzero() const;
+};
+
+// Pixel (r, c) is inside when (r - center_row)^2 + (c - center_col)^2 <= radius^2 (pixel centres at integers).
+Mask disk(std::size_t rows, std::size_t cols, double center_row, double center_col, double radius);
+// Pixel inside when inner^2 <= d^2 <= outer^2.
+Mask annulus(std::size_t rows, std::size_t cols, double center_row, double center_col, double inner, double outer);
+// Wraps given weights; InvalidArgument if the size does not match or no weight is nonzero.
+Mask from_weights(std::size_t rows, std::size_t cols, std::vector<std::uint32_t> weights);
+
+}  // namespace qgpu::detector

@@ -1,0 +1,130 @@
+#include "detector/virtual_detector.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "detector/cpu/masked_sum_cpu.hpp"
+#include "detector/cuda/masked_sum_cuda.hpp"
+#include "detector/plan.hpp"
+
+namespace qgpu::detector {
+
+namespace {
+
+Provenance provenance_for(const Dataset& ds, const std::string& op, std::vector<std::size_t> out_shape,
+                          const std::string& out_dtype, nlohmann::json params) {
+  Provenance p;
+  p.operation = op;
+  p.backend = backend_name(ds.backend());
+  p.input_dtype = dtype_name(ds.dtype());
+  p.input_shape = ds.shape().dims();
+  p.output_dtype = out_dtype;
+  p.output_shape = std::move(out_shape);
+  p.representation = "dense";
+  p.parameters = std::move(params);
+  return p;
+}
+
+Image<std::uint64_t> masked_image(const Dataset& ds, const Mask& mask, const std::string& op) {
+  const Shape4D& s = ds.shape();
+  if (mask.rows != s.det_rows || mask.cols != s.det_cols)
+    throw InvalidArgument("mask is " + std::to_string(mask.rows) + "x" + std::to_string(mask.cols) +
+                          " but the detector is " + std::to_string(s.det_rows) + "x" + std::to_string(s.det_cols));
+  Image<std::uint64_t> img;
+  img.rows = s.scan_rows;
+  img.cols = s.scan_cols;
+  nlohmann::json params = {{"mask", mask.description}, {"mask_pixels", mask.nonzero()}};
+  if (ds.backend() == Backend::cuda) {
+    const SumPlan plan = plan_masked_sum(mask);
+    params["strategy"] = strategy_name(plan.strategy);
+    img.data = cuda::masked_sum(ds, plan);
+  } else {
+    params["strategy"] = "reference: every pixel";
+    img.data = cpu::masked_sum(ds, mask);
+  }
+  img.provenance = provenance_for(ds, op, {img.rows, img.cols}, "uint64", std::move(params));
+  return img;
+}
+
+Center default_center(const Dataset& ds, std::optional<Center> c) {
+  if (c) return *c;
+  const DiskFit fit = fit_bf_disk(ds);
+  return {fit.center_row, fit.center_col};
+}
+
+}  // namespace
+
+Image<std::uint64_t> virtual_image(const Dataset& ds, const Mask& mask) {
+  return masked_image(ds, mask, "detector.virtual_image");
+}
+
+Image<std::uint64_t> bf(const Dataset& ds, std::optional<double> radius, std::optional<Center> center) {
+  const Shape4D& s = ds.shape();
+  double r = 0;
+  Center c;
+  if (radius && center) {
+    r = *radius;
+    c = *center;
+  } else {
+    const DiskFit fit = fit_bf_disk(ds);
+    r = radius ? *radius : fit.radius;
+    c = center ? *center : Center{fit.center_row, fit.center_col};
+  }
+  return masked_image(ds, disk(s.det_rows, s.det_cols, c.first, c.second, r), "detector.bf");
+}
+
+Image<std::uint64_t> adf(const Dataset& ds, double inner, double outer, std::optional<Center> center) {
+  const Shape4D& s = ds.shape();
+  const Center c = default_center(ds, center);
+  return masked_image(ds, annulus(s.det_rows, s.det_cols, c.first, c.second, inner, outer), "detector.adf");
+}
+
+Image<std::uint64_t> df(const Dataset& ds, Center center, double radius) {
+  const Shape4D& s = ds.shape();
+  return masked_image(ds, disk(s.det_rows, s.det_cols, center.first, center.second, radius), "detector.df");
+}
+
+Image<std::uint64_t> sum_pattern(const Dataset& ds) {
+  const Shape4D& s = ds.shape();
+  Image<std::uint64_t> img;
+  img.rows = s.det_rows;
+  img.cols = s.det_cols;
+  img.data = ds.backend() == Backend::cuda ? cuda::sum_pattern(ds) : cpu::sum_pattern(ds);
+  img.provenance = provenance_for(ds, "detector.sum_pattern", {img.rows, img.cols}, "uint64", nlohmann::json::object());
+  return img;
+}
+
+Image<float> mean_pattern(const Dataset& ds) {
+  const Image<std::uint64_t> sum = sum_pattern(ds);
+  Image<float> img;
+  img.rows = sum.rows;
+  img.cols = sum.cols;
+  img.data.resize(sum.data.size());
+  const double n = double(ds.shape().frames());
+  for (std::size_t i = 0; i < sum.data.size(); ++i) img.data[i] = float(double(sum.data[i]) / n);
+  img.provenance = sum.provenance;
+  img.provenance.operation = "detector.mean_pattern";
+  img.provenance.output_dtype = "float32";
+  return img;
+}
+
+DiskFit fit_bf_disk(const Dataset& ds) {
+  if (auto c = ds.cached("bf_disk_fit")) return *static_cast<DiskFit*>(c.get());
+  const Image<std::uint64_t> sum = sum_pattern(ds);
+  std::uint64_t mx = 0;
+  for (std::uint64_t v : sum.data) mx = std::max(mx, v);
+  if (mx == 0) throw InvalidArgument("cannot find the bright-field disk: the dataset holds no counts");
+  double n = 0, sr = 0, sc = 0;
+  for (std::size_t r = 0; r < sum.rows; ++r)
+    for (std::size_t c = 0; c < sum.cols; ++c)
+      if (2 * sum.at(r, c) >= mx) {
+        n += 1;
+        sr += double(r);
+        sc += double(c);
+      }
+  auto fit = std::make_shared<DiskFit>(DiskFit{sr / n, sc / n, std::sqrt(n / M_PI)});
+  ds.set_cached("bf_disk_fit", fit);
+  return *fit;
+}
+
+}  // namespace qgpu::detector

@@ -1,0 +1,37 @@
+#pragma once
+// Virtual detectors on a loaded dataset: exact uint64 masked sums per probe position.
+// The dataset's backend decides where they run: cuda -> kernels on the resident data, cpu -> the reference.
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+#include "core/image.hpp"
+#include "detector/mask.hpp"
+#include "resident/dataset.hpp"
+
+namespace qgpu::detector {
+
+using Center = std::pair<double, double>;  // (row, col) in detector pixels
+
+// sum_k weights[k] * frame[k] for every scan position: image of scan_rows x scan_cols.
+Image<std::uint64_t> virtual_image(const Dataset& ds, const Mask& mask);
+
+// Bright field: disk of `radius` around `center`; defaults come from fit_bf_disk.
+Image<std::uint64_t> bf(const Dataset& ds, std::optional<double> radius = {}, std::optional<Center> center = {});
+// Annular dark field: inner <= distance <= outer around `center` (default: the fitted BF disk centre).
+Image<std::uint64_t> adf(const Dataset& ds, double inner, double outer, std::optional<Center> center = {});
+// Dark field through an off-axis disk (a displaced aperture).
+Image<std::uint64_t> df(const Dataset& ds, Center center, double radius);
+
+// Sum of all frames (detector-shaped), exact.
+Image<std::uint64_t> sum_pattern(const Dataset& ds);
+// Mean diffraction pattern (sum / number of frames) as float32.
+Image<float> mean_pattern(const Dataset& ds);
+
+// Bright-field disk from the mean pattern: pixels above half of the maximum, centroid and equal-area radius.
+struct DiskFit {
+  double center_row = 0, center_col = 0, radius = 0;
+};
+DiskFit fit_bf_disk(const Dataset& ds);
+
+}  // namespace qgpu::detector

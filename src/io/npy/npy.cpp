@@ -1,0 +1,31 @@
+#include "io/npy/npy.hpp"
+
+#include <fstream>
+
+#include "core/error.hpp"
+
+namespace qgpu::io {
+
+void write_npy(const std::string& path, const std::string& descr, const std::vector<std::size_t>& shape,
+               const void* data, std::size_t bytes) {
+  std::string dims;
+  for (std::size_t d : shape) dims += std::to_string(d) + ", ";
+  if (shape.size() > 1) dims.resize(dims.size() - 2);
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  // Magic (6) + version (2) + header length (2) + header, padded with spaces to a multiple of 64, ending in \n.
+  const std::size_t unpadded = 10 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw IoError("cannot write '" + path + "'");
+  const char magic[8] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0};
+  f.write(magic, 8);
+  const std::uint16_t len = static_cast<std::uint16_t>(header.size());
+  const char le[2] = {char(len & 0xff), char(len >> 8)};
+  f.write(le, 2);
+  f.write(header.data(), std::streamsize(header.size()));
+  f.write(static_cast<const char*>(data), std::streamsize(bytes));
+  if (!f) throw IoError("cannot write '" + path + "'");
+}
+
+}  // namespace qgpu::io

@@ -1,0 +1,27 @@
+#pragma once
+// NumPy .npy (format 1.0) writer for 2D results, so numpy.load reads them directly.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace qgpu::io {
+
+// dtype descr: "<u8" (uint64), "<f4" (float32), "|u1" (uint8), ...; data is rows*cols*channels little-endian.
+void write_npy(const std::string& path, const std::string& descr, const std::vector<std::size_t>& shape,
+               const void* data, std::size_t bytes);
+
+template <class T> std::string npy_descr();
+template <> inline std::string npy_descr<std::uint64_t>() { return "<u8"; }
+template <> inline std::string npy_descr<std::uint32_t>() { return "<u4"; }
+template <> inline std::string npy_descr<std::uint16_t>() { return "<u2"; }
+template <> inline std::string npy_descr<std::uint8_t>() { return "|u1"; }
+template <> inline std::string npy_descr<float>() { return "<f4"; }
+template <> inline std::string npy_descr<double>() { return "<f8"; }
+
+template <class T>
+void write_npy(const std::string& path, const std::vector<std::size_t>& shape, const std::vector<T>& data) {
+  write_npy(path, npy_descr<T>(), shape, data.data(), data.size() * sizeof(T));
+}
+
+}  // namespace qgpu::io

@@ -1,0 +1,76 @@
+// CPU reference virtual detectors against hand-computed sums.
+#include <gtest/gtest.h>
+
+#include "detector/virtual_detector.hpp"
+#include "io/hdf5/load.hpp"
+#include "support/temp_files.hpp"
+#include "synthetic.hpp"
+
+using namespace qgpu;
+using namespace qgpu::detector;
+
+TEST(VirtualCpu, MaskedSumEqualsHandSum) {
+  const Dataset ds = test::synthetic<std::uint16_t>({3, 4, 10, 12}, 1000);
+  const Mask m = annulus(10, 12, 4.5, 5.5, 1.5, 4.0);
+  const Image<std::uint64_t> img = virtual_image(ds, m);
+  ASSERT_EQ(img.rows, 3u);
+  ASSERT_EQ(img.cols, 4u);
+  const auto* d = reinterpret_cast<const std::uint16_t*>(ds.host_bytes().data());
+  for (std::size_t f = 0; f < 12; ++f) {
+    std::uint64_t want = 0;
+    for (std::size_t r = 0; r < 10; ++r)
+      for (std::size_t c = 0; c < 12; ++c) {
+        const double d2 = (r - 4.5) * (r - 4.5) + (c - 5.5) * (c - 5.5);
+        if (d2 >= 1.5 * 1.5 && d2 <= 16.0) want += d[f * 120 + r * 12 + c];
+      }
+    EXPECT_EQ(img.data[f], want) << "frame " << f;
+  }
+  EXPECT_EQ(img.provenance.backend, "cpu");
+  EXPECT_EQ(img.provenance.output_dtype, "uint64");
+  EXPECT_EQ(img.provenance.parameters.at("mask").at("kind"), "annulus");
+}
+
+TEST(VirtualCpu, IntegerWeightsAndUint32Counts) {
+  const Dataset ds = test::synthetic<std::uint32_t>({2, 2, 4, 4}, 4000000000u);
+  std::vector<std::uint32_t> w(16);
+  for (std::size_t i = 0; i < 16; ++i) w[i] = std::uint32_t(i % 3);
+  const Image<std::uint64_t> img = virtual_image(ds, from_weights(4, 4, w));
+  const auto* d = reinterpret_cast<const std::uint32_t*>(ds.host_bytes().data());
+  for (std::size_t f = 0; f < 4; ++f) {
+    std::uint64_t want = 0;
+    for (std::size_t k = 0; k < 16; ++k) want += std::uint64_t(d[f * 16 + k]) * (k % 3);
+    EXPECT_EQ(img.data[f], want);
+  }
+}
+
+TEST(VirtualCpu, BrightFieldDiskOfTheSample) {
+  sample::SampleSpec s;
+  s.scan_rows = s.scan_cols = 6;
+  s.det_rows = s.det_cols = 48;
+  const std::string path = test::write_small_sample("bf.h5", s);
+  io::LoadOptions o;
+  o.backend = "cpu";
+  const Dataset ds = io::load(path, o);
+  const DiskFit fit = fit_bf_disk(ds);
+  // The simulator puts the zero beam at (24, 24) with radius 48/6 = 8 pixels.
+  EXPECT_NEAR(fit.center_row, 24.0, 0.5);
+  EXPECT_NEAR(fit.center_col, 24.0, 0.5);
+  EXPECT_NEAR(fit.radius, 8.0, 1.0);
+  const Image<std::uint64_t> bright = bf(ds);
+  const Image<std::uint64_t> dark = adf(ds, 12.0, 30.0);
+  const Image<std::uint64_t> all = virtual_image(ds, from_weights(48, 48, std::vector<std::uint32_t>(48 * 48, 1)));
+  for (std::size_t i = 0; i < 36; ++i) {
+    EXPECT_GT(bright.data[i], 10 * dark.data[i]);  // weak phase object: most electrons stay in the disk
+    EXPECT_LE(bright.data[i] + dark.data[i], all.data[i]);
+  }
+  const Image<std::uint64_t> sum = sum_pattern(ds);
+  std::uint64_t total = 0, pattern_total = 0;
+  for (auto v : all.data) total += v;
+  for (auto v : sum.data) pattern_total += v;
+  EXPECT_EQ(total, pattern_total);
+}
+
+TEST(VirtualCpu, MaskMustMatchTheDetector) {
+  const Dataset ds = test::synthetic<std::uint8_t>({2, 2, 8, 8}, 10);
+  EXPECT_THROW(virtual_image(ds, disk(9, 8, 4, 4, 2)), InvalidArgument);
+}
