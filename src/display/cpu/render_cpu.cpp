@@ -1,0 +1,24 @@
+#include "display/cpu/display_cpu.hpp"
+#include "display/scaling.hpp"
+
+namespace qgpu::display::cpu {
+
+Range render(const float* data, std::size_t n, const DisplayOptions& o, const Lut& lut, std::uint8_t* rgba) {
+  const Range r = find_range(data, n, o);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint8_t* px = rgba + 4 * i;
+    const float v = data[i];
+    if (!is_finite(v)) {  // NaN and +-inf: transparent black
+      px[0] = px[1] = px[2] = px[3] = 0;
+      continue;
+    }
+    const std::uint8_t* c = lut.data() + 4 * color_index(scale_value(v, o.scale), r.lo, r.hi);
+    px[0] = c[0];
+    px[1] = c[1];
+    px[2] = c[2];
+    px[3] = c[3];
+  }
+  return r;
+}
+
+}  // namespace qgpu::display::cpu

@@ -1,0 +1,22 @@
+#pragma once
+// CUDA backend of the display domain: same contract as cpu/display_cpu.hpp, bit-identical results for
+// render and histogram. Host pointers in and out; plain C++ header (no CUDA types).
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "display/colormap.hpp"
+#include "display/options.hpp"
+#include "display/range.hpp"
+
+namespace qgpu::display::cuda {
+
+Range render(const float* data, std::size_t n, const DisplayOptions& o, const Lut& lut, std::uint8_t* rgba);
+
+Range histogram(const float* data, std::size_t n, const DisplayOptions& o, std::array<std::uint64_t, 256>& counts);
+
+// cuFFT, single precision; matches the CPU reference within a float tolerance only.
+std::vector<float> fft_log_magnitude(const float* data, std::size_t rows, std::size_t cols);
+
+}  // namespace qgpu::display::cuda

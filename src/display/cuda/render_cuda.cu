@@ -1,0 +1,38 @@
+#include "device/cuda/cuda_check.hpp"
+#include "device/cuda/device_buffer.hpp"
+#include "display/cuda/display_cuda.hpp"
+#include "display/cuda/launch.hpp"
+#include "display/cuda/range_cuda.hpp"
+#include "display/scaling.hpp"
+
+namespace qgpu::display::cuda {
+
+namespace {
+
+__global__ void render_kernel(const float* in, std::size_t n, Scale scale, double lo, double hi, const uchar4* lut,
+                              uchar4* out) {
+  __shared__ uchar4 table[256];
+  for (unsigned i = threadIdx.x; i < 256; i += blockDim.x) table[i] = lut[i];
+  __syncthreads();
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const float v = in[i];
+    out[i] = is_finite(v) ? table[color_index(scale_value(v, scale), lo, hi)] : make_uchar4(0, 0, 0, 0);
+  }
+}
+
+}  // namespace
+
+Range render(const float* data, std::size_t n, const DisplayOptions& o, const Lut& lut, std::uint8_t* rgba) {
+  DeviceBuffer d_in(n * sizeof(float)), d_lut(lut.size()), d_out(n * 4);
+  d_in.upload(data, n * sizeof(float));
+  d_lut.upload(lut.data(), lut.size());
+  const Range r = find_range_on_device(d_in.as<float>(), n, o);
+  render_kernel<<<blocks_for(n), kThreads>>>(d_in.as<float>(), n, o.scale, r.lo, r.hi, d_lut.as<uchar4>(),
+                                             d_out.as<uchar4>());
+  QGPU_CUDA_LAUNCHED("display render_kernel");
+  d_out.download(rgba, n * 4);
+  return r;
+}
+
+}  // namespace qgpu::display::cuda

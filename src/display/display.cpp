@@ -1,0 +1,100 @@
+#include "display/display.hpp"
+
+#include "core/error.hpp"
+#include "display/cpu/display_cpu.hpp"
+#include "display/cuda/display_cuda.hpp"
+
+namespace qgpu::display {
+
+namespace {
+
+void check_image(const Image<float>& img, const std::string& op) {
+  if (img.rows == 0 || img.cols == 0)
+    throw InvalidArgument(op + ": image is empty (" + std::to_string(img.rows) + "x" + std::to_string(img.cols) + ")");
+  if (img.data.size() != img.rows * img.cols)
+    throw InvalidArgument(op + ": image holds " + std::to_string(img.data.size()) + " values for " +
+                          std::to_string(img.rows) + "x" + std::to_string(img.cols));
+}
+
+void check_backend(Backend b, const std::string& op) {
+  if (b == Backend::cuda && !detect().cuda_available)
+    throw BackendUnavailable(op + ": backend 'cuda' needs a usable CUDA GPU, but none is available: " +
+                             detect().reason);
+}
+
+Provenance provenance_of(const std::string& op, Backend b, const Image<float>& img, const std::string& out_dtype,
+                         std::vector<std::size_t> out_shape, const std::string& representation) {
+  Provenance p;
+  p.operation = op;
+  p.backend = backend_name(b);
+  p.input_dtype = "float32";
+  p.input_shape = {img.rows, img.cols};
+  p.output_dtype = out_dtype;
+  p.output_shape = std::move(out_shape);
+  p.representation = representation;
+  if (!img.provenance.operation.empty()) p.parameters["input_operation"] = img.provenance.operation;
+  return p;
+}
+
+void add_range_parameters(nlohmann::json& j, const DisplayOptions& o, const Range& r) {
+  j["colormap"] = o.colormap;
+  j["scale"] = scale_name(o.scale);
+  j["lower_percentile"] = o.lower_percentile;
+  j["upper_percentile"] = o.upper_percentile;
+  j["vmin"] = o.vmin ? nlohmann::json(*o.vmin) : nlohmann::json(nullptr);
+  j["vmax"] = o.vmax ? nlohmann::json(*o.vmax) : nlohmann::json(nullptr);
+  j["lo"] = r.lo;
+  j["hi"] = r.hi;
+  j["non_finite"] = "transparent (0,0,0,0), not counted";
+}
+
+}  // namespace
+
+Rgba render(const Image<float>& img, const DisplayOptions& o, Backend b) {
+  const std::string op = "display.render";
+  check_image(img, op);
+  validate(o);
+  check_backend(b, op);
+  const Lut& lut = colormap(o.colormap);
+  Rgba out;
+  out.rows = img.rows;
+  out.cols = img.cols;
+  out.rgba.resize(img.data.size() * 4);
+  const Range r = b == Backend::cuda ? cuda::render(img.data.data(), img.data.size(), o, lut, out.rgba.data())
+                                     : cpu::render(img.data.data(), img.data.size(), o, lut, out.rgba.data());
+  out.provenance = provenance_of(op, b, img, "uint8", {img.rows, img.cols, 4}, "rgba8");
+  add_range_parameters(out.provenance.parameters, o, r);
+  return out;
+}
+
+Histogram histogram(const Image<float>& img, const DisplayOptions& o, Backend b) {
+  const std::string op = "display.histogram";
+  check_image(img, op);
+  validate(o);
+  check_backend(b, op);
+  Histogram h;
+  const Range r = b == Backend::cuda ? cuda::histogram(img.data.data(), img.data.size(), o, h.counts)
+                                     : cpu::histogram(img.data.data(), img.data.size(), o, h.counts);
+  h.lo = r.lo;
+  h.hi = r.hi;
+  h.provenance = provenance_of(op, b, img, "uint64", {256}, "histogram256");
+  add_range_parameters(h.provenance.parameters, o, r);
+  return h;
+}
+
+Image<float> fft_log_magnitude(const Image<float>& img, Backend b) {
+  const std::string op = "display.fft_log_magnitude";
+  check_image(img, op);
+  check_backend(b, op);
+  Image<float> out;
+  out.rows = img.rows;
+  out.cols = img.cols;
+  out.data = b == Backend::cuda ? cuda::fft_log_magnitude(img.data.data(), img.rows, img.cols)
+                                : cpu::fft_log_magnitude(img.data.data(), img.rows, img.cols);
+  out.provenance = provenance_of(op, b, img, "float32", {img.rows, img.cols}, "log1p_abs_fft2_shifted");
+  out.provenance.parameters["transform"] = "forward, unnormalised, single precision";
+  out.provenance.parameters["zero_frequency"] = {img.rows / 2, img.cols / 2};
+  return out;
+}
+
+}  // namespace qgpu::display

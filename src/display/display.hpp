@@ -1,0 +1,34 @@
+#pragma once
+// Display domain: turns a 2D float image into colours (render), counts of each colour (histogram), the
+// log-magnitude of its Fourier transform, and PNG files.
+//
+// Pipeline per pixel (scaling.hpp, identical arithmetic on both backends):
+//   non-finite (NaN, +-inf) -> transparent black (0, 0, 0, 0), skipped by histogram;
+//   s = scale(v)  (linear: v, log: log(1 + max(v, 0)), signed_log: sign(v) log(1 + |v|));
+//   [lo, hi] = percentiles of the scaled finite values (options.hpp), or vmin / vmax;
+//   index = floor((s - lo) / (hi - lo) * 255 + 0.5) clamped to 0..255 (0 when hi == lo);
+//   colour = colormap LUT[index].
+// Backend::cpu is the reference, Backend::cuda gives bit-identical render and histogram results; neither falls
+// back to the other.
+#include <string>
+
+#include "core/image.hpp"
+#include "device/device.hpp"
+#include "display/colormap.hpp"
+#include "display/options.hpp"
+#include "display/png.hpp"
+#include "display/results.hpp"
+#include "display/scale.hpp"
+
+namespace qgpu::display {
+
+// Raises InvalidArgument for an empty image or bad options, BackendUnavailable for cuda without a GPU.
+Rgba render(const Image<float>& img, const DisplayOptions& o, Backend b);
+
+Histogram histogram(const Image<float>& img, const DisplayOptions& o, Backend b);
+
+// log(1 + |FFT2(img)|) (forward, unnormalised), fftshifted: zero frequency at (rows/2, cols/2). Single precision
+// on both backends (FFTW / cuFFT); they agree within 1e-4 * max(result) per pixel, not bit for bit.
+Image<float> fft_log_magnitude(const Image<float>& img, Backend b);
+
+}  // namespace qgpu::display
