@@ -1,0 +1,131 @@
+#include "dpc/com.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "core/error.hpp"
+#include "dpc/com_backend.hpp"
+
+namespace qgpu::dpc {
+
+namespace {
+
+void validate_mask(const std::vector<std::uint8_t>& mask, const Shape4D& sh) {
+  if (mask.empty()) return;
+  if (mask.size() != sh.frame_pixels())
+    throw InvalidArgument("CoM mask has " + std::to_string(mask.size()) + " values but the detector has " +
+                          std::to_string(sh.det_rows) + "x" + std::to_string(sh.det_cols) + " = " +
+                          std::to_string(sh.frame_pixels()) + " pixels");
+  std::size_t selected = 0;
+  for (std::size_t i = 0; i < mask.size(); ++i) {
+    if (mask[i] > 1)
+      throw InvalidArgument("CoM mask value " + std::to_string(mask[i]) + " at pixel " + std::to_string(i) +
+                            " is not 0 or 1");
+    selected += mask[i];
+  }
+  if (selected == 0) throw InvalidArgument("CoM mask selects no detector pixel");
+}
+
+Image<float> make_map(std::vector<float> values, const Shape4D& sh, const Provenance& p, const char* component) {
+  Image<float> im;
+  im.rows = sh.scan_rows;
+  im.cols = sh.scan_cols;
+  im.data = std::move(values);
+  im.provenance = p;
+  im.provenance.parameters["component"] = component;
+  return im;
+}
+
+}  // namespace
+
+ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
+  const Shape4D& sh = ds.shape();
+  if (sh.frames() == 0 || sh.frame_pixels() == 0) throw InvalidArgument("CoM of an empty dataset");
+  if (sh.frame_pixels() >= (std::size_t(1) << 32))
+    throw InvalidArgument("CoM: detector of " + std::to_string(sh.frame_pixels()) + " pixels is too large");
+  validate_mask(options.mask, sh);
+  const std::uint8_t* mask = options.mask.empty() ? nullptr : options.mask.data();
+
+  // No fallback: the dataset's residency decides the backend.
+  detail::ComMaps maps = ds.backend() == Backend::cuda ? detail::com_cuda(ds, mask) : detail::com_cpu(ds, mask);
+
+  Provenance p;
+  p.operation = "dpc.center_of_mass";
+  p.backend = backend_name(ds.backend());
+  p.input_dtype = dtype_name(ds.dtype());
+  p.input_shape = sh.dims();
+  p.output_dtype = dtype_name(DType::f32);
+  p.output_shape = {sh.scan_rows, sh.scan_cols};
+  p.representation = "dense";
+  std::size_t selected = sh.frame_pixels();
+  if (mask) {
+    selected = 0;
+    for (std::uint8_t m : options.mask) selected += m;
+  }
+  p.parameters = {{"mask", mask != nullptr},
+                  {"mask_pixels", selected},
+                  {"coordinates", "detector pixel index (row, col), pixel (0,0) at 0"},
+                  {"accumulation", "exact uint64 sums, double division, rounded to float32"},
+                  {"empty_frame_value", {(double(sh.det_rows) - 1) / 2, (double(sh.det_cols) - 1) / 2}},
+                  {"empty_frames", maps.empty_frames}};
+
+  ComResult r;
+  r.com_row = make_map(std::move(maps.row), sh, p, "row");
+  r.com_col = make_map(std::move(maps.col), sh, p, "col");
+  r.empty_frames = maps.empty_frames;
+  r.provenance = std::move(p);
+  return r;
+}
+
+DpcResult centered_dpc(const ComResult& com, std::optional<std::pair<double, double>> reference) {
+  const Image<float>& a = com.com_row;
+  const Image<float>& b = com.com_col;
+  if (a.rows != b.rows || a.cols != b.cols || a.data.size() != a.rows * a.cols || b.data.size() != a.data.size())
+    throw InvalidArgument("centered_dpc: CoM row and col maps differ in shape");
+  if (a.data.empty()) throw InvalidArgument("centered_dpc: empty CoM maps");
+
+  DpcResult r;
+  if (reference) {
+    if (!std::isfinite(reference->first) || !std::isfinite(reference->second))
+      throw InvalidArgument("centered_dpc: reference centre is not finite");
+    r.ref_row = reference->first;
+    r.ref_col = reference->second;
+  } else {
+    double sr = 0, sc = 0;
+    for (std::size_t i = 0; i < a.data.size(); ++i) {
+      sr += a.data[i];
+      sc += b.data[i];
+    }
+    r.ref_row = sr / double(a.data.size());
+    r.ref_col = sc / double(a.data.size());
+  }
+
+  Provenance p;
+  p.operation = "dpc.centered_dpc";
+  p.backend = "cpu";  // a small host operation on host maps, whatever backend made the CoM
+  p.input_dtype = dtype_name(DType::f32);
+  p.input_shape = {2, a.rows, a.cols};
+  p.output_dtype = dtype_name(DType::f32);
+  p.output_shape = {2, a.rows, a.cols};
+  p.representation = "dense";
+  p.parameters = {{"reference", {r.ref_row, r.ref_col}},
+                  {"reference_source", reference ? "given" : "mean_com"},
+                  {"com_backend", com.provenance.backend}};
+
+  auto shifted = [&](const Image<float>& in, double ref, const char* component) {
+    Image<float> out;
+    out.rows = in.rows;
+    out.cols = in.cols;
+    out.data.resize(in.data.size());
+    for (std::size_t i = 0; i < in.data.size(); ++i) out.data[i] = static_cast<float>(double(in.data[i]) - ref);
+    out.provenance = p;
+    out.provenance.parameters["component"] = component;
+    return out;
+  };
+  r.dpc_row = shifted(a, r.ref_row, "row");
+  r.dpc_col = shifted(b, r.ref_col, "col");
+  r.provenance = std::move(p);
+  return r;
+}
+
+}  // namespace qgpu::dpc

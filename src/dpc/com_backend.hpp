@@ -1,0 +1,20 @@
+#pragma once
+// Internal interface between the CoM dispatcher (dpc/com.cpp) and its two backends.
+#include <cstdint>
+#include <vector>
+
+#include "resident/dataset.hpp"
+
+namespace qgpu::dpc::detail {
+
+struct ComMaps {
+  std::vector<float> row, col;  // one value per frame, scan order
+  std::uint64_t empty_frames = 0;
+};
+
+// mask: nullptr (whole detector) or det_rows * det_cols values, each 0 or 1 (validated by the caller).
+// Both raise Error when the exact sums may have wrapped (see com_sums_may_wrap).
+ComMaps com_cpu(const Dataset& ds, const std::uint8_t* mask);   // ds.backend() == cpu
+ComMaps com_cuda(const Dataset& ds, const std::uint8_t* mask);  // ds.backend() == cuda
+
+}  // namespace qgpu::dpc::detail

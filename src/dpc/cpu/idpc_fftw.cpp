@@ -1,0 +1,85 @@
+// Host reference of the Fourier integration: FFTW in double precision.
+#include <fftw3.h>
+
+#include <mutex>
+
+#include "core/error.hpp"
+#include "dpc/idpc_backend.hpp"
+
+namespace qgpu::dpc::detail {
+
+namespace {
+
+// The FFTW planner is not thread-safe; execution is.
+std::mutex& planner_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+struct FftwReal {
+  double* p;
+  explicit FftwReal(std::size_t n) : p(fftw_alloc_real(n)) {
+    if (!p) throw Error("FFTW: cannot allocate " + std::to_string(n) + " doubles");
+  }
+  ~FftwReal() { fftw_free(p); }
+  FftwReal(const FftwReal&) = delete;
+  FftwReal& operator=(const FftwReal&) = delete;
+};
+
+struct FftwComplex {
+  fftw_complex* p;
+  explicit FftwComplex(std::size_t n) : p(fftw_alloc_complex(n)) {
+    if (!p) throw Error("FFTW: cannot allocate " + std::to_string(n) + " complex values");
+  }
+  ~FftwComplex() { fftw_free(p); }
+  FftwComplex(const FftwComplex&) = delete;
+  FftwComplex& operator=(const FftwComplex&) = delete;
+};
+
+struct FftwPlan {
+  fftw_plan p = nullptr;
+  ~FftwPlan() {
+    if (p) {
+      std::lock_guard<std::mutex> lock(planner_mutex());
+      fftw_destroy_plan(p);
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<float> integrate_fftw(const PeriodicField& f) {
+  const std::size_t nr = f.rows, nc = f.cols, nch = nc / 2 + 1, n = nr * nc;
+  FftwReal real(n);
+  FftwComplex spec_row(nr * nch), spec_col(nr * nch);
+  FftwPlan forward, inverse;
+  {
+    std::lock_guard<std::mutex> lock(planner_mutex());
+    forward.p = fftw_plan_dft_r2c_2d(int(nr), int(nc), real.p, spec_row.p, FFTW_ESTIMATE);
+    inverse.p = fftw_plan_dft_c2r_2d(int(nr), int(nc), spec_row.p, real.p, FFTW_ESTIMATE);
+  }
+  if (!forward.p || !inverse.p) throw Error("FFTW: cannot plan a " + std::to_string(nr) + "x" + std::to_string(nc) + " transform");
+
+  for (std::size_t i = 0; i < n; ++i) real.p[i] = f.grad_row[i];
+  fftw_execute_dft_r2c(forward.p, real.p, spec_row.p);
+  for (std::size_t i = 0; i < n; ++i) real.p[i] = f.grad_col[i];
+  fftw_execute_dft_r2c(forward.p, real.p, spec_col.p);
+
+  const double scale = 1.0 / double(n);
+  for (std::size_t i = 0; i < nr; ++i)
+    for (std::size_t j = 0; j < nch; ++j) {
+      const std::size_t k = i * nch + j;
+      double re, im;
+      idpc_coefficient<double>(i, j, nr, nc, f.step_row, f.step_col, scale, spec_row.p[k][0], spec_row.p[k][1],
+                               spec_col.p[k][0], spec_col.p[k][1], re, im);
+      spec_row.p[k][0] = re;
+      spec_row.p[k][1] = im;
+    }
+  fftw_execute_dft_c2r(inverse.p, spec_row.p, real.p);  // destroys spec_row, as c2r may
+
+  std::vector<float> phi(n);
+  for (std::size_t i = 0; i < n; ++i) phi[i] = static_cast<float>(real.p[i]);
+  return phi;
+}
+
+}  // namespace qgpu::dpc::detail

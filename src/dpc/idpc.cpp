@@ -1,0 +1,133 @@
+#include "dpc/idpc.hpp"
+
+#include <climits>
+#include <cmath>
+#include <string>
+
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+#include "dpc/idpc_backend.hpp"
+
+namespace qgpu::dpc {
+
+namespace {
+
+struct AxisPad {
+  std::size_t before = 0, after = 0;
+};
+
+AxisPad axis_pad(std::size_t n, const IdpcOptions& o) {
+  if (o.padding == IdpcPadding::periodic) return {};
+  if (o.pad == 0) return {n / 2, n - n / 2};
+  return {o.pad, o.pad};  // zeros only (validated)
+}
+
+// Padded index q -> source index, and the sign the normal component takes there (-1 inside a mirror copy,
+// 0 in zero padding). Mirror reflections stay inside the image since pad <= n for the mirror mode.
+std::size_t source_index(std::size_t q, std::size_t before, std::size_t n, bool mirror, double& sign) {
+  const long long i = static_cast<long long>(q) - static_cast<long long>(before);
+  const long long nn = static_cast<long long>(n);
+  if (i >= 0 && i < nn) {
+    sign = 1;
+    return static_cast<std::size_t>(i);
+  }
+  if (!mirror) {
+    sign = 0;
+    return 0;
+  }
+  sign = -1;
+  return static_cast<std::size_t>(i < 0 ? -i - 1 : 2 * nn - 1 - i);
+}
+
+void validate(const Image<float>& gr, const Image<float>& gc, const IdpcOptions& o) {
+  if (gr.rows != gc.rows || gr.cols != gc.cols)
+    throw InvalidArgument("idpc: gradient maps differ in shape (" + std::to_string(gr.rows) + "x" +
+                          std::to_string(gr.cols) + " vs " + std::to_string(gc.rows) + "x" + std::to_string(gc.cols) +
+                          ")");
+  if (gr.rows == 0 || gr.cols == 0) throw InvalidArgument("idpc: empty gradient maps");
+  if (gr.data.size() != gr.rows * gr.cols || gc.data.size() != gr.rows * gr.cols)
+    throw InvalidArgument("idpc: gradient map data size does not match its shape");
+  for (std::size_t i = 0; i < gr.data.size(); ++i)
+    if (!std::isfinite(gr.data[i]) || !std::isfinite(gc.data[i]))
+      throw InvalidArgument("idpc: gradient maps hold non-finite values");
+  if (o.pad != 0 && o.padding != IdpcPadding::zeros)
+    throw InvalidArgument("idpc: pad = " + std::to_string(o.pad) + " applies to zeros padding only; " +
+                          idpc_padding_name(o.padding) + " padding has a fixed size (use pad = 0)");
+  if (!(o.step_row > 0) || !(o.step_col > 0) || !std::isfinite(o.step_row) || !std::isfinite(o.step_col))
+    throw InvalidArgument("idpc: steps must be finite and positive");
+}
+
+}  // namespace
+
+std::string idpc_padding_name(IdpcPadding p) {
+  switch (p) {
+    case IdpcPadding::mirror: return "mirror";
+    case IdpcPadding::zeros: return "zeros";
+    case IdpcPadding::periodic: return "periodic";
+  }
+  return "unknown";
+}
+
+Image<float> idpc(const Image<float>& grad_row, const Image<float>& grad_col, Backend backend,
+                  const IdpcOptions& o) {
+  validate(grad_row, grad_col, o);
+  if (backend == Backend::cuda) resolve("cuda");  // BackendUnavailable without a usable GPU: never fall back
+  const std::size_t rows = grad_row.rows, cols = grad_row.cols;
+  const AxisPad pr = axis_pad(rows, o), pc = axis_pad(cols, o);
+  const bool mirror = o.padding == IdpcPadding::mirror;
+
+  detail::PeriodicField f;
+  f.rows = rows + pr.before + pr.after;
+  f.cols = cols + pc.before + pc.after;
+  if (f.rows > std::size_t(INT_MAX) || f.cols > std::size_t(INT_MAX) || f.rows * f.cols > (std::size_t(1) << 31))
+    throw InvalidArgument("idpc: padded field of " + std::to_string(f.rows) + "x" + std::to_string(f.cols) +
+                          " is too large");
+  f.step_row = o.step_row;
+  f.step_col = o.step_col;
+  f.grad_row.resize(f.rows * f.cols);
+  f.grad_col.resize(f.rows * f.cols);
+  for (std::size_t q = 0; q < f.rows; ++q) {
+    double sign_r;
+    const std::size_t r = source_index(q, pr.before, rows, mirror, sign_r);
+    for (std::size_t p = 0; p < f.cols; ++p) {
+      double sign_c;
+      const std::size_t c = source_index(p, pc.before, cols, mirror, sign_c);
+      // Zero padding: zero if either index is outside. Mirror: each component flips with its own axis' mirror.
+      const bool outside = !mirror && (sign_r == 0 || sign_c == 0);
+      f.grad_row[q * f.cols + p] = outside ? 0.0f : static_cast<float>(sign_r * grad_row.data[r * cols + c]);
+      f.grad_col[q * f.cols + p] = outside ? 0.0f : static_cast<float>(sign_c * grad_col.data[r * cols + c]);
+    }
+  }
+
+  const std::vector<float> phi = backend == Backend::cuda ? detail::integrate_cufft(f) : detail::integrate_fftw(f);
+
+  Image<float> out;
+  out.rows = rows;
+  out.cols = cols;
+  out.data.resize(rows * cols);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) out.data[r * cols + c] = phi[(r + pr.before) * f.cols + c + pc.before];
+
+  Provenance& p = out.provenance;
+  p.operation = "dpc.idpc";
+  p.backend = backend_name(backend);
+  p.input_dtype = dtype_name(DType::f32);
+  p.input_shape = {2, rows, cols};
+  p.output_dtype = dtype_name(DType::f32);
+  p.output_shape = {rows, cols};
+  p.representation = "dense";
+  p.parameters = {{"padding", idpc_padding_name(o.padding)},
+                  {"pad_row", {pr.before, pr.after}},
+                  {"pad_col", {pc.before, pc.after}},
+                  {"pad_requested", o.pad},
+                  {"step_row", o.step_row},
+                  {"step_col", o.step_col},
+                  {"fft", backend == Backend::cuda ? "cuFFT r2c/c2r float32 (complex64)" : "FFTW r2c/c2r float64"},
+                  {"k0", "zero"},
+                  {"nyquist", "odd-derivative term zeroed"},
+                  {"grad_row_provenance", grad_row.provenance.operation},
+                  {"grad_col_provenance", grad_col.provenance.operation}};
+  return out;
+}
+
+}  // namespace qgpu::dpc

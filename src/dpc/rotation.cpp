@@ -1,0 +1,183 @@
+#include "dpc/rotation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace qgpu::dpc {
+
+namespace {
+
+constexpr double kDeg = std::numbers::pi / 180.0;
+
+void check_field(const DpcResult& d, std::size_t min_extent, const char* what) {
+  const Image<float>& a = d.dpc_row;
+  const Image<float>& b = d.dpc_col;
+  if (a.rows != b.rows || a.cols != b.cols || a.data.size() != a.rows * a.cols || b.data.size() != a.data.size())
+    throw InvalidArgument(std::string(what) + ": DPC row and col maps differ in shape");
+  if (a.rows < min_extent || a.cols < min_extent)
+    throw InvalidArgument(std::string(what) + ": DPC maps of " + std::to_string(a.rows) + "x" +
+                          std::to_string(a.cols) + " are too small (need at least " + std::to_string(min_extent) +
+                          "x" + std::to_string(min_extent) + ")");
+  for (std::size_t i = 0; i < a.data.size(); ++i)
+    if (!std::isfinite(a.data[i]) || !std::isfinite(b.data[i]))
+      throw InvalidArgument(std::string(what) + ": DPC maps hold non-finite values");
+}
+
+// Curl (A) and divergence (B) of the field (fr, fc) on the interior pixels, central differences.
+void curl_div(const std::vector<float>& fr, const std::vector<float>& fc, std::size_t rows, std::size_t cols,
+              std::vector<double>& curl, std::vector<double>& div) {
+  curl.clear();
+  div.clear();
+  for (std::size_t r = 1; r + 1 < rows; ++r)
+    for (std::size_t c = 1; c + 1 < cols; ++c) {
+      const std::size_t i = r * cols + c;
+      const double dfc_dr = (double(fc[i + cols]) - fc[i - cols]) / 2, dfr_dc = (double(fr[i + 1]) - fr[i - 1]) / 2;
+      const double dfr_dr = (double(fr[i + cols]) - fr[i - cols]) / 2, dfc_dc = (double(fc[i + 1]) - fc[i - 1]) / 2;
+      curl.push_back(dfc_dr - dfr_dc);
+      div.push_back(dfr_dr + dfc_dc);
+    }
+}
+
+// Rotating the field by angle t gives curl = cos t * A + sin t * B and divergence = cos t * B - sin t * A
+// (the 90-degree turn J(fr, fc) = (-fc, fr) has curl(J f) = div f and div(J f) = -curl f). Hence
+// mean(curl^2)(t) = a cos^2 t + b sin^2 t + 2 c sin t cos t with a = <A^2>, b = <B^2>, c = <AB>.
+struct QuadraticCurl {
+  double a = 0, b = 0, c = 0;
+  double rms_at(double t) const {
+    const double co = std::cos(t), si = std::sin(t);
+    return std::sqrt(std::max(0.0, a * co * co + b * si * si + 2 * c * si * co));
+  }
+  // Exact minimiser in [0, pi) (mod pi): f = (a+b)/2 + (a-b)/2 cos 2t + c sin 2t.
+  double argmin() const {
+    double t = 0.5 * std::atan2(-2 * c, -(a - b));
+    if (t < 0) t += std::numbers::pi;
+    return t;
+  }
+};
+
+struct Candidate {
+  bool transpose = false;
+  QuadraticCurl q;
+  std::vector<double> curl, div;
+};
+
+Candidate analyse(const DpcResult& d, bool transpose) {
+  Candidate k;
+  k.transpose = transpose;
+  const auto& fr = transpose ? d.dpc_col.data : d.dpc_row.data;
+  const auto& fc = transpose ? d.dpc_row.data : d.dpc_col.data;
+  curl_div(fr, fc, d.dpc_row.rows, d.dpc_row.cols, k.curl, k.div);
+  const double n = double(k.curl.size());
+  for (std::size_t i = 0; i < k.curl.size(); ++i) {
+    k.q.a += k.curl[i] * k.curl[i];
+    k.q.b += k.div[i] * k.div[i];
+    k.q.c += k.curl[i] * k.div[i];
+  }
+  k.q.a /= n;
+  k.q.b /= n;
+  k.q.c /= n;
+  return k;
+}
+
+Provenance host_provenance(const char* operation, const DpcResult& d, std::vector<std::size_t> out_shape) {
+  Provenance p;
+  p.operation = operation;
+  p.backend = "cpu";
+  p.input_dtype = dtype_name(DType::f32);
+  p.input_shape = {2, d.dpc_row.rows, d.dpc_row.cols};
+  p.output_dtype = dtype_name(DType::f32);
+  p.output_shape = std::move(out_shape);
+  p.representation = "dense";
+  p.parameters["dpc_backend"] = d.provenance.backend;
+  return p;
+}
+
+}  // namespace
+
+RotationResult calibrate_rotation(const DpcResult& dpc) {
+  check_field(dpc, 3, "calibrate_rotation");
+  const Candidate straight = analyse(dpc, false), swapped = analyse(dpc, true);
+
+  RotationResult r;
+  for (int k = 0; k < 360; ++k) r.angles_deg.push_back(k);
+  for (const Candidate* c : {&straight, &swapped})
+    for (int k = 0; k < 360; ++k) r.curl_by_angle.push_back(c->q.rms_at(k * kDeg));
+
+  const double t_straight = straight.q.argmin(), t_swapped = swapped.q.argmin();
+  const bool use_swapped = swapped.q.rms_at(t_swapped) < straight.q.rms_at(t_straight);
+  const Candidate& best = use_swapped ? swapped : straight;
+  double t = use_swapped ? t_swapped : t_straight;
+
+  // 180-degree ambiguity: keep the angle whose divergence is skewed negative (see rotation.hpp).
+  auto divergence_at = [&](double angle, std::size_t i) {
+    return std::cos(angle) * best.div[i] - std::sin(angle) * best.curl[i];
+  };
+  const std::size_t n = best.div.size();
+  double mean = 0;
+  for (std::size_t i = 0; i < n; ++i) mean += divergence_at(t, i);
+  mean /= double(n);
+  double m3 = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double d = divergence_at(t, i) - mean;
+    m3 += d * d * d;
+  }
+  m3 /= double(n);
+  const bool flipped = m3 > 0;
+  if (flipped) t += std::numbers::pi;
+
+  double deg = std::fmod(t / kDeg, 360.0);
+  if (deg < 0) deg += 360.0;
+  if (deg >= 360.0) deg = 0.0;
+  r.angle_deg = deg;
+  r.transpose = best.transpose;
+  r.curl_rms = best.q.rms_at(t);
+  double div2 = 0;
+  for (std::size_t i = 0; i < n; ++i) div2 += divergence_at(t, i) * divergence_at(t, i);
+  r.divergence_rms = std::sqrt(div2 / double(n));
+
+  r.provenance = host_provenance("dpc.calibrate_rotation", dpc, {});
+  r.provenance.output_dtype = "float64";
+  r.provenance.parameters.update(
+      {{"angle_deg", r.angle_deg},
+       {"transpose", r.transpose},
+       {"curl_rms", r.curl_rms},
+       {"divergence_rms", r.divergence_rms},
+       {"curl_rms_other_transpose", (use_swapped ? straight : swapped).q.rms_at((use_swapped ? t_straight : t_swapped))},
+       {"divergence_third_moment_before_flip", m3},
+       {"flipped_180", flipped},
+       {"method", "min RMS curl (central differences, interior); exact minimiser of the quadratic form"},
+       {"ambiguity_180", "divergence skewed negative (field = +grad potential)"},
+       {"scan_step_deg", 1.0}});
+  return r;
+}
+
+std::pair<Image<float>, Image<float>> rotate_field(const DpcResult& dpc, double angle_deg, bool transpose) {
+  check_field(dpc, 1, "rotate_field");
+  if (!std::isfinite(angle_deg)) throw InvalidArgument("rotate_field: angle is not finite");
+  const auto& fr = transpose ? dpc.dpc_col.data : dpc.dpc_row.data;
+  const auto& fc = transpose ? dpc.dpc_row.data : dpc.dpc_col.data;
+  const double co = std::cos(angle_deg * kDeg), si = std::sin(angle_deg * kDeg);
+
+  Provenance p = host_provenance("dpc.rotate_field", dpc, {2, dpc.dpc_row.rows, dpc.dpc_row.cols});
+  p.parameters.update({{"angle_deg", angle_deg}, {"transpose", transpose}});
+  Image<float> out_r, out_c;
+  for (Image<float>* im : {&out_r, &out_c}) {
+    im->rows = dpc.dpc_row.rows;
+    im->cols = dpc.dpc_row.cols;
+    im->data.resize(fr.size());
+    im->provenance = p;
+  }
+  out_r.provenance.parameters["component"] = "row";
+  out_c.provenance.parameters["component"] = "col";
+  for (std::size_t i = 0; i < fr.size(); ++i) {
+    out_r.data[i] = static_cast<float>(co * fr[i] - si * fc[i]);
+    out_c.data[i] = static_cast<float>(si * fr[i] + co * fc[i]);
+  }
+  return {std::move(out_r), std::move(out_c)};
+}
+
+}  // namespace qgpu::dpc

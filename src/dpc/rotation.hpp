@@ -1,0 +1,44 @@
+#pragma once
+// Rotation calibration between the scan and detector axes from the DPC field (host; the maps are small).
+//
+// Conventions (all in (row, col) index space):
+// - transpose swaps the row/col components of the field first: (f_row, f_col) -> (f_col, f_row);
+// - then a rotation by angle a: (f_row, f_col) -> (cos a * f_row - sin a * f_col, sin a * f_row + cos a * f_col),
+//   i.e. positive angles turn the row axis towards the col axis (counter-clockwise on an image shown with
+//   row 0 at the top).
+// - curl = d f_col / d row - d f_row / d col, divergence = d f_row / d row + d f_col / d col, both with central
+//   differences on the interior pixels (one-pixel border dropped); "rms" is over those pixels.
+// calibrate_rotation returns (angle, transpose) such that rotate_field(dpc, angle, transpose) is the field in
+// scan axes: curl-free, and pointing up the projected potential (see calibrate_rotation).
+#include <utility>
+#include <vector>
+
+#include "core/image.hpp"
+#include "core/provenance.hpp"
+#include "dpc/com.hpp"
+
+namespace qgpu::dpc {
+
+struct RotationResult {
+  double angle_deg = 0;  // in [0, 360)
+  bool transpose = false;
+  double curl_rms = 0;        // of the corrected field
+  double divergence_rms = 0;  // of the corrected field
+  // Coarse scan: angles_deg = 0, 1, ..., 359; curl_by_angle has 2 * 360 values, [transpose][angle]:
+  // curl_by_angle[a] for transpose = false, curl_by_angle[360 + a] for transpose = true (RMS curl).
+  std::vector<double> angles_deg, curl_by_angle;
+  Provenance provenance;
+};
+
+// Finds the transpose flag and angle minimising the RMS curl of the corrected field. The curl is linear in
+// (cos a, sin a), so RMS curl^2 is a quadratic form in them: the 1-degree scan is reported, and the minimum is
+// refined exactly from that form. Angle and angle + 180 give the same curl; as in LiberTEM (guess_corrections)
+// the one kept makes the divergence skewed negative (third central moment < 0): the beam is deflected towards
+// the atom columns, so the field is +grad(potential) and its divergence is strongly negative on the columns.
+// Ties (zero skew) keep the angle in [0, 180). Maps must be at least 3x3 and finite (else InvalidArgument).
+RotationResult calibrate_rotation(const DpcResult& dpc);
+
+// The corrected field (row, col): transpose first, then rotate by angle_deg (conventions above).
+std::pair<Image<float>, Image<float>> rotate_field(const DpcResult& dpc, double angle_deg, bool transpose);
+
+}  // namespace qgpu::dpc

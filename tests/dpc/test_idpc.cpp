@@ -1,0 +1,138 @@
+// iDPC on the CPU reference: an analytic potential is recovered from its exact gradient.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "core/error.hpp"
+#include "device/device.hpp"
+#include "dpc/idpc.hpp"
+#include "dpc_fixtures.hpp"
+
+namespace qgpu::dpc {
+namespace {
+
+using testing::gaussian_field;
+using testing::relative_error_up_to_constant;
+
+// Tolerances: the Gaussians are smooth (sigma >= 0.04 of the field), so spectral integration of their sampled
+// gradient is accurate to well under 1 % once the edges are handled.
+TEST(Idpc, RecoversGaussianPotentialUpToAConstant) {
+  const auto f = gaussian_field(96, 80, 1);
+  const Image<float> phi = idpc(f.grad_row, f.grad_col, Backend::cpu);
+  ASSERT_EQ(phi.rows, 96u);
+  ASSERT_EQ(phi.cols, 80u);
+  EXPECT_LT(relative_error_up_to_constant(phi, f.phi), 1e-4);  // measured 2.6e-7
+  EXPECT_GT(testing::correlation(phi, f.phi), 0.9999);
+}
+
+TEST(Idpc, OddSizes) {
+  const auto f = gaussian_field(33, 47, 2);
+  const Image<float> phi = idpc(f.grad_row, f.grad_col, Backend::cpu);
+  EXPECT_LT(relative_error_up_to_constant(phi, f.phi), 5e-3);
+  EXPECT_EQ(phi.provenance.parameters.at("pad_row"), (std::vector<std::size_t>{16, 17}));
+  EXPECT_EQ(phi.provenance.parameters.at("pad_col"), (std::vector<std::size_t>{23, 24}));
+}
+
+TEST(Idpc, ZeroPaddingWorksForFieldsVanishingAtTheEdges) {
+  const auto f = gaussian_field(40, 56, 9);
+  IdpcOptions o;
+  o.padding = IdpcPadding::zeros;
+  o.pad = 12;
+  const Image<float> phi = idpc(f.grad_row, f.grad_col, Backend::cpu, o);
+  EXPECT_LT(relative_error_up_to_constant(phi, f.phi), 2e-2);
+  EXPECT_EQ(phi.provenance.parameters.at("pad_row"), (std::vector<std::size_t>{12, 12}));
+  EXPECT_EQ(phi.provenance.parameters.at("padding"), "zeros");
+  o.pad = 0;  // auto: half the extent on each side
+  const Image<float> auto_pad = idpc(f.grad_row, f.grad_col, Backend::cpu, o);
+  EXPECT_LT(relative_error_up_to_constant(auto_pad, f.phi), 2e-2);
+  EXPECT_EQ(auto_pad.provenance.parameters.at("pad_col"), (std::vector<std::size_t>{28, 28}));
+}
+
+TEST(Idpc, SampleStepsScaleTheIntegral) {
+  // phi is defined over lengths x = 0.5 * row, y = 2 * col; the gradient is d phi / dx, d phi / dy.
+  const auto f = gaussian_field(64, 40, 3, 0, 0, 0.5, 2.0);
+  IdpcOptions o;
+  o.step_row = 0.5;
+  o.step_col = 2.0;
+  EXPECT_LT(relative_error_up_to_constant(idpc(f.grad_row, f.grad_col, Backend::cpu, o), f.phi), 5e-3);
+  // Ignoring the steps integrates the wrong field.
+  EXPECT_GT(relative_error_up_to_constant(idpc(f.grad_row, f.grad_col, Backend::cpu), f.phi), 0.1);
+}
+
+TEST(Idpc, MirrorPaddingKeepsARampThatOtherPaddingsLose) {
+  // A constant gradient (mean deflection) is invisible to a periodic transform (its k = 0 term); the mirrored
+  // field turns it into a triangle wave that integrates back to the ramp. Zero padding gets part of it.
+  const auto f = gaussian_field(64, 64, 4, 0.05, -0.03);
+  const Image<float> mirrored = idpc(f.grad_row, f.grad_col, Backend::cpu);
+  IdpcOptions periodic;
+  periodic.padding = IdpcPadding::periodic;
+  const Image<float> wrapped = idpc(f.grad_row, f.grad_col, Backend::cpu, periodic);
+  IdpcOptions zeros;
+  zeros.padding = IdpcPadding::zeros;
+  const Image<float> zero_padded = idpc(f.grad_row, f.grad_col, Backend::cpu, zeros);
+  const double e_mirror = relative_error_up_to_constant(mirrored, f.phi);
+  EXPECT_LT(e_mirror, 2e-2);
+  EXPECT_GT(relative_error_up_to_constant(wrapped, f.phi), 0.3);
+  EXPECT_GT(relative_error_up_to_constant(zero_padded, f.phi), 5 * e_mirror);
+  EXPECT_EQ(wrapped.provenance.parameters.at("pad_row"), (std::vector<std::size_t>{0, 0}));
+}
+
+TEST(Idpc, PeriodicFieldIsExactWithoutPadding) {
+  // phi = sin(2 pi 3 r / R) + cos(2 pi 2 c / C): periodic, so periodic integration is exact up to float error.
+  const std::size_t R = 32, C = 48;
+  Image<float> gr = testing::image(R, C), gc = testing::image(R, C), phi_true = testing::image(R, C);
+  const double w_r = 2 * std::numbers::pi * 3 / R, w_c = 2 * std::numbers::pi * 2 / C;
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t c = 0; c < C; ++c) {
+      phi_true.at(r, c) = float(std::sin(w_r * r) + std::cos(w_c * c));
+      gr.at(r, c) = float(w_r * std::cos(w_r * r));
+      gc.at(r, c) = float(-w_c * std::sin(w_c * c));
+    }
+  IdpcOptions o;
+  o.padding = IdpcPadding::periodic;
+  EXPECT_LT(relative_error_up_to_constant(idpc(gr, gc, Backend::cpu, o), phi_true), 1e-5);
+}
+
+TEST(Idpc, ProvenanceNamesBackendAndPadding) {
+  const auto f = gaussian_field(16, 24, 5);
+  const Image<float> phi = idpc(f.grad_row, f.grad_col, Backend::cpu);
+  EXPECT_EQ(phi.provenance.operation, "dpc.idpc");
+  EXPECT_EQ(phi.provenance.backend, "cpu");
+  EXPECT_EQ(phi.provenance.output_shape, (std::vector<std::size_t>{16, 24}));
+  EXPECT_EQ(phi.provenance.representation, "dense");
+  EXPECT_EQ(phi.provenance.parameters.at("pad_row"), (std::vector<std::size_t>{8, 8}));
+  EXPECT_EQ(phi.provenance.parameters.at("pad_col"), (std::vector<std::size_t>{12, 12}));
+}
+
+TEST(Idpc, BadInputsAreRejected) {
+  const auto f = gaussian_field(16, 16, 6);
+  const Image<float> other = testing::image(16, 15);
+  EXPECT_THROW(idpc(f.grad_row, other, Backend::cpu), InvalidArgument);
+  EXPECT_THROW(idpc(Image<float>{}, Image<float>{}, Backend::cpu), InvalidArgument);
+  Image<float> nan_map = f.grad_col;
+  nan_map.data[3] = std::nanf("");
+  EXPECT_THROW(idpc(f.grad_row, nan_map, Backend::cpu), InvalidArgument);
+  Image<float> short_data = f.grad_col;
+  short_data.data.pop_back();
+  EXPECT_THROW(idpc(f.grad_row, short_data, Backend::cpu), InvalidArgument);
+  IdpcOptions pad_with_mirror;
+  pad_with_mirror.pad = 4;  // mirror padding has a fixed size
+  EXPECT_THROW(idpc(f.grad_row, f.grad_col, Backend::cpu, pad_with_mirror), InvalidArgument);
+  IdpcOptions pad_with_periodic;
+  pad_with_periodic.padding = IdpcPadding::periodic;
+  pad_with_periodic.pad = 4;
+  EXPECT_THROW(idpc(f.grad_row, f.grad_col, Backend::cpu, pad_with_periodic), InvalidArgument);
+  IdpcOptions bad_step;
+  bad_step.step_col = 0;
+  EXPECT_THROW(idpc(f.grad_row, f.grad_col, Backend::cpu, bad_step), InvalidArgument);
+}
+
+TEST(Idpc, CudaBackendWithoutGpuRaisesInsteadOfFallingBack) {
+  if (detect().cuda_available) GTEST_SKIP() << "a GPU is available: covered by the CUDA parity tests";
+  const auto f = gaussian_field(16, 16, 8);
+  EXPECT_THROW(idpc(f.grad_row, f.grad_col, Backend::cuda), BackendUnavailable);
+}
+
+}  // namespace
+}  // namespace qgpu::dpc

@@ -1,0 +1,140 @@
+// Rotation calibration: a curl-free field turned by a known angle (and transposed) is recovered.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "core/error.hpp"
+#include "dpc/rotation.hpp"
+#include "dpc_fixtures.hpp"
+
+namespace qgpu::dpc {
+namespace {
+
+// What a detector would record for the scan-frame field g when calibrate_rotation should answer
+// (angle_deg, transpose): m = T R(-angle) g, so that rotate_field(m, angle, transpose) = R(angle) T m = g.
+DpcResult measured(const testing::AnalyticField& g, double angle_deg, bool transpose) {
+  DpcResult d;
+  d.dpc_row = testing::image(g.grad_row.rows, g.grad_row.cols);
+  d.dpc_col = testing::image(g.grad_row.rows, g.grad_row.cols);
+  const double a = -angle_deg * std::numbers::pi / 180, co = std::cos(a), si = std::sin(a);
+  for (std::size_t i = 0; i < g.grad_row.data.size(); ++i) {
+    const double fr = g.grad_row.data[i], fc = g.grad_col.data[i];
+    const float rr = float(co * fr - si * fc), rc = float(si * fr + co * fc);
+    d.dpc_row.data[i] = transpose ? rc : rr;
+    d.dpc_col.data[i] = transpose ? rr : rc;
+  }
+  d.provenance.backend = "cpu";
+  return d;
+}
+
+double angle_distance(double a, double b) {
+  const double d = std::fmod(std::abs(a - b), 360.0);
+  return std::min(d, 360.0 - d);
+}
+
+// RMS curl over the interior computed directly (central differences), independent of the library's algebra.
+double direct_rms_curl(const Image<float>& fr, const Image<float>& fc) {
+  double s = 0;
+  std::size_t n = 0;
+  for (std::size_t r = 1; r + 1 < fr.rows; ++r)
+    for (std::size_t c = 1; c + 1 < fr.cols; ++c) {
+      const double curl = (double(fc.at(r + 1, c)) - fc.at(r - 1, c)) / 2 - (double(fr.at(r, c + 1)) - fr.at(r, c - 1)) / 2;
+      s += curl * curl;
+      ++n;
+    }
+  return std::sqrt(s / double(n));
+}
+
+struct Case {
+  double angle_deg;
+  bool transpose;
+};
+
+class RecoverRotation : public ::testing::TestWithParam<Case> {};
+
+TEST_P(RecoverRotation, AngleWithinOneDegreeAndTransposeFlag) {
+  const Case k = GetParam();
+  const testing::AnalyticField g = testing::gaussian_field(72, 64, 7);
+  const DpcResult d = measured(g, k.angle_deg, k.transpose);
+  const RotationResult r = calibrate_rotation(d);
+  EXPECT_LT(angle_distance(r.angle_deg, k.angle_deg), 1.0) << "found " << r.angle_deg;
+  EXPECT_EQ(r.transpose, k.transpose);
+  EXPECT_GE(r.angle_deg, 0.0);
+  EXPECT_LT(r.angle_deg, 360.0);
+
+  // The corrected field is the scan-frame gradient (sign included: it points up the potential).
+  const auto [fr, fc] = rotate_field(d, r.angle_deg, r.transpose);
+  EXPECT_LT(testing::relative_difference(fr, g.grad_row), 0.02);
+  EXPECT_LT(testing::relative_difference(fc, g.grad_col), 0.02);
+  // Its curl is much smaller than its divergence; the wrong handedness cannot get there.
+  EXPECT_LT(r.curl_rms, 0.05 * r.divergence_rms);
+  const auto other = std::minmax_element(r.curl_by_angle.begin() + (r.transpose ? 0 : 360),
+                                         r.curl_by_angle.begin() + (r.transpose ? 360 : 720));
+  EXPECT_GT(*other.first, 5 * r.curl_rms);
+}
+
+INSTANTIATE_TEST_SUITE_P(Angles, RecoverRotation,
+                         ::testing::Values(Case{37, false}, Case{37, true}, Case{217, false}, Case{0, false},
+                                           Case{123.4, true}, Case{300, true}, Case{359.5, false}));
+
+TEST(Rotation, CoarseCurveMatchesDirectCurlAndHasItsMinimumAtTheAngle) {
+  const testing::AnalyticField g = testing::gaussian_field(48, 56, 21);
+  const DpcResult d = measured(g, 37, false);
+  const RotationResult r = calibrate_rotation(d);
+  ASSERT_EQ(r.angles_deg.size(), 360u);
+  ASSERT_EQ(r.curl_by_angle.size(), 720u);
+  EXPECT_EQ(r.angles_deg[123], 123.0);
+  for (int a : {0, 37, 90, 200, 333}) {
+    for (bool t : {false, true}) {
+      const auto [fr, fc] = rotate_field(d, a, t);
+      EXPECT_NEAR(r.curl_by_angle[(t ? 360 : 0) + a], direct_rms_curl(fr, fc), 1e-4 * r.divergence_rms)
+          << "angle " << a << " transpose " << t;
+    }
+  }
+  // Curl minima at 37 and 217 (the 180-degree twins), not elsewhere.
+  const auto first = r.curl_by_angle.begin();
+  const std::size_t lo = std::min_element(first, first + 180) - first;
+  const std::size_t hi = std::min_element(first + 180, first + 360) - first;
+  EXPECT_EQ(lo, 37u);
+  EXPECT_EQ(hi, 217u);
+  EXPECT_EQ(r.provenance.operation, "dpc.calibrate_rotation");
+  EXPECT_EQ(r.provenance.parameters.at("transpose"), false);
+}
+
+TEST(Rotation, RotateFieldTurnsRowAxisTowardsColAxis) {
+  DpcResult d;
+  d.dpc_row = testing::image(1, 1);
+  d.dpc_col = testing::image(1, 1);
+  d.dpc_row.data = {1.0f};
+  d.dpc_col.data = {0.0f};
+  auto [fr, fc] = rotate_field(d, 90, false);
+  EXPECT_NEAR(fr.data[0], 0.0, 1e-7);
+  EXPECT_NEAR(fc.data[0], 1.0, 1e-7);
+  auto [tr, tc] = rotate_field(d, 0, true);  // transpose swaps the components
+  EXPECT_EQ(tr.data[0], 0.0f);
+  EXPECT_EQ(tc.data[0], 1.0f);
+  EXPECT_EQ(tr.provenance.operation, "dpc.rotate_field");
+}
+
+TEST(Rotation, BadInputsAreRejected) {
+  DpcResult tiny;
+  tiny.dpc_row = testing::image(2, 5);
+  tiny.dpc_col = testing::image(2, 5);
+  EXPECT_THROW(calibrate_rotation(tiny), InvalidArgument);
+  DpcResult mismatch;
+  mismatch.dpc_row = testing::image(8, 8);
+  mismatch.dpc_col = testing::image(8, 7);
+  EXPECT_THROW(calibrate_rotation(mismatch), InvalidArgument);
+  EXPECT_THROW(rotate_field(mismatch, 10, false), InvalidArgument);
+  DpcResult nan_field;
+  nan_field.dpc_row = testing::image(8, 8);
+  nan_field.dpc_col = testing::image(8, 8);
+  nan_field.dpc_col.data[5] = std::nanf("");
+  EXPECT_THROW(calibrate_rotation(nan_field), InvalidArgument);
+  EXPECT_THROW(rotate_field(DpcResult{}, 0, false), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace qgpu::dpc
