@@ -1,0 +1,11 @@
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace qgpu::cli {
+
+// Each adds its subcommand to the app and runs it when chosen.
+void add_info(CLI::App& app);
+void add_image(CLI::App& app);
+void add_sample(CLI::App& app);
+
+}  // namespace qgpu::cli

@@ -1,0 +1,29 @@
+#pragma once
+// Writes one result image as NAME.npy (raw values), NAME.png (display) and NAME.json (provenance).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/image.hpp"
+#include "display/display.hpp"
+#include "io/npy/npy.hpp"
+
+namespace qgpu::cli {
+
+template <class T>
+void write_outputs(const std::filesystem::path& dir, const std::string& name, const Image<T>& img,
+                   const display::DisplayOptions& look, Backend backend) {
+  io::write_npy((dir / (name + ".npy")).string(), {img.rows, img.cols}, img.data);
+  Image<float> f;
+  f.rows = img.rows;
+  f.cols = img.cols;
+  f.data.assign(img.data.begin(), img.data.end());
+  const display::Rgba rgba = display::render(f, look, backend);
+  display::write_png((dir / (name + ".png")).string(), rgba);
+  std::ofstream((dir / (name + ".json")).string())
+      << nlohmann::json{{"result", img.provenance.to_json()}, {"display", rgba.provenance.to_json()}}.dump(2) << "\n";
+  std::printf("  %-14s %zux%zu -> %s.{npy,png,json}\n", name.c_str(), img.rows, img.cols, (dir / name).c_str());
+}
+
+}  // namespace qgpu::cli
