@@ -129,17 +129,21 @@ DevicePlan upload(const SumPlan& plan) {
   return d;
 }
 
-const std::uint64_t* frame_totals(const Dataset& ds, cudaStream_t stream) {
-  if (auto c = ds.cached("frame_totals")) return static_cast<DeviceBuffer*>(c.get())->as<std::uint64_t>();
+void compute_frame_totals(const Dataset& ds, std::uint64_t* d_out, cudaStream_t stream) {
   const Shape4D& s = ds.shape();
-  auto buf = std::make_shared<DeviceBuffer>(std::max<std::size_t>(s.frames(), 1) * 8);
   dispatch_count_dtype(ds.dtype(), [&](auto z) {
     using T = decltype(z);
     const bool vec = (s.frame_pixels() * sizeof(T)) % 16 == 0;
-    frame_totals_kernel<T><<<grid_for(s.frames(), 1), kThreads, 0, stream>>>(
-        ds.device_buffer().as<T>(), s.frame_pixels(), s.frames(), vec, buf->as<std::uint64_t>());
+    frame_totals_kernel<T><<<grid_for(s.frames(), 1), kThreads, 0, stream>>>(ds.device_buffer().as<T>(),
+                                                                              s.frame_pixels(), s.frames(), vec, d_out);
     QGPU_CUDA_LAUNCHED("frame_totals_kernel");
   });
+}
+
+const std::uint64_t* frame_totals(const Dataset& ds, cudaStream_t stream) {
+  if (auto c = ds.cached("frame_totals")) return static_cast<DeviceBuffer*>(c.get())->as<std::uint64_t>();
+  auto buf = std::make_shared<DeviceBuffer>(std::max<std::size_t>(ds.shape().frames(), 1) * 8);
+  compute_frame_totals(ds, buf->as<std::uint64_t>(), stream);
   ds.set_cached("frame_totals", buf);
   return buf->as<std::uint64_t>();
 }

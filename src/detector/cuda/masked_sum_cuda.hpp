@@ -20,6 +20,9 @@ struct DevicePlan {
 };
 DevicePlan upload(const SumPlan& plan);
 
+// Writes every frame's total count (frames() uint64) to d_out: one full pass over the data.
+void compute_frame_totals(const Dataset& ds, std::uint64_t* d_out, cudaStream_t stream = nullptr);
+
 // Per-frame totals of the dataset (device array of frames() uint64), computed once and cached on the dataset.
 const std::uint64_t* frame_totals(const Dataset& ds, cudaStream_t stream = nullptr);
 

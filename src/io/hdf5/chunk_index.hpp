@@ -1,21 +1,31 @@
 #pragma once
-// File locations of one-frame chunks, for reading compressed chunks directly (no HDF5 filter pipeline).
+// Raw (still compressed) one-frame chunks, read without the HDF5 filter pipeline.
+// HDF5 1.10's H5Dget_chunk_info_by_coord walks the whole chunk index on every call (quadratic over a scan),
+// so chunks are sized with H5Dget_chunk_storage_size and read with H5Dread_chunk, both index lookups.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "io/hdf5/file_info.hpp"
+#include "io/hdf5/h5_handle.hpp"
 
 namespace qgpu::io {
 
-struct ChunkLocation {
-  std::uint64_t file_offset = 0;
-  std::uint64_t size = 0;
-  unsigned filter_mask = 0;  // nonzero: a filter was skipped when this chunk was written
-};
+class ChunkReader {
+ public:
+  // FormatError when the dataset is not stored one frame per chunk.
+  explicit ChunkReader(const FileInfo& info);
 
-// Locations of the chunks holding the given frames (flat scan indices), in that order. Raises FormatError
-// when the dataset is not one frame per chunk or a chunk was never written.
-std::vector<ChunkLocation> locate_frame_chunks(const FileInfo& info, const std::vector<std::uint64_t>& frames);
+  // Stored (compressed) size of the chunk of a frame (flat scan index); FormatError when it was never written.
+  std::uint64_t size(std::uint64_t frame) const;
+  // Reads the stored bytes of a frame's chunk into dst (size(frame) bytes). FormatError when the chunk cannot be
+  // read or was stored with a filter skipped.
+  void read(std::uint64_t frame, void* dst) const;
+
+ private:
+  std::vector<hsize_t> coord(std::uint64_t frame) const;
+  const FileInfo& info_;
+  h5::Handle file_, ds_;
+};
 
 }  // namespace qgpu::io

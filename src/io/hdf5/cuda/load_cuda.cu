@@ -1,9 +1,6 @@
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
+#include <chrono>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "device/cuda/cuda_check.hpp"
@@ -19,7 +16,6 @@ namespace qgpu::io {
 namespace {
 
 constexpr std::size_t kStagingBytes = std::size_t(2) << 30;
-constexpr int kReadThreads = 8;
 
 struct Pinned {
   void* p = nullptr;
@@ -29,58 +25,6 @@ struct Pinned {
   Pinned& operator=(const Pinned&) = delete;
   template <class T> T* as() { return static_cast<T*>(p); }
 };
-
-struct Fd {
-  int fd;
-  explicit Fd(const std::string& path) : fd(::open(path.c_str(), O_RDONLY)) {
-    if (fd < 0) throw IoError("cannot open '" + path + "' for chunk reads: " + std::strerror(errno));
-  }
-  ~Fd() { ::close(fd); }
-};
-
-// Reads chunks [first, last) into dst back to back, merging chunks adjacent in the file into one pread,
-// spread over a few threads.
-void read_chunks(const Fd& f, const std::vector<ChunkLocation>& loc, std::size_t first, std::size_t last,
-                 const std::vector<std::uint64_t>& dst_off, std::uint8_t* dst, const std::string& path) {
-  struct Span {
-    std::uint64_t file_off, len, dst;
-  };
-  std::vector<Span> spans;
-  for (std::size_t i = first; i < last; ++i) {
-    if (!spans.empty() && spans.back().file_off + spans.back().len == loc[i].file_offset &&
-        spans.back().dst + spans.back().len == dst_off[i])
-      spans.back().len += loc[i].size;
-    else
-      spans.push_back({loc[i].file_offset, loc[i].size, dst_off[i]});
-  }
-  // Split long spans so that every thread gets work.
-  std::vector<Span> pieces;
-  constexpr std::uint64_t kPiece = 8u << 20;
-  for (const Span& s : spans)
-    for (std::uint64_t o = 0; o < s.len; o += kPiece)
-      pieces.push_back({s.file_off + o, std::min(kPiece, s.len - o), s.dst + o});
-  std::vector<std::string> errors(kReadThreads);
-  auto worker = [&](int t) {
-    for (std::size_t k = t; k < pieces.size(); k += kReadThreads) {
-      std::uint64_t done = 0;
-      while (done < pieces[k].len) {
-        const ssize_t n = ::pread(f.fd, dst + pieces[k].dst + done, pieces[k].len - done, pieces[k].file_off + done);
-        if (n <= 0) {
-          errors[t] = "cannot read " + std::to_string(pieces[k].len) + " bytes at offset " +
-                      std::to_string(pieces[k].file_off) + " of '" + path + "': " +
-                      (n == 0 ? std::string("file ends early (truncated file)") : std::strerror(errno));
-          return;
-        }
-        done += std::uint64_t(n);
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kReadThreads; ++t) threads.emplace_back(worker, t);
-  for (auto& th : threads) th.join();
-  for (const auto& e : errors)
-    if (!e.empty()) throw FormatError(e);
-}
 
 }  // namespace
 
@@ -102,12 +46,16 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   frames.reserve(p.scan.rows * p.scan.cols);
   for (std::size_t r = p.scan.row0; r < p.scan.row0 + p.scan.rows; ++r)
     for (std::size_t c = p.scan.col0; c < p.scan.col0 + p.scan.cols; ++c) frames.push_back(r * fi.shape.scan_cols + c);
-  const std::vector<ChunkLocation> loc = locate_frame_chunks(fi, frames);
-  for (std::size_t i = 0; i < loc.size(); ++i)
-    if (loc[i].filter_mask != 0)
-      throw FormatError("frame " + std::to_string(frames[i]) + " of " + where +
-                        " was stored without its filter (filter mask " + std::to_string(loc[i].filter_mask) +
-                        "); load it with backend='cpu'");
+  auto clock = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
+  const double t_start = clock();
+  const ChunkReader reader(fi);
+  struct Sized {
+    std::uint64_t size;
+  };
+  std::vector<Sized> loc(frames.size());
+  for (std::size_t i = 0; i < frames.size(); ++i) loc[i].size = reader.size(frames[i]);
+  const double t_located = clock();
+  double t_reading = 0;
 
   const bool direct = p.full_frames() && !p.binned();
   const std::size_t frames_per_out_row = p.bin_scan * p.scan.cols;
@@ -183,14 +131,15 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     }
   } cleanup{stream, done};
 
-  Fd fd(fi.path);
   std::size_t row = 0;
   for (std::size_t b = 0; b < batch_rows.size(); ++b) {
     const int slot = int(b % 2);
     QGPU_CUDA(cudaEventSynchronize(done[slot]));  // batch b-2 finished with this slot
     const std::size_t first = row * frames_per_out_row, last = (row + batch_rows[b]) * frames_per_out_row;
     const std::size_t n = last - first;
-    read_chunks(fd, loc, first, last, dst_off, pin_data[slot].as<std::uint8_t>(), fi.path);
+    const double t_read0 = clock();
+    for (std::size_t i = first; i < last; ++i) reader.read(frames[i], pin_data[slot].as<std::uint8_t>() + dst_off[i]);
+    t_reading += clock() - t_read0;
     std::uint64_t* tab = pin_table[slot].as<std::uint64_t>();
     for (std::size_t i = 0; i < n; ++i) {
       tab[i] = dst_off[first + i];
@@ -216,7 +165,9 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     row += batch_rows[b];
     if (progress) progress(double(row) / double(out_rows_total));
   }
+  const double t_queued = clock();
   QGPU_CUDA(cudaStreamSynchronize(stream));
+  const double t_done = clock();
   unsigned long long err = 0;
   int overflow = 0;
   flags.download(&err, sizeof(err));
@@ -228,8 +179,13 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
                       cuda::describe_decode_error(err) + ")");
   }
   if (overflow) throw FormatError("binned counts of " + where + " overflow uint32");
-  return Dataset::from_device(result, p.out_shape, p.out_dtype, load_metadata(p),
-                              load_provenance(p, "cuda", "quantem-gpu CUDA bitshuffle+LZ4"));
+  Provenance pv = load_provenance(p, "cuda", "quantem-gpu CUDA bitshuffle+LZ4");
+  pv.parameters["timing_s"] = {{"size_chunks", t_located - t_start},
+                               {"read_chunks", t_reading},
+                               {"final_gpu_wait", t_done - t_queued},
+                               {"total", t_done - t_start},
+                               {"batches", batch_rows.size()}};
+  return Dataset::from_device(result, p.out_shape, p.out_dtype, load_metadata(p), std::move(pv));
 }
 
 }  // namespace qgpu::io
