@@ -1,0 +1,36 @@
+"""Virtual detectors: exact uint64 masked sums per scan position, as numpy arrays with .provenance."""
+from . import _qgpu
+from .result import Result, wrap
+from ._qgpu import annulus_mask, disk_mask, fit_bf_disk  # noqa: F401
+
+
+def bf(ds, radius=None, center=None):
+    """Bright field through a disk (default: the fitted BF disk)."""
+    return wrap(_qgpu.bf(ds, radius, center))
+
+
+def adf(ds, inner, outer, center=None):
+    """Annular dark field: inner <= distance <= outer pixels around center (default: BF disk centre)."""
+    return wrap(_qgpu.adf(ds, inner, outer, center))
+
+
+def df(ds, center, radius):
+    """Dark field through an off-axis disk."""
+    return wrap(_qgpu.df(ds, center, radius))
+
+
+def virtual_image(ds, mask):
+    """Sum of mask (non-negative integer weights, detector-shaped) times each frame."""
+    return wrap(_qgpu.virtual_image(ds, mask))
+
+
+def sum_pattern(ds):
+    return wrap(_qgpu.sum_pattern(ds))
+
+
+def mean_pattern(ds):
+    return wrap(_qgpu.mean_pattern(ds))
+
+
+__all__ = ["bf", "adf", "df", "virtual_image", "sum_pattern", "mean_pattern", "fit_bf_disk", "disk_mask",
+           "annulus_mask", "Result"]

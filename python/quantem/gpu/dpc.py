@@ -1,0 +1,29 @@
+"""Centre of mass, DPC, rotation calibration and integrated DPC."""
+from . import _qgpu
+from .result import Result, wrap
+
+
+def center_of_mass(ds, mask=None):
+    """(com_row, com_col) in detector pixels, each a Result with the provenance."""
+    r, c, prov = _qgpu.center_of_mass(ds, mask)
+    return Result(r, prov), Result(c, prov)
+
+
+def centered_dpc(ds, reference=None):
+    """CoM minus reference (default: mean CoM) as (dpc_row, dpc_col)."""
+    r, c, prov = _qgpu.centered_dpc(ds, reference)
+    return Result(r, prov), Result(c, prov)
+
+
+def calibrate_rotation(dpc_row, dpc_col):
+    """{'angle_deg', 'transpose', 'curl_rms', 'divergence_rms', 'provenance'} minimising the curl."""
+    return _qgpu.calibrate_rotation(dpc_row, dpc_col)
+
+
+def rotate_field(dpc_row, dpc_col, angle_deg, transpose=False):
+    return _qgpu.rotate_field(dpc_row, dpc_col, angle_deg, transpose)
+
+
+def idpc(grad_row, grad_col, backend="auto", padding="mirror", step_row=1.0, step_col=1.0):
+    """Potential whose gradient is (grad_row, grad_col), by Fourier integration."""
+    return wrap(_qgpu.idpc(grad_row, grad_col, backend, padding, step_row, step_col))

@@ -1,0 +1,66 @@
+#include <pybind11/stl.h>
+
+#include "convert.hpp"
+#include "detector/virtual_detector.hpp"
+
+namespace qgpu::py {
+
+namespace {
+
+std::optional<detector::Center> center_of(const pyb::object& o) {
+  if (o.is_none()) return std::nullopt;
+  const auto v = o.cast<std::vector<double>>();
+  if (v.size() != 2) throw InvalidArgument("center is (row, col)");
+  return detector::Center{v[0], v[1]};
+}
+
+pyb::array_t<std::uint32_t> mask_to_python(const detector::Mask& m) {
+  pyb::array_t<std::uint32_t> a({m.rows, m.cols});
+  std::copy(m.weights.begin(), m.weights.end(), a.mutable_data());
+  return a;
+}
+
+}  // namespace
+
+void bind_detector(pyb::module_& m) {
+  using detector::Center;
+  m.def("bf", [](const Dataset& ds, std::optional<double> radius, const pyb::object& center) {
+    const auto c = center_of(center);  // with the GIL held
+    Image<std::uint64_t> img;
+    {
+      pyb::gil_scoped_release release;
+      img = detector::bf(ds, radius, c);
+    }
+    return image_to_python(img);
+  }, pyb::arg("ds"), pyb::arg("radius") = pyb::none(), pyb::arg("center") = pyb::none());
+  m.def("adf", [](const Dataset& ds, double inner, double outer, const pyb::object& center) {
+    return image_to_python(detector::adf(ds, inner, outer, center_of(center)));
+  }, pyb::arg("ds"), pyb::arg("inner"), pyb::arg("outer"), pyb::arg("center") = pyb::none());
+  m.def("df", [](const Dataset& ds, const pyb::object& center, double radius) {
+    return image_to_python(detector::df(ds, *center_of(center), radius));
+  }, pyb::arg("ds"), pyb::arg("center"), pyb::arg("radius"));
+  m.def("virtual_image", [](const Dataset& ds, const pyb::array_t<std::uint32_t, pyb::array::c_style | pyb::array::forcecast>& w) {
+    if (w.ndim() != 2) throw InvalidArgument("mask must be 2D (detector rows, cols)");
+    const detector::Mask mask = detector::from_weights(w.shape(0), w.shape(1),
+                                                       std::vector<std::uint32_t>(w.data(), w.data() + w.size()));
+    return image_to_python(detector::virtual_image(ds, mask));
+  }, pyb::arg("ds"), pyb::arg("mask"));
+  m.def("sum_pattern", [](const Dataset& ds) { return image_to_python(detector::sum_pattern(ds)); });
+  m.def("mean_pattern", [](const Dataset& ds) { return image_to_python(detector::mean_pattern(ds)); });
+  m.def("fit_bf_disk", [](const Dataset& ds) {
+    const auto f = detector::fit_bf_disk(ds);
+    pyb::dict d;
+    d["center"] = pyb::make_tuple(f.center_row, f.center_col);
+    d["radius"] = f.radius;
+    return d;
+  });
+  m.def("disk_mask", [](std::size_t rows, std::size_t cols, double cr, double cc, double r) {
+    return mask_to_python(detector::disk(rows, cols, cr, cc, r));
+  }, pyb::arg("rows"), pyb::arg("cols"), pyb::arg("center_row"), pyb::arg("center_col"), pyb::arg("radius"));
+  m.def("annulus_mask", [](std::size_t rows, std::size_t cols, double cr, double cc, double inner, double outer) {
+    return mask_to_python(detector::annulus(rows, cols, cr, cc, inner, outer));
+  }, pyb::arg("rows"), pyb::arg("cols"), pyb::arg("center_row"), pyb::arg("center_col"), pyb::arg("inner"),
+     pyb::arg("outer"));
+}
+
+}  // namespace qgpu::py

@@ -1,0 +1,74 @@
+#include <pybind11/stl.h>
+
+#include "convert.hpp"
+#include "dpc/com.hpp"
+#include "dpc/idpc.hpp"
+#include "dpc/rotation.hpp"
+
+namespace qgpu::py {
+
+namespace {
+
+dpc::DpcResult dpc_from(const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& r,
+                        const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c) {
+  dpc::DpcResult d;
+  d.dpc_row = image_from_python(r);
+  d.dpc_col = image_from_python(c);
+  return d;
+}
+
+}  // namespace
+
+void bind_dpc(pyb::module_& m) {
+  m.def("center_of_mass", [](const Dataset& ds, const pyb::object& mask) {
+    dpc::ComOptions o;
+    if (!mask.is_none()) {
+      const auto a = mask.cast<pyb::array_t<std::uint8_t, pyb::array::c_style | pyb::array::forcecast>>();
+      o.mask.assign(a.data(), a.data() + a.size());
+    }
+    const dpc::ComResult r = dpc::center_of_mass(ds, o);
+    pyb::dict prov = to_python(r.provenance.to_json());
+    prov["empty_frames"] = r.empty_frames;
+    return pyb::make_tuple(image_to_python(r.com_row)[0], image_to_python(r.com_col)[0], prov);
+  }, pyb::arg("ds"), pyb::arg("mask") = pyb::none());
+  m.def("centered_dpc", [](const Dataset& ds, const pyb::object& reference) {
+    const dpc::ComResult com = dpc::center_of_mass(ds);
+    std::optional<std::pair<double, double>> ref;
+    if (!reference.is_none()) ref = reference.cast<std::pair<double, double>>();
+    const dpc::DpcResult d = dpc::centered_dpc(com, ref);
+    pyb::dict prov = to_python(d.provenance.to_json());
+    return pyb::make_tuple(image_to_python(d.dpc_row)[0], image_to_python(d.dpc_col)[0], prov);
+  }, pyb::arg("ds"), pyb::arg("reference") = pyb::none());
+  m.def("calibrate_rotation", [](const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& r,
+                                 const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c) {
+    const dpc::RotationResult rot = dpc::calibrate_rotation(dpc_from(r, c));
+    pyb::dict d;
+    d["angle_deg"] = rot.angle_deg;
+    d["transpose"] = rot.transpose;
+    d["curl_rms"] = rot.curl_rms;
+    d["divergence_rms"] = rot.divergence_rms;
+    d["provenance"] = to_python(rot.provenance.to_json());
+    return d;
+  });
+  m.def("rotate_field", [](const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& r,
+                           const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c, double angle,
+                           bool transpose) {
+    auto [gr, gc] = dpc::rotate_field(dpc_from(r, c), angle, transpose);
+    return pyb::make_tuple(image_to_python(gr)[0], image_to_python(gc)[0]);
+  });
+  m.def("idpc", [](const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& r,
+                   const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c, const std::string& backend,
+                   const std::string& padding, double step_row, double step_col) {
+    dpc::IdpcOptions o;
+    o.padding = padding == "mirror" ? dpc::IdpcPadding::mirror
+                : padding == "zeros" ? dpc::IdpcPadding::zeros
+                : padding == "periodic" ? dpc::IdpcPadding::periodic
+                : throw InvalidArgument("padding must be 'mirror', 'zeros' or 'periodic'");
+    o.step_row = step_row;
+    o.step_col = step_col;
+    return image_to_python(dpc::idpc(image_from_python(r), image_from_python(c), resolve(backend), o));
+  }, pyb::arg("grad_row"), pyb::arg("grad_col"), pyb::arg("backend") = "auto", pyb::arg("padding") = "mirror",
+     pyb::arg("step_row") = 1.0, pyb::arg("step_col") = 1.0);
+}
+
+}  // namespace qgpu::py

@@ -1,0 +1,31 @@
+#pragma once
+// Conversions between quantem-gpu types and Python objects.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/image.hpp"
+#include "resident/shape.hpp"
+
+namespace qgpu::py {
+
+namespace pyb = pybind11;
+
+// JSON -> Python dict/list/scalars (through the json module).
+pyb::object to_python(const nlohmann::json& j);
+
+// Image<T> -> (numpy array rows x cols, provenance dict).
+template <class T> pyb::tuple image_to_python(const Image<T>& img) {
+  pyb::array_t<T> a({img.rows, img.cols});
+  std::copy(img.data.begin(), img.data.end(), a.mutable_data());
+  return pyb::make_tuple(a, to_python(img.provenance.to_json()));
+}
+
+// 2D float array -> Image<float>; ValueError unless 2D.
+Image<float> image_from_python(const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& a);
+
+// None or (row0, col0, rows, cols) -> Region.
+Region region_from_python(const pyb::object& o);
+
+}  // namespace qgpu::py

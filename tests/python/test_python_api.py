@@ -1,0 +1,100 @@
+"""The Python module quantem.gpu against numpy references (CPU backend here; CUDA parity where a GPU exists)."""
+import numpy as np
+import pytest
+
+import quantem.gpu as qgpu
+from conftest import requires_cuda
+
+
+def test_load_file_written_by_h5py_and_the_plugin(h5py_path):
+    path, data = h5py_path
+    info = qgpu.io.inspect(path)
+    assert info["shape"] == [6, 7, 40, 36]
+    assert info["bitshuffle_lz4"] and info["ready"]
+    ds = qgpu.io.load(path, backend="cpu")
+    assert ds.shape == (6, 7, 40, 36) and ds.dtype == "uint16" and ds.residency == "host"
+    np.testing.assert_array_equal(ds.read(), data)
+    np.testing.assert_array_equal(ds.read((1, 2, 3, 4), (5, 6, 7, 8)), data[1:4, 2:6, 5:12, 6:14])
+
+
+def test_binning_is_exact(h5py_path):
+    path, data = h5py_path
+    ds = qgpu.io.load(path, backend="cpu", scan_region=(0, 0, 6, 6), bin_scan=2, bin_detector=4)
+    assert ds.dtype == "uint32" and ds.shape == (3, 3, 10, 9)
+    want = data[:6, :6].astype(np.uint64).reshape(3, 2, 3, 2, 10, 4, 9, 4).sum(axis=(1, 3, 5, 7))
+    np.testing.assert_array_equal(ds.read(), want)
+
+
+def test_virtual_detectors_match_numpy(h5py_path):
+    path, data = h5py_path
+    ds = qgpu.io.load(path, backend="cpu")
+    r, c = np.mgrid[0:40, 0:36]
+    d2 = (r - 19.5) ** 2 + (c - 17.5) ** 2
+    bf = qgpu.detector.bf(ds, radius=5.0, center=(19.5, 17.5))
+    assert bf.dtype == np.uint64 and bf.shape == (6, 7)
+    np.testing.assert_array_equal(bf, (data * (d2 <= 25)).sum(axis=(2, 3)))
+    adf = qgpu.detector.adf(ds, 6.0, 15.0, center=(19.5, 17.5))
+    np.testing.assert_array_equal(adf, (data * ((d2 >= 36) & (d2 <= 225))).sum(axis=(2, 3)))
+    weights = (r % 3).astype(np.uint32)
+    np.testing.assert_array_equal(qgpu.detector.virtual_image(ds, weights),
+                                  (data.astype(np.uint64) * weights).sum(axis=(2, 3)))
+    assert bf.provenance["operation"] == "detector.bf"
+    assert bf.provenance["backend"] == "cpu"
+    assert bf.provenance["version"] == qgpu.__version__
+    np.testing.assert_array_equal(qgpu.detector.sum_pattern(ds), data.sum(axis=(0, 1)))
+
+
+def test_center_of_mass_matches_numpy(h5py_path):
+    path, data = h5py_path
+    ds = qgpu.io.load(path, backend="cpu")
+    com_r, com_c = qgpu.dpc.center_of_mass(ds)
+    r, c = np.mgrid[0:40, 0:36]
+    total = data.sum(axis=(2, 3)).astype(np.float64)
+    np.testing.assert_allclose(com_r, (data * r).sum(axis=(2, 3)) / total, rtol=1e-6)
+    np.testing.assert_allclose(com_c, (data * c).sum(axis=(2, 3)) / total, rtol=1e-6)
+    assert com_r.provenance["operation"].startswith("dpc.")
+
+
+def test_idpc_and_display(sample_path):
+    ds = qgpu.io.load(sample_path, backend="cpu")
+    dr, dc = qgpu.dpc.centered_dpc(ds)
+    rot = qgpu.dpc.calibrate_rotation(dr, dc)
+    assert 0.0 <= rot["angle_deg"] < 360.0
+    phase = qgpu.dpc.idpc(dr, dc, backend="cpu")
+    assert phase.shape == (12, 10) and np.isfinite(phase).all()
+    rgba = qgpu.display.render(phase, colormap="viridis", percentiles=(1, 99), backend="cpu")
+    assert rgba.shape == (12, 10, 4) and rgba.dtype == np.uint8
+    counts, lo, hi = qgpu.display.histogram(phase, backend="cpu")
+    assert counts.sum() == phase.size and lo < hi
+
+
+def test_errors_are_python_exceptions(sample_path, tmp_path):
+    with pytest.raises(qgpu.IoError, match="file not found"):
+        qgpu.io.load(str(tmp_path / "missing.h5"), backend="cpu")
+    with pytest.raises(qgpu.IoError, match="/nope"):
+        qgpu.io.load(sample_path, backend="cpu", dataset="/nope")
+    with pytest.raises(qgpu.RegionError, match="out of bounds"):
+        qgpu.io.load(sample_path, backend="cpu", scan_region=(10, 0, 5, 5))
+    with pytest.raises(qgpu.InvalidArgument, match="unknown backend"):
+        qgpu.io.load(sample_path, backend="opencl")
+    with pytest.raises(qgpu.InvalidArgument):
+        qgpu.detector.bf(qgpu.io.load(sample_path, backend="cpu"), radius=-1.0, center=(24, 24))
+    assert issubclass(qgpu.RegionError, qgpu.Error) and issubclass(qgpu.Error, RuntimeError)
+
+
+def test_auto_never_falls_back(sample_path):
+    if qgpu.device.detect()["cuda_available"]:
+        assert qgpu.io.load(sample_path, backend="auto").backend == "cuda"
+    else:
+        with pytest.raises(qgpu.BackendUnavailable, match="needs a usable CUDA GPU"):
+            qgpu.io.load(sample_path, backend="auto")
+
+
+@requires_cuda
+def test_cuda_equals_cpu(sample_path):
+    gpu = qgpu.io.load(sample_path, backend="cuda")
+    cpu = qgpu.io.load(sample_path, backend="cpu")
+    assert gpu.residency == "gpu"
+    np.testing.assert_array_equal(gpu.read(), cpu.read())
+    np.testing.assert_array_equal(qgpu.detector.bf(gpu), qgpu.detector.bf(cpu))
+    np.testing.assert_array_equal(qgpu.dpc.center_of_mass(gpu)[0], qgpu.dpc.center_of_mass(cpu)[0])
