@@ -1,0 +1,49 @@
+#pragma once
+// Shared helpers of the benchmarks: timing, the benchmark sample file, result lines.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "io/sample/sample.hpp"
+
+namespace qgpu::bench {
+
+inline constexpr double kHbmBytesPerSecond = 4.8e12;  // H200 HBM3e datasheet
+
+inline double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// The benchmark dataset: written once (simulated, bitshuffle+LZ4 through the HDF5 plugin) and reused.
+inline std::string ensure_sample(const std::string& path, std::size_t scan, std::size_t det, DType dtype) {
+  if (std::filesystem::exists(path)) return path;
+  sample::SampleSpec s;
+  s.scan_rows = s.scan_cols = scan;
+  s.det_rows = s.det_cols = det;
+  s.dtype = dtype;
+  const double t0 = now_s();
+  std::fprintf(stderr, "writing %s (%zux%zu scan, %zux%zu detector, %s)\n", path.c_str(), scan, scan, det, det,
+               dtype_name(dtype).c_str());
+  sample::write_sample(path, s);
+  std::fprintf(stderr, "written in %.1f s, %.2f GB on disk\n", now_s() - t0,
+               double(std::filesystem::file_size(path)) / 1e9);
+  return path;
+}
+
+// One result line: "| name | shape | time | GB/s | note |" for the ledger, also easy to grep.
+inline void row(const std::string& name, const std::string& shape, double seconds, double bytes,
+                const std::string& note) {
+  std::printf("| %s | %s | %.3f ms | %.1f GB/s | %s |\n", name.c_str(), shape.c_str(), seconds * 1e3,
+              bytes / seconds / 1e9, note.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace qgpu::bench

@@ -1,0 +1,18 @@
+#!/bin/bash
+# Installs the Debian packages quantem-gpu builds and tests with (idempotent; needs root or sudo).
+set -euo pipefail
+packages=(cmake ninja-build g++ pkg-config libhdf5-dev hdf5-tools bitshuffle liblz4-dev libfftw3-dev libpng-dev
+          nlohmann-json3-dev libcli11-dev libfmt-dev libcpp-httplib-dev libgtest-dev pybind11-dev python3-dev
+          python3-numpy python3-pytest python3-h5py)
+missing=()
+for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
+  echo "error: the CUDA toolkit (nvcc) is required at /usr/local/cuda to build quantem-gpu" >&2
+  exit 1
+fi

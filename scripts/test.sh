@@ -1,0 +1,12 @@
+#!/bin/bash
+# The whole test suite: install, build, then every C++ (GoogleTest) and Python (pytest) test through ctest,
+# then the browser end-to-end test when it exists. CUDA tests skip with a message where no GPU is usable.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+bash scripts/build.sh
+BUILD_DIR=${BUILD_DIR:-build}
+(cd "$BUILD_DIR" && ctest -j"$(nproc)" --output-on-failure --timeout 600)
+if [ -x tests/remote/e2e/run.sh ]; then
+  bash tests/remote/e2e/run.sh
+fi
