@@ -1,0 +1,161 @@
+// Host reference of SSB: G(K, Q) by FFTW in complex128 over the full scan spectrum, double arithmetic throughout.
+#include <fftw3.h>
+
+#include <cmath>
+#include <complex>
+#include <mutex>
+#include <string>
+
+#include "core/error.hpp"
+#include "ssb/ssb_backend.hpp"
+#include "ssb/ssb_math.hpp"
+
+namespace qgpu::ssb::detail {
+
+namespace {
+
+// The FFTW planner is not thread-safe; execution is.
+std::mutex& planner_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+struct FftwBuffer {
+  fftw_complex* p;
+  explicit FftwBuffer(std::size_t n) : p(fftw_alloc_complex(n)) {
+    if (!p) throw Error("FFTW: cannot allocate " + std::to_string(n) + " complex values");
+  }
+  ~FftwBuffer() { fftw_free(p); }
+  FftwBuffer(const FftwBuffer&) = delete;
+  FftwBuffer& operator=(const FftwBuffer&) = delete;
+  std::complex<double>* c() const { return reinterpret_cast<std::complex<double>*>(p); }
+};
+
+struct FftwPlan {
+  fftw_plan p = nullptr;
+  FftwPlan() = default;
+  FftwPlan(const FftwPlan&) = delete;
+  FftwPlan& operator=(const FftwPlan&) = delete;
+  ~FftwPlan() {
+    if (p) {
+      std::lock_guard<std::mutex> lock(planner_mutex());
+      fftw_destroy_plan(p);
+    }
+  }
+};
+
+class CpuEngine final : public Engine {
+ public:
+  CpuEngine(const Dataset& ds, const Plan& plan) : plan_(plan), n_(plan.scan_size()), g_(plan.groups() * n_) {
+    // Gather: per group, the summed counts of its pixels at every scan position, [group][scan].
+    const std::size_t frame = ds.shape().frame_pixels(), groups = plan_.groups();
+    const std::vector<std::uint8_t>& bytes = ds.host_bytes();
+    dispatch_count_dtype(ds.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* data = reinterpret_cast<const T*>(bytes.data());
+      for (std::size_t s = 0; s < n_; ++s) {
+        const T* f = data + s * frame;
+        for (std::size_t g = 0; g < groups; ++g) {
+          double sum = 0;
+          for (std::uint32_t k = plan_.offsets[g]; k < plan_.offsets[g + 1]; ++k) sum += double(f[plan_.pixels[k]]);
+          g_.c()[g * n_ + s] = sum;
+        }
+      }
+    });
+    // Forward FFT over the scan of every group, in place (FFTW_FORWARD: exp(-2 pi i Q.R)).
+    FftwPlan fwd;
+    {
+      std::lock_guard<std::mutex> lock(planner_mutex());
+      const int dims[2] = {int(plan_.scan_rows), int(plan_.scan_cols)};
+      fwd.p = fftw_plan_many_dft(2, dims, int(groups), g_.p, nullptr, 1, int(n_), g_.p, nullptr, 1, int(n_),
+                                 FFTW_FORWARD, FFTW_ESTIMATE);
+    }
+    if (!fwd.p) throw Error("FFTW: cannot plan the scan transforms");
+    fftw_execute(fwd.p);
+    double dc = 0;
+    for (std::size_t g = 0; g < groups; ++g) dc += g_.c()[g * n_].real();
+    i0_ = dc / (double(n_) * plan_.total_weight());
+    if (!(i0_ > 0)) throw InvalidArgument("ssb: the BF disk holds no counts");
+  }
+
+  ObjectImages reconstruct(const Aberrations& ab) override {
+    std::vector<double> den;
+    FftwBuffer psi(n_);
+    sums(ab, psi.c(), den);
+    const double floor = weight_floor(plan_), scale = 1.0 / (i0_ * double(n_));
+    for (std::size_t q = 0; q < n_; ++q) psi.c()[q] *= scale / std::max(den[q], floor);
+    FftwPlan inv;
+    {
+      std::lock_guard<std::mutex> lock(planner_mutex());
+      inv.p = fftw_plan_dft_2d(int(plan_.scan_rows), int(plan_.scan_cols), psi.p, psi.p, FFTW_BACKWARD, FFTW_ESTIMATE);
+    }
+    if (!inv.p) throw Error("FFTW: cannot plan the inverse transform");
+    fftw_execute(inv.p);  // unnormalised: sum_Q Psi e^{+2 pi i Q.R}
+    ObjectImages out;
+    out.phase.resize(n_);
+    out.amplitude.resize(n_);
+    for (std::size_t s = 0; s < n_; ++s) {
+      const std::complex<double> o = 1.0 + psi.c()[s];
+      out.phase[s] = float(std::arg(o));
+      out.amplitude[s] = float(std::abs(o));
+    }
+    return out;
+  }
+
+  double loss(const Aberrations& ab) override {
+    std::vector<std::complex<double>> num(n_);
+    std::vector<double> den;
+    sums(ab, num.data(), den);
+    double var = 0;
+    for (std::size_t q = 0; q < n_; ++q)
+      if (den[q] > 0) var += std::norm(num[q]) / den[q];
+    return -var / ((i0_ * double(n_)) * (i0_ * double(n_)));
+  }
+
+  nlohmann::json describe() const override {
+    return {{"fft", "FFTW complex128, full scan spectrum"},
+            {"precision", "float64"},
+            {"g_cube_bytes", g_bytes()},
+            {"groups", plan_.groups()}};
+  }
+
+ private:
+  std::size_t g_bytes() const { return plan_.groups() * n_ * sizeof(std::complex<double>); }
+
+  // num[q] = sum_K G(K, q) conj(Gamma), den[q] = sum_K w |Gamma|^2 over the full spectrum; dropped Q get 0.
+  void sums(const Aberrations& ab, std::complex<double>* num, std::vector<double>& den) const {
+    const ChiCoeffs<double> c = chi_coeffs<double>(ab, plan_.lambda);
+    const std::size_t nr = plan_.scan_rows, nc = plan_.scan_cols;
+    std::vector<double> qy(nr), qx(nc);
+    for (std::size_t i = 0; i < nr; ++i) qy[i] = plan_.qy(i);
+    for (std::size_t j = 0; j < nc; ++j) qx[j] = plan_.qx(j);
+    std::vector<double> nre(n_, 0.0), nim(n_, 0.0);
+    den.assign(n_, 0.0);
+    const double q2max = 4 * plan_.kmax2;  // |Q| > 2 kmax: no overlap
+    for (std::size_t g = 0; g < plan_.groups(); ++g) {
+      const double ky = plan_.ky[g], kx = plan_.kx[g], w = plan_.weight[g];
+      const double chi_k = chi<double>(ky, kx, c);
+      const std::complex<double>* row = g_.c() + g * n_;
+      for (std::size_t i = 0; i < nr; ++i)
+        for (std::size_t j = 0; j < nc; ++j) {
+          if (dropped_frequency(i, j, nr, nc) || qy[i] * qy[i] + qx[j] * qx[j] > q2max) continue;
+          const std::size_t q = i * nc + j;
+          accumulate<double>(ky, kx, chi_k, w, qy[i], qx[j], plan_.kmax2, c, row[q].real(), row[q].imag(), nre[q],
+                             nim[q], den[q]);
+        }
+    }
+    for (std::size_t q = 0; q < n_; ++q) num[q] = {nre[q], nim[q]};
+  }
+
+  Plan plan_;
+  std::size_t n_;
+  FftwBuffer g_;  // [group][scan frequency], full spectrum
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_cpu_engine(const Dataset& ds, const Plan& plan) {
+  return std::make_unique<CpuEngine>(ds, plan);
+}
+
+}  // namespace qgpu::ssb::detail

@@ -1,0 +1,363 @@
+// SSB on the GPU-resident dataset.
+//   1. gather kernel: the BF-disk pixels (summed per K group) of every frame -> [group][scan_row][padded col] float
+//      (a 32x32 shared-memory transpose: reads along the detector, writes along the scan);
+//   2. batched in-place cuFFT R2C over the scan (complex64 half spectrum [group][scan_rows][scan_cols/2 + 1]);
+//   3. sum kernel, one thread per half-spectrum Q (grid.y splits the K loop into segments for occupancy; the
+//      segment partials are added in a fixed order, so results are deterministic): num = sum_K G conj(Gamma),
+//      den = sum_K w |Gamma|^2, with the K table and chi(K) staged in shared memory per tile;
+//   4. reconstruct: -i Psi -> one C2R -> phi_lin (Psi is anti-Hermitian, see ssb.hpp); fit loss: a one-block
+//      double reduction of the Parseval sum (Hermitian weights 2 off the j = 0 column).
+// Memory: G needs groups * scan_rows * (scan_cols/2 + 1) * 8 bytes (512x512 scan, 3200 K: 3.4 GB). The groups that
+// fit in ~85% of the free device memory stay resident; the rest are regathered and transformed in batches on
+// every evaluation (slower, same result up to float summation order).
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+#include "device/cuda/cuda_check.hpp"
+#include "device/cuda/device_buffer.hpp"
+#include "ssb/ssb_backend.hpp"
+#include "ssb/ssb_math.hpp"
+
+namespace qgpu::ssb::detail {
+
+namespace {
+
+void cufft_check(cufftResult r, const char* what) {
+  if (r != CUFFT_SUCCESS) throw Error(std::string("cuFFT error ") + std::to_string(int(r)) + " in " + what);
+}
+#define QGPU_CUFFT(call) cufft_check((call), #call)
+
+struct CufftHandle {
+  cufftHandle h = 0;
+  bool made = false;
+  CufftHandle() = default;
+  CufftHandle(const CufftHandle&) = delete;
+  CufftHandle& operator=(const CufftHandle&) = delete;
+  ~CufftHandle() {
+    if (made) cufftDestroy(h);
+  }
+};
+
+constexpr int kTile = 32, kTileRows = 8;
+constexpr int kSumThreads = 256;
+constexpr int kReduceThreads = 1024;
+
+// out[g - g0][row][col] (row stride `row_stride` floats, slab `slab` floats) = sum of the group's pixels.
+template <class T>
+__global__ void gather_kernel(const T* __restrict__ data, std::size_t frame_px, const std::uint32_t* __restrict__ offsets,
+                              const std::uint32_t* __restrict__ pixels, std::uint32_t g0, std::uint32_t count,
+                              std::size_t nscan, std::uint32_t scan_cols, std::size_t row_stride, std::size_t slab,
+                              float* __restrict__ out) {
+  __shared__ float tile[kTile][kTile + 1];
+  const std::size_t s0 = std::size_t(blockIdx.x) * kTile;
+  const std::uint32_t gl0 = blockIdx.y * kTile;
+  for (int j = threadIdx.y; j < kTile; j += kTileRows) {
+    const std::size_t s = s0 + j;
+    const std::uint32_t gl = gl0 + threadIdx.x;
+    unsigned long long v = 0;
+    if (s < nscan && gl < count) {
+      const T* frame = data + s * frame_px;
+      for (std::uint32_t k = offsets[g0 + gl]; k < offsets[g0 + gl + 1]; ++k) v += frame[pixels[k]];
+    }
+    tile[j][threadIdx.x] = float(v);
+  }
+  __syncthreads();
+  for (int j = threadIdx.y; j < kTile; j += kTileRows) {
+    const std::uint32_t gl = gl0 + j;
+    const std::size_t s = s0 + threadIdx.x;
+    if (gl < count && s < nscan) out[gl * slab + (s / scan_cols) * row_stride + s % scan_cols] = tile[threadIdx.x][j];
+  }
+}
+
+struct SumGeometry {
+  std::uint32_t nr, nc, nch;
+  float dqy, dqx;  // 1/angstrom per scan-frequency index
+  float kmax2;
+};
+
+// Adds one pass over `count` groups (G rows g[0..count), K table kt[0..count)) into the segment partials.
+__global__ void __launch_bounds__(kSumThreads)
+    sum_kernel(const float2* __restrict__ g, const float4* __restrict__ kt, std::uint32_t count, std::uint32_t seg_len,
+               SumGeometry geo, ChiCoeffs<float> c, float2* __restrict__ num, float* __restrict__ den) {
+  __shared__ float4 sk[kSumThreads];
+  __shared__ float schi[kSumThreads];
+  const std::size_t nq = std::size_t(geo.nr) * geo.nch;
+  const std::size_t q = std::size_t(blockIdx.x) * kSumThreads + threadIdx.x;
+  const std::uint32_t kbeg = blockIdx.y * seg_len, kend = min(count, kbeg + seg_len);
+  bool active = q < nq;
+  const std::uint32_t i = active ? std::uint32_t(q / geo.nch) : 0, j = active ? std::uint32_t(q % geo.nch) : 0;
+  const float qy = float(signed_frequency(i, geo.nr)) * geo.dqy, qx = float(j) * geo.dqx;
+  active = active && !dropped_frequency(i, j, geo.nr, geo.nc) && qy * qy + qx * qx <= 4.0f * geo.kmax2;
+  float nre = 0, nim = 0, dn = 0;
+  for (std::uint32_t tile = kbeg; tile < kend; tile += kSumThreads) {
+    const std::uint32_t t = tile + threadIdx.x;
+    if (t < kend) {
+      const float4 k = kt[t];
+      sk[threadIdx.x] = k;
+      schi[threadIdx.x] = chi<float>(k.x, k.y, c);
+    }
+    __syncthreads();
+    const std::uint32_t m = min(std::uint32_t(kSumThreads), kend - tile);
+    if (active)
+      for (std::uint32_t kk = 0; kk < m; ++kk) {
+        const float4 k = sk[kk];
+        float gr, gi;
+        if (!gamma<float>(k.x, k.y, schi[kk], qy, qx, geo.kmax2, c, gr, gi)) continue;
+        const float2 v = g[std::size_t(tile + kk) * nq + q];
+        nre += v.x * gr + v.y * gi;
+        nim += v.y * gr - v.x * gi;
+        dn += k.z * (gr * gr + gi * gi);
+      }
+    __syncthreads();
+  }
+  if (q < nq) {
+    const std::size_t o = std::size_t(blockIdx.y) * nq + q;
+    num[o] = make_float2(num[o].x + nre, num[o].y + nim);
+    den[o] += dn;
+  }
+}
+
+// spec[q] = -i Psi(q), Psi = num / (I0 N max(den, floor)), summing the `segments` partials in order.
+__global__ void psi_kernel(const float2* __restrict__ num, const float* __restrict__ den, std::size_t nq,
+                           std::uint32_t segments, float scale, float floor, float2* __restrict__ spec) {
+  for (std::size_t q = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; q < nq;
+       q += std::size_t(gridDim.x) * blockDim.x) {
+    float nre = 0, nim = 0, dn = 0;
+    for (std::uint32_t s = 0; s < segments; ++s) {
+      nre += num[s * nq + q].x;
+      nim += num[s * nq + q].y;
+      dn += den[s * nq + q];
+    }
+    const float f = scale / fmaxf(dn, floor);
+    spec[q] = make_float2(nim * f, -nre * f);  // -i (a + ib) = b - ia
+  }
+}
+
+// out = sum_q weight(q) |num|^2 / den over the half spectrum (den > 0), one block, fixed order, double.
+__global__ void __launch_bounds__(kReduceThreads)
+    loss_kernel(const float2* __restrict__ num, const float* __restrict__ den, std::uint32_t nr, std::uint32_t nch,
+                std::uint32_t segments, double* out) {
+  __shared__ double part[kReduceThreads];
+  const std::size_t nq = std::size_t(nr) * nch;
+  double acc = 0;
+  for (std::size_t q = threadIdx.x; q < nq; q += kReduceThreads) {
+    double nre = 0, nim = 0, dn = 0;
+    for (std::uint32_t s = 0; s < segments; ++s) {
+      nre += num[s * nq + q].x;
+      nim += num[s * nq + q].y;
+      dn += den[s * nq + q];
+    }
+    if (dn > 0) acc += (q % nch == 0 ? 1.0 : 2.0) * (nre * nre + nim * nim) / dn;
+  }
+  part[threadIdx.x] = acc;
+  __syncthreads();
+  for (int w = kReduceThreads / 2; w > 0; w >>= 1) {
+    if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *out = part[0];
+}
+
+class CudaEngine final : public Engine {
+ public:
+  CudaEngine(const Dataset& ds, const Plan& plan)
+      : ds_(ds), plan_(plan), nr_(plan.scan_rows), nc_(plan.scan_cols), nch_(plan.scan_cols / 2 + 1),
+        nq_(nr_ * nch_), groups_(plan.groups()) {
+    if (nr_ > (1u << 30) || nc_ > (1u << 30) || groups_ >= (1u << 31))
+      throw InvalidArgument("ssb cuda: scan or K set too large");
+    // K table (ky, kx, w) and the CSR pixel lists.
+    std::vector<float4> kt(groups_);
+    for (std::size_t g = 0; g < groups_; ++g)
+      kt[g] = make_float4(float(plan_.ky[g]), float(plan_.kx[g]), float(plan_.weight[g]), 0.0f);
+    d_k_ = DeviceBuffer(groups_ * sizeof(float4));
+    d_k_.upload(kt.data(), d_k_.bytes());
+    d_offsets_ = DeviceBuffer(plan_.offsets.size() * sizeof(std::uint32_t));
+    d_offsets_.upload(plan_.offsets.data(), d_offsets_.bytes());
+    d_pixels_ = DeviceBuffer(plan_.pixels.size() * sizeof(std::uint32_t));
+    d_pixels_.upload(plan_.pixels.data(), d_pixels_.bytes());
+
+    // Segments of the K loop: enough blocks to fill the GPU (~2048), at least 256 K per segment.
+    const std::size_t bx = (nq_ + kSumThreads - 1) / kSumThreads;
+    segments_ = std::uint32_t(std::clamp<std::size_t>(2048 / std::max<std::size_t>(bx, 1), 1,
+                                                      std::max<std::size_t>(1, groups_ / 256)));
+    d_num_ = DeviceBuffer(segments_ * nq_ * sizeof(float2));
+    d_den_ = DeviceBuffer(segments_ * nq_ * sizeof(float));
+    d_spec_ = DeviceBuffer(nq_ * sizeof(float2));
+    d_phi_ = DeviceBuffer(nr_ * nc_ * sizeof(float));
+    d_loss_ = DeviceBuffer(sizeof(double));
+
+    // Resident share of G: what fits in 85% of the free memory less 256 MiB for cuFFT work areas (the environment
+    // variable QGPU_SSB_DEVICE_BUDGET_BYTES lowers the budget: a test and tuning knob). Transforms run in
+    // batches of ~256 MiB of G (at most a quarter of the budget when G is streamed).
+    const std::size_t bpg = group_bytes();
+    std::size_t free_b = 0, total_b = 0;
+    QGPU_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    double budget = 0.85 * double(free_b) - double(std::size_t(256) << 20);
+    if (const char* env = std::getenv("QGPU_SSB_DEVICE_BUDGET_BYTES")) budget = std::min(budget, std::atof(env));
+    const double batch_bytes = double(std::size_t(256) << 20);
+    if (double(groups_) * double(bpg) <= budget) {
+      resident_ = groups_;
+      batch_ = std::clamp<std::size_t>(std::size_t(batch_bytes / double(bpg)), 1, groups_);
+    } else {
+      batch_ = std::clamp<std::size_t>(std::size_t(std::max(0.0, std::min(batch_bytes, budget / 4)) / double(bpg)), 1, groups_);
+      const double left = budget - double(batch_ * bpg);
+      resident_ = left > 0 ? std::min(groups_, std::size_t(left / double(bpg))) : 0;
+      d_scratch_ = DeviceBuffer(batch_ * bpg);
+    }
+    device_free_ = free_b;
+    if (resident_ > 0) d_g_ = DeviceBuffer(resident_ * bpg);
+    double dc = 0;
+    for (std::size_t g0 = 0; g0 < resident_; g0 += batch_) {
+      const std::size_t cnt = std::min(batch_, resident_ - g0);
+      transform(g0, cnt, d_g_.as<float2>() + g0 * nq_);
+      dc += dc_sum(d_g_.as<float2>() + g0 * nq_, cnt);
+    }
+    for (std::size_t g0 = resident_; g0 < groups_; g0 += batch_) {
+      const std::size_t cnt = std::min(batch_, groups_ - g0);
+      transform(g0, cnt, d_scratch_.as<float2>());
+      dc += dc_sum(d_scratch_.as<float2>(), cnt);
+    }
+    i0_ = dc / (double(nr_ * nc_) * plan_.total_weight());
+    if (!(i0_ > 0)) throw InvalidArgument("ssb: the BF disk holds no counts");
+  }
+
+  ObjectImages reconstruct(const Aberrations& ab) override {
+    sums(ab);
+    const double scale = 1.0 / (i0_ * double(nr_ * nc_));
+    const unsigned blocks = unsigned(std::min<std::size_t>((nq_ + 255) / 256, 65535));
+    psi_kernel<<<blocks, 256>>>(d_num_.as<float2>(), d_den_.as<float>(), nq_, segments_, float(scale),
+                                float(weight_floor(plan_)), d_spec_.as<float2>());
+    QGPU_CUDA_LAUNCHED("ssb psi_kernel");
+    CufftHandle inv;
+    QGPU_CUFFT(cufftPlan2d(&inv.h, int(nr_), int(nc_), CUFFT_C2R));
+    inv.made = true;
+    QGPU_CUFFT(cufftExecC2R(inv.h, d_spec_.as<cufftComplex>(), d_phi_.as<cufftReal>()));
+    std::vector<float> phi(nr_ * nc_);
+    d_phi_.download(phi.data(), phi.size() * sizeof(float));  // synchronises
+    ObjectImages out;
+    out.phase.resize(phi.size());
+    out.amplitude.resize(phi.size());
+    for (std::size_t s = 0; s < phi.size(); ++s) {  // object = 1 + i phi_lin
+      out.phase[s] = float(std::atan2(double(phi[s]), 1.0));
+      out.amplitude[s] = float(std::hypot(1.0, double(phi[s])));
+    }
+    return out;
+  }
+
+  double loss(const Aberrations& ab) override {
+    sums(ab);
+    loss_kernel<<<1, kReduceThreads>>>(d_num_.as<float2>(), d_den_.as<float>(), std::uint32_t(nr_),
+                                       std::uint32_t(nch_), segments_, d_loss_.as<double>());
+    QGPU_CUDA_LAUNCHED("ssb loss_kernel");
+    double var = 0;
+    d_loss_.download(&var, sizeof(double));
+    const double in = i0_ * double(nr_ * nc_);
+    return -var / (in * in);
+  }
+
+  nlohmann::json describe() const override {
+    return {{"fft", "cuFFT R2C complex64 half spectrum, batched over K; C2R for the object"},
+            {"precision", "float32 (loss reduction in float64)"},
+            {"g_cube_bytes", groups_ * group_bytes()},
+            {"groups", groups_},
+            {"resident_groups", resident_},
+            {"streamed_groups", groups_ - resident_},
+            {"fft_batch", batch_},
+            {"k_segments", segments_},
+            {"device_free_bytes_before_g", device_free_}};
+  }
+
+ private:
+  std::size_t group_bytes() const { return nq_ * sizeof(float2); }
+
+  // The cuFFT plan for a batch of `count` in-place R2C transforms (cached per batch size).
+  cufftHandle plan_for(std::size_t count) {
+    auto it = plans_.find(count);
+    if (it != plans_.end()) return it->second->h;
+    auto h = std::make_unique<CufftHandle>();
+    int n[2] = {int(nr_), int(nc_)};
+    int inembed[2] = {int(nr_), int(2 * nch_)}, onembed[2] = {int(nr_), int(nch_)};
+    QGPU_CUFFT(cufftPlanMany(&h->h, 2, n, inembed, 1, int(nr_ * 2 * nch_), onembed, 1, int(nq_), CUFFT_R2C,
+                             int(count)));
+    h->made = true;
+    const cufftHandle out = h->h;
+    plans_.emplace(count, std::move(h));
+    return out;
+  }
+
+  // Gathers groups [g0, g0 + count) into `dst` and transforms them in place.
+  void transform(std::size_t g0, std::size_t count, float2* dst) {
+    const Shape4D& sh = ds_.shape();
+    const std::size_t nscan = sh.frames();
+    const dim3 block(kTile, kTileRows), grid(unsigned((nscan + kTile - 1) / kTile), unsigned((count + kTile - 1) / kTile));
+    float* out = reinterpret_cast<float*>(dst);
+    dispatch_count_dtype(ds_.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      gather_kernel<T><<<grid, block>>>(static_cast<const T*>(ds_.device_buffer().data()), sh.frame_pixels(),
+                                        d_offsets_.as<std::uint32_t>(), d_pixels_.as<std::uint32_t>(),
+                                        std::uint32_t(g0), std::uint32_t(count), nscan, std::uint32_t(nc_), 2 * nch_,
+                                        nr_ * 2 * nch_, out);
+    });
+    QGPU_CUDA_LAUNCHED("ssb gather_kernel");
+    QGPU_CUFFT(cufftExecR2C(plan_for(count), reinterpret_cast<cufftReal*>(out), reinterpret_cast<cufftComplex*>(dst)));
+  }
+
+  // sum over the groups of Re G(g, Q = 0), read with one strided copy.
+  double dc_sum(const float2* g, std::size_t count) {
+    std::vector<float2> dc(count);
+    QGPU_CUDA(cudaMemcpy2D(dc.data(), sizeof(float2), g, nq_ * sizeof(float2), sizeof(float2), count,
+                           cudaMemcpyDeviceToHost));
+    double s = 0;
+    for (const float2& v : dc) s += double(v.x);
+    return s;
+  }
+
+  void pass(const float2* g, std::size_t k0, std::size_t count, std::uint32_t segments, const ChiCoeffs<float>& c) {
+    SumGeometry geo{std::uint32_t(nr_), std::uint32_t(nc_), std::uint32_t(nch_),
+                    float(1.0 / (double(nr_) * plan_.step)), float(1.0 / (double(nc_) * plan_.step)),
+                    float(plan_.kmax2)};
+    const std::uint32_t seg_len = std::uint32_t((count + segments - 1) / segments);
+    const dim3 grid(unsigned((nq_ + kSumThreads - 1) / kSumThreads), segments);
+    sum_kernel<<<grid, kSumThreads>>>(g, d_k_.as<float4>() + k0, std::uint32_t(count), seg_len, geo, c,
+                                      d_num_.as<float2>(), d_den_.as<float>());
+    QGPU_CUDA_LAUNCHED("ssb sum_kernel");
+  }
+
+  // num, den partials for the given aberrations: the resident pass, then the streamed batches.
+  void sums(const Aberrations& ab) {
+    const ChiCoeffs<float> c = chi_coeffs<float>(ab, plan_.lambda);
+    QGPU_CUDA(cudaMemset(d_num_.data(), 0, d_num_.bytes()));
+    QGPU_CUDA(cudaMemset(d_den_.data(), 0, d_den_.bytes()));
+    if (resident_ > 0) pass(d_g_.as<float2>(), 0, resident_, segments_, c);
+    for (std::size_t g0 = resident_; g0 < groups_; g0 += batch_) {
+      const std::size_t cnt = std::min(batch_, groups_ - g0);
+      transform(g0, cnt, d_scratch_.as<float2>());
+      pass(d_scratch_.as<float2>(), g0, cnt, std::uint32_t(std::min<std::size_t>(segments_, cnt)), c);
+    }
+  }
+
+  Dataset ds_;
+  Plan plan_;
+  std::size_t nr_, nc_, nch_, nq_, groups_;
+  std::uint32_t segments_ = 1;
+  std::size_t batch_ = 1, resident_ = 0, device_free_ = 0;
+  DeviceBuffer d_k_, d_offsets_, d_pixels_, d_num_, d_den_, d_spec_, d_phi_, d_loss_, d_g_, d_scratch_;
+  std::map<std::size_t, std::unique_ptr<CufftHandle>> plans_;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_cuda_engine(const Dataset& ds, const Plan& plan) {
+  return std::make_unique<CudaEngine>(ds, plan);
+}
+
+}  // namespace qgpu::ssb::detail

@@ -1,0 +1,241 @@
+// TPE + Nelder-Mead, all in normalised coordinates u in [0, 1]^d (x = lo + u (hi - lo)).
+//
+// TPE step (Bergstra et al. 2011, the univariate-bandwidth, joint-kernel variant): sort the evaluations by loss,
+// the best ceil(gamma n) are "good", the rest "bad"; l(u) and g(u) are Gaussian product-kernel densities over
+// each set plus one uniform prior component; `candidates` points are drawn from l and the one maximising
+// l(u) / g(u) is evaluated next. Nelder-Mead (reflection 1, expansion 2, contraction 0.5, shrink 0.5) starts from
+// the best point with a simplex of edge 0.05 (pointing into the box) and stops when the budget is spent or the
+// simplex has collapsed (edge < 1e-7).
+#include "ssb/optimize.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "core/error.hpp"
+
+namespace qgpu::ssb::detail {
+
+namespace {
+
+// xoshiro256** seeded by splitmix64, with Box-Muller normals: the same sequence on every platform.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) {
+    for (auto& v : s_) v = splitmix(seed);
+  }
+  double uniform() { return double(next() >> 11) * 0x1.0p-53; }
+  double normal() {
+    const double u1 = std::max(uniform(), 1e-300), u2 = uniform();
+    return std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+  std::size_t index(std::size_t n) { return std::min(n - 1, std::size_t(uniform() * double(n))); }
+
+ private:
+  static std::uint64_t splitmix(std::uint64_t& x) {
+    std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  std::uint64_t next() {
+    const std::uint64_t r = rotl(s_[1] * 5, 7) * 9, t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return r;
+  }
+  std::uint64_t s_[4];
+};
+
+using Point = std::vector<double>;
+
+// Gaussian product-kernel density with one uniform prior component over [0, 1]^d.
+struct Parzen {
+  std::vector<Point> centres;
+  Point h;  // bandwidth per dimension
+
+  Parzen(std::vector<Point> pts, std::size_t d) : centres(std::move(pts)), h(d) {
+    const double m = double(centres.size());
+    for (std::size_t k = 0; k < d; ++k) {
+      double mean = 0, var = 0;
+      for (const Point& p : centres) mean += p[k];
+      mean /= m;
+      for (const Point& p : centres) var += (p[k] - mean) * (p[k] - mean);
+      const double sd = centres.size() > 1 ? std::sqrt(var / (m - 1)) : 0.5;
+      h[k] = std::clamp(1.06 * sd * std::pow(m, -1.0 / (double(d) + 4)), 0.01, 0.5);  // Scott, clipped
+    }
+  }
+  double log_density(const Point& u) const {
+    double sum = 1.0;  // the uniform component
+    for (const Point& c : centres) {
+      double e = 0, norm = 1;
+      for (std::size_t k = 0; k < u.size(); ++k) {
+        const double z = (u[k] - c[k]) / h[k];
+        e += z * z;
+        norm *= 2.5066282746310002 * h[k];
+      }
+      sum += std::exp(-0.5 * e) / norm;
+    }
+    return std::log(sum / double(centres.size() + 1));
+  }
+  Point sample(Rng& rng) const {
+    const std::size_t pick = rng.index(centres.size() + 1);
+    Point u(h.size());
+    for (std::size_t k = 0; k < u.size(); ++k) {
+      if (pick == centres.size()) {
+        u[k] = rng.uniform();
+        continue;
+      }
+      double v = centres[pick][k] + h[k] * rng.normal();
+      if (v < 0) v = -v;  // reflect into the box
+      if (v > 1) v = 2 - v;
+      u[k] = std::clamp(v, 0.0, 1.0);
+    }
+    return u;
+  }
+};
+
+}  // namespace
+
+OptimizeResult minimize_tpe_nelder_mead(const std::function<double(const std::vector<double>&)>& f,
+                                        const std::vector<double>& lo, const std::vector<double>& hi,
+                                        const TpeOptions& o) {
+  const std::size_t d = lo.size();
+  if (d == 0 || hi.size() != d) throw InvalidArgument("optimize: empty or mismatched bounds");
+  for (std::size_t k = 0; k < d; ++k)
+    if (!(lo[k] < hi[k]) || !std::isfinite(lo[k]) || !std::isfinite(hi[k]))
+      throw InvalidArgument("optimize: every lower bound must be finite and below its upper bound");
+  if (o.trials == 0) throw InvalidArgument("optimize: trials must be >= 1");
+  if (o.tpe_trials > o.trials) throw InvalidArgument("optimize: tpe_trials exceeds trials");
+  if (!(o.gamma > 0 && o.gamma < 1)) throw InvalidArgument("optimize: gamma must lie in (0, 1)");
+
+  OptimizeResult r;
+  std::vector<Point> us;  // normalised points of the history
+  auto evaluate = [&](const Point& u, bool nm) {
+    Point x(d);
+    for (std::size_t k = 0; k < d; ++k) x[k] = lo[k] + std::clamp(u[k], 0.0, 1.0) * (hi[k] - lo[k]);
+    double l = f(x);
+    if (!std::isfinite(l)) l = std::numeric_limits<double>::max();
+    if (r.history.empty() || l < r.best_loss) {
+      r.best_loss = l;
+      r.best_x = x;
+    }
+    r.history.push_back({x, l, nm});
+    us.push_back(u);
+    return l;
+  };
+
+  Rng rng(o.seed);
+  const std::size_t tpe = std::max<std::size_t>(o.tpe_trials, 1);
+  const std::size_t startup =
+      std::min(tpe, o.n_startup ? o.n_startup : std::max<std::size_t>(2 * d + 4, tpe / 5));
+  for (std::size_t t = 0; t < tpe && r.history.size() < o.trials; ++t) {
+    if (t < startup) {
+      Point u(d);
+      for (double& v : u) v = rng.uniform();
+      evaluate(u, false);
+      continue;
+    }
+    std::vector<std::size_t> order(us.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return r.history[a].loss < r.history[b].loss; });
+    const std::size_t n_good = std::max<std::size_t>(1, std::size_t(std::ceil(o.gamma * double(order.size()))));
+    std::vector<Point> good, bad;
+    for (std::size_t i = 0; i < order.size(); ++i) (i < n_good ? good : bad).push_back(us[order[i]]);
+    const Parzen l(good, d), g(bad.empty() ? good : bad, d);
+    Point best_u;
+    double best_score = -std::numeric_limits<double>::infinity();
+    for (std::size_t c = 0; c < std::max<std::size_t>(o.candidates, 1); ++c) {
+      Point u = l.sample(rng);
+      const double score = l.log_density(u) - g.log_density(u);
+      if (score > best_score) {
+        best_score = score;
+        best_u = std::move(u);
+      }
+    }
+    evaluate(best_u, false);
+  }
+
+  // Nelder-Mead from the best point so far.
+  std::size_t best_i = 0;
+  for (std::size_t i = 1; i < r.history.size(); ++i)
+    if (r.history[i].loss < r.history[best_i].loss) best_i = i;
+  std::vector<Point> simplex{us[best_i]};
+  std::vector<double> fs{r.history[best_i].loss};
+  auto budget = [&] { return r.history.size() < o.trials; };
+  for (std::size_t k = 0; k < d && budget(); ++k) {
+    Point u = us[best_i];
+    u[k] += u[k] + 0.05 <= 1 ? 0.05 : -0.05;
+    fs.push_back(evaluate(u, true));
+    simplex.push_back(std::move(u));
+  }
+  auto clamp_point = [](Point u) {
+    for (double& v : u) v = std::clamp(v, 0.0, 1.0);
+    return u;
+  };
+  auto along = [&](const Point& centroid, const Point& worst, double t) {
+    Point u(d);
+    for (std::size_t k = 0; k < d; ++k) u[k] = centroid[k] + t * (worst[k] - centroid[k]);
+    return clamp_point(std::move(u));
+  };
+  while (simplex.size() == d + 1 && budget()) {
+    std::vector<std::size_t> idx(d + 1);
+    std::iota(idx.begin(), idx.end(), 0);
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return fs[a] < fs[b]; });
+    std::vector<Point> s2;
+    std::vector<double> f2;
+    for (std::size_t i : idx) {
+      s2.push_back(simplex[i]);
+      f2.push_back(fs[i]);
+    }
+    simplex.swap(s2);
+    fs.swap(f2);
+    double size = 0;
+    for (std::size_t i = 1; i <= d; ++i)
+      for (std::size_t k = 0; k < d; ++k) size = std::max(size, std::abs(simplex[i][k] - simplex[0][k]));
+    if (size < 1e-7) break;
+    Point centroid(d, 0.0);
+    for (std::size_t i = 0; i < d; ++i)
+      for (std::size_t k = 0; k < d; ++k) centroid[k] += simplex[i][k] / double(d);
+    const Point& worst = simplex[d];
+    const Point xr = along(centroid, worst, -1.0);
+    const double fr = evaluate(xr, true);
+    if (fr < fs[0]) {
+      if (!budget()) {
+        simplex[d] = xr, fs[d] = fr;
+        break;
+      }
+      const Point xe = along(centroid, worst, -2.0);
+      const double fe = evaluate(xe, true);
+      if (fe < fr) simplex[d] = xe, fs[d] = fe;
+      else simplex[d] = xr, fs[d] = fr;
+      continue;
+    }
+    if (fr < fs[d - 1]) {
+      simplex[d] = xr, fs[d] = fr;
+      continue;
+    }
+    if (!budget()) break;
+    const bool outside = fr < fs[d];
+    const Point xc = along(centroid, worst, outside ? -0.5 : 0.5);
+    const double fc = evaluate(xc, true);
+    if (fc < std::min(fr, fs[d])) {
+      simplex[d] = xc, fs[d] = fc;
+      continue;
+    }
+    for (std::size_t i = 1; i <= d && budget(); ++i) {  // shrink towards the best
+      for (std::size_t k = 0; k < d; ++k) simplex[i][k] = simplex[0][k] + 0.5 * (simplex[i][k] - simplex[0][k]);
+      fs[i] = evaluate(simplex[i], true);
+    }
+  }
+  return r;
+}
+
+}  // namespace qgpu::ssb::detail

@@ -1,0 +1,224 @@
+// SSB front end: parameter validation, the K set (plan), dispatch to the dataset's backend, provenance.
+#include "ssb/ssb.hpp"
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "core/error.hpp"
+#include "detector/virtual_detector.hpp"
+#include "ssb/ssb_backend.hpp"
+#include "ssb/ssb_internal.hpp"
+#include "ssb/ssb_math.hpp"
+
+namespace qgpu::ssb {
+
+namespace detail {
+
+double Plan::qy(std::size_t i) const { return double(signed_frequency(i, scan_rows)) / (double(scan_rows) * step); }
+double Plan::qx(std::size_t j) const { return double(signed_frequency(j, scan_cols)) / (double(scan_cols) * step); }
+
+double weight_floor(const Plan& plan) { return kWeightFloor * plan.total_weight(); }
+
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw InvalidArgument("ssb: " + what);
+}
+
+bool finite(const Aberrations& a) {
+  for (double v : {a.C1, a.A1, a.A1_angle, a.B2, a.B2_angle, a.A2, a.A2_angle, a.C3})
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+}  // namespace
+
+void validate_params(const SsbParams& p) {
+  require(std::isfinite(p.energy_kev) && p.energy_kev > 0, "energy_kev must be finite and > 0");
+  require(std::isfinite(p.semiangle_mrad) && p.semiangle_mrad > 0, "semiangle_mrad must be finite and > 0");
+  require(std::isfinite(p.scan_step_angstrom) && p.scan_step_angstrom > 0, "scan_step_angstrom must be finite and > 0");
+  require(std::isfinite(p.detector_mrad_per_pixel) && p.detector_mrad_per_pixel >= 0,
+          "detector_mrad_per_pixel must be finite and >= 0 (0: from the disk radius)");
+  require(!p.disk_radius || (std::isfinite(*p.disk_radius) && *p.disk_radius > 0), "disk_radius must be finite and > 0");
+  require(!p.disk_center || (std::isfinite(p.disk_center->first) && std::isfinite(p.disk_center->second)),
+          "disk_center must be finite");
+  require(std::isfinite(p.rotation_deg), "rotation_deg must be finite");
+  require(finite(p.aberrations), "aberrations must be finite");
+}
+
+Plan make_plan(const Dataset& ds, const SsbParams& p, std::size_t bin, nlohmann::json& resolved) {
+  validate_params(p);
+  require(bin >= 1, "detector_bin must be >= 1");
+  const Shape4D& sh = ds.shape();
+  require(sh.scan_rows >= 2 && sh.scan_cols >= 2, "the scan must be at least 2x2");
+  require(sh.det_rows >= 2 && sh.det_cols >= 2, "the detector must be at least 2x2");
+  require(sh.frame_pixels() < (std::size_t(1) << 32) && sh.scan_rows < (std::size_t(1) << 30) &&
+              sh.scan_cols < (std::size_t(1) << 30),
+          "dataset too large");
+
+  // Disk centre and pixel size: given, or from the BF disk fit (only computed when needed).
+  std::optional<detector::DiskFit> fitted;
+  auto disk_fit = [&]() -> const detector::DiskFit& {
+    if (!fitted) fitted = detector::fit_bf_disk(ds);
+    return *fitted;
+  };
+  const double cr = p.disk_center ? p.disk_center->first : disk_fit().center_row;
+  const double cc = p.disk_center ? p.disk_center->second : disk_fit().center_col;
+  std::string mrad_source = "given";
+  double mrad = p.detector_mrad_per_pixel;
+  if (!(mrad > 0)) {
+    const double r = p.disk_radius ? *p.disk_radius : disk_fit().radius;
+    require(r > 0, "the fitted BF disk has zero radius");
+    mrad = p.semiangle_mrad / r;
+    mrad_source = p.disk_radius ? "semiangle / given disk_radius" : "semiangle / fitted BF disk radius";
+  }
+
+  Plan plan;
+  plan.scan_rows = sh.scan_rows;
+  plan.scan_cols = sh.scan_cols;
+  plan.step = p.scan_step_angstrom;
+  plan.lambda = wavelength_angstrom(p.energy_kev);
+  plan.kmax = p.semiangle_mrad * 1e-3 / plan.lambda;
+  plan.kmax2 = plan.kmax * plan.kmax * (1 + kApertureSlack);
+  const double dk = mrad * 1e-3 / plan.lambda;  // 1/angstrom per detector pixel
+  const double radius_px = plan.kmax / dk;
+  require(cr >= 0 && cc >= 0 && cr <= double(sh.det_rows - 1) && cc <= double(sh.det_cols - 1),
+          "disk centre (" + std::to_string(cr) + ", " + std::to_string(cc) + ") is outside the detector");
+  require(cr - radius_px >= -0.5 && cc - radius_px >= -0.5 && cr + radius_px <= double(sh.det_rows) - 0.5 &&
+              cc + radius_px <= double(sh.det_cols) - 0.5,
+          "BF disk (centre " + std::to_string(cr) + ", " + std::to_string(cc) + ", radius " +
+              std::to_string(radius_px) + " px) does not fit on the " + std::to_string(sh.det_rows) + "x" +
+              std::to_string(sh.det_cols) + " detector");
+
+  // Pixels inside the aperture, grouped into bin x bin blocks (aligned to the detector origin), raster order.
+  const double t = p.rotation_deg * 3.14159265358979323846 / 180.0, ct = std::cos(t), st = std::sin(t);
+  std::map<std::pair<std::size_t, std::size_t>, std::vector<std::uint32_t>> blocks;
+  for (std::size_t r = 0; r < sh.det_rows; ++r)
+    for (std::size_t c = 0; c < sh.det_cols; ++c) {
+      const double ky = (double(r) - cr) * dk, kx = (double(c) - cc) * dk;
+      if (ky * ky + kx * kx <= plan.kmax2) blocks[{r / bin, c / bin}].push_back(std::uint32_t(r * sh.det_cols + c));
+    }
+  require(!blocks.empty(), "no detector pixel inside the BF disk");
+  plan.offsets.push_back(0);
+  for (const auto& [key, pix] : blocks) {
+    double sy = 0, sx = 0;
+    for (std::uint32_t q : pix) {
+      const double ky = (double(q / sh.det_cols) - cr) * dk, kx = (double(q % sh.det_cols) - cc) * dk;
+      sy += st * kx + ct * ky;  // detector -> scan frame (x = col, y = row), see ssb.hpp
+      sx += ct * kx - st * ky;
+      plan.pixels.push_back(q);
+    }
+    plan.ky.push_back(sy / double(pix.size()));
+    plan.kx.push_back(sx / double(pix.size()));
+    plan.weight.push_back(double(pix.size()));
+    plan.offsets.push_back(std::uint32_t(plan.pixels.size()));
+  }
+
+  resolved = {{"wavelength_angstrom", plan.lambda},
+              {"kmax_per_angstrom", plan.kmax},
+              {"detector_mrad_per_pixel", mrad},
+              {"detector_mrad_per_pixel_source", mrad_source},
+              {"disk_center", {cr, cc}},
+              {"disk_center_source", p.disk_center ? "given" : "fitted BF disk"},
+              {"disk_radius_px", radius_px},
+              {"detector_bin", bin},
+              {"bf_pixels", plan.pixels.size()},
+              {"k_groups", plan.groups()},
+              {"q_spacing_per_angstrom",
+               {1.0 / (double(sh.scan_rows) * plan.step), 1.0 / (double(sh.scan_cols) * plan.step)}}};
+  return plan;
+}
+
+std::unique_ptr<Engine> make_engine(const Dataset& ds, const Plan& plan) {
+  return ds.backend() == Backend::cuda ? make_cuda_engine(ds, plan) : make_cpu_engine(ds, plan);
+}
+
+nlohmann::json aberrations_json(const Aberrations& a) {
+  return {{"C1", a.C1}, {"A1", a.A1}, {"A1_angle", a.A1_angle}, {"B2", a.B2}, {"B2_angle", a.B2_angle},
+          {"A2", a.A2}, {"A2_angle", a.A2_angle}, {"C3", a.C3}};
+}
+
+Provenance provenance_for(const Dataset& ds, const SsbParams& p, const std::string& op, nlohmann::json resolved) {
+  Provenance pv;
+  pv.operation = op;
+  pv.backend = backend_name(ds.backend());
+  pv.input_dtype = dtype_name(ds.dtype());
+  pv.input_shape = ds.shape().dims();
+  pv.output_dtype = dtype_name(DType::f32);
+  pv.output_shape = {ds.shape().scan_rows, ds.shape().scan_cols};
+  pv.representation = "dense";
+  pv.parameters = std::move(resolved);
+  pv.parameters["energy_kev"] = p.energy_kev;
+  pv.parameters["semiangle_mrad"] = p.semiangle_mrad;
+  pv.parameters["scan_step_angstrom"] = p.scan_step_angstrom;
+  pv.parameters["rotation_deg"] = p.rotation_deg;
+  pv.parameters["aberrations"] = aberrations_json(p.aberrations);
+  pv.parameters["chi"] = "Krivanek: 2pi/lambda [C1 w^2/2 + A1 w^2/2 cos2(phi-a) + B2 w^3/3 cos(phi-b) + "
+                         "A2 w^3/3 cos3(phi-c) + C3 w^4/4], w = lambda |k|";
+  pv.parameters["gamma"] = "A*(K)A(K-Q) - A(K)A*(K+Q), A = aperture exp(-i chi)";
+  return pv;
+}
+
+namespace {
+
+SsbResult run(const Dataset& ds, const SsbParams& p, std::size_t bin, const std::string& op) {
+  nlohmann::json resolved;
+  const Plan plan = make_plan(ds, p, bin, resolved);
+  std::unique_ptr<Engine> engine = make_engine(ds, plan);
+  ObjectImages obj = engine->reconstruct(p.aberrations);
+
+  resolved["mean_counts_per_bf_pixel"] = engine->mean_counts();
+  resolved["weight_floor"] = weight_floor(plan);
+  resolved["normalisation"] = "Psi = sum G conj(Gamma) / (I0 N max(sum w|Gamma|^2, floor)); Psi(0) = 0; "
+                              "Nyquist row/col = 0; object = 1 + IFFT(Psi)";
+  resolved["engine"] = engine->describe();
+  SsbResult r;
+  r.provenance = provenance_for(ds, p, op, std::move(resolved));
+  auto image = [&](std::vector<float> v, const char* component) {
+    Image<float> im;
+    im.rows = plan.scan_rows;
+    im.cols = plan.scan_cols;
+    im.data = std::move(v);
+    im.provenance = r.provenance;
+    im.provenance.parameters["component"] = component;
+    return im;
+  };
+  r.phase = image(std::move(obj.phase), "phase");
+  r.amplitude = image(std::move(obj.amplitude), "amplitude");
+  return r;
+}
+
+double number(const nlohmann::json& cal, const char* key) {
+  if (!cal.contains(key) || !cal.at(key).is_number())
+    throw InvalidArgument(std::string("ssb: dataset metadata has no calibration/") + key);
+  return cal.at(key).get<double>();
+}
+
+}  // namespace
+
+}  // namespace detail
+
+SsbParams params_from_metadata(const Dataset& ds) {
+  const nlohmann::json& md = ds.metadata();
+  if (!md.is_object() || !md.contains("calibration") || !md.at("calibration").is_object())
+    throw InvalidArgument("ssb: dataset metadata has no calibration object");
+  const nlohmann::json& cal = md.at("calibration");
+  SsbParams p;
+  p.energy_kev = detail::number(cal, "energy_kev");
+  p.semiangle_mrad = detail::number(cal, "semiangle_mrad");
+  p.scan_step_angstrom = detail::number(cal, "scan_step_angstrom");
+  if (cal.contains("detector_mrad_per_pixel")) p.detector_mrad_per_pixel = detail::number(cal, "detector_mrad_per_pixel");
+  if (cal.contains("rotation_deg")) p.rotation_deg = detail::number(cal, "rotation_deg");
+  if (cal.contains("defocus_angstrom")) p.aberrations.C1 = detail::number(cal, "defocus_angstrom");
+  return p;
+}
+
+SsbResult reconstruct(const Dataset& ds, const SsbParams& p) { return detail::run(ds, p, 1, "ssb.reconstruct"); }
+
+SsbResult preview(const Dataset& ds, const SsbParams& p, std::size_t detector_bin) {
+  if (detector_bin == 0) throw InvalidArgument("ssb: detector_bin must be >= 1");
+  return detail::run(ds, p, detector_bin, "ssb.preview");
+}
+
+}  // namespace qgpu::ssb

@@ -1,0 +1,105 @@
+#pragma once
+// Single-side-band (SSB) ptychography of a loaded 4D-STEM dataset (weak phase object, direct inversion).
+//
+// Physics and conventions (match the simulator io/sample):
+// - Probe in reciprocal space A(K) = aperture(|K| <= alpha/lambda) * exp(-i chi(K)); K in 1/angstrom (cycles).
+// - chi(K) in the Krivanek form with polar angle phi of K measured from the scan column (x) axis towards the scan
+//   row (y) axis, omega = lambda*|K| (see ssb_math.hpp):
+//     chi = 2 pi / lambda * [ C1 w^2/2 + A1 w^2/2 cos 2(phi - A1_angle) + B2 w^3/3 cos(phi - B2_angle)
+//                             + A2 w^3/3 cos 3(phi - A2_angle) + C3 w^4/4 ],
+//   so pure defocus is chi = pi lambda C1 |K|^2 (C1 > 0 as in the simulator's defocus_angstrom).
+//   B2 and A2 are the Krivanek coefficients C21 and C23 (the 1/3 factor is inside the formula).
+// - Detector pixel (r, c) -> K_det = ((r - centre_row), (c - centre_col)) * mrad_per_pixel / 1000 / lambda,
+//   rotated into the scan frame by rotation_deg (counter-clockwise from the column axis towards the row axis:
+//   Kx_scan = cos t Kx_det - sin t Ky_det, Ky_scan = sin t Kx_det + cos t Ky_det; x = column, y = row).
+// - G(K, Q) = sum_R I(K, R) exp(-2 pi i Q.R): forward FFT over the scan (R = scan index * step), Q on the
+//   fftfreq grid (spacing 1/(scan_rows*step), 1/(scan_cols*step)).
+// - Weak phase object o = exp(i phi) ~ 1 + i phi: G(K, Q) = I0 N i Phi(Q) Gamma(K, Q) with
+//   Gamma = A*(K) A(K-Q) - A(K) A*(K+Q) (the two double-overlap "trotters"; zero in the triple overlap when there
+//   are no aberrations), I0 = mean counts per BF pixel and frame, N = scan positions, Phi(Q) = (1/N) sum_R phi e^-2piiQR.
+// - Reconstruction: Psi(Q) = sum_K G conj(Gamma) / (I0 N max(sum_K w_K |Gamma|^2, floor)) ~ i Phi(Q), floor =
+//   kWeightFloor * sum_K w_K (10% of the BF pixel count, ~1/8 of the best covered Q: a regulariser that keeps
+//   the thinly covered frequencies near |Q| = 0 and |Q| = 2 alpha from amplifying noise); w_K = pixels summed
+//   into K (1 unbinned); Psi(0) = 0 and, for even sizes, Psi = 0 on the Nyquist row/column (Q and -Q alias there).
+//   object = 1 + IFFT(Psi) (unnormalised inverse sum), phase = angle(object), amplitude = |object|. Psi is exactly
+//   anti-Hermitian, so object = 1 + i phi_lin: phase = atan(phi_lin), amplitude = sqrt(1 + phi_lin^2); the phase
+//   is in radians of the object (quantitative for a weak phase object), defined up to its zero mean.
+// - The dataset's backend decides: cpu = reference (FFTW complex128 full spectrum, double arithmetic);
+//   cuda = gather kernel + batched cuFFT R2C (complex64 half spectrum) on the resident data + a Q-parallel
+//   sum kernel + one C2R.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "core/image.hpp"
+#include "core/provenance.hpp"
+#include "resident/dataset.hpp"
+
+namespace qgpu::ssb {
+
+struct Aberrations {
+  double C1 = 0;                  // defocus, angstrom (chi = pi lambda C1 k^2 + ...)
+  double A1 = 0, A1_angle = 0;    // 2-fold astigmatism (C12), angstrom, angle in rad
+  double B2 = 0, B2_angle = 0;    // axial coma (C21), angstrom, rad
+  double A2 = 0, A2_angle = 0;    // 3-fold astigmatism (C23), angstrom, rad
+  double C3 = 0;                  // spherical aberration (C30), angstrom
+};
+
+struct SsbParams {
+  double energy_kev = 0;
+  double semiangle_mrad = 0;
+  double scan_step_angstrom = 0;
+  double detector_mrad_per_pixel = 0;  // 0: semiangle / disk radius (given or fitted)
+  std::optional<std::pair<double, double>> disk_center;  // (row, col) detector pixels; default: BF disk fit
+  std::optional<double> disk_radius;                     // pixels; default: semiangle / mrad_per_pixel or the fit
+  double rotation_deg = 0;                               // scan vs detector axes, see above
+  Aberrations aberrations;
+};
+
+// Parameters from ds.metadata()["calibration"] (the loader copies the file's /entry/calibration attributes):
+// energy_kev, semiangle_mrad, scan_step_angstrom (required: InvalidArgument when missing), optional
+// detector_mrad_per_pixel, rotation_deg and defocus_angstrom (-> aberrations.C1, the nominal defocus).
+SsbParams params_from_metadata(const Dataset& ds);
+
+struct SsbResult {
+  Image<float> phase, amplitude;  // scan_rows x scan_cols
+  Provenance provenance;
+};
+
+// Full-resolution reconstruction (every BF-disk pixel its own K).
+SsbResult reconstruct(const Dataset& ds, const SsbParams& p);
+
+// The same with the BF-disk pixels summed in detector_bin x detector_bin blocks (K = the centroid of the summed
+// pixels): detector_bin^2 fewer K; exact for slowly varying chi, blurs strongly aberrated disk edges.
+SsbResult preview(const Dataset& ds, const SsbParams& p, std::size_t detector_bin = 4);
+
+struct FitOptions {
+  std::size_t trials = 200;      // loss evaluations in all
+  std::size_t tpe_trials = 0;    // 0: trials * 3 / 4 TPE trials, the rest Nelder-Mead
+  std::uint64_t seed = 1;
+  double c1_min = -500, c1_max = 500;  // defocus search range, angstrom
+  bool fit_astigmatism = false;        // also fit A1 (as A1 cos 2a, A1 sin 2a in +-max(|c1_min|,|c1_max|)/2)
+  std::size_t detector_bin = 4;        // detector binning of the precomputed G(K, Q)
+};
+
+struct FitResult {
+  Aberrations aberrations;           // best found; fields not fitted keep their SsbParams values
+  double loss = 0;                   // at the best
+  std::vector<double> loss_trace;    // loss of every trial, in order
+  std::vector<Aberrations> trial_params;
+  Provenance provenance;
+};
+
+// Aberration fit. Loss (to minimise) = minus the variance of the matched-filter SSB phase image
+//   phi_mf(R) = IFFT[ sum_K G conj(Gamma) / (I0 N sqrt(sum_K w_K |Gamma|^2)) ],
+// evaluated in Fourier space by Parseval (no inverse FFT per trial). By Cauchy-Schwarz each |Q| term is largest
+// when Gamma is proportional to the true transfer, and the noise term does not depend on the aberrations, so the
+// loss is minimal (in expectation) at the true aberrations: the sharpest, most contrasted phase.
+// Search: seeded Tree-structured Parzen Estimator (n_startup random trials, then good/bad split at the gamma =
+// 0.25 loss quantile, Gaussian KDEs l(x), g(x), 24 candidates drawn from l, the max l/g evaluated), then
+// Nelder-Mead from the best for the remaining trials. Deterministic for a seed. G(K, Q) is computed once.
+FitResult fit(const Dataset& ds, const SsbParams& p, const FitOptions& o = {});
+
+}  // namespace qgpu::ssb

@@ -1,0 +1,134 @@
+// SSB on the GPU-resident dataset against the CPU reference (skipped without a usable GPU).
+//
+// Tolerances: the CUDA engine works in float32 (cuFFT complex64, float sums over K of ~360 terms), the reference
+// in float64. The object 1 + i phi has |phi| <~ 0.5, float32 rounding of G and of the sums is ~1e-6 relative, so
+// the relative L2 of the complex objects is bounded by 1e-4 (and the phase by 1e-4 rad pointwise).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "core/error.hpp"
+#include "ssb/ssb.hpp"
+#include "ssb/ssb_internal.hpp"
+#include "ssb_fixtures.hpp"
+#include "support/cuda_required.hpp"
+
+namespace qgpu::ssb {
+namespace {
+
+double max_phase_difference(const SsbResult& a, const SsbResult& b) {
+  double m = 0;
+  for (std::size_t i = 0; i < a.phase.data.size(); ++i)
+    m = std::max(m, std::abs(double(a.phase.data[i]) - double(b.phase.data[i])));
+  return m;
+}
+
+TEST(SsbCuda, ReconstructMatchesTheCpuReference) {
+  QGPU_REQUIRE_CUDA();
+  const Dataset& host = testing::dataset(100);
+  const Dataset dev = host.to_device();
+  const SsbParams p = testing::true_params(100);
+  const SsbResult cpu = reconstruct(host, p), gpu = reconstruct(dev, p);
+  ASSERT_EQ(gpu.phase.rows, 40u);
+  ASSERT_EQ(gpu.phase.cols, 48u);
+  EXPECT_LE(testing::relative_l2(gpu, cpu), 1e-4);
+  EXPECT_LE(max_phase_difference(gpu, cpu), 1e-4);
+  EXPECT_GE(testing::pearson(gpu.phase.data, testing::truth(100)), 0.9);
+  EXPECT_EQ(gpu.provenance.backend, "cuda");
+  const nlohmann::json& e = gpu.provenance.parameters.at("engine");
+  EXPECT_EQ(e.at("resident_groups").get<std::size_t>(), 357u);
+  EXPECT_EQ(e.at("streamed_groups").get<std::size_t>(), 0u);
+  EXPECT_EQ(e.at("g_cube_bytes").get<std::size_t>(), 357u * 40u * 25u * 8u);
+}
+
+TEST(SsbCuda, PreviewMatchesTheCpuReference) {
+  QGPU_REQUIRE_CUDA();
+  const Dataset& host = testing::dataset(100);
+  const Dataset dev = host.to_device();
+  const SsbParams p = testing::true_params(100);
+  for (std::size_t bin : {2, 4}) {
+    const SsbResult cpu = preview(host, p, bin), gpu = preview(dev, p, bin);
+    EXPECT_LE(testing::relative_l2(gpu, cpu), 1e-4) << "bin " << bin;
+    EXPECT_LE(max_phase_difference(gpu, cpu), 1e-4) << "bin " << bin;
+  }
+}
+
+// Odd scan sizes (no Nyquist row/column, Hermitian weights on the half spectrum) and the fit loss itself.
+TEST(SsbCuda, OddScanAndLossMatchTheCpuReference) {
+  QGPU_REQUIRE_CUDA();
+  sample::SampleSpec s = testing::spec(80);
+  s.scan_rows = 33;
+  s.scan_cols = 35;
+  const Dataset host = testing::simulate(s), dev = host.to_device();
+  const SsbParams p = params_from_metadata(host);
+  const SsbResult cpu = reconstruct(host, p), gpu = reconstruct(dev, p);
+  EXPECT_LE(testing::relative_l2(gpu, cpu), 1e-4);
+  EXPECT_GE(testing::pearson(gpu.phase.data, sample::object_phase_at_scan(s)), 0.9);
+
+  nlohmann::json res;
+  const detail::Plan plan = detail::make_plan(host, p, 1, res);
+  auto ce = detail::make_engine(host, plan), ge = detail::make_engine(dev, plan);
+  EXPECT_NEAR(ge->mean_counts(), ce->mean_counts(), 1e-5 * ce->mean_counts());
+  for (double c1 : {-200.0, 0.0, 80.0, 150.0}) {
+    Aberrations a = p.aberrations;
+    a.C1 = c1;
+    const double lc = ce->loss(a), lg = ge->loss(a);
+    EXPECT_NEAR(lg, lc, 1e-4 * std::abs(lc)) << "C1 " << c1;
+  }
+}
+
+// G larger than the (artificially lowered) device budget: part resident, the rest regathered per evaluation.
+TEST(SsbCuda, StreamedGMatchesResidentG) {
+  QGPU_REQUIRE_CUDA();
+  const Dataset& host = testing::dataset(100);
+  const Dataset dev = host.to_device();
+  const SsbParams p = testing::true_params(100);
+  const SsbResult resident = reconstruct(dev, p);
+  ASSERT_EQ(setenv("QGPU_SSB_DEVICE_BUDGET_BYTES", "1500000", 1), 0);  // G is 2.86 MB
+  SsbResult streamed;
+  try {
+    streamed = reconstruct(dev, p);
+  } catch (...) {
+    unsetenv("QGPU_SSB_DEVICE_BUDGET_BYTES");
+    throw;
+  }
+  unsetenv("QGPU_SSB_DEVICE_BUDGET_BYTES");
+  const nlohmann::json& e = streamed.provenance.parameters.at("engine");
+  EXPECT_GT(e.at("streamed_groups").get<std::size_t>(), 0u);
+  EXPECT_GT(e.at("resident_groups").get<std::size_t>(), 0u);
+  EXPECT_LE(testing::relative_l2(streamed, resident), 1e-5);
+  EXPECT_LE(testing::relative_l2(streamed, reconstruct(host, p)), 1e-4);
+}
+
+TEST(SsbCuda, FitFindsTheSameDefocus) {
+  QGPU_REQUIRE_CUDA();
+  const Dataset& host = testing::dataset(150);
+  const Dataset dev = host.to_device();
+  SsbParams p = testing::true_params(150);
+  p.aberrations.C1 = 0;
+  FitOptions o;
+  o.trials = 40;
+  o.c1_min = -400;
+  o.c1_max = 400;
+  o.detector_bin = 2;
+  const FitResult gpu = fit(dev, p, o), cpu = fit(host, p, o);
+  EXPECT_NEAR(gpu.aberrations.C1, 150.0, 7.5);  // 5 %
+  EXPECT_NEAR(gpu.aberrations.C1, cpu.aberrations.C1, 7.5);
+  EXPECT_NEAR(gpu.loss, cpu.loss, 1e-3 * std::abs(cpu.loss));
+  EXPECT_EQ(gpu.provenance.backend, "cuda");
+}
+
+TEST(SsbCuda, NonsenseParametersRaiseInvalidArgument) {
+  QGPU_REQUIRE_CUDA();
+  const Dataset dev = testing::dataset(0).to_device();
+  SsbParams p = testing::true_params(0);
+  p.scan_step_angstrom = 0;
+  EXPECT_THROW(reconstruct(dev, p), InvalidArgument);
+  p = testing::true_params(0);
+  p.disk_center = std::pair<double, double>{-3.0, 10.0};
+  EXPECT_THROW(preview(dev, p), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace qgpu::ssb
