@@ -12,6 +12,7 @@ void bind_io(pyb::module_& m);
 void bind_detector(pyb::module_& m);
 void bind_dpc(pyb::module_& m);
 void bind_display(pyb::module_& m);
+void bind_ssb(pyb::module_& m);
 }  // namespace qgpu::py
 
 PYBIND11_MODULE(_qgpu, m) {
@@ -42,4 +43,5 @@ PYBIND11_MODULE(_qgpu, m) {
   qgpu::py::bind_detector(m);
   qgpu::py::bind_dpc(m);
   qgpu::py::bind_display(m);
+  qgpu::py::bind_ssb(m);
 }

@@ -98,3 +98,18 @@ def test_cuda_equals_cpu(sample_path):
     np.testing.assert_array_equal(gpu.read(), cpu.read())
     np.testing.assert_array_equal(qgpu.detector.bf(gpu), qgpu.detector.bf(cpu))
     np.testing.assert_array_equal(qgpu.dpc.center_of_mass(gpu)[0], qgpu.dpc.center_of_mass(cpu)[0])
+
+
+def test_ssb_recovers_the_defocus_and_the_object(tmp_path):
+    path = str(tmp_path / "defocus.h5")
+    qgpu.io.write_sample(path, scan=(40, 48), detector=(64, 64), defocus=150.0, dose=60000.0)
+    ds = qgpu.io.load(path, backend="cpu")
+    f = qgpu.ssb.fit(ds, trials=40, c1_range=(-400, 400), detector_bin=2, defocus=0.0)
+    assert abs(f["aberrations"]["C1"] - 150.0) < 15.0
+    assert len(f["loss_trace"]) <= 40
+    phase = qgpu.ssb.reconstruct(ds, defocus=f["aberrations"]["C1"])
+    assert phase.shape == (40, 48) and phase.provenance["backend"] == "cpu"
+    import h5py
+    with h5py.File(path) as h:
+        truth = h["/entry/truth/phase"][:]
+    assert np.corrcoef(phase.ravel(), truth.ravel())[0, 1] >= 0.9
