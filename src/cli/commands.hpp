@@ -7,5 +7,7 @@ namespace qgpu::cli {
 void add_info(CLI::App& app);
 void add_image(CLI::App& app);
 void add_sample(CLI::App& app);
+void add_serve(CLI::App& app);
+void add_ssb(CLI::App& app);
 
 }  // namespace qgpu::cli

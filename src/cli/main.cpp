@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   qgpu::cli::add_info(app);
   qgpu::cli::add_image(app);
   qgpu::cli::add_sample(app);
+  qgpu::cli::add_serve(app);
+  qgpu::cli::add_ssb(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

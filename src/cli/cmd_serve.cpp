@@ -1,0 +1,52 @@
+// qgpu serve FILE...: HTTP service + WebGPU viewer over loaded datasets (see src/remote/server.hpp).
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "remote/server.hpp"
+
+namespace qgpu::cli {
+
+void add_serve(CLI::App& app) {
+  auto* cmd = app.add_subcommand("serve", "Serve datasets over HTTP (JSON API + browser viewer)");
+  struct Args {
+    std::vector<std::string> files;
+    std::vector<int> devices;
+    remote::ServeOptions serve;
+    std::string backend = "auto";
+    std::size_t window_limit_mib = remote::kDefaultWindowLimitBytes >> 20;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("files", a->files, "HDF5 files")->required();
+  cmd->add_option("--port", a->serve.port, "TCP port (0: any free port)");
+  cmd->add_option("--host", a->serve.host, "address to bind (non-loopback needs --token)");
+  cmd->add_option("--devices", a->devices, "CUDA devices, datasets placed round-robin (e.g. 0,1)")->delimiter(',');
+  cmd->add_option("--backend", a->backend, "auto | cuda | cpu (auto never falls back to cpu)");
+  cmd->add_option("--token", a->serve.token, "bearer token required on every request");
+  cmd->add_option("--web", a->serve.web_dir, "folder of the built viewer (default: src/remote/web/dist)");
+  cmd->add_option("--window-limit-mib", a->window_limit_mib, "largest frame window answered, MiB (default 256)")
+      ->check(CLI::Range(std::size_t(1), std::size_t(1) << 20));
+  cmd->callback([a] {
+    a->serve.window_limit_bytes = a->window_limit_mib << 20;
+    if (!remote::is_loopback_host(a->serve.host) && a->serve.token.empty())  // fail before loading anything
+      throw InvalidArgument("binding to the non-loopback host '" + a->serve.host + "' requires --token");
+    remote::CatalogOptions co;
+    co.backend = a->backend;
+    co.devices = a->devices;
+    co.show_progress = true;
+    remote::Server server(remote::load_catalog(a->files, co), a->serve);
+    const int port = server.bind();
+    for (const auto& s : server.catalog().all())
+      std::fprintf(stderr, "qgpu serve: dataset '%s' <- %s (%s, device %d)\n", s->id.c_str(), s->path.c_str(),
+                   backend_name(s->ds.backend()).c_str(), s->device);
+    const bool built = std::filesystem::exists(std::filesystem::path(server.web_dir()) / "index.html");
+    std::fprintf(stderr, "qgpu serve: viewer %s %s\n", built ? "from" : "NOT BUILT (npm ci && npm run build in src/remote/web) in",
+                 server.web_dir().c_str());
+    std::printf("qgpu serve: listening on http://%s:%d/\n", a->serve.host.c_str(), port);
+    std::fflush(stdout);
+    server.listen();
+  });
+}
+
+}  // namespace qgpu::cli

@@ -1,0 +1,90 @@
+#include "remote/catalog.hpp"
+
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+
+#include "device/device.hpp"
+#include "io/hdf5/load.hpp"
+#include "remote/http_error.hpp"
+
+namespace qgpu::remote {
+
+namespace {
+
+std::string id_from_path(const std::string& path) {
+  std::string id = std::filesystem::path(path).stem().string();
+  for (char& c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+  return id.empty() ? "dataset" : id;
+}
+
+}  // namespace
+
+std::string Catalog::add(std::string id, Dataset ds, int device, std::string path) {
+  std::string unique = id;
+  for (int n = 2;; ++n) {
+    bool taken = false;
+    for (const auto& it : items_) taken = taken || it->id == unique;
+    if (!taken) break;
+    unique = id + "-" + std::to_string(n);
+  }
+  auto s = std::make_unique<ServedDataset>();
+  s->id = unique;
+  s->path = std::move(path);
+  s->ds = std::move(ds);
+  s->device = device;
+  items_.push_back(std::move(s));
+  return unique;
+}
+
+ServedDataset& Catalog::get(const std::string& id) const {
+  for (const auto& it : items_)
+    if (it->id == id) return *it;
+  std::string known;
+  for (const auto& it : items_) {
+    if (!known.empty()) known += ", ";
+    known += it->id;
+  }
+  throw HttpError(404, "unknown dataset '" + id + "' (known: " + known + ")");
+}
+
+Catalog load_catalog(const std::vector<std::string>& files, const CatalogOptions& o) {
+  if (files.empty()) throw InvalidArgument("no file to serve");
+  const Backend backend = resolve(o.backend);  // auto without a GPU raises BackendUnavailable here
+  if (backend == Backend::cuda)
+    for (int d : o.devices)
+      if (d < 0 || d >= detect().device_count)
+        throw InvalidArgument("device " + std::to_string(d) + " does not exist (this machine has " +
+                              std::to_string(detect().device_count) + " CUDA devices)");
+  if (backend == Backend::cpu && !o.devices.empty())
+    std::fprintf(stderr, "qgpu serve: --devices ignored with the cpu backend\n");
+  Catalog catalog;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const int device = (backend == Backend::cuda && !o.devices.empty()) ? o.devices[i % o.devices.size()] : -1;
+    DeviceGuard guard(device);
+    io::LoadOptions lo;
+    lo.backend = backend_name(backend);
+    if (o.show_progress) {
+      const std::string label = files[i];
+      lo.progress = [label, last = -1](double f) mutable {
+        const int pct = int(f * 100 + 0.5);
+        if (pct / 10 == last / 10 && pct < 100) return;
+        last = pct;
+        std::fprintf(stderr, "qgpu serve: loading %s %d%%\n", label.c_str(), pct);
+      };
+    }
+    catalog.add(id_from_path(files[i]), io::load(files[i], lo), device, files[i]);
+  }
+  return catalog;
+}
+
+nlohmann::json describe_served(const ServedDataset& s) {
+  nlohmann::json j = describe(s.ds);
+  j["id"] = s.id;
+  j["file"] = s.path;
+  j["device"] = s.device;
+  return j;
+}
+
+}  // namespace qgpu::remote

@@ -1,0 +1,61 @@
+#pragma once
+// The datasets a server holds: each with an id, its device, and a mutex that serializes GPU work on it.
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "remote/device_guard.hpp"
+#include "resident/dataset.hpp"
+
+namespace qgpu::remote {
+
+struct ServedDataset {
+  std::string id;
+  std::string path;  // the file it came from ("" when added in memory)
+  Dataset ds;
+  int device = -1;   // CUDA device it lives on; -1: cpu, or the current device
+  std::mutex work;   // one computation at a time on this dataset
+  std::shared_ptr<void> com_cache;  // dpc::ComResult, computed once (guarded by `work`)
+};
+
+class Catalog {
+ public:
+  // Adds a loaded dataset; the id is made unique (suffix -2, -3, ...) and returned.
+  std::string add(std::string id, Dataset ds, int device = -1, std::string path = "");
+  // HttpError 404 naming the known ids when there is no such dataset.
+  ServedDataset& get(const std::string& id) const;
+  const std::vector<std::unique_ptr<ServedDataset>>& all() const { return items_; }
+
+ private:
+  std::vector<std::unique_ptr<ServedDataset>> items_;
+};
+
+// Loads files (round-robin over `devices` when given; each load runs with that device current).
+// backend: "auto" | "cuda" | "cpu"; "auto" never falls back to cpu.
+struct CatalogOptions {
+  std::string backend = "auto";
+  std::vector<int> devices;
+  bool show_progress = false;
+};
+Catalog load_catalog(const std::vector<std::string>& files, const CatalogOptions& options);
+
+// describe(ds) plus the id, file and device index.
+nlohmann::json describe_served(const ServedDataset& s);
+
+// Runs f(s) with the dataset's device current and its work mutex held; returns f's result and the
+// milliseconds it took (waiting for the mutex excluded).
+template <class F> auto run_on(ServedDataset& s, F&& f, double& ms) {
+  std::lock_guard<std::mutex> lock(s.work);
+  DeviceGuard device(s.device);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto result = f(s);
+  ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return result;
+}
+
+}  // namespace qgpu::remote

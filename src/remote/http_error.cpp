@@ -1,0 +1,31 @@
+#include "remote/http_error.hpp"
+
+#include <new>
+
+namespace qgpu::remote {
+
+StatusAndMessage classify(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const HttpError& x) {
+    return {x.status, x.what()};
+  } catch (const InvalidArgument& x) {
+    return {400, x.what()};
+  } catch (const RegionError& x) {
+    return {400, x.what()};
+  } catch (const DTypeError& x) {
+    return {400, x.what()};
+  } catch (const IoError& x) {
+    return {404, x.what()};
+  } catch (const BackendUnavailable& x) {
+    return {503, x.what()};
+  } catch (const std::bad_alloc&) {
+    return {500, "out of memory"};
+  } catch (const std::exception& x) {
+    return {500, std::string("internal error: ") + x.what()};
+  } catch (...) {
+    return {500, "internal error: unknown exception"};
+  }
+}
+
+}  // namespace qgpu::remote

@@ -1,0 +1,25 @@
+#pragma once
+// Errors of the HTTP layer and the mapping of library errors to HTTP status codes.
+#include <exception>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace qgpu::remote {
+
+// An error with its HTTP status (404 unknown dataset or route, 400 bad request, 401 missing token, ...).
+struct HttpError : Error {
+  int status;
+  HttpError(int status_code, const std::string& message) : Error(message), status(status_code) {}
+};
+
+struct StatusAndMessage {
+  int status = 500;
+  std::string message;
+};
+
+// HttpError -> its status; InvalidArgument / RegionError / DTypeError -> 400; IoError -> 404;
+// BackendUnavailable -> 503; anything else (genuine internal failure) -> 500.
+StatusAndMessage classify(std::exception_ptr e);
+
+}  // namespace qgpu::remote

@@ -1,0 +1,131 @@
+// Response helpers shared by the route handlers.
+#include <cstdio>
+
+#include "display/display.hpp"
+#include "remote/encode.hpp"
+#include "remote/http_error.hpp"
+#include "remote/routes.hpp"
+
+namespace qgpu::remote {
+
+httplib::Server::Handler guarded(RouteHandler handler) {
+  return [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+    try {
+      handler(req, res);
+    } catch (...) {
+      const StatusAndMessage e = classify(std::current_exception());
+      res.headers.erase("X-Shape");
+      res.headers.erase("X-DType");
+      send_error(res, e.status, e.message);
+    }
+  };
+}
+
+void send_json(httplib::Response& res, const nlohmann::json& body, int status) {
+  res.status = status;
+  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& message) {
+  send_json(res, {{"error", message}, {"status", status}}, status);
+}
+
+void send_raw(httplib::Response& res, std::string bytes, const std::string& dtype,
+              const std::vector<std::size_t>& shape) {
+  std::string s;
+  for (std::size_t d : shape) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(d);
+  }
+  res.status = 200;
+  res.set_header("X-DType", dtype);
+  res.set_header("X-Shape", s);
+  res.set_header("Access-Control-Expose-Headers", "X-DType, X-Shape, X-Compute-Ms");
+  res.body = std::move(bytes);  // no copy of large windows
+  res.set_header("Content-Type", "application/octet-stream");
+}
+
+void send_png(httplib::Response& res, std::string bytes) {
+  res.status = 200;
+  res.body = std::move(bytes);
+  res.set_header("Content-Type", "image/png");
+}
+
+void set_compute_ms(httplib::Response& res, double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", ms);
+  res.set_header("X-Compute-Ms", buf);
+}
+
+display::DisplayOptions display_options(const Params& p, display::Scale default_scale) {
+  display::DisplayOptions o;
+  o.colormap = p.text("colormap").value_or("viridis");
+  const auto scale = p.text("scale");
+  try {
+    o.scale = scale ? display::scale_from_name(*scale) : default_scale;
+  } catch (const InvalidArgument& e) {
+    throw HttpError(400, std::string("parameter 'scale': ") + e.what());
+  }
+  o.lower_percentile = p.number("plo").value_or(0.0);
+  o.upper_percentile = p.number("phi").value_or(100.0);
+  o.vmin = p.number("vmin");
+  o.vmax = p.number("vmax");
+  display::validate(o);  // InvalidArgument (unknown colormap, bad percentiles) -> 400
+  return o;
+}
+
+void send_body(httplib::Response& res, Body body) {
+  if (body.is_json)
+    send_json(res, body.json);
+  else if (body.content_type == "image/png")
+    send_png(res, std::move(body.bytes));
+  else
+    send_raw(res, std::move(body.bytes), body.dtype, body.shape);
+}
+
+namespace {
+
+template <class T> Body png_body(const Image<T>& img, const display::DisplayOptions& look, Backend backend) {
+  Image<float> f;
+  f.rows = img.rows;
+  f.cols = img.cols;
+  f.data.assign(img.data.begin(), img.data.end());
+  Body b;
+  b.bytes = png_bytes(display::render(f, look, backend));
+  b.content_type = "image/png";
+  return b;
+}
+
+}  // namespace
+
+Body u64_body(const Image<std::uint64_t>& img, const std::string& format, const display::DisplayOptions& look,
+              Backend backend) {
+  if (format == "png") return png_body(img, look, backend);
+  Body b;
+  if (format == "json") {
+    b.is_json = true;
+    b.json = image_json(img);
+    return b;
+  }
+  b.bytes = raw_bytes(img.data);
+  b.dtype = "uint64";
+  b.shape = {img.rows, img.cols};
+  return b;
+}
+
+Body f32_body(const Image<float>& img, const std::string& format, const display::DisplayOptions& look,
+              Backend backend) {
+  if (format == "png") return png_body(img, look, backend);
+  Body b;
+  if (format == "json") {
+    b.is_json = true;
+    b.json = image_json(img);
+    return b;
+  }
+  b.bytes = raw_bytes(img.data);
+  b.dtype = "float32";
+  b.shape = {img.rows, img.cols};
+  return b;
+}
+
+}  // namespace qgpu::remote

@@ -1,0 +1,57 @@
+#pragma once
+// Internal to the remote domain: what route handlers share (the catalog, options, response helpers).
+#include <httplib.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/image.hpp"
+#include "display/options.hpp"
+#include "remote/catalog.hpp"
+#include "remote/params.hpp"
+#include "remote/server.hpp"
+
+namespace qgpu::remote {
+
+struct Context {
+  Catalog& catalog;
+  const ServeOptions& options;
+};
+
+using RouteHandler = std::function<void(const httplib::Request&, httplib::Response&)>;
+
+// Wraps a handler: exceptions become JSON errors with their status (http_error.hpp).
+httplib::Server::Handler guarded(RouteHandler handler);
+
+void send_json(httplib::Response& res, const nlohmann::json& body, int status = 200);
+void send_error(httplib::Response& res, int status, const std::string& message);
+// Raw little-endian bytes with X-DType and X-Shape ("rows,cols" or more dims).
+void send_raw(httplib::Response& res, std::string bytes, const std::string& dtype,
+              const std::vector<std::size_t>& shape);
+void send_png(httplib::Response& res, std::string bytes);
+void set_compute_ms(httplib::Response& res, double ms);
+
+// colormap, scale, plo / phi (percentiles), vmin / vmax; `scale` defaults to `default_scale`.
+display::DisplayOptions display_options(const Params& p, display::Scale default_scale);
+
+// The body of an image in the requested format: json, the raw dtype (u64 / f32) or png.
+struct Body {
+  std::string bytes, content_type, dtype;
+  std::vector<std::size_t> shape;
+  nlohmann::json json;
+  bool is_json = false;
+};
+void send_body(httplib::Response& res, Body body);
+Body u64_body(const Image<std::uint64_t>& img, const std::string& format, const display::DisplayOptions& look,
+              Backend backend);
+Body f32_body(const Image<float>& img, const std::string& format, const display::DisplayOptions& look,
+              Backend backend);
+
+void add_dataset_routes(httplib::Server& http, Context& ctx);  // list, mean_pattern, disk_fit, frame, browse_plan, window
+void add_virtual_routes(httplib::Server& http, Context& ctx);  // GET / POST virtual
+void add_dpc_routes(httplib::Server& http, Context& ctx);      // com, dpc, idpc
+
+}  // namespace qgpu::remote

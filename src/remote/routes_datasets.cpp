@@ -1,0 +1,107 @@
+// GET /api/datasets, /api/datasets/{id}/{mean_pattern, disk_fit, frame, browse_plan, window}.
+#include "detector/virtual_detector.hpp"
+#include "display/display.hpp"
+#include "remote/encode.hpp"
+#include "remote/frame_window.hpp"
+#include "remote/routes.hpp"
+
+namespace qgpu::remote {
+
+namespace {
+
+const std::string kId = R"(/api/datasets/([A-Za-z0-9_.-]+))";
+
+void list(Context& ctx, httplib::Response& res) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& s : ctx.catalog.all()) items.push_back(describe_served(*s));
+  send_json(res, {{"datasets", items}});
+}
+
+void mean_pattern(Context& ctx, const httplib::Request& req, httplib::Response& res) {
+  ServedDataset& s = ctx.catalog.get(req.matches[1]);
+  const Params p(req.params);
+  const std::string format = p.choice("format", {"json", "f32", "png"}, "json");
+  const display::DisplayOptions look = display_options(p, display::Scale::log);
+  double ms = 0;
+  Body body = run_on(
+      s, [&](ServedDataset& d) { return f32_body(detector::mean_pattern(d.ds), format, look, d.ds.backend()); }, ms);
+  set_compute_ms(res, ms);
+  send_body(res, std::move(body));
+}
+
+void disk_fit(Context& ctx, const httplib::Request& req, httplib::Response& res) {
+  ServedDataset& s = ctx.catalog.get(req.matches[1]);
+  double ms = 0;
+  const detector::DiskFit f = run_on(s, [](ServedDataset& d) { return detector::fit_bf_disk(d.ds); }, ms);
+  set_compute_ms(res, ms);
+  send_json(res, {{"center_row", f.center_row}, {"center_col", f.center_col}, {"radius", f.radius}});
+}
+
+void frame(Context& ctx, const httplib::Request& req, httplib::Response& res) {
+  ServedDataset& s = ctx.catalog.get(req.matches[1]);
+  const Params p(req.params);
+  const std::size_t row = p.required_index("row"), col = p.required_index("col");
+  const std::string format = p.choice("format", {"raw", "json", "png"}, "raw");
+  const display::DisplayOptions look = display_options(p, display::Scale::log);
+  double ms = 0;
+  Body body = run_on(
+      s,
+      [&](ServedDataset& d) {
+        const Shape4D& sh = d.ds.shape();
+        Image<std::uint64_t> img;
+        img.rows = sh.det_rows;
+        img.cols = sh.det_cols;
+        const std::vector<std::uint32_t> counts = read_frame_u32(d.ds, row, col);
+        Body b;
+        if (format == "raw") {
+          b.bytes = raw_bytes(counts);
+          b.dtype = "uint32";
+          b.shape = {sh.det_rows, sh.det_cols};
+          return b;
+        }
+        img.data.assign(counts.begin(), counts.end());
+        img.provenance.operation = "remote.frame";
+        img.provenance.parameters = {{"row", row}, {"col", col}};
+        b = u64_body(img, format, look, d.ds.backend());
+        if (b.is_json) b.json["dtype"] = "uint32";
+        return b;
+      },
+      ms);
+  set_compute_ms(res, ms);
+  send_body(res, std::move(body));
+}
+
+void plan(Context& ctx, const httplib::Request& req, httplib::Response& res) {
+  const ServedDataset& s = ctx.catalog.get(req.matches[1]);
+  send_json(res, browse_plan(s.ds.shape(), dtype_name(s.ds.dtype()), ctx.options.window_limit_bytes));
+}
+
+void window(Context& ctx, const httplib::Request& req, httplib::Response& res) {
+  ServedDataset& s = ctx.catalog.get(req.matches[1]);
+  const Params p(req.params);
+  const Shape4D& sh = s.ds.shape();
+  const std::size_t row0 = p.index("row0").value_or(0), col0 = p.index("col0").value_or(0);
+  const std::size_t rows = p.index("rows").value_or(sh.scan_rows > row0 ? sh.scan_rows - row0 : 0);
+  const std::size_t cols = p.index("cols").value_or(sh.scan_cols > col0 ? sh.scan_cols - col0 : 0);
+  const std::size_t bin = p.index("bin").value_or(1);
+  if (rows == 0 || cols == 0) throw RegionError("scan window is empty or starts outside the scan");
+  double ms = 0;
+  FrameWindow w = run_on(
+      s, [&](ServedDataset& d) { return read_window(d.ds, Region{row0, col0, rows, cols}, bin, ctx.options.window_limit_bytes); },
+      ms);
+  set_compute_ms(res, ms);
+  send_raw(res, raw_bytes(w.counts), "uint32", w.shape.dims());
+}
+
+}  // namespace
+
+void add_dataset_routes(httplib::Server& http, Context& ctx) {
+  http.Get("/api/datasets", guarded([&ctx](const httplib::Request&, httplib::Response& res) { list(ctx, res); }));
+  http.Get(kId + "/mean_pattern", guarded([&ctx](const auto& q, auto& r) { mean_pattern(ctx, q, r); }));
+  http.Get(kId + "/disk_fit", guarded([&ctx](const auto& q, auto& r) { disk_fit(ctx, q, r); }));
+  http.Get(kId + "/frame", guarded([&ctx](const auto& q, auto& r) { frame(ctx, q, r); }));
+  http.Get(kId + "/browse_plan", guarded([&ctx](const auto& q, auto& r) { plan(ctx, q, r); }));
+  http.Get(kId + "/window", guarded([&ctx](const auto& q, auto& r) { window(ctx, q, r); }));
+}
+
+}  // namespace qgpu::remote

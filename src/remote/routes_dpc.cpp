@@ -1,0 +1,109 @@
+// GET /api/datasets/{id}/com, /dpc, /idpc: float32 maps (json, f32 raw, or png of one component).
+// dpc and idpc use the calibrated rotation unless rotation=DEG (and transpose=0|1) is given.
+#include "dpc/com.hpp"
+#include "dpc/idpc.hpp"
+#include "dpc/rotation.hpp"
+#include "remote/encode.hpp"
+#include "remote/http_error.hpp"
+#include "remote/routes.hpp"
+
+namespace qgpu::remote {
+
+namespace {
+
+const std::string kId = R"(/api/datasets/([A-Za-z0-9_.-]+))";
+
+const dpc::ComResult& com_of(ServedDataset& s) {  // called with s.work held
+  if (!s.com_cache) s.com_cache = std::make_shared<dpc::ComResult>(dpc::center_of_mass(s.ds));
+  return *static_cast<const dpc::ComResult*>(s.com_cache.get());
+}
+
+struct Field {
+  Image<float> row, col;
+  nlohmann::json info = nlohmann::json::object();
+};
+
+Field rotated_dpc(ServedDataset& s, const Params& p) {
+  const dpc::DpcResult d = dpc::centered_dpc(com_of(s));
+  Field f;
+  double angle = 0;
+  bool transpose = false;
+  if (const auto a = p.number("rotation")) {
+    angle = *a;
+    transpose = p.choice("transpose", {"0", "1"}, "0") == "1";
+    f.info["rotation"] = "given";
+  } else {
+    const dpc::RotationResult rot = dpc::calibrate_rotation(d);
+    angle = rot.angle_deg;
+    transpose = rot.transpose;
+    f.info["rotation"] = "calibrated";
+    f.info["curl_rms"] = rot.curl_rms;
+  }
+  f.info["angle_deg"] = angle;
+  f.info["transpose"] = transpose;
+  std::tie(f.row, f.col) = dpc::rotate_field(d, angle, transpose);
+  return f;
+}
+
+// Two components: json {row, col}, f32 stacked [2][rows][cols], png of `component`.
+Body pair_body(const Field& f, const Params& p, Backend b) {
+  const std::string format = p.choice("format", {"json", "f32", "png"}, "json");
+  if (format == "png") {
+    const bool col = p.choice("component", {"row", "col"}, "row") == "col";
+    return f32_body(col ? f.col : f.row, "png", display_options(p, display::Scale::linear), b);
+  }
+  Body body;
+  if (format == "json") {
+    body.is_json = true;
+    body.json = {{"row", image_json(f.row)}, {"col", image_json(f.col)}, {"info", f.info}};
+    return body;
+  }
+  body.bytes = raw_bytes(f.row.data) + raw_bytes(f.col.data);
+  body.dtype = "float32";
+  body.shape = {2, f.row.rows, f.row.cols};
+  return body;
+}
+
+dpc::IdpcPadding padding_of(const Params& p) {
+  const std::string s = p.choice("padding", {"mirror", "zeros", "periodic"}, "mirror");
+  return s == "zeros" ? dpc::IdpcPadding::zeros : s == "periodic" ? dpc::IdpcPadding::periodic : dpc::IdpcPadding::mirror;
+}
+
+template <class F> void respond(Context& ctx, const httplib::Request& req, httplib::Response& res, F make) {
+  ServedDataset& s = ctx.catalog.get(req.matches[1]);
+  const Params p(req.params);
+  double ms = 0;
+  Body body = run_on(s, [&](ServedDataset& d) { return make(d, p); }, ms);
+  set_compute_ms(res, ms);
+  send_body(res, std::move(body));
+}
+
+}  // namespace
+
+void add_dpc_routes(httplib::Server& http, Context& ctx) {
+  http.Get(kId + "/com", guarded([&ctx](const auto& q, auto& r) {
+             respond(ctx, q, r, [](ServedDataset& d, const Params& p) {
+               const dpc::ComResult& c = com_of(d);
+               Field f{c.com_row, c.com_col, {{"empty_frames", c.empty_frames}}};
+               return pair_body(f, p, d.ds.backend());
+             });
+           }));
+  http.Get(kId + "/dpc", guarded([&ctx](const auto& q, auto& r) {
+             respond(ctx, q, r, [](ServedDataset& d, const Params& p) {
+               return pair_body(rotated_dpc(d, p), p, d.ds.backend());
+             });
+           }));
+  http.Get(kId + "/idpc", guarded([&ctx](const auto& q, auto& r) {
+             respond(ctx, q, r, [](ServedDataset& d, const Params& p) {
+               const std::string format = p.choice("format", {"json", "f32", "png"}, "json");
+               const dpc::IdpcPadding padding = padding_of(p);
+               const display::DisplayOptions look = display_options(p, display::Scale::linear);
+               const Field f = rotated_dpc(d, p);
+               dpc::IdpcOptions o;
+               o.padding = padding;
+               return f32_body(dpc::idpc(f.row, f.col, d.ds.backend(), o), format, look, d.ds.backend());
+             });
+           }));
+}
+
+}  // namespace qgpu::remote

@@ -1,0 +1,48 @@
+// GET /api/datasets/{id}/virtual (bf | adf | annulus | disk) and POST with an arbitrary mask.
+#include "detector/virtual_detector.hpp"
+#include "remote/routes.hpp"
+#include "remote/virtual_request.hpp"
+
+namespace qgpu::remote {
+
+namespace {
+
+const std::string kPath = R"(/api/datasets/([A-Za-z0-9_.-]+)/virtual)";
+
+void get_virtual(Context& ctx, const httplib::Request& req, httplib::Response& res) {
+  ServedDataset& s = ctx.catalog.get(req.matches[1]);
+  const Params p(req.params);
+  const VirtualRequest v = parse_virtual(p);
+  const std::string format = p.choice("format", {"json", "u64", "png"}, "json");
+  const display::DisplayOptions look = display_options(p, display::Scale::linear);
+  double ms = 0;
+  Body body = run_on(
+      s, [&](ServedDataset& d) { return u64_body(compute_virtual(d.ds, v), format, look, d.ds.backend()); }, ms);
+  set_compute_ms(res, ms);
+  send_body(res, std::move(body));
+}
+
+void post_virtual(Context& ctx, const httplib::Request& req, httplib::Response& res) {
+  ServedDataset& s = ctx.catalog.get(req.matches[1]);
+  const Params p(req.params);
+  const std::string format = p.choice("format", {"json", "u64", "png"}, "json");
+  const display::DisplayOptions look = display_options(p, display::Scale::linear);
+  const Shape4D& sh = s.ds.shape();
+  const detector::Mask mask =
+      parse_mask_body(req.body, req.get_header_value("Content-Type"), sh.det_rows, sh.det_cols);
+  double ms = 0;
+  Body body = run_on(
+      s, [&](ServedDataset& d) { return u64_body(detector::virtual_image(d.ds, mask), format, look, d.ds.backend()); },
+      ms);
+  set_compute_ms(res, ms);
+  send_body(res, std::move(body));
+}
+
+}  // namespace
+
+void add_virtual_routes(httplib::Server& http, Context& ctx) {
+  http.Get(kPath, guarded([&ctx](const auto& q, auto& r) { get_virtual(ctx, q, r); }));
+  http.Post(kPath, guarded([&ctx](const auto& q, auto& r) { post_virtual(ctx, q, r); }));
+}
+
+}  // namespace qgpu::remote

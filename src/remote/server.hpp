@@ -1,0 +1,51 @@
+#pragma once
+// `qgpu serve`: an HTTP service over loaded datasets (JSON API + the WebGPU viewer's static files).
+// Loopback by default; any other host needs a bearer token. See routes_*.cpp for the endpoints.
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "remote/catalog.hpp"
+#include "remote/frame_window.hpp"
+
+namespace qgpu::remote {
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";
+  int port = 8321;           // 0: an ephemeral port (see Server::bind)
+  std::string token;         // required for a non-loopback host
+  std::string web_dir;       // built viewer; "" = default_web_dir()
+  std::size_t window_limit_bytes = kDefaultWindowLimitBytes;
+  bool log_requests = true;  // one line per request on stderr
+};
+
+// True for localhost, 127.0.0.0/8 and ::1.
+bool is_loopback_host(const std::string& host);
+
+// <directory of the running executable>/web when it holds index.html, else the build output folder of
+// src/remote/web (compile definition QGPU_WEB_DIR).
+std::string default_web_dir();
+
+class Server {
+ public:
+  // InvalidArgument when the host is not loopback and no token is given.
+  Server(Catalog catalog, ServeOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds host:port and returns the port (the chosen one for port 0). IoError when binding fails.
+  int bind();
+  // Serves until stop() (call bind() first).
+  void listen();
+  void stop();
+
+  const Catalog& catalog() const;
+  const std::string& web_dir() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace qgpu::remote

@@ -1,0 +1,33 @@
+#pragma once
+// A virtual detector as asked over HTTP: kind bf | adf | annulus | disk with centre (cr, cc) and radii.
+// Missing centres (and the BF radius) come from the fitted bright-field disk.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/image.hpp"
+#include "detector/mask.hpp"
+#include "remote/params.hpp"
+#include "resident/dataset.hpp"
+
+namespace qgpu::remote {
+
+struct VirtualRequest {
+  std::string kind = "bf";
+  std::optional<double> cr, cc;  // centre (row, col), both or neither
+  std::optional<double> r;       // bf (optional), disk (required)
+  std::optional<double> inner, outer;  // adf / annulus (required)
+};
+
+// Validates the query (HttpError 400 naming the parameter).
+VirtualRequest parse_virtual(const Params& p);
+
+// Exact uint64 image on the dataset's backend.
+Image<std::uint64_t> compute_virtual(const Dataset& ds, const VirtualRequest& v);
+
+// A mask from a POST body: JSON {"weights": [...], "rows"?, "cols"?} or raw little-endian uint32 weights
+// (content type application/octet-stream), det_rows x det_cols.
+detector::Mask parse_mask_body(const std::string& body, const std::string& content_type, std::size_t det_rows,
+                               std::size_t det_cols);
+
+}  // namespace qgpu::remote

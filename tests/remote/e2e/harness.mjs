@@ -1,0 +1,94 @@
+// Helpers of the browser e2e test: the qgpu service as a child process, Debian's chromium through
+// playwright-core, and a tiny pass/fail/skip runner.
+import { execFileSync, spawn } from 'node:child_process';
+import { createWriteStream, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+export function tempDir(prefix) {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function writeSample(qgpu, path) {
+  execFileSync(qgpu, ['sample', path, '--scan', '16', '16', '--detector', '32', '32'], { stdio: 'pipe', timeout: 120000 });
+}
+
+// Starts `qgpu serve` on a free loopback port; resolves with { url, stop } once it listens.
+export function startServer(qgpu, files, web, logPath) {
+  const log = createWriteStream(logPath);
+  const child = spawn(qgpu, ['serve', ...files, '--backend', 'cpu', '--port', '0', '--web', web], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stderr.pipe(log);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('qgpu serve did not start within 60 s')), 60000);
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const m = out.match(/listening on (http:\/\/\S+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1], stop: () => child.kill('SIGTERM'), child });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`qgpu serve exited with ${code} before listening (log: ${logPath})`));
+    });
+  });
+}
+
+export const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+export async function launchBrowser(extraArgs = []) {
+  const userDataDir = tempDir('qgpu-e2e-profile-');
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: [...CHROMIUM_ARGS, ...extraArgs],
+    viewport: { width: 1400, height: 800 },
+  });
+  return { context, userDataDir };
+}
+
+export class Runner {
+  passed = 0;
+  failed = 0;
+  skipped = 0;
+
+  async check(name, fn, timeoutMs = 60000) {
+    let timer;
+    try {
+      const timeout = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+      });
+      const note = await Promise.race([fn(), timeout]);
+      if (note && note.skip) {
+        this.skipped++;
+        console.log(`SKIP ${name}: ${note.skip}`);
+      } else {
+        this.passed++;
+        console.log(`PASS ${name}${note ? ` (${note})` : ''}`);
+      }
+    } catch (e) {
+      this.failed++;
+      console.log(`FAIL ${name}: ${e instanceof Error ? e.message : e}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+export function assert(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+export async function fetchBytes(url) {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`${url}: HTTP ${res.status} ${await res.text()}`);
+  return Buffer.from(await res.arrayBuffer());
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Browser end-to-end test of `qgpu serve` + the WebGPU viewer.
+#   tests/remote/e2e/run.sh [BUILD_DIR]     (default: $QGPU_BUILD_DIR or ./build; built here if qgpu is missing)
+# Installs what it needs (Debian chromium, npm packages), builds the viewer, runs viewer.e2e.mjs, and ends
+# with the line `e2e: N passed, M failed` (exit status non-zero on failure).
+# Chromium runs with --enable-unsafe-webgpu: headless with --disable-gpu that is SwiftShader's software adapter,
+# a smoke test of the WGSL path. QGPU_E2E_WEBGPU=off leaves WebGPU out.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+build=${1:-${QGPU_BUILD_DIR:-$repo/build}}
+web=$repo/src/remote/web
+SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+
+fail() { echo "e2e setup: $*" >&2; echo "e2e: 0 passed, 1 failed"; exit 1; }
+step() { echo "== $*" >&2; }
+
+apt_install() {
+  step "apt-get install $*"
+  $SUDO apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
+
+# npm ci unless node_modules is already newer than package-lock.json.
+npm_ready() {
+  local dir=$1
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    step "npm ci in ${dir#$repo/}"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2) || return 1
+  fi
+}
+
+[ -x /usr/bin/chromium ] || apt_install chromium || fail "cannot install chromium"
+command -v npm >/dev/null || apt_install nodejs npm || fail "cannot install nodejs/npm"
+
+qgpu=$build/qgpu
+if [ ! -x "$qgpu" ]; then
+  step "building qgpu in $build"
+  cmake -S "$repo" -B "$build" -G Ninja -DQGPU_BUILD_PYTHON=OFF -DQGPU_BUILD_BENCH=OFF >/dev/null \
+    && ninja -C "$build" qgpu >/dev/null || fail "cannot build qgpu"
+fi
+
+npm_ready "$web" || fail "npm ci failed in src/remote/web"
+step "building the viewer"
+(cd "$web" && npm run --silent build >/dev/null) || fail "viewer build failed"
+npm_ready "$here" || fail "npm ci failed in tests/remote/e2e"
+
+step "running viewer.e2e.mjs"
+node "$here/viewer.e2e.mjs" --qgpu "$qgpu" --web "$web/dist" --out "$here/out" --webgpu "${QGPU_E2E_WEBGPU:-auto}"

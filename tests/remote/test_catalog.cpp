@@ -1,0 +1,40 @@
+// Loading the served datasets: ids from file stems, made unique; backend auto never falls back to cpu.
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "remote/catalog.hpp"
+#include "remote/http_error.hpp"
+#include "service_fixture.hpp"
+
+using namespace qgpu;
+
+TEST(RemoteCatalog, IdsComeFromFileStemsAndAreUnique) {
+  remote::CatalogOptions o;
+  o.backend = "cpu";
+  o.devices = {0, 1};  // ignored with the cpu backend
+  const remote::Catalog c = remote::load_catalog({test::remote_sample_path(), test::remote_sample_path()}, o);
+  ASSERT_EQ(c.all().size(), 2u);
+  EXPECT_EQ(c.all()[0]->id, "remote_service_sample");
+  EXPECT_EQ(c.all()[1]->id, "remote_service_sample-2");
+  EXPECT_EQ(c.all()[1]->device, -1);
+  EXPECT_EQ(&c.get("remote_service_sample-2"), c.all()[1].get());
+  try {
+    c.get("other");
+    FAIL() << "expected HttpError";
+  } catch (const remote::HttpError& e) {
+    EXPECT_EQ(e.status, 404);
+    EXPECT_NE(std::string(e.what()).find("known: remote_service_sample, remote_service_sample-2"), std::string::npos);
+  }
+  EXPECT_EQ(remote::describe_served(*c.all()[0])["file"], test::remote_sample_path());
+}
+
+TEST(RemoteCatalog, AutoBackendNeedsAGpu) {
+  if (detect().cuda_available) GTEST_SKIP() << "this machine has a GPU: auto resolves to cuda";
+  EXPECT_THROW(remote::load_catalog({test::remote_sample_path()}, {}), BackendUnavailable);
+}
+
+TEST(RemoteCatalog, MissingFileIsAnIoError) {
+  remote::CatalogOptions o;
+  o.backend = "cpu";
+  EXPECT_THROW(remote::load_catalog({"/nonexistent/file.h5"}, o), IoError);
+}
