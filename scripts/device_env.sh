@@ -4,3 +4,6 @@ export LD_LIBRARY_PATH=$here/.devlib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export QGPU_BSHUF_PLUGIN=$here/.devlib/plugins/libh5bshuf.so
 export QGPU_TEST_TMP=/tmp/qgpu-test
 mkdir -p $QGPU_TEST_TMP
+if ! ldconfig -p | grep -q libcufft.so.12 && [ ! -e /usr/local/cuda/lib64/libcufft.so.12 ]; then
+  export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$(dirname "$(find / -name 'libcufft.so.12' 2>/dev/null | head -1)")
+fi
