@@ -8,6 +8,8 @@
 #include <string>
 #include <thread>
 
+#include <unistd.h>
+
 #include "io/hdf5/load.hpp"
 #include "io/sample/sample.hpp"
 #include "remote/server.hpp"
@@ -22,7 +24,8 @@ inline const std::string& remote_sample_path() {
     s.scan_rows = s.scan_cols = 8;
     s.det_rows = s.det_cols = 32;
     s.threads = 2;
-    const std::string p = (temp_dir() / "remote_service_sample.h5").string();
+    // One file per process: ctest runs the tests of this binary as parallel processes.
+    const std::string p = (temp_dir() / ("remote_service_sample_" + std::to_string(::getpid()) + ".h5")).string();
     sample::write_sample(p, s);
     return p;
   }();

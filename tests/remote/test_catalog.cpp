@@ -1,3 +1,4 @@
+#include <filesystem>
 // Loading the served datasets: ids from file stems, made unique; backend auto never falls back to cpu.
 #include <gtest/gtest.h>
 
@@ -14,16 +15,17 @@ TEST(RemoteCatalog, IdsComeFromFileStemsAndAreUnique) {
   o.devices = {0, 1};  // ignored with the cpu backend
   const remote::Catalog c = remote::load_catalog({test::remote_sample_path(), test::remote_sample_path()}, o);
   ASSERT_EQ(c.all().size(), 2u);
-  EXPECT_EQ(c.all()[0]->id, "remote_service_sample");
-  EXPECT_EQ(c.all()[1]->id, "remote_service_sample-2");
+  const std::string stem = std::filesystem::path(test::remote_sample_path()).stem().string();
+  EXPECT_EQ(c.all()[0]->id, stem);
+  EXPECT_EQ(c.all()[1]->id, stem + "-2");
   EXPECT_EQ(c.all()[1]->device, -1);
-  EXPECT_EQ(&c.get("remote_service_sample-2"), c.all()[1].get());
+  EXPECT_EQ(&c.get(stem + "-2"), c.all()[1].get());
   try {
     c.get("other");
     FAIL() << "expected HttpError";
   } catch (const remote::HttpError& e) {
     EXPECT_EQ(e.status, 404);
-    EXPECT_NE(std::string(e.what()).find("known: remote_service_sample, remote_service_sample-2"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("known: " + stem + ", " + stem + "-2"), std::string::npos);
   }
   EXPECT_EQ(remote::describe_served(*c.all()[0])["file"], test::remote_sample_path());
 }
