@@ -1,6 +1,7 @@
 """Request latency of `qgpu serve` for BF/ADF images of a resident dataset.
 usage: python3 bench/bench_serve.py QGPU_BINARY FILE [PORT]
 Prints server-side compute time (X-Compute-Ms header) and client round trip, median of 20 after 3 warm-ups."""
+import json
 import statistics
 import subprocess
 import sys
@@ -16,17 +17,19 @@ try:
     t0 = time.time()
     while True:
         try:
-            urllib.request.urlopen(base + "/api/datasets", timeout=2).read()
+            listing = json.loads(urllib.request.urlopen(base + "/api/datasets", timeout=2).read())
             break
         except Exception:
             if server.poll() is not None or time.time() - t0 > 300:
                 raise SystemExit("server did not come up: " + open("/tmp/qgpu-serve.log").read()[-2000:])
             time.sleep(0.5)
+    items = listing["datasets"] if isinstance(listing, dict) else listing
+    ds_id = items[0]["id"]
     print(f"server ready (dataset loaded) after {time.time() - t0:.1f} s")
     cases = {
-        "BF disk r=32 (u64)": "/api/datasets/0/virtual?kind=bf&cr=96&cc=96&r=32&format=u64",
-        "ADF annulus 40..90 (u64)": "/api/datasets/0/virtual?kind=adf&cr=96&cc=96&inner=40&outer=90&format=u64",
-        "BF disk r=32 (png)": "/api/datasets/0/virtual?kind=bf&cr=96&cc=96&r=32&format=png",
+        "BF disk r=32 (u64)": f"/api/datasets/{ds_id}/virtual?kind=bf&cr=96&cc=96&r=32&format=u64",
+        "ADF annulus 40..90 (u64)": f"/api/datasets/{ds_id}/virtual?kind=adf&cr=96&cc=96&inner=40&outer=90&format=u64",
+        "BF disk r=32 (png)": f"/api/datasets/{ds_id}/virtual?kind=bf&cr=96&cc=96&r=32&format=png",
     }
     for name, url in cases.items():
         server_ms, total_ms = [], []
