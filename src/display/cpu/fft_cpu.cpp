@@ -6,17 +6,11 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/fftw_planner.hpp"
 #include "display/cpu/display_cpu.hpp"
 #include "display/scaling.hpp"
 
 namespace qgpu::display::cpu {
-
-namespace {
-std::mutex& planner_mutex() {  // FFTW's planner is not thread-safe; execution is.
-  static std::mutex m;
-  return m;
-}
-}  // namespace
 
 std::vector<float> fft_log_magnitude(const float* data, std::size_t rows, std::size_t cols) {
   if (rows > static_cast<std::size_t>(INT_MAX) || cols > static_cast<std::size_t>(INT_MAX))
@@ -28,13 +22,13 @@ std::vector<float> fft_log_magnitude(const float* data, std::size_t rows, std::s
   auto* c = reinterpret_cast<fftwf_complex*>(buf.data());
   fftwf_plan plan;
   {
-    std::lock_guard<std::mutex> lock(planner_mutex());
+    std::lock_guard<std::mutex> lock(fftw_planner_mutex());
     plan = fftwf_plan_dft_2d(static_cast<int>(rows), static_cast<int>(cols), c, c, FFTW_FORWARD, FFTW_ESTIMATE);
   }
   if (!plan) throw Error("FFTW could not plan a " + std::to_string(rows) + "x" + std::to_string(cols) + " FFT");
   fftwf_execute(plan);
   {
-    std::lock_guard<std::mutex> lock(planner_mutex());
+    std::lock_guard<std::mutex> lock(fftw_planner_mutex());
     fftwf_destroy_plan(plan);
   }
   // fftshift: output (r, c) holds frequency ((r - rows/2) mod rows, (c - cols/2) mod cols), as numpy.fft.fftshift.

@@ -4,17 +4,12 @@
 #include <mutex>
 
 #include "core/error.hpp"
+#include "core/fftw_planner.hpp"
 #include "dpc/idpc_backend.hpp"
 
 namespace qgpu::dpc::detail {
 
 namespace {
-
-// The FFTW planner is not thread-safe; execution is.
-std::mutex& planner_mutex() {
-  static std::mutex m;
-  return m;
-}
 
 struct FftwReal {
   double* p;
@@ -40,7 +35,7 @@ struct FftwPlan {
   fftw_plan p = nullptr;
   ~FftwPlan() {
     if (p) {
-      std::lock_guard<std::mutex> lock(planner_mutex());
+      std::lock_guard<std::mutex> lock(fftw_planner_mutex());
       fftw_destroy_plan(p);
     }
   }
@@ -54,7 +49,7 @@ std::vector<float> integrate_fftw(const PeriodicField& f) {
   FftwComplex spec_row(nr * nch), spec_col(nr * nch);
   FftwPlan forward, inverse;
   {
-    std::lock_guard<std::mutex> lock(planner_mutex());
+    std::lock_guard<std::mutex> lock(fftw_planner_mutex());
     forward.p = fftw_plan_dft_r2c_2d(int(nr), int(nc), real.p, spec_row.p, FFTW_ESTIMATE);
     inverse.p = fftw_plan_dft_c2r_2d(int(nr), int(nc), spec_row.p, real.p, FFTW_ESTIMATE);
   }

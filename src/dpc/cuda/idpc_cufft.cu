@@ -7,17 +7,13 @@
 
 #include "core/error.hpp"
 #include "device/cuda/cuda_check.hpp"
+#include "device/cuda/cufft_check.hpp"
 #include "device/cuda/device_buffer.hpp"
 #include "dpc/idpc_backend.hpp"
 
 namespace qgpu::dpc::detail {
 
 namespace {
-
-void cufft_check(cufftResult r, const char* what) {
-  if (r != CUFFT_SUCCESS) throw Error(std::string("cuFFT error ") + std::to_string(int(r)) + " in " + what);
-}
-#define QGPU_CUFFT(call) cufft_check((call), #call)
 
 struct CufftPlan {
   cufftHandle h = 0;

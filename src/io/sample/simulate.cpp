@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/fftw_planner.hpp"
 #include "io/sample/sample.hpp"
 
 namespace qgpu::sample {
@@ -109,8 +110,6 @@ std::vector<float> object_phase(const SampleSpec& s, const Geometry& g) {
   return phase;
 }
 
-std::mutex g_fftw_planner;  // FFTW's planner is not thread safe; execution is
-
 // Probe in the window, centred at (nr/2, nc/2), sum |probe|^2 = 1.
 std::vector<std::complex<float>> probe(const SampleSpec& s, const Geometry& g) {
   const double lambda = electron_wavelength_angstrom(s.energy_kev);
@@ -127,7 +126,7 @@ std::vector<std::complex<float>> probe(const SampleSpec& s, const Geometry& g) {
       }
     }
   {
-    std::lock_guard<std::mutex> lock(g_fftw_planner);
+    std::lock_guard<std::mutex> lock(fftw_planner_mutex());
     fftwf_plan plan = fftwf_plan_dft_2d(int(g.nr), int(g.nc), reinterpret_cast<fftwf_complex*>(a.data()),
                                         reinterpret_cast<fftwf_complex*>(p.data()), FFTW_BACKWARD, FFTW_ESTIMATE);
     fftwf_execute(plan);
@@ -158,7 +157,7 @@ void simulate_typed(const SampleSpec& s, std::size_t first, std::size_t count, T
   fftwf_complex* probe_buf = fftwf_alloc_complex(n);
   fftwf_plan plan;
   {
-    std::lock_guard<std::mutex> lock(g_fftw_planner);
+    std::lock_guard<std::mutex> lock(fftw_planner_mutex());
     plan = fftwf_plan_dft_2d(int(g.nr), int(g.nc), probe_buf, probe_buf, FFTW_FORWARD, FFTW_ESTIMATE);
   }
   const unsigned nthreads =
@@ -191,7 +190,7 @@ void simulate_typed(const SampleSpec& s, std::size_t first, std::size_t count, T
   for (unsigned t = 0; t < nthreads; ++t) threads.emplace_back(worker, t);
   for (auto& th : threads) th.join();
   {
-    std::lock_guard<std::mutex> lock(g_fftw_planner);
+    std::lock_guard<std::mutex> lock(fftw_planner_mutex());
     fftwf_destroy_plan(plan);
   }
   fftwf_free(probe_buf);

@@ -7,18 +7,13 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/fftw_planner.hpp"
 #include "ssb/ssb_backend.hpp"
 #include "ssb/ssb_math.hpp"
 
 namespace qgpu::ssb::detail {
 
 namespace {
-
-// The FFTW planner is not thread-safe; execution is.
-std::mutex& planner_mutex() {
-  static std::mutex m;
-  return m;
-}
 
 struct FftwBuffer {
   fftw_complex* p;
@@ -38,7 +33,7 @@ struct FftwPlan {
   FftwPlan& operator=(const FftwPlan&) = delete;
   ~FftwPlan() {
     if (p) {
-      std::lock_guard<std::mutex> lock(planner_mutex());
+      std::lock_guard<std::mutex> lock(fftw_planner_mutex());
       fftw_destroy_plan(p);
     }
   }
@@ -65,7 +60,7 @@ class CpuEngine final : public Engine {
     // Forward FFT over the scan of every group, in place (FFTW_FORWARD: exp(-2 pi i Q.R)).
     FftwPlan fwd;
     {
-      std::lock_guard<std::mutex> lock(planner_mutex());
+      std::lock_guard<std::mutex> lock(fftw_planner_mutex());
       const int dims[2] = {int(plan_.scan_rows), int(plan_.scan_cols)};
       fwd.p = fftw_plan_many_dft(2, dims, int(groups), g_.p, nullptr, 1, int(n_), g_.p, nullptr, 1, int(n_),
                                  FFTW_FORWARD, FFTW_ESTIMATE);
@@ -86,7 +81,7 @@ class CpuEngine final : public Engine {
     for (std::size_t q = 0; q < n_; ++q) psi.c()[q] *= scale / std::max(den[q], floor);
     FftwPlan inv;
     {
-      std::lock_guard<std::mutex> lock(planner_mutex());
+      std::lock_guard<std::mutex> lock(fftw_planner_mutex());
       inv.p = fftw_plan_dft_2d(int(plan_.scan_rows), int(plan_.scan_cols), psi.p, psi.p, FFTW_BACKWARD, FFTW_ESTIMATE);
     }
     if (!inv.p) throw Error("FFTW: cannot plan the inverse transform");

@@ -23,6 +23,7 @@
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "device/cuda/cuda_check.hpp"
+#include "device/cuda/cufft_check.hpp"
 #include "device/cuda/device_buffer.hpp"
 #include "ssb/ssb_backend.hpp"
 #include "ssb/ssb_math.hpp"
@@ -30,11 +31,6 @@
 namespace qgpu::ssb::detail {
 
 namespace {
-
-void cufft_check(cufftResult r, const char* what) {
-  if (r != CUFFT_SUCCESS) throw Error(std::string("cuFFT error ") + std::to_string(int(r)) + " in " + what);
-}
-#define QGPU_CUFFT(call) cufft_check((call), #call)
 
 struct CufftHandle {
   cufftHandle h = 0;
