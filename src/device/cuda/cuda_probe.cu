@@ -9,7 +9,9 @@ CudaProbe probe_cuda() {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
-    p.reason = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(e);
+    const bool no_driver = e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice;
+    p.reason = std::string(no_driver ? "no NVIDIA GPU or driver found" : "the CUDA runtime failed") +
+               " (cudaGetDeviceCount: " + cudaGetErrorString(e) + ")";
     cudaGetLastError();
     return p;
   }
