@@ -1,6 +1,6 @@
 #!/bin/bash
 # The main job on the built-in sample: install, build, simulate a 4D-STEM dataset, load it and write
-# BF, ADF, CoM, DPC and iDPC images (PNG + .npy + provenance JSON) to out/demo.
+# BF, ADF, CoM, DPC, iDPC and SSB images (PNG + .npy + provenance JSON) to out/demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -19,4 +19,5 @@ if [ -z "$backend" ]; then
   fi
 fi
 "$BUILD_DIR"/qgpu image out/sample.h5 --backend "$backend" --mean --bf --adf 24 46 --com --dpc --idpc -o out/demo
+"$BUILD_DIR"/qgpu ssb out/sample.h5 --backend "$backend" --fit 60 --fit-range -300 300 -o out/demo
 echo "demo: results in out/demo"
