@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "bench_common.hpp"
+#include "bench_dataset.hpp"
 #include "detector/cuda/masked_sum_cuda.hpp"
 #include "detector/virtual_detector.hpp"
 #include "device/cuda/cuda_check.hpp"
@@ -49,16 +49,7 @@ void report(const char* name, const std::string& shape, double ms, double bytes,
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_detector FILE [scan det dtype]\n");
-    return 2;
-  }
-  const std::string path = argv[1];
-  const std::size_t scan = argc > 3 ? std::stoul(argv[2]) : 512, det = argc > 3 ? std::stoul(argv[3]) : 192;
-  bench::ensure_sample(path, scan, det, argc > 4 ? dtype_from_name(argv[4]) : DType::u16);
-  io::LoadOptions o;
-  o.backend = "cuda";
-  const Dataset ds = io::load(path, o);
+  const Dataset ds = bench::load_benchmark_dataset(argc, argv, "bench_detector");
   const Shape4D& s = ds.shape();
   const std::size_t es = dtype_size(ds.dtype());
   char shape[128];

@@ -4,23 +4,14 @@
 
 #include <cstdio>
 
-#include "bench_common.hpp"
+#include "bench_dataset.hpp"
 #include "io/hdf5/load.hpp"
 #include "ssb/ssb.hpp"
 
 using namespace qgpu;
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_ssb FILE [scan det dtype]\n");
-    return 2;
-  }
-  const std::string path = argv[1];
-  const std::size_t scan = argc > 3 ? std::stoul(argv[2]) : 512, det = argc > 3 ? std::stoul(argv[3]) : 192;
-  bench::ensure_sample(path, scan, det, argc > 4 ? dtype_from_name(argv[4]) : DType::u16);
-  io::LoadOptions o;
-  o.backend = "cuda";
-  const Dataset ds = io::load(path, o);
+  const Dataset ds = bench::load_benchmark_dataset(argc, argv, "bench_ssb");
   const Shape4D& s = ds.shape();
   char shape[128];
   std::snprintf(shape, sizeof(shape), "%zux%zux%zux%zu %s", s.scan_rows, s.scan_cols, s.det_rows, s.det_cols,

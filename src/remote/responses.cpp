@@ -96,10 +96,10 @@ template <class T> Body png_body(const Image<T>& img, const display::DisplayOpti
   return b;
 }
 
-}  // namespace
-
-Body u64_body(const Image<std::uint64_t>& img, const std::string& format, const display::DisplayOptions& look,
-              Backend backend) {
+// Raw little-endian values with shape and dtype headers, JSON, or a rendered PNG.
+template <class T>
+Body image_body(const Image<T>& img, const std::string& format, const display::DisplayOptions& look, Backend backend,
+                const char* dtype) {
   if (format == "png") return png_body(img, look, backend);
   Body b;
   if (format == "json") {
@@ -108,24 +108,21 @@ Body u64_body(const Image<std::uint64_t>& img, const std::string& format, const 
     return b;
   }
   b.bytes = raw_bytes(img.data);
-  b.dtype = "uint64";
+  b.dtype = dtype;
   b.shape = {img.rows, img.cols};
   return b;
 }
 
+}  // namespace
+
+Body u64_body(const Image<std::uint64_t>& img, const std::string& format, const display::DisplayOptions& look,
+              Backend backend) {
+  return image_body(img, format, look, backend, "uint64");
+}
+
 Body f32_body(const Image<float>& img, const std::string& format, const display::DisplayOptions& look,
               Backend backend) {
-  if (format == "png") return png_body(img, look, backend);
-  Body b;
-  if (format == "json") {
-    b.is_json = true;
-    b.json = image_json(img);
-    return b;
-  }
-  b.bytes = raw_bytes(img.data);
-  b.dtype = "float32";
-  b.shape = {img.rows, img.cols};
-  return b;
+  return image_body(img, format, look, backend, "float32");
 }
 
 }  // namespace qgpu::remote
