@@ -9,40 +9,6 @@
 
 namespace qgpu::dpc::detail {
 
-namespace {
-
-struct FftwReal {
-  double* p;
-  explicit FftwReal(std::size_t n) : p(fftw_alloc_real(n)) {
-    if (!p) throw Error("FFTW: cannot allocate " + std::to_string(n) + " doubles");
-  }
-  ~FftwReal() { fftw_free(p); }
-  FftwReal(const FftwReal&) = delete;
-  FftwReal& operator=(const FftwReal&) = delete;
-};
-
-struct FftwComplex {
-  fftw_complex* p;
-  explicit FftwComplex(std::size_t n) : p(fftw_alloc_complex(n)) {
-    if (!p) throw Error("FFTW: cannot allocate " + std::to_string(n) + " complex values");
-  }
-  ~FftwComplex() { fftw_free(p); }
-  FftwComplex(const FftwComplex&) = delete;
-  FftwComplex& operator=(const FftwComplex&) = delete;
-};
-
-struct FftwPlan {
-  fftw_plan p = nullptr;
-  ~FftwPlan() {
-    if (p) {
-      std::lock_guard<std::mutex> lock(fftw_planner_mutex());
-      fftw_destroy_plan(p);
-    }
-  }
-};
-
-}  // namespace
-
 std::vector<float> integrate_fftw(const PeriodicField& f) {
   const std::size_t nr = f.rows, nc = f.cols, nch = nc / 2 + 1, n = nr * nc;
   FftwReal real(n);

@@ -15,30 +15,6 @@ namespace qgpu::ssb::detail {
 
 namespace {
 
-struct FftwBuffer {
-  fftw_complex* p;
-  explicit FftwBuffer(std::size_t n) : p(fftw_alloc_complex(n)) {
-    if (!p) throw Error("FFTW: cannot allocate " + std::to_string(n) + " complex values");
-  }
-  ~FftwBuffer() { fftw_free(p); }
-  FftwBuffer(const FftwBuffer&) = delete;
-  FftwBuffer& operator=(const FftwBuffer&) = delete;
-  std::complex<double>* c() const { return reinterpret_cast<std::complex<double>*>(p); }
-};
-
-struct FftwPlan {
-  fftw_plan p = nullptr;
-  FftwPlan() = default;
-  FftwPlan(const FftwPlan&) = delete;
-  FftwPlan& operator=(const FftwPlan&) = delete;
-  ~FftwPlan() {
-    if (p) {
-      std::lock_guard<std::mutex> lock(fftw_planner_mutex());
-      fftw_destroy_plan(p);
-    }
-  }
-};
-
 class CpuEngine final : public Engine {
  public:
   CpuEngine(const Dataset& ds, const Plan& plan) : plan_(plan), n_(plan.scan_size()), g_(plan.groups() * n_) {
@@ -75,7 +51,7 @@ class CpuEngine final : public Engine {
 
   ObjectImages reconstruct(const Aberrations& ab) override {
     std::vector<double> den;
-    FftwBuffer psi(n_);
+    FftwComplex psi(n_);
     sums(ab, psi.c(), den);
     const double floor = weight_floor(plan_), scale = 1.0 / (i0_ * double(n_));
     for (std::size_t q = 0; q < n_; ++q) psi.c()[q] *= scale / std::max(den[q], floor);
@@ -144,7 +120,7 @@ class CpuEngine final : public Engine {
 
   Plan plan_;
   std::size_t n_;
-  FftwBuffer g_;  // [group][scan frequency], full spectrum
+  FftwComplex g_;  // [group][scan frequency], full spectrum
 };
 
 }  // namespace

@@ -49,11 +49,8 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   auto clock = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
   const double t_start = clock();
   const ChunkReader reader(fi);
-  struct Sized {
-    std::uint64_t size;
-  };
-  std::vector<Sized> loc(frames.size());
-  for (std::size_t i = 0; i < frames.size(); ++i) loc[i].size = reader.size(frames[i]);
+  std::vector<std::uint64_t> chunk_bytes(frames.size());  // stored (compressed) size of each frame's chunk
+  for (std::size_t i = 0; i < frames.size(); ++i) chunk_bytes[i] = reader.size(frames[i]);
   const double t_located = clock();
   double t_reading = 0;
 
@@ -68,7 +65,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
       std::size_t rows = 0, bytes = 0;
       while (row + rows < out_rows_total) {
         std::size_t rb = 0;
-        for (std::size_t k = 0; k < frames_per_out_row; ++k) rb += loc[(row + rows) * frames_per_out_row + k].size;
+        for (std::size_t k = 0; k < frames_per_out_row; ++k) rb += chunk_bytes[(row + rows) * frames_per_out_row + k];
         const std::size_t staged = (rows + 1) * frames_per_out_row * fi.frame_bytes();
         if (rows > 0 && (bytes + rb > p.batch_bytes || (!direct && staged > kStagingBytes))) break;
         bytes += rb;
@@ -79,7 +76,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     }
   }
   // Offsets of each chunk inside its batch buffer, and the largest batch.
-  std::vector<std::uint64_t> dst_off(loc.size());
+  std::vector<std::uint64_t> dst_off(chunk_bytes.size());
   std::size_t max_batch_bytes = 0, max_batch_chunks = 0;
   {
     std::size_t row = 0;
@@ -88,7 +85,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
       std::uint64_t off = 0;
       for (std::size_t i = first; i < last; ++i) {
         dst_off[i] = off;
-        off += loc[i].size;
+        off += chunk_bytes[i];
       }
       max_batch_bytes = std::max<std::size_t>(max_batch_bytes, off);
       max_batch_chunks = std::max(max_batch_chunks, last - first);
@@ -143,10 +140,10 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     std::uint64_t* tab = pin_table[slot].as<std::uint64_t>();
     for (std::size_t i = 0; i < n; ++i) {
       tab[i] = dst_off[first + i];
-      tab[max_batch_chunks + i] = loc[first + i].size;
+      tab[max_batch_chunks + i] = chunk_bytes[first + i];
       tab[2 * max_batch_chunks + i] = direct ? first + i : i;
     }
-    const std::size_t batch_bytes = dst_off[last - 1] + loc[last - 1].size;
+    const std::size_t batch_bytes = dst_off[last - 1] + chunk_bytes[last - 1];
     QGPU_CUDA(cudaMemcpyAsync(dev_data[slot].data(), pin_data[slot].p, batch_bytes, cudaMemcpyHostToDevice, stream));
     QGPU_CUDA(cudaMemcpyAsync(dev_table[slot].data(), pin_table[slot].p, table_bytes, cudaMemcpyHostToDevice, stream));
     const auto* dtab = dev_table[slot].as<std::uint64_t>();
