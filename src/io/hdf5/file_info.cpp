@@ -215,6 +215,7 @@ FileInfo inspect(const std::string& path, const std::string& dataset_path, std::
     info.ready = H5Dget_storage_size(ds) > 0 || info.shape.elements() == 0;
   }
   info.calibration = read_calibration(file);
+  info.parts = {{path, info.dataset_path, 0, info.shape.frames()}};
   return info;
 }
 

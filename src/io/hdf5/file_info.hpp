@@ -1,6 +1,7 @@
 #pragma once
 // Metadata and readiness of an HDF5 4D-STEM file, read without touching the frame data.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,15 @@ struct FilterInfo {
   std::vector<unsigned> cd_values;
 };
 
+// One block of consecutive frames stored in one dataset of one file. A single-file dataset is one part; a
+// multi-file acquisition (EIGER/ARINA master with data_000001, data_000002, ... links) has one per data file.
+struct SourcePart {
+  std::string file;                // the file holding the dataset (links followed)
+  std::string dataset_path;        // (frames, det_r, det_c) or (scan_r, scan_c, det_r, det_c) inside it
+  std::uint64_t first_frame = 0;   // flat scan index of its first frame
+  std::uint64_t frames = 0;
+};
+
 struct FileInfo {
   std::string path;
   std::string dataset_path;
@@ -37,6 +47,7 @@ struct FileInfo {
   std::size_t chunks_written = 0;
   bool ready = false;  // every chunk written
   nlohmann::json calibration = nlohmann::json::object();
+  std::vector<SourcePart> parts;  // where the frames are, in scan order (covers every frame)
 
   std::size_t frame_bytes() const { return shape.frame_pixels() * dtype_size(dtype); }
   nlohmann::json to_json() const;
