@@ -32,6 +32,8 @@ LoadPlan plan_load(const std::string& path, const LoadOptions& o) {
   p.out_shape = {p.scan.rows / p.bin_scan, p.scan.cols / p.bin_scan, p.detector.rows / p.bin_detector,
                  p.detector.cols / p.bin_detector};
   if (o.batch_bytes) p.batch_bytes = o.batch_bytes;
+  p.read_threads = o.read_threads;
+  p.direct_io = o.direct_io;
   p.out_dtype = p.binned() ? DType::u32 : p.info.dtype;
   return p;
 }

@@ -17,7 +17,9 @@ struct LoadOptions {
   Region detector_region;        // default: whole detector
   std::size_t bin_scan = 1;      // exact integer sums over bin_scan x bin_scan probe positions
   std::size_t bin_detector = 1;  // exact integer sums over bin_detector x bin_detector pixels
-  std::size_t batch_bytes = 0;   // cuda: compressed bytes read per batch (0 = 512 MiB); a tuning knob
+  std::size_t batch_bytes = 0;   // compressed bytes read per batch (0 = 64 MiB); a tuning knob
+  unsigned read_threads = 0;     // threads of pread (0 = one per hardware thread)
+  bool direct_io = false;        // O_DIRECT (unbuffered) reads, for cold files on disk
   std::function<void(double)> progress;  // fraction done in [0, 1], called from the loading thread
 };
 
@@ -31,7 +33,9 @@ struct LoadPlan {
   Region detector;
   std::size_t bin_scan = 1, bin_detector = 1;
   Shape4D out_shape;
-  std::size_t batch_bytes = std::size_t(512) << 20;
+  std::size_t batch_bytes = std::size_t(64) << 20;
+  unsigned read_threads = 0;
+  bool direct_io = false;
   DType out_dtype = DType::u16;
   bool binned() const { return bin_scan > 1 || bin_detector > 1; }
   bool full_frames() const {

@@ -1,21 +1,23 @@
 #include <algorithm>
-#include <chrono>
-#include <cstring>
 #include <vector>
 
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/device_buffer.hpp"
-#include "io/hdf5/chunk_index.hpp"
 #include "io/hdf5/cuda/bin_frames.hpp"
 #include "io/hdf5/cuda/bitshuffle_lz4_decode.hpp"
 #include "io/hdf5/cuda/load_cuda.hpp"
 #include "io/hdf5/load_provenance.hpp"
+#include "io/hdf5/load_timing.hpp"
+#include "io/hdf5/read/chunk_sources.hpp"
+#include "io/hdf5/read/parallel_reader.hpp"
+#include "io/hdf5/read/read_batches.hpp"
 
 namespace qgpu::io {
 
 namespace {
 
-constexpr std::size_t kStagingBytes = std::size_t(2) << 30;
+constexpr std::size_t kStagingBytes = std::size_t(2) << 30;  // decoded frames staged for crop/binning
+constexpr int kSlots = 3;                                     // batches in flight: read, copy+decode, spare
 
 struct Pinned {
   void* p = nullptr;
@@ -24,6 +26,46 @@ struct Pinned {
   Pinned(const Pinned&) = delete;
   Pinned& operator=(const Pinned&) = delete;
   template <class T> T* as() { return static_cast<T*>(p); }
+};
+
+// One batch in flight: pinned host buffers, device buffers and the events that time and fence it.
+struct Slot {
+  Pinned data, table;
+  DeviceBuffer dev_data, dev_table;
+  cudaEvent_t start = nullptr, copied = nullptr, done = nullptr;
+  bool busy = false;
+  Slot(std::size_t data_bytes, std::size_t table_bytes)
+      : data(data_bytes), table(table_bytes), dev_data(data_bytes), dev_table(table_bytes) {
+    QGPU_CUDA(cudaEventCreate(&start));
+    QGPU_CUDA(cudaEventCreate(&copied));
+    QGPU_CUDA(cudaEventCreate(&done));
+  }
+  ~Slot() {
+    if (busy) cudaEventSynchronize(done);
+    cudaEventDestroy(start);
+    cudaEventDestroy(copied);
+    cudaEventDestroy(done);
+  }
+  // Waits until the slot's batch is finished and adds its GPU stage times.
+  void retire(LoadTiming& t) {
+    if (!busy) return;
+    QGPU_CUDA(cudaEventSynchronize(done));
+    float copy_ms = 0, decode_ms = 0;
+    QGPU_CUDA(cudaEventElapsedTime(&copy_ms, start, copied));
+    QGPU_CUDA(cudaEventElapsedTime(&decode_ms, copied, done));
+    t.copy += copy_ms / 1e3;
+    t.decode += decode_ms / 1e3;
+    busy = false;
+  }
+};
+
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { QGPU_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~Stream() {
+    cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+  }
 };
 
 }  // namespace
@@ -41,64 +83,39 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     throw FormatError(where + " uses bitshuffle block size " + std::to_string(geo.block_elems) +
                       " elements; the GPU decoder handles multiples of 8 up to 16 KiB per block");
 
-  // Frames in load order: scan region rows, then columns.
-  std::vector<std::uint64_t> frames;
-  frames.reserve(p.scan.rows * p.scan.cols);
-  for (std::size_t r = p.scan.row0; r < p.scan.row0 + p.scan.rows; ++r)
-    for (std::size_t c = p.scan.col0; c < p.scan.col0 + p.scan.cols; ++c) frames.push_back(r * fi.shape.scan_cols + c);
-  auto clock = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
-  const double t_start = clock();
-  const ChunkReader reader(fi);
-  std::vector<std::uint64_t> chunk_bytes(frames.size());  // stored (compressed) size of each frame's chunk
-  for (std::size_t i = 0; i < frames.size(); ++i) chunk_bytes[i] = reader.size(frames[i]);
-  const double t_located = clock();
-  double t_reading = 0;
+  LoadTiming timing;
+  const double t_start = now_s();
+  const ChunkSources src = locate_chunks(p);
+  timing.index = now_s() - t_start;
 
-  const bool direct = p.full_frames() && !p.binned();
+  const bool direct = p.full_frames() && !p.binned();  // frames decode straight into the resident buffer
   const std::size_t frames_per_out_row = p.bin_scan * p.scan.cols;
-  const std::size_t out_rows_total = p.out_shape.scan_rows;
-  // Batches hold whole output scan rows; sized by compressed bytes and, when staging, decoded bytes.
-  std::vector<std::size_t> batch_rows;  // output rows per batch
-  {
-    std::size_t row = 0;
-    while (row < out_rows_total) {
-      std::size_t rows = 0, bytes = 0;
-      while (row + rows < out_rows_total) {
-        std::size_t rb = 0;
-        for (std::size_t k = 0; k < frames_per_out_row; ++k) rb += chunk_bytes[(row + rows) * frames_per_out_row + k];
-        const std::size_t staged = (rows + 1) * frames_per_out_row * fi.frame_bytes();
-        if (rows > 0 && (bytes + rb > p.batch_bytes || (!direct && staged > kStagingBytes))) break;
-        bytes += rb;
-        ++rows;
-      }
-      batch_rows.push_back(rows);
-      row += rows;
-    }
+  BatchLimits lim;
+  lim.max_bytes = p.batch_bytes;
+  lim.max_frames = direct ? 0 : std::max<std::size_t>(kStagingBytes / fi.frame_bytes(), frames_per_out_row);
+  lim.align = p.direct_io ? ParallelReader::kDirectAlign : 1;
+  const std::vector<ReadBatch> batches = plan_batches(src, frames_per_out_row, p.out_shape.scan_rows, lim);
+  std::size_t max_buffer = 0, max_chunks = 0;
+  for (const ReadBatch& b : batches) {
+    max_buffer = std::max<std::size_t>(max_buffer, b.buffer_bytes);
+    max_chunks = std::max(max_chunks, b.chunks);
+    timing.bytes_read += [&] {
+      std::uint64_t s = 0;
+      for (const ReadRun& r : b.runs) s += r.bytes;
+      return s;
+    }();
+    timing.chunk_bytes += b.chunk_bytes;
   }
-  // Offsets of each chunk inside its batch buffer, and the largest batch.
-  std::vector<std::uint64_t> dst_off(chunk_bytes.size());
-  std::size_t max_batch_bytes = 0, max_batch_chunks = 0;
-  {
-    std::size_t row = 0;
-    for (std::size_t rows : batch_rows) {
-      const std::size_t first = row * frames_per_out_row, last = (row + rows) * frames_per_out_row;
-      std::uint64_t off = 0;
-      for (std::size_t i = first; i < last; ++i) {
-        dst_off[i] = off;
-        off += chunk_bytes[i];
-      }
-      max_batch_bytes = std::max<std::size_t>(max_batch_bytes, off);
-      max_batch_chunks = std::max(max_batch_chunks, last - first);
-      row += rows;
-    }
-  }
+  const ParallelReader reader(src.files, p.direct_io, p.read_threads);
+  timing.read_threads = reader.threads();
+  timing.direct_io = reader.direct();
 
   const std::size_t out_bytes = p.out_shape.elements() * dtype_size(p.out_dtype);
   auto result = std::make_shared<DeviceBuffer>(out_bytes);
-  DeviceBuffer staging(direct ? 0 : max_batch_chunks * fi.frame_bytes());
+  DeviceBuffer staging(direct ? 0 : max_chunks * fi.frame_bytes());
   const std::size_t mb = geo.max_blocks();
-  DeviceBuffer block_src(max_batch_chunks * mb * sizeof(std::uint64_t));
-  DeviceBuffer block_len(max_batch_chunks * mb * sizeof(std::uint32_t));
+  DeviceBuffer block_src(max_chunks * mb * sizeof(std::uint64_t));
+  DeviceBuffer block_len(max_chunks * mb * sizeof(std::uint32_t));
   DeviceBuffer flags(sizeof(unsigned long long) + sizeof(int));
   const unsigned long long no_error = ~0ull;
   const int no_overflow = 0;
@@ -107,81 +124,66 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   auto* d_error = flags.as<unsigned long long>();
   int* d_overflow = reinterpret_cast<int*>(flags.as<char>() + sizeof(unsigned long long));
 
-  // Two slots: the host reads batch b+1 while the GPU decodes batch b.
-  const std::size_t table_bytes = 3 * max_batch_chunks * sizeof(std::uint64_t);
-  Pinned pin_data[2] = {Pinned(max_batch_bytes), Pinned(max_batch_bytes)};
-  Pinned pin_table[2] = {Pinned(table_bytes), Pinned(table_bytes)};
-  DeviceBuffer dev_data[2] = {DeviceBuffer(max_batch_bytes), DeviceBuffer(max_batch_bytes)};
-  DeviceBuffer dev_table[2] = {DeviceBuffer(table_bytes), DeviceBuffer(table_bytes)};
-  cudaStream_t stream;
-  QGPU_CUDA(cudaStreamCreate(&stream));
-  cudaEvent_t done[2];
-  for (auto& e : done) QGPU_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  struct Cleanup {
-    cudaStream_t s;
-    cudaEvent_t* e;
-    ~Cleanup() {
-      cudaStreamSynchronize(s);
-      cudaEventDestroy(e[0]);
-      cudaEventDestroy(e[1]);
-      cudaStreamDestroy(s);
-    }
-  } cleanup{stream, done};
+  const std::size_t table_bytes = 3 * max_chunks * sizeof(std::uint64_t);
+  const int n_slots = int(std::min<std::size_t>(kSlots, batches.size()));
+  std::vector<std::unique_ptr<Slot>> slots;
+  for (int s = 0; s < n_slots; ++s) slots.push_back(std::make_unique<Slot>(max_buffer, table_bytes));
+  Stream stream;
 
-  std::size_t row = 0;
-  for (std::size_t b = 0; b < batch_rows.size(); ++b) {
-    const int slot = int(b % 2);
-    QGPU_CUDA(cudaEventSynchronize(done[slot]));  // batch b-2 finished with this slot
-    const std::size_t first = row * frames_per_out_row, last = (row + batch_rows[b]) * frames_per_out_row;
-    const std::size_t n = last - first;
-    const double t_read0 = clock();
-    for (std::size_t i = first; i < last; ++i) reader.read(frames[i], pin_data[slot].as<std::uint8_t>() + dst_off[i]);
-    t_reading += clock() - t_read0;
-    std::uint64_t* tab = pin_table[slot].as<std::uint64_t>();
-    for (std::size_t i = 0; i < n; ++i) {
-      tab[i] = dst_off[first + i];
-      tab[max_batch_chunks + i] = chunk_bytes[first + i];
-      tab[2 * max_batch_chunks + i] = direct ? first + i : i;
+  for (std::size_t b = 0; b < batches.size(); ++b) {
+    const ReadBatch& batch = batches[b];
+    Slot& slot = *slots[b % n_slots];
+    slot.retire(timing);  // batch b - n_slots finished with this slot
+    const double t_read0 = now_s();
+    reader.read(batch, slot.data.as<std::uint8_t>());
+    timing.read += now_s() - t_read0;
+    std::uint64_t* tab = slot.table.as<std::uint64_t>();
+    for (std::size_t i = 0; i < batch.chunks; ++i) {
+      tab[i] = batch.chunk_dst[i];
+      tab[max_chunks + i] = src.chunks[batch.first_chunk + i].size;
+      tab[2 * max_chunks + i] = direct ? batch.first_chunk + i : i;
     }
-    const std::size_t batch_bytes = dst_off[last - 1] + chunk_bytes[last - 1];
-    QGPU_CUDA(cudaMemcpyAsync(dev_data[slot].data(), pin_data[slot].p, batch_bytes, cudaMemcpyHostToDevice, stream));
-    QGPU_CUDA(cudaMemcpyAsync(dev_table[slot].data(), pin_table[slot].p, table_bytes, cudaMemcpyHostToDevice, stream));
-    const auto* dtab = dev_table[slot].as<std::uint64_t>();
-    cuda::DecodeBatch batch{dev_data[slot].as<std::uint8_t>(), dtab, dtab + max_batch_chunks,
-                            dtab + 2 * max_batch_chunks, n, first};
-    cuda::DecodeScratch scratch{block_src.as<std::uint64_t>(), block_len.as<std::uint32_t>(), max_batch_chunks * mb};
-    cuda::decode_bitshuffle_lz4(batch, geo, direct ? result->data() : staging.data(), scratch, d_error, stream);
+    QGPU_CUDA(cudaEventRecord(slot.start, stream.s));
+    QGPU_CUDA(cudaMemcpyAsync(slot.dev_data.data(), slot.data.p, batch.buffer_bytes, cudaMemcpyHostToDevice, stream.s));
+    QGPU_CUDA(cudaMemcpyAsync(slot.dev_table.data(), slot.table.p, table_bytes, cudaMemcpyHostToDevice, stream.s));
+    QGPU_CUDA(cudaEventRecord(slot.copied, stream.s));
+    const auto* dtab = slot.dev_table.as<std::uint64_t>();
+    cuda::DecodeBatch db{slot.dev_data.as<std::uint8_t>(), dtab, dtab + max_chunks, dtab + 2 * max_chunks,
+                         batch.chunks, batch.first_chunk};
+    cuda::DecodeScratch scratch{block_src.as<std::uint64_t>(), block_len.as<std::uint32_t>(), max_chunks * mb};
+    cuda::decode_bitshuffle_lz4(db, geo, direct ? result->data() : staging.data(), scratch, d_error, stream.s);
     if (!direct) {
-      cuda::BinGeometry bg{p.scan.cols,       fi.shape.det_rows,     fi.shape.det_cols,    p.detector.row0,
-                           p.detector.col0,   batch_rows[b],         p.out_shape.scan_cols, p.out_shape.det_rows,
-                           p.out_shape.det_cols, p.bin_scan,         p.bin_detector};
-      const std::size_t out_off = row * p.out_shape.scan_cols * p.out_shape.frame_pixels() * dtype_size(p.out_dtype);
-      cuda::bin_frames(staging.data(), fi.dtype, result->as<char>() + out_off, p.out_dtype, bg, d_overflow, stream);
+      cuda::BinGeometry bg{p.scan.cols,          fi.shape.det_rows,     fi.shape.det_cols,    p.detector.row0,
+                           p.detector.col0,      batch.out_rows,        p.out_shape.scan_cols, p.out_shape.det_rows,
+                           p.out_shape.det_cols, p.bin_scan,            p.bin_detector};
+      const std::size_t out_off =
+          batch.out_row0 * p.out_shape.scan_cols * p.out_shape.frame_pixels() * dtype_size(p.out_dtype);
+      cuda::bin_frames(staging.data(), fi.dtype, result->as<char>() + out_off, p.out_dtype, bg, d_overflow, stream.s);
     }
-    QGPU_CUDA(cudaEventRecord(done[slot], stream));
-    row += batch_rows[b];
-    if (progress) progress(double(row) / double(out_rows_total));
+    QGPU_CUDA(cudaEventRecord(slot.done, stream.s));
+    slot.busy = true;
+    if (progress) progress(double(batch.out_row0 + batch.out_rows) / double(p.out_shape.scan_rows));
   }
-  const double t_queued = clock();
-  QGPU_CUDA(cudaStreamSynchronize(stream));
-  const double t_done = clock();
+  const double t_queued = now_s();
+  for (auto& s : slots) s->retire(timing);
+  timing.wait = now_s() - t_queued;
+  timing.total = now_s() - t_start;
+  timing.batches = batches.size();
+  timing.decoded_bytes = std::uint64_t(src.chunks.size()) * fi.frame_bytes();
+
   unsigned long long err = 0;
   int overflow = 0;
   flags.download(&err, sizeof(err));
   flags.download(&overflow, sizeof(overflow), sizeof(err));
   if (err != no_error) {
-    // Chunk ids count frames in load order; name the stored frame.
-    const unsigned long long id = err >> 8;
-    throw FormatError("cannot decode " + where + ", frame " + std::to_string(frames[id]) + " (" +
+    const unsigned long long id = err >> 8;  // chunk ids count chunks in load order
+    throw FormatError("cannot decode " + where + ", frame " + std::to_string(src.frames[id]) + " (" +
                       cuda::describe_decode_error(err) + ")");
   }
   if (overflow) throw FormatError("binned counts of " + where + " overflow uint32");
   Provenance pv = load_provenance(p, "cuda", "quantem-gpu CUDA bitshuffle+LZ4");
-  pv.parameters["timing_s"] = {{"size_chunks", t_located - t_start},
-                               {"read_chunks", t_reading},
-                               {"final_gpu_wait", t_done - t_queued},
-                               {"total", t_done - t_start},
-                               {"batches", batch_rows.size()}};
+  pv.parameters["chunk_index"] = src.index_method;
+  pv.parameters["timing"] = timing.to_json();
   return Dataset::from_device(result, p.out_shape, p.out_dtype, load_metadata(p), std::move(pv));
 }
 

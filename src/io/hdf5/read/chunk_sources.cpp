@@ -1,0 +1,103 @@
+#include "io/hdf5/read/chunk_sources.hpp"
+
+#include <sys/stat.h>
+
+#include <map>
+
+#include "core/error.hpp"
+#include "io/hdf5/index/chunk_table.hpp"
+
+namespace qgpu::io {
+
+std::vector<std::uint64_t> load_order(const LoadPlan& p) {
+  std::vector<std::uint64_t> frames;
+  frames.reserve(p.scan.rows * p.scan.cols);
+  for (std::size_t r = p.scan.row0; r < p.scan.row0 + p.scan.rows; ++r)
+    for (std::size_t c = p.scan.col0; c < p.scan.col0 + p.scan.cols; ++c)
+      frames.push_back(std::uint64_t(r) * p.info.shape.scan_cols + c);
+  return frames;
+}
+
+namespace {
+
+std::uint64_t file_size(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw IoError("cannot stat '" + path + "'");
+  return std::uint64_t(st.st_size);
+}
+
+// The chunk table of one part, checked to hold one frame per chunk of the acquisition's frame shape.
+ChunkTable part_table(const FileInfo& fi, const SourcePart& part) {
+  ChunkTable t = read_chunk_table(part.file, part.dataset_path);
+  const std::string where = "'" + part.dataset_path + "' in '" + part.file + "'";
+  const std::size_t rank = t.dims.size();
+  bool one = (rank == 3 || rank == 4) && t.chunk_dims.size() == rank;
+  for (std::size_t i = 0; one && i + 2 < rank; ++i) one = t.chunk_dims[i] == 1;
+  one = one && t.chunk_dims[rank - 2] == fi.shape.det_rows && t.chunk_dims[rank - 1] == fi.shape.det_cols &&
+        t.dims[rank - 2] == fi.shape.det_rows && t.dims[rank - 1] == fi.shape.det_cols;
+  if (!one)
+    throw FormatError(where + " is not stored one frame per chunk; direct chunk reads need that layout "
+                      "(load it with backend='cpu' and decoder='hdf5')");
+  std::uint64_t frames = 1;
+  for (std::size_t i = 0; i + 2 < rank; ++i) frames *= t.dims[i];
+  if (frames < part.frames || t.chunks.size() < part.frames)
+    throw FormatError(where + " holds " + std::to_string(frames) + " frames; expected " +
+                      std::to_string(part.frames));
+  return t;
+}
+
+}  // namespace
+
+ChunkSources locate_chunks(const LoadPlan& p) {
+  const FileInfo& fi = p.info;
+  ChunkSources src;
+  src.frames = load_order(p);
+  src.chunks.resize(src.frames.size());
+  // Parts in scan order; frames of the load in increasing order within each scan row, so walk parts lazily.
+  std::vector<ChunkTable> tables(fi.parts.size());
+  std::vector<std::uint32_t> file_of(fi.parts.size());
+  std::vector<std::uint64_t> sizes;
+  std::map<std::string, std::uint32_t> file_ids;
+  std::vector<bool> loaded(fi.parts.size(), false);
+  auto table_of = [&](std::size_t k) -> const ChunkTable& {
+    if (!loaded[k]) {
+      tables[k] = part_table(fi, fi.parts[k]);
+      auto [it, added] = file_ids.emplace(tables[k].file, std::uint32_t(src.files.size()));
+      if (added) {
+        src.files.push_back(tables[k].file);
+        sizes.push_back(file_size(tables[k].file));
+      }
+      file_of[k] = it->second;
+      if (src.index_method.find(tables[k].method) == std::string::npos)
+        src.index_method += (src.index_method.empty() ? "" : "; ") + tables[k].method;
+      loaded[k] = true;
+    }
+    return tables[k];
+  };
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < src.frames.size(); ++i) {
+    const std::uint64_t f = src.frames[i];
+    if (k >= fi.parts.size() || f < fi.parts[k].first_frame) k = 0;
+    while (k < fi.parts.size() && f >= fi.parts[k].first_frame + fi.parts[k].frames) ++k;
+    if (k >= fi.parts.size())
+      throw FormatError("frame " + std::to_string(f) + " of '" + fi.path + "' lies in no data part");
+    const SourcePart& part = fi.parts[k];
+    const ChunkTable& t = table_of(k);
+    const ChunkLocation& loc = t.chunks[f - part.first_frame];
+    const std::string where = "frame " + std::to_string(f) + " of '" + fi.dataset_path + "' in '" + fi.path + "'" +
+                              (fi.parts.size() > 1 ? " (data file '" + t.file + "')" : "");
+    if (loc.size == 0)
+      throw FormatError(where + " has no stored chunk (file incomplete or still being written)");
+    if (loc.filter_mask != 0)
+      throw FormatError(where + " was stored without its filter (filter mask " + std::to_string(loc.filter_mask) +
+                        "); load it with decoder='hdf5'");
+    const std::uint64_t fsize = sizes[file_of[k]];
+    if (loc.offset > fsize || loc.size > fsize - loc.offset)
+      throw FormatError(where + ": its chunk [" + std::to_string(loc.offset) + ", +" + std::to_string(loc.size) +
+                        ") lies past the end of the file (" + std::to_string(fsize) + " bytes): truncated file");
+    src.chunks[i] = {file_of[k], loc.offset, loc.size};
+  }
+  return src;
+}
+
+}  // namespace qgpu::io

@@ -1,0 +1,172 @@
+// The read pipeline of the loaders: chunk locations from the parts' indexes, batches of coalesced runs, parallel
+// preads. Every chunk read this way equals the bytes HDF5 returns for it (H5Dread_chunk).
+#include <gtest/gtest.h>
+
+#include <hdf5.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "io/hdf5/h5_handle.hpp"
+#include "io/hdf5/read/chunk_sources.hpp"
+#include "io/hdf5/read/parallel_reader.hpp"
+#include "io/hdf5/read/read_batches.hpp"
+#include "support/temp_files.hpp"
+
+using namespace qgpu;
+
+namespace {
+
+std::string sample_file(const std::string& name, bool four_d = false, DType t = DType::u16) {
+  sample::SampleSpec s;
+  s.scan_rows = 9;
+  s.scan_cols = 11;
+  s.det_rows = s.det_cols = 24;
+  s.dtype = t;
+  s.four_d = four_d;
+  return test::write_small_sample(name, s);
+}
+
+io::LoadPlan plan_of(const std::string& path, Region scan = {}) {
+  io::LoadOptions o;
+  o.scan_region = scan;
+  return io::plan_load(path, o);
+}
+
+// The stored bytes of a frame's chunk, read through HDF5.
+std::vector<std::uint8_t> hdf5_chunk(const io::FileInfo& fi, std::uint64_t frame) {
+  h5::Handle f = h5::open_file(fi.path);
+  h5::Handle ds = h5::open_dataset(f, fi.dataset_path, fi.path);
+  std::vector<hsize_t> c(fi.dims.size(), 0);
+  if (fi.dims.size() == 4) {
+    c[0] = frame / fi.shape.scan_cols;
+    c[1] = frame % fi.shape.scan_cols;
+  } else {
+    c[0] = frame;
+  }
+  hsize_t bytes = 0;
+  EXPECT_GE(H5Dget_chunk_storage_size(ds, c.data(), &bytes), 0);
+  std::vector<std::uint8_t> out(bytes);
+  std::uint32_t mask = 0;
+  EXPECT_GE(H5Dread_chunk(ds, H5P_DEFAULT, c.data(), &mask, out.data()), 0);
+  return out;
+}
+
+// Reads every batch and checks each chunk against HDF5; returns the number of runs over all batches.
+std::size_t read_and_compare(const io::LoadPlan& p, const io::BatchLimits& lim, unsigned threads, bool direct) {
+  const io::ChunkSources src = io::locate_chunks(p);
+  const auto batches = io::plan_batches(src, p.scan.cols, p.scan.rows, lim);
+  const io::ParallelReader reader(src.files, direct, threads);
+  std::size_t runs = 0, covered = 0;
+  for (const auto& b : batches) {
+    EXPECT_EQ(b.first_chunk, covered);
+    EXPECT_EQ(b.chunks, b.out_rows * p.scan.cols);
+    covered += b.chunks;
+    runs += b.runs.size();
+    std::vector<std::uint8_t> storage(b.buffer_bytes + lim.align);
+    auto* buf = reinterpret_cast<std::uint8_t*>(
+        (reinterpret_cast<std::uintptr_t>(storage.data()) + lim.align - 1) / lim.align * lim.align);
+    reader.read(b, buf);
+    for (std::size_t i = 0; i < b.chunks; ++i) {
+      const std::uint64_t frame = src.frames[b.first_chunk + i];
+      const std::vector<std::uint8_t> want = hdf5_chunk(p.info, frame);
+      EXPECT_EQ(src.chunks[b.first_chunk + i].size, want.size()) << "frame " << frame;
+      if (src.chunks[b.first_chunk + i].size != want.size()) return runs;
+      EXPECT_EQ(0, std::memcmp(buf + b.chunk_dst[i], want.data(), want.size())) << "frame " << frame;
+    }
+  }
+  EXPECT_EQ(covered, src.chunks.size());
+  return runs;
+}
+
+}  // namespace
+
+TEST(ReadPipeline, LoadOrderFollowsTheScanRegion) {
+  const io::LoadPlan p = plan_of(sample_file("order.h5"), Region{2, 3, 2, 4});
+  const std::vector<std::uint64_t> want = {25, 26, 27, 28, 36, 37, 38, 39};
+  EXPECT_EQ(io::load_order(p), want);
+}
+
+TEST(ReadPipeline, EveryChunkEqualsHdf5ForEveryLayoutAndRegion) {
+  for (bool four_d : {false, true})
+    for (DType t : {DType::u8, DType::u32}) {
+      const std::string path = sample_file(std::string(four_d ? "4d" : "3d") + dtype_name(t) + ".h5", four_d, t);
+      SCOPED_TRACE(path);
+      read_and_compare(plan_of(path), {}, 4, false);
+      read_and_compare(plan_of(path, Region{1, 2, 5, 7}), {}, 3, false);
+    }
+}
+
+TEST(ReadPipeline, SequentialChunksCoalesceIntoFewRuns) {
+  const io::LoadPlan p = plan_of(sample_file("coalesce.h5"));
+  // One batch: the chunks were written one after another, so a handful of runs read all 99 chunks.
+  const std::size_t runs = read_and_compare(p, {}, 2, false);
+  EXPECT_LE(runs, 4u);
+  // No gaps allowed and one row per batch: still correct, more runs.
+  io::BatchLimits tight;
+  tight.max_bytes = 1;
+  tight.max_gap = 0;
+  const std::size_t many = read_and_compare(p, tight, 1, false);
+  EXPECT_GE(many, 9u);
+}
+
+TEST(ReadPipeline, BatchesRespectTheByteAndFrameLimits) {
+  const io::LoadPlan p = plan_of(sample_file("limits.h5"));
+  const io::ChunkSources src = io::locate_chunks(p);
+  io::BatchLimits lim;
+  lim.max_frames = 3 * p.scan.cols;
+  auto batches = io::plan_batches(src, p.scan.cols, p.scan.rows, lim);
+  ASSERT_EQ(batches.size(), 3u);
+  for (const auto& b : batches) EXPECT_EQ(b.out_rows, 3u);
+  lim = {};
+  lim.max_bytes = 1;  // every batch is one row, however small the limit
+  batches = io::plan_batches(src, p.scan.cols, p.scan.rows, lim);
+  EXPECT_EQ(batches.size(), p.scan.rows);
+  EXPECT_THROW(io::plan_batches(src, p.scan.cols + 1, p.scan.rows, {}), InvalidArgument);
+}
+
+TEST(ReadPipeline, AlignedRunsForDirectReads) {
+  const io::LoadPlan p = plan_of(sample_file("aligned.h5"));
+  io::BatchLimits lim;
+  lim.align = io::ParallelReader::kDirectAlign;
+  lim.max_bytes = 8192;
+  const io::ChunkSources src = io::locate_chunks(p);
+  for (const auto& b : io::plan_batches(src, p.scan.cols, p.scan.rows, lim))
+    for (const auto& r : b.runs) {
+      EXPECT_EQ(r.file_offset % lim.align, 0u);
+      EXPECT_EQ(r.bytes % lim.align, 0u);
+      EXPECT_EQ(r.dst_offset % lim.align, 0u);
+      EXPECT_GE(r.bytes, r.needed);
+    }
+  read_and_compare(p, lim, 4, false);  // aligned runs through buffered reads
+  try {
+    read_and_compare(p, lim, 4, true);  // O_DIRECT where the file system supports it
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("direct"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ReadPipeline, TruncatedFileIsNamedWithSizes) {
+  const std::string path = sample_file("truncated.h5");
+  const io::LoadPlan p = plan_of(path);
+  const io::ChunkSources src = io::locate_chunks(p);
+  // Cut the file in the middle of the last chunk's bytes (the index stays readable: it was read already).
+  std::uint64_t last_end = 0;
+  for (const auto& c : src.chunks) last_end = std::max(last_end, c.offset + c.size);
+  std::filesystem::resize_file(path, last_end - 5);
+  io::BatchLimits lim;
+  const auto batches = io::plan_batches(src, p.scan.cols, p.scan.rows, lim);
+  const io::ParallelReader reader(src.files, false, 2);
+  std::vector<std::uint8_t> buf(batches.back().buffer_bytes);
+  try {
+    for (const auto& b : batches) reader.read(b, buf.data());
+    FAIL() << "expected FormatError";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated file"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ReadPipeline, MissingFileIsNamed) {
+  EXPECT_THROW(io::ParallelReader({"/nonexistent/qgpu.h5"}, false, 1), IoError);
+}
