@@ -1,0 +1,171 @@
+#pragma once
+// Bit shuffling of one bitshuffle block on the host with SWAR 8x8 bit-matrix transposes on uint64 words.
+// planes <-> elements: plane p (bit p of the value, p = 8 * byte + bit) holds n / 8 bytes; element e is bit
+// (e & 7) of byte e >> 3 of every plane. Little-endian hosts only.
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace qgpu::io::codec {
+
+static_assert(std::endian::native == std::endian::little, "the host bit shuffle assumes little-endian words");
+
+namespace detail {
+
+// Swaps the bits selected by m << s of a with the bits selected by m of c (a block swap of a transpose step).
+inline void swap_blocks(std::uint64_t& a, std::uint64_t& c, std::uint64_t m, int s) {
+  const std::uint64_t t = ((a >> s) ^ c) & m;
+  c ^= t;
+  a ^= t << s;
+}
+
+// One step of a recursive transpose: rows j and j + D (j without bit D) swap their off-diagonal blocks.
+template <int D>
+inline void swap_rows(std::uint64_t r[8], std::uint64_t m, int s) {
+  for (int j = 0; j < 8; ++j)
+    if ((j & D) == 0) swap_blocks(r[j], r[j + D], m, s);
+}
+
+// For each byte lane l independently: the 8x8 bit matrix whose row j is byte l of r[j] is transposed
+// (afterwards bit j of byte l of r[k] is the old bit k of byte l of r[j]).
+inline void transpose_bits_in_lanes(std::uint64_t r[8]) {
+  swap_rows<4>(r, 0x0F0F0F0F0F0F0F0Full, 4);
+  swap_rows<2>(r, 0x3333333333333333ull, 2);
+  swap_rows<1>(r, 0x5555555555555555ull, 1);
+}
+
+// 8x8 byte matrix transpose: afterwards byte k of r[l] is the old byte l of r[k].
+inline void transpose_bytes(std::uint64_t r[8]) {
+  swap_rows<4>(r, 0x00000000FFFFFFFFull, 32);
+  swap_rows<2>(r, 0x0000FFFF0000FFFFull, 16);
+  swap_rows<1>(r, 0x00FF00FF00FF00FFull, 8);
+}
+
+inline std::uint64_t load64(const std::uint8_t* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+inline void store64(std::uint8_t* p, std::uint64_t v) { std::memcpy(p, &v, 8); }
+
+// Spreads the 4 low bytes of x to the even bytes of the result.
+inline std::uint64_t spread_bytes(std::uint64_t x) {
+  x &= 0xFFFFFFFFull;
+  x = (x | (x << 16)) & 0x0000FFFF0000FFFFull;
+  return (x | (x << 8)) & 0x00FF00FF00FF00FFull;
+}
+// Inverse of spread_bytes: gathers the even bytes into the 4 low bytes.
+inline std::uint64_t gather_even_bytes(std::uint64_t x) {
+  x &= 0x00FF00FF00FF00FFull;
+  x = (x | (x >> 8)) & 0x0000FFFF0000FFFFull;
+  return (x | (x >> 16)) & 0xFFFFFFFFull;
+}
+
+// 64 elements (8 bytes of each plane, planes `stride` bytes apart) -> out (64 * ES bytes).
+template <std::size_t ES>
+inline void unshuffle64(const std::uint8_t* planes, std::size_t stride, std::uint8_t* out) {
+  std::uint64_t w[ES][8];  // w[b][l]: byte k = byte b of element l * 8 + k
+  for (std::size_t b = 0; b < ES; ++b) {
+    std::uint64_t* r = w[b];
+    for (std::size_t j = 0; j < 8; ++j) r[j] = load64(planes + (8 * b + j) * stride);
+    transpose_bits_in_lanes(r);
+    transpose_bytes(r);
+  }
+  for (std::size_t l = 0; l < 8; ++l) {
+    std::uint8_t* o = out + l * 8 * ES;
+    if constexpr (ES == 1) {
+      store64(o, w[0][l]);
+    } else if constexpr (ES == 2) {
+      store64(o, spread_bytes(w[0][l]) | spread_bytes(w[1][l]) << 8);
+      store64(o + 8, spread_bytes(w[0][l] >> 32) | spread_bytes(w[1][l] >> 32) << 8);
+    } else {
+      for (std::size_t k = 0; k < 8; ++k)
+        for (std::size_t b = 0; b < ES; ++b) o[k * ES + b] = std::uint8_t(w[b][l] >> (8 * k));
+    }
+  }
+}
+
+// Inverse of unshuffle64: 64 elements -> 8 bytes of each plane.
+template <std::size_t ES>
+inline void shuffle64(const std::uint8_t* in, std::uint8_t* planes, std::size_t stride) {
+  std::uint64_t w[ES][8];
+  for (std::size_t l = 0; l < 8; ++l) {
+    const std::uint8_t* s = in + l * 8 * ES;
+    if constexpr (ES == 1) {
+      w[0][l] = load64(s);
+    } else if constexpr (ES == 2) {
+      const std::uint64_t lo = load64(s), hi = load64(s + 8);
+      w[0][l] = gather_even_bytes(lo) | gather_even_bytes(hi) << 32;
+      w[1][l] = gather_even_bytes(lo >> 8) | gather_even_bytes(hi >> 8) << 32;
+    } else {
+      for (std::size_t b = 0; b < ES; ++b) {
+        std::uint64_t v = 0;
+        for (std::size_t k = 0; k < 8; ++k) v |= std::uint64_t(s[k * ES + b]) << (8 * k);
+        w[b][l] = v;
+      }
+    }
+  }
+  for (std::size_t b = 0; b < ES; ++b) {
+    std::uint64_t* r = w[b];
+    transpose_bytes(r);
+    transpose_bits_in_lanes(r);
+    for (std::size_t j = 0; j < 8; ++j) store64(planes + (8 * b + j) * stride, r[j]);
+  }
+}
+
+}  // namespace detail
+
+// Bit planes of one block of n elements (n a multiple of 8) -> n elements of ES bytes.
+template <std::size_t ES>
+void bit_unshuffle_block(const std::uint8_t* planes, std::size_t n, std::uint8_t* out) {
+  const std::size_t plane_bytes = n / 8;
+  std::size_t g = 0;
+  for (; g + 8 <= plane_bytes; g += 8) detail::unshuffle64<ES>(planes + g, plane_bytes, out + g * 8 * ES);
+  if (g < plane_bytes) {  // fewer than 64 elements left: pad the planes to 8 bytes each
+    const std::size_t left = plane_bytes - g;
+    std::uint8_t tmp[8 * ES * 8] = {};
+    std::uint8_t o[64 * ES];
+    for (std::size_t p = 0; p < 8 * ES; ++p) std::memcpy(tmp + p * 8, planes + p * plane_bytes + g, left);
+    detail::unshuffle64<ES>(tmp, 8, o);
+    std::memcpy(out + g * 8 * ES, o, left * 8 * ES);
+  }
+}
+
+// n elements of ES bytes (n a multiple of 8) -> bit planes of one block.
+template <std::size_t ES>
+void bit_shuffle_block(const std::uint8_t* in, std::size_t n, std::uint8_t* planes) {
+  const std::size_t plane_bytes = n / 8;
+  std::size_t g = 0;
+  for (; g + 8 <= plane_bytes; g += 8) detail::shuffle64<ES>(in + g * 8 * ES, planes + g, plane_bytes);
+  if (g < plane_bytes) {
+    const std::size_t left = plane_bytes - g;
+    std::uint8_t tmp[8 * ES * 8];
+    std::uint8_t src[64 * ES] = {};
+    std::memcpy(src, in + g * 8 * ES, left * 8 * ES);
+    detail::shuffle64<ES>(src, tmp, 8);
+    for (std::size_t p = 0; p < 8 * ES; ++p) std::memcpy(planes + p * plane_bytes + g, tmp + p * 8, left);
+  }
+}
+
+// Runtime element size (1, 2, 4 or 8); returns false for other sizes.
+inline bool bit_unshuffle_block(std::size_t elem_size, const std::uint8_t* planes, std::size_t n, std::uint8_t* out) {
+  switch (elem_size) {
+    case 1: bit_unshuffle_block<1>(planes, n, out); return true;
+    case 2: bit_unshuffle_block<2>(planes, n, out); return true;
+    case 4: bit_unshuffle_block<4>(planes, n, out); return true;
+    case 8: bit_unshuffle_block<8>(planes, n, out); return true;
+    default: return false;
+  }
+}
+inline bool bit_shuffle_block(std::size_t elem_size, const std::uint8_t* in, std::size_t n, std::uint8_t* planes) {
+  switch (elem_size) {
+    case 1: bit_shuffle_block<1>(in, n, planes); return true;
+    case 2: bit_shuffle_block<2>(in, n, planes); return true;
+    case 4: bit_shuffle_block<4>(in, n, planes); return true;
+    case 8: bit_shuffle_block<8>(in, n, planes); return true;
+    default: return false;
+  }
+}
+
+}  // namespace qgpu::io::codec
