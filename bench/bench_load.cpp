@@ -1,6 +1,7 @@
-// Load throughput: CUDA path (direct chunk reads + GPU bitshuffle/LZ4 decode) against the CPU reference
-// (HDF5 C API + bitshuffle plugin, single thread), in one run on the same file.
-// usage: bench_load FILE [scan det dtype] [--skip-cpu]
+// Load throughput on one file, every path in one run: the CUDA pipeline (parallel coalesced preads, pinned copies,
+// GPU bitshuffle+LZ4 decode) with its stage timings, the same with one read thread, our host decoder on all cores,
+// and the HDF5 C API + bitshuffle plugin reference (one thread, on a band of scan rows to keep the run short).
+// usage: bench_load FILE [scan det dtype] [--skip-cpu] [--reference-rows N] [--direct]
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -10,16 +11,50 @@
 
 using namespace qgpu;
 
+namespace {
+
+std::string stages(const Dataset& ds) {
+  const auto& t = ds.provenance().parameters.at("timing");
+  char s[256];
+  std::snprintf(s, sizeof(s), "index %.1f ms, read %.1f ms (%d threads), copy %.1f ms, decode %.1f ms, wait %.1f ms, "
+                "%d batches", t.value("index_s", 0.0) * 1e3, t.value("read_s", 0.0) * 1e3, t.value("read_threads", 0),
+                t.value("copy_s", 0.0) * 1e3, t.value("decode_s", 0.0) * 1e3, t.value("wait_s", 0.0) * 1e3,
+                t.value("batches", 0));
+  return s;
+}
+
+// Median of `reps` warm loads (one more first, to warm the page cache and the CUDA context).
+double timed_load(const std::string& path, const io::LoadOptions& o, int reps, std::string* detail) {
+  std::vector<double> times;
+  for (int rep = 0; rep <= reps; ++rep) {
+    const double t0 = bench::now_s();
+    Dataset ds = io::load(path, o);
+    const double t = bench::now_s() - t0;
+    if (rep > 0) times.push_back(t);
+    std::fprintf(stderr, "%s load %d: %.3f s  %s\n", o.backend.c_str(), rep, t, stages(ds).c_str());
+    if (detail) *detail = stages(ds);
+  }
+  return bench::median(times);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_load FILE [scan det dtype] [--skip-cpu]\n");
+    std::fprintf(stderr, "usage: bench_load FILE [scan det dtype] [--skip-cpu] [--reference-rows N] [--direct]\n");
     return 2;
   }
   const std::string path = argv[1];
-  const std::size_t scan = argc > 3 ? std::stoul(argv[2]) : 512, det = argc > 3 ? std::stoul(argv[3]) : 192;
-  const DType dtype = argc > 4 ? dtype_from_name(argv[4]) : DType::u16;
-  bool skip_cpu = false;
-  for (int i = 1; i < argc; ++i) skip_cpu = skip_cpu || std::strcmp(argv[i], "--skip-cpu") == 0;
+  const bool shape_given = argc > 4 && argv[2][0] != '-';
+  const std::size_t scan = shape_given ? std::stoul(argv[2]) : 512, det = shape_given ? std::stoul(argv[3]) : 192;
+  const DType dtype = shape_given ? dtype_from_name(argv[4]) : DType::u16;
+  bool skip_cpu = false, direct = false;
+  std::size_t reference_rows = 32;
+  for (int i = 1; i < argc; ++i) {
+    skip_cpu = skip_cpu || std::strcmp(argv[i], "--skip-cpu") == 0;
+    direct = direct || std::strcmp(argv[i], "--direct") == 0;
+    if (std::strcmp(argv[i], "--reference-rows") == 0 && i + 1 < argc) reference_rows = std::stoul(argv[i + 1]);
+  }
   bench::ensure_sample(path, scan, det, dtype);
   const io::FileInfo fi = io::inspect(path);
   const double decoded = double(fi.shape.elements() * dtype_size(fi.dtype));
@@ -32,28 +67,43 @@ int main(int argc, char** argv) {
 
   io::LoadOptions cuda;
   cuda.backend = "cuda";
-  std::vector<double> times;
-  for (int rep = 0; rep < 4; ++rep) {
-    const double t0 = bench::now_s();
-    Dataset ds = io::load(path, cuda);
-    const double t = bench::now_s() - t0;
-    if (rep > 0) times.push_back(t);  // first run warms the page cache and the CUDA context
-    std::fprintf(stderr, "cuda load %d: %.3f s %s\n", rep, t, ds.provenance().parameters.at("timing_s").dump().c_str());
-  }
-  bench::row("load cuda (direct chunk read + GPU decode), median of 3 warm", shape, bench::median(times), decoded,
-             "file in page cache; GB/s of decoded data");
-  {  // where the time goes: chunk lookup alone
-    const double t0 = bench::now_s();
-    const io::LoadPlan plan = io::plan_load(path, cuda);
-    std::printf("plan (inspect) %.3f s\n", bench::now_s() - t0);
+  std::string detail;
+  double t = timed_load(path, cuda, 3, &detail);
+  bench::row("load cuda (parallel coalesced preads + GPU decode), median of 3 warm", shape, t, decoded,
+             "page cache warm; GB/s of decoded data; " + detail);
+  io::LoadOptions one = cuda;
+  one.read_threads = 1;
+  t = timed_load(path, one, 1, &detail);
+  bench::row("load cuda, one read thread", shape, t, decoded, detail);
+  if (direct) {
+    io::LoadOptions d = cuda;
+    d.direct_io = true;
+    t = timed_load(path, d, 1, &detail);
+    bench::row("load cuda, O_DIRECT reads", shape, t, decoded, detail);
   }
   if (!skip_cpu) {
-    io::LoadOptions cpu;
-    cpu.backend = "cpu";
+    io::LoadOptions ours;
+    ours.backend = "cpu";
+    ours.decoder = "quantem";
+    try {
+      t = timed_load(path, ours, 1, &detail);
+      bench::row("load cpu, our host decoder on all cores", shape, t, decoded, detail);
+    } catch (const std::exception& e) {
+      std::printf("load cpu with our decoder: %s\n", e.what());
+    }
+    io::LoadOptions ref;
+    ref.backend = "cpu";
+    ref.decoder = "hdf5";
+    const std::size_t rows = std::min(reference_rows, fi.shape.scan_rows);
+    ref.scan_region = {0, 0, rows, fi.shape.scan_cols};
     const double t0 = bench::now_s();
-    Dataset ds = io::load(path, cpu);
-    const double t = bench::now_s() - t0;
-    bench::row("load cpu (HDF5 C API + bitshuffle plugin, 1 thread)", shape, t, decoded, "same file, same run");
+    Dataset ds = io::load(path, ref);
+    const double tr = bench::now_s() - t0;
+    char band[160];
+    std::snprintf(band, sizeof(band), "%zux%zux%zux%zu %s (first %zu scan rows)", rows, fi.shape.scan_cols,
+                  fi.shape.det_rows, fi.shape.det_cols, dtype_name(fi.dtype).c_str(), rows);
+    bench::row("load cpu, HDF5 C API + bitshuffle plugin (1 thread): the reference", band, tr,
+               decoded * double(rows) / double(fi.shape.scan_rows), "same file, same run");
   }
   return 0;
 }

@@ -1,6 +1,10 @@
 // CPU reference load: HDF5 + bitshuffle plugin decode, regions and exact binning.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
+#include "core/error.hpp"
+#include "device/device.hpp"
 #include "io/hdf5/load.hpp"
 #include "load_reference.hpp"
 #include "support/temp_files.hpp"
@@ -91,10 +95,52 @@ TEST(LoadCpu, ProgressReachesOne) {
   const sample::SampleSpec s = spec(DType::u16);
   const std::string path = test::write_small_sample("p.h5", s);
   io::LoadOptions o = cpu();
+  o.batch_bytes = 1;  // one scan row per batch
   std::vector<double> seen;
   o.progress = [&](double f) { seen.push_back(f); };
   io::load(path, o);
   ASSERT_EQ(seen.size(), 6u);
   EXPECT_DOUBLE_EQ(seen.back(), 1.0);
   EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+}
+
+// Our host decoder (the default on cpu) and the HDF5 filter pipeline give the same counts for every dtype,
+// layout, region and binning.
+TEST(LoadCpu, OurDecoderEqualsTheHdf5Pipeline) {
+  for (DType t : {DType::u8, DType::u16, DType::u32})
+    for (bool four_d : {false, true}) {
+      const sample::SampleSpec s = spec(t, four_d);
+      const std::string path = test::write_small_sample(dtype_name(t) + (four_d ? "4d" : "3d") + "_dec.h5", s);
+      for (const auto& [sr, dr, bs, bd] : {std::tuple{Region{}, Region{}, 1, 1}, {Region{1, 2, 4, 6}, Region{2, 4, 12, 16}, 2, 4},
+                                            {Region{0, 1, 5, 3}, Region{}, 1, 2}}) {
+        io::LoadOptions o = cpu();
+        o.scan_region = sr;
+        o.detector_region = dr;
+        o.bin_scan = bs;
+        o.bin_detector = bd;
+        o.batch_bytes = 700;  // several batches
+        o.decoder = "quantem";
+        const Dataset ours = io::load(path, o);
+        o.decoder = "hdf5";
+        const Dataset ref = io::load(path, o);
+        SCOPED_TRACE(path + " bins " + std::to_string(bs) + "," + std::to_string(bd));
+        ASSERT_EQ(ours.shape(), ref.shape());
+        ASSERT_EQ(ours.dtype(), ref.dtype());
+        EXPECT_TRUE(ours.read().bytes == ref.read().bytes);
+        EXPECT_NE(ours.provenance().parameters.at("decoder").get<std::string>().find("host bitshuffle+lz4"),
+                  std::string::npos);
+        EXPECT_EQ(ref.provenance().parameters.at("decoder"), "hdf5 filter plugin");
+        EXPECT_TRUE(ours.provenance().parameters.contains("timing"));
+      }
+    }
+}
+
+TEST(LoadCpu, DecoderChoiceIsChecked) {
+  const std::string path = test::write_small_sample("dc.h5", spec(DType::u16));
+  io::LoadOptions o = cpu();
+  o.decoder = "magic";
+  EXPECT_THROW(io::load(path, o), InvalidArgument);
+  o.backend = "cuda";
+  o.decoder = "hdf5";
+  if (detect().cuda_available) EXPECT_THROW(io::load(path, o), InvalidArgument);
 }

@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "device/device.hpp"
 #include "io/hdf5/cpu/load_cpu.hpp"
+#include "io/hdf5/cpu/load_cpu_decoded.hpp"
 #include "io/hdf5/cuda/load_cuda.hpp"
 
 namespace qgpu::io {
@@ -38,11 +39,27 @@ LoadPlan plan_load(const std::string& path, const LoadOptions& o) {
   return p;
 }
 
+namespace {
+
+// Chunks our decoders read directly: bitshuffle (filter 32008) stored one frame per chunk.
+bool our_decoder_applies(const FileInfo& fi) {
+  return fi.one_frame_per_chunk && fi.filters.size() == 1 && fi.filters[0].id == 32008;
+}
+
+}  // namespace
+
 Dataset load(const std::string& path, const LoadOptions& options) {
   const Backend backend = resolve(options.backend);  // fails before touching the file for an unusable backend
-  const LoadPlan plan = plan_load(path, options);
-  Dataset ds = backend == Backend::cuda ? load_cuda(plan, options.progress) : load_cpu(plan, options.progress);
-  return ds;
+  const std::string& d = options.decoder;
+  if (d != "auto" && d != "quantem" && d != "hdf5")
+    throw InvalidArgument("decoder '" + d + "' is not one of auto, quantem, hdf5");
+  if (backend == Backend::cuda && d == "hdf5")
+    throw InvalidArgument("decoder 'hdf5' (the HDF5 filter pipeline) runs on the cpu backend; the cuda backend "
+                          "decodes with our GPU decoder");
+  LoadPlan plan = plan_load(path, options);
+  if (backend == Backend::cuda) return load_cuda(plan, options.progress);
+  plan.decoder = d == "auto" ? (our_decoder_applies(plan.info) ? "quantem" : "hdf5") : d;
+  return plan.decoder == "quantem" ? load_cpu_decoded(plan, options.progress) : load_cpu(plan, options.progress);
 }
 
 }  // namespace qgpu::io

@@ -20,6 +20,8 @@ struct LoadOptions {
   std::size_t batch_bytes = 0;   // compressed bytes read per batch (0 = 64 MiB); a tuning knob
   unsigned read_threads = 0;     // threads of pread (0 = one per hardware thread)
   bool direct_io = false;        // O_DIRECT (unbuffered) reads, for cold files on disk
+  std::string decoder = "auto";  // "auto" | "quantem" (our decoder: GPU on cuda, all cores on cpu) | "hdf5"
+                                 // (HDF5 filter pipeline, cpu only: the reference); auto = quantem where it applies
   std::function<void(double)> progress;  // fraction done in [0, 1], called from the loading thread
 };
 
@@ -36,6 +38,7 @@ struct LoadPlan {
   std::size_t batch_bytes = std::size_t(64) << 20;
   unsigned read_threads = 0;
   bool direct_io = false;
+  std::string decoder = "quantem";  // resolved: "quantem" or "hdf5"
   DType out_dtype = DType::u16;
   bool binned() const { return bin_scan > 1 || bin_detector > 1; }
   bool full_frames() const {

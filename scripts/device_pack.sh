@@ -1,0 +1,19 @@
+#!/bin/bash
+# Packs what a device run needs into .devbin (our binaries) and .devlib (Debian libraries the H200 image lacks,
+# and the bitshuffle HDF5 plugin); both are git-ignored and travel with `carry`. Run after scripts/build.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+rm -rf .devbin .devlib
+mkdir -p .devbin .devlib/plugins
+cp "$BUILD_DIR"/qgpu "$BUILD_DIR"/libquantem_gpu.so .devbin/
+find "$BUILD_DIR"/tests "$BUILD_DIR"/bench -maxdepth 2 -type f -perm -u+x \( -name 'test_*' -o -name 'bench_*' \) \
+  ! -name '*.cmake' -exec cp {} .devbin/ \;
+cp /usr/lib/x86_64-linux-gnu/hdf5/serial/plugins/libh5bshuf.so .devlib/plugins/
+# Every shared library the binaries and the plugin need, except the C library itself and CUDA's own.
+for f in .devbin/* .devlib/plugins/*; do ldd "$f" 2>/dev/null | awk '/=> \//{print $3}'; done | sort -u |
+  grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so|/usr/local/cuda|libquantem_gpu' |
+  while read -r lib; do cp -L "$lib" .devlib/; done
+# Python module and package, when built.
+# (the Python module is built for this machine's Python; the device image has 3.12)
+du -sh .devbin .devlib

@@ -1,0 +1,123 @@
+#include "io/hdf5/cpu/load_cpu_decoded.hpp"
+
+#include <atomic>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "io/hdf5/binning.hpp"
+#include "io/hdf5/codec/bitshuffle_decode_host.hpp"
+#include "io/hdf5/codec/parallel_chunks.hpp"
+#include "io/hdf5/load_provenance.hpp"
+#include "io/hdf5/load_timing.hpp"
+#include "io/hdf5/read/chunk_sources.hpp"
+#include "io/hdf5/read/parallel_reader.hpp"
+#include "io/hdf5/read/read_batches.hpp"
+
+namespace qgpu::io {
+
+namespace {
+
+constexpr std::size_t kStagingBytes = std::size_t(512) << 20;  // decoded frames staged for crop/binning
+
+}  // namespace
+
+Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& progress) {
+  const FileInfo& fi = p.info;
+  const std::string where = "'" + fi.dataset_path + "' in '" + fi.path + "'";
+  if (fi.filters.size() != 1 || fi.filters[0].id != 32008)
+    throw FormatError("our decoder handles bitshuffle (HDF5 filter 32008) chunks; " + where +
+                      " uses another storage: load it with decoder='hdf5'");
+  const codec::BitshuffleParams bp = codec::params_from_cd_values(fi.filters[0].cd_values);
+  if (bp.elem_size != dtype_size(fi.dtype))
+    throw FormatError(where + ": bitshuffle element size " + std::to_string(bp.elem_size) +
+                      " differs from the dtype's " + std::to_string(dtype_size(fi.dtype)));
+
+  LoadTiming timing;
+  const double t_start = now_s();
+  const ChunkSources src = locate_chunks(p);
+  timing.index = now_s() - t_start;
+
+  const bool direct = p.full_frames() && !p.binned();
+  const std::size_t frames_per_out_row = p.bin_scan * p.scan.cols;
+  BatchLimits lim;
+  lim.max_bytes = p.batch_bytes;
+  lim.max_frames = direct ? 0 : std::max<std::size_t>(kStagingBytes / fi.frame_bytes(), frames_per_out_row);
+  lim.align = p.direct_io ? ParallelReader::kDirectAlign : 1;
+  const std::vector<ReadBatch> batches = plan_batches(src, frames_per_out_row, p.out_shape.scan_rows, lim);
+  std::size_t max_buffer = 0, max_chunks = 0;
+  for (const ReadBatch& b : batches) {
+    max_buffer = std::max<std::size_t>(max_buffer, b.buffer_bytes);
+    max_chunks = std::max(max_chunks, b.chunks);
+    for (const ReadRun& r : b.runs) timing.bytes_read += r.bytes;
+    timing.chunk_bytes += b.chunk_bytes;
+  }
+  const ParallelReader reader(src.files, p.direct_io, p.read_threads);
+  timing.read_threads = reader.threads();
+  timing.direct_io = reader.direct();
+
+  HostArray4D out;
+  out.shape = p.out_shape;
+  out.dtype = p.out_dtype;
+  out.bytes.resize(out.shape.elements() * dtype_size(out.dtype));
+  // Read buffer aligned for O_DIRECT; staging for crop/binning.
+  std::vector<std::uint8_t> read_storage(max_buffer + ParallelReader::kDirectAlign);
+  std::uint8_t* read_buf = reinterpret_cast<std::uint8_t*>(
+      (reinterpret_cast<std::uintptr_t>(read_storage.data()) + ParallelReader::kDirectAlign - 1) /
+      ParallelReader::kDirectAlign * ParallelReader::kDirectAlign);
+  std::vector<std::uint8_t> staging(direct ? 0 : max_chunks * fi.frame_bytes());
+  std::vector<std::uint64_t> sizes(max_chunks);
+  std::vector<void*> dest(max_chunks);
+  const std::size_t out_row_bytes = p.out_shape.scan_cols * p.out_shape.frame_pixels() * dtype_size(p.out_dtype);
+
+  for (const ReadBatch& b : batches) {
+    double t0 = now_s();
+    reader.read(b, read_buf);
+    timing.read += now_s() - t0;
+    t0 = now_s();
+    for (std::size_t i = 0; i < b.chunks; ++i) {
+      sizes[i] = src.chunks[b.first_chunk + i].size;
+      dest[i] = direct ? out.bytes.data() + (b.first_chunk + i) * fi.frame_bytes()
+                       : staging.data() + i * fi.frame_bytes();
+    }
+    const codec::ChunkBatch cb{read_buf, b.buffer_bytes, b.chunk_dst.data(), sizes.data(), dest.data(), b.chunks};
+    if (auto fail = codec::decode_chunks(bp, fi.shape.frame_pixels(), cb, p.read_threads))
+      throw FormatError("cannot decode " + where + ", frame " + std::to_string(src.frames[b.first_chunk + fail->chunk]) +
+                        " (" + fail->reason + ")");
+    if (!direct) {
+      std::atomic<bool> overflow{false};
+      codec::parallel_indices(b.out_rows, p.read_threads, [&](std::size_t r) {
+        std::uint8_t* dst = out.bytes.data() + (b.out_row0 + r) * out_row_bytes;
+        const std::uint8_t* rows_in = staging.data() + r * frames_per_out_row * fi.frame_bytes();
+        try {
+          dispatch_count_dtype(fi.dtype, [&](auto t) {
+            using T = decltype(t);
+            const T* in = reinterpret_cast<const T*>(rows_in);
+            if (p.binned())
+              bin_scan_row<T, std::uint32_t>(in, p.scan.cols, fi.shape.det_rows, fi.shape.det_cols, p.detector.row0,
+                                             p.detector.col0, p.out_shape.scan_cols, p.out_shape.det_rows,
+                                             p.out_shape.det_cols, p.bin_scan, p.bin_detector,
+                                             reinterpret_cast<std::uint32_t*>(dst));
+            else
+              bin_scan_row<T, T>(in, p.scan.cols, fi.shape.det_rows, fi.shape.det_cols, p.detector.row0,
+                                 p.detector.col0, p.out_shape.scan_cols, p.out_shape.det_rows, p.out_shape.det_cols,
+                                 1, 1, reinterpret_cast<T*>(dst));
+          });
+        } catch (const FormatError&) {
+          overflow = true;
+        }
+      });
+      if (overflow) throw FormatError("binned counts of " + where + " overflow uint32");
+    }
+    timing.decode += now_s() - t0;
+    if (progress) progress(double(b.out_row0 + b.out_rows) / double(p.out_shape.scan_rows));
+  }
+  timing.total = now_s() - t_start;
+  timing.batches = batches.size();
+  timing.decoded_bytes = std::uint64_t(src.chunks.size()) * fi.frame_bytes();
+  Provenance pv = load_provenance(p, "cpu", "quantem-gpu host " + codec::describe(bp.compression) + ", all cores");
+  pv.parameters["chunk_index"] = src.index_method;
+  pv.parameters["timing"] = timing.to_json();
+  return Dataset::from_host(std::move(out), load_metadata(p), std::move(pv));
+}
+
+}  // namespace qgpu::io
