@@ -1,11 +1,14 @@
 #pragma once
 // Bit shuffling of one bitshuffle block on the host with SWAR 8x8 bit-matrix transposes on uint64 words.
 // planes <-> elements: plane p (bit p of the value, p = 8 * byte + bit) holds n / 8 bytes; element e is bit
-// (e & 7) of byte e >> 3 of every plane. Little-endian hosts only.
+// (e & 7) of byte e >> 3 of every plane. Little-endian hosts only. The detail:: functions also run on the GPU
+// (the CUDA decoder unshuffles with unshuffle64; on the device, words must be 8-byte aligned).
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+#include "core/hd.hpp"
 
 namespace qgpu::io::codec {
 
@@ -14,7 +17,7 @@ static_assert(std::endian::native == std::endian::little, "the host bit shuffle 
 namespace detail {
 
 // Swaps the bits selected by m << s of a with the bits selected by m of c (a block swap of a transpose step).
-inline void swap_blocks(std::uint64_t& a, std::uint64_t& c, std::uint64_t m, int s) {
+QGPU_HD inline void swap_blocks(std::uint64_t& a, std::uint64_t& c, std::uint64_t m, int s) {
   const std::uint64_t t = ((a >> s) ^ c) & m;
   c ^= t;
   a ^= t << s;
@@ -22,41 +25,51 @@ inline void swap_blocks(std::uint64_t& a, std::uint64_t& c, std::uint64_t m, int
 
 // One step of a recursive transpose: rows j and j + D (j without bit D) swap their off-diagonal blocks.
 template <int D>
-inline void swap_rows(std::uint64_t r[8], std::uint64_t m, int s) {
+QGPU_HD inline void swap_rows(std::uint64_t r[8], std::uint64_t m, int s) {
   for (int j = 0; j < 8; ++j)
     if ((j & D) == 0) swap_blocks(r[j], r[j + D], m, s);
 }
 
 // For each byte lane l independently: the 8x8 bit matrix whose row j is byte l of r[j] is transposed
 // (afterwards bit j of byte l of r[k] is the old bit k of byte l of r[j]).
-inline void transpose_bits_in_lanes(std::uint64_t r[8]) {
+QGPU_HD inline void transpose_bits_in_lanes(std::uint64_t r[8]) {
   swap_rows<4>(r, 0x0F0F0F0F0F0F0F0Full, 4);
   swap_rows<2>(r, 0x3333333333333333ull, 2);
   swap_rows<1>(r, 0x5555555555555555ull, 1);
 }
 
 // 8x8 byte matrix transpose: afterwards byte k of r[l] is the old byte l of r[k].
-inline void transpose_bytes(std::uint64_t r[8]) {
+QGPU_HD inline void transpose_bytes(std::uint64_t r[8]) {
   swap_rows<4>(r, 0x00000000FFFFFFFFull, 32);
   swap_rows<2>(r, 0x0000FFFF0000FFFFull, 16);
   swap_rows<1>(r, 0x00FF00FF00FF00FFull, 8);
 }
 
-inline std::uint64_t load64(const std::uint8_t* p) {
+QGPU_HD inline std::uint64_t load64(const std::uint8_t* p) {
+#ifdef __CUDA_ARCH__
+  return *reinterpret_cast<const std::uint64_t*>(p);
+#else
   std::uint64_t v;
   std::memcpy(&v, p, 8);
   return v;
+#endif
 }
-inline void store64(std::uint8_t* p, std::uint64_t v) { std::memcpy(p, &v, 8); }
+QGPU_HD inline void store64(std::uint8_t* p, std::uint64_t v) {
+#ifdef __CUDA_ARCH__
+  *reinterpret_cast<std::uint64_t*>(p) = v;
+#else
+  std::memcpy(p, &v, 8);
+#endif
+}
 
 // Spreads the 4 low bytes of x to the even bytes of the result.
-inline std::uint64_t spread_bytes(std::uint64_t x) {
+QGPU_HD inline std::uint64_t spread_bytes(std::uint64_t x) {
   x &= 0xFFFFFFFFull;
   x = (x | (x << 16)) & 0x0000FFFF0000FFFFull;
   return (x | (x << 8)) & 0x00FF00FF00FF00FFull;
 }
 // Inverse of spread_bytes: gathers the even bytes into the 4 low bytes.
-inline std::uint64_t gather_even_bytes(std::uint64_t x) {
+QGPU_HD inline std::uint64_t gather_even_bytes(std::uint64_t x) {
   x &= 0x00FF00FF00FF00FFull;
   x = (x | (x >> 8)) & 0x0000FFFF0000FFFFull;
   return (x | (x >> 16)) & 0xFFFFFFFFull;
@@ -64,7 +77,7 @@ inline std::uint64_t gather_even_bytes(std::uint64_t x) {
 
 // 64 elements (8 bytes of each plane, planes `stride` bytes apart) -> out (64 * ES bytes).
 template <std::size_t ES>
-inline void unshuffle64(const std::uint8_t* planes, std::size_t stride, std::uint8_t* out) {
+QGPU_HD inline void unshuffle64(const std::uint8_t* planes, std::size_t stride, std::uint8_t* out) {
   std::uint64_t w[ES][8];  // w[b][l]: byte k = byte b of element l * 8 + k
   for (std::size_t b = 0; b < ES; ++b) {
     std::uint64_t* r = w[b];
@@ -88,7 +101,7 @@ inline void unshuffle64(const std::uint8_t* planes, std::size_t stride, std::uin
 
 // Inverse of unshuffle64: 64 elements -> 8 bytes of each plane.
 template <std::size_t ES>
-inline void shuffle64(const std::uint8_t* in, std::uint8_t* planes, std::size_t stride) {
+QGPU_HD inline void shuffle64(const std::uint8_t* in, std::uint8_t* planes, std::size_t stride) {
   std::uint64_t w[ES][8];
   for (std::size_t l = 0; l < 8; ++l) {
     const std::uint8_t* s = in + l * 8 * ES;

@@ -1,4 +1,5 @@
 #include "device/cuda/cuda_check.hpp"
+#include "io/hdf5/codec/bit_transpose.hpp"
 #include "io/hdf5/cuda/bitshuffle_lz4_decode.hpp"
 
 namespace qgpu::io::cuda {
@@ -90,18 +91,36 @@ __device__ bool lz4_block_warp(const std::uint8_t* in, std::uint32_t in_len, std
     ml += 4;
     if (off == 0 || off > op || op + ml > out_len) return false;
     __syncwarp();
-    for (std::uint32_t k = lane; k < ml; k += 32) out[op + k] = out[op - off + k % off];
+    if (off >= ml) {  // no overlap: a plain copy
+      for (std::uint32_t k = lane; k < ml; k += 32) out[op + k] = out[op - off + k];
+    } else {  // overlap: source index k % off, stepped without a division per byte
+      std::uint32_t r = lane % off;
+      const std::uint32_t step = 32u % off;
+      for (std::uint32_t k = lane; k < ml; k += 32) {
+        out[op + k] = out[op - off + r];
+        r += step;
+        if (r >= off) r -= off;
+      }
+    }
     __syncwarp();
     op += ml;
   }
 }
 
 // Bit planes -> elements: plane p holds bit p of every element; element e is bit (e & 7) of byte e >> 3.
-// Each lane rebuilds 8 elements from one byte of every plane.
+// Fast path (planes of whole 8-byte words, 8-byte aligned destination): each lane rebuilds 64 elements from one
+// word of every plane with 8x8 bit-matrix transposes (the host codec's unshuffle64). Otherwise each lane rebuilds
+// 8 elements from one byte of every plane.
 template <class T>
 __device__ void unshuffle_warp(const std::uint8_t* planes, std::size_t elems, T* dst, unsigned lane) {
   constexpr int kBits = 8 * sizeof(T);
   const std::size_t bytes_per_plane = elems / 8;
+  if (bytes_per_plane % 8 == 0 && reinterpret_cast<std::uintptr_t>(dst) % 8 == 0) {
+    auto* out = reinterpret_cast<std::uint8_t*>(dst);
+    for (std::size_t g = 8 * lane; g < bytes_per_plane; g += 8 * 32)
+      codec::detail::unshuffle64<sizeof(T)>(planes + g, bytes_per_plane, out + g * 8 * sizeof(T));
+    return;
+  }
   for (std::size_t gi = lane; gi < bytes_per_plane; gi += 32) {
     T v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 #pragma unroll
@@ -117,7 +136,7 @@ __device__ void unshuffle_warp(const std::uint8_t* planes, std::size_t elems, T*
 
 template <class T>
 __global__ void decode_blocks(DecodeBatch b, DecodeGeometry g, T* out, DecodeScratch s, unsigned long long* err) {
-  extern __shared__ std::uint8_t smem[];
+  extern __shared__ __align__(16) std::uint8_t smem[];
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
   const std::size_t mb = g.max_blocks();
   const std::size_t w = blockIdx.x * std::size_t(kWarpsPerBlock) + warp;
