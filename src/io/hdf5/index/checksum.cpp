@@ -23,6 +23,7 @@ inline void final_mix(std::uint32_t& a, std::uint32_t& b, std::uint32_t& c) {
   c ^= b; c -= rot(b, 24);
 }
 inline std::uint32_t word(const std::uint8_t* k, std::size_t n) {  // up to 4 bytes, little-endian
+  if (n == 4) return static_cast<std::uint32_t>(load_le(k, 4));
   std::uint32_t v = 0;
   for (std::size_t i = 0; i < n; ++i) v |= std::uint32_t(k[i]) << (8 * i);
   return v;

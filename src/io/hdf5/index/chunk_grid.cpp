@@ -23,6 +23,7 @@ ChunkGrid::ChunkGrid(const std::vector<std::uint64_t>& dims, const std::vector<s
     corrupt("dataset has " + std::to_string(total) + " chunks, more than the " + std::to_string(max_chunks) +
             " a chunk table holds");
   table_.resize(static_cast<std::size_t>(total));
+  same_grids_ = max_grid_ == grid_;
   scratch_.resize(dims.size());
 }
 
@@ -42,6 +43,22 @@ void ChunkGrid::put(const std::uint64_t* scaled, std::uint64_t addr, std::uint64
     if (scaled[i] >= grid_[i]) return;
     idx = idx * grid_[i] + scaled[i];
   }
+  put_index(idx, addr, size, mask);
+}
+
+bool ChunkGrid::rows_match_max_grid() const {
+  for (std::size_t i = 1; i < grid_.size(); ++i)
+    if (grid_[i] != max_grid_[i]) return false;
+  return true;
+}
+
+void ChunkGrid::put_index(std::uint64_t idx, std::uint64_t addr, std::uint64_t size, std::uint32_t mask,
+                          bool outside_ok) {
+  if (addr == sizes_.undefined()) return;
+  if (idx >= table_.size()) {
+    if (outside_ok) return;
+    corrupt("chunk index entry beyond the dataset extent");
+  }
   ChunkLocation& loc = table_[static_cast<std::size_t>(idx)];
   if (loc.size != 0) corrupt("chunk " + std::to_string(idx) + " is listed twice");
   if (size == 0) corrupt("chunk " + std::to_string(idx) + " has a stored size of 0");
@@ -54,6 +71,7 @@ void ChunkGrid::put(const std::uint64_t* scaled, std::uint64_t addr, std::uint64
 
 void ChunkGrid::put_linear(std::uint64_t idx, std::uint64_t addr, std::uint64_t size, std::uint32_t mask) {
   if (addr == sizes_.undefined()) return;
+  if (same_grids_) return put_index(idx, addr, size, mask);
   for (std::size_t i = grid_.size(); i-- > 0;) {
     if (max_grid_[i] == 0) corrupt("linear chunk index on a dataset with an unlimited dimension");
     scratch_[i] = idx % max_grid_[i];

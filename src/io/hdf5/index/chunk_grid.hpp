@@ -27,6 +27,12 @@ class ChunkGrid {
   // Records a chunk at relative address `addr` (undefined address = not allocated, ignored). Chunks outside the
   // current extent are ignored (left over after a shrink). FormatError on a chunk listed twice or beyond EOF.
   void put(const std::uint64_t* scaled, std::uint64_t addr, std::uint64_t size, std::uint32_t mask);
+  // The same by table index (row-major over the current grid); beyond the table: ignored when outside_ok (chunk
+  // beyond the current extent), FormatError otherwise.
+  void put_index(std::uint64_t idx, std::uint64_t addr, std::uint64_t size, std::uint32_t mask,
+                 bool outside_ok = false);
+  // True when the linear order over the grid with dim 0 unbounded equals the table order (all other dims equal).
+  bool rows_match_max_grid() const;
   // The same by linear index over max_grid (fixed array, implicit index).
   void put_linear(std::uint64_t idx, std::uint64_t addr, std::uint64_t size, std::uint32_t mask);
 
@@ -36,6 +42,7 @@ class ChunkGrid {
   std::vector<std::uint64_t> grid_, max_grid_;
   std::vector<std::uint64_t> scratch_;
   std::vector<ChunkLocation> table_;
+  bool same_grids_ = false;  // max_grid == grid: linear index = table index
   std::uint64_t file_size_;
   FileSizes sizes_;
 };

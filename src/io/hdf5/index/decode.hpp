@@ -1,6 +1,7 @@
 #pragma once
 // Little-endian field decoding for HDF5 metadata: a bound-checked cursor over one structure's bytes, the file's
 // sizes of addresses/lengths, and the two ways a parse can stop (corrupt data vs. a form we do not parse).
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -29,6 +30,18 @@ struct FileSizes {
 };
 
 inline std::uint64_t load_le(const std::uint8_t* p, unsigned n) {
+  if constexpr (std::endian::native == std::endian::little) {  // the common widths in one load
+    if (n == 8) {
+      std::uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    if (n == 4) {
+      std::uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+  }
   std::uint64_t v = 0;
   for (unsigned i = n; i-- > 0;) v = (v << 8) | p[i];
   return v;

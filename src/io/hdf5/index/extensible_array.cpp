@@ -35,7 +35,10 @@ struct Ea {
   std::vector<std::uint64_t> sw_grid, sw, scaled;
 
   // Chunk of element idx: unswizzle the linear index over (unlimited dim, other dims in order).
+  bool direct = false;  // unlimited dim first and the others at their maximum: element index = table index
+
   void put(std::uint64_t idx, std::uint64_t addr, std::uint64_t size, std::uint32_t mask) {
+    if (direct) return ctx.grid.put_index(idx, addr, size, mask, true);
     const std::size_t r = sw_grid.size();
     for (std::size_t i = r; i-- > 1;) {
       sw[i] = idx % sw_grid[i];
@@ -152,6 +155,7 @@ void read_extensible_array(IndexContext& ctx) {
   ea.sw_grid.push_back(0);
   for (std::size_t i = 0; i < mg.size(); ++i)
     if (i != ea.unlim) ea.sw_grid.push_back(mg[i]);
+  ea.direct = ea.unlim == 0 && ctx.grid.rows_match_max_grid();
   ea.sw.resize(mg.size());
   ea.scaled.resize(mg.size());
   if (iblock == s.undefined()) return;
