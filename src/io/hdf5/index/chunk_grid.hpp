@@ -1,0 +1,50 @@
+#pragma once
+// The chunk grid of a dataset and the table being filled: index readers hand over each chunk they find, by its
+// scaled coordinates (chunk numbers per dimension) or by its linear index over the grid of the maximum dims.
+#include <cstdint>
+#include <vector>
+
+#include "io/hdf5/index/chunk_table.hpp"
+#include "io/hdf5/index/decode.hpp"
+
+namespace qgpu::io::h5index {
+
+class ChunkGrid {
+ public:
+  // dims/max_dims: dataset extent (max ~0 = unlimited); chunk_dims: per dimension. FormatError when the grid has
+  // more than max_chunks chunks.
+  ChunkGrid(const std::vector<std::uint64_t>& dims, const std::vector<std::uint64_t>& max_dims,
+            const std::vector<std::uint64_t>& chunk_dims, std::uint64_t max_chunks, std::uint64_t file_size,
+            const FileSizes& sizes);
+
+  std::size_t rank() const { return grid_.size(); }
+  std::uint64_t count() const { return table_.size(); }
+  const std::vector<std::uint64_t>& grid() const { return grid_; }          // chunks per dim (current extent)
+  const std::vector<std::uint64_t>& max_grid() const { return max_grid_; }  // chunks per dim (max extent; 0 = unlimited)
+  // Product of max_grid (all dims fixed); FormatError when it overflows.
+  std::uint64_t max_count() const;
+
+  // Records a chunk at relative address `addr` (undefined address = not allocated, ignored). Chunks outside the
+  // current extent are ignored (left over after a shrink). FormatError on a chunk listed twice or beyond EOF.
+  void put(const std::uint64_t* scaled, std::uint64_t addr, std::uint64_t size, std::uint32_t mask);
+  // The same by table index (row-major over the current grid); beyond the table: ignored when outside_ok (chunk
+  // beyond the current extent), FormatError otherwise.
+  void put_index(std::uint64_t idx, std::uint64_t addr, std::uint64_t size, std::uint32_t mask,
+                 bool outside_ok = false);
+  // True when the linear order over the grid with dim 0 unbounded equals the table order (all other dims equal).
+  bool rows_match_max_grid() const;
+  // The same by linear index over max_grid (fixed array, implicit index).
+  void put_linear(std::uint64_t idx, std::uint64_t addr, std::uint64_t size, std::uint32_t mask);
+
+  std::vector<ChunkLocation> take() { return std::move(table_); }
+
+ private:
+  std::vector<std::uint64_t> grid_, max_grid_;
+  std::vector<std::uint64_t> scratch_;
+  std::vector<ChunkLocation> table_;
+  bool same_grids_ = false;  // max_grid == grid: linear index = table index
+  std::uint64_t file_size_;
+  FileSizes sizes_;
+};
+
+}  // namespace qgpu::io::h5index

@@ -1,0 +1,54 @@
+#include "io/hdf5/index/hdf5_api_fallback.hpp"
+
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace qgpu::io::h5index {
+
+void fill_from_hdf5_api(hid_t dataset, ChunkTable& t, std::uint64_t base_addr, const std::string& why) {
+  t.method = "hdf5 api: " + why;
+  const std::size_t rank = t.dims.size();
+  std::vector<std::uint64_t> grid(rank);
+  std::uint64_t count = 1;
+  for (std::size_t i = 0; i < rank; ++i) {
+    grid[i] = (t.dims[i] + t.chunk_dims[i] - 1) / t.chunk_dims[i];
+    if (__builtin_mul_overflow(count, grid[i], &count)) throw FormatError("chunk count of '" + t.dataset_path +
+                                                                           "' overflows");
+  }
+  t.chunks.assign(static_cast<std::size_t>(count), ChunkLocation{});
+#if H5_VERSION_GE(1, 10, 5)
+  hsize_t n = 0;
+  const hid_t space = H5Dget_space(dataset);  // (HDF5 1.10 does not take H5S_ALL here)
+  struct CloseSpace {
+    hid_t id;
+    ~CloseSpace() { H5Sclose(id); }
+  } close_space{space};
+  if (H5Dget_num_chunks(dataset, space, &n) < 0)
+    throw FormatError("cannot count the chunks of '" + t.dataset_path + "' in '" + t.file + "'");
+  std::vector<hsize_t> offset(rank);
+  for (hsize_t i = 0; i < n; ++i) {
+    unsigned mask = 0;
+    haddr_t addr = 0;
+    hsize_t size = 0;
+    if (H5Dget_chunk_info(dataset, space, i, offset.data(), &mask, &addr, &size) < 0)
+      throw FormatError("cannot read chunk " + std::to_string(i) + " of the index of '" + t.dataset_path + "' in '" +
+                        t.file + "'");
+    std::uint64_t idx = 0;
+    bool inside = true;
+    for (std::size_t d = 0; d < rank; ++d) {
+      const std::uint64_t s = offset[d] / t.chunk_dims[d];
+      inside = inside && s < grid[d];
+      idx = idx * grid[d] + s;
+    }
+    if (inside && addr != HADDR_UNDEF) t.chunks[static_cast<std::size_t>(idx)] = {base_addr + addr, size, mask};
+  }
+#else
+  (void)dataset;
+  (void)base_addr;
+  throw FormatError("cannot read the chunk index of '" + t.dataset_path + "' (" + why +
+                    ") and this HDF5 library has no H5Dget_chunk_info");
+#endif
+}
+
+}  // namespace qgpu::io::h5index

@@ -1,0 +1,262 @@
+// Chunk table read from the dataset's own index, for every HDF5 chunk index kind, compared chunk by chunk with the
+// HDF5 library; links followed; non-chunked datasets and corrupt indexes give FormatError.
+#include <gtest/gtest.h>
+
+#include "chunk_files.hpp"
+#include "core/error.hpp"
+#include "support/temp_files.hpp"
+
+using namespace qgpu;
+using test::ChunkedSpec;
+
+namespace {
+
+constexpr hsize_t U = H5S_UNLIMITED;
+
+ChunkedSpec v110(ChunkedSpec s) {
+  s.low = H5F_LIBVER_V110;
+  s.high = H5F_LIBVER_V110;
+  return s;
+}
+
+io::ChunkTable write_and_read(const std::string& path, const ChunkedSpec& s) {
+  test::write_chunked(path, s);
+  return io::read_chunk_table(path, s.name);
+}
+
+void expect_method(const io::ChunkTable& t, const std::string& method) { EXPECT_EQ(t.method, "parsed: " + method); }
+
+}  // namespace
+
+TEST(ChunkTable, BtreeV1EarliestFilteredMultiLevel) {  // 3D frames, one frame per chunk, unlimited frames
+  ChunkedSpec s;
+  s.dims = {300, 16, 16};
+  s.max_dims = {U, 16, 16};
+  s.chunk = {1, 16, 16};
+  s.deflate = true;
+  s.written = [](std::uint64_t i) { return i % 11 != 5; };
+  const std::string path = test::temp_path("bt1.h5");
+  const io::ChunkTable t = write_and_read(path, s);
+  expect_method(t, "version 1 B-tree");
+  EXPECT_EQ(t.dims, (std::vector<std::uint64_t>{300, 16, 16}));
+  EXPECT_EQ(t.chunk_dims, (std::vector<std::uint64_t>{1, 16, 16}));
+  EXPECT_EQ(t.file, path);
+  EXPECT_EQ(t.dataset_path, "/data");
+  ASSERT_EQ(t.chunks.size(), 300u);
+  EXPECT_EQ(t.chunks[5].size, 0u);  // never written
+  EXPECT_EQ(t.chunks[3].filter_mask, 1u);
+  EXPECT_EQ(t.chunks[4].size, 8u + (4 * 37) % 300);
+  test::expect_matches_hdf5(path, s.name, t, true);
+}
+
+TEST(ChunkTable, BtreeV1V18FourDimPartialEdges) {
+  ChunkedSpec s;
+  s.dims = {12, 10, 10, 10};
+  s.chunk = {1, 1, 8, 8};
+  s.low = H5F_LIBVER_V18;
+  s.high = H5F_LIBVER_V18;
+  const std::string path = test::temp_path("bt1v18.h5");
+  const io::ChunkTable t = write_and_read(path, s);
+  expect_method(t, "version 1 B-tree");
+  ASSERT_EQ(t.chunks.size(), 12u * 10 * 2 * 2);
+  EXPECT_EQ(t.chunks[7].size, 8u * 8 * 2);
+  test::expect_matches_hdf5(path, s.name, t, false);
+}
+
+TEST(ChunkTable, FixedArrayUnpaged) {
+  ChunkedSpec s = v110({});
+  s.dims = {100, 8, 8};
+  s.chunk = {1, 8, 8};
+  s.written = [](std::uint64_t i) { return i != 17; };
+  const std::string path = test::temp_path("fa.h5");
+  const io::ChunkTable t = write_and_read(path, s);
+  expect_method(t, "fixed array");
+  EXPECT_EQ(t.chunks[17].size, 0u);
+  test::expect_matches_hdf5(path, s.name, t, true);
+}
+
+TEST(ChunkTable, FixedArrayMaxDimsLargerThanDims) {  // elements are ordered over the grid of the maximum dims
+  ChunkedSpec s = v110({});
+  s.dims = {10, 12};
+  s.max_dims = {20, 30};
+  s.chunk = {3, 5};
+  s.deflate = true;
+  const std::string path = test::temp_path("fa_max.h5");
+  const io::ChunkTable t = write_and_read(path, s);
+  expect_method(t, "fixed array");
+  ASSERT_EQ(t.chunks.size(), 4u * 3);
+  test::expect_matches_hdf5(path, s.name, t, true);
+}
+
+TEST(ChunkTable, FixedArrayPagedFilteredWithUnwrittenPage) {
+  ChunkedSpec s = v110({});
+  s.dims = {5200, 8, 8};
+  s.chunk = {1, 8, 8};
+  s.deflate = true;
+  // Page 1 (chunks 1024-2047) never written: its page-init bit stays clear; a few holes elsewhere.
+  s.written = [](std::uint64_t i) { return !(i >= 1024 && i < 2048) && i % 97 != 1; };
+  const std::string path = test::temp_path("fa_paged.h5");
+  const io::ChunkTable t = write_and_read(path, s);
+  expect_method(t, "fixed array");
+  EXPECT_EQ(t.chunks[1500].size, 0u);
+  EXPECT_GT(t.chunks[2048].size, 0u);
+  test::expect_matches_hdf5(path, s.name, t, false);
+}
+
+TEST(ChunkTable, ExtensibleArrayFilteredSuperBlocks) {  // one unlimited dim (frames), 6000 chunks
+  ChunkedSpec s = v110({});
+  s.dims = {6000, 8, 8};
+  s.max_dims = {U, 8, 8};
+  s.chunk = {1, 8, 8};
+  s.deflate = true;
+  s.written = [](std::uint64_t i) { return !(i >= 300 && i < 700) && i % 13 != 2; };
+  const std::string path = test::temp_path("ea.h5");
+  const io::ChunkTable t = write_and_read(path, s);
+  expect_method(t, "extensible array");
+  EXPECT_EQ(t.chunks[400].size, 0u);
+  test::expect_matches_hdf5(path, s.name, t, false);
+}
+
+TEST(ChunkTable, ExtensibleArrayPagedDataBlocks) {  // > 131060 elements reach super blocks with paged data blocks
+  ChunkedSpec s = v110({});
+  s.dims = {140000, 1};
+  s.max_dims = {U, 1};
+  s.chunk = {1, 1};
+  s.type = H5T_STD_U8LE;
+  // Chunks 132084-133107 fill page 1 of the first data block of super block 13: leave it uninitialized.
+  s.written = [](std::uint64_t i) { return !(i >= 132084 && i < 133108) && i % 1000 != 999; };
+  const std::string path = test::temp_path("ea_paged.h5");
+  const io::ChunkTable t = write_and_read(path, s);
+  expect_method(t, "extensible array");
+  EXPECT_EQ(t.chunks[132500].size, 0u);
+  EXPECT_EQ(t.chunks[133108].size, 1u);
+  test::expect_matches_hdf5(path, s.name, t, false);
+}
+
+TEST(ChunkTable, ExtensibleArrayUnlimitedLastDim) {  // the unlimited dim leads the element order ("swizzled")
+  ChunkedSpec s = v110({});
+  s.dims = {8, 300, 4};
+  s.max_dims = {8, U, 4};
+  s.chunk = {2, 1, 3};
+  s.written = [](std::uint64_t i) { return i % 5 != 0; };
+  const std::string path = test::temp_path("ea_swz.h5");
+  const io::ChunkTable t = write_and_read(path, s);
+  expect_method(t, "extensible array");
+  test::expect_matches_hdf5(path, s.name, t, false);
+}
+
+TEST(ChunkTable, BtreeV2TwoUnlimitedDims) {
+  ChunkedSpec s = v110({});
+  s.dims = {160, 150};
+  s.max_dims = {U, U};
+  s.chunk = {2, 2};
+  s.written = [](std::uint64_t i) { return i % 3 != 1; };
+  const std::string path = test::temp_path("bt2.h5");
+  const io::ChunkTable t = write_and_read(path, s);
+  expect_method(t, "version 2 B-tree");
+  ASSERT_EQ(t.chunks.size(), 80u * 75);
+  test::expect_matches_hdf5(path, s.name, t, false);
+}
+
+TEST(ChunkTable, BtreeV2Filtered) {
+  ChunkedSpec s = v110({});
+  s.dims = {40, 30, 6};
+  s.max_dims = {U, 30, U};
+  s.chunk = {1, 7, 6};
+  s.deflate = true;
+  const std::string path = test::temp_path("bt2f.h5");
+  const io::ChunkTable t = write_and_read(path, s);
+  expect_method(t, "version 2 B-tree");
+  test::expect_matches_hdf5(path, s.name, t, true);
+}
+
+TEST(ChunkTable, SingleChunkUnfilteredAndFiltered) {
+  for (bool deflate : {false, true}) {
+    ChunkedSpec s = v110({});
+    s.dims = {8, 8};
+    s.chunk = {8, 8};
+    s.deflate = deflate;
+    const std::string path = test::temp_path(deflate ? "single_f.h5" : "single.h5");
+    const io::ChunkTable t = write_and_read(path, s);
+    expect_method(t, "single chunk");
+    ASSERT_EQ(t.chunks.size(), 1u);
+    EXPECT_EQ(t.chunks[0].size, deflate ? 8u : 128u);
+    test::expect_matches_hdf5(path, s.name, t, true);
+  }
+}
+
+TEST(ChunkTable, ImplicitEarlyAllocation) {
+  ChunkedSpec s = v110({});
+  s.dims = {10, 12};
+  s.max_dims = {20, 30};
+  s.chunk = {3, 5};
+  s.early_alloc = true;
+  s.written = [](std::uint64_t i) { return i % 2 == 0; };  // all chunks are allocated anyway
+  const std::string path = test::temp_path("implicit.h5");
+  const io::ChunkTable t = write_and_read(path, s);
+  expect_method(t, "implicit");
+  ASSERT_EQ(t.chunks.size(), 12u);
+  for (const auto& c : t.chunks) EXPECT_EQ(c.size, 3u * 5 * 2);
+  test::expect_matches_hdf5(path, s.name, t, true);
+}
+
+TEST(ChunkTable, RealDeflateThroughH5Dwrite) {  // compressed sizes from the filter itself
+  const std::string path = test::temp_path("deflate.h5");
+  ChunkedSpec s = v110({});
+  s.dims = {64, 16, 16};
+  s.chunk = {1, 16, 16};
+  s.deflate = true;
+  hid_t f = test::create_file(path, s);
+  hid_t ds = test::create_dataset(f, s);
+  std::vector<std::uint16_t> data(64 * 16 * 16);
+  for (std::size_t k = 0; k < data.size(); ++k) data[k] = static_cast<std::uint16_t>((k / 256) * (k % 7) + (k * k) % (k / 256 + 1));
+  ASSERT_GE(H5Dwrite(ds, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), 0);
+  H5Dclose(ds);
+  H5Fclose(f);
+  const io::ChunkTable t = io::read_chunk_table(path, s.name);
+  expect_method(t, "fixed array");
+  EXPECT_NE(t.chunks[0].size, t.chunks[63].size);
+  test::expect_matches_hdf5(path, s.name, t, true);
+}
+
+TEST(ChunkTable, UserblockShiftsAddresses) {
+  ChunkedSpec s;
+  s.dims = {20, 8, 8};
+  s.max_dims = {U, 8, 8};
+  s.chunk = {1, 8, 8};
+  s.userblock = 1024;
+  const std::string path = test::temp_path("ub.h5");
+  const io::ChunkTable t = write_and_read(path, s);
+  expect_method(t, "version 1 B-tree");
+  test::expect_matches_hdf5(path, s.name, t, true, 1024);
+}
+
+TEST(ChunkTable, SoftLinkAndExternalLink) {
+  ChunkedSpec s = v110({});
+  s.dims = {30, 8, 8};
+  s.max_dims = {U, 8, 8};
+  s.chunk = {1, 8, 8};
+  s.name = "/entry/data/data_000001";
+  const std::string target = test::temp_path("target.h5");
+  test::write_chunked(target, s);
+  const std::string master = test::temp_path("master.h5");
+  hid_t f = H5Fcreate(master.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  H5Gclose(H5Gcreate2(f, "/entry", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  ASSERT_GE(H5Lcreate_external(target.c_str(), s.name.c_str(), f, "/entry/ext", H5P_DEFAULT, H5P_DEFAULT), 0);
+  ASSERT_GE(H5Lcreate_soft("/entry/ext", f, "/entry/soft", H5P_DEFAULT, H5P_DEFAULT), 0);
+  H5Fclose(f);
+  for (const char* link : {"/entry/ext", "/entry/soft"}) {
+    const io::ChunkTable t = io::read_chunk_table(master, link);
+    expect_method(t, "extensible array");
+    EXPECT_EQ(t.file, target) << link;
+    EXPECT_EQ(t.dataset_path, s.name) << link;
+    test::expect_matches_hdf5(target, s.name, t, true);
+  }
+  // A soft link inside the file that holds the data.
+  hid_t g = H5Fopen(target.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(H5Lcreate_soft(s.name.c_str(), g, "/alias", H5P_DEFAULT, H5P_DEFAULT), 0);
+  H5Fclose(g);
+  const io::ChunkTable t = io::read_chunk_table(target, "/alias");
+  expect_method(t, "extensible array");
+  test::expect_matches_hdf5(target, s.name, t, true);
+}
