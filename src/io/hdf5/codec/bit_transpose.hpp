@@ -58,14 +58,15 @@ inline void store64(std::uint8_t* p, std::uint64_t v) { std::memcpy(p, &v, 8); }
 
 // Spreads the 4 low bytes of x to the even bytes of the result.
 template <class W>
-[[gnu::always_inline]] inline W spread_bytes(W x) {
-  x &= 0xFFFFFFFFull;
+[[gnu::always_inline]] inline W spread_bytes(const W& in) {
+  W x = in & 0xFFFFFFFFull;
   x = (x | (x << 16)) & 0x0000FFFF0000FFFFull;
   return (x | (x << 8)) & 0x00FF00FF00FF00FFull;
 }
 // Inverse of spread_bytes: gathers the even bytes into the 4 low bytes.
-inline std::uint64_t gather_even_bytes(std::uint64_t x) {
-  x &= 0x00FF00FF00FF00FFull;
+template <class W>
+[[gnu::always_inline]] inline W gather_even_bytes(const W& in) {
+  W x = in & 0x00FF00FF00FF00FFull;
   x = (x | (x >> 8)) & 0x0000FFFF0000FFFFull;
   return (x | (x >> 16)) & 0xFFFFFFFFull;
 }
@@ -153,6 +154,38 @@ template <std::size_t ES>
   }
 }
 
+// Inverse of unshuffle256: 256 elements -> 32 bytes of each plane.
+template <std::size_t ES>
+[[gnu::always_inline]] inline void shuffle256(const std::uint8_t* in, std::uint8_t* planes, std::size_t stride) {
+  U64x4 w[ES][8];
+  for (std::size_t l = 0; l < 8; ++l) {
+    if constexpr (ES == 1) {
+      for (int q = 0; q < 4; ++q) w[0][l][q] = load64(in + (8 * q + l) * 8);
+    } else if constexpr (ES == 2) {
+      U64x4 lo, hi;
+      for (int q = 0; q < 4; ++q) {
+        lo[q] = load64(in + (8 * q + l) * 16);
+        hi[q] = load64(in + (8 * q + l) * 16 + 8);
+      }
+      w[0][l] = gather_even_bytes(lo) | gather_even_bytes(hi) << 32;
+      w[1][l] = gather_even_bytes(lo >> 8) | gather_even_bytes(hi >> 8) << 32;
+    } else {
+      for (int q = 0; q < 4; ++q)
+        for (std::size_t b = 0; b < ES; ++b) {
+          std::uint64_t v = 0;
+          for (std::size_t k = 0; k < 8; ++k) v |= std::uint64_t(in[((8 * q + l) * 8 + k) * ES + b]) << (8 * k);
+          w[b][l][q] = v;
+        }
+    }
+  }
+  for (std::size_t b = 0; b < ES; ++b) {
+    U64x4* r = w[b];
+    transpose_bytes(r);
+    transpose_bits_in_lanes(r);
+    for (std::size_t j = 0; j < 8; ++j) std::memcpy(planes + (8 * b + j) * stride, &r[j], 32);
+  }
+}
+
 }  // namespace detail
 
 // Bit planes of one block of n elements (n a multiple of 8) -> n elements of ES bytes.
@@ -177,6 +210,7 @@ template <std::size_t ES>
 [[gnu::always_inline]] inline void bit_shuffle_block(const std::uint8_t* in, std::size_t n, std::uint8_t* planes) {
   const std::size_t plane_bytes = n / 8;
   std::size_t g = 0;
+  for (; g + 32 <= plane_bytes; g += 32) detail::shuffle256<ES>(in + g * 8 * ES, planes + g, plane_bytes);
   for (; g + 8 <= plane_bytes; g += 8) detail::shuffle64<ES>(in + g * 8 * ES, planes + g, plane_bytes);
   if (g < plane_bytes) {
     const std::size_t left = plane_bytes - g;

@@ -89,7 +89,7 @@ std::size_t encode_chunk(const BitshuffleParams& p, std::size_t frame_elems, con
     pos += kBlockLengthBytes + len;
   }
   const std::size_t tail = g.tail_elems() * p.elem_size;
-  std::memcpy(dst + pos, in + frame_elems * p.elem_size - tail, tail);
+  if (tail) std::memcpy(dst + pos, in + frame_elems * p.elem_size - tail, tail);  // src may be null when n == 0
   return pos + tail;
 }
 
