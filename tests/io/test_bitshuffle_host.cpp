@@ -408,6 +408,17 @@ TEST(BitshuffleHostBatch, DecodesOnAnyThreadCountAndReportsTheFirstFailure) {
   EXPECT_NE(fail->reason.find("outside"), std::string::npos);
 }
 
+// Found by the fuzzer (a memcpy from a null frame): an empty frame is a bare 12-byte header.
+TEST(BitshuffleHostEncode, EmptyFrameIsABareHeader) {
+  const BitshuffleParams p = params(2, 0);
+  const Bytes chunk = encode_chunk(p, 0, nullptr);
+  ASSERT_EQ(chunk.size(), kChunkHeaderBytes);
+  EXPECT_EQ(read_be64(chunk.data()), 0u);
+  EXPECT_EQ(read_be32(chunk.data() + 8), 8192u);
+  EXPECT_EQ(decode(p, 0, chunk), Bytes());
+  EXPECT_NE(decode_error(p, 0, Bytes(chunk.begin(), chunk.end() - 1)).find("shorter"), std::string::npos);
+}
+
 TEST(BitshuffleHostEncode, RejectsSmallOutputAndReportsBound) {
   const BitshuffleParams p = params(2, 0);
   const Bytes f = make_frame(2, 100, Pattern::random, 1);

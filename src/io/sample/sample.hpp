@@ -1,6 +1,6 @@
 #pragma once
 // Simulated 4D-STEM data: a convergent probe scanned over a weak phase object made of atoms, far-field
-// diffraction intensities with Poisson counts, written EIGER/ARINA style through the HDF5 bitshuffle plugin.
+// diffraction intensities with Poisson counts, written EIGER/ARINA style as bitshuffle+LZ4 (filter 32008) chunks.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -52,7 +52,8 @@ void simulate_frames(const SampleSpec& s, std::size_t first, std::size_t count, 
 // Phase of the object at each scan position (scan_rows * scan_cols), the truth for later reconstructions.
 std::vector<float> object_phase_at_scan(const SampleSpec& s);
 
-// Writes the dataset to path: /entry/data/data (frames, det_r, det_c) one frame per chunk, bitshuffle+LZ4,
+// Writes the dataset to path: /entry/data/data (frames, det_r, det_c) one frame per chunk, bitshuffle+LZ4 (chunks
+// encoded by our host codec on s.threads threads and written directly; the dataset carries the plugin's filter),
 // attribute scan_shape, group /entry/calibration (energy_kev, semiangle_mrad, scan_step_angstrom,
 // detector_mrad_per_pixel, disk_radius_px, defocus_angstrom, wavelength_angstrom), truth /entry/truth/phase.
 void write_sample(const std::string& path, const SampleSpec& s, const std::function<void(double)>& progress = {});

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "io/hdf5/bitshuffle_plugin.hpp"
+#include "io/hdf5/codec/bitshuffle_encode_host.hpp"
 #include "io/hdf5/h5_handle.hpp"
 #include "io/sample/sample.hpp"
 
@@ -50,7 +51,8 @@ void write_sample(const std::string& path, const SampleSpec& s, const std::funct
   h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   H5Pset_chunk(dcpl, rank, chunk.data());
   if (s.compress) {
-    const unsigned cd[2] = {0, h5::kBitshuffleLz4};  // default block size, LZ4
+    // Default block size, LZ4: the same cd_values as the plugin writer had, so h5py and the plugin read the file.
+    const unsigned cd[2] = {0, h5::kBitshuffleLz4};
     if (H5Pset_filter(dcpl, h5::kBitshuffleFilter, H5Z_FLAG_MANDATORY, 2, cd) < 0)
       throw IoError("cannot set the bitshuffle filter on '" + path + "'");
   }
@@ -65,7 +67,11 @@ void write_sample(const std::string& path, const SampleSpec& s, const std::funct
   }
 
   // Simulate the next batch of scan rows while the current one is compressed and written.
-  const std::size_t frame_bytes = s.det_rows * s.det_cols * dtype_size(s.dtype);
+  const std::size_t frame_elems = s.det_rows * s.det_cols;
+  const std::size_t frame_bytes = frame_elems * dtype_size(s.dtype);
+  const io::codec::BitshuffleParams codec{dtype_size(s.dtype), io::codec::default_block_elems(dtype_size(s.dtype)),
+                                          io::codec::BlockCompression::lz4, 0};
+  std::vector<std::vector<std::uint8_t>> chunks;
   const std::size_t rows_per_batch = std::max<std::size_t>(1, (std::size_t(256) << 20) / (frame_bytes * s.scan_cols));
   auto simulate_rows = [&](std::size_t r0) {
     const std::size_t rows = std::min(rows_per_batch, s.scan_rows - r0);
@@ -86,11 +92,29 @@ void write_sample(const std::string& path, const SampleSpec& s, const std::funct
       start[0] = r0 * s.scan_cols;
       count[0] = rows * s.scan_cols;
     }
-    h5::Handle fspace(H5Dget_space(ds), H5Sclose);
-    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
-    h5::Handle mspace(H5Screate_simple(rank, count.data(), nullptr), H5Sclose);
-    if (H5Dwrite(ds, mem_type(s.dtype), mspace, fspace, H5P_DEFAULT, buf.data()) < 0)
-      throw IoError("cannot write frames to '" + path + "'");
+    if (s.compress) {
+      // Our encoder on all cores, then direct chunk writes: the chunks are the plugin's bytes (filter mask 0).
+      const std::size_t n = rows * s.scan_cols;
+      io::codec::encode_chunks(codec, frame_elems, buf.data(), n, chunks, s.threads);
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t f = r0 * s.scan_cols + i;
+        std::vector<hsize_t> offset(rank, 0);
+        if (s.four_d) {
+          offset[0] = f / s.scan_cols;
+          offset[1] = f % s.scan_cols;
+        } else {
+          offset[0] = f;
+        }
+        if (H5Dwrite_chunk(ds, H5P_DEFAULT, 0, offset.data(), chunks[i].size(), chunks[i].data()) < 0)
+          throw IoError("cannot write frame " + std::to_string(f) + " to '" + path + "'");
+      }
+    } else {
+      h5::Handle fspace(H5Dget_space(ds), H5Sclose);
+      H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+      h5::Handle mspace(H5Screate_simple(rank, count.data(), nullptr), H5Sclose);
+      if (H5Dwrite(ds, mem_type(s.dtype), mspace, fspace, H5P_DEFAULT, buf.data()) < 0)
+        throw IoError("cannot write frames to '" + path + "'");
+    }
     if (progress) progress(double(r0 + rows) / double(s.scan_rows));
   }
 

@@ -1,107 +1,58 @@
 #pragma once
 // Bit shuffling of one bitshuffle block on the host with SWAR 8x8 bit-matrix transposes on uint64 words.
 // planes <-> elements: plane p (bit p of the value, p = 8 * byte + bit) holds n / 8 bytes; element e is bit
-// (e & 7) of byte e >> 3 of every plane. Little-endian hosts only. The detail:: functions also run on the GPU
-// (the CUDA decoder unshuffles with unshuffle64; on the device, words must be 8-byte aligned).
+// (e & 7) of byte e >> 3 of every plane. Little-endian hosts only.
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
-#include "core/hd.hpp"
+#include "io/hdf5/codec/bit_transpose_word.hpp"
 
 namespace qgpu::io::codec {
+
+// The word type may be a GCC vector (U64x4) in inline helpers only: no vector crosses an ABI boundary, so GCC's
+// note on the AVX vector ABI (reported at the end of the including file) does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 static_assert(std::endian::native == std::endian::little, "the host bit shuffle assumes little-endian words");
 
 namespace detail {
 
-// Swaps the bits selected by m << s of a with the bits selected by m of c (a block swap of a transpose step).
-QGPU_HD inline void swap_blocks(std::uint64_t& a, std::uint64_t& c, std::uint64_t m, int s) {
-  const std::uint64_t t = ((a >> s) ^ c) & m;
-  c ^= t;
-  a ^= t << s;
-}
+// Four 64-bit words processed side by side (GCC vector extension: SSE2/AVX2 code for the same SWAR steps).
+typedef std::uint64_t U64x4 __attribute__((vector_size(32)));
 
-// One step of a recursive transpose: rows j and j + D (j without bit D) swap their off-diagonal blocks.
-template <int D>
-QGPU_HD inline void swap_rows(std::uint64_t r[8], std::uint64_t m, int s) {
-  for (int j = 0; j < 8; ++j)
-    if ((j & D) == 0) swap_blocks(r[j], r[j + D], m, s);
-}
-
-// For each byte lane l independently: the 8x8 bit matrix whose row j is byte l of r[j] is transposed
-// (afterwards bit j of byte l of r[k] is the old bit k of byte l of r[j]).
-QGPU_HD inline void transpose_bits_in_lanes(std::uint64_t r[8]) {
-  swap_rows<4>(r, 0x0F0F0F0F0F0F0F0Full, 4);
-  swap_rows<2>(r, 0x3333333333333333ull, 2);
-  swap_rows<1>(r, 0x5555555555555555ull, 1);
-}
-
-// 8x8 byte matrix transpose: afterwards byte k of r[l] is the old byte l of r[k].
-QGPU_HD inline void transpose_bytes(std::uint64_t r[8]) {
-  swap_rows<4>(r, 0x00000000FFFFFFFFull, 32);
-  swap_rows<2>(r, 0x0000FFFF0000FFFFull, 16);
-  swap_rows<1>(r, 0x00FF00FF00FF00FFull, 8);
-}
-
-QGPU_HD inline std::uint64_t load64(const std::uint8_t* p) {
-#ifdef __CUDA_ARCH__
-  return *reinterpret_cast<const std::uint64_t*>(p);
-#else
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-#endif
-}
-QGPU_HD inline void store64(std::uint8_t* p, std::uint64_t v) {
-#ifdef __CUDA_ARCH__
-  *reinterpret_cast<std::uint64_t*>(p) = v;
-#else
-  std::memcpy(p, &v, 8);
-#endif
-}
-
-// Spreads the 4 low bytes of x to the even bytes of the result.
-QGPU_HD inline std::uint64_t spread_bytes(std::uint64_t x) {
-  x &= 0xFFFFFFFFull;
-  x = (x | (x << 16)) & 0x0000FFFF0000FFFFull;
-  return (x | (x << 8)) & 0x00FF00FF00FF00FFull;
-}
-// Inverse of spread_bytes: gathers the even bytes into the 4 low bytes.
-QGPU_HD inline std::uint64_t gather_even_bytes(std::uint64_t x) {
-  x &= 0x00FF00FF00FF00FFull;
-  x = (x | (x >> 8)) & 0x0000FFFF0000FFFFull;
-  return (x | (x >> 16)) & 0xFFFFFFFFull;
-}
-
-// 64 elements (8 bytes of each plane, planes `stride` bytes apart) -> out (64 * ES bytes).
+// 256 elements at once: lane q of every word handles elements [64 q, 64 q + 64), as unshuffle64 does.
 template <std::size_t ES>
-QGPU_HD inline void unshuffle64(const std::uint8_t* planes, std::size_t stride, std::uint8_t* out) {
-  std::uint64_t w[ES][8];  // w[b][l]: byte k = byte b of element l * 8 + k
+[[gnu::always_inline]] inline void unshuffle256(const std::uint8_t* planes, std::size_t stride, std::uint8_t* out) {
+  U64x4 w[ES][8];
   for (std::size_t b = 0; b < ES; ++b) {
-    std::uint64_t* r = w[b];
-    for (std::size_t j = 0; j < 8; ++j) r[j] = load64(planes + (8 * b + j) * stride);
+    U64x4* r = w[b];
+    for (std::size_t j = 0; j < 8; ++j) std::memcpy(&r[j], planes + (8 * b + j) * stride, 32);
     transpose_bits_in_lanes(r);
     transpose_bytes(r);
   }
   for (std::size_t l = 0; l < 8; ++l) {
-    std::uint8_t* o = out + l * 8 * ES;
     if constexpr (ES == 1) {
-      store64(o, w[0][l]);
+      for (int q = 0; q < 4; ++q) store64(out + (8 * q + l) * 8, w[0][l][q]);
     } else if constexpr (ES == 2) {
-      store64(o, spread_bytes(w[0][l]) | spread_bytes(w[1][l]) << 8);
-      store64(o + 8, spread_bytes(w[0][l] >> 32) | spread_bytes(w[1][l] >> 32) << 8);
+      const U64x4 lo = spread_bytes(w[0][l]) | spread_bytes(w[1][l]) << 8;
+      const U64x4 hi = spread_bytes(w[0][l] >> 32) | spread_bytes(w[1][l] >> 32) << 8;
+      for (int q = 0; q < 4; ++q) {
+        store64(out + (8 * q + l) * 16, lo[q]);
+        store64(out + (8 * q + l) * 16 + 8, hi[q]);
+      }
     } else {
-      for (std::size_t k = 0; k < 8; ++k)
-        for (std::size_t b = 0; b < ES; ++b) o[k * ES + b] = std::uint8_t(w[b][l] >> (8 * k));
+      for (int q = 0; q < 4; ++q)
+        for (std::size_t k = 0; k < 8; ++k)
+          for (std::size_t b = 0; b < ES; ++b) out[((8 * q + l) * 8 + k) * ES + b] = std::uint8_t(w[b][l][q] >> (8 * k));
     }
   }
 }
 
 // Inverse of unshuffle64: 64 elements -> 8 bytes of each plane.
 template <std::size_t ES>
-QGPU_HD inline void shuffle64(const std::uint8_t* in, std::uint8_t* planes, std::size_t stride) {
+[[gnu::always_inline]] inline void shuffle64(const std::uint8_t* in, std::uint8_t* planes, std::size_t stride) {
   std::uint64_t w[ES][8];
   for (std::size_t l = 0; l < 8; ++l) {
     const std::uint8_t* s = in + l * 8 * ES;
@@ -127,13 +78,46 @@ QGPU_HD inline void shuffle64(const std::uint8_t* in, std::uint8_t* planes, std:
   }
 }
 
+// Inverse of unshuffle256: 256 elements -> 32 bytes of each plane.
+template <std::size_t ES>
+[[gnu::always_inline]] inline void shuffle256(const std::uint8_t* in, std::uint8_t* planes, std::size_t stride) {
+  U64x4 w[ES][8];
+  for (std::size_t l = 0; l < 8; ++l) {
+    if constexpr (ES == 1) {
+      for (int q = 0; q < 4; ++q) w[0][l][q] = load64(in + (8 * q + l) * 8);
+    } else if constexpr (ES == 2) {
+      U64x4 lo, hi;
+      for (int q = 0; q < 4; ++q) {
+        lo[q] = load64(in + (8 * q + l) * 16);
+        hi[q] = load64(in + (8 * q + l) * 16 + 8);
+      }
+      w[0][l] = gather_even_bytes(lo) | gather_even_bytes(hi) << 32;
+      w[1][l] = gather_even_bytes(lo >> 8) | gather_even_bytes(hi >> 8) << 32;
+    } else {
+      for (int q = 0; q < 4; ++q)
+        for (std::size_t b = 0; b < ES; ++b) {
+          std::uint64_t v = 0;
+          for (std::size_t k = 0; k < 8; ++k) v |= std::uint64_t(in[((8 * q + l) * 8 + k) * ES + b]) << (8 * k);
+          w[b][l][q] = v;
+        }
+    }
+  }
+  for (std::size_t b = 0; b < ES; ++b) {
+    U64x4* r = w[b];
+    transpose_bytes(r);
+    transpose_bits_in_lanes(r);
+    for (std::size_t j = 0; j < 8; ++j) std::memcpy(planes + (8 * b + j) * stride, &r[j], 32);
+  }
+}
+
 }  // namespace detail
 
 // Bit planes of one block of n elements (n a multiple of 8) -> n elements of ES bytes.
 template <std::size_t ES>
-void bit_unshuffle_block(const std::uint8_t* planes, std::size_t n, std::uint8_t* out) {
+[[gnu::always_inline]] inline void bit_unshuffle_block(const std::uint8_t* planes, std::size_t n, std::uint8_t* out) {
   const std::size_t plane_bytes = n / 8;
   std::size_t g = 0;
+  for (; g + 32 <= plane_bytes; g += 32) detail::unshuffle256<ES>(planes + g, plane_bytes, out + g * 8 * ES);
   for (; g + 8 <= plane_bytes; g += 8) detail::unshuffle64<ES>(planes + g, plane_bytes, out + g * 8 * ES);
   if (g < plane_bytes) {  // fewer than 64 elements left: pad the planes to 8 bytes each
     const std::size_t left = plane_bytes - g;
@@ -147,9 +131,10 @@ void bit_unshuffle_block(const std::uint8_t* planes, std::size_t n, std::uint8_t
 
 // n elements of ES bytes (n a multiple of 8) -> bit planes of one block.
 template <std::size_t ES>
-void bit_shuffle_block(const std::uint8_t* in, std::size_t n, std::uint8_t* planes) {
+[[gnu::always_inline]] inline void bit_shuffle_block(const std::uint8_t* in, std::size_t n, std::uint8_t* planes) {
   const std::size_t plane_bytes = n / 8;
   std::size_t g = 0;
+  for (; g + 32 <= plane_bytes; g += 32) detail::shuffle256<ES>(in + g * 8 * ES, planes + g, plane_bytes);
   for (; g + 8 <= plane_bytes; g += 8) detail::shuffle64<ES>(in + g * 8 * ES, planes + g, plane_bytes);
   if (g < plane_bytes) {
     const std::size_t left = plane_bytes - g;

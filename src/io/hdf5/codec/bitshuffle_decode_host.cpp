@@ -57,6 +57,14 @@ std::string decompress_block(const BitshuffleParams& p, const std::uint8_t* src,
   return {};
 }
 
+// The bit unshuffle, compiled for AVX2 and for baseline x86-64, picked at load time.
+#if defined(__x86_64__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+bool unshuffle(std::size_t elem_size, const std::uint8_t* planes, std::size_t n, std::uint8_t* out) {
+  return bit_unshuffle_block(elem_size, planes, n, out);
+}
+
 }  // namespace
 
 void decode_chunk(const BitshuffleParams& p, std::size_t frame_elems, const std::uint8_t* chunk,
@@ -111,7 +119,7 @@ void decode_chunk(const BitshuffleParams& p, std::size_t frame_elems, const std:
     const std::size_t elems = g.block_elems_at(k);
     const std::string why = decompress_block(p, chunk + pos, len, s.planes.data(), elems * p.elem_size, s);
     if (!why.empty()) throw FormatError("block " + num(k) + ": " + why);
-    bit_unshuffle_block(p.elem_size, s.planes.data(), elems, out + k * block_bytes);
+    unshuffle(p.elem_size, s.planes.data(), elems, out + k * block_bytes);
     pos += len;
   }
   if (tail_bytes) std::memcpy(out + frame_bytes - tail_bytes, chunk + pos, tail_bytes);

@@ -33,6 +33,13 @@ std::size_t block_bound(BlockCompression c, std::size_t bytes) {
   return c == BlockCompression::lz4 ? std::size_t(LZ4_compressBound(int(bytes))) : ZSTD_compressBound(bytes);
 }
 
+#if defined(__x86_64__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+bool shuffle(std::size_t elem_size, const std::uint8_t* in, std::size_t n, std::uint8_t* planes) {
+  return bit_shuffle_block(elem_size, in, n, planes);
+}
+
 }  // namespace
 
 std::size_t max_encoded_bytes(const BitshuffleParams& p, std::size_t frame_elems) {
@@ -65,7 +72,7 @@ std::size_t encode_chunk(const BitshuffleParams& p, std::size_t frame_elems, con
   std::size_t pos = kChunkHeaderBytes;
   for (std::size_t k = 0; k < g.blocks(); ++k) {
     const std::size_t elems = g.block_elems_at(k), bytes = elems * p.elem_size;
-    bit_shuffle_block(p.elem_size, in + k * p.block_bytes(), elems, s.planes.data());
+    shuffle(p.elem_size, in + k * p.block_bytes(), elems, s.planes.data());
     std::uint8_t* out = dst + pos + kBlockLengthBytes;
     const std::size_t cap = block_bound(p.compression, bytes);
     std::size_t len;
@@ -82,7 +89,7 @@ std::size_t encode_chunk(const BitshuffleParams& p, std::size_t frame_elems, con
     pos += kBlockLengthBytes + len;
   }
   const std::size_t tail = g.tail_elems() * p.elem_size;
-  std::memcpy(dst + pos, in + frame_elems * p.elem_size - tail, tail);
+  if (tail) std::memcpy(dst + pos, in + frame_elems * p.elem_size - tail, tail);  // src may be null when n == 0
   return pos + tail;
 }
 

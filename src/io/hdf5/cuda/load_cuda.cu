@@ -59,6 +59,22 @@ struct Slot {
   }
 };
 
+// The storage of a dataset in words, e.g. "bitshuffle+zstd (cd_values[4]=3)" or "filters deflate(1), shuffle(2)".
+std::string storage_name(const FileInfo& fi) {
+  if (fi.filters.empty()) return "no compression filter";
+  if (fi.filters.size() == 1 && fi.filters[0].id == 32008) {
+    const auto& cd = fi.filters[0].cd_values;
+    const unsigned comp = cd.size() > 4 ? cd[4] : 0;
+    const std::string kind = comp == 3 ? "zstd" : comp == 2 ? "LZ4" : comp == 0 ? "no compression" : "unknown";
+    return "bitshuffle+" + kind + " (cd_values[4]=" + std::to_string(comp) + ")";
+  }
+  std::string s = "filters";
+  for (std::size_t i = 0; i < fi.filters.size(); ++i)
+    s += (i ? ", " : " ") + (fi.filters[i].name.empty() ? std::string("filter") : fi.filters[i].name) + "(" +
+         std::to_string(fi.filters[i].id) + ")";
+  return s;
+}
+
 struct Stream {
   cudaStream_t s = nullptr;
   Stream() { QGPU_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
@@ -74,9 +90,8 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   const FileInfo& fi = p.info;
   const std::string where = "'" + fi.dataset_path + "' in '" + fi.path + "'";
   if (!fi.bitshuffle_lz4)
-    throw FormatError("GPU decode handles bitshuffle+LZ4 (HDF5 filter 32008) chunks; " + where +
-                      " uses another storage (filters: " + std::to_string(fi.filters.size()) +
-                      "); load it with backend='cpu'");
+    throw FormatError("GPU decode handles bitshuffle+LZ4 (HDF5 filter 32008) chunks; " + where + " uses " +
+                      storage_name(fi) + ", which the host decodes: load it with backend='cpu'");
   const std::size_t es = dtype_size(fi.dtype);
   cuda::DecodeGeometry geo{es, fi.shape.frame_pixels(), fi.bitshuffle_block_elems};
   if (geo.block_elems % 8 || geo.block_elems * es > 16384)
