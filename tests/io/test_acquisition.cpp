@@ -390,3 +390,23 @@ TEST(Acquisition, CudaPixelMaskKernelEqualsCpuTwin) {
     EXPECT_TRUE(got == expect) << "GPU pixel mask differs from the CPU twin, dtype " << dtype_name(t);
   }
 }
+
+TEST(Acquisition, ArinaStyleNtriggerEqualToTheFrameCount) {
+  // ARINA-style masters may state the frame count in ntrigger (nimages 1 or also the count): a square scan.
+  const std::string master = acquisition("arina", spec(8, 8), 4);
+  for (long long nimages : {1LL, 64LL}) {
+    {
+      h5::Handle f(H5Fopen(master.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+      const std::string base = "/entry/instrument/detector/detectorSpecific/";
+      for (auto [name, v] : {std::pair<const char*, long long>{"ntrigger", 64}, {"nimages", nimages}}) {
+        h5::Handle d(H5Dopen2(f, (base + name).c_str(), H5P_DEFAULT), H5Dclose);
+        ASSERT_GE(H5Dwrite(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v), 0);
+      }
+    }
+    const io::FileInfo fi = io::inspect(master);
+    EXPECT_EQ(fi.ntrigger, 64);
+    EXPECT_EQ(fi.nimages, nimages);
+    EXPECT_EQ(fi.shape, (Shape4D{8, 8, 16, 16}));
+    EXPECT_EQ(fi.scan_shape_source, "square frame count");
+  }
+}

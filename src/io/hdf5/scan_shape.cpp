@@ -29,8 +29,12 @@ ScanShape resolve_scan_shape(std::uint64_t frames, const ScanShapeHints& h, cons
     throw FormatError(where + " has negative ntrigger/nimages metadata (" + std::to_string(h.ntrigger) + ", " +
                       std::to_string(h.nimages) + ")");
   if (metadata) {
+    // EIGER: ntrigger x nimages frames. Some ARINA-style masters state the frame count in ntrigger (or nimages)
+    // alone: accept any reading that matches; none matching means data files are missing or extra.
     const std::uint64_t expected = checked_mul(ntrigger, nimages, "ntrigger x nimages of " + where);
-    if (expected != frames)
+    const bool consistent = expected == frames || (h.ntrigger > 0 && ntrigger == frames) ||
+                            (h.nimages > 0 && nimages == frames);
+    if (!consistent)
       throw FormatError(where + ": the master's metadata announces ntrigger " + std::to_string(ntrigger) +
                         " x nimages " + std::to_string(nimages) + " = " + std::to_string(expected) +
                         " frames but the data hold " + n + " (a data file missing or an acquisition cut short)");
@@ -50,7 +54,7 @@ ScanShape resolve_scan_shape(std::uint64_t frames, const ScanShapeHints& h, cons
                         " does not match its " + n + " frames");
     return {r, c, "attribute scan_shape"};
   }
-  if (ntrigger > 1 && nimages > 1) return {ntrigger, nimages, "metadata ntrigger x nimages"};
+  if (ntrigger > 1 && nimages > 1 && ntrigger * nimages == frames) return {ntrigger, nimages, "metadata ntrigger x nimages"};
   const auto side = static_cast<std::uint64_t>(std::llround(std::sqrt(double(frames))));
   for (std::uint64_t s : {side - 1, side, side + 1})  // guard the double rounding for large counts
     if (s > 0 && s <= UINT32_MAX && s * s == frames) return {s, s, "square frame count"};

@@ -21,8 +21,9 @@ struct ScanShape {
 };
 
 // Order: given, 4D dataset dims, scan_shape attribute, ntrigger x nimages (when both exceed 1: one trigger per
-// scan row), a square frame count. Every candidate must multiply (checked) to `frames`; metadata present with
-// ntrigger * nimages != frames is a FormatError (an acquisition with data files missing). `where` names the data.
+// scan row, when their product is the frame count), a square frame count. Every candidate must multiply (checked)
+// to `frames`. Metadata present with neither ntrigger * nimages nor ntrigger or nimages alone equal to `frames` is
+// a FormatError (an acquisition with data files missing). `where` names the data.
 ScanShape resolve_scan_shape(std::uint64_t frames, const ScanShapeHints& h, const std::string& where);
 
 // a * b, or FormatError naming `what` when it overflows 64 bits.
