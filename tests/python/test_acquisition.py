@@ -1,4 +1,6 @@
 """Multi-file acquisitions from Python: scan_shape and pixel_mask keywords of load and inspect."""
+import os
+
 import numpy as np
 import pytest
 
@@ -54,3 +56,23 @@ def test_pixel_mask_keyword(acquisition):
     np.testing.assert_array_equal(zeroed[:, :, ~bad], kept[:, :, ~bad])
     with pytest.raises(qgpu.InvalidArgument):
         qgpu.io.load(master, backend="cpu", pixel_mask="drop")
+
+
+def test_h5py_reads_the_same_frames_through_the_links(acquisition, tmp_path_factory):
+    """h5py (HDF5 + bitshuffle plugin) following the master's external links is an independent reader."""
+    master, _ = acquisition
+    h5py = pytest.importorskip("h5py")
+    plugin = "/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins/libh5bshuf.so"
+    if not os.path.exists(plugin):
+        pytest.skip("bitshuffle HDF5 plugin not installed")
+    if "HDF5_PLUGIN_PATH" not in os.environ:
+        plugin_dir = tmp_path_factory.mktemp("plugin_acq")
+        os.symlink(plugin, plugin_dir / "libh5bshuf.so")
+        os.environ["HDF5_PLUGIN_PATH"] = str(plugin_dir)  # only bitshuffle: other plugins there fail to load
+    with h5py.File(master, "r") as f:
+        names = sorted(f["entry/data"].keys())
+        assert names == ["data_000001", "data_000002", "data_000003", "data_000004"]
+        frames = np.concatenate([f["entry/data"][n][()] for n in names])
+    assert frames.shape == (48, 20, 20)
+    ours = qgpu.io.load(master, backend="cpu").read()
+    np.testing.assert_array_equal(ours, frames.reshape(6, 8, 20, 20))
