@@ -410,3 +410,25 @@ TEST(Acquisition, ArinaStyleNtriggerEqualToTheFrameCount) {
     EXPECT_EQ(fi.scan_shape_source, "square frame count");
   }
 }
+
+TEST(Acquisition, OneLinkedFileAndUnevenParts) {
+  const sample::SampleSpec s = spec(8, 8);
+  const std::string one = acquisition("one", s, 1);
+  const io::FileInfo fi1 = io::inspect(one);
+  EXPECT_EQ(fi1.source_kind, "external link");
+  ASSERT_EQ(fi1.parts.size(), 1u);
+  EXPECT_EQ(fs::path(fi1.parts[0].file).filename().string(), "one_data_000001.h5");
+  EXPECT_EQ(frames_of<std::uint16_t>(io::load(one, cpu())), test::simulated<std::uint16_t>(s));
+
+  const std::string three = acquisition("three", s, 3);  // 22 + 22 + 20 frames
+  const io::FileInfo fi3 = io::inspect(three);
+  ASSERT_EQ(fi3.parts.size(), 3u);
+  EXPECT_EQ(fi3.parts[1].first_frame, 22u);
+  EXPECT_EQ(fi3.parts[2].first_frame, 44u);
+  EXPECT_EQ(fi3.parts[2].frames, 20u);
+  io::LoadOptions o = cpu();
+  o.scan_region = {2, 1, 4, 6};  // rows 2 (frames 16..23) and 5 (40..47) straddle parts
+  const auto all = test::simulated<std::uint16_t>(s);
+  EXPECT_EQ(frames_of<std::uint16_t>(io::load(three, o)),
+            (test::expected_load<std::uint16_t, std::uint16_t>(s, all, o.scan_region, {}, 1, 1)));
+}
