@@ -53,10 +53,20 @@ void write_data_file(const std::string& path, const SampleSpec& s, std::size_t f
                                               : H5T_NATIVE_UINT32;
   h5::Handle ds(H5Dcreate2(data, "data", ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
   if (!ds.valid()) throw IoError("cannot create /entry/data/data in '" + path + "'");
-  std::vector<std::uint8_t> buf(count * s.det_rows * s.det_cols * dtype_size(s.dtype));
-  simulate_frames(s, first, count, buf.data());
-  if (H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0)
-    throw IoError("cannot write frames to '" + path + "'");
+  // Batches of at most 256 MiB of frames bound the memory for large samples.
+  const std::size_t frame_bytes = s.det_rows * s.det_cols * dtype_size(s.dtype);
+  const std::size_t batch = std::max<std::size_t>(1, (std::size_t(256) << 20) / frame_bytes);
+  std::vector<std::uint8_t> buf(std::min(batch, count) * frame_bytes);
+  for (std::size_t f0 = 0; f0 < count; f0 += batch) {
+    const std::size_t n = std::min(batch, count - f0);
+    simulate_frames(s, first + f0, n, buf.data());
+    const hsize_t start[3] = {f0, 0, 0}, cnt[3] = {n, s.det_rows, s.det_cols};
+    h5::Handle fspace(H5Dget_space(ds), H5Sclose);
+    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, cnt, nullptr);
+    h5::Handle mspace(H5Screate_simple(3, cnt, nullptr), H5Sclose);
+    if (H5Dwrite(ds, mtype, mspace, fspace, H5P_DEFAULT, buf.data()) < 0)
+      throw IoError("cannot write frames to '" + path + "'");
+  }
 }
 
 std::string data_file_name(const std::string& master, std::size_t k) {
