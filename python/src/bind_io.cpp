@@ -63,7 +63,7 @@ void bind_io(pyb::module_& m) {
   m.def("load", [](const std::string& path, const std::string& backend, const std::string& dataset,
                    std::vector<std::size_t> scan_shape, const pyb::object& scan_region,
                    const pyb::object& detector_region, std::size_t bin_scan, std::size_t bin_detector,
-                   const pyb::object& progress) {
+                   const std::string& pixel_mask, const pyb::object& progress) {
     io::LoadOptions o;
     o.backend = backend;
     o.dataset_path = dataset;
@@ -76,6 +76,7 @@ void bind_io(pyb::module_& m) {
     o.detector_region = region_from_python(detector_region);
     o.bin_scan = bin_scan;
     o.bin_detector = bin_detector;
+    o.pixel_mask = pixel_mask;
     if (!progress.is_none()) {
       pyb::function cb = progress;
       o.progress = [cb](double f) {
@@ -88,11 +89,11 @@ void bind_io(pyb::module_& m) {
   }, pyb::arg("path"), pyb::arg("backend") = "auto", pyb::arg("dataset") = "",
      pyb::arg("scan_shape") = std::vector<std::size_t>{}, pyb::arg("scan_region") = pyb::none(),
      pyb::arg("detector_region") = pyb::none(), pyb::arg("bin_scan") = 1, pyb::arg("bin_detector") = 1,
-     pyb::arg("progress") = pyb::none());
+     pyb::arg("pixel_mask") = "keep", pyb::arg("progress") = pyb::none());
 
   m.def("write_sample", [](const std::string& path, std::vector<std::size_t> scan, std::vector<std::size_t> detector,
                            const std::string& dtype, double defocus, double dose, std::uint64_t seed, double energy,
-                           double semiangle) {
+                           double semiangle, std::size_t files) {
     if (scan.size() != 2 || detector.size() != 2) throw InvalidArgument("scan and detector are (rows, cols)");
     sample::SampleSpec s;
     s.scan_rows = scan[0];
@@ -106,10 +107,15 @@ void bind_io(pyb::module_& m) {
     s.energy_kev = energy;
     s.semiangle_mrad = semiangle;
     pyb::gil_scoped_release release;
+    if (files > 0) {
+      sample::write_sample_acquisition(path, s, files);  // master + <stem>_data_NNNNNN.h5 beside it
+      return;
+    }
     sample::write_sample(path, s);
   }, pyb::arg("path"), pyb::arg("scan") = std::vector<std::size_t>{32, 32},
      pyb::arg("detector") = std::vector<std::size_t>{64, 64}, pyb::arg("dtype") = "uint16", pyb::arg("defocus") = 0.0,
-     pyb::arg("dose") = 0.0, pyb::arg("seed") = 1, pyb::arg("energy") = 300.0, pyb::arg("semiangle") = 20.0);
+     pyb::arg("dose") = 0.0, pyb::arg("seed") = 1, pyb::arg("energy") = 300.0, pyb::arg("semiangle") = 20.0,
+     pyb::arg("files") = 0);
 }
 
 }  // namespace qgpu::py

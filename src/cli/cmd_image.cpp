@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "cli/commands.hpp"
+#include "cli/load_flags.hpp"
 #include "cli/outputs.hpp"
 #include "cli/progress.hpp"
 #include "detector/virtual_detector.hpp"
@@ -23,6 +24,7 @@ struct ImageArgs {
   std::size_t bin_scan = 1, bin_det = 1;
   bool com = false, dpc = false, idpc = false, mean = false;
   std::vector<double> rotation;  // angle_deg [transpose 0/1]; empty = calibrate
+  LoadFlags load;
 };
 
 Region region_of(const std::vector<std::size_t>& v) { return v.empty() ? Region{} : Region{v[0], v[1], v[2], v[3]}; }
@@ -35,6 +37,7 @@ void run(const ImageArgs& a, bool want_bf, bool want_adf) {
   lo.detector_region = region_of(a.det_region);
   lo.bin_scan = a.bin_scan;
   lo.bin_detector = a.bin_det;
+  a.load.apply_to(lo);
   lo.progress = progress_bar("loading");
   const Dataset ds = io::load(a.file, lo);
   const Shape4D& s = ds.shape();
@@ -100,6 +103,7 @@ void add_image(CLI::App& app) {
   cmd->add_option("-o,--out", a->out, "output folder");
   cmd->add_option("--backend", a->backend, "cuda | cpu | auto (auto never falls back to cpu)");
   cmd->add_option("--dataset", a->dataset, "dataset path (default: discover)");
+  add_load_flags(cmd, a->load);
   auto* bf = cmd->add_option("--bf", a->bf, "bright field; optional radius (default: fitted disk)")->expected(0, 1);
   auto* adf = cmd->add_option("--adf", a->adf, "annular dark field: INNER OUTER radii (pixels)")->expected(2);
   cmd->add_option("--center", a->center, "detector centre ROW COL (default: fitted disk centre)")->expected(2);

@@ -13,6 +13,7 @@ void add_sample(CLI::App& app) {
     std::string out, dtype = "uint16";
     std::vector<std::size_t> scan{64, 64}, det{96, 96};
     sample::SampleSpec spec;
+    std::size_t files = 0;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("out", a->out, "output HDF5 file")->required();
@@ -24,12 +25,20 @@ void add_sample(CLI::App& app) {
   cmd->add_option("--defocus", a->spec.defocus_angstrom, "defocus C1 (angstrom)");
   cmd->add_option("--dose", a->spec.dose_per_frame, "mean counts per frame (0: dtype default)");
   cmd->add_option("--seed", a->spec.seed, "random seed");
+  cmd->add_option("--files", a->files,
+                  "write an EIGER/ARINA-style master OUT linking N data files <stem>_data_000001.h5, ...")
+      ->check(CLI::PositiveNumber);
   cmd->callback([a] {
     a->spec.scan_rows = a->scan[0];
     a->spec.scan_cols = a->scan[1];
     a->spec.det_rows = a->det[0];
     a->spec.det_cols = a->det[1];
     a->spec.dtype = dtype_from_name(a->dtype);
+    if (a->files > 0) {
+      const auto data = sample::write_sample_acquisition(a->out, a->spec, a->files, progress_bar("simulating"));
+      std::printf("wrote %s (master) linking %zu data files\n", a->out.c_str(), data.size());
+      return;
+    }
     sample::write_sample(a->out, a->spec, progress_bar("simulating"));
     std::printf("wrote %s\n", a->out.c_str());
   });

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "cli/commands.hpp"
+#include "cli/load_flags.hpp"
 #include "core/error.hpp"
 #include "remote/server.hpp"
 
@@ -15,6 +16,7 @@ void add_serve(CLI::App& app) {
     std::vector<int> devices;
     remote::ServeOptions serve;
     std::string backend = "auto";
+    LoadFlags load;
     std::size_t window_limit_mib = remote::kDefaultWindowLimitBytes >> 20;
   };
   auto a = std::make_shared<Args>();
@@ -23,6 +25,7 @@ void add_serve(CLI::App& app) {
   cmd->add_option("--host", a->serve.host, "address to bind (non-loopback needs --token)");
   cmd->add_option("--devices", a->devices, "CUDA devices, datasets placed round-robin (e.g. 0,1)")->delimiter(',');
   cmd->add_option("--backend", a->backend, "auto | cuda | cpu (auto never falls back to cpu)");
+  add_load_flags(cmd, a->load);
   cmd->add_option("--token", a->serve.token, "bearer token required on every request");
   cmd->add_option("--web", a->serve.web_dir, "folder of the built viewer (default: src/remote/web/dist)");
   cmd->add_option("--window-limit-mib", a->window_limit_mib, "largest frame window answered, MiB (default 256)")
@@ -34,6 +37,9 @@ void add_serve(CLI::App& app) {
     remote::CatalogOptions co;
     co.backend = a->backend;
     co.devices = a->devices;
+    co.scan_rows = a->load.rows();
+    co.scan_cols = a->load.cols();
+    co.pixel_mask = a->load.pixel_mask;
     co.show_progress = true;
     remote::Server server(remote::load_catalog(a->files, co), a->serve);
     const int port = server.bind();

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "cli/commands.hpp"
+#include "cli/load_flags.hpp"
 #include "cli/outputs.hpp"
 #include "cli/progress.hpp"
 #include "io/hdf5/load.hpp"
@@ -20,12 +21,14 @@ void add_ssb(CLI::App& app) {
     std::size_t preview = 0, fit_trials = 0, bin = 4;
     std::vector<double> c1_range{-500, 500};
     bool astig = false;
+    LoadFlags load;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("file", a->file, "HDF5 file")->required();
   cmd->add_option("-o,--out", a->out, "output folder");
   cmd->add_option("--backend", a->backend, "cuda | cpu | auto");
   cmd->add_option("--dataset", a->dataset, "dataset path (default: discover)");
+  add_load_flags(cmd, a->load);
   cmd->add_option("--energy", a->energy, "beam energy, keV (default: file calibration)");
   cmd->add_option("--semiangle", a->semiangle, "convergence semi-angle, mrad (default: file calibration)");
   cmd->add_option("--step", a->step, "scan step, angstrom (default: file calibration)");
@@ -41,6 +44,7 @@ void add_ssb(CLI::App& app) {
     io::LoadOptions lo;
     lo.backend = a->backend;
     lo.dataset_path = a->dataset;
+    a->load.apply_to(lo);
     lo.progress = progress_bar("loading");
     const Dataset ds = io::load(a->file, lo);
     ssb::SsbParams p;

@@ -65,6 +65,9 @@ Catalog load_catalog(const std::vector<std::string>& files, const CatalogOptions
     DeviceGuard guard(device);
     io::LoadOptions lo;
     lo.backend = backend_name(backend);
+    lo.scan_rows = o.scan_rows;
+    lo.scan_cols = o.scan_cols;
+    lo.pixel_mask = o.pixel_mask;
     if (o.show_progress) {
       const std::string label = files[i];
       lo.progress = [label, last = -1](double f) mutable {

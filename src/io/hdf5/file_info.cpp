@@ -1,10 +1,13 @@
 #include "io/hdf5/file_info.hpp"
 
-#include <cmath>
+#include <algorithm>
 
 #include "core/error.hpp"
+#include "io/hdf5/acquisition.hpp"
 #include "io/hdf5/bitshuffle_plugin.hpp"
 #include "io/hdf5/h5_handle.hpp"
+#include "io/hdf5/pixel_mask.hpp"
+#include "io/hdf5/scan_shape.hpp"
 
 namespace qgpu::io {
 
@@ -16,6 +19,10 @@ std::size_t bitshuffle_default_block(std::size_t elem_size) {
 nlohmann::json FileInfo::to_json() const {
   nlohmann::json f = nlohmann::json::array();
   for (const FilterInfo& fi : filters) f.push_back({{"id", fi.id}, {"name", fi.name}, {"cd_values", fi.cd_values}});
+  nlohmann::json parts_json = nlohmann::json::array();
+  for (const SourcePart& p : parts)
+    parts_json.push_back(
+        {{"file", p.file}, {"dataset_path", p.dataset_path}, {"first_frame", p.first_frame}, {"frames", p.frames}});
   return {{"path", path},
           {"dataset_path", dataset_path},
           {"dtype", dtype_name(dtype)},
@@ -27,6 +34,11 @@ nlohmann::json FileInfo::to_json() const {
           {"one_frame_per_chunk", one_frame_per_chunk},
           {"bitshuffle_lz4", bitshuffle_lz4},
           {"bitshuffle_block_elems", bitshuffle_block_elems},
+          {"source_kind", source_kind},
+          {"parts", parts_json},
+          {"ntrigger", ntrigger},
+          {"nimages", nimages},
+          {"pixel_mask", {{"present", has_pixel_mask}, {"bad_pixels", bad_pixels.size()}}},
           {"chunks_expected", chunks_expected},
           {"chunks_written", chunks_written},
           {"ready", ready},
@@ -114,46 +126,37 @@ std::vector<std::string> discover(const std::string& path) {
   return found;
 }
 
-FileInfo inspect(const std::string& path, const std::string& dataset_path, std::size_t scan_rows,
-                 std::size_t scan_cols) {
-  h5::ensure_bitshuffle_filter();
-  h5::Handle file = h5::open_file(path);
-  FileInfo info;
-  info.path = path;
-  if (dataset_path.empty()) {
-    h5::QuietErrors quiet;
-    for (const std::string& p : kDefaultDatasetPaths)
-      if (H5Lexists(file, p.substr(0, p.find('/', 1)).c_str(), H5P_DEFAULT) > 0 &&
-          H5Lexists(file, p.c_str(), H5P_DEFAULT) > 0) {
-        info.dataset_path = p;
-        break;
-      }
-    if (info.dataset_path.empty()) {
-      const std::vector<std::string> found = discover(path);
-      if (found.empty()) throw IoError("no 4D-STEM dataset (integer, rank 3 or 4) found in '" + path + "'");
-      info.dataset_path = found.front();
-    }
-  } else {
-    info.dataset_path = dataset_path;
-  }
-  h5::Handle ds = h5::open_dataset(file, info.dataset_path, path);
-  const std::string where = "dataset '" + info.dataset_path + "' in '" + path + "'";
-  h5::Handle type(H5Dget_type(ds), H5Tclose);
-  info.dtype = count_dtype_of(type, where);
+namespace {
 
+// Storage of one dataset (one part of an acquisition).
+struct Layout {
+  DType dtype = DType::u16;
+  std::vector<std::size_t> dims, chunk_dims;
+  std::vector<FilterInfo> filters;
+  std::size_t chunks_expected = 0, chunks_written = 0;
+  bool ready = false;
+  std::vector<long long> scan_attribute;
+};
+
+Layout read_layout(hid_t ds, const std::string& where) {
+  Layout l;
+  h5::Handle type(H5Dget_type(ds), H5Tclose);
+  l.dtype = count_dtype_of(type, where);
   h5::Handle space(H5Dget_space(ds), H5Sclose);
   const int rank = H5Sget_simple_extent_ndims(space);
   if (rank != 3 && rank != 4)
     throw FormatError(where + " has rank " + std::to_string(rank) + "; expected (frames, det_r, det_c) or 4D");
   std::vector<hsize_t> dims(rank);
   H5Sget_simple_extent_dims(space, dims.data(), nullptr);
-  info.dims.assign(dims.begin(), dims.end());
-
+  l.dims.assign(dims.begin(), dims.end());
+  if (l.dims[rank - 2] == 0 || l.dims[rank - 1] == 0) throw FormatError(where + " has an empty detector");
+  std::uint64_t elements = 1;
+  for (std::size_t d : l.dims) elements = checked_mul(elements, d, "size of " + where);
   h5::Handle dcpl(H5Dget_create_plist(ds), H5Pclose);
   if (H5Pget_layout(dcpl) == H5D_CHUNKED) {
     std::vector<hsize_t> cd(rank);
     H5Pget_chunk(dcpl, rank, cd.data());
-    info.chunk_dims.assign(cd.begin(), cd.end());
+    l.chunk_dims.assign(cd.begin(), cd.end());
     const int nf = H5Pget_nfilters(dcpl);
     for (int i = 0; i < nf; ++i) {
       unsigned flags = 0;
@@ -161,61 +164,153 @@ FileInfo inspect(const std::string& path, const std::string& dataset_path, std::
       std::vector<unsigned> cdv(16);
       char name[128];
       const int id = H5Pget_filter2(dcpl, i, &flags, &n, cdv.data(), sizeof(name), name, nullptr);
-      cdv.resize(n);
-      info.filters.push_back({id, filter_name(id), cdv});
+      cdv.resize(std::min<std::size_t>(n, 16));
+      l.filters.push_back({id, filter_name(id), cdv});
     }
-  }
-  const std::size_t det_r = info.dims[rank - 2], det_c = info.dims[rank - 1];
-  if (det_r == 0 || det_c == 0) throw FormatError(where + " has an empty detector");
-  const std::size_t frames = rank == 4 ? info.dims[0] * info.dims[1] : info.dims[0];
-  if (scan_rows || scan_cols) {
-    if (scan_rows * scan_cols != frames)
-      throw FormatError("given scan shape " + std::to_string(scan_rows) + "x" + std::to_string(scan_cols) +
-                        " does not match the " + std::to_string(frames) + " frames of " + where);
-    info.shape = {scan_rows, scan_cols, det_r, det_c};
-    info.scan_shape_source = "given";
-  } else if (rank == 4) {
-    info.shape = {info.dims[0], info.dims[1], det_r, det_c};
-    info.scan_shape_source = "dataset dims";
-  } else if (auto s = int_attribute(ds, "scan_shape"); s.size() == 2 && s[0] > 0 && s[1] > 0) {
-    if (std::size_t(s[0] * s[1]) != frames)
-      throw FormatError(where + " attribute scan_shape " + std::to_string(s[0]) + "x" + std::to_string(s[1]) +
-                        " does not match its " + std::to_string(frames) + " frames");
-    info.shape = {std::size_t(s[0]), std::size_t(s[1]), det_r, det_c};
-    info.scan_shape_source = "attribute scan_shape";
+    std::size_t expected = 1;
+    for (int i = 0; i < rank; ++i)
+      expected = checked_mul(expected, (l.dims[i] + l.chunk_dims[i] - 1) / l.chunk_dims[i], "chunks of " + where);
+    l.chunks_expected = expected;
+    hsize_t written = 0;
+    h5::QuietErrors quiet;
+    if (H5Dget_num_chunks(ds, space, &written) >= 0) l.chunks_written = written;
+    l.ready = l.chunks_written == l.chunks_expected;
   } else {
-    const auto side = static_cast<std::size_t>(std::llround(std::sqrt(double(frames))));
-    if (side * side != frames)
-      throw FormatError(where + " has " + std::to_string(frames) +
-                        " frames, no scan_shape attribute and no square scan: give scan_shape");
-    info.shape = {side, side, det_r, det_c};
-    info.scan_shape_source = "square frame count";
+    l.ready = H5Dget_storage_size(ds) > 0 || elements == 0;
   }
+  if (rank == 3) l.scan_attribute = int_attribute(ds, "scan_shape");
+  return l;
+}
+
+bool same_filters(const std::vector<FilterInfo>& a, const std::vector<FilterInfo>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].id != b[i].id || a[i].cd_values != b[i].cd_values) return false;
+  return true;
+}
+
+std::string dims_text(const std::vector<std::size_t>& d) {
+  std::string s;
+  for (std::size_t i = 0; i < d.size(); ++i) s += (i ? "x" : "") + std::to_string(d[i]);
+  return s.empty() ? "none" : s;
+}
+
+// An integer scalar (or first element) of a dataset in the master, 0 when absent.
+long long int_scalar_dataset(hid_t file, const std::string& path) {
+  h5::QuietErrors quiet;
+  std::size_t pos = 0;
+  while ((pos = path.find('/', pos + 1)) != std::string::npos)
+    if (H5Lexists(file, path.substr(0, pos).c_str(), H5P_DEFAULT) <= 0) return 0;
+  if (H5Lexists(file, path.c_str(), H5P_DEFAULT) <= 0) return 0;
+  h5::Handle ds(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!ds.valid()) return 0;
+  h5::Handle sp(H5Dget_space(ds), H5Sclose);
+  if (H5Sget_simple_extent_npoints(sp) != 1) return 0;
+  long long v = 0;
+  if (H5Dread(ds, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) < 0) return 0;
+  return v;
+}
+
+// Opens a part's file and dataset; IoError naming the part when either is missing.
+Layout part_layout(const PartRef& part, const std::string& master_path, const std::string& part_name) {
+  h5::Handle file;
+  try {
+    file = h5::open_file(part.file);
+  } catch (const IoError& e) {
+    throw IoError(part_name + " of '" + master_path + "' points to '" + part.file + "': " + e.what());
+  }
+  h5::Handle ds;
+  try {
+    ds = h5::open_dataset(file, part.dataset_path, part.file);
+  } catch (const IoError& e) {
+    throw IoError(part_name + " of '" + master_path + "': " + e.what());
+  }
+  return read_layout(ds, "dataset '" + part.dataset_path + "' in '" + part.file + "' (" + part_name + ")");
+}
+
+}  // namespace
+
+FileInfo inspect(const std::string& path, const std::string& dataset_path, std::size_t scan_rows,
+                 std::size_t scan_cols) {
+  h5::ensure_bitshuffle_filter();
+  h5::Handle file = h5::open_file(path);
+  FileInfo info;
+  info.path = path;
+  const PartList found = find_parts(file, path, dataset_path);
+  info.dataset_path = found.dataset_path;
+  info.source_kind = found.kind;
+  const std::string where = "dataset '" + info.dataset_path + "' in '" + path + "'";
+  const bool multi = found.parts.size() > 1 || found.kind == "virtual dataset";
+
+  // Every part's storage; they must agree on everything but their frame counts.
+  Layout first;
+  std::uint64_t frames = 0;
+  for (std::size_t i = 0; i < found.parts.size(); ++i) {
+    const PartRef& ref = found.parts[i];
+    const Layout l = part_layout(ref, path, ref.name);
+    const std::string name = "part " + std::to_string(i + 1) + " (" + ref.name + " -> '" + ref.file + "' " +
+                             ref.dataset_path + ")";
+    if (multi && l.dims.size() != 3)
+      throw FormatError(name + " has rank " + std::to_string(l.dims.size()) +
+                        "; the parts of a multi-file acquisition hold (frames, det_r, det_c)");
+    const std::uint64_t part_frames = l.dims.size() == 4 ? checked_mul(l.dims[0], l.dims[1], name) : l.dims[0];
+    if (ref.has_frame_range && ref.frames != part_frames)
+      throw FormatError(name + " holds " + std::to_string(part_frames) + " frames but its virtual mapping takes " +
+                        std::to_string(ref.frames));
+    if (i == 0) {
+      first = l;
+    } else {
+      const std::string differs = name + " differs from part 1 (" + found.parts[0].name + ") in ";
+      if (l.dtype != first.dtype)
+        throw FormatError(differs + "dtype: " + dtype_name(l.dtype) + " vs " + dtype_name(first.dtype));
+      if (l.dims[1] != first.dims[1] || l.dims[2] != first.dims[2])
+        throw FormatError(differs + "detector shape: " + std::to_string(l.dims[1]) + "x" + std::to_string(l.dims[2]) +
+                          " vs " + std::to_string(first.dims[1]) + "x" + std::to_string(first.dims[2]));
+      if (l.chunk_dims != first.chunk_dims)
+        throw FormatError(differs + "chunking: " + dims_text(l.chunk_dims) + " vs " + dims_text(first.chunk_dims));
+      if (!same_filters(l.filters, first.filters)) throw FormatError(differs + "filters");
+    }
+    info.parts.push_back({ref.file, ref.dataset_path, frames, part_frames});
+    frames = checked_add(frames, part_frames, "total frames of " + where);
+    info.chunks_expected = checked_add(info.chunks_expected, l.chunks_expected, "chunks of " + where);
+    info.chunks_written += l.chunks_written;
+    info.ready = (i == 0 || info.ready) && l.ready;
+  }
+  info.dtype = first.dtype;
+  info.chunk_dims = first.chunk_dims;
+  info.filters = first.filters;
+  const int rank = static_cast<int>(first.dims.size());
+  info.dims = multi ? std::vector<std::size_t>{std::size_t(frames), first.dims[1], first.dims[2]} : first.dims;
+  const std::size_t det_r = info.dims[rank - 2], det_c = info.dims[rank - 1];
+
+  ScanShapeHints hints;
+  hints.given_rows = scan_rows;
+  hints.given_cols = scan_cols;
+  if (rank == 4) hints.dataset_dims = {first.dims[0], first.dims[1]};
+  if (!multi) hints.attribute = first.scan_attribute;
+  info.ntrigger = hints.ntrigger = int_scalar_dataset(file, "/entry/instrument/detector/detectorSpecific/ntrigger");
+  info.nimages = hints.nimages = int_scalar_dataset(file, "/entry/instrument/detector/detectorSpecific/nimages");
+  const ScanShape ss = resolve_scan_shape(frames, hints, where);
+  info.shape = {ss.rows, ss.cols, det_r, det_c};
+  info.scan_shape_source = ss.source;
+  checked_mul(checked_mul(frames, det_r, where), det_c, "elements of " + where);
 
   if (!info.chunk_dims.empty()) {
     bool one = true;
     for (int i = 0; i < rank - 2; ++i) one = one && info.chunk_dims[i] == 1;
     one = one && info.chunk_dims[rank - 2] == det_r && info.chunk_dims[rank - 1] == det_c;
     info.one_frame_per_chunk = one;
-    std::size_t expected = 1;
-    for (int i = 0; i < rank; ++i) expected *= (info.dims[i] + info.chunk_dims[i] - 1) / info.chunk_dims[i];
-    info.chunks_expected = expected;
-    hsize_t written = 0;
-    h5::QuietErrors quiet;
-    if (H5Dget_num_chunks(ds, space, &written) >= 0) info.chunks_written = written;
-    info.ready = info.chunks_written == info.chunks_expected;
     if (info.filters.size() == 1 && info.filters[0].id == h5::kBitshuffleFilter) {
       const auto& cd = info.filters[0].cd_values;
       info.bitshuffle_lz4 = cd.size() >= 5 && cd[4] == h5::kBitshuffleLz4;
       const std::size_t es = dtype_size(info.dtype);
       info.bitshuffle_block_elems = (cd.size() >= 4 && cd[3] != 0) ? cd[3] : bitshuffle_default_block(es);
     }
-  } else {
-    info.chunks_expected = info.chunks_written = 0;
-    info.ready = H5Dget_storage_size(ds) > 0 || info.shape.elements() == 0;
   }
+  const PixelMask mask = read_pixel_mask(file, path, det_r, det_c);
+  info.has_pixel_mask = mask.present;
+  info.bad_pixels = mask.bad_pixels;
   info.calibration = read_calibration(file);
-  info.parts = {{path, info.dataset_path, 0, info.shape.frames()}};
   return info;
 }
 

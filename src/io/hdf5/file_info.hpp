@@ -31,15 +31,23 @@ struct SourcePart {
   std::uint64_t frames = 0;
 };
 
+// Describes the acquisition as a whole: for a multi-part one (linked data files, virtual dataset) dims are
+// (total frames, det_r, det_c), chunk_dims/filters are those every part shares, chunk counts are summed over the
+// parts and ready means every part's chunks are written.
 struct FileInfo {
   std::string path;
-  std::string dataset_path;
+  std::string dataset_path;             // in `path`; for linked data files the first link (/entry/data/data_000001)
+  std::string source_kind;              // "dataset", "external link", "linked files", "virtual dataset"
   DType dtype = DType::u16;
   std::vector<std::size_t> dims;        // as stored: (frames, det_r, det_c) or (scan_r, scan_c, det_r, det_c)
   std::vector<std::size_t> chunk_dims;  // empty when not chunked
   std::vector<FilterInfo> filters;
   Shape4D shape;                        // scan shape resolved
-  std::string scan_shape_source;        // "dataset dims", "attribute scan_shape", "square frame count", "given"
+  std::string scan_shape_source;        // "given", "dataset dims", "attribute scan_shape",
+                                        // "metadata ntrigger x nimages", "square frame count"
+  long long ntrigger = 0, nimages = 0;  // detectorSpecific metadata of an EIGER/ARINA master (0 = absent)
+  bool has_pixel_mask = false;          // detectorSpecific/pixel_mask present (shape checked against the detector)
+  std::vector<std::uint32_t> bad_pixels;  // flat indices (row * det_cols + col) where pixel_mask > 0, ascending
   bool one_frame_per_chunk = false;
   bool bitshuffle_lz4 = false;
   std::size_t bitshuffle_block_elems = 0;  // resolved block size when bitshuffle_lz4
@@ -53,8 +61,10 @@ struct FileInfo {
   nlohmann::json to_json() const;
 };
 
-// Reads metadata. dataset_path "" discovers the dataset; scan_rows/scan_cols > 0 override the scan shape.
-// Raises IoError (missing file or dataset), DTypeError (non-count dtype) or FormatError (bad rank/shape).
+// Reads metadata. dataset_path "" discovers the dataset (see io/hdf5/acquisition.hpp: /entry/data/data, then the
+// /entry/data/data_NNNNNN links of a master, ...); scan_rows/scan_cols > 0 override the scan shape.
+// Raises IoError (missing file, dataset, link target or data file), DTypeError (non-count dtype) or FormatError
+// (bad rank/shape, parts that disagree, scan shape that does not match the frames, bad pixel mask).
 FileInfo inspect(const std::string& path, const std::string& dataset_path = "", std::size_t scan_rows = 0,
                  std::size_t scan_cols = 0);
 

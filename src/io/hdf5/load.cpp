@@ -5,6 +5,7 @@
 #include "io/hdf5/cpu/load_cpu.hpp"
 #include "io/hdf5/cpu/load_cpu_decoded.hpp"
 #include "io/hdf5/cuda/load_cuda.hpp"
+#include "io/hdf5/pixel_mask.hpp"
 
 namespace qgpu::io {
 
@@ -15,6 +16,12 @@ LoadPlan plan_load(const std::string& path, const LoadOptions& o) {
     throw FormatError("'" + p.info.dataset_path + "' in '" + path + "' is not ready: " +
                       std::to_string(p.info.chunks_written) + " of " + std::to_string(p.info.chunks_expected) +
                       " chunks written");
+  if (o.pixel_mask != "keep" && o.pixel_mask != "zero")
+    throw InvalidArgument("pixel_mask is \"keep\" or \"zero\", not \"" + o.pixel_mask + "\"");
+  if (o.pixel_mask == "zero" && !p.info.has_pixel_mask)
+    throw IoError("pixel_mask \"zero\" asked but '" + path + "' has no pixel mask (" + kPixelMaskPath + ")");
+  p.pixel_mask = o.pixel_mask;
+  p.zero_bad_pixels = o.pixel_mask == "zero" && !p.info.bad_pixels.empty();
   const Shape4D& s = p.info.shape;
   p.scan = resolve_region(o.scan_region, s.scan_rows, s.scan_cols, "scan");
   p.detector = resolve_region(o.detector_region, s.det_rows, s.det_cols, "detector");

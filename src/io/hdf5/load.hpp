@@ -22,6 +22,9 @@ struct LoadOptions {
   bool direct_io = false;        // O_DIRECT (unbuffered) reads, for cold files on disk
   std::string decoder = "auto";  // "auto" | "quantem" (our decoder: GPU on cuda, all cores on cpu) | "hdf5"
                                  // (HDF5 filter pipeline, cpu only: the reference); auto = quantem where it applies
+  // "keep" (default) | "zero": set the detector's bad pixels (master pixel_mask > 0) to 0 in every frame, on the
+  // full stored frame before detector cropping and binning. "zero" without a pixel mask in the file: IoError.
+  std::string pixel_mask = "keep";
   std::function<void(double)> progress;  // fraction done in [0, 1], called from the loading thread
 };
 
@@ -40,6 +43,8 @@ struct LoadPlan {
   bool direct_io = false;
   std::string decoder = "quantem";  // resolved: "quantem" or "hdf5"
   DType out_dtype = DType::u16;
+  std::string pixel_mask = "keep";  // as asked
+  bool zero_bad_pixels = false;     // pixel_mask "zero" and bad pixels listed: zero them in every full frame first
   bool binned() const { return bin_scan > 1 || bin_detector > 1; }
   bool full_frames() const {
     return detector.rows == info.shape.det_rows && detector.cols == info.shape.det_cols && bin_detector == 1;

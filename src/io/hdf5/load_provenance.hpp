@@ -20,6 +20,9 @@ inline Provenance load_provenance(const LoadPlan& p, const std::string& backend,
                    {"detector_region", {p.detector.row0, p.detector.col0, p.detector.rows, p.detector.cols}},
                    {"bin_scan", p.bin_scan},
                    {"bin_detector", p.bin_detector},
+                   {"pixel_mask", p.pixel_mask},
+                   {"bad_pixels_zeroed", p.zero_bad_pixels ? p.info.bad_pixels.size() : 0},
+                   {"parts", p.info.parts.size()},
                    {"decoder", decoder}};
   return pv;
 }

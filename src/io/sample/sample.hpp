@@ -58,4 +58,17 @@ std::vector<float> object_phase_at_scan(const SampleSpec& s);
 // detector_mrad_per_pixel, disk_radius_px, defocus_angstrom, wavelength_angstrom), truth /entry/truth/phase.
 void write_sample(const std::string& path, const SampleSpec& s, const std::function<void(double)>& progress = {});
 
+// An EIGER/ARINA-style multi-file acquisition of the same frames: master `path` with external links
+// /entry/data/data_000001..N to data files <stem>_data_000001.h5, ... beside it (stem = the master's name without
+// extension and without a trailing "_master"), each holding /entry/data/data (frames, det_r, det_c) of consecutive
+// frames (ceil(frames / files) each, the last one the rest), bitshuffle+LZ4, one frame per chunk. The master also
+// holds entry/instrument/detector/detectorSpecific/{ntrigger = scan_rows, nimages = scan_cols, pixel_mask} (uint32,
+// sample_bad_pixels() nonzero), /entry/calibration and /entry/truth/phase as write_sample. Returns the data files.
+std::vector<std::string> write_sample_acquisition(const std::string& path, const SampleSpec& s, std::size_t files,
+                                                  const std::function<void(double)>& progress = {});
+
+// The bad pixels the sample master's pixel_mask flags: flat indices (row * det_cols + col), ascending; includes
+// the detector centre (inside the bright-field disk, so never zero in the data).
+std::vector<std::uint32_t> sample_bad_pixels(const SampleSpec& s);
+
 }  // namespace qgpu::sample

@@ -1,11 +1,13 @@
 #include "io/hdf5/cpu/load_cpu.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/error.hpp"
 #include "io/hdf5/binning.hpp"
 #include "io/hdf5/h5_handle.hpp"
 #include "io/hdf5/load_provenance.hpp"
+#include "io/hdf5/pixel_mask.hpp"
 
 namespace qgpu::io {
 
@@ -19,39 +21,70 @@ hid_t native_type(DType t) {
   }
 }
 
-// Reads `rows` whole scan rows starting at scan row r0 (frames of the scan region's columns, full detector).
-void read_scan_rows(hid_t ds, const LoadPlan& p, std::size_t r0, std::size_t rows, void* out) {
-  const FileInfo& fi = p.info;
-  const int rank = static_cast<int>(fi.dims.size());
-  std::vector<hsize_t> start(rank, 0), count(rank);
-  h5::Handle fspace(H5Dget_space(ds), H5Sclose);
-  if (rank == 4) {
-    start = {r0, p.scan.col0, 0, 0};
-    count = {rows, p.scan.cols, fi.shape.det_rows, fi.shape.det_cols};
-    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
-  } else {
-    H5Sselect_none(fspace);
-    for (std::size_t r = r0; r < r0 + rows; ++r) {
-      hsize_t st[3] = {r * fi.shape.scan_cols + p.scan.col0, 0, 0};
-      hsize_t ct[3] = {p.scan.cols, fi.shape.det_rows, fi.shape.det_cols};
-      H5Sselect_hyperslab(fspace, H5S_SELECT_OR, st, nullptr, ct, nullptr);
-    }
+struct OpenPart {
+  const SourcePart* part = nullptr;
+  h5::Handle file, ds;
+};
+
+std::vector<OpenPart> open_parts(const FileInfo& fi) {
+  std::vector<OpenPart> open(fi.parts.size());
+  for (std::size_t i = 0; i < fi.parts.size(); ++i) {
+    open[i].part = &fi.parts[i];
+    open[i].file = h5::open_file(fi.parts[i].file);
+    open[i].ds = h5::open_dataset(open[i].file, fi.parts[i].dataset_path, fi.parts[i].file);
   }
-  hsize_t mcount[3] = {rows * p.scan.cols, fi.shape.det_rows, fi.shape.det_cols};
+  return open;
+}
+
+[[noreturn]] void read_failed(const SourcePart& part, std::size_t r0, std::size_t rows) {
+  throw FormatError("cannot decode scan rows " + std::to_string(r0) + ".." + std::to_string(r0 + rows - 1) + " from '" +
+                    part.dataset_path + "' in '" + part.file +
+                    "': a chunk is corrupt, truncated or needs a missing filter");
+}
+
+// Reads `rows` whole scan rows starting at scan row r0 (frames of the scan region's columns, full detector) into
+// out[rows * scan.cols][det_r][det_c]. Frames of one row may lie in two parts: each part reads its share in one call.
+void read_scan_rows(const std::vector<OpenPart>& parts, const LoadPlan& p, std::size_t r0, std::size_t rows,
+                    void* out) {
+  const FileInfo& fi = p.info;
+  const hsize_t det_r = fi.shape.det_rows, det_c = fi.shape.det_cols;
+  hsize_t mcount[3] = {rows * p.scan.cols, det_r, det_c};
   h5::Handle mspace(H5Screate_simple(3, mcount, nullptr), H5Sclose);
   h5::QuietErrors quiet;
-  if (H5Dread(ds, native_type(fi.dtype), mspace, fspace, H5P_DEFAULT, out) < 0)
-    throw FormatError("cannot decode scan rows " + std::to_string(r0) + ".." + std::to_string(r0 + rows - 1) +
-                      " of '" + fi.dataset_path + "' in '" + fi.path +
-                      "': a chunk is corrupt, truncated or needs a missing filter");
+  if (fi.dims.size() == 4) {  // one 4D dataset
+    const OpenPart& op = parts.front();
+    h5::Handle fspace(H5Dget_space(op.ds), H5Sclose);
+    const hsize_t start[4] = {r0, p.scan.col0, 0, 0}, count[4] = {rows, p.scan.cols, det_r, det_c};
+    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, count, nullptr);
+    if (H5Dread(op.ds, native_type(fi.dtype), mspace, fspace, H5P_DEFAULT, out) < 0) read_failed(*op.part, r0, rows);
+    return;
+  }
+  for (const OpenPart& op : parts) {
+    const std::uint64_t first = op.part->first_frame, end = first + op.part->frames;
+    h5::Handle fspace(H5Dget_space(op.ds), H5Sclose);
+    H5Sselect_none(fspace);
+    H5Sselect_none(mspace);
+    bool any = false;
+    for (std::size_t r = r0; r < r0 + rows; ++r) {
+      const std::uint64_t a = std::uint64_t(r) * fi.shape.scan_cols + p.scan.col0, b = a + p.scan.cols;
+      const std::uint64_t lo = std::max(a, first), hi = std::min(b, end);
+      if (lo >= hi) continue;
+      const hsize_t fst[3] = {lo - first, 0, 0}, ct[3] = {hi - lo, det_r, det_c};
+      const hsize_t mst[3] = {(r - r0) * p.scan.cols + (lo - a), 0, 0};
+      H5Sselect_hyperslab(fspace, H5S_SELECT_OR, fst, nullptr, ct, nullptr);
+      H5Sselect_hyperslab(mspace, H5S_SELECT_OR, mst, nullptr, ct, nullptr);
+      any = true;
+    }
+    if (any && H5Dread(op.ds, native_type(fi.dtype), mspace, fspace, H5P_DEFAULT, out) < 0)
+      read_failed(*op.part, r0, rows);
+  }
 }
 
 }  // namespace
 
 Dataset load_cpu(const LoadPlan& p, const std::function<void(double)>& progress) {
   const FileInfo& fi = p.info;
-  h5::Handle file = h5::open_file(fi.path);
-  h5::Handle ds = h5::open_dataset(file, fi.dataset_path, fi.path);
+  const std::vector<OpenPart> parts = open_parts(fi);
   HostArray4D out;
   out.shape = p.out_shape;
   out.dtype = p.out_dtype;
@@ -61,7 +94,10 @@ Dataset load_cpu(const LoadPlan& p, const std::function<void(double)>& progress)
   std::vector<std::uint8_t> block(row_frames * fi.frame_bytes());
   const std::size_t out_row_bytes = p.out_shape.scan_cols * p.out_shape.frame_pixels() * dtype_size(p.out_dtype);
   for (std::size_t orow = 0; orow < p.out_shape.scan_rows; ++orow) {
-    read_scan_rows(ds, p, p.scan.row0 + orow * p.bin_scan, p.bin_scan, block.data());
+    read_scan_rows(parts, p, p.scan.row0 + orow * p.bin_scan, p.bin_scan, block.data());
+    if (p.zero_bad_pixels)
+      apply_pixel_mask_cpu(block.data(), fi.dtype, row_frames, fi.shape.frame_pixels(), fi.bad_pixels.data(),
+                           fi.bad_pixels.size());
     std::uint8_t* dst = out.bytes.data() + orow * out_row_bytes;
     dispatch_count_dtype(fi.dtype, [&](auto t) {
       using T = decltype(t);

@@ -1,5 +1,5 @@
 #include "device/cuda/cuda_check.hpp"
-#include "io/hdf5/codec/bit_transpose.hpp"
+#include "io/hdf5/codec/bit_transpose_word.hpp"
 #include "io/hdf5/cuda/bitshuffle_lz4_decode.hpp"
 
 namespace qgpu::io::cuda {

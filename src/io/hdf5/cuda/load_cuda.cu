@@ -89,6 +89,11 @@ struct Stream {
 Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress) {
   const FileInfo& fi = p.info;
   const std::string where = "'" + fi.dataset_path + "' in '" + fi.path + "'";
+  if (fi.parts.size() > 1 || fi.source_kind == "virtual dataset")
+    throw FormatError(where + " is a " + fi.source_kind + " acquisition of " + std::to_string(fi.parts.size()) +
+                      " parts; the GPU load does not read multi-part acquisitions yet: load it with backend='cpu'");
+  if (p.zero_bad_pixels)
+    throw FormatError("pixel_mask 'zero' is not applied by the GPU load yet; load " + where + " with backend='cpu'");
   if (!fi.bitshuffle_lz4)
     throw FormatError("GPU decode handles bitshuffle+LZ4 (HDF5 filter 32008) chunks; " + where + " uses " +
                       storage_name(fi) + ", which the host decodes: load it with backend='cpu'");

@@ -1,0 +1,148 @@
+// The sample as a multi-file EIGER/ARINA acquisition: master file with external links to data files.
+#include <hdf5.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "core/error.hpp"
+#include "io/hdf5/bitshuffle_plugin.hpp"
+#include "io/hdf5/h5_handle.hpp"
+#include "io/sample/sample.hpp"
+
+namespace qgpu::sample {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+h5::Handle group(hid_t parent, const char* name) {
+  h5::Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  return h5::Handle(H5Gcreate2(parent, name, lcpl, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+}
+
+void write_scalar(hid_t parent, const char* name, long long v) {
+  h5::Handle sp(H5Screate(H5S_SCALAR), H5Sclose);
+  h5::Handle ds(H5Dcreate2(parent, name, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  H5Dwrite(ds, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v);
+}
+
+void write_attr(hid_t obj, const char* name, double v) {
+  h5::Handle sp(H5Screate(H5S_SCALAR), H5Sclose);
+  h5::Handle a(H5Acreate2(obj, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  H5Awrite(a, H5T_NATIVE_DOUBLE, &v);
+}
+
+// One data file: /entry/data/data holding frames [first, first + count).
+void write_data_file(const std::string& path, const SampleSpec& s, std::size_t first, std::size_t count) {
+  h5::Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  if (!file.valid()) throw IoError("cannot create '" + path + "'");
+  h5::Handle data = group(file, "/entry/data");
+  const hsize_t dims[3] = {count, s.det_rows, s.det_cols}, chunk[3] = {1, s.det_rows, s.det_cols};
+  h5::Handle space(H5Screate_simple(3, dims, nullptr), H5Sclose);
+  h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_chunk(dcpl, 3, chunk);
+  const unsigned cd[2] = {0, h5::kBitshuffleLz4};
+  if (H5Pset_filter(dcpl, h5::kBitshuffleFilter, H5Z_FLAG_MANDATORY, 2, cd) < 0)
+    throw IoError("cannot set the bitshuffle filter on '" + path + "'");
+  const hid_t ftype = s.dtype == DType::u8 ? H5T_STD_U8LE : s.dtype == DType::u16 ? H5T_STD_U16LE : H5T_STD_U32LE;
+  const hid_t mtype = s.dtype == DType::u8    ? H5T_NATIVE_UINT8
+                      : s.dtype == DType::u16 ? H5T_NATIVE_UINT16
+                                              : H5T_NATIVE_UINT32;
+  h5::Handle ds(H5Dcreate2(data, "data", ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
+  if (!ds.valid()) throw IoError("cannot create /entry/data/data in '" + path + "'");
+  // Batches of at most 256 MiB of frames bound the memory for large samples.
+  const std::size_t frame_bytes = s.det_rows * s.det_cols * dtype_size(s.dtype);
+  const std::size_t batch = std::max<std::size_t>(1, (std::size_t(256) << 20) / frame_bytes);
+  std::vector<std::uint8_t> buf(std::min(batch, count) * frame_bytes);
+  for (std::size_t f0 = 0; f0 < count; f0 += batch) {
+    const std::size_t n = std::min(batch, count - f0);
+    simulate_frames(s, first + f0, n, buf.data());
+    const hsize_t start[3] = {f0, 0, 0}, cnt[3] = {n, s.det_rows, s.det_cols};
+    h5::Handle fspace(H5Dget_space(ds), H5Sclose);
+    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, cnt, nullptr);
+    h5::Handle mspace(H5Screate_simple(3, cnt, nullptr), H5Sclose);
+    if (H5Dwrite(ds, mtype, mspace, fspace, H5P_DEFAULT, buf.data()) < 0)
+      throw IoError("cannot write frames to '" + path + "'");
+  }
+}
+
+std::string data_file_name(const std::string& master, std::size_t k) {
+  std::string stem = fs::path(master).stem().string();
+  const std::string tail = "_master";
+  if (stem.size() > tail.size() && stem.compare(stem.size() - tail.size(), tail.size(), tail) == 0)
+    stem.resize(stem.size() - tail.size());
+  char num[32];
+  std::snprintf(num, sizeof(num), "_data_%06zu.h5", k);
+  return stem + num;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> sample_bad_pixels(const SampleSpec& s) {
+  const std::size_t r = s.det_rows, c = s.det_cols;
+  auto at = [c](std::size_t row, std::size_t col) { return std::uint32_t(row * c + col); };
+  const std::set<std::uint32_t> px = {at(r / 2, c / 2), at(r / 2, (c / 2 + 1) % c), at(1 % r, 2 % c),
+                                      at(r / 3, 2 * c / 3), at(r - 1, c - 1)};
+  return {px.begin(), px.end()};
+}
+
+std::vector<std::string> write_sample_acquisition(const std::string& path, const SampleSpec& s, std::size_t files,
+                                                  const std::function<void(double)>& progress) {
+  const std::size_t frames = s.scan_rows * s.scan_cols;
+  if (files == 0 || files > frames)
+    throw InvalidArgument("files must be between 1 and the " + std::to_string(frames) + " frames of the scan");
+  h5::ensure_bitshuffle_filter();
+  const std::size_t per_file = (frames + files - 1) / files;
+  const std::size_t used_files = (frames + per_file - 1) / per_file;  // ceil split may need fewer files
+  const fs::path dir = fs::path(path).parent_path();
+  std::vector<std::string> written;
+  h5::Handle master(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  if (!master.valid()) throw IoError("cannot create '" + path + "'");
+  h5::Handle data = group(master, "/entry/data");
+  for (std::size_t k = 0; k < used_files; ++k) {
+    const std::size_t first = k * per_file, count = std::min(per_file, frames - first);
+    const std::string name = data_file_name(path, k + 1);
+    const std::string full = (dir / name).string();
+    write_data_file(full, s, first, count);
+    char link[32];
+    std::snprintf(link, sizeof(link), "data_%06zu", k + 1);
+    if (H5Lcreate_external(name.c_str(), "/entry/data/data", data, link, H5P_DEFAULT, H5P_DEFAULT) < 0)
+      throw IoError("cannot link " + name + " from '" + path + "'");
+    written.push_back(full);
+    if (progress) progress(double(k + 1) / double(used_files));
+  }
+  h5::Handle spec = group(master, "/entry/instrument/detector/detectorSpecific");
+  write_scalar(spec, "ntrigger", (long long)s.scan_rows);
+  write_scalar(spec, "nimages", (long long)s.scan_cols);
+  std::vector<std::uint32_t> mask(s.det_rows * s.det_cols, 0);
+  const std::uint32_t flags[] = {1, 2, 4, 8, 16};
+  const std::vector<std::uint32_t> bad = sample_bad_pixels(s);
+  for (std::size_t i = 0; i < bad.size(); ++i) mask[bad[i]] = flags[i % 5];
+  const hsize_t md[2] = {s.det_rows, s.det_cols};
+  h5::Handle msp(H5Screate_simple(2, md, nullptr), H5Sclose);
+  h5::Handle mds(H5Dcreate2(spec, "pixel_mask", H5T_STD_U32LE, msp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  H5Dwrite(mds, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, mask.data());
+
+  const Sampling sm = sampling(s);
+  h5::Handle cal = group(master, "/entry/calibration");
+  write_attr(cal, "energy_kev", s.energy_kev);
+  write_attr(cal, "semiangle_mrad", s.semiangle_mrad);
+  write_attr(cal, "scan_step_angstrom", sm.scan_step_angstrom);
+  write_attr(cal, "detector_mrad_per_pixel", sm.mrad_per_pixel);
+  write_attr(cal, "disk_radius_px", sm.disk_radius_px);
+  write_attr(cal, "defocus_angstrom", s.defocus_angstrom);
+  write_attr(cal, "wavelength_angstrom", sm.wavelength_angstrom);
+  write_attr(cal, "dose_per_frame", sm.dose_per_frame);
+  h5::Handle truth = group(master, "/entry/truth");
+  const std::vector<float> phase = object_phase_at_scan(s);
+  const hsize_t pd[2] = {s.scan_rows, s.scan_cols};
+  h5::Handle psp(H5Screate_simple(2, pd, nullptr), H5Sclose);
+  h5::Handle pds(H5Dcreate2(truth, "phase", H5T_IEEE_F32LE, psp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  H5Dwrite(pds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, phase.data());
+  return written;
+}
+
+}  // namespace qgpu::sample
