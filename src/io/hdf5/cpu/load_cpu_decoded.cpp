@@ -9,6 +9,7 @@
 #include "io/hdf5/codec/parallel_chunks.hpp"
 #include "io/hdf5/load_provenance.hpp"
 #include "io/hdf5/load_timing.hpp"
+#include "io/hdf5/pixel_mask.hpp"
 #include "io/hdf5/read/chunk_sources.hpp"
 #include "io/hdf5/read/parallel_reader.hpp"
 #include "io/hdf5/read/read_batches.hpp"
@@ -83,6 +84,9 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
     if (auto fail = codec::decode_chunks(bp, fi.shape.frame_pixels(), cb, p.read_threads))
       throw FormatError("cannot decode " + where + ", frame " + std::to_string(src.frames[b.first_chunk + fail->chunk]) +
                         " (" + fail->reason + ")");
+    if (p.zero_bad_pixels)  // on full stored frames, before crop and binning
+      apply_pixel_mask_cpu(direct ? dest[0] : staging.data(), fi.dtype, b.chunks, fi.shape.frame_pixels(),
+                           fi.bad_pixels.data(), fi.bad_pixels.size());
     if (!direct) {
       std::atomic<bool> overflow{false};
       codec::parallel_indices(b.out_rows, p.read_threads, [&](std::size_t r) {

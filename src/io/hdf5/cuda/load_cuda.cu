@@ -3,6 +3,7 @@
 
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/device_buffer.hpp"
+#include "io/hdf5/cuda/apply_pixel_mask.hpp"
 #include "io/hdf5/cuda/bin_frames.hpp"
 #include "io/hdf5/cuda/bitshuffle_lz4_decode.hpp"
 #include "io/hdf5/cuda/load_cuda.hpp"
@@ -89,11 +90,6 @@ struct Stream {
 Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress) {
   const FileInfo& fi = p.info;
   const std::string where = "'" + fi.dataset_path + "' in '" + fi.path + "'";
-  if (fi.parts.size() > 1 || fi.source_kind == "virtual dataset")
-    throw FormatError(where + " is a " + fi.source_kind + " acquisition of " + std::to_string(fi.parts.size()) +
-                      " parts; the GPU load does not read multi-part acquisitions yet: load it with backend='cpu'");
-  if (p.zero_bad_pixels)
-    throw FormatError("pixel_mask 'zero' is not applied by the GPU load yet; load " + where + " with backend='cpu'");
   if (!fi.bitshuffle_lz4)
     throw FormatError("GPU decode handles bitshuffle+LZ4 (HDF5 filter 32008) chunks; " + where + " uses " +
                       storage_name(fi) + ", which the host decodes: load it with backend='cpu'");
@@ -141,6 +137,8 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   const int no_overflow = 0;
   flags.upload(&no_error, sizeof(no_error));
   flags.upload(&no_overflow, sizeof(no_overflow), sizeof(no_error));
+  DeviceBuffer bad_pixels(p.zero_bad_pixels ? fi.bad_pixels.size() * sizeof(std::uint32_t) : 0);
+  if (p.zero_bad_pixels) bad_pixels.upload(fi.bad_pixels.data(), bad_pixels.bytes());
   auto* d_error = flags.as<unsigned long long>();
   int* d_overflow = reinterpret_cast<int*>(flags.as<char>() + sizeof(unsigned long long));
 
@@ -171,7 +169,11 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     cuda::DecodeBatch db{slot.dev_data.as<std::uint8_t>(), dtab, dtab + max_chunks, dtab + 2 * max_chunks,
                          batch.chunks, batch.first_chunk};
     cuda::DecodeScratch scratch{block_src.as<std::uint64_t>(), block_len.as<std::uint32_t>(), max_chunks * mb};
+    void* frames = direct ? result->as<char>() + batch.first_chunk * fi.frame_bytes() : staging.data();
     cuda::decode_bitshuffle_lz4(db, geo, direct ? result->data() : staging.data(), scratch, d_error, stream.s);
+    if (p.zero_bad_pixels)  // on full stored frames, before crop and binning
+      cuda::apply_pixel_mask(frames, fi.dtype, batch.chunks, fi.shape.frame_pixels(),
+                             bad_pixels.as<std::uint32_t>(), fi.bad_pixels.size(), stream.s);
     if (!direct) {
       cuda::BinGeometry bg{p.scan.cols,          fi.shape.det_rows,     fi.shape.det_cols,    p.detector.row0,
                            p.detector.col0,      batch.out_rows,        p.out_shape.scan_cols, p.out_shape.det_rows,
