@@ -209,7 +209,8 @@ TEST_F(CorruptCase, HeaderTotalTooSmallOrLarge) {
   Bytes c = encode_chunk(q, 1024, small.data());
   write_be64(c.data(), 512);
   EXPECT_NE(decode_error(q, 1024, c).find("header states 512 decoded bytes, the frame holds 2048"), std::string::npos);
-  for (std::uint64_t total : {std::uint64_t(0), std::uint64_t(n * 2 - 2), std::uint64_t(n * 2 + 2), ~std::uint64_t(0)}) {
+  const std::uint64_t totals[] = {0, n * 2 - 2, n * 2 + 2, ~std::uint64_t(0)};
+  for (std::uint64_t total : totals) {
     Bytes d = chunk;
     write_be64(d.data(), total);
     EXPECT_NE(decode_error(p, n, d).find("decoded bytes"), std::string::npos) << total;
