@@ -87,3 +87,42 @@ inline std::vector<std::uint8_t> read_through_plugin(const std::string& path, st
 }
 
 }  // namespace qgpu::test
+
+#include "io/hdf5/codec/bitshuffle_encode_host.hpp"
+
+namespace qgpu::test {
+
+// An EIGER-style /entry/data/data (frames, rows, cols) uint16 dataset whose chunks are bitshuffle+zstd
+// (cd_values[4] = 3), encoded by our host codec and written directly (the Debian plugin cannot compress zstd).
+// frame f holds the value (f * 7 + i) % 50 at pixel i. Returns false on any HDF5 failure.
+inline bool write_zstd_eiger_file(const std::string& path, std::size_t frames, std::size_t rows, std::size_t cols) {
+  h5::ensure_bitshuffle_filter();
+  hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t entry = H5Gcreate2(file, "/entry", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t data = H5Gcreate2(entry, "data", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hsize_t dims[3] = {frames, rows, cols}, chunk[3] = {1, rows, cols};
+  hid_t space = H5Screate_simple(3, dims, nullptr);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 3, chunk);
+  const unsigned cd[3] = {0, 3, 3};  // default block, zstd, level 3
+  H5Pset_filter(dcpl, h5::kBitshuffleFilter, H5Z_FLAG_OPTIONAL, 3, cd);
+  hid_t ds = H5Dcreate2(data, "data", H5T_STD_U16LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  bool ok = ds >= 0;
+  const io::codec::BitshuffleParams p{2, io::codec::default_block_elems(2), io::codec::BlockCompression::zstd, 3};
+  std::vector<std::uint16_t> frame(rows * cols);
+  for (std::size_t f = 0; ok && f < frames; ++f) {
+    for (std::size_t i = 0; i < frame.size(); ++i) frame[i] = std::uint16_t((f * 7 + i) % 50);
+    const auto c = io::codec::encode_chunk(p, frame.size(), frame.data());
+    hsize_t off[3] = {f, 0, 0};
+    ok = H5Dwrite_chunk(ds, H5P_DEFAULT, 0, off, c.size(), c.data()) >= 0;
+  }
+  if (ds >= 0) H5Dclose(ds);
+  H5Pclose(dcpl);
+  H5Sclose(space);
+  H5Gclose(data);
+  H5Gclose(entry);
+  H5Fclose(file);
+  return ok;
+}
+
+}  // namespace qgpu::test

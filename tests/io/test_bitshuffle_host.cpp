@@ -14,6 +14,8 @@
 #include "io/hdf5/codec/bitshuffle_decode_host.hpp"
 #include "io/hdf5/codec/bitshuffle_encode_host.hpp"
 #include "io/bitshuffle_h5_files.hpp"
+#include "io/hdf5/codec/bitshuffle_params.hpp"
+#include "io/hdf5/file_info.hpp"
 #include "support/temp_files.hpp"
 
 using namespace qgpu;
@@ -207,7 +209,8 @@ TEST_F(CorruptCase, HeaderTotalTooSmallOrLarge) {
   Bytes c = encode_chunk(q, 1024, small.data());
   write_be64(c.data(), 512);
   EXPECT_NE(decode_error(q, 1024, c).find("header states 512 decoded bytes, the frame holds 2048"), std::string::npos);
-  for (std::uint64_t total : {std::uint64_t(0), std::uint64_t(n * 2 - 2), std::uint64_t(n * 2 + 2), ~std::uint64_t(0)}) {
+  const std::uint64_t totals[] = {0, n * 2 - 2, n * 2 + 2, ~std::uint64_t(0)};
+  for (std::uint64_t total : totals) {
     Bytes d = chunk;
     write_be64(d.data(), total);
     EXPECT_NE(decode_error(p, n, d).find("decoded bytes"), std::string::npos) << total;
@@ -427,4 +430,32 @@ TEST(BitshuffleHostEncode, RejectsSmallOutputAndReportsBound) {
   const std::size_t m = encode_chunk(p, 100, f.data(), out.data(), out.size());
   EXPECT_LE(m, out.size());
   EXPECT_EQ(decode(p, 100, Bytes(out.begin(), out.begin() + m)), f);
+}
+
+// A zstd dataset as the GPU path sees it: the filter with cd_values[4] = 3, and raw chunks our decoder reads.
+TEST(BitshuffleHostZstdFile, FilterAndChunksAreReadable) {
+  const std::string path = test::temp_path("zstd.h5");
+  ASSERT_TRUE(test::write_zstd_eiger_file(path, 4, 20, 21));
+  const io::FileInfo fi = io::inspect(path);
+  ASSERT_EQ(fi.filters.size(), 1u);
+  ASSERT_GE(fi.filters[0].cd_values.size(), 5u);
+  EXPECT_EQ(fi.filters[0].cd_values[4], 3u);
+  EXPECT_FALSE(fi.bitshuffle_lz4);
+  const BitshuffleParams p = params_from_cd_values(fi.filters[0].cd_values);
+  EXPECT_EQ(p.compression, BlockCompression::zstd);
+  EXPECT_EQ(p.block_elems, 4096u);
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t ds = H5Dopen2(file, "/entry/data/data", H5P_DEFAULT);
+  for (std::size_t f = 0; f < 4; ++f) {
+    hsize_t off[3] = {f, 0, 0}, size = 0;
+    std::uint32_t mask = 0;
+    H5Dget_chunk_storage_size(ds, off, &size);
+    Bytes c(size);
+    ASSERT_GE(H5Dread_chunk(ds, H5P_DEFAULT, off, &mask, c.data()), 0);
+    std::vector<std::uint16_t> got(420);
+    decode_chunk(p, 420, c.data(), c.size(), got.data());
+    for (std::size_t i = 0; i < 420; ++i) ASSERT_EQ(got[i], (f * 7 + i) % 50) << f << " " << i;
+  }
+  H5Dclose(ds);
+  H5Fclose(file);
 }

@@ -1,6 +1,7 @@
 // GPU load (direct chunk reads + CUDA bitshuffle/LZ4 decode) equals the CPU reference (HDF5 + plugin) exactly.
 #include <gtest/gtest.h>
 
+#include "bitshuffle_h5_files.hpp"
 #include "corrupt.hpp"
 #include "io/hdf5/load.hpp"
 #include "load_reference.hpp"
@@ -124,4 +125,18 @@ TEST(LoadCuda, UncompressedDatasetIsRefusedClearly) {
   const std::string path = test::write_small_sample("raw.h5", s);
   EXPECT_THROW(io::load(path, with("cuda")), FormatError);
   EXPECT_EQ(io::load(path, with("cpu")).shape(), (Shape4D{2, 2, 16, 16}));
+}
+
+TEST(LoadCuda, ZstdDatasetIsRefusedNamingTheCompression) {
+  QGPU_REQUIRE_CUDA();
+  const std::string path = test::temp_path("zstd.h5");
+  ASSERT_TRUE(test::write_zstd_eiger_file(path, 4, 16, 16));
+  try {
+    io::load(path, with("cuda"));
+    ADD_FAILURE() << "a bitshuffle+zstd dataset loaded on the GPU";
+  } catch (const FormatError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("bitshuffle+zstd (cd_values[4]=3)"), std::string::npos) << m;
+    EXPECT_NE(m.find("backend='cpu'"), std::string::npos) << m;
+  }
 }

@@ -71,7 +71,9 @@ void write_sample(const std::string& path, const SampleSpec& s, const std::funct
   const std::size_t frame_bytes = frame_elems * dtype_size(s.dtype);
   const io::codec::BitshuffleParams codec{dtype_size(s.dtype), io::codec::default_block_elems(dtype_size(s.dtype)),
                                           io::codec::BlockCompression::lz4, 0};
-  std::vector<std::vector<std::uint8_t>> chunks;
+  std::vector<std::vector<std::uint8_t>> chunk_sets[2];  // batch k encodes into set k % 2 while k - 1 is written
+  std::size_t batch = 0;
+  std::future<void> writing;  // declared after what it uses: destroyed (and so joined) first
   const std::size_t rows_per_batch = std::max<std::size_t>(1, (std::size_t(256) << 20) / (frame_bytes * s.scan_cols));
   auto simulate_rows = [&](std::size_t r0) {
     const std::size_t rows = std::min(rows_per_batch, s.scan_rows - r0);
@@ -93,21 +95,26 @@ void write_sample(const std::string& path, const SampleSpec& s, const std::funct
       count[0] = rows * s.scan_cols;
     }
     if (s.compress) {
-      // Our encoder on all cores, then direct chunk writes: the chunks are the plugin's bytes (filter mask 0).
-      const std::size_t n = rows * s.scan_cols;
+      // Our encoder on all cores, then direct chunk writes (the chunks are the plugin's bytes, filter mask 0) on
+      // one writer thread while the next batch is encoded. Only that thread calls HDF5 meanwhile.
+      const std::size_t n = rows * s.scan_cols, first = r0 * s.scan_cols;
+      std::vector<std::vector<std::uint8_t>>& chunks = chunk_sets[batch++ % 2];
       io::codec::encode_chunks(codec, frame_elems, buf.data(), n, chunks, s.threads);
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t f = r0 * s.scan_cols + i;
-        std::vector<hsize_t> offset(rank, 0);
-        if (s.four_d) {
-          offset[0] = f / s.scan_cols;
-          offset[1] = f % s.scan_cols;
-        } else {
-          offset[0] = f;
+      if (writing.valid()) writing.get();  // the previous batch is on disk (rethrows its error)
+      writing = std::async(std::launch::async, [&, n, first] {
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::size_t f = first + i;
+          std::vector<hsize_t> offset(rank, 0);
+          if (s.four_d) {
+            offset[0] = f / s.scan_cols;
+            offset[1] = f % s.scan_cols;
+          } else {
+            offset[0] = f;
+          }
+          if (H5Dwrite_chunk(ds, H5P_DEFAULT, 0, offset.data(), chunks[i].size(), chunks[i].data()) < 0)
+            throw IoError("cannot write frame " + std::to_string(f) + " to '" + path + "'");
         }
-        if (H5Dwrite_chunk(ds, H5P_DEFAULT, 0, offset.data(), chunks[i].size(), chunks[i].data()) < 0)
-          throw IoError("cannot write frame " + std::to_string(f) + " to '" + path + "'");
-      }
+      });
     } else {
       h5::Handle fspace(H5Dget_space(ds), H5Sclose);
       H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
@@ -117,6 +124,7 @@ void write_sample(const std::string& path, const SampleSpec& s, const std::funct
     }
     if (progress) progress(double(r0 + rows) / double(s.scan_rows));
   }
+  if (writing.valid()) writing.get();
 
   h5::Handle cal = make_group(entry, "calibration");
   write_double_attr(cal, "energy_kev", s.energy_kev);

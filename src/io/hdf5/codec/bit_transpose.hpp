@@ -45,7 +45,8 @@ template <std::size_t ES>
     } else {
       for (int q = 0; q < 4; ++q)
         for (std::size_t k = 0; k < 8; ++k)
-          for (std::size_t b = 0; b < ES; ++b) out[((8 * q + l) * 8 + k) * ES + b] = std::uint8_t(w[b][l][q] >> (8 * k));
+          for (std::size_t b = 0; b < ES; ++b)
+            out[((8 * q + l) * 8 + k) * ES + b] = std::uint8_t(w[b][l][q] >> (8 * k));
     }
   }
 }
@@ -147,7 +148,8 @@ template <std::size_t ES>
 }
 
 // Runtime element size (1, 2, 4 or 8); returns false for other sizes.
-inline bool bit_unshuffle_block(std::size_t elem_size, const std::uint8_t* planes, std::size_t n, std::uint8_t* out) {
+[[gnu::always_inline]] inline bool bit_unshuffle_block(std::size_t elem_size, const std::uint8_t* planes, std::size_t n,
+                                                      std::uint8_t* out) {
   switch (elem_size) {
     case 1: bit_unshuffle_block<1>(planes, n, out); return true;
     case 2: bit_unshuffle_block<2>(planes, n, out); return true;
@@ -156,7 +158,8 @@ inline bool bit_unshuffle_block(std::size_t elem_size, const std::uint8_t* plane
     default: return false;
   }
 }
-inline bool bit_shuffle_block(std::size_t elem_size, const std::uint8_t* in, std::size_t n, std::uint8_t* planes) {
+[[gnu::always_inline]] inline bool bit_shuffle_block(std::size_t elem_size, const std::uint8_t* in, std::size_t n,
+                                                    std::uint8_t* planes) {
   switch (elem_size) {
     case 1: bit_shuffle_block<1>(in, n, planes); return true;
     case 2: bit_shuffle_block<2>(in, n, planes); return true;

@@ -71,7 +71,8 @@ void decode_chunk(const BitshuffleParams& p, std::size_t frame_elems, const std:
                   std::size_t chunk_bytes, void* dst) {
   validate(p);
   const ChunkGeometry g{p.elem_size, frame_elems, p.block_elems};
-  if (frame_elems > SIZE_MAX / p.elem_size) throw FormatError("frame of " + num(frame_elems) + " elements is too large");
+  if (frame_elems > SIZE_MAX / p.elem_size)
+    throw FormatError("frame of " + num(frame_elems) + " elements is too large");
   const std::uint64_t frame_bytes = std::uint64_t(frame_elems) * p.elem_size;
   const std::size_t block_bytes = p.block_bytes();
   if (chunk_bytes < kChunkHeaderBytes)

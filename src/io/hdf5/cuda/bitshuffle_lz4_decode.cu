@@ -8,12 +8,8 @@ namespace {
 
 constexpr int kWarpsPerBlock = 4;
 
-__device__ __forceinline__ std::uint32_t be32(const std::uint8_t* p) {
-  return (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | p[3];
-}
-__device__ __forceinline__ std::uint64_t be64(const std::uint8_t* p) {
-  return (std::uint64_t(be32(p)) << 32) | be32(p + 4);
-}
+using codec::read_be32;
+using codec::read_be64;
 __device__ __forceinline__ void report(unsigned long long* err, std::uint64_t chunk, unsigned code) {
   atomicMin(err, (static_cast<unsigned long long>(chunk) << 8) | code);
 }
@@ -30,14 +26,14 @@ __global__ void parse_chunks(DecodeBatch b, DecodeGeometry g, std::uint8_t* out,
   const std::size_t mb = g.max_blocks();
   for (std::size_t k = 0; k < mb; ++k) s.block_len[i * mb + k] = 0xffffffffu;  // "not decodable"
   if (size < 12) return report(err, id, kBlockBounds);
-  if (be64(c) != g.frame_elems * g.elem_size) return report(err, id, kHeaderSize);
-  if (be32(c + 8) != g.block_elems * g.elem_size) return report(err, id, kHeaderBlock);
+  if (read_be64(c) != g.frame_elems * g.elem_size) return report(err, id, kHeaderSize);
+  if (read_be32(c + 8) != g.block_elems * g.elem_size) return report(err, id, kHeaderBlock);
   const std::size_t n = g.frame_elems, rem = n % g.block_elems;
   const std::size_t nblocks = n / g.block_elems + ((rem - rem % 8) > 0 ? 1 : 0);
   std::uint64_t pos = 12;
   for (std::size_t k = 0; k < nblocks; ++k) {
     if (pos + 4 > size) return report(err, id, kBlockBounds);
-    const std::uint32_t len = be32(c + pos);
+    const std::uint32_t len = read_be32(c + pos);
     pos += 4;
     if (pos + len > size) return report(err, id, kBlockBounds);
     s.block_src[i * mb + k] = b.chunk_offset[i] + pos;

@@ -1,8 +1,6 @@
 #pragma once
 // GPU decoding of HDF5 bitshuffle+LZ4 (filter 32008) chunks, one frame per chunk.
-// Chunk layout (bitshuffle bshuf_h5filter.c): 12-byte header (uint64 BE decoded bytes, uint32 BE block bytes),
-// then per block a uint32 BE compressed length and a raw LZ4 block holding the bit-transposed elements, then
-// the last (n % 8) elements verbatim.
+// Chunk layout: io/hdf5/codec/bitshuffle_format.hpp (shared with the host codec).
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -10,6 +8,7 @@
 #include <string>
 
 #include "core/hd.hpp"
+#include "io/hdf5/codec/bitshuffle_format.hpp"
 
 namespace qgpu::io::cuda {
 
@@ -18,10 +17,7 @@ struct DecodeGeometry {
   std::size_t frame_elems = 0;   // elements per chunk
   std::size_t block_elems = 0;   // bitshuffle block size in elements
   // LZ4 blocks per chunk: full blocks plus one partial block of (n % block) rounded down to 8, if any.
-  QGPU_HD std::size_t max_blocks() const {
-    const std::size_t rem = frame_elems % block_elems;
-    return frame_elems / block_elems + ((rem - rem % 8) > 0 ? 1 : 0);
-  }
+  QGPU_HD std::size_t max_blocks() const { return codec::ChunkGeometry{elem_size, frame_elems, block_elems}.blocks(); }
 };
 
 // One batch of compressed chunks already in device memory.
