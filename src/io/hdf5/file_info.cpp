@@ -1,7 +1,10 @@
 #include "io/hdf5/file_info.hpp"
 
 #include <cmath>
+#include <optional>
+#include <utility>
 
+#include "core/checked.hpp"
 #include "core/error.hpp"
 #include "io/hdf5/bitshuffle_plugin.hpp"
 #include "io/hdf5/h5_handle.hpp"
@@ -48,16 +51,38 @@ DType count_dtype_of(hid_t type, const std::string& where) {
   }
 }
 
-// Reads an integer attribute array if present.
-std::vector<long long> int_attribute(hid_t obj, const char* name) {
+// The scan_shape attribute as (rows, cols): nothing when absent; FormatError naming the problem when present
+// but not two positive integers whose product fits.
+std::optional<std::pair<std::size_t, std::size_t>> scan_shape_attribute(hid_t ds, const std::string& where) {
   h5::QuietErrors quiet;
-  if (H5Aexists(obj, name) <= 0) return {};
-  h5::Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
+  if (H5Aexists(ds, "scan_shape") <= 0) return std::nullopt;
+  const std::string bad = where + " has an invalid scan_shape attribute: ";
+  h5::Handle a(H5Aopen(ds, "scan_shape", H5P_DEFAULT), H5Aclose);
+  h5::Handle t(H5Aget_type(a), H5Tclose);
+  if (H5Tget_class(t) != H5T_INTEGER) throw FormatError(bad + "not integers");
   h5::Handle sp(H5Aget_space(a), H5Sclose);
   const hssize_t n = H5Sget_simple_extent_npoints(sp);
-  std::vector<long long> v(n > 0 ? n : 0);
-  if (n > 0 && H5Aread(a, H5T_NATIVE_LLONG, v.data()) < 0) return {};
-  return v;
+  if (n != 2) throw FormatError(bad + std::to_string(n) + " values; expected 2 (scan rows, scan cols)");
+  long long v[2] = {0, 0};
+  if (H5Aread(a, H5T_NATIVE_LLONG, v) < 0) throw FormatError(bad + "unreadable (values beyond 64-bit integers?)");
+  if (v[0] <= 0 || v[1] <= 0)
+    throw FormatError(bad + std::to_string(v[0]) + "x" + std::to_string(v[1]) + "; both must be positive");
+  checked_mul(std::uint64_t(v[0]), std::uint64_t(v[1]), where + " scan_shape attribute frame count");
+  return std::pair{std::size_t(v[0]), std::size_t(v[1])};
+}
+
+// The first default dataset path that names a dataset (a group of the same name is skipped).
+std::string default_dataset(hid_t file) {
+  h5::QuietErrors quiet;
+  for (const std::string& p : kDefaultDatasetPaths) {
+    if (H5Lexists(file, p.substr(0, p.find('/', 1)).c_str(), H5P_DEFAULT) <= 0 ||
+        H5Lexists(file, p.c_str(), H5P_DEFAULT) <= 0)
+      continue;
+    H5O_info_t oi;
+    if (H5Oget_info_by_name2(file, p.c_str(), &oi, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 && oi.type == H5O_TYPE_DATASET)
+      return p;
+  }
+  return "";
 }
 
 nlohmann::json read_calibration(hid_t file) {
@@ -88,9 +113,14 @@ std::string filter_name(int id) {
     case H5Z_FILTER_DEFLATE: return "deflate";
     case H5Z_FILTER_SHUFFLE: return "shuffle";
     case H5Z_FILTER_FLETCHER32: return "fletcher32";
+    case 32000: return "lzf";
+    case 32001: return "blosc";
     case 32004: return "lz4";
+    case 32013: return "zfp";
+    case 32015: return "zstd";
+    case 32017: return "sz";
     case h5::kBitshuffleFilter: return "bitshuffle";
-    default: return "filter " + std::to_string(id);
+    default: return "unknown";
   }
 }
 
@@ -121,13 +151,7 @@ FileInfo inspect(const std::string& path, const std::string& dataset_path, std::
   FileInfo info;
   info.path = path;
   if (dataset_path.empty()) {
-    h5::QuietErrors quiet;
-    for (const std::string& p : kDefaultDatasetPaths)
-      if (H5Lexists(file, p.substr(0, p.find('/', 1)).c_str(), H5P_DEFAULT) > 0 &&
-          H5Lexists(file, p.c_str(), H5P_DEFAULT) > 0) {
-        info.dataset_path = p;
-        break;
-      }
+    info.dataset_path = default_dataset(file);
     if (info.dataset_path.empty()) {
       const std::vector<std::string> found = discover(path);
       if (found.empty()) throw IoError("no 4D-STEM dataset (integer, rank 3 or 4) found in '" + path + "'");
@@ -167,9 +191,11 @@ FileInfo inspect(const std::string& path, const std::string& dataset_path, std::
   }
   const std::size_t det_r = info.dims[rank - 2], det_c = info.dims[rank - 1];
   if (det_r == 0 || det_c == 0) throw FormatError(where + " has an empty detector");
-  const std::size_t frames = rank == 4 ? info.dims[0] * info.dims[1] : info.dims[0];
+  const std::size_t frames = rank == 4 ? checked_mul(info.dims[0], info.dims[1], where + " frame count") : info.dims[0];
+  if (frames == 0) throw FormatError(where + " holds no frames (its scan extent is 0)");
   if (scan_rows || scan_cols) {
-    if (scan_rows * scan_cols != frames)
+    if (scan_rows == 0 || scan_cols == 0 ||
+        checked_mul<RegionError>(scan_rows, scan_cols, "given scan shape frame count") != frames)
       throw FormatError("given scan shape " + std::to_string(scan_rows) + "x" + std::to_string(scan_cols) +
                         " does not match the " + std::to_string(frames) + " frames of " + where);
     info.shape = {scan_rows, scan_cols, det_r, det_c};
@@ -177,11 +203,11 @@ FileInfo inspect(const std::string& path, const std::string& dataset_path, std::
   } else if (rank == 4) {
     info.shape = {info.dims[0], info.dims[1], det_r, det_c};
     info.scan_shape_source = "dataset dims";
-  } else if (auto s = int_attribute(ds, "scan_shape"); s.size() == 2 && s[0] > 0 && s[1] > 0) {
-    if (std::size_t(s[0] * s[1]) != frames)
-      throw FormatError(where + " attribute scan_shape " + std::to_string(s[0]) + "x" + std::to_string(s[1]) +
-                        " does not match its " + std::to_string(frames) + " frames");
-    info.shape = {std::size_t(s[0]), std::size_t(s[1]), det_r, det_c};
+  } else if (const auto s = scan_shape_attribute(ds, where)) {
+    if (s->first * s->second != frames)
+      throw FormatError(where + " attribute scan_shape " + std::to_string(s->first) + "x" +
+                        std::to_string(s->second) + " does not match its " + std::to_string(frames) + " frames");
+    info.shape = {s->first, s->second, det_r, det_c};
     info.scan_shape_source = "attribute scan_shape";
   } else {
     const auto side = static_cast<std::size_t>(std::llround(std::sqrt(double(frames))));
@@ -191,6 +217,7 @@ FileInfo inspect(const std::string& path, const std::string& dataset_path, std::
     info.shape = {side, side, det_r, det_c};
     info.scan_shape_source = "square frame count";
   }
+  info.shape.nbytes(dtype_size(info.dtype));  // FormatError for a shape no memory holds (or whose size wraps)
 
   if (!info.chunk_dims.empty()) {
     bool one = true;
@@ -198,7 +225,11 @@ FileInfo inspect(const std::string& path, const std::string& dataset_path, std::
     one = one && info.chunk_dims[rank - 2] == det_r && info.chunk_dims[rank - 1] == det_c;
     info.one_frame_per_chunk = one;
     std::size_t expected = 1;
-    for (int i = 0; i < rank; ++i) expected *= (info.dims[i] + info.chunk_dims[i] - 1) / info.chunk_dims[i];
+    for (int i = 0; i < rank; ++i) {
+      if (info.chunk_dims[i] == 0) throw FormatError(where + " has a chunk dimension of 0");
+      expected = checked_mul(expected, info.dims[i] / info.chunk_dims[i] + (info.dims[i] % info.chunk_dims[i] != 0),
+                             where + " chunk count");
+    }
     info.chunks_expected = expected;
     hsize_t written = 0;
     h5::QuietErrors quiet;

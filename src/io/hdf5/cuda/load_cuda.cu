@@ -93,7 +93,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     }
   }
 
-  const std::size_t out_bytes = p.out_shape.elements() * dtype_size(p.out_dtype);
+  const std::size_t out_bytes = p.out_shape.nbytes(dtype_size(p.out_dtype));
   auto result = std::make_shared<DeviceBuffer>(out_bytes);
   DeviceBuffer staging(direct ? 0 : max_batch_chunks * fi.frame_bytes());
   const std::size_t mb = geo.max_blocks();
