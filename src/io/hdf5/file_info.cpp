@@ -51,6 +51,19 @@ DType count_dtype_of(hid_t type, const std::string& where) {
   }
 }
 
+// Reads an integer attribute array if present.
+[[maybe_unused]]  // kept for other readers of integer attributes
+std::vector<long long> int_attribute(hid_t obj, const char* name) {
+  h5::QuietErrors quiet;
+  if (H5Aexists(obj, name) <= 0) return {};
+  h5::Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
+  h5::Handle sp(H5Aget_space(a), H5Sclose);
+  const hssize_t n = H5Sget_simple_extent_npoints(sp);
+  std::vector<long long> v(n > 0 ? n : 0);
+  if (n > 0 && H5Aread(a, H5T_NATIVE_LLONG, v.data()) < 0) return {};
+  return v;
+}
+
 // The scan_shape attribute as (rows, cols): nothing when absent; FormatError naming the problem when present
 // but not two positive integers whose product fits.
 std::optional<std::pair<std::size_t, std::size_t>> scan_shape_attribute(hid_t ds, const std::string& where) {
