@@ -2,27 +2,49 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <exception>
+#include <new>
 
 #include "cli/commands.hpp"
+#include "cli/progress.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
+
+namespace {
+
+// Every failure reaches the user as one line on stderr (after any progress bar) and exit status 1.
+int fail(const char* kind, const char* what) {
+  qgpu::cli::end_progress_line();
+  std::fprintf(stderr, "qgpu: error: %s%s\n", kind, what);
+  return 1;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"quantem-gpu: load 4D-STEM HDF5 data onto the GPU and compute images from it"};
   app.set_version_flag("--version", std::string("qgpu ") + qgpu::kVersion);
   app.require_subcommand(1);
-  qgpu::cli::add_info(app);
-  qgpu::cli::add_image(app);
-  qgpu::cli::add_sample(app);
-  qgpu::cli::add_serve(app);
-  qgpu::cli::add_ssb(app);
   try {
+    qgpu::cli::add_info(app);
+    qgpu::cli::add_image(app);
+    qgpu::cli::add_sample(app);
+    qgpu::cli::add_serve(app);
+    qgpu::cli::add_ssb(app);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    qgpu::cli::end_progress_line();
     return app.exit(e);
   } catch (const qgpu::Error& e) {
-    std::fprintf(stderr, "qgpu: error: %s\n", e.what());
-    return 1;
+    return fail("", e.what());
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory: ", "the request needs more memory than this machine can give (use a region or bin)");
+  } catch (const std::length_error& e) {
+    return fail("out of memory: ", e.what());
+  } catch (const std::exception& e) {
+    return fail("", e.what());
+  } catch (...) {
+    return fail("", "unexpected failure (unknown exception)");
   }
   return 0;
 }

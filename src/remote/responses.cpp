@@ -21,6 +21,20 @@ httplib::Server::Handler guarded(RouteHandler handler) {
   };
 }
 
+httplib::Server::Handler guarded_heavy(Context& ctx, RouteHandler handler) {
+  return [&ctx, inner = guarded(std::move(handler))](const httplib::Request& req, httplib::Response& res) {
+    const HeavySlots::Slot slot(ctx.heavy);
+    if (!slot.taken()) {
+      res.set_header("Retry-After", "1");
+      send_error(res, 503,
+                 "busy: " + std::to_string(ctx.options.max_heavy_requests) +
+                     " heavy requests are running; retry after 1 s");
+      return;
+    }
+    inner(req, res);
+  };
+}
+
 void send_json(httplib::Response& res, const nlohmann::json& body, int status) {
   res.status = status;
   res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");

@@ -11,6 +11,7 @@
 #include "core/image.hpp"
 #include "display/options.hpp"
 #include "remote/catalog.hpp"
+#include "remote/heavy_slots.hpp"
 #include "remote/params.hpp"
 #include "remote/server.hpp"
 
@@ -19,12 +20,15 @@ namespace qgpu::remote {
 struct Context {
   Catalog& catalog;
   const ServeOptions& options;
+  HeavySlots& heavy;  // concurrent heavy requests (options.max_heavy_requests)
 };
 
 using RouteHandler = std::function<void(const httplib::Request&, httplib::Response&)>;
 
 // Wraps a handler: exceptions become JSON errors with their status (http_error.hpp).
 httplib::Server::Handler guarded(RouteHandler handler);
+// guarded, holding one of ctx.heavy's slots while it runs; 503 with Retry-After when none comes free in time.
+httplib::Server::Handler guarded_heavy(Context& ctx, RouteHandler handler);
 
 void send_json(httplib::Response& res, const nlohmann::json& body, int status = 200);
 void send_error(httplib::Response& res, int status, const std::string& message);

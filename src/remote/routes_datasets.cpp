@@ -97,11 +97,11 @@ void window(Context& ctx, const httplib::Request& req, httplib::Response& res) {
 
 void add_dataset_routes(httplib::Server& http, Context& ctx) {
   http.Get("/api/datasets", guarded([&ctx](const httplib::Request&, httplib::Response& res) { list(ctx, res); }));
-  http.Get(kId + "/mean_pattern", guarded([&ctx](const auto& q, auto& r) { mean_pattern(ctx, q, r); }));
-  http.Get(kId + "/disk_fit", guarded([&ctx](const auto& q, auto& r) { disk_fit(ctx, q, r); }));
+  http.Get(kId + "/mean_pattern", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) { mean_pattern(ctx, q, r); }));
+  http.Get(kId + "/disk_fit", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) { disk_fit(ctx, q, r); }));
   http.Get(kId + "/frame", guarded([&ctx](const auto& q, auto& r) { frame(ctx, q, r); }));
   http.Get(kId + "/browse_plan", guarded([&ctx](const auto& q, auto& r) { plan(ctx, q, r); }));
-  http.Get(kId + "/window", guarded([&ctx](const auto& q, auto& r) { window(ctx, q, r); }));
+  http.Get(kId + "/window", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) { window(ctx, q, r); }));
 }
 
 }  // namespace qgpu::remote

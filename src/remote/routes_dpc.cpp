@@ -81,19 +81,19 @@ template <class F> void respond(Context& ctx, const httplib::Request& req, httpl
 }  // namespace
 
 void add_dpc_routes(httplib::Server& http, Context& ctx) {
-  http.Get(kId + "/com", guarded([&ctx](const auto& q, auto& r) {
+  http.Get(kId + "/com", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) {
              respond(ctx, q, r, [](ServedDataset& d, const Params& p) {
                const dpc::ComResult& c = com_of(d);
                Field f{c.com_row, c.com_col, {{"empty_frames", c.empty_frames}}};
                return pair_body(f, p, d.ds.backend());
              });
            }));
-  http.Get(kId + "/dpc", guarded([&ctx](const auto& q, auto& r) {
+  http.Get(kId + "/dpc", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) {
              respond(ctx, q, r, [](ServedDataset& d, const Params& p) {
                return pair_body(rotated_dpc(d, p), p, d.ds.backend());
              });
            }));
-  http.Get(kId + "/idpc", guarded([&ctx](const auto& q, auto& r) {
+  http.Get(kId + "/idpc", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) {
              respond(ctx, q, r, [](ServedDataset& d, const Params& p) {
                const std::string format = p.choice("format", {"json", "f32", "png"}, "json");
                const dpc::IdpcPadding padding = padding_of(p);

@@ -29,7 +29,8 @@ void post_virtual(Context& ctx, const httplib::Request& req, httplib::Response& 
   const display::DisplayOptions look = display_options(p, display::Scale::linear);
   const Shape4D& sh = s.ds.shape();
   const detector::Mask mask =
-      parse_mask_body(req.body, req.get_header_value("Content-Type"), sh.det_rows, sh.det_cols);
+      parse_mask_body(req.body, req.get_header_value("Content-Type"), sh.det_rows, sh.det_cols,
+                      p.text("dtype").value_or(req.get_header_value("X-DType")));
   double ms = 0;
   Body body = run_on(
       s, [&](ServedDataset& d) { return u64_body(detector::virtual_image(d.ds, mask), format, look, d.ds.backend()); },
@@ -41,8 +42,8 @@ void post_virtual(Context& ctx, const httplib::Request& req, httplib::Response& 
 }  // namespace
 
 void add_virtual_routes(httplib::Server& http, Context& ctx) {
-  http.Get(kPath, guarded([&ctx](const auto& q, auto& r) { get_virtual(ctx, q, r); }));
-  http.Post(kPath, guarded([&ctx](const auto& q, auto& r) { post_virtual(ctx, q, r); }));
+  http.Get(kPath, guarded_heavy(ctx, [&ctx](const auto& q, auto& r) { get_virtual(ctx, q, r); }));
+  http.Post(kPath, guarded_heavy(ctx, [&ctx](const auto& q, auto& r) { post_virtual(ctx, q, r); }));
 }
 
 }  // namespace qgpu::remote

@@ -2,12 +2,16 @@
 
 #include <httplib.h>
 
+#include <algorithm>
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "remote/host_address.hpp"
 #include "remote/http_error.hpp"
+#include "remote/virtual_request.hpp"
 #include "remote/routes.hpp"
 
 namespace qgpu::remote {
@@ -44,11 +48,25 @@ std::string logged_target(const httplib::Request& req) {
   return req.path + q;
 }
 
-}  // namespace
-
-bool is_loopback_host(const std::string& host) {
-  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+// A path with control characters (a decoded %00 truncates the file name the static handler opens) or a
+// backslash is refused before routing.
+bool hostile_path(const std::string& path) {
+  for (const char ch : path)
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f || ch == '\\') return true;
+  return false;
 }
+
+// The longest request body any route takes: the largest mask of the served detectors (at least 64 KiB).
+std::size_t max_body_bytes(const Catalog& catalog) {
+  std::size_t most = std::size_t(64) << 10;
+  for (const auto& s : catalog.all()) {
+    const Shape4D& sh = s->ds.shape();
+    most = std::max(most, mask_body_limit(sh.det_rows, sh.det_cols));
+  }
+  return most;
+}
+
+}  // namespace
 
 std::string default_web_dir() {
   std::error_code ec;
@@ -68,9 +86,35 @@ struct Server::Impl {
   Catalog catalog;
   ServeOptions options;
   httplib::Server http;
-  Context ctx{catalog, options};
+  HeavySlots heavy;
+  Context ctx{catalog, options, heavy};
+  std::size_t body_limit = 0;
+  std::string bind_address;  // the numeric address checked in the constructor
 
-  Impl(Catalog c, ServeOptions o) : catalog(std::move(c)), options(std::move(o)) {}
+  Impl(Catalog c, ServeOptions o)
+      : catalog(std::move(c)),
+        options(std::move(o)),
+        heavy(options.max_heavy_requests, std::chrono::milliseconds(options.heavy_wait_ms)) {}
+
+  // Refuses hostile paths and bodies longer than any route takes, before the body is read.
+  bool refuse_early(const httplib::Request& req, httplib::Response& res) {
+    if (hostile_path(req.path)) {
+      send_error(res, 400, "request path holds a control character or backslash");
+      return true;
+    }
+    const std::string length = req.get_header_value("Content-Length");
+    if (!length.empty()) {
+      std::size_t n = 0;
+      const auto [p, ec] = std::from_chars(length.data(), length.data() + length.size(), n);
+      if (ec != std::errc() || p != length.data() + length.size() || n > body_limit) {
+        send_error(res, 413, "request body of " + length + " bytes exceeds " + std::to_string(body_limit) +
+                                 " bytes, the most any route of this server takes");
+        res.set_header("Connection", "close");
+        return true;
+      }
+    }
+    return false;
+  }
 
   httplib::Server::HandlerResponse authorize(const httplib::Request& req, httplib::Response& res) {
     if (options.token.empty()) return httplib::Server::HandlerResponse::Unhandled;
@@ -96,12 +140,20 @@ struct Server::Impl {
   }
 
   void setup() {
-    http.new_task_queue = [] { return new httplib::ThreadPool(16); };
+    // Each connection holds a thread while it sends its request: enough threads that a handful of slow clients
+    // cannot starve the rest, and a short read timeout so that an idle or trickling one lets go soon.
+    const int threads = std::max(4, options.threads);
+    http.new_task_queue = [threads] { return new httplib::ThreadPool(std::size_t(threads)); };
     http.set_keep_alive_max_count(100);
-    http.set_read_timeout(5, 0);
+    http.set_keep_alive_timeout(2);
+    http.set_read_timeout(2, 0);
     http.set_write_timeout(30, 0);
-    http.set_payload_max_length(std::size_t(64) << 20);
-    http.set_pre_routing_handler([this](const auto& req, auto& res) { return authorize(req, res); });
+    body_limit = max_body_bytes(catalog);
+    http.set_payload_max_length(body_limit);
+    http.set_pre_routing_handler([this](const auto& req, auto& res) {
+      if (refuse_early(req, res)) return httplib::Server::HandlerResponse::Handled;
+      return authorize(req, res);
+    });
     http.set_logger([this](const auto& req, const auto& res) { log(req, res); });
     http.set_exception_handler([](const auto&, auto& res, std::exception_ptr e) {
       const StatusAndMessage m = classify(e);
@@ -133,20 +185,26 @@ struct Server::Impl {
 };
 
 Server::Server(Catalog catalog, ServeOptions options) {
-  if (!is_loopback_host(options.host) && options.token.empty())
+  const std::vector<std::string> addresses = resolve_host(options.host);
+  bool loopback = !addresses.empty();
+  for (const std::string& a : addresses) loopback = loopback && is_loopback_address(a);
+  if (!loopback && options.token.empty())
     throw InvalidArgument("binding to the non-loopback host '" + options.host +
                           "' requires --token (requests then carry 'Authorization: Bearer TOKEN')");
   if (options.port < 0 || options.port > 65535) throw InvalidArgument("port must be in 0..65535");
   // A client that goes away mid-response must not kill the process with SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
   impl_ = std::make_unique<Impl>(std::move(catalog), std::move(options));
+  impl_->bind_address = addresses.empty() ? "" : addresses.front();
   impl_->setup();
 }
 
 Server::~Server() { stop(); }
 
 int Server::bind() {
-  const std::string host = impl_->options.host == "[::1]" ? "::1" : impl_->options.host;
+  // Binds the address checked in the constructor, not a second resolution of the name.
+  const std::string host = impl_->bind_address;
+  if (host.empty()) throw IoError("cannot resolve host '" + impl_->options.host + "'");
   if (impl_->options.port == 0) {
     const int port = impl_->http.bind_to_any_port(host);
     if (port <= 0) throw IoError("cannot bind to " + host + " on any port");

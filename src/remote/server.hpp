@@ -17,9 +17,13 @@ struct ServeOptions {
   std::string web_dir;       // built viewer; "" = default_web_dir()
   std::size_t window_limit_bytes = kDefaultWindowLimitBytes;
   bool log_requests = true;  // one line per request on stderr
+  std::size_t max_heavy_requests = 4;  // computations / mask bodies / windows at once; more wait, then 503
+  int heavy_wait_ms = 2000;            // how long a heavy request waits for a slot
+  int threads = 64;                    // connection threads (a slow client holds one until its read timeout)
 };
 
-// True for localhost, 127.0.0.0/8 and ::1.
+// True when the host resolves and every address it names is loopback (127.0.0.0/8, ::1): the address is
+// parsed (names resolved), not matched as text, so "127.0.0.1.example.com" is loopback only if it resolves so.
 bool is_loopback_host(const std::string& host);
 
 // <directory of the running executable>/web when it holds index.html, else the build output folder of

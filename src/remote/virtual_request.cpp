@@ -1,10 +1,12 @@
 #include "remote/virtual_request.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
 #include <nlohmann/json.hpp>
 
+#include "core/checked.hpp"
 #include "detector/virtual_detector.hpp"
 #include "remote/http_error.hpp"
 
@@ -40,8 +42,57 @@ Image<std::uint64_t> compute_virtual(const Dataset& ds, const VirtualRequest& v)
   return detector::adf(ds, *v.inner, *v.outer, center);
 }
 
+std::size_t mask_body_limit(std::size_t det_rows, std::size_t det_cols) {
+  const std::size_t n = checked_mul<InvalidArgument>(det_rows, det_cols, "detector pixels");
+  return checked_add<InvalidArgument>(checked_mul<InvalidArgument>(n, 11, "mask body bound"), 4096, "mask body bound");
+}
+
+namespace {
+
+// Little-endian raw weights of one dtype, each an integer in 0..uint32 max.
+std::vector<std::uint32_t> raw_weights(const std::string& body, const std::string& dtype, std::size_t n) {
+  const std::size_t es = dtype == "uint8" ? 1 : 4;
+  if (dtype != "uint8" && dtype != "uint32" && dtype != "int32" && dtype != "float32")
+    throw HttpError(400, "raw mask dtype must be one of uint8, uint32, int32, float32; got '" + dtype + "'");
+  if (body.size() != n * es)
+    throw HttpError(400, "raw mask must hold det_rows * det_cols = " + std::to_string(n) + " little-endian " + dtype +
+                             " weights (" + std::to_string(n * es) + " bytes), got " + std::to_string(body.size()) +
+                             " bytes");
+  std::vector<std::uint32_t> w(n);
+  const auto* b = reinterpret_cast<const unsigned char*>(body.data());
+  for (std::size_t i = 0; i < n; ++i) {
+    if (es == 1) {
+      w[i] = b[i];
+      continue;
+    }
+    const std::uint32_t u = std::uint32_t(b[4 * i]) | std::uint32_t(b[4 * i + 1]) << 8 |
+                            std::uint32_t(b[4 * i + 2]) << 16 | std::uint32_t(b[4 * i + 3]) << 24;
+    if (dtype == "uint32") {
+      w[i] = u;
+    } else if (dtype == "int32") {
+      if (std::int32_t(u) < 0) throw HttpError(400, "mask weight " + std::to_string(i) + " is negative");
+      w[i] = u;
+    } else {
+      float f = 0;
+      std::memcpy(&f, &u, 4);
+      if (!(f >= 0) || f > 4294967295.0f || f != std::floor(f))
+        throw HttpError(400, "float32 mask weight " + std::to_string(i) + " is " + std::to_string(f) +
+                                 "; weights are whole numbers in 0..4294967295");
+      w[i] = static_cast<std::uint32_t>(f);
+    }
+  }
+  return w;
+}
+
+}  // namespace
+
 detector::Mask parse_mask_body(const std::string& body, const std::string& content_type, std::size_t det_rows,
-                               std::size_t det_cols) {
+                               std::size_t det_cols, const std::string& dtype) {
+  const std::size_t limit = mask_body_limit(det_rows, det_cols);
+  if (body.size() > limit)
+    throw HttpError(413, "mask body of " + std::to_string(body.size()) + " bytes exceeds " + std::to_string(limit) +
+                             " bytes, the most a " + std::to_string(det_rows) + "x" + std::to_string(det_cols) +
+                             " detector mask needs (send raw weights as application/octet-stream)");
   std::vector<std::uint32_t> w;
   if (content_type.rfind("application/json", 0) == 0) {
     const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
@@ -56,12 +107,7 @@ detector::Mask parse_mask_body(const std::string& body, const std::string& conte
       w.push_back(x.get<std::uint32_t>());
     }
   } else {
-    if (body.size() != det_rows * det_cols * 4)
-      throw HttpError(400, "raw mask must hold det_rows * det_cols = " + std::to_string(det_rows * det_cols) +
-                               " little-endian uint32 weights (" + std::to_string(det_rows * det_cols * 4) +
-                               " bytes), got " + std::to_string(body.size()) + " bytes");
-    w.resize(det_rows * det_cols);
-    std::memcpy(w.data(), body.data(), body.size());
+    w = raw_weights(body, dtype.empty() ? "uint32" : dtype, det_rows * det_cols);
   }
   return detector::from_weights(det_rows, det_cols, std::move(w));  // InvalidArgument -> 400
 }

@@ -25,9 +25,13 @@ VirtualRequest parse_virtual(const Params& p);
 // Exact uint64 image on the dataset's backend.
 Image<std::uint64_t> compute_virtual(const Dataset& ds, const VirtualRequest& v);
 
-// A mask from a POST body: JSON {"weights": [...], "rows"?, "cols"?} or raw little-endian uint32 weights
-// (content type application/octet-stream), det_rows x det_cols.
+// A mask from a POST body: JSON {"weights": [...], "rows"?, "cols"?} or raw little-endian weights
+// (content type application/octet-stream) of `dtype` uint8 | uint32 (default) | int32 | float32, det_rows x
+// det_cols. HttpError 413 for a body longer than mask_body_limit, 400 for anything else wrong.
 detector::Mask parse_mask_body(const std::string& body, const std::string& content_type, std::size_t det_rows,
-                               std::size_t det_cols);
+                               std::size_t det_cols, const std::string& dtype = "");
+
+// The longest mask body a detector can need: its JSON form with every weight at 10 digits, plus slack.
+std::size_t mask_body_limit(std::size_t det_rows, std::size_t det_cols);
 
 }  // namespace qgpu::remote

@@ -43,7 +43,7 @@ class Dataset {
   std::string representation() const { return "dense"; }
   std::string residency() const { return backend() == Backend::cuda ? "gpu" : "host"; }
   std::string storage_schema() const { return kStorageSchema; }
-  std::size_t nbytes() const { return shape().elements() * dtype_size(dtype()); }
+  std::size_t nbytes() const { return shape().nbytes(dtype_size(dtype())); }
   const nlohmann::json& metadata() const;
   const Provenance& provenance() const;
 

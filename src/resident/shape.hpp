@@ -3,14 +3,19 @@
 #include <string>
 #include <vector>
 
+#include "core/checked.hpp"
+
 namespace qgpu {
 
-// 4D-STEM shape: scan (rows, cols) x detector (rows, cols).
+// 4D-STEM shape: scan (rows, cols) x detector (rows, cols). The products are checked: a shape whose frame
+// count, frame size or element count does not fit 64 bits raises FormatError naming the product.
 struct Shape4D {
   std::size_t scan_rows = 0, scan_cols = 0, det_rows = 0, det_cols = 0;
-  std::size_t frames() const { return scan_rows * scan_cols; }
-  std::size_t frame_pixels() const { return det_rows * det_cols; }
-  std::size_t elements() const { return frames() * frame_pixels(); }
+  std::size_t frames() const { return checked_mul(scan_rows, scan_cols, "scan frame count (scan_rows x scan_cols)"); }
+  std::size_t frame_pixels() const { return checked_mul(det_rows, det_cols, "frame size (det_rows x det_cols)"); }
+  std::size_t elements() const { return checked_mul(frames(), frame_pixels(), "element count (frames x frame size)"); }
+  // Bytes of the whole array at elem_size bytes an element; FormatError when beyond kMaxArrayBytes.
+  std::size_t nbytes(std::size_t elem_size) const;
   std::vector<std::size_t> dims() const { return {scan_rows, scan_cols, det_rows, det_cols}; }
   bool operator==(const Shape4D&) const = default;
 };

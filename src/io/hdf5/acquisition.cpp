@@ -175,9 +175,18 @@ PartRef resolve_link(hid_t file, const std::string& file_path, const std::string
   return p;
 }
 
+// True when `path` names a dataset (a group of a default name, e.g. /data, is skipped and the search goes on).
+bool dataset_exists(hid_t file, const std::string& path) {
+  if (!link_exists(file, path)) return false;
+  h5::QuietErrors quiet;
+  H5O_info_t oi;
+  return H5Oget_info_by_name2(file, path.c_str(), &oi, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 &&
+         oi.type == H5O_TYPE_DATASET;
+}
+
 PartList find_parts(hid_t master, const std::string& master_path, const std::string& dataset_path) {
   if (!dataset_path.empty()) return single_dataset(master, master_path, dataset_path);
-  if (link_exists(master, kDefaultDatasetPaths.front())) return single_dataset(master, master_path, kDefaultDatasetPaths.front());
+  if (dataset_exists(master, kDefaultDatasetPaths.front())) return single_dataset(master, master_path, kDefaultDatasetPaths.front());
   const std::map<long, std::string> links = numbered_links(master);
   if (!links.empty()) {
     PartList out;
@@ -199,7 +208,7 @@ PartList find_parts(hid_t master, const std::string& master_path, const std::str
     return out;
   }
   for (const std::string& p : kDefaultDatasetPaths)
-    if (link_exists(master, p)) return single_dataset(master, master_path, p);
+    if (dataset_exists(master, p)) return single_dataset(master, master_path, p);
   const std::vector<std::string> found = discover(master_path);
   if (found.empty()) throw IoError("no 4D-STEM dataset (integer, rank 3 or 4) found in '" + master_path + "'");
   return single_dataset(master, master_path, found.front());

@@ -1,7 +1,10 @@
 #include "io/hdf5/file_info.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
+#include "core/checked.hpp"
 #include "core/error.hpp"
 #include "io/hdf5/acquisition.hpp"
 #include "io/hdf5/bitshuffle_plugin.hpp"
@@ -60,6 +63,26 @@ DType count_dtype_of(hid_t type, const std::string& where) {
   }
 }
 
+// The scan_shape attribute as (rows, cols): nothing when absent; FormatError naming the problem when present
+// but not two positive integers whose product fits.
+std::optional<std::pair<std::size_t, std::size_t>> scan_shape_attribute(hid_t ds, const std::string& where) {
+  h5::QuietErrors quiet;
+  if (H5Aexists(ds, "scan_shape") <= 0) return std::nullopt;
+  const std::string bad = where + " has an invalid scan_shape attribute: ";
+  h5::Handle a(H5Aopen(ds, "scan_shape", H5P_DEFAULT), H5Aclose);
+  h5::Handle t(H5Aget_type(a), H5Tclose);
+  if (H5Tget_class(t) != H5T_INTEGER) throw FormatError(bad + "not integers");
+  h5::Handle sp(H5Aget_space(a), H5Sclose);
+  const hssize_t n = H5Sget_simple_extent_npoints(sp);
+  if (n != 2) throw FormatError(bad + std::to_string(n) + " values; expected 2 (scan rows, scan cols)");
+  long long v[2] = {0, 0};
+  if (H5Aread(a, H5T_NATIVE_LLONG, v) < 0) throw FormatError(bad + "unreadable (values beyond 64-bit integers?)");
+  if (v[0] <= 0 || v[1] <= 0)
+    throw FormatError(bad + std::to_string(v[0]) + "x" + std::to_string(v[1]) + "; both must be positive");
+  checked_mul(std::uint64_t(v[0]), std::uint64_t(v[1]), where + " scan_shape attribute frame count");
+  return std::pair{std::size_t(v[0]), std::size_t(v[1])};
+}
+
 // Reads an integer attribute array if present.
 std::vector<long long> int_attribute(hid_t obj, const char* name) {
   h5::QuietErrors quiet;
@@ -100,9 +123,14 @@ std::string filter_name(int id) {
     case H5Z_FILTER_DEFLATE: return "deflate";
     case H5Z_FILTER_SHUFFLE: return "shuffle";
     case H5Z_FILTER_FLETCHER32: return "fletcher32";
+    case 32000: return "lzf";
+    case 32001: return "blosc";
     case 32004: return "lz4";
+    case 32013: return "zfp";
+    case 32015: return "zstd";
+    case 32017: return "sz";
     case h5::kBitshuffleFilter: return "bitshuffle";
-    default: return "filter " + std::to_string(id);
+    default: return "unknown";
   }
 }
 
@@ -178,7 +206,8 @@ Layout read_layout(hid_t ds, const std::string& where) {
   } else {
     l.ready = H5Dget_storage_size(ds) > 0 || elements == 0;
   }
-  if (rank == 3) l.scan_attribute = int_attribute(ds, "scan_shape");
+  if (rank == 3)
+    if (const auto sa = scan_shape_attribute(ds, where)) l.scan_attribute = {(long long)sa->first, (long long)sa->second};
   return l;
 }
 
@@ -290,10 +319,12 @@ FileInfo inspect(const std::string& path, const std::string& dataset_path, std::
   if (!multi) hints.attribute = first.scan_attribute;
   info.ntrigger = hints.ntrigger = int_scalar_dataset(file, "/entry/instrument/detector/detectorSpecific/ntrigger");
   info.nimages = hints.nimages = int_scalar_dataset(file, "/entry/instrument/detector/detectorSpecific/nimages");
+  if (frames == 0) throw FormatError(where + " holds no frames (its scan extent is 0)");
   const ScanShape ss = resolve_scan_shape(frames, hints, where);
   info.shape = {ss.rows, ss.cols, det_r, det_c};
   info.scan_shape_source = ss.source;
   checked_mul(checked_mul(frames, det_r, where), det_c, "elements of " + where);
+  info.shape.nbytes(dtype_size(info.dtype));  // FormatError for a shape no memory holds (or whose size wraps)
 
   if (!info.chunk_dims.empty()) {
     bool one = true;

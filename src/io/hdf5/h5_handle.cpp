@@ -1,6 +1,13 @@
 #include "io/hdf5/h5_handle.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 
 #include "core/error.hpp"
 
@@ -12,12 +19,86 @@ QuietErrors::QuietErrors() {
 }
 QuietErrors::~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
 
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string type_name(fs::file_type t) {
+  switch (t) {
+    case fs::file_type::directory: return "a directory";
+    case fs::file_type::fifo: return "a named pipe (FIFO)";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::character: return "a character device";
+    default: return "not a regular file";
+  }
+}
+
+// Refuses, before HDF5 opens it, what cannot be read as a file: missing, a symlink loop, a FIFO (opening one
+// blocks forever), a directory or device, or unreadable. Never throws anything but IoError.
+void require_readable_regular_file(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (st.type() == fs::file_type::not_found) throw IoError("file not found: '" + path + "'");
+  if (ec) throw IoError("cannot access '" + path + "': " + ec.message());
+  if (st.type() != fs::file_type::regular)
+    throw IoError("'" + path + "' is " + type_name(st.type()) + ", not a regular HDF5 file");
+  if (::access(path.c_str(), R_OK) != 0) {
+    const int err = errno;
+    if (err == EACCES) throw IoError("permission denied: cannot read '" + path + "'");
+    throw IoError("cannot read '" + path + "': " + std::strerror(err));
+  }
+}
+
+// The end-of-file address the superblock records (versions 0 to 3), or nothing when it cannot be read.
+// The superblock sits at offset 0, 512, 1024, ... (HDF5 file format specification, "Superblock").
+std::optional<std::uint64_t> superblock_eof(const std::string& path, std::uint64_t file_size) {
+  static const unsigned char kSig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  std::ifstream in(path, std::ios::binary);
+  for (std::uint64_t at = 0; at + 64 <= file_size; at = at ? at * 2 : 512) {
+    unsigned char b[128] = {0};
+    in.clear();
+    in.seekg(std::streamoff(at));
+    in.read(reinterpret_cast<char*>(b), sizeof(b));
+    if (std::memcmp(b, kSig, 8) != 0) continue;
+    const int version = b[8];
+    std::size_t offsets = 0, pos = 0;
+    if (version == 0 || version == 1) {
+      offsets = b[13];
+      pos = 24 + (version == 1 ? 4 : 0);  // base address follows the fixed fields
+      pos += 2 * offsets;                 // base address, free-space info address
+    } else if (version == 2 || version == 3) {
+      offsets = b[9];
+      pos = 12 + 2 * offsets;             // base address, superblock extension address
+    } else {
+      return std::nullopt;
+    }
+    if (offsets == 0 || offsets > 8 || pos + offsets > sizeof(b)) return std::nullopt;
+    std::uint64_t eof = 0, base = 0;
+    for (std::size_t i = 0; i < offsets; ++i) eof |= std::uint64_t(b[pos + i]) << (8 * i);
+    const std::size_t base_pos = (version <= 1) ? pos - 2 * offsets : 12;
+    for (std::size_t i = 0; i < offsets; ++i) base |= std::uint64_t(b[base_pos + i]) << (8 * i);
+    return base + eof;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Handle open_file(const std::string& path) {
-  if (!std::filesystem::exists(path)) throw IoError("file not found: '" + path + "'");
+  require_readable_regular_file(path);
   QuietErrors quiet;
-  if (H5Fis_hdf5(path.c_str()) <= 0) throw IoError("not an HDF5 file (or unreadable): '" + path + "'");
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw IoError("not an HDF5 file: '" + path + "'");
   Handle f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!f.valid()) throw IoError("cannot open HDF5 file '" + path + "'");
+  if (!f.valid()) {
+    std::error_code ec;
+    const std::uint64_t size = std::filesystem::file_size(path, ec);
+    if (!ec)
+      if (const auto eof = superblock_eof(path, size); eof && *eof > size)
+        throw IoError("HDF5 file '" + path + "' is truncated: its superblock records " + std::to_string(*eof) +
+                      " bytes, the file has " + std::to_string(size));
+    throw IoError("cannot open HDF5 file '" + path + "' (damaged superblock or metadata)");
+  }
   return f;
 }
 

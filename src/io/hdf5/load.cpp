@@ -6,12 +6,30 @@
 #include "io/hdf5/cpu/load_cpu_decoded.hpp"
 #include "io/hdf5/cuda/load_cuda.hpp"
 #include "io/hdf5/pixel_mask.hpp"
+#include "io/hdf5/h5_handle.hpp"
 
 namespace qgpu::io {
+
+namespace {
+
+// FormatError naming each filter of the dataset's pipeline that this HDF5 installation cannot run.
+void require_filters(const FileInfo& fi) {
+  std::string missing;
+  h5::QuietErrors quiet;
+  for (const FilterInfo& f : fi.filters)
+    if (H5Zfilter_avail(H5Z_filter_t(f.id)) <= 0)
+      missing += (missing.empty() ? "" : ", ") + f.name + " (id " + std::to_string(f.id) + ")";
+  if (!missing.empty())
+    throw FormatError("'" + fi.dataset_path + "' in '" + fi.path + "' is compressed with HDF5 filter " + missing +
+                      ", which is not available here: install its plugin (HDF5_PLUGIN_PATH) or convert the file");
+}
+
+}  // namespace
 
 LoadPlan plan_load(const std::string& path, const LoadOptions& o) {
   LoadPlan p;
   p.info = inspect(path, o.dataset_path, o.scan_rows, o.scan_cols);
+  require_filters(p.info);
   if (!p.info.ready)
     throw FormatError("'" + p.info.dataset_path + "' in '" + path + "' is not ready: " +
                       std::to_string(p.info.chunks_written) + " of " + std::to_string(p.info.chunks_expected) +

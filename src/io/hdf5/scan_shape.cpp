@@ -6,20 +6,6 @@
 
 namespace qgpu::io {
 
-std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const std::string& what) {
-  std::uint64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r))
-    throw FormatError(what + ": " + std::to_string(a) + " x " + std::to_string(b) + " overflows 64 bits");
-  return r;
-}
-
-std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, const std::string& what) {
-  std::uint64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r))
-    throw FormatError(what + ": " + std::to_string(a) + " + " + std::to_string(b) + " overflows 64 bits");
-  return r;
-}
-
 ScanShape resolve_scan_shape(std::uint64_t frames, const ScanShapeHints& h, const std::string& where) {
   const std::string n = std::to_string(frames);
   const bool metadata = h.ntrigger > 0 || h.nimages > 0;
@@ -40,7 +26,7 @@ ScanShape resolve_scan_shape(std::uint64_t frames, const ScanShapeHints& h, cons
                         " frames but the data hold " + n + " (a data file missing or an acquisition cut short)");
   }
   if (h.given_rows || h.given_cols) {
-    const std::uint64_t product = checked_mul(h.given_rows, h.given_cols, "given scan shape");
+    const std::uint64_t product = checked_mul<RegionError>(h.given_rows, h.given_cols, "given scan shape");
     if (product != frames || frames == 0)
       throw FormatError("given scan shape " + std::to_string(h.given_rows) + "x" + std::to_string(h.given_cols) +
                         " does not match the " + n + " frames of " + where);

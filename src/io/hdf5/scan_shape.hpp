@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/checked.hpp"
+
 namespace qgpu::io {
 
 struct ScanShapeHints {
@@ -26,8 +28,5 @@ struct ScanShape {
 // a FormatError (an acquisition with data files missing). `where` names the data.
 ScanShape resolve_scan_shape(std::uint64_t frames, const ScanShapeHints& h, const std::string& where);
 
-// a * b, or FormatError naming `what` when it overflows 64 bits.
-std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const std::string& what);
-std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, const std::string& what);
 
 }  // namespace qgpu::io

@@ -88,7 +88,7 @@ Dataset load_cpu(const LoadPlan& p, const std::function<void(double)>& progress)
   HostArray4D out;
   out.shape = p.out_shape;
   out.dtype = p.out_dtype;
-  out.bytes.resize(out.shape.elements() * dtype_size(out.dtype));
+  out.bytes.resize(out.shape.nbytes(dtype_size(out.dtype)));
 
   const std::size_t row_frames = p.bin_scan * p.scan.cols;
   std::vector<std::uint8_t> block(row_frames * fi.frame_bytes());

@@ -126,7 +126,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   timing.read_threads = reader.threads();
   timing.direct_io = reader.direct();
 
-  const std::size_t out_bytes = p.out_shape.elements() * dtype_size(p.out_dtype);
+  const std::size_t out_bytes = p.out_shape.nbytes(dtype_size(p.out_dtype));
   auto result = std::make_shared<DeviceBuffer>(out_bytes);
   DeviceBuffer staging(direct ? 0 : max_chunks * fi.frame_bytes());
   const std::size_t mb = geo.max_blocks();

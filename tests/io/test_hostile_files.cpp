@@ -1,0 +1,298 @@
+// Hostile files (issue 10): absurd shapes, bad scan_shape attributes, files that are not regular files,
+// unreadable, truncated or compressed with a missing filter. Each gets a typed error naming the problem: never a
+// crash, a hang or data that looks valid.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+
+#include "io/hdf5/load.hpp"
+#include "support/temp_files.hpp"
+
+using namespace qgpu;
+namespace fs = std::filesystem;
+
+namespace {
+
+io::LoadOptions cpu() {
+  io::LoadOptions o;
+  o.backend = "cpu";
+  return o;
+}
+
+// Runs f, expects exception E whose message contains every needle.
+template <class E, class F> void expect_error(F&& f, std::initializer_list<std::string> needles) {
+  try {
+    f();
+    ADD_FAILURE() << "no exception";
+  } catch (const E& e) {
+    for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong exception type: " << e.what();
+  }
+}
+
+// A chunked uint8 dataset /data of the given dims, one element per chunk along the leading axes, nothing written
+// (HDF5 allocates chunks lazily, so absurd shapes cost nothing on disk).
+void write_chunked(const std::string& path, std::vector<hsize_t> dims, std::vector<hsize_t> chunk,
+                   const std::function<void(hid_t)>& decorate = {}, std::vector<hsize_t> maxdims = {}) {
+  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t sp = H5Screate_simple(int(dims.size()), dims.data(), maxdims.empty() ? nullptr : maxdims.data());
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, int(chunk.size()), chunk.data());
+  hid_t d = H5Dcreate2(f, "/data", H5T_STD_U8LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  ASSERT_GE(d, 0) << "HDF5 refused to create the test dataset";
+  if (decorate) decorate(d);
+  H5Dclose(d);
+  H5Pclose(dcpl);
+  H5Sclose(sp);
+  H5Fclose(f);
+}
+
+void add_attribute(hid_t obj, const char* name, hid_t type, std::vector<hsize_t> dims, const void* data) {
+  hid_t sp = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
+  hid_t a = H5Acreate2(obj, name, type, sp, H5P_DEFAULT, H5P_DEFAULT);
+  H5Awrite(a, type, data);
+  H5Aclose(a);
+  H5Sclose(sp);
+}
+
+// A 16-frame (16, 8, 8) dataset carrying a scan_shape attribute written by `attr`.
+std::string rank3_with_scan_shape(const std::string& name, const std::function<void(hid_t)>& attr) {
+  const std::string path = test::temp_path(name);
+  write_chunked(path, {16, 8, 8}, {1, 8, 8}, attr);
+  return path;
+}
+
+sample::SampleSpec small() {
+  sample::SampleSpec s;
+  s.scan_rows = s.scan_cols = 4;
+  s.det_rows = s.det_cols = 16;
+  return s;
+}
+
+}  // namespace
+
+TEST(HostileFiles, ShapeProductsOverflow) {
+  const hsize_t two32 = hsize_t(1) << 32;
+  for (auto dims : {std::vector<hsize_t>{two32, two32, 1, 1}, std::vector<hsize_t>{two32 * 2, two32 / 2, 1, 1}}) {
+    const std::string path = test::temp_path("huge" + std::to_string(dims[0]) + ".h5");
+    write_chunked(path, dims, {1, 1, 1, 1});
+    expect_error<FormatError>([&] { io::inspect(path); }, {"'/data'", "overflows 64 bits"});
+    expect_error<FormatError>([&] { io::load(path, cpu()); }, {"overflows 64 bits"});
+    io::LoadOptions cuda;
+    cuda.backend = "cuda";
+    // The CUDA path plans the same way; without a GPU the backend check comes first.
+    try {
+      io::load(path, cuda);
+      ADD_FAILURE() << "no exception";
+    } catch (const FormatError& e) {
+      EXPECT_NE(std::string(e.what()).find("overflows"), std::string::npos) << e.what();
+    } catch (const BackendUnavailable&) {
+    }
+  }
+}
+
+TEST(HostileFiles, ShapeBeyondAnyMemory) {
+  // 2^24 x 2^24 x 32 x 16 uint8 = 2^57 bytes fits 64 bits but no memory: named before any allocation.
+  const std::string path = test::temp_path("big.h5");
+  write_chunked(path, {hsize_t(1) << 24, hsize_t(1) << 24, 32, 16}, {1, 1, 32, 16});
+  expect_error<FormatError>([&] { io::inspect(path); }, {"beyond any memory", "16777216x16777216x32x16"});
+}
+
+TEST(ShapeArithmetic, ProductsAreChecked) {
+  const Shape4D ok{3, 5, 7, 11};
+  EXPECT_EQ(ok.frames(), 15u);
+  EXPECT_EQ(ok.elements(), 15u * 77u);
+  EXPECT_EQ(ok.nbytes(2), 15u * 77u * 2u);
+  const std::size_t big = std::size_t(1) << 32;
+  EXPECT_THROW((Shape4D{big, big, 1, 1}.frames()), FormatError);
+  EXPECT_THROW((Shape4D{1, 1, big, big}.frame_pixels()), FormatError);
+  EXPECT_THROW((Shape4D{big, 1, big, 1}.elements()), FormatError);
+  EXPECT_THROW((Shape4D{big, 1, big / 2, 1}.nbytes(4)), FormatError);  // 2^65 bytes
+  EXPECT_EQ(checked_add(1, 2, "x"), 3u);
+  expect_error<RegionError>([] { checked_add<RegionError>(std::numeric_limits<std::uint64_t>::max(), 1, "row end"); },
+                            {"row end overflows 64 bits", "18446744073709551615 + 1"});
+}
+
+TEST(HostileFiles, ScanShapeAttribute) {
+  // [2^62 + 4, 4] wraps to 16 in 64 bits, exactly the frame count: must not be accepted.
+  const long long wrap[2] = {(1LL << 62) + 4, 4};
+  const std::string pw = rank3_with_scan_shape("wrap.h5", [&](hid_t d) {
+    add_attribute(d, "scan_shape", H5T_NATIVE_LLONG, {2}, wrap);
+  });
+  expect_error<FormatError>([&] { io::inspect(pw); }, {"scan_shape", "overflows 64 bits"});
+
+  const long long neg[2] = {-4, -4};
+  const std::string pn = rank3_with_scan_shape("neg.h5", [&](hid_t d) {
+    add_attribute(d, "scan_shape", H5T_NATIVE_LLONG, {2}, neg);
+  });
+  expect_error<FormatError>([&] { io::inspect(pn); }, {"invalid scan_shape attribute", "-4x-4", "positive"});
+
+  const long long three[3] = {4, 4, 1};
+  const std::string p3 = rank3_with_scan_shape("three.h5", [&](hid_t d) {
+    add_attribute(d, "scan_shape", H5T_NATIVE_LLONG, {3}, three);
+  });
+  expect_error<FormatError>([&] { io::inspect(p3); }, {"invalid scan_shape attribute", "3 values"});
+
+  const std::string ps = rank3_with_scan_shape("string.h5", [&](hid_t d) {
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, 4);
+    add_attribute(d, "scan_shape", t, {1}, "4,4\0");
+    H5Tclose(t);
+  });
+  expect_error<FormatError>([&] { io::inspect(ps); }, {"invalid scan_shape attribute", "not integers"});
+
+  const long long good[2] = {2, 8};
+  const std::string pg = rank3_with_scan_shape("good.h5", [&](hid_t d) {
+    add_attribute(d, "scan_shape", H5T_NATIVE_LLONG, {2}, good);
+  });
+  const io::FileInfo fi = io::inspect(pg);
+  EXPECT_EQ(fi.shape, (Shape4D{2, 8, 8, 8}));
+  EXPECT_EQ(fi.scan_shape_source, "attribute scan_shape");
+}
+
+TEST(HostileFiles, GivenScanShapeOverflow) {
+  const std::string path = rank3_with_scan_shape("given.h5", {});
+  const std::size_t big = std::size_t(1) << 62;
+  expect_error<RegionError>([&] { io::inspect(path, "", big + 4, 4); }, {"given scan shape", "overflows"});
+  expect_error<FormatError>([&] { io::inspect(path, "", 3, 4); }, {"does not match the 16 frames"});
+}
+
+TEST(HostileFiles, ZeroFrames) {
+  const std::string path = test::temp_path("empty.h5");
+  write_chunked(path, {0, 8, 8}, {1, 8, 8}, {}, {H5S_UNLIMITED, 8, 8});
+  expect_error<FormatError>([&] { io::inspect(path); }, {"'/data'", "holds no frames"});
+}
+
+TEST(HostileFiles, SymlinkLoop) {
+  const std::string path = test::temp_path("loop.h5");
+  fs::remove(path);
+  fs::create_symlink(fs::path(path).filename(), path);
+  expect_error<IoError>([&] { io::inspect(path); }, {"cannot access", path});
+  expect_error<IoError>([&] { io::load(path, cpu()); }, {"cannot access", path});
+}
+
+TEST(HostileFiles, NotRegularFiles) {
+  const std::string fifo = test::temp_path("fifo.h5");
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // Opening a FIFO for reading blocks until a writer comes: it must be refused without being opened.
+  expect_error<IoError>([&] { io::inspect(fifo); }, {"named pipe", "not a regular HDF5 file", fifo});
+  const std::string dir = test::temp_path("dir.h5");
+  fs::create_directories(dir);
+  expect_error<IoError>([&] { io::inspect(dir); }, {"a directory"});
+}
+
+TEST(HostileFiles, PermissionDenied) {
+  const std::string path = test::write_small_sample("private.h5", small());
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
+  // As root every file is readable: check as an unprivileged user in a child process.
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (::geteuid() == 0 && ::setuid(65534) != 0) ::_exit(3);
+    try {
+      io::inspect(path);
+      ::_exit(2);
+    } catch (const IoError& e) {
+      ::_exit(std::string(e.what()).find("permission denied") != std::string::npos ? 0 : 4);
+    } catch (...) {
+      ::_exit(5);
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: no error, 3: setuid failed, 4: message lacks 'permission denied', 5: other";
+}
+
+TEST(HostileFiles, TruncatedNamesBothSizes) {
+  const std::string path = test::write_small_sample("trunc.h5", small());
+  const std::uintmax_t full = fs::file_size(path);
+  fs::resize_file(path, full / 2);
+  expect_error<IoError>([&] { io::inspect(path); },
+                        {"truncated", std::to_string(full) + " bytes", "the file has " + std::to_string(full / 2)});
+}
+
+TEST(HostileFiles, MissingFilterIsNamed) {
+  for (auto [id, name] : {std::pair<H5Z_filter_t, std::string>{32001, "blosc"}, {32099, "unknown"}}) {
+    if (H5Zfilter_avail(id) > 0) continue;  // a plugin for it is installed here
+    const std::string path = test::temp_path("filter" + std::to_string(id) + ".h5");
+    // A do-nothing filter registered under `id` only while writing, so the file names a filter this process lacks.
+    H5Z_class2_t cls{H5Z_CLASS_T_VERS, id, 1, 1, "test filter", nullptr, nullptr,
+                     [](unsigned, size_t, const unsigned[], size_t nbytes, size_t*, void**) { return nbytes; }};
+    ASSERT_GE(H5Zregister(&cls), 0);
+    {
+      hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+      hsize_t dims[3] = {4, 8, 8}, chunk[3] = {1, 8, 8};
+      hid_t sp = H5Screate_simple(3, dims, nullptr);
+      hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+      H5Pset_chunk(dcpl, 3, chunk);
+      H5Pset_filter(dcpl, id, H5Z_FLAG_MANDATORY, 0, nullptr);
+      hid_t d = H5Dcreate2(f, "/data", H5T_STD_U8LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+      std::vector<std::uint8_t> ones(4 * 64, 1);
+      H5Dwrite(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, ones.data());
+      H5Dclose(d);
+      H5Pclose(dcpl);
+      H5Sclose(sp);
+      H5Fclose(f);
+    }
+    ASSERT_GE(H5Zunregister(id), 0);
+    const io::FileInfo fi = io::inspect(path);
+    ASSERT_EQ(fi.filters.size(), 1u);
+    EXPECT_EQ(fi.filters[0].id, int(id));
+    EXPECT_EQ(fi.filters[0].name, name);
+    expect_error<FormatError>([&] { io::load(path, cpu()); },
+                              {"HDF5 filter " + name + " (id " + std::to_string(id) + ")", "not available"});
+  }
+}
+
+TEST(HostileFiles, DiscoverySkipsGroupNamedData) {
+  // /data is a group; the 4D-STEM dataset sits elsewhere: discovery must search on and find it.
+  const std::string path = test::temp_path("group.h5");
+  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  H5Gclose(H5Gcreate2(f, "/data", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  H5Gclose(H5Gcreate2(f, "/scan", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  hsize_t dims[3] = {9, 4, 4};
+  hid_t sp = H5Screate_simple(3, dims, nullptr);
+  hid_t d = H5Dcreate2(f, "/scan/frames", H5T_STD_U16LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  std::vector<std::uint16_t> v(9 * 16);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = std::uint16_t(i);
+  H5Dwrite(d, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());
+  H5Dclose(d);
+  H5Sclose(sp);
+  H5Fclose(f);
+  const io::FileInfo fi = io::inspect(path);
+  EXPECT_EQ(fi.dataset_path, "/scan/frames");
+  EXPECT_EQ(fi.shape, (Shape4D{3, 3, 4, 4}));
+  const Dataset ds = io::load(path, cpu());
+  EXPECT_EQ(ds.host_bytes().size(), v.size() * 2);
+  EXPECT_EQ(reinterpret_cast<const std::uint16_t*>(ds.host_bytes().data())[143], 143);
+}
+
+TEST(RegionArithmetic, WrappingRegionsAreOutOfBounds) {
+  const std::size_t max = std::numeric_limits<std::size_t>::max();
+  // row0 + rows wraps to a small number: previously accepted (wrong column, segfault or a "corrupt chunk").
+  expect_error<RegionError>([&] { resolve_region({0, max - 999, 1, 1000005}, 32, 32, "detector"); },
+                            {"detector region", "out of bounds"});
+  expect_error<RegionError>([&] { resolve_region({0, max, 32, 1}, 32, 32, "detector"); }, {"out of bounds"});
+  expect_error<RegionError>([&] { resolve_region({max, 0, 2, 4}, 4, 4, "scan"); }, {"scan region", "out of bounds"});
+  expect_error<RegionError>([&] { resolve_region({1, 0, max, 4}, 4, 4, "scan"); }, {"out of bounds"});
+  EXPECT_EQ(resolve_region({1, 2, 3, 2}, 4, 4, "scan"), (Region{1, 2, 3, 2}));
+  EXPECT_EQ(resolve_region({0, 0, 4, 4}, 4, 4, "scan"), (Region{0, 0, 4, 4}));
+
+  const std::string path = test::write_small_sample("s.h5", small());
+  io::LoadOptions o = cpu();
+  o.detector_region = {0, max, 16, 1};
+  expect_error<RegionError>([&] { io::load(path, o); }, {"detector region", "out of bounds"});
+  o.detector_region = {};
+  o.scan_region = {max - 1, 0, 3, 4};
+  expect_error<RegionError>([&] { io::load(path, o); }, {"scan region", "out of bounds"});
+}
