@@ -103,6 +103,15 @@ inline std::vector<std::uint8_t> ref_region(const Dense& d, const Region& s, con
   return out;
 }
 
+// The listed pixels at every frame, [j][frame], native dtype.
+inline std::vector<std::uint8_t> ref_pixels(const Dense& d, const std::vector<std::uint32_t>& pixels) {
+  Dense out{{1, 1, pixels.size(), d.shape.frames()}, d.dtype,
+            std::vector<std::uint8_t>(pixels.size() * d.shape.frames() * dtype_size(d.dtype))};
+  for (std::size_t j = 0; j < pixels.size(); ++j)
+    for (std::size_t f = 0; f < d.shape.frames(); ++f) out.set(0, j * d.shape.frames() + f, d.at(f, pixels[j]));
+  return out.bytes;
+}
+
 // A mask-like pixel list: every third pixel with weights 1..7, plus the last pixel with the largest weight.
 inline void some_pixels(std::size_t frame_pixels, std::vector<std::uint32_t>& pixels,
                         std::vector<std::uint32_t>& weights) {

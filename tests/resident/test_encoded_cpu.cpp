@@ -36,6 +36,7 @@ void expect_matches(const EncodedResident& r, const Dense& d) {
   std::vector<std::uint32_t> px, w;
   test::some_pixels(d.frame_pixels(), px, w);
   EXPECT_EQ(r.masked_sum(px, w), test::ref_masked_sum(d, px, w));
+  EXPECT_TRUE(r.pixels(px) == test::ref_pixels(d, px)) << "pixel gather differs";
   const std::size_t n = d.shape.frames();
   for (std::size_t f : {std::size_t{0}, n / 2, n - 1}) EXPECT_EQ(r.frame(f), test::ref_frame(d, f)) << "frame " << f;
   const Shape4D& s = d.shape;

@@ -47,6 +47,7 @@ void expect_same(const EncodedResident& gpu, const EncodedResident& cpu, const D
   const auto ms = gpu.masked_sum(px, w);
   EXPECT_EQ(ms, cpu.masked_sum(px, w));
   EXPECT_EQ(ms, test::ref_masked_sum(d, px, w));
+  EXPECT_TRUE(gpu.pixels(px) == test::ref_pixels(d, px)) << "GPU pixel gather differs";
   EXPECT_TRUE(gpu.read().bytes == d.bytes) << "GPU full decode differs from the dense data";
   const std::size_t n = d.shape.frames();
   for (std::size_t f : {std::size_t{0}, n / 3, n - 1}) EXPECT_EQ(gpu.frame(f), test::ref_frame(d, f)) << "frame " << f;

@@ -226,6 +226,21 @@ HostArray4D EncodedResident::read(const Region& scan_region, const Region& detec
   return out;
 }
 
+std::vector<std::uint8_t> EncodedResident::pixels(const std::vector<std::uint32_t>& pixel_offsets) const {
+  require_complete("pixels");
+  const encoded::Layout& l = s_->layout;
+  if (s_->backend == Backend::cpu) return encoded::cpu::decode_pixels(l, s_->refs, pixel_offsets);
+  for (std::uint32_t p : pixel_offsets)
+    if (p >= l.frame_pixels) throw RegionError("pixel " + std::to_string(p) + " is outside the frame");
+  std::vector<std::uint8_t> out(pixel_offsets.size() * l.frames * dtype_size(l.dtype));
+  if (out.empty()) return out;
+  DeviceBuffer d_px(pixel_offsets.size() * sizeof(std::uint32_t)), d_out(out.size());
+  d_px.upload(pixel_offsets.data(), d_px.bytes());
+  encoded::cuda::decode_pixels(l, device_tiles(), d_px.as<std::uint32_t>(), pixel_offsets.size(), d_out.data());
+  d_out.download(out.data(), out.size());
+  return out;
+}
+
 std::vector<std::uint8_t> EncodedResident::frame(std::size_t index) const {
   require_complete("frame");
   if (s_->backend == Backend::cpu) return encoded::cpu::decode_frame(s_->layout, s_->refs, index);

@@ -48,6 +48,8 @@ class EncodedResident {
   std::vector<std::uint64_t> sum_pattern() const;   // per detector pixel, over all frames (computed at append)
   // A scan x detector rectangle of exact counts (Region{} = whole extent); RegionError when outside.
   HostArray4D read(const Region& scan_region = {}, const Region& detector_region = {}) const;
+  // The listed pixels' counts at every scan position, native dtype, [j][frame] (e.g. the SSB bright-field gather).
+  std::vector<std::uint8_t> pixels(const std::vector<std::uint32_t>& pixel_offsets) const;
   // Frame `index` (flat scan order), frame_pixels native counts.
   std::vector<std::uint8_t> frame(std::size_t index) const;
 

@@ -160,6 +160,24 @@ std::vector<std::uint8_t> decode_region(const Layout& layout, const std::vector<
   return out;
 }
 
+std::vector<std::uint8_t> decode_pixels(const Layout& layout, const std::vector<TileRef>& tiles,
+                                        const std::vector<std::uint32_t>& pixels) {
+  check_tiles(layout, tiles);
+  for (std::uint32_t p : pixels)
+    if (p >= layout.frame_pixels) throw RegionError("pixel " + std::to_string(p) + " is outside the frame");
+  const std::size_t N = layout.frames;
+  std::vector<std::uint8_t> out(pixels.size() * N * dtype_size(layout.dtype), 0);
+  dispatch_count_dtype(layout.dtype, [&](auto z) {
+    using T = decltype(z);
+    T* o = reinterpret_cast<T*>(out.data());
+    for (std::size_t t = 0; t < tiles.size(); ++t)
+      for (std::size_t j = 0; j < pixels.size(); ++j)
+        decode(tiles[t], t, pixels[j], 0, tiles[t].len,
+               [&](std::uint32_t i, std::uint32_t v) { o[j * N + t * layout.tile + i] = static_cast<T>(v); });
+  });
+  return out;
+}
+
 std::vector<std::uint8_t> decode_all(const Layout& layout, const std::vector<TileRef>& tiles) {
   check_tiles(layout, tiles);
   const std::size_t P = layout.frame_pixels;

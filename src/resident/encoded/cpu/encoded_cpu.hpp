@@ -43,6 +43,10 @@ struct RegionRequest {
 };
 std::vector<std::uint8_t> decode_region(const Layout& layout, const std::vector<TileRef>& tiles,
                                         const RegionRequest& r);
+// The listed pixels' counts at every scan position, native dtype, [j][frame] (pixel-major: the SSB gather and
+// other per-pixel consumers read whole rows).
+std::vector<std::uint8_t> decode_pixels(const Layout& layout, const std::vector<TileRef>& tiles,
+                                        const std::vector<std::uint32_t>& pixels);
 // Every frame decoded to dense native counts (frames * frame_pixels): the full reference decode.
 std::vector<std::uint8_t> decode_all(const Layout& layout, const std::vector<TileRef>& tiles);
 

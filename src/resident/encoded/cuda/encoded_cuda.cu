@@ -114,6 +114,18 @@ __global__ void frame_kernel(const TileRef* tiles, std::size_t t, std::uint32_t 
     atomicExch(error, 1);
 }
 
+// Block (tile, chunk of the pixel list): each thread writes its pixel's row out[j][tile positions].
+template <class T>
+__global__ void pixels_kernel(const TileRef* tiles, std::uint32_t tile, std::size_t frames,
+                              const std::uint32_t* pixels, std::size_t npix, T* out, int* error) {
+  const std::size_t j = blockIdx.y * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (j >= npix) return;
+  const TileRef tr = tiles[blockIdx.x];
+  T* o = out + j * frames + blockIdx.x * static_cast<std::size_t>(tile);
+  if (!decode_at(tr, pixels[j], 0, tr.len, [&](std::uint32_t i, std::uint32_t v) { o[i] = static_cast<T>(v); }))
+    atomicExch(error, 1);
+}
+
 // Block (tile t0 + blockIdx.x, chunk of the detector rectangle's pixels).
 template <class T>
 __global__ void region_kernel(const TileRef* tiles, std::uint32_t tile, std::size_t t0, cpu::RegionRequest r,
@@ -243,6 +255,22 @@ void decode_frame(const Layout& layout, const TileRef* d_tiles, std::size_t inde
   });
   QGPU_CUDA_LAUNCHED("encoded decode_frame");
   err.check(stream, "decode_frame");
+}
+
+void decode_pixels(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels, std::size_t npix,
+                   void* d_out, cudaStream_t stream) {
+  if (npix == 0) return;
+  if (blocks_for(npix) > 65535u) throw InvalidArgument("encoded pixel gather of more than 16.7M pixels");
+  QGPU_CUDA(cudaMemsetAsync(d_out, 0, npix * layout.frames * dtype_size(layout.dtype), stream));
+  ErrorFlag err(stream);
+  dispatch_count_dtype(layout.dtype, [&](auto z) {
+    using V = decltype(z);
+    const dim3 grid(static_cast<unsigned>(layout.tiles()), blocks_for(npix));
+    pixels_kernel<V><<<grid, kThreads, 0, stream>>>(d_tiles, layout.tile, layout.frames, d_pixels, npix,
+                                                    static_cast<V*>(d_out), err.ptr());
+  });
+  QGPU_CUDA_LAUNCHED("encoded decode_pixels");
+  err.check(stream, "decode_pixels");
 }
 
 void decode_region(const Layout& layout, const TileRef* d_tiles, const cpu::RegionRequest& r, void* d_out,

@@ -41,6 +41,9 @@ void masked_sum(const Layout& layout, const TileRef* d_tiles, const std::uint32_
 // Frame `index` decoded to dense native counts at d_out (frame_pixels values).
 void decode_frame(const Layout& layout, const TileRef* d_tiles, std::size_t index, void* d_out,
                   cudaStream_t stream = nullptr);
+// The npix listed pixels (device array) at every scan position to d_out, native dtype, [j][frame].
+void decode_pixels(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels, std::size_t npix,
+                   void* d_out, cudaStream_t stream = nullptr);
 // A scan x detector rectangle decoded to dense native counts at d_out ([row][col][det_row][det_col]).
 void decode_region(const Layout& layout, const TileRef* d_tiles, const cpu::RegionRequest& r, void* d_out,
                    cudaStream_t stream = nullptr);
