@@ -24,6 +24,22 @@ EncodedResident encode_cpu(const Dense& d, std::uint32_t tile, std::size_t batch
   return r;
 }
 
+// CoM-style sums (weights det_row, det_col over every pixel, and a third weighting) in one call.
+void expect_moments(const EncodedResident& r, const Dense& d) {
+  std::vector<std::uint32_t> all, rows, cols, ones;
+  for (std::uint32_t p = 0; p < d.frame_pixels(); ++p) {
+    all.push_back(p);
+    rows.push_back(p / static_cast<std::uint32_t>(d.shape.det_cols));
+    cols.push_back(p % static_cast<std::uint32_t>(d.shape.det_cols));
+    ones.push_back(1);
+  }
+  const auto m = r.masked_sums(all, {rows, cols, ones});
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[0], test::ref_masked_sum(d, all, rows));
+  EXPECT_EQ(m[1], test::ref_masked_sum(d, all, cols));
+  EXPECT_EQ(m[2], test::ref_totals(d));
+}
+
 // Every query of the resident equals the dense reference.
 void expect_matches(const EncodedResident& r, const Dense& d) {
   ASSERT_TRUE(r.complete());
@@ -37,6 +53,7 @@ void expect_matches(const EncodedResident& r, const Dense& d) {
   test::some_pixels(d.frame_pixels(), px, w);
   EXPECT_EQ(r.masked_sum(px, w), test::ref_masked_sum(d, px, w));
   EXPECT_TRUE(r.pixels(px) == test::ref_pixels(d, px)) << "pixel gather differs";
+  expect_moments(r, d);
   const std::size_t n = d.shape.frames();
   for (std::size_t f : {std::size_t{0}, n / 2, n - 1}) EXPECT_EQ(r.frame(f), test::ref_frame(d, f)) << "frame " << f;
   const Shape4D& s = d.shape;

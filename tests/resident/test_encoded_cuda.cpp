@@ -48,6 +48,16 @@ void expect_same(const EncodedResident& gpu, const EncodedResident& cpu, const D
   EXPECT_EQ(ms, cpu.masked_sum(px, w));
   EXPECT_EQ(ms, test::ref_masked_sum(d, px, w));
   EXPECT_TRUE(gpu.pixels(px) == test::ref_pixels(d, px)) << "GPU pixel gather differs";
+  std::vector<std::uint32_t> all, rows, cols;
+  for (std::uint32_t p = 0; p < d.frame_pixels(); ++p) {
+    all.push_back(p);
+    rows.push_back(p / static_cast<std::uint32_t>(d.shape.det_cols));
+    cols.push_back(p % static_cast<std::uint32_t>(d.shape.det_cols));
+  }
+  const auto m = gpu.masked_sums(all, {rows, cols});
+  EXPECT_EQ(m, cpu.masked_sums(all, {rows, cols}));
+  EXPECT_EQ(m[0], test::ref_masked_sum(d, all, rows));
+  EXPECT_EQ(gpu.masked_sums(all, {rows, cols, cols})[2], test::ref_masked_sum(d, all, cols));
   EXPECT_TRUE(gpu.read().bytes == d.bytes) << "GPU full decode differs from the dense data";
   const std::size_t n = d.shape.frames();
   for (std::size_t f : {std::size_t{0}, n / 3, n - 1}) EXPECT_EQ(gpu.frame(f), test::ref_frame(d, f)) << "frame " << f;

@@ -168,25 +168,35 @@ const std::uint64_t* EncodedResident::device_sum_pattern() const {
   return s_->d_sum_pattern->as<std::uint64_t>();
 }
 
-std::vector<std::uint64_t> EncodedResident::masked_sum(const std::vector<std::uint32_t>& pixels,
-                                                       const std::vector<std::uint32_t>& weights) const {
+std::vector<std::vector<std::uint64_t>> EncodedResident::masked_sums(
+    const std::vector<std::uint32_t>& pixels, const std::vector<std::vector<std::uint32_t>>& weights) const {
   require_complete("masked sum");
   const encoded::Layout& l = s_->layout;
-  if (s_->backend == Backend::cpu) return encoded::cpu::masked_sum(l, s_->refs, pixels, weights);
-  if (pixels.size() != weights.size()) throw InvalidArgument("masked sum: pixel and weight lists differ in length");
+  if (s_->backend == Backend::cpu) return encoded::cpu::masked_sums(l, s_->refs, pixels, weights);
+  if (weights.empty() || weights.size() > 3)
+    throw InvalidArgument("masked sums take 1 to 3 weightings, not " + std::to_string(weights.size()));
+  for (const auto& w : weights)
+    if (pixels.size() != w.size()) throw InvalidArgument("masked sum: pixel and weight lists differ in length");
   for (std::uint32_t p : pixels)
     if (p >= l.frame_pixels) throw RegionError("masked sum pixel " + std::to_string(p) + " is outside the frame");
-  std::vector<std::uint64_t> out(l.frames);
-  DeviceBuffer d_out(out.size() * sizeof(std::uint64_t));
-  DeviceBuffer d_pix(pixels.size() * sizeof(std::uint32_t)), d_w(weights.size() * sizeof(std::uint32_t));
-  if (!pixels.empty()) {
+  const std::size_t K = weights.size(), n = pixels.size();
+  DeviceBuffer d_out(K * l.frames * sizeof(std::uint64_t));
+  DeviceBuffer d_pix(n * sizeof(std::uint32_t)), d_w(K * n * sizeof(std::uint32_t));
+  if (n) {
     d_pix.upload(pixels.data(), d_pix.bytes());
-    d_w.upload(weights.data(), d_w.bytes());
+    for (std::size_t k = 0; k < K; ++k) d_w.upload(weights[k].data(), n * sizeof(std::uint32_t), k * n * sizeof(std::uint32_t));
   }
-  encoded::cuda::masked_sum(l, device_tiles(), d_pix.as<std::uint32_t>(), d_w.as<std::uint32_t>(), pixels.size(),
-                            d_out.as<std::uint64_t>());
-  d_out.download(out.data(), d_out.bytes());
+  encoded::cuda::masked_sums(l, device_tiles(), d_pix.as<std::uint32_t>(), d_w.as<std::uint32_t>(), n,
+                             static_cast<int>(K), d_out.as<std::uint64_t>());
+  std::vector<std::vector<std::uint64_t>> out(K, std::vector<std::uint64_t>(l.frames));
+  for (std::size_t k = 0; k < K; ++k)
+    d_out.download(out[k].data(), l.frames * sizeof(std::uint64_t), k * l.frames * sizeof(std::uint64_t));
   return out;
+}
+
+std::vector<std::uint64_t> EncodedResident::masked_sum(const std::vector<std::uint32_t>& pixels,
+                                                       const std::vector<std::uint32_t>& weights) const {
+  return std::move(masked_sums(pixels, {weights})[0]);
 }
 
 std::vector<std::uint64_t> EncodedResident::frame_totals() const {

@@ -44,6 +44,9 @@ class EncodedResident {
   // Sum over the listed pixel offsets (det_row * det_cols + det_col) times their weights, per scan position.
   std::vector<std::uint64_t> masked_sum(const std::vector<std::uint32_t>& pixels,
                                         const std::vector<std::uint32_t>& weights) const;
+  // Up to 3 weightings of the same pixels in one decode (CoM: det_row and det_col weights): result[k][frame].
+  std::vector<std::vector<std::uint64_t>> masked_sums(const std::vector<std::uint32_t>& pixels,
+                                                      const std::vector<std::vector<std::uint32_t>>& weights) const;
   std::vector<std::uint64_t> frame_totals() const;  // per scan position (computed at append)
   std::vector<std::uint64_t> sum_pattern() const;   // per detector pixel, over all frames (computed at append)
   // A scan x detector rectangle of exact counts (Region{} = whole extent); RegionError when outside.

@@ -22,27 +22,26 @@ namespace qgpu::encoded {
 namespace detail {
 
 // Normalises symbol counts (total n > 0) to frequencies summing to kRansScale; every present symbol keeps >= 1.
-QGPU_HD inline void normalise_frequencies(const std::uint32_t* counts, std::uint32_t symbols, std::uint32_t n,
-                                          std::uint32_t* freq) {
+QGPU_HD inline void normalise_frequencies(const std::uint16_t* counts, std::uint32_t symbols, std::uint32_t n,
+                                          std::uint16_t* freq) {
   std::uint32_t sum = 0, largest = 0;
   for (std::uint32_t s = 0; s < symbols; ++s) {
-    freq[s] = counts[s] == 0 ? 0u
-                             : static_cast<std::uint32_t>(
-                                   (static_cast<std::uint64_t>(counts[s]) * kRansScale) / n);
+    freq[s] = static_cast<std::uint16_t>(
+        counts[s] == 0 ? 0u : (static_cast<std::uint32_t>(counts[s]) * kRansScale) / n);
     if (counts[s] && freq[s] == 0) freq[s] = 1;
     sum += freq[s];
     if (counts[s] > counts[largest]) largest = s;
   }
   if (sum < kRansScale) {
-    freq[largest] += kRansScale - sum;
+    freq[largest] = static_cast<std::uint16_t>(freq[largest] + (kRansScale - sum));
   } else {
     std::uint32_t excess = sum - kRansScale;
     while (excess > 0) {  // take from the currently largest frequency, keeping it >= 1
       std::uint32_t big = 0;
       for (std::uint32_t s = 1; s < symbols; ++s)
         if (freq[s] > freq[big]) big = s;
-      const std::uint32_t take = excess < freq[big] - 1 ? excess : freq[big] - 1;
-      freq[big] -= take;
+      const std::uint32_t take = excess < freq[big] - 1u ? excess : freq[big] - 1u;
+      freq[big] = static_cast<std::uint16_t>(freq[big] - take);
       excess -= take;
     }
   }
@@ -52,7 +51,7 @@ QGPU_HD inline void normalise_frequencies(const std::uint32_t* counts, std::uint
 template <class Get>
 QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t base, std::uint32_t range,
                                std::uint8_t* slot, std::uint32_t slot_bytes, std::uint32_t best) {
-  std::uint32_t hist[kMaxAlphabet + 1];
+  std::uint16_t hist[kMaxAlphabet + 1];  // counts <= n <= kMaxTile fit 16 bits
   for (std::uint32_t s = 0; s <= kMaxAlphabet; ++s) hist[s] = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint32_t d = get(i) - base;
@@ -75,13 +74,13 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   }
   std::uint32_t esc_count = 0;
   for (std::uint32_t s = K; s <= kMaxAlphabet; ++s) esc_count += hist[s];
-  hist[K] = esc_count;
-  std::uint32_t freq[kMaxAlphabet + 1], cum[kMaxAlphabet + 2];
+  hist[K] = static_cast<std::uint16_t>(esc_count);
+  std::uint16_t freq[kMaxAlphabet + 1], cum[kMaxAlphabet + 2];
   normalise_frequencies(hist, K + 1, n, freq);
   cum[0] = 0;
   std::uint32_t table = 0;
   for (std::uint32_t s = 0; s <= K; ++s) {
-    cum[s + 1] = cum[s] + freq[s];
+    cum[s + 1] = static_cast<std::uint16_t>(cum[s] + freq[s]);
     table += varint_size(freq[s]);
   }
   std::uint32_t esc_bytes = 0;
@@ -247,12 +246,12 @@ QGPU_HD bool decode_stream(const std::uint8_t* s, std::uint32_t size, std::uint3
       const std::uint32_t base = rd.varint();
       const std::uint32_t K = rd.byte();
       if (!rd.ok || K < 1 || K > kMaxAlphabet) return false;
-      std::uint32_t cum[kMaxAlphabet + 2];
+      std::uint16_t cum[kMaxAlphabet + 2];
       cum[0] = 0;
       for (std::uint32_t s = 0; s <= K; ++s) {
         const std::uint32_t f = rd.varint();
-        if (!rd.ok || f > kRansScale) return false;
-        cum[s + 1] = cum[s] + f;
+        if (!rd.ok || f > kRansScale - cum[s]) return false;
+        cum[s + 1] = static_cast<std::uint16_t>(cum[s] + f);
       }
       if (cum[K + 1] != kRansScale) return false;
       const std::uint32_t esc_bytes = rd.varint();
@@ -266,7 +265,7 @@ QGPU_HD bool decode_stream(const std::uint8_t* s, std::uint32_t size, std::uint3
         const std::uint32_t slot = x & (kRansScale - 1);
         std::uint32_t sym = 0;
         while (cum[sym + 1] <= slot) ++sym;
-        x = (cum[sym + 1] - cum[sym]) * (x >> kRansScaleBits) + slot - cum[sym];
+        x = static_cast<std::uint32_t>(cum[sym + 1] - cum[sym]) * (x >> kRansScaleBits) + slot - cum[sym];
         while (x < kRansL) x = (x << 8) | rd.byte();
         const std::uint32_t v = sym < K ? base + sym : base + K + esc.varint();
         if (!rd.ok || !esc.ok) return false;

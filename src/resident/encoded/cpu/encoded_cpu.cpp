@@ -94,22 +94,28 @@ void frame_totals(const Layout& layout, const void* frames, std::size_t count, s
   });
 }
 
+std::vector<std::vector<std::uint64_t>> masked_sums(const Layout& layout, const std::vector<TileRef>& tiles,
+                                                    const std::vector<std::uint32_t>& pixels,
+                                                    const std::vector<std::vector<std::uint32_t>>& weights) {
+  check_tiles(layout, tiles);
+  if (weights.empty()) throw InvalidArgument("masked sum without weights");
+  for (const auto& w : weights)
+    if (pixels.size() != w.size()) throw InvalidArgument("masked sum: pixel and weight lists differ in length");
+  for (std::uint32_t p : pixels)
+    if (p >= layout.frame_pixels) throw RegionError("masked sum pixel " + std::to_string(p) + " is outside the frame");
+  std::vector<std::vector<std::uint64_t>> out(weights.size(), std::vector<std::uint64_t>(layout.frames, 0));
+  for (std::size_t t = 0; t < tiles.size(); ++t)
+    for (std::size_t j = 0; j < pixels.size(); ++j)
+      decode(tiles[t], t, pixels[j], 0, tiles[t].len, [&](std::uint32_t i, std::uint32_t v) {
+        for (std::size_t k = 0; k < weights.size(); ++k) out[k][t * layout.tile + i] += std::uint64_t(weights[k][j]) * v;
+      });
+  return out;
+}
+
 std::vector<std::uint64_t> masked_sum(const Layout& layout, const std::vector<TileRef>& tiles,
                                       const std::vector<std::uint32_t>& pixels,
                                       const std::vector<std::uint32_t>& weights) {
-  check_tiles(layout, tiles);
-  if (pixels.size() != weights.size()) throw InvalidArgument("masked sum: pixel and weight lists differ in length");
-  for (std::uint32_t p : pixels)
-    if (p >= layout.frame_pixels) throw RegionError("masked sum pixel " + std::to_string(p) + " is outside the frame");
-  std::vector<std::uint64_t> out(layout.frames, 0);
-  for (std::size_t t = 0; t < tiles.size(); ++t) {
-    std::uint64_t* o = out.data() + t * layout.tile;
-    for (std::size_t j = 0; j < pixels.size(); ++j) {
-      const std::uint64_t w = weights[j];
-      decode(tiles[t], t, pixels[j], 0, tiles[t].len, [&](std::uint32_t i, std::uint32_t v) { o[i] += w * v; });
-    }
-  }
-  return out;
+  return std::move(masked_sums(layout, tiles, pixels, {weights})[0]);
 }
 
 std::vector<std::uint8_t> decode_frame(const Layout& layout, const std::vector<TileRef>& tiles, std::size_t index) {

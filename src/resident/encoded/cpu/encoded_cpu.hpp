@@ -32,6 +32,10 @@ void frame_totals(const Layout& layout, const void* frames, std::size_t count, s
 std::vector<std::uint64_t> masked_sum(const Layout& layout, const std::vector<TileRef>& tiles,
                                       const std::vector<std::uint32_t>& pixels,
                                       const std::vector<std::uint32_t>& weights);
+// Several weightings of the same pixels in one decode (CoM: weights det_row and det_col): result[k][frame].
+std::vector<std::vector<std::uint64_t>> masked_sums(const Layout& layout, const std::vector<TileRef>& tiles,
+                                                    const std::vector<std::uint32_t>& pixels,
+                                                    const std::vector<std::vector<std::uint32_t>>& weights);
 // Frame `index` (flat scan order) decoded to dense native counts (frame_pixels * dtype bytes).
 std::vector<std::uint8_t> decode_frame(const Layout& layout, const std::vector<TileRef>& tiles, std::size_t index);
 // Scan positions [pos0, pos0 + rows*cols) of a scan of `scan_cols` columns restricted to the rectangle

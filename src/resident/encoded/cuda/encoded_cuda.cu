@@ -83,26 +83,31 @@ __device__ inline bool decode_at(const TileRef& tr, std::size_t p, std::uint32_t
   return decode_stream(tr.payload + o, tr.dir[p + 1] - o, tr.len, first, last, put);
 }
 
-// Block (tile, chunk of the pixel list): sums weight * count per position in shared memory, then adds to out.
+// Block (tile, chunk of the pixel list): sums weight_k * count per position in shared memory (K rows of the
+// tile), then adds them to out[k][frame].
+template <int K>
 __global__ void masked_sum_kernel(const TileRef* tiles, std::uint32_t tile, const std::uint32_t* pixels,
-                                  const std::uint32_t* weights, std::size_t npix, unsigned long long* out,
-                                  int* error) {
-  extern __shared__ unsigned long long acc[];
+                                  const std::uint32_t* weights, std::size_t npix, std::size_t frames,
+                                  unsigned long long* out, int* error) {
+  extern __shared__ unsigned long long acc[];  // [K][tile]
   const TileRef tr = tiles[blockIdx.x];
-  for (std::uint32_t i = threadIdx.x; i < tr.len; i += blockDim.x) acc[i] = 0;
+  for (std::uint32_t i = threadIdx.x; i < K * tile; i += blockDim.x) acc[i] = 0;
   __syncthreads();
   const std::size_t j = blockIdx.y * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (j < npix) {
-    const unsigned long long w = weights[j];
+    unsigned long long w[K];
+    for (int k = 0; k < K; ++k) w[k] = weights[k * npix + j];
     const bool ok = decode_at(tr, pixels[j], 0, tr.len, [&](std::uint32_t i, std::uint32_t v) {
-      atomicAdd(acc + i, w * v);
+      for (int k = 0; k < K; ++k)
+        if (w[k]) atomicAdd(acc + k * tile + i, w[k] * v);
     });
     if (!ok) atomicExch(error, 1);
   }
   __syncthreads();
-  unsigned long long* o = out + blockIdx.x * static_cast<std::size_t>(tile);
-  for (std::uint32_t i = threadIdx.x; i < tr.len; i += blockDim.x)
-    if (acc[i]) atomicAdd(o + i, acc[i]);
+  const std::size_t first = blockIdx.x * static_cast<std::size_t>(tile);
+  for (int k = 0; k < K; ++k)
+    for (std::uint32_t i = threadIdx.x; i < tr.len; i += blockDim.x)
+      if (acc[k * tile + i]) atomicAdd(out + k * frames + first + i, acc[k * tile + i]);
 }
 
 template <class T>
@@ -228,17 +233,32 @@ void frame_totals(const Layout& layout, const void* d_frames, std::size_t count,
   QGPU_CUDA_LAUNCHED("encoded frame totals");
 }
 
-void masked_sum(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
-                const std::uint32_t* d_weights, std::size_t npix, std::uint64_t* d_out, cudaStream_t stream) {
-  QGPU_CUDA(cudaMemsetAsync(d_out, 0, layout.frames * sizeof(std::uint64_t), stream));
+void masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
+                 const std::uint32_t* d_weights, std::size_t npix, int K, std::uint64_t* d_out,
+                 cudaStream_t stream) {
+  if (K < 1 || K > 3) throw InvalidArgument("encoded masked sums take 1 to 3 weightings, not " + std::to_string(K));
+  QGPU_CUDA(cudaMemsetAsync(d_out, 0, K * layout.frames * sizeof(std::uint64_t), stream));
   if (npix == 0) return;
   if (blocks_for(npix) > 65535u) throw InvalidArgument("encoded masked sum over more than 16.7M pixels");
   ErrorFlag err(stream);
   const dim3 grid(static_cast<unsigned>(layout.tiles()), blocks_for(npix));
-  masked_sum_kernel<<<grid, kThreads, layout.tile * sizeof(unsigned long long), stream>>>(
-      d_tiles, layout.tile, d_pixels, d_weights, npix, reinterpret_cast<unsigned long long*>(d_out), err.ptr());
+  const std::size_t smem = static_cast<std::size_t>(K) * layout.tile * sizeof(unsigned long long);
+  auto* out = reinterpret_cast<unsigned long long*>(d_out);
+  const auto launch = [&](auto kernel) {
+    QGPU_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    kernel<<<grid, kThreads, smem, stream>>>(d_tiles, layout.tile, d_pixels, d_weights, npix, layout.frames, out,
+                                             err.ptr());
+  };
+  if (K == 1) launch(masked_sum_kernel<1>);
+  if (K == 2) launch(masked_sum_kernel<2>);
+  if (K == 3) launch(masked_sum_kernel<3>);
   QGPU_CUDA_LAUNCHED("encoded masked_sum");
   err.check(stream, "masked_sum");
+}
+
+void masked_sum(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
+                const std::uint32_t* d_weights, std::size_t npix, std::uint64_t* d_out, cudaStream_t stream) {
+  masked_sums(layout, d_tiles, d_pixels, d_weights, npix, 1, d_out, stream);
 }
 
 void decode_frame(const Layout& layout, const TileRef* d_tiles, std::size_t index, void* d_out,

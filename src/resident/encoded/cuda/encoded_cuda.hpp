@@ -38,6 +38,11 @@ void frame_totals(const Layout& layout, const void* d_frames, std::size_t count,
 // Weighted sum over npix listed pixels (device arrays) for every scan position into d_out (layout.frames uint64).
 void masked_sum(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
                 const std::uint32_t* d_weights, std::size_t npix, std::uint64_t* d_out, cudaStream_t stream = nullptr);
+// K (1..3) weightings of the same pixels in one decode: d_weights [k][npix], d_out [k][frames] (CoM: det_row,
+// det_col weights beside the frame totals).
+void masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
+                 const std::uint32_t* d_weights, std::size_t npix, int K, std::uint64_t* d_out,
+                 cudaStream_t stream = nullptr);
 // Frame `index` decoded to dense native counts at d_out (frame_pixels values).
 void decode_frame(const Layout& layout, const TileRef* d_tiles, std::size_t index, void* d_out,
                   cudaStream_t stream = nullptr);
