@@ -264,4 +264,5 @@ TEST(EncodedCpu, BadRequestsRaiseTypedErrors) {
   EXPECT_THROW(r.masked_sum({30}, {1}), RegionError);
   EXPECT_THROW(r.masked_sum({1, 2}, {1}), InvalidArgument);
   EXPECT_THROW(r.device_tiles(), Error);
+  EXPECT_EQ(r.to_host().tiles().data(), r.tiles().data());  // already on the host: the same storage
 }

@@ -108,6 +108,21 @@ TEST(EncodedCuda, ManyTilesEncodedInSeveralScratchGroups) {
   expect_same(encode_gpu(d, encoded::kDefaultTile, 311), encode_cpu(d, encoded::kDefaultTile), d);
 }
 
+TEST(EncodedCuda, CopiesBetweenHostAndGpuKeepTheBytes) {
+  QGPU_REQUIRE_CUDA();
+  const Dense d = test::mixed({9, 13, 6, 9}, DType::u32, 2);  // 117 frames, tiles of 32
+  const EncodedResident gpu = encode_gpu(d, 32, 13), cpu = encode_cpu(d, 32);
+  const EncodedResident back = gpu.to_host();
+  EXPECT_EQ(back.backend(), Backend::cpu);
+  const EncodedResident up = cpu.to_device();
+  EXPECT_EQ(up.backend(), Backend::cuda);
+  expect_same(up, cpu, d);
+  expect_same(gpu, back, d);
+  EXPECT_EQ(back.frame_totals(), cpu.frame_totals());
+  EXPECT_EQ(back.sum_pattern(), cpu.sum_pattern());
+  EXPECT_TRUE(back.read().bytes == d.bytes);
+}
+
 TEST(EncodedCuda, MaskedSumOfNoPixelsIsZero) {
   QGPU_REQUIRE_CUDA();
   const Dense d = test::mixed({3, 5, 4, 4}, DType::u16);

@@ -264,6 +264,51 @@ std::vector<std::uint8_t> EncodedResident::frame(std::size_t index) const {
   return out;
 }
 
+EncodedResident EncodedResident::to_host() const {
+  require_complete("copy to the host");
+  if (s_->backend == Backend::cpu) return *this;
+  EncodedResident out(s_->shape, dtype(), Backend::cpu, s_->layout.tile);
+  Storage& o = *out.s_;
+  for (std::size_t t = 0; t < s_->refs.size(); ++t) {
+    o.host_tiles.push_back(tile_bytes(t));
+    o.refs.push_back(o.host_tiles.back().ref());
+  }
+  o.host_totals = frame_totals();
+  o.host_sum_pattern = sum_pattern();
+  o.appended = s_->appended;
+  return out;
+}
+
+EncodedResident EncodedResident::to_device() const {
+  require_complete("copy to the GPU");
+  if (s_->backend == Backend::cuda) return *this;
+  EncodedResident out(s_->shape, dtype(), Backend::cuda, s_->layout.tile);
+  Storage& o = *out.s_;
+  o.d_pending.reset();
+  const std::size_t P = s_->layout.frame_pixels, ntiles = s_->host_tiles.size();
+  std::size_t total = 0;
+  for (const auto& t : s_->host_tiles) total += t.payload.size();
+  encoded::cuda::DeviceTiles g;
+  g.payload = std::make_shared<DeviceBuffer>(std::max<std::size_t>(total, 1));
+  g.dir = std::make_shared<DeviceBuffer>(ntiles * (P + 1) * sizeof(std::uint32_t));
+  std::size_t base = 0;
+  for (std::size_t k = 0; k < ntiles; ++k) {
+    const auto& t = s_->host_tiles[k];
+    if (!t.payload.empty()) g.payload->upload(t.payload.data(), t.payload.size(), base);
+    g.dir->upload(t.dir.data(), (P + 1) * sizeof(std::uint32_t), k * (P + 1) * sizeof(std::uint32_t));
+    g.refs.push_back({g.payload->as<std::uint8_t>() + base, g.dir->as<std::uint32_t>() + k * (P + 1), t.len, 0});
+    base += t.payload.size();
+  }
+  o.refs = g.refs;
+  o.groups.push_back(std::move(g));
+  o.d_totals->upload(s_->host_totals.data(), o.d_totals->bytes());
+  o.d_sum_pattern->upload(s_->host_sum_pattern.data(), o.d_sum_pattern->bytes());
+  o.d_refs = std::make_unique<DeviceBuffer>(o.refs.size() * sizeof(encoded::TileRef));
+  o.d_refs->upload(o.refs.data(), o.d_refs->bytes());
+  o.appended = s_->appended;
+  return out;
+}
+
 encoded::cpu::HostTile EncodedResident::tile_bytes(std::size_t t) const {
   if (t >= s_->refs.size()) throw InvalidArgument("tile " + std::to_string(t) + " is not encoded yet");
   const encoded::TileRef& r = s_->refs[t];

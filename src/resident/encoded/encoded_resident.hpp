@@ -56,6 +56,11 @@ class EncodedResident {
   // Frame `index` (flat scan order), frame_pixels native counts.
   std::vector<std::uint8_t> frame(std::size_t index) const;
 
+  // The same encoded bytes on the other side, without re-encoding: a host copy of a GPU resident, or a GPU copy
+  // of a host one (each returns *this when already there). Need complete().
+  EncodedResident to_host() const;
+  EncodedResident to_device() const;
+
   // The tiles as decoders see them (host pointers for cpu, device pointers for cuda), and for the cuda backend
   // their device-side copy and the device totals / sum pattern (for kernels of the query domains).
   const std::vector<encoded::TileRef>& tiles() const;

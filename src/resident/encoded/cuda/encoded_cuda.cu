@@ -152,17 +152,28 @@ __global__ void region_kernel(const TileRef* tiles, std::uint32_t tile, std::siz
   if (!ok) atomicExch(error, 1);
 }
 
-// A device error word; check() waits for the stream and raises FormatError naming the query when it was set.
-struct ErrorFlag {
-  DeviceBuffer word{sizeof(int)};
-  explicit ErrorFlag(cudaStream_t s) { QGPU_CUDA(cudaMemsetAsync(word.data(), 0, sizeof(int), s)); }
-  int* ptr() const { return word.as<int>(); }
-  void check(cudaStream_t s, const char* what) const {
+// A device error word (stream-ordered allocation: no device-wide synchronisation per query); check() waits for
+// the stream and raises FormatError naming the query when it was set.
+class ErrorFlag {
+ public:
+  explicit ErrorFlag(cudaStream_t s) : stream_(s) {
+    QGPU_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&word_), sizeof(int), s));
+    QGPU_CUDA(cudaMemsetAsync(word_, 0, sizeof(int), s));
+  }
+  ~ErrorFlag() { cudaFreeAsync(word_, stream_); }
+  ErrorFlag(const ErrorFlag&) = delete;
+  ErrorFlag& operator=(const ErrorFlag&) = delete;
+  int* ptr() const { return word_; }
+  void check(const char* what) const {
     int e = 0;
-    QGPU_CUDA(cudaMemcpyAsync(&e, word.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
-    QGPU_CUDA(cudaStreamSynchronize(s));
+    QGPU_CUDA(cudaMemcpyAsync(&e, word_, sizeof(int), cudaMemcpyDeviceToHost, stream_));
+    QGPU_CUDA(cudaStreamSynchronize(stream_));
     if (e) throw FormatError(std::string("encoded resident: a malformed stream in ") + what);
   }
+
+ private:
+  cudaStream_t stream_;
+  int* word_ = nullptr;
 };
 
 }  // namespace
@@ -253,7 +264,7 @@ void masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32
   if (K == 2) launch(masked_sum_kernel<2>);
   if (K == 3) launch(masked_sum_kernel<3>);
   QGPU_CUDA_LAUNCHED("encoded masked_sum");
-  err.check(stream, "masked_sum");
+  err.check("masked_sum");
 }
 
 void masked_sum(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
@@ -274,7 +285,7 @@ void decode_frame(const Layout& layout, const TileRef* d_tiles, std::size_t inde
                                                             static_cast<V*>(d_out), err.ptr());
   });
   QGPU_CUDA_LAUNCHED("encoded decode_frame");
-  err.check(stream, "decode_frame");
+  err.check("decode_frame");
 }
 
 void decode_pixels(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels, std::size_t npix,
@@ -290,7 +301,7 @@ void decode_pixels(const Layout& layout, const TileRef* d_tiles, const std::uint
                                                     static_cast<V*>(d_out), err.ptr());
   });
   QGPU_CUDA_LAUNCHED("encoded decode_pixels");
-  err.check(stream, "decode_pixels");
+  err.check("decode_pixels");
 }
 
 void decode_region(const Layout& layout, const TileRef* d_tiles, const cpu::RegionRequest& r, void* d_out,
@@ -313,7 +324,7 @@ void decode_region(const Layout& layout, const TileRef* d_tiles, const cpu::Regi
                                                     static_cast<V*>(d_out), err.ptr());
   });
   QGPU_CUDA_LAUNCHED("encoded decode_region");
-  err.check(stream, "decode_region");
+  err.check("decode_region");
 }
 
 }  // namespace qgpu::encoded::cuda
