@@ -103,6 +103,26 @@ TEST(EncodedCpu, DefaultTileWithScanNotAMultipleOfIt) {
   expect_matches(r, d);
 }
 
+TEST(EncodedCpu, ExtremeTileLengths) {
+  // Tiles of one position (every stream one value), the longest tile (4096: 16-bit histograms at their limit),
+  // and a dataset shorter than one tile.
+  for (DType t : {DType::u8, DType::u32}) {
+    SCOPED_TRACE(dtype_name(t));
+    const Dense small = test::mixed({3, 5, 4, 5}, t, 6);
+    expect_matches(encode_cpu(small, 1, 4), small);
+    expect_matches(encode_cpu(small, 512), small);
+    const Dense longer = test::mixed({65, 64, 3, 3}, t, 7);  // 4160 frames: 4096 + 64
+    const EncodedResident r = encode_cpu(longer, encoded::kMaxTile, 1000);
+    EXPECT_EQ(r.tiles().size(), 2u);
+    expect_matches(r, longer);
+  }
+  // A 4096-long stream of one symbol except one escape: the histogram counts reach 4095.
+  Dense one = filled({64, 64, 2, 2}, DType::u16, 2);
+  one.set(100, 0, 60000);
+  one.set(7, 1, 1);
+  expect_matches(encode_cpu(one, encoded::kMaxTile), one);
+}
+
 TEST(EncodedCpu, BatchesOfAnySizeGiveTheSameBytes) {
   const Dense d = test::mixed({6, 11, 9, 8}, DType::u16, 3);  // 66 frames, tiles of 16
   const EncodedResident whole = encode_cpu(d, 16);
