@@ -1,0 +1,117 @@
+// The encoded-v1 resident on the GPU: encode time from the dense GPU-resident dataset (appended in batches of
+// whole scan rows, as the loader would), resident bytes against dense and the file, and warm query kernel times
+// (CUDA events, median of 10 after 3 warm-ups), each answer checked against the dense resident.
+// usage: bench_encoded_cuda FILE [scan det dtype]
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "bench_dataset.hpp"
+#include "detector/cuda/masked_sum_cuda.hpp"
+#include "device/cuda/cuda_check.hpp"
+#include "resident/encoded/cuda/encoded_cuda.hpp"
+#include "resident/encoded/encoded_resident.hpp"
+
+using namespace qgpu;
+
+namespace {
+
+template <class F> double time_ms(F&& f, int reps = 10) {
+  cudaEvent_t a, b;
+  QGPU_CUDA(cudaEventCreate(&a));
+  QGPU_CUDA(cudaEventCreate(&b));
+  for (int i = 0; i < 3; ++i) f();
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    QGPU_CUDA(cudaEventRecord(a));
+    f();
+    QGPU_CUDA(cudaEventRecord(b));
+    QGPU_CUDA(cudaEventSynchronize(b));
+    float ms = 0;
+    QGPU_CUDA(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return bench::median(t);
+}
+
+// Pixel offsets with r0 <= distance from the detector centre < r1, weight 1.
+void annulus(const Shape4D& s, double r0, double r1, std::vector<std::uint32_t>& px, std::vector<std::uint32_t>& w) {
+  const double cr = (s.det_rows - 1) / 2.0, cc = (s.det_cols - 1) / 2.0;
+  for (std::size_t r = 0; r < s.det_rows; ++r)
+    for (std::size_t c = 0; c < s.det_cols; ++c) {
+      const double d = std::hypot(r - cr, c - cc);
+      if (d >= r0 && d < r1) {
+        px.push_back(static_cast<std::uint32_t>(r * s.det_cols + c));
+        w.push_back(1);
+      }
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Dataset ds = bench::load_benchmark_dataset(argc, argv, "bench_encoded_cuda");
+  const Shape4D& s = ds.shape();
+  const std::size_t fb = s.frame_pixels() * dtype_size(ds.dtype());
+  const auto* dense = ds.device_buffer().as<std::uint8_t>();
+
+  const double t0 = bench::now_s();
+  EncodedResident enc(s, ds.dtype(), Backend::cuda);
+  const std::size_t rows_per_batch = std::max<std::size_t>(1, (std::size_t{512} << 20) / (fb * s.scan_cols));
+  for (std::size_t r = 0; r < s.scan_rows; r += rows_per_batch) {
+    const std::size_t rows = std::min(rows_per_batch, s.scan_rows - r);
+    enc.append(dense + r * s.scan_cols * fb, rows * s.scan_cols);
+  }
+  QGPU_CUDA(cudaDeviceSynchronize());
+  const double encode_s = bench::now_s() - t0;
+  const double file = double(std::filesystem::file_size(argv[1]));
+  std::printf("encode %.3f s (%.1f GB/s dense); resident %.3f GB, dense %.3f GB (%.1fx), file %.3f GB (%.2f of the file)\n",
+              encode_s, enc.dense_bytes() / encode_s / 1e9, enc.resident_bytes() / 1e9, enc.dense_bytes() / 1e9,
+              double(enc.dense_bytes()) / enc.resident_bytes(), file / 1e9, enc.resident_bytes() / file);
+
+  const encoded::Layout& l = enc.layout();
+  DeviceBuffer out(l.frames * 8);
+  const auto run_sum = [&](const char* name, std::vector<std::uint32_t> px, std::vector<std::uint32_t> w) {
+    DeviceBuffer d_px(px.size() * 4), d_w(w.size() * 4);
+    d_px.upload(px.data(), d_px.bytes());
+    d_w.upload(w.data(), d_w.bytes());
+    const double ms = time_ms([&] {
+      encoded::cuda::masked_sum(l, enc.device_tiles(), d_px.as<std::uint32_t>(), d_w.as<std::uint32_t>(), px.size(),
+                                out.as<std::uint64_t>());
+    });
+    std::vector<std::uint64_t> got(l.frames);
+    out.download(got.data(), got.size() * 8);
+    detector::SumPlan plan;
+    plan.offsets = px;
+    plan.weights = w;
+    const bool equal = got == detector::cuda::masked_sum(ds, plan);
+    std::printf("| encoded %s (%zu pixels) | %.3f ms | equal to dense: %s |\n", name, px.size(), ms,
+                equal ? "yes" : "NO");
+  };
+  std::vector<std::uint32_t> px, w;
+  annulus(s, 0, s.det_rows / 6.0, px, w);
+  run_sum("BF disk r<det/6", px, w);
+  px.clear();
+  w.clear();
+  annulus(s, 40, 90, px, w);
+  run_sum("ADF annulus 40..90", px, w);
+
+  DeviceBuffer frame(fb);
+  const double frame_ms = time_ms([&] { encoded::cuda::decode_frame(l, enc.device_tiles(), l.frames / 2 + 77, frame.data()); });
+  std::printf("| encoded one frame | %.3f ms |\n", frame_ms);
+  const std::size_t side = std::min<std::size_t>(64, std::min(s.scan_rows, s.scan_cols));
+  const encoded::cpu::RegionRequest req{s.scan_cols, s.scan_rows / 3, s.scan_cols / 3, side, side,
+                                        s.det_cols,  0,              0,              s.det_rows, s.det_cols};
+  DeviceBuffer region(side * side * fb);
+  const double region_ms = time_ms([&] { encoded::cuda::decode_region(l, enc.device_tiles(), req, region.data()); });
+  const HostArray4D ref = ds.read({req.row0, req.col0, side, side});
+  std::vector<std::uint8_t> got(region.bytes());
+  region.download(got.data(), got.size());
+  std::printf("| encoded %zux%zu scan-region read (full frames) | %.3f ms | equal to dense: %s |\n", side, side,
+              region_ms, got == ref.bytes ? "yes" : "NO");
+  return 0;
+}

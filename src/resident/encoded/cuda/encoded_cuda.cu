@@ -1,0 +1,330 @@
+#include <algorithm>
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <string>
+
+#include "device/cuda/cuda_check.hpp"
+#include "resident/encoded/cuda/encoded_cuda.hpp"
+#include "resident/encoded/stream_codec.hpp"
+
+namespace qgpu::encoded::cuda {
+
+namespace {
+
+constexpr unsigned kThreads = 256;
+constexpr std::size_t kScratchBudget = std::size_t{256} << 20;  // per-stream encode slots of one group of tiles
+
+unsigned blocks_for(std::size_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
+
+// One thread per stream s = tile * P + pixel (adjacent threads read adjacent pixels: coalesced).
+template <class T>
+__global__ void encode_streams(const T* __restrict__ frames, std::size_t P, std::uint32_t tile, std::size_t count,
+                               std::size_t streams, std::uint8_t* scratch, std::uint32_t slot_bytes,
+                               std::uint32_t* dir, unsigned long long* sum_pattern) {
+  const std::size_t s = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (s >= streams) return;
+  const std::size_t t = s / P, p = s % P, first = t * tile;
+  const auto n = static_cast<std::uint32_t>(count - first < tile ? count - first : tile);
+  const T* base = frames + first * P + p;
+  const auto get = [base, P](std::uint32_t i) { return static_cast<std::uint32_t>(base[i * P]); };
+  std::uint64_t sum = 0;
+  dir[t * (P + 1) + p] = encode_stream(get, n, scratch + s * slot_bytes, &sum);
+  if (sum) atomicAdd(sum_pattern + p, static_cast<unsigned long long>(sum));
+}
+
+// One block per tile: stream sizes -> exclusive offsets in place, dir[P] = the tile's payload bytes.
+__global__ void tile_offsets(std::uint32_t* dir, std::size_t P) {
+  using Scan = cub::BlockScan<std::uint32_t, 1024>;
+  __shared__ typename Scan::TempStorage tmp;
+  std::uint32_t* d = dir + blockIdx.x * (P + 1);
+  std::uint32_t carry = 0;
+  for (std::size_t c = 0; c < P; c += 1024) {
+    const std::size_t i = c + threadIdx.x;
+    std::uint32_t v = i < P ? d[i] : 0u, excl = 0, agg = 0;
+    Scan(tmp).ExclusiveSum(v, excl, agg);
+    if (i < P) d[i] = carry + excl;
+    carry += agg;
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) d[P] = carry;
+}
+
+__global__ void compact_streams(const std::uint8_t* scratch, std::uint32_t slot_bytes, const std::uint32_t* dir,
+                                std::size_t P, std::size_t streams, const std::uint64_t* tile_base,
+                                std::uint8_t* payload) {
+  const std::size_t s = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (s >= streams) return;
+  const std::size_t t = s / P, p = s % P;
+  const std::uint32_t* d = dir + t * (P + 1);
+  const std::uint32_t o = d[p], n = d[p + 1] - o;
+  const std::uint8_t* src = scratch + s * slot_bytes;
+  std::uint8_t* dst = payload + tile_base[t] + o;
+  for (std::uint32_t j = 0; j < n; ++j) dst[j] = src[j];
+}
+
+template <class T>
+__global__ void totals_kernel(const T* __restrict__ frames, std::size_t P, std::size_t count,
+                              std::uint64_t* out) {
+  using Reduce = cub::BlockReduce<unsigned long long, kThreads>;
+  __shared__ typename Reduce::TempStorage tmp;
+  for (std::size_t f = blockIdx.x; f < count; f += gridDim.x) {
+    const T* fr = frames + f * P;
+    unsigned long long acc = 0;
+    for (std::size_t i = threadIdx.x; i < P; i += kThreads) acc += fr[i];
+    acc = Reduce(tmp).Sum(acc);
+    if (threadIdx.x == 0) out[f] = acc;
+    __syncthreads();
+  }
+}
+
+__device__ inline bool decode_at(const TileRef& tr, std::size_t p, std::uint32_t first, std::uint32_t last,
+                                 auto&& put) {
+  const std::uint32_t o = tr.dir[p];
+  return decode_stream(tr.payload + o, tr.dir[p + 1] - o, tr.len, first, last, put);
+}
+
+// Block (tile, chunk of the pixel list): sums weight_k * count per position in shared memory (K rows of the
+// tile), then adds them to out[k][frame].
+template <int K>
+__global__ void masked_sum_kernel(const TileRef* tiles, std::uint32_t tile, const std::uint32_t* pixels,
+                                  const std::uint32_t* weights, std::size_t npix, std::size_t frames,
+                                  unsigned long long* out, int* error) {
+  extern __shared__ unsigned long long acc[];  // [K][tile]
+  const TileRef tr = tiles[blockIdx.x];
+  for (std::uint32_t i = threadIdx.x; i < K * tile; i += blockDim.x) acc[i] = 0;
+  __syncthreads();
+  const std::size_t j = blockIdx.y * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (j < npix) {
+    unsigned long long w[K];
+    for (int k = 0; k < K; ++k) w[k] = weights[k * npix + j];
+    const bool ok = decode_at(tr, pixels[j], 0, tr.len, [&](std::uint32_t i, std::uint32_t v) {
+      for (int k = 0; k < K; ++k)
+        if (w[k]) atomicAdd(acc + k * tile + i, w[k] * v);
+    });
+    if (!ok) atomicExch(error, 1);
+  }
+  __syncthreads();
+  const std::size_t first = blockIdx.x * static_cast<std::size_t>(tile);
+  for (int k = 0; k < K; ++k)
+    for (std::uint32_t i = threadIdx.x; i < tr.len; i += blockDim.x)
+      if (acc[k * tile + i]) atomicAdd(out + k * frames + first + i, acc[k * tile + i]);
+}
+
+template <class T>
+__global__ void frame_kernel(const TileRef* tiles, std::size_t t, std::uint32_t i, std::size_t P, T* out,
+                             int* error) {
+  const std::size_t p = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (p >= P) return;
+  if (!decode_at(tiles[t], p, i, i + 1, [&](std::uint32_t, std::uint32_t v) { out[p] = static_cast<T>(v); }))
+    atomicExch(error, 1);
+}
+
+// Block (tile, chunk of the pixel list): each thread writes its pixel's row out[j][tile positions].
+template <class T>
+__global__ void pixels_kernel(const TileRef* tiles, std::uint32_t tile, std::size_t frames,
+                              const std::uint32_t* pixels, std::size_t npix, T* out, int* error) {
+  const std::size_t j = blockIdx.y * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (j >= npix) return;
+  const TileRef tr = tiles[blockIdx.x];
+  T* o = out + j * frames + blockIdx.x * static_cast<std::size_t>(tile);
+  if (!decode_at(tr, pixels[j], 0, tr.len, [&](std::uint32_t i, std::uint32_t v) { o[i] = static_cast<T>(v); }))
+    atomicExch(error, 1);
+}
+
+// Block (tile t0 + blockIdx.x, chunk of the detector rectangle's pixels).
+template <class T>
+__global__ void region_kernel(const TileRef* tiles, std::uint32_t tile, std::size_t t0, cpu::RegionRequest r,
+                              std::size_t first, std::size_t last, T* out, int* error) {
+  const std::size_t det_n = r.det_rows * r.det_cols;
+  const std::size_t j = blockIdx.y * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (j >= det_n) return;
+  const std::size_t t = t0 + blockIdx.x, start = t * tile;
+  const TileRef tr = tiles[t];
+  const std::size_t end = start + tr.len;
+  const auto a = static_cast<std::uint32_t>((first > start ? first : start) - start);
+  const auto b = static_cast<std::uint32_t>((last < end ? last : end) - start);
+  const std::size_t p = (r.drow0 + j / r.det_cols) * r.det_width + r.dcol0 + j % r.det_cols;
+  const bool ok = decode_at(tr, p, a, b, [&](std::uint32_t i, std::uint32_t v) {
+    const std::size_t pos = start + i, row = pos / r.scan_cols, col = pos % r.scan_cols;
+    if (col < r.col0 || col >= r.col0 + r.cols) return;
+    out[((row - r.row0) * r.cols + (col - r.col0)) * det_n + j] = static_cast<T>(v);
+  });
+  if (!ok) atomicExch(error, 1);
+}
+
+// A device error word (stream-ordered allocation: no device-wide synchronisation per query); check() waits for
+// the stream and raises FormatError naming the query when it was set.
+class ErrorFlag {
+ public:
+  explicit ErrorFlag(cudaStream_t s) : stream_(s) {
+    QGPU_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&word_), sizeof(int), s));
+    QGPU_CUDA(cudaMemsetAsync(word_, 0, sizeof(int), s));
+  }
+  ~ErrorFlag() { cudaFreeAsync(word_, stream_); }
+  ErrorFlag(const ErrorFlag&) = delete;
+  ErrorFlag& operator=(const ErrorFlag&) = delete;
+  int* ptr() const { return word_; }
+  void check(const char* what) const {
+    int e = 0;
+    QGPU_CUDA(cudaMemcpyAsync(&e, word_, sizeof(int), cudaMemcpyDeviceToHost, stream_));
+    QGPU_CUDA(cudaStreamSynchronize(stream_));
+    if (e) throw FormatError(std::string("encoded resident: a malformed stream in ") + what);
+  }
+
+ private:
+  cudaStream_t stream_;
+  int* word_ = nullptr;
+};
+
+}  // namespace
+
+std::vector<DeviceTiles> encode(const Layout& layout, const void* d_frames, std::size_t count,
+                                std::uint64_t* d_sum_pattern, cudaStream_t stream) {
+  validate(layout);
+  std::vector<DeviceTiles> groups;
+  if (count == 0) return groups;
+  const std::size_t P = layout.frame_pixels, T = layout.tile, elem = dtype_size(layout.dtype);
+  const std::uint32_t slot = stream_slot_bytes(layout.tile);
+  const std::size_t ntiles = (count + T - 1) / T;
+  const std::size_t group = std::min(ntiles, std::max<std::size_t>(1, kScratchBudget / (P * slot)));
+  DeviceBuffer scratch(group * P * slot);
+  for (std::size_t g0 = 0; g0 < ntiles; g0 += group) {
+    const std::size_t g = std::min(group, ntiles - g0), frames_g = std::min(count - g0 * T, g * T),
+                      streams = g * P;
+    DeviceTiles out;
+    out.dir = std::make_shared<DeviceBuffer>(g * (P + 1) * sizeof(std::uint32_t));
+    std::uint32_t* dir = out.dir->as<std::uint32_t>();
+    dispatch_count_dtype(layout.dtype, [&](auto z) {
+      using V = decltype(z);
+      const V* f = reinterpret_cast<const V*>(static_cast<const std::uint8_t*>(d_frames) + g0 * T * P * elem);
+      encode_streams<V><<<blocks_for(streams), kThreads, 0, stream>>>(
+          f, P, layout.tile, frames_g, streams, scratch.as<std::uint8_t>(), slot, dir,
+          reinterpret_cast<unsigned long long*>(d_sum_pattern));
+    });
+    QGPU_CUDA_LAUNCHED("encode_streams");
+    tile_offsets<<<static_cast<unsigned>(g), 1024, 0, stream>>>(dir, P);
+    QGPU_CUDA_LAUNCHED("tile_offsets");
+    std::vector<std::uint32_t> tile_bytes(g);
+    for (std::size_t k = 0; k < g; ++k)
+      QGPU_CUDA(cudaMemcpyAsync(&tile_bytes[k], dir + k * (P + 1) + P, sizeof(std::uint32_t),
+                                cudaMemcpyDeviceToHost, stream));
+    QGPU_CUDA(cudaStreamSynchronize(stream));
+    std::vector<std::uint64_t> base(g);
+    std::uint64_t total = 0;
+    for (std::size_t k = 0; k < g; ++k) {
+      base[k] = total;
+      total += tile_bytes[k];
+    }
+    out.payload = std::make_shared<DeviceBuffer>(std::max<std::uint64_t>(total, 1));
+    DeviceBuffer d_base(g * sizeof(std::uint64_t));
+    QGPU_CUDA(cudaMemcpyAsync(d_base.data(), base.data(), g * sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
+    compact_streams<<<blocks_for(streams), kThreads, 0, stream>>>(scratch.as<std::uint8_t>(), slot, dir, P, streams,
+                                                                  d_base.as<std::uint64_t>(),
+                                                                  out.payload->as<std::uint8_t>());
+    QGPU_CUDA_LAUNCHED("compact_streams");
+    QGPU_CUDA(cudaStreamSynchronize(stream));
+    for (std::size_t k = 0; k < g; ++k) {
+      const auto len = static_cast<std::uint32_t>(std::min(T, frames_g - k * T));
+      out.refs.push_back({out.payload->as<std::uint8_t>() + base[k], dir + k * (P + 1), len, 0});
+    }
+    groups.push_back(std::move(out));
+  }
+  return groups;
+}
+
+void frame_totals(const Layout& layout, const void* d_frames, std::size_t count, std::uint64_t* d_out,
+                  cudaStream_t stream) {
+  if (count == 0) return;
+  dispatch_count_dtype(layout.dtype, [&](auto z) {
+    using V = decltype(z);
+    const auto grid = static_cast<unsigned>(std::min<std::size_t>(count, 65536));
+    totals_kernel<V><<<grid, kThreads, 0, stream>>>(static_cast<const V*>(d_frames), layout.frame_pixels, count,
+                                                    d_out);
+  });
+  QGPU_CUDA_LAUNCHED("encoded frame totals");
+}
+
+void masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
+                 const std::uint32_t* d_weights, std::size_t npix, int K, std::uint64_t* d_out,
+                 cudaStream_t stream) {
+  if (K < 1 || K > 3) throw InvalidArgument("encoded masked sums take 1 to 3 weightings, not " + std::to_string(K));
+  QGPU_CUDA(cudaMemsetAsync(d_out, 0, K * layout.frames * sizeof(std::uint64_t), stream));
+  if (npix == 0) return;
+  if (blocks_for(npix) > 65535u) throw InvalidArgument("encoded masked sum over more than 16.7M pixels");
+  ErrorFlag err(stream);
+  const dim3 grid(static_cast<unsigned>(layout.tiles()), blocks_for(npix));
+  const std::size_t smem = static_cast<std::size_t>(K) * layout.tile * sizeof(unsigned long long);
+  auto* out = reinterpret_cast<unsigned long long*>(d_out);
+  const auto launch = [&](auto kernel) {
+    QGPU_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    kernel<<<grid, kThreads, smem, stream>>>(d_tiles, layout.tile, d_pixels, d_weights, npix, layout.frames, out,
+                                             err.ptr());
+  };
+  if (K == 1) launch(masked_sum_kernel<1>);
+  if (K == 2) launch(masked_sum_kernel<2>);
+  if (K == 3) launch(masked_sum_kernel<3>);
+  QGPU_CUDA_LAUNCHED("encoded masked_sum");
+  err.check("masked_sum");
+}
+
+void masked_sum(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
+                const std::uint32_t* d_weights, std::size_t npix, std::uint64_t* d_out, cudaStream_t stream) {
+  masked_sums(layout, d_tiles, d_pixels, d_weights, npix, 1, d_out, stream);
+}
+
+void decode_frame(const Layout& layout, const TileRef* d_tiles, std::size_t index, void* d_out,
+                  cudaStream_t stream) {
+  if (index >= layout.frames) throw RegionError("frame " + std::to_string(index) + " is outside the dataset");
+  const std::size_t P = layout.frame_pixels;
+  QGPU_CUDA(cudaMemsetAsync(d_out, 0, P * dtype_size(layout.dtype), stream));
+  ErrorFlag err(stream);
+  dispatch_count_dtype(layout.dtype, [&](auto z) {
+    using V = decltype(z);
+    frame_kernel<V><<<blocks_for(P), kThreads, 0, stream>>>(d_tiles, index / layout.tile,
+                                                            static_cast<std::uint32_t>(index % layout.tile), P,
+                                                            static_cast<V*>(d_out), err.ptr());
+  });
+  QGPU_CUDA_LAUNCHED("encoded decode_frame");
+  err.check("decode_frame");
+}
+
+void decode_pixels(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels, std::size_t npix,
+                   void* d_out, cudaStream_t stream) {
+  if (npix == 0) return;
+  if (blocks_for(npix) > 65535u) throw InvalidArgument("encoded pixel gather of more than 16.7M pixels");
+  QGPU_CUDA(cudaMemsetAsync(d_out, 0, npix * layout.frames * dtype_size(layout.dtype), stream));
+  ErrorFlag err(stream);
+  dispatch_count_dtype(layout.dtype, [&](auto z) {
+    using V = decltype(z);
+    const dim3 grid(static_cast<unsigned>(layout.tiles()), blocks_for(npix));
+    pixels_kernel<V><<<grid, kThreads, 0, stream>>>(d_tiles, layout.tile, layout.frames, d_pixels, npix,
+                                                    static_cast<V*>(d_out), err.ptr());
+  });
+  QGPU_CUDA_LAUNCHED("encoded decode_pixels");
+  err.check("decode_pixels");
+}
+
+void decode_region(const Layout& layout, const TileRef* d_tiles, const cpu::RegionRequest& r, void* d_out,
+                   cudaStream_t stream) {
+  const std::size_t det_n = r.det_rows * r.det_cols;
+  if (r.rows == 0 || r.cols == 0 || det_n == 0 || r.col0 + r.cols > r.scan_cols ||
+      (r.row0 + r.rows) * r.scan_cols > layout.frames || r.drow0 + r.det_rows > layout.frame_pixels / r.det_width ||
+      r.dcol0 + r.det_cols > r.det_width)
+    throw RegionError("encoded region read reaches outside the dataset");
+  if (blocks_for(det_n) > 65535u) throw InvalidArgument("encoded region read of more than 16.7M detector pixels");
+  QGPU_CUDA(cudaMemsetAsync(d_out, 0, r.rows * r.cols * det_n * dtype_size(layout.dtype), stream));
+  const std::size_t first = r.row0 * r.scan_cols + r.col0,
+                    last = (r.row0 + r.rows - 1) * r.scan_cols + r.col0 + r.cols;
+  const std::size_t t0 = first / layout.tile, t1 = (last - 1) / layout.tile;
+  ErrorFlag err(stream);
+  dispatch_count_dtype(layout.dtype, [&](auto z) {
+    using V = decltype(z);
+    const dim3 grid(static_cast<unsigned>(t1 - t0 + 1), blocks_for(det_n));
+    region_kernel<V><<<grid, kThreads, 0, stream>>>(d_tiles, layout.tile, t0, r, first, last,
+                                                    static_cast<V*>(d_out), err.ptr());
+  });
+  QGPU_CUDA_LAUNCHED("encoded decode_region");
+  err.check("decode_region");
+}
+
+}  // namespace qgpu::encoded::cuda

@@ -1,0 +1,56 @@
+#pragma once
+// CUDA encoder and decoders of the encoded-v1 format: the same stream code as the CPU reference
+// (stream_codec.hpp), one GPU thread per stream.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "device/cuda/device_buffer.hpp"
+#include "resident/encoded/cpu/encoded_cpu.hpp"
+#include "resident/encoded/format.hpp"
+#include "resident/encoded/layout.hpp"
+
+namespace qgpu::encoded::cuda {
+
+// Tiles encoded on the device: one payload and one directory allocation for a group of tiles; refs hold device
+// pointers into them (refs[k].dir has frame_pixels + 1 entries).
+struct DeviceTiles {
+  std::shared_ptr<DeviceBuffer> payload, dir;
+  std::vector<TileRef> refs;
+  std::size_t bytes() const { return (payload ? payload->bytes() : 0) + (dir ? dir->bytes() : 0); }
+};
+
+// Encodes `count` dense frames at d_frames (device memory, layout dtype, frame-major) as ceil(count / tile) tiles,
+// the last one shorter when count is not a multiple of layout.tile, and adds every pixel's sum over these frames
+// to d_sum_pattern (frame_pixels uint64). Bytes identical to cpu::encode_tile. Synchronous on `stream`.
+std::vector<DeviceTiles> encode(const Layout& layout, const void* d_frames, std::size_t count,
+                                std::uint64_t* d_sum_pattern, cudaStream_t stream = nullptr);
+
+// Writes the total of each of `count` dense frames at d_frames to d_out (uint64 each). Asynchronous.
+void frame_totals(const Layout& layout, const void* d_frames, std::size_t count, std::uint64_t* d_out,
+                  cudaStream_t stream = nullptr);
+
+// Queries on the complete set of tiles (d_tiles: layout.tiles() TileRefs in device memory). Each waits for its
+// result and raises FormatError when a stream is malformed.
+// Weighted sum over npix listed pixels (device arrays) for every scan position into d_out (layout.frames uint64).
+void masked_sum(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
+                const std::uint32_t* d_weights, std::size_t npix, std::uint64_t* d_out, cudaStream_t stream = nullptr);
+// K (1..3) weightings of the same pixels in one decode: d_weights [k][npix], d_out [k][frames] (CoM: det_row,
+// det_col weights beside the frame totals).
+void masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
+                 const std::uint32_t* d_weights, std::size_t npix, int K, std::uint64_t* d_out,
+                 cudaStream_t stream = nullptr);
+// Frame `index` decoded to dense native counts at d_out (frame_pixels values).
+void decode_frame(const Layout& layout, const TileRef* d_tiles, std::size_t index, void* d_out,
+                  cudaStream_t stream = nullptr);
+// The npix listed pixels (device array) at every scan position to d_out, native dtype, [j][frame].
+void decode_pixels(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels, std::size_t npix,
+                   void* d_out, cudaStream_t stream = nullptr);
+// A scan x detector rectangle decoded to dense native counts at d_out ([row][col][det_row][det_col]).
+void decode_region(const Layout& layout, const TileRef* d_tiles, const cpu::RegionRequest& r, void* d_out,
+                   cudaStream_t stream = nullptr);
+
+}  // namespace qgpu::encoded::cuda

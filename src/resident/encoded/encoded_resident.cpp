@@ -1,0 +1,331 @@
+#include "resident/encoded/encoded_resident.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "core/error.hpp"
+#include "device/cuda/cuda_check.hpp"
+#include "device/cuda/device_buffer.hpp"
+#include "resident/encoded/cuda/encoded_cuda.hpp"
+
+namespace qgpu {
+
+struct EncodedResident::Storage {
+  Backend backend = Backend::cpu;
+  Shape4D shape;
+  encoded::Layout layout;
+  std::size_t appended = 0, pending = 0;  // frames appended; of those, frames waiting in the staging tile
+  std::vector<encoded::TileRef> refs;
+  // cpu backend
+  std::vector<encoded::cpu::HostTile> host_tiles;
+  std::vector<std::uint64_t> host_totals, host_sum_pattern;
+  std::vector<std::uint8_t> host_pending;
+  // cuda backend
+  std::vector<encoded::cuda::DeviceTiles> groups;
+  std::unique_ptr<DeviceBuffer> d_totals, d_sum_pattern, d_pending, d_refs;
+};
+
+namespace {
+
+std::size_t checked_mul(std::size_t a, std::size_t b, const char* what) {
+  if (a != 0 && b > SIZE_MAX / a) throw InvalidArgument(std::string(what) + " overflows");
+  return a * b;
+}
+
+}  // namespace
+
+EncodedResident::EncodedResident(const Shape4D& shape, DType dtype, Backend backend, std::uint32_t tile)
+    : s_(std::make_shared<Storage>()) {
+  s_->backend = backend;
+  s_->shape = shape;
+  s_->layout = {checked_mul(shape.scan_rows, shape.scan_cols, "scan size"),
+                checked_mul(shape.det_rows, shape.det_cols, "detector size"), dtype, tile};
+  encoded::validate(s_->layout);
+  checked_mul(checked_mul(s_->layout.frames, s_->layout.frame_pixels, "dataset size"), dtype_size(dtype),
+              "dataset bytes");
+  const std::size_t staging = static_cast<std::size_t>(tile) * s_->layout.frame_pixels * dtype_size(dtype);
+  if (backend == Backend::cpu) {
+    s_->host_sum_pattern.assign(s_->layout.frame_pixels, 0);
+    s_->host_totals.reserve(s_->layout.frames);
+  } else {
+    s_->d_totals = std::make_unique<DeviceBuffer>(s_->layout.frames * sizeof(std::uint64_t));
+    s_->d_sum_pattern = std::make_unique<DeviceBuffer>(s_->layout.frame_pixels * sizeof(std::uint64_t));
+    QGPU_CUDA(cudaMemset(s_->d_sum_pattern->data(), 0, s_->d_sum_pattern->bytes()));
+    s_->d_pending = std::make_unique<DeviceBuffer>(staging);
+  }
+}
+
+Backend EncodedResident::backend() const { return s_->backend; }
+DType EncodedResident::dtype() const { return s_->layout.dtype; }
+const Shape4D& EncodedResident::shape() const { return s_->shape; }
+const encoded::Layout& EncodedResident::layout() const { return s_->layout; }
+std::size_t EncodedResident::frames_appended() const { return s_->appended; }
+bool EncodedResident::complete() const { return s_->appended == s_->layout.frames; }
+const std::vector<encoded::TileRef>& EncodedResident::tiles() const { return s_->refs; }
+
+void EncodedResident::encode_frames(const void* frames, std::size_t count) {
+  const encoded::Layout& l = s_->layout;
+  if (s_->backend == Backend::cpu) {
+    const std::size_t fb = l.frame_pixels * dtype_size(l.dtype);
+    for (std::size_t f = 0; f < count; f += l.tile) {
+      const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(l.tile, count - f));
+      s_->host_tiles.push_back(encoded::cpu::encode_tile(l, static_cast<const std::uint8_t*>(frames) + f * fb, n));
+      const auto& t = s_->host_tiles.back();
+      for (std::size_t p = 0; p < l.frame_pixels; ++p) s_->host_sum_pattern[p] += t.pixel_sums[p];
+      s_->refs.push_back(t.ref());
+    }
+  } else {
+    for (auto& g : encoded::cuda::encode(l, frames, count, s_->d_sum_pattern->as<std::uint64_t>())) {
+      s_->refs.insert(s_->refs.end(), g.refs.begin(), g.refs.end());
+      s_->groups.push_back(std::move(g));
+    }
+  }
+}
+
+void EncodedResident::append(const void* frames, std::size_t count) {
+  const encoded::Layout& l = s_->layout;
+  if (count > l.frames - s_->appended)
+    throw InvalidArgument("cannot append " + std::to_string(count) + " frames: " +
+                          std::to_string(l.frames - s_->appended) + " of " + std::to_string(l.frames) + " remain");
+  if (count == 0) return;
+  const bool cpu = s_->backend == Backend::cpu;
+  const std::size_t fb = l.frame_pixels * dtype_size(l.dtype);
+  const auto* src = static_cast<const std::uint8_t*>(frames);
+  if (cpu)
+    encoded::cpu::frame_totals(l, frames, count, s_->host_totals);
+  else
+    encoded::cuda::frame_totals(l, frames, count, s_->d_totals->as<std::uint64_t>() + s_->appended);
+  const bool final = s_->appended + count == l.frames;
+  const auto stage = [&](const std::uint8_t* from, std::size_t n) {  // into the staging tile after s_->pending
+    if (cpu) {
+      s_->host_pending.resize(static_cast<std::size_t>(l.tile) * fb);
+      std::memcpy(s_->host_pending.data() + s_->pending * fb, from, n * fb);
+    } else {
+      QGPU_CUDA(cudaMemcpy(s_->d_pending->as<std::uint8_t>() + s_->pending * fb, from, n * fb,
+                           cudaMemcpyDeviceToDevice));
+    }
+    s_->pending += n;
+  };
+  std::size_t done = 0;
+  if (s_->pending > 0) {
+    done = std::min<std::size_t>(l.tile - s_->pending, count);
+    stage(src, done);
+    if (s_->pending == l.tile || final) {
+      encode_frames(cpu ? static_cast<const void*>(s_->host_pending.data()) : s_->d_pending->data(), s_->pending);
+      s_->pending = 0;
+    }
+  }
+  const std::size_t rest = count - done;
+  const std::size_t direct = final ? rest : rest / l.tile * l.tile;
+  if (direct > 0) encode_frames(src + done * fb, direct);
+  if (rest > direct) stage(src + (done + direct) * fb, rest - direct);
+  s_->appended += count;
+  if (final) {
+    s_->host_pending = {};
+    s_->d_pending.reset();
+    if (!cpu) {
+      QGPU_CUDA(cudaDeviceSynchronize());
+      s_->d_refs = std::make_unique<DeviceBuffer>(s_->refs.size() * sizeof(encoded::TileRef));
+      s_->d_refs->upload(s_->refs.data(), s_->d_refs->bytes());
+    }
+  }
+}
+
+std::size_t EncodedResident::resident_bytes() const {
+  std::size_t n = 0;
+  if (s_->backend == Backend::cpu) {
+    for (const auto& t : s_->host_tiles) n += t.payload.size() + t.dir.size() * sizeof(std::uint32_t);
+    n += s_->layout.frames * sizeof(std::uint64_t) + s_->host_sum_pattern.size() * sizeof(std::uint64_t) +
+         s_->host_pending.size();
+  } else {
+    for (const auto& g : s_->groups) n += g.bytes();
+    for (const auto* b : {s_->d_totals.get(), s_->d_sum_pattern.get(), s_->d_pending.get(), s_->d_refs.get()})
+      if (b) n += b->bytes();
+  }
+  return n;
+}
+
+void EncodedResident::require_complete(const char* what) const {
+  if (!complete())
+    throw InvalidArgument(std::string("encoded resident ") + what + ": only " + std::to_string(s_->appended) +
+                          " of " + std::to_string(s_->layout.frames) + " frames appended");
+}
+
+const encoded::TileRef* EncodedResident::device_tiles() const {
+  require_complete("device tiles");
+  if (s_->backend != Backend::cuda) throw Error("encoded resident is in host memory, not on the GPU");
+  return s_->d_refs->as<encoded::TileRef>();
+}
+const std::uint64_t* EncodedResident::device_frame_totals() const {
+  require_complete("frame totals");
+  if (s_->backend != Backend::cuda) throw Error("encoded resident is in host memory, not on the GPU");
+  return s_->d_totals->as<std::uint64_t>();
+}
+const std::uint64_t* EncodedResident::device_sum_pattern() const {
+  require_complete("sum pattern");
+  if (s_->backend != Backend::cuda) throw Error("encoded resident is in host memory, not on the GPU");
+  return s_->d_sum_pattern->as<std::uint64_t>();
+}
+
+std::vector<std::vector<std::uint64_t>> EncodedResident::masked_sums(
+    const std::vector<std::uint32_t>& pixels, const std::vector<std::vector<std::uint32_t>>& weights) const {
+  require_complete("masked sum");
+  const encoded::Layout& l = s_->layout;
+  if (s_->backend == Backend::cpu) return encoded::cpu::masked_sums(l, s_->refs, pixels, weights);
+  if (weights.empty() || weights.size() > 3)
+    throw InvalidArgument("masked sums take 1 to 3 weightings, not " + std::to_string(weights.size()));
+  for (const auto& w : weights)
+    if (pixels.size() != w.size()) throw InvalidArgument("masked sum: pixel and weight lists differ in length");
+  for (std::uint32_t p : pixels)
+    if (p >= l.frame_pixels) throw RegionError("masked sum pixel " + std::to_string(p) + " is outside the frame");
+  const std::size_t K = weights.size(), n = pixels.size();
+  DeviceBuffer d_out(K * l.frames * sizeof(std::uint64_t));
+  DeviceBuffer d_pix(n * sizeof(std::uint32_t)), d_w(K * n * sizeof(std::uint32_t));
+  if (n) {
+    d_pix.upload(pixels.data(), d_pix.bytes());
+    for (std::size_t k = 0; k < K; ++k) d_w.upload(weights[k].data(), n * sizeof(std::uint32_t), k * n * sizeof(std::uint32_t));
+  }
+  encoded::cuda::masked_sums(l, device_tiles(), d_pix.as<std::uint32_t>(), d_w.as<std::uint32_t>(), n,
+                             static_cast<int>(K), d_out.as<std::uint64_t>());
+  std::vector<std::vector<std::uint64_t>> out(K, std::vector<std::uint64_t>(l.frames));
+  for (std::size_t k = 0; k < K; ++k)
+    d_out.download(out[k].data(), l.frames * sizeof(std::uint64_t), k * l.frames * sizeof(std::uint64_t));
+  return out;
+}
+
+std::vector<std::uint64_t> EncodedResident::masked_sum(const std::vector<std::uint32_t>& pixels,
+                                                       const std::vector<std::uint32_t>& weights) const {
+  return std::move(masked_sums(pixels, {weights})[0]);
+}
+
+std::vector<std::uint64_t> EncodedResident::frame_totals() const {
+  require_complete("frame totals");
+  if (s_->backend == Backend::cpu) return s_->host_totals;
+  std::vector<std::uint64_t> out(s_->layout.frames);
+  s_->d_totals->download(out.data(), out.size() * sizeof(std::uint64_t));
+  return out;
+}
+
+std::vector<std::uint64_t> EncodedResident::sum_pattern() const {
+  require_complete("sum pattern");
+  if (s_->backend == Backend::cpu) return s_->host_sum_pattern;
+  std::vector<std::uint64_t> out(s_->layout.frame_pixels);
+  s_->d_sum_pattern->download(out.data(), out.size() * sizeof(std::uint64_t));
+  return out;
+}
+
+HostArray4D EncodedResident::read(const Region& scan_region, const Region& detector_region) const {
+  require_complete("read");
+  const Shape4D& sh = s_->shape;
+  const Region sr = resolve_region(scan_region, sh.scan_rows, sh.scan_cols, "scan region");
+  const Region dr = resolve_region(detector_region, sh.det_rows, sh.det_cols, "detector region");
+  const encoded::cpu::RegionRequest req{sh.scan_cols, sr.row0, sr.col0, sr.rows, sr.cols,
+                                        sh.det_cols,  dr.row0, dr.col0, dr.rows, dr.cols};
+  HostArray4D out;
+  out.shape = {sr.rows, sr.cols, dr.rows, dr.cols};
+  out.dtype = dtype();
+  if (s_->backend == Backend::cpu) {
+    out.bytes = encoded::cpu::decode_region(s_->layout, s_->refs, req);
+  } else {
+    out.bytes.resize(out.shape.elements() * dtype_size(dtype()));
+    DeviceBuffer d_out(out.bytes.size());
+    encoded::cuda::decode_region(s_->layout, device_tiles(), req, d_out.data());
+    d_out.download(out.bytes.data(), out.bytes.size());
+  }
+  return out;
+}
+
+std::vector<std::uint8_t> EncodedResident::pixels(const std::vector<std::uint32_t>& pixel_offsets) const {
+  require_complete("pixels");
+  const encoded::Layout& l = s_->layout;
+  if (s_->backend == Backend::cpu) return encoded::cpu::decode_pixels(l, s_->refs, pixel_offsets);
+  for (std::uint32_t p : pixel_offsets)
+    if (p >= l.frame_pixels) throw RegionError("pixel " + std::to_string(p) + " is outside the frame");
+  std::vector<std::uint8_t> out(pixel_offsets.size() * l.frames * dtype_size(l.dtype));
+  if (out.empty()) return out;
+  DeviceBuffer d_px(pixel_offsets.size() * sizeof(std::uint32_t)), d_out(out.size());
+  d_px.upload(pixel_offsets.data(), d_px.bytes());
+  encoded::cuda::decode_pixels(l, device_tiles(), d_px.as<std::uint32_t>(), pixel_offsets.size(), d_out.data());
+  d_out.download(out.data(), out.size());
+  return out;
+}
+
+std::vector<std::uint8_t> EncodedResident::frame(std::size_t index) const {
+  require_complete("frame");
+  if (s_->backend == Backend::cpu) return encoded::cpu::decode_frame(s_->layout, s_->refs, index);
+  if (index >= s_->layout.frames)
+    throw RegionError("frame " + std::to_string(index) + " is outside the " + std::to_string(s_->layout.frames) +
+                      " scan positions");
+  std::vector<std::uint8_t> out(s_->layout.frame_pixels * dtype_size(dtype()));
+  DeviceBuffer d_out(out.size());
+  encoded::cuda::decode_frame(s_->layout, device_tiles(), index, d_out.data());
+  d_out.download(out.data(), out.size());
+  return out;
+}
+
+EncodedResident EncodedResident::to_host() const {
+  require_complete("copy to the host");
+  if (s_->backend == Backend::cpu) return *this;
+  EncodedResident out(s_->shape, dtype(), Backend::cpu, s_->layout.tile);
+  Storage& o = *out.s_;
+  for (std::size_t t = 0; t < s_->refs.size(); ++t) {
+    o.host_tiles.push_back(tile_bytes(t));
+    o.refs.push_back(o.host_tiles.back().ref());
+  }
+  o.host_totals = frame_totals();
+  o.host_sum_pattern = sum_pattern();
+  o.appended = s_->appended;
+  return out;
+}
+
+EncodedResident EncodedResident::to_device() const {
+  require_complete("copy to the GPU");
+  if (s_->backend == Backend::cuda) return *this;
+  EncodedResident out(s_->shape, dtype(), Backend::cuda, s_->layout.tile);
+  Storage& o = *out.s_;
+  o.d_pending.reset();
+  const std::size_t P = s_->layout.frame_pixels, ntiles = s_->host_tiles.size();
+  std::size_t total = 0;
+  for (const auto& t : s_->host_tiles) total += t.payload.size();
+  encoded::cuda::DeviceTiles g;
+  g.payload = std::make_shared<DeviceBuffer>(std::max<std::size_t>(total, 1));
+  g.dir = std::make_shared<DeviceBuffer>(ntiles * (P + 1) * sizeof(std::uint32_t));
+  std::size_t base = 0;
+  for (std::size_t k = 0; k < ntiles; ++k) {
+    const auto& t = s_->host_tiles[k];
+    if (!t.payload.empty()) g.payload->upload(t.payload.data(), t.payload.size(), base);
+    g.dir->upload(t.dir.data(), (P + 1) * sizeof(std::uint32_t), k * (P + 1) * sizeof(std::uint32_t));
+    g.refs.push_back({g.payload->as<std::uint8_t>() + base, g.dir->as<std::uint32_t>() + k * (P + 1), t.len, 0});
+    base += t.payload.size();
+  }
+  o.refs = g.refs;
+  o.groups.push_back(std::move(g));
+  o.d_totals->upload(s_->host_totals.data(), o.d_totals->bytes());
+  o.d_sum_pattern->upload(s_->host_sum_pattern.data(), o.d_sum_pattern->bytes());
+  o.d_refs = std::make_unique<DeviceBuffer>(o.refs.size() * sizeof(encoded::TileRef));
+  o.d_refs->upload(o.refs.data(), o.d_refs->bytes());
+  o.appended = s_->appended;
+  return out;
+}
+
+encoded::cpu::HostTile EncodedResident::tile_bytes(std::size_t t) const {
+  if (t >= s_->refs.size()) throw InvalidArgument("tile " + std::to_string(t) + " is not encoded yet");
+  const encoded::TileRef& r = s_->refs[t];
+  const std::size_t P = s_->layout.frame_pixels;
+  encoded::cpu::HostTile out;
+  out.len = r.len;
+  out.dir.resize(P + 1);
+  if (s_->backend == Backend::cpu) {
+    std::copy(r.dir, r.dir + P + 1, out.dir.begin());
+    out.payload.assign(r.payload, r.payload + out.dir[P]);
+  } else {
+    QGPU_CUDA(cudaMemcpy(out.dir.data(), r.dir, (P + 1) * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+    out.payload.resize(out.dir[P]);
+    if (!out.payload.empty())
+      QGPU_CUDA(cudaMemcpy(out.payload.data(), r.payload, out.payload.size(), cudaMemcpyDeviceToHost));
+  }
+  return out;
+}
+
+}  // namespace qgpu

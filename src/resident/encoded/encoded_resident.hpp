@@ -1,0 +1,80 @@
+#pragma once
+// EncodedResident: a whole acquisition's native counts kept in the compact exact encoded-v1 form (see
+// docs/design.md), on the GPU (backend cuda) or in host memory (backend cpu, the reference), filled batch by batch
+// with append() and queried without ever decoding the dense cube whole. Cheap to copy: copies share the storage.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "device/device.hpp"
+#include "resident/dataset.hpp"
+#include "resident/encoded/cpu/encoded_cpu.hpp"
+#include "resident/encoded/format.hpp"
+#include "resident/encoded/layout.hpp"
+#include "resident/shape.hpp"
+
+namespace qgpu {
+
+class EncodedResident {
+ public:
+  static constexpr const char* kStorageSchema = encoded::kSchema;
+
+  // An empty resident for `shape` counts of `dtype` (uint8/16/32), tiles of `tile` scan positions.
+  EncodedResident(const Shape4D& shape, DType dtype, Backend backend, std::uint32_t tile = encoded::kDefaultTile);
+
+  // Appends the next `count` frames in flat scan order (count * frame_pixels native counts, frame-major), in host
+  // memory for the cpu backend and device memory for the cuda backend. Any batch size: frames short of a whole
+  // tile wait in a staging tile; the last tile is encoded when the final frame arrives.
+  void append(const void* frames, std::size_t count);
+  std::size_t frames_appended() const;
+  bool complete() const;  // every frame of the shape appended
+
+  Backend backend() const;
+  DType dtype() const;
+  const Shape4D& shape() const;
+  const encoded::Layout& layout() const;
+  std::string representation() const { return "encoded"; }
+  std::string storage_schema() const { return kStorageSchema; }
+  std::size_t resident_bytes() const;  // everything held: streams, directories, totals, sum pattern, staging
+  std::size_t dense_bytes() const { return shape().elements() * dtype_size(dtype()); }
+
+  // Queries (need complete(); else InvalidArgument). Same integers on both backends.
+  // Sum over the listed pixel offsets (det_row * det_cols + det_col) times their weights, per scan position.
+  std::vector<std::uint64_t> masked_sum(const std::vector<std::uint32_t>& pixels,
+                                        const std::vector<std::uint32_t>& weights) const;
+  // Up to 3 weightings of the same pixels in one decode (CoM: det_row and det_col weights): result[k][frame].
+  std::vector<std::vector<std::uint64_t>> masked_sums(const std::vector<std::uint32_t>& pixels,
+                                                      const std::vector<std::vector<std::uint32_t>>& weights) const;
+  std::vector<std::uint64_t> frame_totals() const;  // per scan position (computed at append)
+  std::vector<std::uint64_t> sum_pattern() const;   // per detector pixel, over all frames (computed at append)
+  // A scan x detector rectangle of exact counts (Region{} = whole extent); RegionError when outside.
+  HostArray4D read(const Region& scan_region = {}, const Region& detector_region = {}) const;
+  // The listed pixels' counts at every scan position, native dtype, [j][frame] (e.g. the SSB bright-field gather).
+  std::vector<std::uint8_t> pixels(const std::vector<std::uint32_t>& pixel_offsets) const;
+  // Frame `index` (flat scan order), frame_pixels native counts.
+  std::vector<std::uint8_t> frame(std::size_t index) const;
+
+  // The same encoded bytes on the other side, without re-encoding: a host copy of a GPU resident, or a GPU copy
+  // of a host one (each returns *this when already there). Need complete().
+  EncodedResident to_host() const;
+  EncodedResident to_device() const;
+
+  // The tiles as decoders see them (host pointers for cpu, device pointers for cuda), and for the cuda backend
+  // their device-side copy and the device totals / sum pattern (for kernels of the query domains).
+  const std::vector<encoded::TileRef>& tiles() const;
+  const encoded::TileRef* device_tiles() const;
+  const std::uint64_t* device_frame_totals() const;
+  const std::uint64_t* device_sum_pattern() const;
+  // Tile t's encoded bytes and directory copied to the host (pixel_sums left empty): the format, for tests.
+  encoded::cpu::HostTile tile_bytes(std::size_t t) const;
+
+ private:
+  struct Storage;
+  std::shared_ptr<Storage> s_;
+  void encode_frames(const void* frames, std::size_t count);
+  void require_complete(const char* what) const;
+};
+
+}  // namespace qgpu

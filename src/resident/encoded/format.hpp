@@ -1,0 +1,99 @@
+#pragma once
+// encoded-v1: the compact exact resident format (shared by host and device code; see docs/design.md).
+//
+// The acquisition is cut into tiles of `tile` consecutive scan positions (flat scan order; the last tile may be
+// shorter). For each (tile, detector pixel) there is one stream: the pixel's counts at the tile's positions,
+// encoded independently as a model byte followed by its payload (an all-zero stream is empty). Per tile a directory
+// of frame_pixels + 1 uint32 offsets (relative to the tile's payload) gives stream p the bytes [dir[p], dir[p + 1]).
+// Frame totals (uint64 per scan position) and the sum pattern (uint64 per pixel) are kept beside the streams.
+#include <cstddef>
+#include <cstdint>
+
+#include "core/hd.hpp"
+
+namespace qgpu::encoded {
+
+inline constexpr const char* kSchema =
+    "encoded-v1: tiles of T scan positions x detector pixels, one stream per (tile, pixel): model byte "
+    "(empty = zero, 1 constant, 2 sparse, 3 raw bit-packed, 4 rANS 12-bit) + payload; per-tile uint32 stream "
+    "directory; uint64 frame totals and sum pattern";
+
+inline constexpr std::uint32_t kDefaultTile = 512;
+inline constexpr std::uint32_t kMaxTile = 4096;
+
+// kZero is never stored: a zero stream is empty (dir[p] == dir[p + 1]).
+enum Model : std::uint8_t { kZero = 0, kConstant = 1, kSparse = 2, kRaw = 3, kRans = 4 };
+
+// rANS (byte-wise renormalisation, 32-bit state): probabilities in 1/4096, state in [kRansL, kRansL << 8).
+inline constexpr std::uint32_t kRansScaleBits = 12;
+inline constexpr std::uint32_t kRansScale = 1u << kRansScaleBits;
+inline constexpr std::uint32_t kRansL = 1u << 23;
+// Largest escape symbol index K (symbols 0..K-1 are offsets from the stream's base, K means "escaped").
+inline constexpr std::uint32_t kMaxAlphabet = 128;
+
+// One tile as the decoders see it: its stream payloads and directory (host or device pointers).
+struct TileRef {
+  const std::uint8_t* payload = nullptr;
+  const std::uint32_t* dir = nullptr;  // frame_pixels + 1 offsets into payload
+  std::uint32_t len = 0;               // scan positions in this tile
+  std::uint32_t reserved = 0;
+};
+
+// Largest size a stream of n values can take (the raw model with 32-bit width), rounded up to 8 bytes: the
+// encoders' per-stream scratch slot.
+QGPU_HD inline std::uint32_t stream_slot_bytes(std::uint32_t n) { return ((4u * n + 7u) + 7u) & ~7u; }
+
+// Unsigned LEB128, at most 5 bytes for 32 bits.
+QGPU_HD inline std::uint32_t varint_size(std::uint32_t v) {
+  std::uint32_t s = 1;
+  while (v >= 0x80u) {
+    v >>= 7;
+    ++s;
+  }
+  return s;
+}
+QGPU_HD inline std::uint8_t* put_varint(std::uint8_t* p, std::uint32_t v) {
+  while (v >= 0x80u) {
+    *p++ = std::uint8_t(v | 0x80u);
+    v >>= 7;
+  }
+  *p++ = std::uint8_t(v);
+  return p;
+}
+
+// Bounds-checked forward reader over one stream; `ok` turns false on any read past the end or bad varint.
+struct ByteReader {
+  const std::uint8_t* p;
+  const std::uint8_t* end;
+  bool ok = true;
+  QGPU_HD std::uint8_t byte() {
+    if (p >= end) {
+      ok = false;
+      return 0;
+    }
+    return *p++;
+  }
+  QGPU_HD std::uint32_t varint() {
+    std::uint32_t v = 0;
+    for (std::uint32_t shift = 0; shift < 35; shift += 7) {
+      const std::uint8_t b = byte();
+      if (!ok) return 0;
+      v |= std::uint32_t(b & 0x7fu) << shift;
+      if (!(b & 0x80u)) return v;
+    }
+    ok = false;
+    return 0;
+  }
+};
+
+// Bits needed for v (0 for 0).
+QGPU_HD inline std::uint32_t bit_width(std::uint32_t v) {
+  std::uint32_t w = 0;
+  while (v) {
+    ++w;
+    v >>= 1;
+  }
+  return w;
+}
+
+}  // namespace qgpu::encoded

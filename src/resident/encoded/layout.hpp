@@ -1,0 +1,41 @@
+#pragma once
+// Shape of an encoded-v1 resident: how many scan positions, detector pixels, the dtype and the tile length.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+#include "resident/encoded/format.hpp"
+
+namespace qgpu::encoded {
+
+struct Layout {
+  std::size_t frames = 0;        // scan positions (flat scan order)
+  std::size_t frame_pixels = 0;  // detector pixels per frame
+  DType dtype = DType::u16;
+  std::uint32_t tile = kDefaultTile;
+
+  std::size_t tiles() const { return (frames + tile - 1) / tile; }
+  std::uint32_t tile_len(std::size_t t) const {
+    const std::size_t first = t * tile;
+    return static_cast<std::uint32_t>(frames - first < tile ? frames - first : tile);
+  }
+};
+
+// Raises InvalidArgument/DTypeError when the layout cannot be encoded: count dtype, 1 <= tile <= kMaxTile, frames
+// and pixels nonzero, and a tile's worst-case payload (frame_pixels streams of stream_slot_bytes(tile)) below 4 GiB
+// so that its uint32 directory offsets cannot overflow.
+inline void validate(const Layout& l) {
+  if (!is_count_dtype(l.dtype))
+    throw DTypeError("encoded resident holds uint8, uint16 or uint32 counts, not " + dtype_name(l.dtype));
+  if (l.tile < 1 || l.tile > kMaxTile)
+    throw InvalidArgument("encoded tile length " + std::to_string(l.tile) + " is outside 1.." +
+                          std::to_string(kMaxTile));
+  if (l.frames == 0 || l.frame_pixels == 0) throw InvalidArgument("encoded resident of an empty dataset");
+  if (l.frame_pixels > (std::size_t{1} << 32) / stream_slot_bytes(l.tile))
+    throw InvalidArgument("encoded tile of " + std::to_string(l.tile) + " positions x " +
+                          std::to_string(l.frame_pixels) + " pixels may exceed 4 GiB: choose a shorter tile");
+}
+
+}  // namespace qgpu::encoded

@@ -1,0 +1,280 @@
+#pragma once
+// encoded-v1 stream encoder and decoder, one function each for host and device (the CPU reference and the CUDA
+// kernels run this same code, so both produce the same bytes). A stream is the n counts of one detector pixel
+// over one tile of scan positions. Payloads (after the model byte), all integers unsigned LEB128 varints:
+//   zero:     an empty stream (no model byte): every value is 0. The most common stream outside the BF disk.
+//   constant: value (nonzero).
+//   sparse:   m (nonzero count), then per nonzero value in position order: (gap << 1 | big) with gap the number of
+//             positions skipped since the previous nonzero, and value - 2 when big (value >= 2; else value is 1).
+//   raw:      base, width byte w (0..32), then n values - base packed LSB first, value i at bits [i*w, i*w + w).
+//   rANS:     base, byte K (1..128), K + 1 frequencies (symbols 0..K, sum 4096), escape byte count E, E escape
+//             bytes (varints value - base - K, in position order, for values with value - base >= K), then the
+//             32-bit rANS state (little endian) and the renormalisation bytes in decode order. Symbol s < K means
+//             value base + s; symbol K means "take the next escape".
+// The encoder computes every candidate's exact size and keeps the smallest (order raw, sparse, rANS on ties;
+// zero and constant streams always take their own model).
+#include <cstdint>
+
+#include "resident/encoded/format.hpp"
+
+namespace qgpu::encoded {
+
+namespace detail {
+
+// Normalises symbol counts (total n > 0) to frequencies summing to kRansScale; every present symbol keeps >= 1.
+QGPU_HD inline void normalise_frequencies(const std::uint16_t* counts, std::uint32_t symbols, std::uint32_t n,
+                                          std::uint16_t* freq) {
+  std::uint32_t sum = 0, largest = 0;
+  for (std::uint32_t s = 0; s < symbols; ++s) {
+    freq[s] = static_cast<std::uint16_t>(
+        counts[s] == 0 ? 0u : (static_cast<std::uint32_t>(counts[s]) * kRansScale) / n);
+    if (counts[s] && freq[s] == 0) freq[s] = 1;
+    sum += freq[s];
+    if (counts[s] > counts[largest]) largest = s;
+  }
+  if (sum < kRansScale) {
+    freq[largest] = static_cast<std::uint16_t>(freq[largest] + (kRansScale - sum));
+  } else {
+    std::uint32_t excess = sum - kRansScale;
+    while (excess > 0) {  // take from the currently largest frequency, keeping it >= 1
+      std::uint32_t big = 0;
+      for (std::uint32_t s = 1; s < symbols; ++s)
+        if (freq[s] > freq[big]) big = s;
+      const std::uint32_t take = excess < freq[big] - 1u ? excess : freq[big] - 1u;
+      freq[big] = static_cast<std::uint16_t>(freq[big] - take);
+      excess -= take;
+    }
+  }
+}
+
+// Tries the rANS model; writes the stream to slot and returns its size when smaller than `best`, else 0.
+template <class Get>
+QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t base, std::uint32_t range,
+                               std::uint8_t* slot, std::uint32_t slot_bytes, std::uint32_t best) {
+  std::uint16_t hist[kMaxAlphabet + 1];  // counts <= n <= kMaxTile fit 16 bits
+  for (std::uint32_t s = 0; s <= kMaxAlphabet; ++s) hist[s] = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t d = get(i) - base;
+    ++hist[d < kMaxAlphabet ? d : kMaxAlphabet];
+  }
+  // Alphabet: the smallest candidate K that covers the range, or leaves at most n/32 values escaped.
+  const std::uint32_t candidates[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
+  std::uint32_t K = kMaxAlphabet;
+  for (std::uint32_t c : candidates) {
+    if (c > range) {
+      K = range + 1;
+      break;
+    }
+    std::uint32_t esc = 0;
+    for (std::uint32_t s = c; s <= kMaxAlphabet; ++s) esc += hist[s];
+    if (esc * 32u <= n) {
+      K = c;
+      break;
+    }
+  }
+  std::uint32_t esc_count = 0;
+  for (std::uint32_t s = K; s <= kMaxAlphabet; ++s) esc_count += hist[s];
+  hist[K] = static_cast<std::uint16_t>(esc_count);
+  std::uint16_t freq[kMaxAlphabet + 1], cum[kMaxAlphabet + 2];
+  normalise_frequencies(hist, K + 1, n, freq);
+  cum[0] = 0;
+  std::uint32_t table = 0;
+  for (std::uint32_t s = 0; s <= K; ++s) {
+    cum[s + 1] = static_cast<std::uint16_t>(cum[s] + freq[s]);
+    table += varint_size(freq[s]);
+  }
+  std::uint32_t esc_bytes = 0;
+  if (esc_count)
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t d = get(i) - base;
+      if (d >= K) esc_bytes += varint_size(d - K);
+    }
+  const std::uint64_t header64 =
+      1ull + varint_size(base) + 1 + table + varint_size(esc_bytes) + static_cast<std::uint64_t>(esc_bytes);
+  if (header64 + 4 >= best) return 0;
+  const std::uint32_t header = static_cast<std::uint32_t>(header64);
+  const std::uint32_t limit = best - header;  // the rANS bytes must stay below this for rANS to win
+  std::uint8_t* const end = slot + slot_bytes;
+  std::uint8_t* ptr = end;
+  std::uint32_t x = kRansL;
+  for (std::uint32_t i = n; i-- > 0;) {
+    const std::uint32_t d = get(i) - base;
+    const std::uint32_t s = d < K ? d : K;
+    const std::uint32_t f = freq[s];
+    const std::uint32_t x_max = ((kRansL >> kRansScaleBits) << 8) * f;
+    while (x >= x_max) {
+      if (static_cast<std::uint32_t>(end - ptr) + 1 + 4 >= limit) return 0;
+      *--ptr = static_cast<std::uint8_t>(x & 0xffu);
+      x >>= 8;
+    }
+    x = ((x / f) << kRansScaleBits) + (x % f) + cum[s];
+  }
+  if (static_cast<std::uint32_t>(end - ptr) + 4 >= limit) return 0;
+  ptr -= 4;
+  ptr[0] = static_cast<std::uint8_t>(x);
+  ptr[1] = static_cast<std::uint8_t>(x >> 8);
+  ptr[2] = static_cast<std::uint8_t>(x >> 16);
+  ptr[3] = static_cast<std::uint8_t>(x >> 24);
+  const std::uint32_t rans_bytes = static_cast<std::uint32_t>(end - ptr);
+  // Header, table and escapes at the front (they end before ptr, since header + rans_bytes < best <= slot_bytes).
+  std::uint8_t* p = slot;
+  *p++ = kRans;
+  p = put_varint(p, base);
+  *p++ = static_cast<std::uint8_t>(K);
+  for (std::uint32_t s = 0; s <= K; ++s) p = put_varint(p, freq[s]);
+  p = put_varint(p, esc_bytes);
+  if (esc_count)
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t d = get(i) - base;
+      if (d >= K) p = put_varint(p, d - K);
+    }
+  for (std::uint32_t j = 0; j < rans_bytes; ++j) p[j] = ptr[j];  // forward copy: p + j < ptr + j
+  return header + rans_bytes;
+}
+
+}  // namespace detail
+
+// Encodes the n values get(0..n-1) (n <= kMaxTile) into slot (stream_slot_bytes(n) bytes); returns the stream
+// size (0 for an all-zero stream) and stores the values' sum in *sum.
+template <class Get>
+QGPU_HD std::uint32_t encode_stream(const Get& get, std::uint32_t n, std::uint8_t* slot, std::uint64_t* sum) {
+  std::uint32_t mn = 0xffffffffu, mx = 0, nnz = 0, sparse = 0;
+  std::uint64_t total = 0;
+  std::uint32_t next = 0;  // position after the previous nonzero
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t v = get(i);
+    mn = v < mn ? v : mn;
+    mx = v > mx ? v : mx;
+    total += v;
+    if (v) {
+      const std::uint32_t big = v != 1u;
+      sparse += varint_size(((i - next) << 1) | big) + (big ? varint_size(v - 2) : 0);
+      ++nnz;
+      next = i + 1;
+    }
+  }
+  *sum = total;
+  if (n == 0 || mx == 0) return 0;  // the zero model: an empty stream
+  if (mn == mx) {
+    slot[0] = kConstant;
+    return static_cast<std::uint32_t>(put_varint(slot + 1, mx) - slot);
+  }
+  const std::uint32_t w = bit_width(mx - mn);
+  const std::uint32_t packed = static_cast<std::uint32_t>((static_cast<std::uint64_t>(n) * w + 7) / 8);
+  const std::uint32_t raw = 1 + varint_size(mn) + 1 + packed;
+  const std::uint32_t sparse_total = 1 + varint_size(nnz) + sparse;
+  const std::uint32_t best = sparse_total < raw ? sparse_total : raw;
+  if (const std::uint32_t r = detail::try_rans(get, n, mn, mx - mn, slot, stream_slot_bytes(n), best)) return r;
+  std::uint8_t* p = slot;
+  if (sparse_total < raw) {
+    *p++ = kSparse;
+    p = put_varint(p, nnz);
+    std::uint32_t after = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t v = get(i);
+      if (!v) continue;
+      const std::uint32_t big = v != 1u;
+      p = put_varint(p, ((i - after) << 1) | big);
+      if (big) p = put_varint(p, v - 2);
+      after = i + 1;
+    }
+    return static_cast<std::uint32_t>(p - slot);
+  }
+  *p++ = kRaw;
+  p = put_varint(p, mn);
+  *p++ = static_cast<std::uint8_t>(w);
+  for (std::uint32_t j = 0; j < packed; ++j) p[j] = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint64_t bit = static_cast<std::uint64_t>(i) * w;
+    const std::uint64_t acc = static_cast<std::uint64_t>(get(i) - mn) << (bit & 7u);
+    const std::uint32_t nb = static_cast<std::uint32_t>(((bit & 7u) + w + 7) / 8);
+    for (std::uint32_t k = 0; k < nb; ++k) p[(bit >> 3) + k] |= static_cast<std::uint8_t>(acc >> (8 * k));
+  }
+  return raw;
+}
+
+// Decodes the stream s (size bytes) of n values and calls put(i, value) for every nonzero value at positions
+// first <= i < last, in increasing i. Returns false when the stream is malformed (then some puts may have run).
+template <class Put>
+QGPU_HD bool decode_stream(const std::uint8_t* s, std::uint32_t size, std::uint32_t n, std::uint32_t first,
+                           std::uint32_t last, Put&& put) {
+  if (last > n) last = n;
+  if (size == 0) return true;  // zero model
+  ByteReader rd{s, s + size};
+  const std::uint8_t model = rd.byte();
+  if (!rd.ok) return false;
+  switch (model) {
+    case kConstant: {
+      const std::uint32_t v = rd.varint();
+      if (!rd.ok) return false;
+      if (v)
+        for (std::uint32_t i = first; i < last; ++i) put(i, v);
+      return true;
+    }
+    case kSparse: {
+      const std::uint32_t m = rd.varint();
+      std::uint32_t pos = 0;  // position after the previous nonzero
+      for (std::uint32_t j = 0; j < m && rd.ok; ++j) {
+        const std::uint32_t code = rd.varint();
+        const std::uint32_t v = (code & 1u) ? rd.varint() + 2 : 1u;
+        const std::uint32_t i = pos + (code >> 1);
+        if (!rd.ok || i >= n || i < pos) return false;
+        if (i >= last) return true;
+        if (i >= first) put(i, v);
+        pos = i + 1;
+      }
+      return rd.ok;
+    }
+    case kRaw: {
+      const std::uint32_t base = rd.varint();
+      const std::uint32_t w = rd.byte();
+      if (!rd.ok || w > 32) return false;
+      const std::uint64_t packed = (static_cast<std::uint64_t>(n) * w + 7) / 8;
+      if (static_cast<std::uint64_t>(rd.end - rd.p) < packed) return false;
+      const std::uint64_t mask = (1ull << w) - 1;
+      for (std::uint32_t i = first; i < last; ++i) {
+        const std::uint64_t bit = static_cast<std::uint64_t>(i) * w;
+        const std::uint32_t nb = static_cast<std::uint32_t>(((bit & 7u) + w + 7) / 8);
+        std::uint64_t acc = 0;
+        for (std::uint32_t k = 0; k < nb; ++k) acc |= static_cast<std::uint64_t>(rd.p[(bit >> 3) + k]) << (8 * k);
+        const std::uint32_t v = base + static_cast<std::uint32_t>((acc >> (bit & 7u)) & mask);
+        if (v) put(i, v);
+      }
+      return true;
+    }
+    case kRans: {
+      const std::uint32_t base = rd.varint();
+      const std::uint32_t K = rd.byte();
+      if (!rd.ok || K < 1 || K > kMaxAlphabet) return false;
+      std::uint16_t cum[kMaxAlphabet + 2];
+      cum[0] = 0;
+      for (std::uint32_t s = 0; s <= K; ++s) {
+        const std::uint32_t f = rd.varint();
+        if (!rd.ok || f > kRansScale - cum[s]) return false;
+        cum[s + 1] = static_cast<std::uint16_t>(cum[s] + f);
+      }
+      if (cum[K + 1] != kRansScale) return false;
+      const std::uint32_t esc_bytes = rd.varint();
+      if (!rd.ok || static_cast<std::uint64_t>(rd.end - rd.p) < esc_bytes) return false;
+      ByteReader esc{rd.p, rd.p + esc_bytes};
+      rd.p += esc_bytes;
+      std::uint32_t x = 0;
+      for (std::uint32_t k = 0; k < 4; ++k) x |= static_cast<std::uint32_t>(rd.byte()) << (8 * k);
+      if (!rd.ok) return false;
+      for (std::uint32_t i = 0; i < last; ++i) {
+        const std::uint32_t slot = x & (kRansScale - 1);
+        std::uint32_t sym = 0;
+        while (cum[sym + 1] <= slot) ++sym;
+        x = static_cast<std::uint32_t>(cum[sym + 1] - cum[sym]) * (x >> kRansScaleBits) + slot - cum[sym];
+        while (x < kRansL) x = (x << 8) | rd.byte();
+        const std::uint32_t v = sym < K ? base + sym : base + K + esc.varint();
+        if (!rd.ok || !esc.ok) return false;
+        if (i >= first && v) put(i, v);
+      }
+      return true;
+    }
+    default: return false;
+  }
+}
+
+}  // namespace qgpu::encoded

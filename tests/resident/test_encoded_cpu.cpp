@@ -1,0 +1,288 @@
+// encoded-v1 CPU reference: exact round trips and queries against dense references on every dtype and shape.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "core/error.hpp"
+#include "encoded_fixtures.hpp"
+#include "io/sample/sample.hpp"
+#include "resident/encoded/encoded_resident.hpp"
+#include "resident/encoded/stream_codec.hpp"
+#include "support/temp_files.hpp"
+
+using namespace qgpu;
+using test::Dense;
+
+namespace {
+
+EncodedResident encode_cpu(const Dense& d, std::uint32_t tile, std::size_t batch = 0) {
+  EncodedResident r(d.shape, d.dtype, Backend::cpu, tile);
+  const std::size_t fb = d.frame_pixels() * dtype_size(d.dtype), n = d.shape.frames();
+  if (batch == 0) batch = n;
+  for (std::size_t f = 0; f < n; f += batch) r.append(d.bytes.data() + f * fb, std::min(batch, n - f));
+  return r;
+}
+
+// CoM-style sums (weights det_row, det_col over every pixel, and a third weighting) in one call.
+void expect_moments(const EncodedResident& r, const Dense& d) {
+  std::vector<std::uint32_t> all, rows, cols, ones;
+  for (std::uint32_t p = 0; p < d.frame_pixels(); ++p) {
+    all.push_back(p);
+    rows.push_back(p / static_cast<std::uint32_t>(d.shape.det_cols));
+    cols.push_back(p % static_cast<std::uint32_t>(d.shape.det_cols));
+    ones.push_back(1);
+  }
+  const auto m = r.masked_sums(all, {rows, cols, ones});
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[0], test::ref_masked_sum(d, all, rows));
+  EXPECT_EQ(m[1], test::ref_masked_sum(d, all, cols));
+  EXPECT_EQ(m[2], test::ref_totals(d));
+}
+
+// Every query of the resident equals the dense reference.
+void expect_matches(const EncodedResident& r, const Dense& d) {
+  ASSERT_TRUE(r.complete());
+  EXPECT_EQ(r.dense_bytes(), d.bytes.size());
+  const HostArray4D all = r.read();
+  EXPECT_EQ(all.shape, d.shape);
+  EXPECT_TRUE(all.bytes == d.bytes) << "full decode differs from the dense data";
+  EXPECT_EQ(r.frame_totals(), test::ref_totals(d));
+  EXPECT_EQ(r.sum_pattern(), test::ref_sum_pattern(d));
+  std::vector<std::uint32_t> px, w;
+  test::some_pixels(d.frame_pixels(), px, w);
+  EXPECT_EQ(r.masked_sum(px, w), test::ref_masked_sum(d, px, w));
+  EXPECT_TRUE(r.pixels(px) == test::ref_pixels(d, px)) << "pixel gather differs";
+  expect_moments(r, d);
+  const std::size_t n = d.shape.frames();
+  for (std::size_t f : {std::size_t{0}, n / 2, n - 1}) EXPECT_EQ(r.frame(f), test::ref_frame(d, f)) << "frame " << f;
+  const Shape4D& s = d.shape;
+  const Region sr{s.scan_rows / 3, s.scan_cols / 4, s.scan_rows - s.scan_rows / 3, s.scan_cols / 2 + 1};
+  const Region kr{1, s.det_cols / 2, s.det_rows - 1, s.det_cols - s.det_cols / 2};
+  const HostArray4D part = r.read(sr, kr);
+  EXPECT_EQ(part.shape, (Shape4D{sr.rows, sr.cols, kr.rows, kr.cols}));
+  EXPECT_TRUE(part.bytes == test::ref_region(d, sr, kr)) << "region read differs";
+}
+
+std::uint8_t model_of(const encoded::cpu::HostTile& t, std::size_t p) {
+  return t.dir[p] == t.dir[p + 1] ? encoded::kZero : t.payload[t.dir[p]];
+}
+
+Dense filled(const Shape4D& shape, DType dtype, std::uint32_t v) {
+  Dense d{shape, dtype, std::vector<std::uint8_t>(shape.elements() * dtype_size(dtype))};
+  for (std::size_t f = 0; f < shape.frames(); ++f)
+    for (std::size_t p = 0; p < shape.frame_pixels(); ++p) d.set(f, p, v);
+  return d;
+}
+
+}  // namespace
+
+TEST(EncodedCpu, ExactOnEveryDtypeOddDetectorAndPartialTile) {
+  for (DType t : {DType::u8, DType::u16, DType::u32}) {
+    SCOPED_TRACE(dtype_name(t));
+    const Dense d = test::mixed({9, 15, 7, 5}, t);  // 135 frames: tiles of 64, 64 and 7
+    const EncodedResident r = encode_cpu(d, 64);
+    EXPECT_EQ(r.tiles().size(), 3u);
+    EXPECT_EQ(r.tiles()[2].len, 7u);
+    expect_matches(r, d);
+    // Every stream model occurs in this data.
+    int seen[5] = {};
+    for (std::size_t k = 0; k < r.tiles().size(); ++k) {
+      const auto tb = r.tile_bytes(k);
+      for (std::size_t p = 0; p < d.frame_pixels(); ++p) ++seen[model_of(tb, p)];
+    }
+    for (int m = 0; m < 5; ++m) EXPECT_GT(seen[m], 0) << "model " << m << " never chosen";
+  }
+}
+
+TEST(EncodedCpu, DefaultTileWithScanNotAMultipleOfIt) {
+  const Dense d = test::mixed({23, 31, 11, 13}, DType::u16, 5);  // 713 frames: 512 + 201
+  const EncodedResident r = encode_cpu(d, encoded::kDefaultTile);
+  EXPECT_EQ(r.tiles().size(), 2u);
+  EXPECT_EQ(r.tiles()[1].len, 201u);
+  expect_matches(r, d);
+}
+
+TEST(EncodedCpu, ExtremeTileLengths) {
+  // Tiles of one position (every stream one value), the longest tile (4096: 16-bit histograms at their limit),
+  // and a dataset shorter than one tile.
+  for (DType t : {DType::u8, DType::u32}) {
+    SCOPED_TRACE(dtype_name(t));
+    const Dense small = test::mixed({3, 5, 4, 5}, t, 6);
+    expect_matches(encode_cpu(small, 1, 4), small);
+    expect_matches(encode_cpu(small, 512), small);
+    const Dense longer = test::mixed({65, 64, 3, 3}, t, 7);  // 4160 frames: 4096 + 64
+    const EncodedResident r = encode_cpu(longer, encoded::kMaxTile, 1000);
+    EXPECT_EQ(r.tiles().size(), 2u);
+    expect_matches(r, longer);
+  }
+  // A 4096-long stream of one symbol except one escape: the histogram counts reach 4095.
+  Dense one = filled({64, 64, 2, 2}, DType::u16, 2);
+  one.set(100, 0, 60000);
+  one.set(7, 1, 1);
+  expect_matches(encode_cpu(one, encoded::kMaxTile), one);
+}
+
+TEST(EncodedCpu, BatchesOfAnySizeGiveTheSameBytes) {
+  const Dense d = test::mixed({6, 11, 9, 8}, DType::u16, 3);  // 66 frames, tiles of 16
+  const EncodedResident whole = encode_cpu(d, 16);
+  for (std::size_t batch : {std::size_t{1}, std::size_t{7}, std::size_t{11}, std::size_t{16}, std::size_t{40}}) {
+    SCOPED_TRACE(batch);
+    const EncodedResident r = encode_cpu(d, 16, batch);
+    ASSERT_EQ(r.tiles().size(), whole.tiles().size());
+    for (std::size_t k = 0; k < r.tiles().size(); ++k) {
+      EXPECT_EQ(r.tile_bytes(k).payload, whole.tile_bytes(k).payload);
+      EXPECT_EQ(r.tile_bytes(k).dir, whole.tile_bytes(k).dir);
+    }
+    EXPECT_EQ(r.resident_bytes(), whole.resident_bytes());
+    expect_matches(r, d);
+  }
+}
+
+TEST(EncodedCpu, AllZeroKeepsOnlyDirectoryAndTotals) {
+  const Dense d = filled({4, 10, 6, 7}, DType::u32, 0);
+  const EncodedResident r = encode_cpu(d, 16);
+  const std::size_t P = 42, tiles = 3;
+  EXPECT_EQ(r.resident_bytes(), tiles * (P + 1) * 4 + 40 * 8 + P * 8);
+  for (std::size_t k = 0; k < tiles; ++k) EXPECT_TRUE(r.tile_bytes(k).payload.empty());
+  expect_matches(r, d);
+}
+
+TEST(EncodedCpu, ConstantAndSaturatedData) {
+  for (DType t : {DType::u8, DType::u16, DType::u32}) {
+    SCOPED_TRACE(dtype_name(t));
+    const std::uint32_t mx = test::max_count(t);
+    const Dense sat = filled({3, 7, 5, 6}, t, mx);
+    const EncodedResident r = encode_cpu(sat, 8);
+    const auto tb = r.tile_bytes(0);
+    for (std::size_t p = 0; p < 30; ++p) EXPECT_EQ(model_of(tb, p), encoded::kConstant);
+    expect_matches(r, sat);
+    EXPECT_EQ(r.frame_totals()[0], 30ull * mx);
+    // Zero-or-max at random: the widest raw and rANS escapes.
+    Dense mixed = sat;
+    std::mt19937 rng(9);
+    for (std::size_t f = 0; f < 21; ++f)
+      for (std::size_t p = 0; p < 30; ++p) mixed.set(f, p, rng() & 1 ? mx : 0);
+    expect_matches(encode_cpu(mixed, 8), mixed);
+  }
+}
+
+TEST(EncodedCpu, SparseAndRandomData) {
+  // Sparse: a few counts per stream, values 1 and large.
+  Dense sparse = filled({8, 8, 12, 12}, DType::u16, 0);
+  sparse.set(0, 0, 1);
+  sparse.set(63, 0, 65535);
+  sparse.set(17, 5, 2);
+  sparse.set(40, 143, 1);
+  const EncodedResident rs = encode_cpu(sparse, 64);
+  EXPECT_EQ(model_of(rs.tile_bytes(0), 0), encoded::kSparse);
+  EXPECT_EQ(model_of(rs.tile_bytes(0), 1), encoded::kZero);
+  expect_matches(rs, sparse);
+  // Uniform random 32-bit counts cannot compress: raw streams, about the dense size.
+  Dense rnd{{6, 6, 10, 10}, DType::u32, std::vector<std::uint8_t>(3600 * 4)};
+  std::mt19937 rng(4);
+  for (auto& b : rnd.bytes) b = static_cast<std::uint8_t>(rng());
+  const EncodedResident rr = encode_cpu(rnd, 36);
+  for (std::size_t p = 0; p < 100; ++p) EXPECT_EQ(model_of(rr.tile_bytes(0), p), encoded::kRaw);
+  EXPECT_LT(rr.resident_bytes(), rnd.bytes.size() + 100 * (4 + 7) + 36 * 8 + 100 * 8 + 8);
+  expect_matches(rr, rnd);
+}
+
+TEST(EncodedCpu, SimulatedSampleSmallerThanItsBitshuffleLz4File) {
+  sample::SampleSpec s;
+  s.scan_rows = s.scan_cols = 32;
+  s.det_rows = s.det_cols = 96;
+  Dense d{{32, 32, 96, 96}, DType::u16, std::vector<std::uint8_t>(32 * 32 * 96 * 96 * 2)};
+  sample::simulate_frames(s, 0, 1024, d.bytes.data());
+  const EncodedResident r = encode_cpu(d, encoded::kDefaultTile, 32);  // batches of whole scan rows
+  expect_matches(r, d);
+  const auto file = std::filesystem::file_size(test::write_small_sample("sample.h5", s));
+  const double ratio = double(r.dense_bytes()) / double(r.resident_bytes());
+  std::cout << "[ sample 32x32x96x96 uint16 ] dense " << r.dense_bytes() << " B, encoded " << r.resident_bytes()
+            << " B (" << ratio << "x), bitshuffle+LZ4 file " << file << " B ("
+            << double(r.dense_bytes()) / double(file) << "x)\n";
+  RecordProperty("encoded_ratio", std::to_string(ratio));
+  EXPECT_LT(r.resident_bytes(), file);
+}
+
+TEST(EncodedCpu, StreamModelsChosenBySize) {
+  std::vector<std::uint8_t> slot(encoded::stream_slot_bytes(512));
+  std::uint64_t sum = 0;
+  const auto encode = [&](const std::vector<std::uint32_t>& v) {
+    const auto get = [&](std::uint32_t i) { return v[i]; };
+    const std::uint32_t n = encoded::encode_stream(get, static_cast<std::uint32_t>(v.size()), slot.data(), &sum);
+    std::vector<std::uint32_t> back(v.size(), 0);
+    EXPECT_TRUE(encoded::decode_stream(slot.data(), n, static_cast<std::uint32_t>(v.size()), 0,
+                                       static_cast<std::uint32_t>(v.size()),
+                                       [&](std::uint32_t i, std::uint32_t x) { back[i] = x; }));
+    EXPECT_EQ(back, v);
+    std::uint64_t ref = 0;
+    for (auto x : v) ref += x;
+    EXPECT_EQ(sum, ref);
+    return std::pair<std::uint8_t, std::uint32_t>{n ? slot[0] : encoded::kZero, n};
+  };
+  EXPECT_EQ(encode(std::vector<std::uint32_t>(512, 0)).second, 0u);
+  EXPECT_EQ(encode(std::vector<std::uint32_t>(512, 7)), (std::pair<std::uint8_t, std::uint32_t>{encoded::kConstant, 2}));
+  std::vector<std::uint32_t> one(512, 0);
+  one[300] = 1;
+  EXPECT_EQ(encode(one), (std::pair<std::uint8_t, std::uint32_t>{encoded::kSparse, 4}));  // model, m, gap varint x2
+  std::mt19937 rng(2);
+  std::poisson_distribution<std::uint32_t> pois(2.0);
+  std::vector<std::uint32_t> p2(512);
+  for (auto& x : p2) x = pois(rng);
+  const auto [m2, n2] = encode(p2);
+  EXPECT_EQ(m2, encoded::kRans);
+  EXPECT_LT(n2, 512u * 3 / 8);  // below a 3-bit packing (entropy of Poisson(2) is ~2.1 bits)
+  p2[100] = 4000000000u;  // an outlier goes through the escape list
+  EXPECT_EQ(encode(p2).first, encoded::kRans);
+  std::vector<std::uint32_t> u16(512);
+  for (auto& x : u16) x = rng() & 0xffff;
+  EXPECT_EQ(encode(u16).first, encoded::kRaw);
+  std::vector<std::uint32_t> single{5};
+  EXPECT_EQ(encode(single).first, encoded::kConstant);
+}
+
+TEST(EncodedCpu, MalformedStreamsAreRejected) {
+  std::vector<std::uint32_t> v(512);
+  std::mt19937 rng(1);
+  std::poisson_distribution<std::uint32_t> pois(3.0);
+  for (auto& x : v) x = pois(rng);
+  std::vector<std::uint8_t> slot(encoded::stream_slot_bytes(512));
+  std::uint64_t sum = 0;
+  const std::uint32_t n = encoded::encode_stream([&](std::uint32_t i) { return v[i]; }, 512, slot.data(), &sum);
+  ASSERT_EQ(slot[0], encoded::kRans);
+  const auto ignore = [](std::uint32_t, std::uint32_t) {};
+  EXPECT_TRUE(encoded::decode_stream(slot.data(), n, 512, 0, 512, ignore));
+  EXPECT_FALSE(encoded::decode_stream(slot.data(), n / 2, 512, 0, 512, ignore)) << "truncated";
+  slot[0] = 9;
+  EXPECT_FALSE(encoded::decode_stream(slot.data(), n, 512, 0, 512, ignore)) << "unknown model";
+  // Through the queries: a corrupted tile raises FormatError naming it.
+  const Dense d = test::mixed({2, 8, 3, 3}, DType::u16);
+  const EncodedResident r = encode_cpu(d, 16);
+  encoded::cpu::HostTile bad = r.tile_bytes(0);
+  for (std::size_t p = 0; p < 9; ++p)
+    if (bad.dir[p + 1] > bad.dir[p]) bad.payload[bad.dir[p]] = 0x7f;
+  EXPECT_THROW(encoded::cpu::decode_all(r.layout(), {bad.ref()}), FormatError);
+}
+
+TEST(EncodedCpu, BadRequestsRaiseTypedErrors) {
+  const Dense d = test::mixed({3, 4, 5, 6}, DType::u16);
+  EXPECT_THROW(EncodedResident(d.shape, DType::f32, Backend::cpu), DTypeError);
+  EXPECT_THROW(EncodedResident(d.shape, DType::u16, Backend::cpu, 0), InvalidArgument);
+  EXPECT_THROW(EncodedResident(d.shape, DType::u16, Backend::cpu, encoded::kMaxTile + 1), InvalidArgument);
+  EXPECT_THROW(EncodedResident({0, 4, 5, 6}, DType::u16, Backend::cpu), InvalidArgument);
+  EncodedResident r(d.shape, d.dtype, Backend::cpu, 4);
+  r.append(d.bytes.data(), 5);
+  EXPECT_FALSE(r.complete());
+  EXPECT_THROW(r.frame_totals(), InvalidArgument);
+  EXPECT_THROW(r.append(d.bytes.data(), 8), InvalidArgument);  // 7 remain
+  r.append(d.bytes.data() + 5 * 60, 7);
+  expect_matches(r, d);
+  EXPECT_THROW(r.frame(12), RegionError);
+  EXPECT_THROW(r.read({2, 0, 2, 4}), RegionError);
+  EXPECT_THROW(r.read({}, {0, 5, 5, 2}), RegionError);
+  EXPECT_THROW(r.masked_sum({30}, {1}), RegionError);
+  EXPECT_THROW(r.masked_sum({1, 2}, {1}), InvalidArgument);
+  EXPECT_THROW(r.device_tiles(), Error);
+  EXPECT_EQ(r.to_host().tiles().data(), r.tiles().data());  // already on the host: the same storage
+}
