@@ -1,22 +1,23 @@
 #!/bin/bash
 # One device call (H200): run with the binaries packed by scripts/device_pack.sh (carry .devbin and .devlib).
+# Logs of every step are returned as $OUT/logs.tgz.
 # usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
 #        ssb, serve, detector, fuzzgpu. Logs go to $OUT; a short table is printed last.
 set -o pipefail
 source scripts/device_env.sh
-OUT=${OUT:-/tmp/qb/out}; mkdir -p "$OUT" /tmp/qb
+OUT=${OUT:-/tmp/qb/out}; LOG=/tmp/qb/logs; mkdir -p "$OUT" "$LOG"
 B=.devbin
-nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version,memory.total --format=csv,noheader | tee "$LOG/gpu.txt"
 nproc | sed 's/^/cores: /'
-step() { local name=$1 limit=$2; shift 2; local t0=$SECONDS; timeout "$limit" "$@" >"$OUT/$name.log" 2>&1; local rc=$?
-         echo "== $name rc=$rc $((SECONDS - t0)) s"; grep -E '^\||written in|rror|Failure' "$OUT/$name.log" | head -30; return 0; }
+step() { local name=$1 limit=$2; shift 2; local t0=$SECONDS; timeout "$limit" "$@" >"$LOG/$name.log" 2>&1; local rc=$?
+         echo "== $name rc=$rc $((SECONDS - t0)) s"; grep -E '^\||written in|rror|Failure' "$LOG/$name.log" | head -30; return 0; }
 for s in "$@"; do
   case $s in
     tests)
       for t in $B/test_*; do
-        n=$(basename "$t"); timeout 300 "$t" --gtest_brief=1 >"$OUT/$n.log" 2>&1
-        echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/$n.log" | tr '\n' ' ')"
-        grep -E '^\[  FAILED|Failure' "$OUT/$n.log" | head -8
+        n=$(basename "$t"); timeout 300 "$t" --gtest_brief=1 >"$LOG/$n.log" 2>&1
+        echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
+        grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
       done ;;
     s512) step write_s512 300 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --write-only ;;
     load512) step bench_load 300 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --reference-rows 32 --direct ;;
@@ -31,3 +32,4 @@ for s in "$@"; do
     *) echo "unknown step $s" ;;
   esac
 done
+tar czf "$OUT/logs.tgz" -C "$LOG" .
