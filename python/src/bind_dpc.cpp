@@ -10,10 +10,12 @@ namespace qgpu::py {
 namespace {
 
 dpc::DpcResult dpc_from(const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& r,
-                        const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c) {
+                        const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c,
+                        const std::string& backend) {
   dpc::DpcResult d;
-  d.dpc_row = image_from_python(r);
-  d.dpc_col = image_from_python(c);
+  d.dpc_row = image_from_python(r, backend);
+  d.dpc_col = image_from_python(c, backend);
+  d.provenance.backend = backend;
   return d;
 }
 
@@ -40,8 +42,9 @@ void bind_dpc(pyb::module_& m) {
     return pyb::make_tuple(image_to_python(d.dpc_row)[0], image_to_python(d.dpc_col)[0], prov);
   }, pyb::arg("ds"), pyb::arg("reference") = pyb::none());
   m.def("calibrate_rotation", [](const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& r,
-                                 const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c) {
-    const dpc::RotationResult rot = dpc::calibrate_rotation(dpc_from(r, c));
+                                 const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c,
+                                 const std::string& backend) {
+    const dpc::RotationResult rot = dpc::calibrate_rotation(dpc_from(r, c, backend));
     pyb::dict d;
     d["angle_deg"] = rot.angle_deg;
     d["transpose"] = rot.transpose;
@@ -52,13 +55,13 @@ void bind_dpc(pyb::module_& m) {
   });
   m.def("rotate_field", [](const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& r,
                            const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c, double angle,
-                           bool transpose) {
-    auto [gr, gc] = dpc::rotate_field(dpc_from(r, c), angle, transpose);
-    return pyb::make_tuple(image_to_python(gr)[0], image_to_python(gc)[0]);
+                           bool transpose, const std::string& backend) {
+    auto [gr, gc] = dpc::rotate_field(dpc_from(r, c, backend), angle, transpose);
+    return pyb::make_tuple(image_to_python(gr), image_to_python(gc));
   });
   m.def("idpc", [](const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& r,
                    const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c, const std::string& backend,
-                   const std::string& padding, double step_row, double step_col) {
+                   const std::string& padding, double step_row, double step_col) {  // backend: the inputs' own
     dpc::IdpcOptions o;
     o.padding = padding == "mirror" ? dpc::IdpcPadding::mirror
                 : padding == "zeros" ? dpc::IdpcPadding::zeros
@@ -66,8 +69,8 @@ void bind_dpc(pyb::module_& m) {
                 : throw InvalidArgument("padding must be 'mirror', 'zeros' or 'periodic'");
     o.step_row = step_row;
     o.step_col = step_col;
-    return image_to_python(dpc::idpc(image_from_python(r), image_from_python(c), resolve(backend), o));
-  }, pyb::arg("grad_row"), pyb::arg("grad_col"), pyb::arg("backend") = "auto", pyb::arg("padding") = "mirror",
+    return image_to_python(dpc::idpc(image_from_python(r, backend), image_from_python(c, backend), o));
+  }, pyb::arg("grad_row"), pyb::arg("grad_col"), pyb::arg("backend"), pyb::arg("padding") = "mirror",
      pyb::arg("step_row") = 1.0, pyb::arg("step_col") = 1.0);
 }
 

@@ -22,8 +22,10 @@ template <class T> pyb::tuple image_to_python(const Image<T>& img) {
   return pyb::make_tuple(a, to_python(img.provenance.to_json()));
 }
 
-// 2D float array -> Image<float>; ValueError unless 2D.
-Image<float> image_from_python(const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& a);
+// 2D float array -> Image<float> recorded as living on `backend` ("cpu" | "cuda", the backend of the Python
+// object it came from; "" = plain host data); InvalidArgument unless 2D.
+Image<float> image_from_python(const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& a,
+                               const std::string& backend = "");
 
 // None or (row0, col0, rows, cols) -> Region.
 Region region_from_python(const pyb::object& o);

@@ -76,7 +76,7 @@ void add_ssb(CLI::App& app) {
     look.colormap = "gray";
     look.lower_percentile = 0.5;
     look.upper_percentile = 99.5;
-    write_outputs(dir, a->preview ? "ssb_preview_phase" : "ssb_phase", r.phase, look, ds.backend());
+    write_outputs(dir, a->preview ? "ssb_preview_phase" : "ssb_phase", r.phase, look);
   });
 }
 

@@ -13,13 +13,14 @@ namespace qgpu::cli {
 
 template <class T>
 void write_outputs(const std::filesystem::path& dir, const std::string& name, const Image<T>& img,
-                   const display::DisplayOptions& look, Backend backend) {
+                   const display::DisplayOptions& look) {
   io::write_npy((dir / (name + ".npy")).string(), {img.rows, img.cols}, img.data);
   Image<float> f;
   f.rows = img.rows;
   f.cols = img.cols;
   f.data.assign(img.data.begin(), img.data.end());
-  const display::Rgba rgba = display::render(f, look, backend);
+  f.provenance = img.provenance;  // rendered where the result lives
+  const display::Rgba rgba = display::render(f, look);
   display::write_png((dir / (name + ".png")).string(), rgba);
   std::ofstream((dir / (name + ".json")).string())
       << nlohmann::json{{"result", img.provenance.to_json()}, {"display", rgba.provenance.to_json()}}.dump(2) << "\n";

@@ -1,5 +1,6 @@
 #include "detector/virtual_detector.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -125,6 +126,19 @@ DiskFit fit_bf_disk(const Dataset& ds) {
   auto fit = std::make_shared<DiskFit>(DiskFit{sr / n, sc / n, std::sqrt(n / M_PI)});
   ds.set_cached("bf_disk_fit", fit);
   return *fit;
+}
+
+AnnulusRadii default_adf_radii(const Dataset& ds, std::optional<Center> center) {
+  const DiskFit fit = fit_bf_disk(ds);
+  const Center c = center ? *center : Center{fit.center_row, fit.center_col};
+  const Shape4D& s = ds.shape();
+  const double edge = std::min({c.first, double(s.det_rows) - 1 - c.first, c.second, double(s.det_cols) - 1 - c.second});
+  AnnulusRadii r{1.2 * fit.radius, std::min(3.0 * fit.radius, edge)};
+  if (!(r.outer > r.inner))
+    throw InvalidArgument("no room for a dark-field ring: the BF disk (radius " + std::to_string(fit.radius) +
+                          " px) reaches the detector edge " + std::to_string(edge) + " px from the centre; give "
+                          "the ADF radii explicitly");
+  return r;
 }
 
 }  // namespace qgpu::detector

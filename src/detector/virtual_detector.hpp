@@ -34,4 +34,12 @@ struct DiskFit {
 };
 DiskFit fit_bf_disk(const Dataset& ds);
 
+// ADF radii where the dark-field scattering of the sample is: inner = 1.2 x the fitted BF disk radius (just
+// outside the disk edge), outer = min(3 x that radius, distance from the centre to the nearest detector edge).
+// `center` defaults to the fitted disk centre. InvalidArgument when the disk leaves no ring on the detector.
+struct AnnulusRadii {
+  double inner = 0, outer = 0;
+};
+AnnulusRadii default_adf_radii(const Dataset& ds, std::optional<Center> center = {});
+
 }  // namespace qgpu::detector

@@ -86,13 +86,15 @@ Candidate analyse(const DpcResult& d, bool transpose) {
 Provenance host_provenance(const char* operation, const DpcResult& d, std::vector<std::size_t> out_shape) {
   Provenance p;
   p.operation = operation;
-  p.backend = "cpu";
+  // Host arithmetic on small maps; the result keeps its input's backend so that later steps run there too.
+  p.backend = backend_name(backend_of(d.provenance));
   p.input_dtype = dtype_name(DType::f32);
   p.input_shape = {2, d.dpc_row.rows, d.dpc_row.cols};
   p.output_dtype = dtype_name(DType::f32);
   p.output_shape = std::move(out_shape);
   p.representation = "dense";
   p.parameters["dpc_backend"] = d.provenance.backend;
+  p.parameters["computed_on"] = "host";
   return p;
 }
 

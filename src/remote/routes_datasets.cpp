@@ -24,7 +24,7 @@ void mean_pattern(Context& ctx, const httplib::Request& req, httplib::Response& 
   const display::DisplayOptions look = display_options(p, display::Scale::log);
   double ms = 0;
   Body body = run_on(
-      s, [&](ServedDataset& d) { return f32_body(detector::mean_pattern(d.ds), format, look, d.ds.backend()); }, ms);
+      s, [&](ServedDataset& d) { return f32_body(detector::mean_pattern(d.ds), format, look); }, ms);
   set_compute_ms(res, ms);
   send_body(res, std::move(body));
 }
@@ -62,7 +62,7 @@ void frame(Context& ctx, const httplib::Request& req, httplib::Response& res) {
         img.data.assign(counts.begin(), counts.end());
         img.provenance.operation = "remote.frame";
         img.provenance.parameters = {{"row", row}, {"col", col}};
-        b = u64_body(img, format, look, d.ds.backend());
+        b = u64_body(img, format, look);
         if (b.is_json) b.json["dtype"] = "uint32";
         return b;
       },

@@ -60,11 +60,12 @@ def test_idpc_and_display(sample_path):
     dr, dc = qgpu.dpc.centered_dpc(ds)
     rot = qgpu.dpc.calibrate_rotation(dr, dc)
     assert 0.0 <= rot["angle_deg"] < 360.0
-    phase = qgpu.dpc.idpc(dr, dc, backend="cpu")
+    phase = qgpu.dpc.idpc(dr, dc)
     assert phase.shape == (12, 10) and np.isfinite(phase).all()
-    rgba = qgpu.display.render(phase, colormap="viridis", percentiles=(1, 99), backend="cpu")
-    assert rgba.shape == (12, 10, 4) and rgba.dtype == np.uint8
-    counts, lo, hi = qgpu.display.histogram(phase, backend="cpu")
+    assert phase.provenance["backend"] == "cpu"
+    rgba = qgpu.display.render(phase, colormap="viridis", percentiles=(1, 99))
+    assert rgba.shape == (12, 10, 4) and rgba.dtype == np.uint8 and rgba.provenance["backend"] == "cpu"
+    counts, lo, hi = qgpu.display.histogram(phase)
     assert counts.sum() == phase.size and lo < hi
 
 

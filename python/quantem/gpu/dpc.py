@@ -1,6 +1,8 @@
-"""Centre of mass, DPC, rotation calibration and integrated DPC."""
+"""Centre of mass, DPC, rotation calibration and integrated DPC.
+
+Operations on maps run where the maps live (their provenance's backend; plain numpy arrays: cpu)."""
 from . import _qgpu
-from .result import Result, wrap
+from .result import Result, backend_of, wrap
 
 
 def center_of_mass(ds, mask=None):
@@ -17,13 +19,15 @@ def centered_dpc(ds, reference=None):
 
 def calibrate_rotation(dpc_row, dpc_col):
     """{'angle_deg', 'transpose', 'curl_rms', 'divergence_rms', 'provenance'} minimising the curl."""
-    return _qgpu.calibrate_rotation(dpc_row, dpc_col)
+    return _qgpu.calibrate_rotation(dpc_row, dpc_col, backend_of(dpc_row, dpc_col))
 
 
 def rotate_field(dpc_row, dpc_col, angle_deg, transpose=False):
-    return _qgpu.rotate_field(dpc_row, dpc_col, angle_deg, transpose)
+    """The field rotated by angle_deg (after an optional transpose): (row, col) Results on the input's backend."""
+    r, c = _qgpu.rotate_field(dpc_row, dpc_col, angle_deg, transpose, backend_of(dpc_row, dpc_col))
+    return wrap(r), wrap(c)
 
 
-def idpc(grad_row, grad_col, backend="auto", padding="mirror", step_row=1.0, step_col=1.0):
-    """Potential whose gradient is (grad_row, grad_col), by Fourier integration."""
-    return wrap(_qgpu.idpc(grad_row, grad_col, backend, padding, step_row, step_col))
+def idpc(grad_row, grad_col, padding="mirror", step_row=1.0, step_col=1.0):
+    """Potential whose gradient is (grad_row, grad_col), by Fourier integration, on the gradients' backend."""
+    return wrap(_qgpu.idpc(grad_row, grad_col, backend_of(grad_row, grad_col), padding, step_row, step_col))
