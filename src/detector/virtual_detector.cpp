@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "core/error.hpp"
 #include "detector/cpu/masked_sum_cpu.hpp"
@@ -57,6 +58,31 @@ Center default_center(const Dataset& ds, std::optional<Center> c) {
 
 Image<std::uint64_t> virtual_image(const Dataset& ds, const Mask& mask) {
   return masked_image(ds, mask, "detector.virtual_image");
+}
+
+Image<std::int64_t> virtual_image(const Dataset& ds, const SignedMask& mask) {
+  MaskParts parts = split_signed(mask);
+  const Shape4D& s = ds.shape();
+  Image<std::int64_t> img;
+  img.rows = s.scan_rows;
+  img.cols = s.scan_cols;
+  img.data.assign(s.scan_rows * s.scan_cols, 0);
+  nlohmann::json params = {{"mask", {{"kind", "signed integer"}}}, {"method", "sum(w+ x frame) - sum(w- x frame)"}};
+  const auto add = [&](std::vector<std::uint32_t>& w, std::int64_t sign, const char* name) {
+    if (std::all_of(w.begin(), w.end(), [](std::uint32_t v) { return v == 0; })) return;
+    const Image<std::uint64_t> part = masked_image(ds, from_weights(parts.rows, parts.cols, std::move(w)), name);
+    for (std::size_t i = 0; i < part.data.size(); ++i) {
+      if (part.data[i] > std::uint64_t(INT64_MAX))
+        throw InvalidArgument(std::string("virtual image: the ") + name + " weights' sum " +
+                              std::to_string(part.data[i]) + " exceeds the int64 range");
+      img.data[i] += sign * std::int64_t(part.data[i]);  // |each part| <= INT64_MAX: the difference fits
+    }
+    params[name] = part.provenance.parameters;
+  };
+  add(parts.positive, 1, "positive");
+  add(parts.negative, -1, "negative");
+  img.provenance = provenance_for(ds, "detector.virtual_image", {img.rows, img.cols}, "int64", std::move(params));
+  return img;
 }
 
 Image<std::uint64_t> bf(const Dataset& ds, std::optional<double> radius, std::optional<Center> center) {

@@ -15,6 +15,9 @@ using Center = std::pair<double, double>;  // (row, col) in detector pixels
 
 // sum_k weights[k] * frame[k] for every scan position: image of scan_rows x scan_cols.
 Image<std::uint64_t> virtual_image(const Dataset& ds, const Mask& mask);
+// Signed integer weights: exact int64 image (see SignedMask); InvalidArgument when a part's sum exceeds the int64
+// range (never a wrapped value).
+Image<std::int64_t> virtual_image(const Dataset& ds, const SignedMask& mask);
 
 // Bright field: disk of `radius` around `center`; defaults come from fit_bf_disk.
 Image<std::uint64_t> bf(const Dataset& ds, std::optional<double> radius = {}, std::optional<Center> center = {});

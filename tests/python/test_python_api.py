@@ -44,6 +44,35 @@ def test_virtual_detectors_match_numpy(h5py_path):
     np.testing.assert_array_equal(qgpu.detector.sum_pattern(ds), data.sum(axis=(0, 1)))
 
 
+def test_virtual_image_result_dtype_follows_the_mask(h5py_path):
+    path, data = h5py_path
+    ds = qgpu.io.load(path, backend="cpu")
+    r, c = np.mgrid[0:40, 0:36]
+    signed = (r % 5 - 2).astype(np.int32)  # -2..2
+    want = (data.astype(np.int64) * signed).sum(axis=(2, 3))
+    got = qgpu.detector.virtual_image(ds, signed)
+    assert got.dtype == np.int64 and got.provenance["output_dtype"] == "int64"
+    np.testing.assert_array_equal(got, want)
+    neg = qgpu.detector.virtual_image(ds, -np.ones((40, 36), dtype=np.int64))
+    np.testing.assert_array_equal(neg, -data.astype(np.int64).sum(axis=(2, 3)))  # negative, not wrapped
+    whole = qgpu.detector.virtual_image(ds, signed.astype(np.float64))
+    assert whole.dtype == np.int64
+    np.testing.assert_array_equal(whole, want)
+    unsigned = qgpu.detector.virtual_image(ds, (r % 3).astype(np.uint8))
+    assert unsigned.dtype == np.uint64
+    boolean = qgpu.detector.virtual_image(ds, r < 20)
+    assert boolean.dtype == np.uint64
+    np.testing.assert_array_equal(boolean, data[:, :, :20].sum(axis=(2, 3)))
+    with pytest.raises(qgpu.InvalidArgument, match="not a whole number"):
+        qgpu.detector.virtual_image(ds, np.full((40, 36), 0.5))
+    with pytest.raises(qgpu.InvalidArgument, match="not a whole number"):
+        qgpu.detector.virtual_image(ds, np.full((40, 36), 1.7))
+    with pytest.raises(qgpu.InvalidArgument, match="exceeds 2\\^32 - 1"):
+        qgpu.detector.virtual_image(ds, np.full((40, 36), 2 ** 33, dtype=np.uint64))
+    with pytest.raises(qgpu.InvalidArgument, match="not supported"):
+        qgpu.detector.virtual_image(ds, np.full((40, 36), 1 + 1j))
+
+
 def test_center_of_mass_matches_numpy(h5py_path):
     path, data = h5py_path
     ds = qgpu.io.load(path, backend="cpu")

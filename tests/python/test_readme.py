@@ -24,7 +24,8 @@ def test_readme_python_example_runs_on_cpu(tmp_path):
     scope = {}
     exec(code.replace('backend="cuda"', 'backend="cpu"'), scope)
     assert scope["ds"].backend == "cpu"
-    for name in ["bf", "adf", "phase", "rgba", "ssb_phase"]:
+    assert scope["diff"].dtype == np.int64
+    for name in ["bf", "adf", "diff", "phase", "rgba", "ssb_phase"]:
         assert scope[name].provenance["backend"] == "cpu", name
     assert scope["rgba"].shape == (16, 16, 4) and scope["rgba"].dtype == np.uint8
     assert scope["bf"].dtype == np.uint64 and int(scope["bf"].min()) > 0
