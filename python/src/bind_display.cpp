@@ -2,6 +2,7 @@
 
 #include "convert.hpp"
 #include "display/display.hpp"
+#include "display/pattern.hpp"
 
 namespace qgpu::py {
 
@@ -46,6 +47,9 @@ void bind_display(pyb::module_& m) {
      pyb::arg("vmin") = pyb::none(), pyb::arg("vmax") = pyb::none(), pyb::arg("backend"));
   m.def("fft_log_magnitude", [](const F& img, const std::string& backend) {
     return image_to_python(display::fft_log_magnitude(image_from_python(img, backend)));
+  }, pyb::arg("image"), pyb::arg("backend"));
+  m.def("pattern_log", [](const F& img, const std::string& backend) {
+    return image_to_python(display::pattern_log(image_from_python(img, backend)));
   }, pyb::arg("image"), pyb::arg("backend"));
   m.def("write_png", [](const std::string& path, const pyb::array_t<std::uint8_t, pyb::array::c_style | pyb::array::forcecast>& rgba) {
     if (rgba.ndim() != 3 || rgba.shape(2) != 4) throw InvalidArgument("write_png expects an (rows, cols, 4) uint8 array");

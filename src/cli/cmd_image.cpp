@@ -8,6 +8,7 @@
 #include "cli/outputs.hpp"
 #include "cli/progress.hpp"
 #include "detector/virtual_detector.hpp"
+#include "display/pattern.hpp"
 #include "dpc/com.hpp"
 #include "dpc/idpc.hpp"
 #include "dpc/rotation.hpp"
@@ -80,10 +81,9 @@ void run(const ImageArgs& a, bool want_bf, bool want_adf) {
   std::optional<detector::Center> center;
   if (!a.center.empty()) center = detector::Center{a.center[0], a.center[1]};
 
-  if (a.mean) {
-    display::DisplayOptions log_look = look;
-    log_look.scale = display::Scale::log;
-    write_outputs(dir, "mean_pattern", detector::mean_pattern(ds), log_look);
+  if (a.mean) {  // .npy holds the mean counts; the PNG shows the dark-field halo too (display/pattern.hpp)
+    const Image<float> mean = detector::mean_pattern(ds);
+    write_outputs(dir, "mean_pattern", mean, display::pattern_display_options(a.colormap), &display::pattern_log);
   }
   if (want_bf) {
     write_outputs(dir, "bf", detector::bf(ds, checked.bf_radius, center), look);

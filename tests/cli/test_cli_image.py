@@ -106,3 +106,14 @@ def test_error_after_a_progress_bar_starts_on_its_own_line(sample, tmp_path):
     r = qgpu("image", bad, "--backend", "cpu", "--bf", "-o", tmp_path / "out")
     assert r.returncode == 1
     assert "loading [" in r.stderr and "\nqgpu: error: " in r.stderr, r.stderr
+
+
+def test_mean_pattern_values_and_halo_display(sample, tmp_path):
+    path, frames = sample
+    r = qgpu("image", path, "--backend", "cpu", "--mean", "-o", tmp_path)
+    assert r.returncode == 0, r.stderr
+    mean = np.load(tmp_path / "mean_pattern.npy")
+    np.testing.assert_allclose(mean, frames.mean(axis=(0, 1)), rtol=1e-6)
+    shown = json.load(open(tmp_path / "mean_pattern.json"))["display"]
+    assert shown["parameters"]["vmin"] == 0.0 and shown["parameters"]["upper_percentile"] == 99.9
+    assert shown["parameters"]["input_operation"] == "display.pattern_log"

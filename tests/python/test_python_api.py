@@ -98,6 +98,16 @@ def test_idpc_and_display(sample_path):
     assert counts.sum() == phase.size and lo < hi
 
 
+def test_render_pattern_shows_the_halo(sample_path):
+    ds = qgpu.io.load(sample_path, backend="cpu")
+    mean = qgpu.detector.mean_pattern(ds)
+    rgba = qgpu.display.render_pattern(mean, colormap="gray")
+    assert rgba.shape == (48, 48, 4) and rgba.provenance["backend"] == "cpu"
+    faint = (mean > 0) & (mean <= 2.0 / (12 * 10))  # one or two counts over the whole scan
+    assert faint.any() and (rgba[..., 0][faint] > 0).all()  # visible, where log(1 + v) would be black
+    assert (rgba[..., 0][mean == 0] == 0).all()
+
+
 def test_errors_are_python_exceptions(sample_path, tmp_path):
     with pytest.raises(qgpu.IoError, match="file not found"):
         qgpu.io.load(str(tmp_path / "missing.h5"), backend="cpu")

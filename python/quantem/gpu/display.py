@@ -17,5 +17,12 @@ def histogram(image, scale="linear", percentiles=(0.0, 100.0), vmin=None, vmax=N
     return Result(counts, prov), lo, hi
 
 
+def render_pattern(pattern, colormap="inferno"):
+    """RGBA of a diffraction pattern with the dark-field halo visible: log(1 + v / eps), eps = the smallest positive
+    value (one count over the scan for a mean pattern), shown from 0 to its 99.9th percentile."""
+    view = wrap(_qgpu.pattern_log(pattern, backend_of(pattern)))
+    return render(view, colormap=colormap, percentiles=(0.0, 99.9), vmin=0.0)
+
+
 def fft_log_magnitude(image):
     return wrap(_qgpu.fft_log_magnitude(image, backend_of(image)))
