@@ -50,6 +50,9 @@ void bind_dpc(pyb::module_& m) {
     d["transpose"] = rot.transpose;
     d["curl_rms"] = rot.curl_rms;
     d["divergence_rms"] = rot.divergence_rms;
+    d["confidence"] = rot.confidence;
+    d["determined"] = rot.determined;
+    d["warning"] = dpc::rotation_warning(rot);
     d["provenance"] = to_python(rot.provenance.to_json());
     return d;
   });

@@ -106,8 +106,10 @@ void run(const ImageArgs& a, bool want_bf, bool want_adf) {
       angle = rot.angle_deg;
       transpose = rot.transpose;
       std::ofstream((dir / "rotation.json").string()) << rot.provenance.to_json().dump(2) << "\n";
-      std::printf("  rotation       %.2f deg, transpose %s (calibrated: RMS curl %.4g)\n", angle,
-                  transpose ? "yes" : "no", rot.curl_rms);
+      std::printf("  rotation       %.2f deg, transpose %s (calibrated: RMS curl %.4g, confidence %.3f)\n", angle,
+                  transpose ? "yes" : "no", rot.curl_rms, rot.confidence);
+      if (!rot.determined) std::fprintf(stderr, "qgpu: warning: %s (--rotation ANGLE [TRANSPOSE])\n",
+                                        dpc::rotation_warning(rot).c_str());
     } else {
       angle = a.rotation[0];
       transpose = a.rotation.size() > 1 && a.rotation[1] != 0;

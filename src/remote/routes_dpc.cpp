@@ -38,6 +38,9 @@ Field rotated_dpc(ServedDataset& s, const Params& p) {
     transpose = rot.transpose;
     f.info["rotation"] = "calibrated";
     f.info["curl_rms"] = rot.curl_rms;
+    f.info["confidence"] = rot.confidence;
+    f.info["determined"] = rot.determined;
+    f.info["warning"] = dpc::rotation_warning(rot);
   }
   f.info["angle_deg"] = angle;
   f.info["transpose"] = transpose;

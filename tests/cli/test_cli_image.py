@@ -117,3 +117,14 @@ def test_mean_pattern_values_and_halo_display(sample, tmp_path):
     shown = json.load(open(tmp_path / "mean_pattern.json"))["display"]
     assert shown["parameters"]["vmin"] == 0.0 and shown["parameters"]["upper_percentile"] == 99.9
     assert shown["parameters"]["input_operation"] == "display.pattern_log"
+
+
+def test_undetermined_rotation_is_reported_and_warned(tmp_path):
+    path = tmp_path / "defocused.h5"  # 150 A defocus: the DPC field no longer fixes the rotation (issue 9)
+    assert qgpu("sample", path, "--scan", 64, 64, "--detector", 96, 96, "--defocus", 150).returncode == 0
+    r = qgpu("image", path, "--backend", "cpu", "--dpc", "-o", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    assert "qgpu: warning: rotation calibration is undetermined" in r.stderr
+    rot = json.load(open(tmp_path / "out" / "rotation.json"))["parameters"]
+    assert rot["determined"] is False and rot["confidence"] < 0.1
+    assert "confidence" in r.stdout

@@ -108,6 +108,15 @@ def test_render_pattern_shows_the_halo(sample_path):
     assert (rgba[..., 0][mean == 0] == 0).all()
 
 
+def test_rotation_of_a_structureless_field_warns():
+    rng = np.random.default_rng(1)
+    noise_r, noise_c = rng.normal(size=(2, 40, 40)).astype(np.float32)
+    with pytest.warns(qgpu.dpc.RotationUndetermined, match="undetermined"):
+        rot = qgpu.dpc.calibrate_rotation(noise_r, noise_c)
+    assert not rot["determined"] and rot["confidence"] < 0.1
+    assert rot["provenance"]["parameters"]["warning"] == rot["warning"]
+
+
 def test_errors_are_python_exceptions(sample_path, tmp_path):
     with pytest.raises(qgpu.IoError, match="file not found"):
         qgpu.io.load(str(tmp_path / "missing.h5"), backend="cpu")

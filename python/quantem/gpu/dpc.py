@@ -1,8 +1,14 @@
 """Centre of mass, DPC, rotation calibration and integrated DPC.
 
 Operations on maps run where the maps live (their provenance's backend; plain numpy arrays: cpu)."""
+import warnings
+
 from . import _qgpu
 from .result import Result, backend_of, wrap
+
+
+class RotationUndetermined(UserWarning):
+    """calibrate_rotation could not tell the angle / transpose / 180-degree choice apart."""
 
 
 def center_of_mass(ds, mask=None):
@@ -18,8 +24,13 @@ def centered_dpc(ds, reference=None):
 
 
 def calibrate_rotation(dpc_row, dpc_col):
-    """{'angle_deg', 'transpose', 'curl_rms', 'divergence_rms', 'provenance'} minimising the curl."""
-    return _qgpu.calibrate_rotation(dpc_row, dpc_col, backend_of(dpc_row, dpc_col))
+    """{'angle_deg', 'transpose', 'curl_rms', 'divergence_rms', 'confidence', 'determined', 'warning',
+    'provenance'} minimising the curl. Warns (RotationUndetermined) when the data do not determine the answer
+    (confidence < 0.1, e.g. a strongly defocused probe): pass the rotation to rotate_field yourself then."""
+    rot = _qgpu.calibrate_rotation(dpc_row, dpc_col, backend_of(dpc_row, dpc_col))
+    if not rot["determined"]:
+        warnings.warn(rot["warning"], RotationUndetermined, stacklevel=2)
+    return rot
 
 
 def rotate_field(dpc_row, dpc_col, angle_deg, transpose=False):
