@@ -129,6 +129,15 @@ def test_errors_are_python_exceptions(sample_path, tmp_path):
     with pytest.raises(qgpu.InvalidArgument):
         qgpu.detector.bf(qgpu.io.load(sample_path, backend="cpu"), radius=-1.0, center=(24, 24))
     assert issubclass(qgpu.RegionError, qgpu.Error) and issubclass(qgpu.Error, RuntimeError)
+    with pytest.raises(FileNotFoundError):  # builtins catch them too
+        qgpu.io.load(str(tmp_path / "missing.h5"), backend="cpu")
+    with pytest.raises(ValueError, match="out of bounds"):
+        qgpu.io.load(sample_path, backend="cpu", scan_region=(10, 0, 5, 5))
+    with pytest.raises(ValueError):
+        qgpu.detector.bf(qgpu.io.load(sample_path, backend="cpu"), radius=-1.0, center=(24, 24))
+    assert issubclass(qgpu.IoError, OSError) and issubclass(qgpu.InvalidArgument, ValueError)
+    assert issubclass(qgpu.OutOfMemory, MemoryError) and issubclass(qgpu.OutOfMemory, qgpu.DeviceError)
+    assert issubclass(qgpu.DeviceError, qgpu.Error) and qgpu.OutOfMemory.__module__ == "quantem.gpu"
 
 
 def test_auto_never_falls_back(sample_path):
