@@ -36,10 +36,13 @@ void bind_detector(pyb::module_& m) {
     return image_to_python(img);
   }, pyb::arg("ds"), pyb::arg("radius") = pyb::none(), pyb::arg("center") = pyb::none());
   m.def("adf", [](const Dataset& ds, double inner, double outer, const pyb::object& center) {
-    return image_to_python(detector::adf(ds, inner, outer, center_of(center)));
+    const auto c = center_of(center);
+    return image_to_python(nogil([&] { return detector::adf(ds, inner, outer, c); }));
   }, pyb::arg("ds"), pyb::arg("inner"), pyb::arg("outer"), pyb::arg("center") = pyb::none());
   m.def("df", [](const Dataset& ds, const pyb::object& center, double radius) {
-    return image_to_python(detector::df(ds, *center_of(center), radius));
+    const auto c = center_of(center);
+    if (!c) throw InvalidArgument("df needs a center (row, col)");
+    return image_to_python(nogil([&] { return detector::df(ds, *c, radius); }));
   }, pyb::arg("ds"), pyb::arg("center"), pyb::arg("radius"));
   // The result dtype follows the mask's dtype: bool / unsigned -> exact uint64; signed integer -> exact int64;
   // float -> int64 when every weight is a whole number, else InvalidArgument (no silent truncation).
@@ -89,13 +92,18 @@ void bind_detector(pyb::module_& m) {
     return image_to_python(img);
   }, pyb::arg("ds"), pyb::arg("mask"));
   m.def("default_adf_radii", [](const Dataset& ds, const pyb::object& center) {
-    const detector::AnnulusRadii r = detector::default_adf_radii(ds, center_of(center));
+    const auto c = center_of(center);
+    const detector::AnnulusRadii r = nogil([&] { return detector::default_adf_radii(ds, c); });
     return pyb::make_tuple(r.inner, r.outer);
   }, pyb::arg("ds"), pyb::arg("center") = pyb::none());
-  m.def("sum_pattern", [](const Dataset& ds) { return image_to_python(detector::sum_pattern(ds)); });
-  m.def("mean_pattern", [](const Dataset& ds) { return image_to_python(detector::mean_pattern(ds)); });
+  m.def("sum_pattern", [](const Dataset& ds) {
+    return image_to_python(nogil([&] { return detector::sum_pattern(ds); }));
+  });
+  m.def("mean_pattern", [](const Dataset& ds) {
+    return image_to_python(nogil([&] { return detector::mean_pattern(ds); }));
+  });
   m.def("fit_bf_disk", [](const Dataset& ds) {
-    const auto f = detector::fit_bf_disk(ds);
+    const auto f = nogil([&] { return detector::fit_bf_disk(ds); });
     pyb::dict d;
     d["center"] = pyb::make_tuple(f.center_row, f.center_col);
     d["radius"] = f.radius;

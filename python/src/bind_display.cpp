@@ -28,8 +28,9 @@ void bind_display(pyb::module_& m) {
   m.def("render", [](const F& img, const std::string& colormap, const std::string& scale,
                      std::pair<double, double> percentiles, std::optional<double> vmin, std::optional<double> vmax,
                      const std::string& backend) {
-    const display::Rgba r =
-        display::render(image_from_python(img, backend), options(colormap, scale, percentiles, vmin, vmax));
+    const Image<float> in = image_from_python(img, backend);
+    const display::DisplayOptions o = options(colormap, scale, percentiles, vmin, vmax);
+    const display::Rgba r = nogil([&] { return display::render(in, o); });
     pyb::array_t<std::uint8_t> a({r.rows, r.cols, std::size_t(4)});
     std::copy(r.rgba.begin(), r.rgba.end(), a.mutable_data());
     return pyb::make_tuple(a, to_python(r.provenance.to_json()));
@@ -46,7 +47,8 @@ void bind_display(pyb::module_& m) {
   }, pyb::arg("image"), pyb::arg("scale") = "linear", pyb::arg("percentiles") = std::pair<double, double>{0.0, 100.0},
      pyb::arg("vmin") = pyb::none(), pyb::arg("vmax") = pyb::none(), pyb::arg("backend"));
   m.def("fft_log_magnitude", [](const F& img, const std::string& backend) {
-    return image_to_python(display::fft_log_magnitude(image_from_python(img, backend)));
+    const Image<float> in = image_from_python(img, backend);
+    return image_to_python(nogil([&] { return display::fft_log_magnitude(in); }));
   }, pyb::arg("image"), pyb::arg("backend"));
   m.def("pattern_log", [](const F& img, const std::string& backend) {
     return image_to_python(display::pattern_log(image_from_python(img, backend)));

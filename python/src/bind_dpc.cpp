@@ -28,13 +28,13 @@ void bind_dpc(pyb::module_& m) {
       const auto a = mask.cast<pyb::array_t<std::uint8_t, pyb::array::c_style | pyb::array::forcecast>>();
       o.mask.assign(a.data(), a.data() + a.size());
     }
-    const dpc::ComResult r = dpc::center_of_mass(ds, o);
+    const dpc::ComResult r = nogil([&] { return dpc::center_of_mass(ds, o); });
     pyb::dict prov = to_python(r.provenance.to_json());
     prov["empty_frames"] = r.empty_frames;
     return pyb::make_tuple(image_to_python(r.com_row)[0], image_to_python(r.com_col)[0], prov);
   }, pyb::arg("ds"), pyb::arg("mask") = pyb::none());
   m.def("centered_dpc", [](const Dataset& ds, const pyb::object& reference) {
-    const dpc::ComResult com = dpc::center_of_mass(ds);
+    const dpc::ComResult com = nogil([&] { return dpc::center_of_mass(ds); });
     std::optional<std::pair<double, double>> ref;
     if (!reference.is_none()) ref = reference.cast<std::pair<double, double>>();
     const dpc::DpcResult d = dpc::centered_dpc(com, ref);
@@ -72,7 +72,8 @@ void bind_dpc(pyb::module_& m) {
                 : throw InvalidArgument("padding must be 'mirror', 'zeros' or 'periodic'");
     o.step_row = step_row;
     o.step_col = step_col;
-    return image_to_python(dpc::idpc(image_from_python(r, backend), image_from_python(c, backend), o));
+    const Image<float> gr = image_from_python(r, backend), gc = image_from_python(c, backend);
+    return image_to_python(nogil([&] { return dpc::idpc(gr, gc, o); }));
   }, pyb::arg("grad_row"), pyb::arg("grad_col"), pyb::arg("backend"), pyb::arg("padding") = "mirror",
      pyb::arg("step_row") = 1.0, pyb::arg("step_col") = 1.0);
 }

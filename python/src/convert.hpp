@@ -12,6 +12,12 @@ namespace qgpu::py {
 
 namespace pyb = pybind11;
 
+// Runs a C++ computation with the GIL released (other Python threads run meanwhile); touch no Python object in f.
+template <class F> auto nogil(F&& f) {
+  pybind11::gil_scoped_release release;
+  return f();
+}
+
 // JSON -> Python dict/list/scalars (through the json module).
 pyb::object to_python(const nlohmann::json& j);
 

@@ -171,3 +171,51 @@ def test_ssb_recovers_the_defocus_and_the_object(tmp_path):
     with h5py.File(path) as h:
         truth = h["/entry/truth/phase"][:]
     assert np.corrcoef(phase.ravel(), truth.ravel())[0, 1] >= 0.9
+
+
+def test_dataset_indexes_like_numpy(h5py_path):
+    path, data = h5py_path
+    ds = qgpu.io.load(path, backend="cpu")
+    keys = [(1, 2), (-1, -7), 3, (slice(1, 4),), (slice(None, None, 2), 3), (Ellipsis, slice(2, 30), slice(None, None, -3)),
+            (slice(5, 1, -2), slice(None), 3, 4), (slice(3, 3),), (0, 0, 5, 6), (Ellipsis, 7)]
+    for key in keys:
+        got, want = ds[key], data[key]
+        assert got.shape == want.shape and got.dtype == np.uint16, key
+        np.testing.assert_array_equal(got, want, err_msg=str(key))
+    assert int(ds[0, 0, 5, 6]) == int(data[0, 0, 5, 6])
+    with pytest.raises(IndexError, match="out of bounds"):
+        ds[6, 0]
+    with pytest.raises(IndexError, match="ints or slices"):
+        ds[[0, 1]]
+    with pytest.raises(IndexError, match="too many indices"):
+        ds[0, 0, 0, 0, 0]
+    assert ds.ndim == 4 and len(ds) == 6
+    np.testing.assert_array_equal(np.asarray(ds), data)
+
+
+def test_asarray_refuses_big_data_clearly(h5py_path, monkeypatch):
+    path, _ = h5py_path
+    ds = qgpu.io.load(path, backend="cpu")
+    monkeypatch.setattr(qgpu.io, "ASARRAY_LIMIT_BYTES", 1000)
+    with pytest.raises(qgpu.InvalidArgument, match=r"would copy 120960 bytes"):
+        np.asarray(ds)
+
+
+def test_results_derive_plain_numpy_values(h5py_path):
+    path, data = h5py_path
+    ds = qgpu.io.load(path, backend="cpu")
+    bf = qgpu.detector.bf(ds, radius=5.0, center=(19.5, 17.5))
+    assert isinstance(bf, qgpu.Result) and bf.provenance["operation"] == "detector.bf"
+    total = bf.sum()
+    assert not isinstance(total, np.ndarray) and int(total) == int(np.asarray(bf).sum())
+    assert not isinstance(bf.max(), np.ndarray) and not isinstance(np.mean(bf), np.ndarray)
+    for derived in [bf[1:], bf * 2, bf.astype(float), np.log1p(bf), bf.copy(), bf[0]]:
+        assert type(derived) is np.ndarray and getattr(derived, "provenance", None) is None
+
+
+def test_ssb_rejects_unknown_keywords(sample_path):
+    ds = qgpu.io.load(sample_path, backend="cpu")
+    with pytest.raises(qgpu.InvalidArgument, match="unknown parameter 'defocs'"):
+        qgpu.ssb.reconstruct(ds, defocs=100.0)
+    with pytest.raises(ValueError, match="unknown parameter 'energie'"):
+        qgpu.ssb.fit(ds, trials=5, energie=300)
