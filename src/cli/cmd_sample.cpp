@@ -15,6 +15,7 @@ void add_sample(CLI::App& app) {
     sample::SampleSpec spec;
   };
   auto a = std::make_shared<Args>();
+  cmd->option_defaults()->always_capture_default();  // --help shows every default
   cmd->add_option("out", a->out, "output HDF5 file")->required();
   cmd->add_option("--scan", a->scan, "scan rows cols")->expected(2);
   cmd->add_option("--detector", a->det, "detector rows cols")->expected(2);
@@ -24,7 +25,7 @@ void add_sample(CLI::App& app) {
   cmd->add_option("--defocus", a->spec.defocus_angstrom, "defocus C1 (angstrom)");
   cmd->add_option("--dose", a->spec.dose_per_frame, "mean counts per frame (0: dtype default)");
   cmd->add_option("--seed", a->spec.seed, "random seed");
-  cmd->callback([a] {
+  cmd->callback([a] { run_command([&] {
     a->spec.scan_rows = a->scan[0];
     a->spec.scan_cols = a->scan[1];
     a->spec.det_rows = a->det[0];
@@ -32,7 +33,7 @@ void add_sample(CLI::App& app) {
     a->spec.dtype = dtype_from_name(a->dtype);
     sample::write_sample(a->out, a->spec, progress_bar("simulating"));
     std::printf("wrote %s\n", a->out.c_str());
-  });
+  }); });
 }
 
 }  // namespace qgpu::cli

@@ -128,3 +128,8 @@ def test_undetermined_rotation_is_reported_and_warned(tmp_path):
     rot = json.load(open(tmp_path / "out" / "rotation.json"))["parameters"]
     assert rot["determined"] is False and rot["confidence"] < 0.1
     assert "confidence" in r.stdout
+
+
+def test_sample_and_serve_help_show_defaults():
+    assert "--seed UINT=1" in qgpu("sample", "--help").stdout
+    assert "--backend TEXT=auto" in qgpu("serve", "--help").stdout
