@@ -121,7 +121,8 @@ TEST(LoadErrors, CorruptChunksOnCpu) {
     const std::string path = test::write_small_sample("c" + std::to_string(int(d)) + ".h5", small());
     test::rewrite_chunk(path, 9, [&](auto& b) { test::damage(b, d); });
     // Frame 9 is in scan row 2.
-    expect_error<FormatError>([&] { io::load(path, cpu()); }, {"scan rows 2..2", "corrupt"});
+    expect_error<FormatError>([&] { io::load(path, cpu()); },
+                              {"frame 9 (scan row 2, column 1) in scan rows 2..2", "corrupt"});
   }
 }
 

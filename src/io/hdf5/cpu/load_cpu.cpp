@@ -1,6 +1,9 @@
 #include "io/hdf5/cpu/load_cpu.hpp"
 
 #include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "io/hdf5/binning.hpp"
@@ -17,6 +20,39 @@ hid_t native_type(DType t) {
     case DType::u16: return H5T_NATIVE_UINT16;
     default: return H5T_NATIVE_UINT32;
   }
+}
+
+// "frame F (scan row R, column C) in " when the failing frame is known, else "".
+std::string frame_name(std::optional<std::size_t> f, std::size_t scan_cols) {
+  if (!f) return "";
+  return "frame " + std::to_string(*f) + " (scan row " + std::to_string(*f / scan_cols) + ", column " +
+         std::to_string(*f % scan_cols) + ") in ";
+}
+
+// After a failed read of scan rows r0..: the first frame (file frame index) that does not decode on its own.
+std::optional<std::size_t> first_bad_frame(hid_t ds, const LoadPlan& p, std::size_t r0, std::size_t rows) {
+  const FileInfo& fi = p.info;
+  const int rank = static_cast<int>(fi.dims.size());
+  std::vector<std::uint8_t> frame(fi.shape.det_rows * fi.shape.det_cols * dtype_size(fi.dtype));
+  hsize_t mcount[3] = {1, fi.shape.det_rows, fi.shape.det_cols};
+  h5::Handle mspace(H5Screate_simple(3, mcount, nullptr), H5Sclose);
+  h5::QuietErrors quiet;
+  for (std::size_t r = r0; r < r0 + rows; ++r)
+    for (std::size_t c = p.scan.col0; c < p.scan.col0 + p.scan.cols; ++c) {
+      h5::Handle fspace(H5Dget_space(ds), H5Sclose);
+      std::vector<hsize_t> start(rank, 0), count(rank, 1);
+      if (rank == 4) {
+        start = {r, c, 0, 0};
+        count = {1, 1, fi.shape.det_rows, fi.shape.det_cols};
+      } else {
+        start = {r * fi.shape.scan_cols + c, 0, 0};
+        count = {1, fi.shape.det_rows, fi.shape.det_cols};
+      }
+      H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+      if (H5Dread(ds, native_type(fi.dtype), mspace, fspace, H5P_DEFAULT, frame.data()) < 0)
+        return r * fi.shape.scan_cols + c;
+    }
+  return std::nullopt;
 }
 
 // Reads `rows` whole scan rows starting at scan row r0 (frames of the scan region's columns, full detector).
@@ -41,7 +77,8 @@ void read_scan_rows(hid_t ds, const LoadPlan& p, std::size_t r0, std::size_t row
   h5::Handle mspace(H5Screate_simple(3, mcount, nullptr), H5Sclose);
   h5::QuietErrors quiet;
   if (H5Dread(ds, native_type(fi.dtype), mspace, fspace, H5P_DEFAULT, out) < 0)
-    throw FormatError("cannot decode scan rows " + std::to_string(r0) + ".." + std::to_string(r0 + rows - 1) +
+    throw FormatError("cannot decode " + frame_name(first_bad_frame(ds, p, r0, rows), fi.shape.scan_cols) +
+                      "scan rows " + std::to_string(r0) + ".." + std::to_string(r0 + rows - 1) +
                       " of '" + fi.dataset_path + "' in '" + fi.path +
                       "': a chunk is corrupt, truncated or needs a missing filter");
 }
