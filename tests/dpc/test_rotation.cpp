@@ -136,6 +136,15 @@ TEST(Rotation, BadInputsAreRejected) {
   EXPECT_THROW(rotate_field(DpcResult{}, 0, false), InvalidArgument);
 }
 
+TEST(RotateField, KeepsItsInputsBackend) {
+  DpcResult d = measured(testing::gaussian_field(16, 12, 4), 20, false);
+  d.provenance.backend = "cuda";  // host arithmetic, but the maps belong to a GPU chain: idpc must run there
+  const auto [fr, fc] = rotate_field(d, 20, false);
+  EXPECT_EQ(fr.provenance.backend, "cuda");
+  EXPECT_EQ(fc.provenance.backend, "cuda");
+  EXPECT_EQ(fr.provenance.parameters.at("computed_on"), "host");
+}
+
 TEST(RotationConfidence, CleanFieldIsDetermined) {
   const RotationResult r = calibrate_rotation(measured(testing::gaussian_field(72, 64, 7), 30, true));
   EXPECT_TRUE(r.determined);
