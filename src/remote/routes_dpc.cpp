@@ -38,6 +38,9 @@ Field rotated_dpc(ServedDataset& s, const Params& p) {
     transpose = rot.transpose;
     f.info["rotation"] = "calibrated";
     f.info["curl_rms"] = rot.curl_rms;
+    f.info["confidence"] = rot.confidence;
+    f.info["determined"] = rot.determined;
+    f.info["warning"] = dpc::rotation_warning(rot);
   }
   f.info["angle_deg"] = angle;
   f.info["transpose"] = transpose;
@@ -46,11 +49,11 @@ Field rotated_dpc(ServedDataset& s, const Params& p) {
 }
 
 // Two components: json {row, col}, f32 stacked [2][rows][cols], png of `component`.
-Body pair_body(const Field& f, const Params& p, Backend b) {
+Body pair_body(const Field& f, const Params& p) {
   const std::string format = p.choice("format", {"json", "f32", "png"}, "json");
   if (format == "png") {
     const bool col = p.choice("component", {"row", "col"}, "row") == "col";
-    return f32_body(col ? f.col : f.row, "png", display_options(p, display::Scale::linear), b);
+    return f32_body(col ? f.col : f.row, "png", display_options(p, display::Scale::linear));
   }
   Body body;
   if (format == "json") {
@@ -85,12 +88,12 @@ void add_dpc_routes(httplib::Server& http, Context& ctx) {
              respond(ctx, q, r, [](ServedDataset& d, const Params& p) {
                const dpc::ComResult& c = com_of(d);
                Field f{c.com_row, c.com_col, {{"empty_frames", c.empty_frames}}};
-               return pair_body(f, p, d.ds.backend());
+               return pair_body(f, p);
              });
            }));
   http.Get(kId + "/dpc", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) {
              respond(ctx, q, r, [](ServedDataset& d, const Params& p) {
-               return pair_body(rotated_dpc(d, p), p, d.ds.backend());
+               return pair_body(rotated_dpc(d, p), p);
              });
            }));
   http.Get(kId + "/idpc", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) {
@@ -101,7 +104,7 @@ void add_dpc_routes(httplib::Server& http, Context& ctx) {
                const Field f = rotated_dpc(d, p);
                dpc::IdpcOptions o;
                o.padding = padding;
-               return f32_body(dpc::idpc(f.row, f.col, d.ds.backend(), o), format, look, d.ds.backend());
+               return f32_body(dpc::idpc(f.row, f.col, o), format, look);
              });
            }));
 }

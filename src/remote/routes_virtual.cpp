@@ -17,7 +17,7 @@ void get_virtual(Context& ctx, const httplib::Request& req, httplib::Response& r
   const display::DisplayOptions look = display_options(p, display::Scale::linear);
   double ms = 0;
   Body body = run_on(
-      s, [&](ServedDataset& d) { return u64_body(compute_virtual(d.ds, v), format, look, d.ds.backend()); }, ms);
+      s, [&](ServedDataset& d) { return u64_body(compute_virtual(d.ds, v), format, look); }, ms);
   set_compute_ms(res, ms);
   send_body(res, std::move(body));
 }
@@ -33,7 +33,7 @@ void post_virtual(Context& ctx, const httplib::Request& req, httplib::Response& 
                       p.text("dtype").value_or(req.get_header_value("X-DType")));
   double ms = 0;
   Body body = run_on(
-      s, [&](ServedDataset& d) { return u64_body(detector::virtual_image(d.ds, mask), format, look, d.ds.backend()); },
+      s, [&](ServedDataset& d) { return u64_body(detector::virtual_image(d.ds, mask), format, look); },
       ms);
   set_compute_ms(res, ms);
   send_body(res, std::move(body));

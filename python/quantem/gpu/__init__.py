@@ -10,11 +10,13 @@ Backends: "cuda" (production), "cpu" (reference, only when asked for), "auto" (c
 from ._qgpu import (  # noqa: F401
     BackendUnavailable,
     Dataset,
+    DeviceError,
     DTypeError,
     Error,
     FormatError,
     InvalidArgument,
     IoError,
+    OutOfMemory,
     RegionError,
     __version__,
 )

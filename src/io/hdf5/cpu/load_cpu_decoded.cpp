@@ -46,6 +46,7 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
   lim.align = p.direct_io ? ParallelReader::kDirectAlign : 1;
   const std::vector<ReadBatch> batches = plan_batches(src, frames_per_out_row, p.out_shape.scan_rows, lim);
   std::size_t max_buffer = 0, max_chunks = 0;
+  if (progress) progress(0.0);  // the bar shows from the start, so a later message starts a new line
   for (const ReadBatch& b : batches) {
     max_buffer = std::max<std::size_t>(max_buffer, b.buffer_bytes);
     max_chunks = std::max(max_chunks, b.chunks);

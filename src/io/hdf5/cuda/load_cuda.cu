@@ -148,6 +148,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   for (int s = 0; s < n_slots; ++s) slots.push_back(std::make_unique<Slot>(max_buffer, table_bytes));
   Stream stream;
 
+  if (progress) progress(0.0);  // the bar shows from the start, so a later message starts a new line
   for (std::size_t b = 0; b < batches.size(); ++b) {
     const ReadBatch& batch = batches[b];
     Slot& slot = *slots[b % n_slots];
