@@ -214,7 +214,7 @@ Encoder::Encoder(const std::string& path, std::size_t rows, std::size_t cols, un
   check(av_frame_get_buffer(p.frame, 0), "allocating a frame");
   if (mp4) {
     p.sws = sws_getContext(int(p.cols), int(p.rows), AV_PIX_FMT_RGBA, int(p.cols), int(p.rows), AV_PIX_FMT_YUV420P,
-                           SWS_POINT | SWS_ACCURATE_RND, nullptr, nullptr, nullptr);
+                           SWS_AREA | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INP, nullptr, nullptr, nullptr);
     if (!p.sws) throw IoError("video encoding: swscale has no RGBA -> yuv420p conversion");
     p.padded.resize(p.rows * p.cols * 4);
   }
