@@ -2,7 +2,10 @@
 // A small simulated sample loaded on the CPU, and helpers for the movie tests.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -12,18 +15,21 @@
 
 namespace qgpu::test {
 
-// 12 x 14 scan of 32 x 32 frames with the sample's calibration (SSB works on it); written once per process.
+// 12 x 14 scan of 32 x 32 frames with the sample's calibration (SSB works on it); written once per process, to a
+// file of its own (ctest runs each test as a process, in parallel).
 inline const Dataset& movie_sample() {
   static const Dataset ds = [] {
     sample::SampleSpec spec;
     spec.scan_rows = 12;
     spec.scan_cols = 14;
     spec.det_rows = spec.det_cols = 32;
-    const std::string path = (temp_dir() / "movie_sample.h5").string();
+    const std::string path = (temp_dir() / ("movie_sample_" + std::to_string(::getpid()) + ".h5")).string();
     sample::write_sample(path, spec);
     io::LoadOptions o;
     o.backend = "cpu";
-    return io::load(path, o);
+    Dataset ds = io::load(path, o);
+    std::filesystem::remove(path);  // host-resident now
+    return ds;
   }();
   return ds;
 }
