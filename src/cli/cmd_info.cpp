@@ -33,6 +33,7 @@ template <class Args> void print_timing(const Args& a, const io::FileInfo& fi) {
   const nlohmann::json& t = p.at("timing");
   std::printf("index       %.1f ms (%s; %zu parts)\n", t.value("index_s", 0.0) * 1e3,
               p.value("chunk_index", std::string("")).c_str(), fi.parts.size());
+  std::printf("setup       %.1f ms allocating the output and read buffers\n", t.value("setup_s", 0.0) * 1e3);
   std::printf("read        %.1f ms, %.3f GB in %d batches, %d threads%s\n", t.value("read_s", 0.0) * 1e3,
               t.value("bytes_read", 0.0) / 1e9, t.value("batches", 0), t.value("read_threads", 0),
               t.value("direct_io", false) ? ", O_DIRECT" : "");

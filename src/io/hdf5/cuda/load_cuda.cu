@@ -127,6 +127,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   timing.direct_io = reader.direct();
 
   const std::size_t out_bytes = p.out_shape.nbytes(dtype_size(p.out_dtype));
+  const double t_setup = now_s();
   auto result = std::make_shared<DeviceBuffer>(out_bytes);
   DeviceBuffer staging(direct ? 0 : max_chunks * fi.frame_bytes());
   const std::size_t mb = geo.max_blocks();
@@ -147,6 +148,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   std::vector<std::unique_ptr<Slot>> slots;
   for (int s = 0; s < n_slots; ++s) slots.push_back(std::make_unique<Slot>(max_buffer, table_bytes));
   Stream stream;
+  timing.setup = now_s() - t_setup;
 
   if (progress) progress(0.0);  // the bar shows from the start, so a later message starts a new line
   for (std::size_t b = 0; b < batches.size(); ++b) {
