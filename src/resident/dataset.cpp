@@ -12,7 +12,7 @@ struct Dataset::Storage {
   Backend backend = Backend::cpu;
   Shape4D shape;
   DType dtype = DType::u16;
-  std::vector<std::uint8_t> host;
+  HostBytes host;
   std::shared_ptr<DeviceBuffer> device;
   nlohmann::json metadata;
   Provenance provenance;
@@ -55,7 +55,7 @@ const Shape4D& Dataset::shape() const { return s_->shape; }
 const nlohmann::json& Dataset::metadata() const { return s_->metadata; }
 const Provenance& Dataset::provenance() const { return s_->provenance; }
 
-const std::vector<std::uint8_t>& Dataset::host_bytes() const {
+const HostBytes& Dataset::host_bytes() const {
   if (s_->backend != Backend::cpu) throw Error("dataset is resident on the GPU, not in host memory");
   return s_->host;
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/dtype.hpp"
+#include "core/host_bytes.hpp"
 #include "core/provenance.hpp"
 #include "device/device.hpp"
 #include "resident/shape.hpp"
@@ -22,7 +23,7 @@ class DeviceBuffer;
 struct HostArray4D {
   Shape4D shape;
   DType dtype = DType::u16;
-  std::vector<std::uint8_t> bytes;
+  HostBytes bytes;
   template <class T> const T* as() const { return reinterpret_cast<const T*>(bytes.data()); }
   template <class T> T* as() { return reinterpret_cast<T*>(bytes.data()); }
 };
@@ -48,7 +49,7 @@ class Dataset {
   const Provenance& provenance() const;
 
   // Raw storage: host bytes (cpu) or the device buffer (cuda); the other raises Error.
-  const std::vector<std::uint8_t>& host_bytes() const;
+  const HostBytes& host_bytes() const;
   const DeviceBuffer& device_buffer() const;
 
   // The same counts on the other side: a GPU-resident copy of a host dataset, or a host copy of a GPU one.

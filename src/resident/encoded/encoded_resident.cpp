@@ -226,7 +226,8 @@ HostArray4D EncodedResident::read(const Region& scan_region, const Region& detec
   out.shape = {sr.rows, sr.cols, dr.rows, dr.cols};
   out.dtype = dtype();
   if (s_->backend == Backend::cpu) {
-    out.bytes = encoded::cpu::decode_region(s_->layout, s_->refs, req);
+    const std::vector<std::uint8_t> bytes = encoded::cpu::decode_region(s_->layout, s_->refs, req);
+    out.bytes.assign(bytes.begin(), bytes.end());
   } else {
     out.bytes.resize(out.shape.elements() * dtype_size(dtype()));
     DeviceBuffer d_out(out.bytes.size());

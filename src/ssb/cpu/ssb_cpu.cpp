@@ -20,7 +20,7 @@ class CpuEngine final : public Engine {
   CpuEngine(const Dataset& ds, const Plan& plan) : plan_(plan), n_(plan.scan_size()), g_(plan.groups() * n_) {
     // Gather: per group, the summed counts of its pixels at every scan position, [group][scan].
     const std::size_t frame = ds.shape().frame_pixels(), groups = plan_.groups();
-    const std::vector<std::uint8_t>& bytes = ds.host_bytes();
+    const HostBytes& bytes = ds.host_bytes();
     dispatch_count_dtype(ds.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* data = reinterpret_cast<const T*>(bytes.data());
