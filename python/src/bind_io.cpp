@@ -37,6 +37,8 @@ void bind_io(pyb::module_& m) {
       .def_property_readonly("residency", &Dataset::residency)
       .def_property_readonly("storage_schema", &Dataset::storage_schema)
       .def_property_readonly("nbytes", &Dataset::nbytes)
+      .def_property_readonly("resident_bytes", &Dataset::resident_bytes)
+      .def_property_readonly("dense_bytes", &Dataset::dense_bytes)
       .def_property_readonly("metadata", [](const Dataset& d) { return to_python(d.metadata()); })
       .def_property_readonly("provenance", [](const Dataset& d) { return to_python(d.provenance().to_json()); })
       .def("describe", [](const Dataset& d) { return to_python(describe(d)); })
@@ -63,7 +65,8 @@ void bind_io(pyb::module_& m) {
   m.def("load", [](const std::string& path, const std::string& backend, const std::string& dataset,
                    std::vector<std::size_t> scan_shape, const pyb::object& scan_region,
                    const pyb::object& detector_region, std::size_t bin_scan, std::size_t bin_detector,
-                   const std::string& pixel_mask, const pyb::object& progress) {
+                   const std::string& pixel_mask, const pyb::object& progress, const std::string& representation,
+                   double admission_fraction) {
     io::LoadOptions o;
     o.backend = backend;
     o.dataset_path = dataset;
@@ -77,6 +80,8 @@ void bind_io(pyb::module_& m) {
     o.bin_scan = bin_scan;
     o.bin_detector = bin_detector;
     o.pixel_mask = pixel_mask;
+    o.representation = representation;
+    o.admission_fraction = admission_fraction;
     if (!progress.is_none()) {
       pyb::function cb = progress;
       o.progress = [cb](double f) {
@@ -89,7 +94,8 @@ void bind_io(pyb::module_& m) {
   }, pyb::arg("path"), pyb::arg("backend") = "auto", pyb::arg("dataset") = "",
      pyb::arg("scan_shape") = std::vector<std::size_t>{}, pyb::arg("scan_region") = pyb::none(),
      pyb::arg("detector_region") = pyb::none(), pyb::arg("bin_scan") = 1, pyb::arg("bin_detector") = 1,
-     pyb::arg("pixel_mask") = "keep", pyb::arg("progress") = pyb::none());
+     pyb::arg("pixel_mask") = "keep", pyb::arg("progress") = pyb::none(), pyb::arg("representation") = "auto",
+     pyb::arg("admission_fraction") = 0.8);
 
   m.def("write_sample", [](const std::string& path, std::vector<std::size_t> scan, std::vector<std::size_t> detector,
                            const std::string& dtype, double defocus, double dose, std::uint64_t seed, double energy,

@@ -4,9 +4,34 @@
 #include "cli/commands.hpp"
 #include "device/device.hpp"
 #include "cli/load_flags.hpp"
+#include "io/hdf5/admission.hpp"
 #include "io/hdf5/file_info.hpp"
+#include "io/hdf5/load.hpp"
 
 namespace qgpu::cli {
+
+namespace {
+
+// What a load with representation "auto" would choose here (the GPU when there is one, else host memory), or why
+// it cannot load: the admission decision as JSON, {"error": ...} when refused.
+nlohmann::json would_load(const std::string& file, const std::string& dataset, const LoadFlags& flags) {
+  try {
+    io::LoadOptions lo;
+    lo.dataset_path = dataset;
+    flags.apply_to(lo);
+    const io::LoadPlan plan = io::plan_load(file, lo);
+    const Backend b = detect().cuda_available ? Backend::cuda : Backend::cpu;
+    const io::Admission a = io::admit(plan, b, "auto", lo.admission_fraction, 0, io::free_memory_bytes(b),
+                                      io::source_file_bytes(plan));
+    nlohmann::json j = a.to_json();
+    j["backend"] = backend_name(b);
+    return j;
+  } catch (const std::exception& e) {
+    return {{"error", e.what()}};
+  }
+}
+
+}  // namespace
 
 void add_info(CLI::App& app) {
   auto* cmd = app.add_subcommand("info", "Show the 4D-STEM dataset of an HDF5 file (shape, dtype, chunks, filter)");
@@ -22,8 +47,11 @@ void add_info(CLI::App& app) {
   add_scan_shape_flag(cmd, args->load);
   cmd->callback([args] {
     const io::FileInfo fi = io::inspect(args->file, args->dataset, args->load.rows(), args->load.cols());
+    const nlohmann::json adm = fi.ready ? would_load(args->file, args->dataset, args->load) : nlohmann::json();
     if (args->json) {
-      std::printf("%s\n", fi.to_json().dump(2).c_str());
+      nlohmann::json j = fi.to_json();
+      if (!adm.is_null()) j["would_load"] = adm;
+      std::printf("%s\n", j.dump(2).c_str());
       return;
     }
     const Shape4D& s = fi.shape;
@@ -55,6 +83,15 @@ void add_info(CLI::App& app) {
     std::printf("ready       %s (%zu of %zu chunks written)\n", fi.ready ? "yes" : "no", fi.chunks_written,
                 fi.chunks_expected);
     for (const auto& [k, v] : fi.calibration.items()) std::printf("calibration %s = %s\n", k.c_str(), v.dump().c_str());
+    if (adm.contains("error"))
+      std::printf("load        refused: %s\n", adm["error"].get<std::string>().c_str());
+    else if (!adm.is_null())
+      std::printf("load        would be %s on %s (dense %.3f GB, encoded ~%.3f GB estimated; limit %.3f GB = %.0f%% "
+                  "of free %s memory)\n",
+                  adm["representation"].get<std::string>().c_str(), adm["backend"].get<std::string>().c_str(),
+                  adm["dense_bytes"].get<double>() / 1e9, adm["encoded_estimate_bytes"].get<double>() / 1e9,
+                  adm["limit_bytes"].get<double>() / 1e9, adm["fraction"].get<double>() * 100,
+                  adm["memory"].get<std::string>().c_str());
     const DeviceReport& d = detect();
     std::printf("gpu         %s\n", d.cuda_available ? d.name.c_str() : ("none: " + d.reason).c_str());
   });
