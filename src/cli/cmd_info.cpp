@@ -85,13 +85,22 @@ void add_info(CLI::App& app) {
     for (const auto& [k, v] : fi.calibration.items()) std::printf("calibration %s = %s\n", k.c_str(), v.dump().c_str());
     if (adm.contains("error"))
       std::printf("load        refused: %s\n", adm["error"].get<std::string>().c_str());
-    else if (!adm.is_null())
-      std::printf("load        would be %s on %s (dense %.3f GB, encoded ~%.3f GB estimated; limit %.3f GB = %.0f%% "
-                  "of free %s memory)\n",
+    else if (!adm.is_null()) {
+      const auto size = [](const nlohmann::json& v) {
+        const double b = v.get<double>();
+        char t[32];
+        if (b >= 1e9) std::snprintf(t, sizeof t, "%.2f GB", b / 1e9);
+        else if (b >= 1e6) std::snprintf(t, sizeof t, "%.2f MB", b / 1e6);
+        else std::snprintf(t, sizeof t, "%.1f kB", b / 1e3);
+        return std::string(t);
+      };
+      std::printf("load        would be %s on %s (dense %s, encoded ~%s estimated; limit %s = %.0f%% of free %s "
+                  "memory)\n",
                   adm["representation"].get<std::string>().c_str(), adm["backend"].get<std::string>().c_str(),
-                  adm["dense_bytes"].get<double>() / 1e9, adm["encoded_estimate_bytes"].get<double>() / 1e9,
-                  adm["limit_bytes"].get<double>() / 1e9, adm["fraction"].get<double>() * 100,
+                  size(adm["dense_bytes"]).c_str(), size(adm["encoded_estimate_bytes"]).c_str(),
+                  size(adm["limit_bytes"]).c_str(), adm["fraction"].get<double>() * 100,
                   adm["memory"].get<std::string>().c_str());
+    }
     const DeviceReport& d = detect();
     std::printf("gpu         %s\n", d.cuda_available ? d.name.c_str() : ("none: " + d.reason).c_str());
   });

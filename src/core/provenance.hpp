@@ -24,6 +24,13 @@ struct Provenance {
   nlohmann::json parameters = nlohmann::json::object();
   std::string version = kVersion;
 
+  // A product of another product: the same input dataset's representation and sizes.
+  void copy_representation(const Provenance& from) {
+    representation = from.representation;
+    resident_bytes = from.resident_bytes;
+    dense_bytes = from.dense_bytes;
+  }
+
   nlohmann::json to_json() const {
     nlohmann::json j = {{"operation", operation},       {"backend", backend},
                         {"input_dtype", input_dtype},   {"input_shape", input_shape},

@@ -109,9 +109,7 @@ DpcResult centered_dpc(const ComResult& com, std::optional<std::pair<double, dou
   p.input_shape = {2, a.rows, a.cols};
   p.output_dtype = dtype_name(DType::f32);
   p.output_shape = {2, a.rows, a.cols};
-  p.representation = com.provenance.representation;  // of the dataset the CoM came from
-  p.resident_bytes = com.provenance.resident_bytes;
-  p.dense_bytes = com.provenance.dense_bytes;
+  p.copy_representation(com.provenance);  // of the dataset the CoM came from
   p.parameters = {{"reference", {r.ref_row, r.ref_col}},
                   {"reference_source", reference ? "given" : "mean_com"},
                   {"com_backend", com.provenance.backend}};
