@@ -24,9 +24,9 @@ struct Provenance {
   nlohmann::json parameters = nlohmann::json::object();
   std::string version = kVersion;
 
-  // A product of another product: the same input dataset's representation and sizes.
+  // A product of another product: the same input dataset's representation and sizes ("dense" for plain arrays).
   void copy_representation(const Provenance& from) {
-    representation = from.representation;
+    representation = from.representation.empty() ? "dense" : from.representation;
     resident_bytes = from.resident_bytes;
     dense_bytes = from.dense_bytes;
   }
