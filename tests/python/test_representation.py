@@ -29,6 +29,11 @@ def test_encoded_load_matches_dense(sample_path):
              qgpu.io.load(sample_path, backend="cpu", representation="encoded"))
 
 
+def test_to_encoded_keeps_the_counts(sample_path):
+    dense = qgpu.io.load(sample_path, backend="cpu", representation="dense")
+    _compare(dense, dense.to_encoded(tile=64))
+
+
 def test_auto_is_dense_when_it_fits_and_refuses_clearly(sample_path):
     ds = qgpu.io.load(sample_path, backend="cpu")
     assert ds.representation == "dense"

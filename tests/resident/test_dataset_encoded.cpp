@@ -42,13 +42,13 @@ io::LoadOptions opts(const std::string& representation, const std::string& decod
 
 std::vector<std::uint8_t> bytes(const HostArray4D& h) { return h.bytes; }
 
-// Loaded once: the u16 sample dense and encoded.
+// Loaded once per process: the u16 sample dense and encoded.
 struct Pair {
   Dataset dense, enc;
 };
 const Pair& pair() {
   static const Pair p = [] {
-    const std::string path = test::temp_dir() / "dataset_encoded_u16.h5";
+    const std::string path = test::temp_path("u16.h5");  // per test: ctest runs tests in parallel processes
     sample::write_sample(path, spec());
     return Pair{io::load(path, opts("dense")), io::load(path, opts("encoded"))};
   }();
