@@ -149,8 +149,8 @@ TEST(DatasetEncoded, VirtualDetectorsAreIdentical) {
   const Dataset& d = pair().dense;
   const Dataset& e = pair().enc;
   expect_same_image(detector::bf(e), detector::bf(d), "bf (fitted disk)");
-  expect_same_image(detector::bf(e, 3.5, detector::Center{9.5, 11.5}), detector::bf(d, 3.5, detector::Center{9.5, 11.5}),
-                    "bf");
+  const detector::Center c{9.5, 11.5};
+  expect_same_image(detector::bf(e, 3.5, c), detector::bf(d, 3.5, c), "bf");
   expect_same_image(detector::adf(e, 4, 9), detector::adf(d, 4, 9), "adf");
   expect_same_image(detector::df(e, {4, 5}, 3), detector::df(d, {4, 5}, 3), "df");
   expect_same_image(detector::sum_pattern(e), detector::sum_pattern(d), "sum pattern");
@@ -233,7 +233,8 @@ TEST(DatasetEncoded, AutoPicksEncodedWhenDenseDoesNotFit) {
   const io::Admission big = io::admit(plan, Backend::cpu, "auto", 0.8, 0, std::size_t(1) << 40, file);
   EXPECT_EQ(big.representation, "dense");
   EXPECT_EQ(big.limit_bytes, std::size_t(0.8 * double(std::size_t(1) << 40)));
-  const std::size_t dense_need = big.dense_bytes + big.dense_scratch, enc_need = big.encoded_estimate + big.encoded_scratch;
+  const std::size_t dense_need = big.dense_bytes + big.dense_scratch;
+  const std::size_t enc_need = big.encoded_estimate + big.encoded_scratch;
   ASSERT_LT(enc_need, dense_need) << "the sample should compress";
   const std::size_t between = (enc_need + dense_need) / 2;
   EXPECT_EQ(io::admit(plan, Backend::cpu, "auto", 0.8, between, 0, file).representation, "encoded");

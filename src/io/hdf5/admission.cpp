@@ -131,7 +131,8 @@ Admission admit(const LoadPlan& plan, Backend backend, const std::string& reques
                             ")";
   const std::string dense_need = "dense " + gib(a.dense_bytes) + " + " + gib(a.dense_scratch) + " load buffers";
   const std::string enc_need =
-      "encoded ~" + gib(a.encoded_estimate) + " (estimated from the file size) + " + gib(a.encoded_scratch) + " scratch";
+      "encoded ~" + gib(a.encoded_estimate) + " (estimated from the file size) + " + gib(a.encoded_scratch) +
+      " scratch";
   const std::string what = "'" + fi.dataset_path + "' in '" + fi.path + "'";
   if (requested == "dense") {
     if (!dense_fits)

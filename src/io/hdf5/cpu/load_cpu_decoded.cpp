@@ -65,7 +65,9 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
   HostArray4D out;  // dense: the output; encoded: the batch's output rows (none for passthrough)
   out.shape = p.out_shape;
   out.dtype = p.out_dtype;
-  out.bytes.resize(!encoded ? out.shape.elements() * dtype_size(out.dtype) : passthrough ? 0 : max_out_rows * out_row_bytes);
+  out.bytes.resize(!encoded     ? out.shape.elements() * dtype_size(out.dtype)
+                   : passthrough ? 0
+                                 : max_out_rows * out_row_bytes);
   // Read buffer aligned for O_DIRECT; staging for crop/binning.
   std::vector<std::uint8_t> read_storage(max_buffer + ParallelReader::kDirectAlign);
   std::uint8_t* read_buf = reinterpret_cast<std::uint8_t*>(
