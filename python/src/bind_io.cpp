@@ -37,6 +37,8 @@ void bind_io(pyb::module_& m) {
       .def_property_readonly("residency", &Dataset::residency)
       .def_property_readonly("storage_schema", &Dataset::storage_schema)
       .def_property_readonly("nbytes", &Dataset::nbytes)
+      .def_property_readonly("resident_bytes", &Dataset::resident_bytes)
+      .def_property_readonly("dense_bytes", &Dataset::dense_bytes)
       .def_property_readonly("metadata", [](const Dataset& d) { return to_python(d.metadata()); })
       .def_property_readonly("provenance", [](const Dataset& d) { return to_python(d.provenance().to_json()); })
       .def("describe", [](const Dataset& d) { return to_python(describe(d)); })
@@ -44,6 +46,8 @@ void bind_io(pyb::module_& m) {
            "Copy a (row0, col0, rows, cols) scan x detector rectangle to a numpy array (native dtype)")
       .def("to_host", &Dataset::to_host)
       .def("to_device", &Dataset::to_device)
+      .def("to_encoded", &Dataset::to_encoded, pyb::arg("tile") = 512,
+           "The same counts in the encoded representation (encoded-v1) on the same backend")
       .def("__repr__", [](const Dataset& d) {
         const Shape4D& s = d.shape();
         return "<quantem.gpu.Dataset " + std::to_string(s.scan_rows) + "x" + std::to_string(s.scan_cols) + "x" +
@@ -64,7 +68,7 @@ void bind_io(pyb::module_& m) {
                    std::vector<std::size_t> scan_shape, const pyb::object& scan_region,
                    const pyb::object& detector_region, std::size_t bin_scan, std::size_t bin_detector,
                    const std::string& pixel_mask, const std::string& decoder, unsigned read_threads, bool direct_io,
-                   const pyb::object& progress) {
+                   const pyb::object& progress, const std::string& representation, double admission_fraction) {
     io::LoadOptions o;
     o.backend = backend;
     o.dataset_path = dataset;
@@ -81,6 +85,8 @@ void bind_io(pyb::module_& m) {
     o.decoder = decoder;
     o.read_threads = read_threads;
     o.direct_io = direct_io;
+    o.representation = representation;
+    o.admission_fraction = admission_fraction;
     if (!progress.is_none()) {
       pyb::function cb = progress;
       o.progress = [cb](double f) {
@@ -94,7 +100,8 @@ void bind_io(pyb::module_& m) {
      pyb::arg("scan_shape") = std::vector<std::size_t>{}, pyb::arg("scan_region") = pyb::none(),
      pyb::arg("detector_region") = pyb::none(), pyb::arg("bin_scan") = 1, pyb::arg("bin_detector") = 1,
      pyb::arg("pixel_mask") = "keep", pyb::arg("decoder") = "auto", pyb::arg("read_threads") = 0,
-     pyb::arg("direct_io") = false, pyb::arg("progress") = pyb::none());
+     pyb::arg("direct_io") = false, pyb::arg("progress") = pyb::none(), pyb::arg("representation") = "auto",
+     pyb::arg("admission_fraction") = 0.8);
 
   m.def("write_sample", [](const std::string& path, std::vector<std::size_t> scan, std::vector<std::size_t> detector,
                            const std::string& dtype, double defocus, double dose, std::uint64_t seed, double energy,

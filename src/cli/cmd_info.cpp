@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "device/device.hpp"
 #include "cli/load_flags.hpp"
+#include "io/hdf5/admission.hpp"
 #include "io/hdf5/file_info.hpp"
 #include "io/hdf5/load.hpp"
 #include "io/hdf5/load_timing.hpp"
@@ -43,6 +44,25 @@ template <class Args> void print_timing(const Args& a, const io::FileInfo& fi) {
   std::printf("total       %.1f ms in the loader\n", t.value("total_s", 0.0) * 1e3);
 }
 
+// What a load with representation "auto" would choose here (the GPU when there is one, else host memory), or why
+// it cannot load: the admission decision as JSON, {"error": ...} when refused.
+nlohmann::json would_load(const std::string& file, const std::string& dataset, const LoadFlags& flags) {
+  try {
+    io::LoadOptions lo;
+    lo.dataset_path = dataset;
+    flags.apply_to(lo);
+    const io::LoadPlan plan = io::plan_load(file, lo);
+    const Backend b = detect().cuda_available ? Backend::cuda : Backend::cpu;
+    const io::Admission a = io::admit(plan, b, "auto", lo.admission_fraction, 0, io::free_memory_bytes(b),
+                                      io::source_file_bytes(plan));
+    nlohmann::json j = a.to_json();
+    j["backend"] = backend_name(b);
+    return j;
+  } catch (const std::exception& e) {
+    return {{"error", e.what()}};
+  }
+}
+
 }  // namespace
 
 void add_info(CLI::App& app) {
@@ -65,8 +85,11 @@ void add_info(CLI::App& app) {
   cmd->callback([args] {
     const io::FileInfo fi = io::inspect(args->file, args->dataset, args->load.rows(), args->load.cols());
     if (args->timing) return print_timing(*args, fi);
+    const nlohmann::json adm = fi.ready ? would_load(args->file, args->dataset, args->load) : nlohmann::json();
     if (args->json) {
-      std::printf("%s\n", fi.to_json().dump(2).c_str());
+      nlohmann::json j = fi.to_json();
+      if (!adm.is_null()) j["would_load"] = adm;
+      std::printf("%s\n", j.dump(2).c_str());
       return;
     }
     const Shape4D& s = fi.shape;
@@ -98,6 +121,24 @@ void add_info(CLI::App& app) {
     std::printf("ready       %s (%zu of %zu chunks written)\n", fi.ready ? "yes" : "no", fi.chunks_written,
                 fi.chunks_expected);
     for (const auto& [k, v] : fi.calibration.items()) std::printf("calibration %s = %s\n", k.c_str(), v.dump().c_str());
+    if (adm.contains("error"))
+      std::printf("load        refused: %s\n", adm["error"].get<std::string>().c_str());
+    else if (!adm.is_null()) {
+      const auto size = [](const nlohmann::json& v) {
+        const double b = v.get<double>();
+        char t[32];
+        if (b >= 1e9) std::snprintf(t, sizeof t, "%.2f GB", b / 1e9);
+        else if (b >= 1e6) std::snprintf(t, sizeof t, "%.2f MB", b / 1e6);
+        else std::snprintf(t, sizeof t, "%.1f kB", b / 1e3);
+        return std::string(t);
+      };
+      std::printf("load        would be %s on %s (dense %s, encoded ~%s estimated; limit %s = %.0f%% of free %s "
+                  "memory)\n",
+                  adm["representation"].get<std::string>().c_str(), adm["backend"].get<std::string>().c_str(),
+                  size(adm["dense_bytes"]).c_str(), size(adm["encoded_estimate_bytes"]).c_str(),
+                  size(adm["limit_bytes"]).c_str(), adm["fraction"].get<double>() * 100,
+                  adm["memory"].get<std::string>().c_str());
+    }
     const DeviceReport& d = detect();
     std::printf("gpu         %s\n", d.cuda_available ? d.name.c_str() : ("none: " + d.reason).c_str());
   });

@@ -41,6 +41,7 @@ void add_serve(CLI::App& app) {
     co.scan_rows = a->load.rows();
     co.scan_cols = a->load.cols();
     co.pixel_mask = a->load.pixel_mask;
+    co.representation = a->load.representation;
     co.show_progress = true;
     remote::Server server(remote::load_catalog(a->files, co), a->serve);
     const int port = server.bind();

@@ -1,5 +1,6 @@
 #pragma once
-// Load flags shared by the commands that read a dataset: --scan-shape, --pixel-mask and how to read and decode.
+// Load flags shared by the commands that read a dataset: --scan-shape, --pixel-mask, --representation and how to
+// read and decode.
 #include <CLI/CLI.hpp>
 
 #include <cstddef>
@@ -16,6 +17,7 @@ struct LoadFlags {
   std::string decoder = "auto";
   unsigned read_threads = 0;
   bool direct_io = false;
+  std::string representation = "auto";  // auto | dense | encoded
   std::size_t rows() const { return scan_shape.empty() ? 0 : scan_shape[0]; }
   std::size_t cols() const { return scan_shape.empty() ? 0 : scan_shape[1]; }
   void apply_to(io::LoadOptions& o) const {
@@ -25,6 +27,7 @@ struct LoadFlags {
     o.decoder = decoder;
     o.read_threads = read_threads;
     o.direct_io = direct_io;
+    o.representation = representation;
   }
 };
 
@@ -49,6 +52,10 @@ inline void add_load_flags(CLI::App* cmd, LoadFlags& f) {
                   "keep | zero: zero the detector's bad pixels (master pixel_mask > 0) before cropping/binning")
       ->check(CLI::IsMember({"keep", "zero"}));
   add_read_flags(cmd, f);
+  cmd->add_option("--representation", f.representation,
+                  "auto | dense | encoded: resident form (auto = dense when it fits under 80% of free memory, else "
+                  "the compact exact encoded form)")
+      ->check(CLI::IsMember({"auto", "dense", "encoded"}));
 }
 
 }  // namespace qgpu::cli

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "detector/cpu/masked_sum_cpu.hpp"
 #include "detector/cuda/masked_sum_cuda.hpp"
+#include "detector/encoded/masked_sum_encoded.hpp"
 #include "detector/plan.hpp"
 
 namespace qgpu::detector {
@@ -22,7 +23,7 @@ Provenance provenance_for(const Dataset& ds, const std::string& op, std::vector<
   p.input_shape = ds.shape().dims();
   p.output_dtype = out_dtype;
   p.output_shape = std::move(out_shape);
-  p.representation = "dense";
+  set_representation(p, ds);
   p.parameters = std::move(params);
   return p;
 }
@@ -36,7 +37,11 @@ Image<std::uint64_t> masked_image(const Dataset& ds, const Mask& mask, const std
   img.rows = s.scan_rows;
   img.cols = s.scan_cols;
   nlohmann::json params = {{"mask", mask.description}, {"mask_pixels", mask.nonzero()}};
-  if (ds.backend() == Backend::cuda) {
+  if (ds.encoded()) {  // both backends: the plan's strategy on the encoded streams
+    const SumPlan plan = plan_masked_sum(mask);
+    params["strategy"] = "encoded " + strategy_name(plan.strategy);
+    img.data = encoded_path::masked_sum(ds, plan);
+  } else if (ds.backend() == Backend::cuda) {
     const SumPlan plan = plan_masked_sum(mask);
     params["strategy"] = strategy_name(plan.strategy);
     img.data = cuda::masked_sum(ds, plan);
@@ -116,7 +121,9 @@ Image<std::uint64_t> sum_pattern(const Dataset& ds) {
   Image<std::uint64_t> img;
   img.rows = s.det_rows;
   img.cols = s.det_cols;
-  img.data = ds.backend() == Backend::cuda ? cuda::sum_pattern(ds) : cpu::sum_pattern(ds);
+  img.data = ds.encoded()                    ? encoded_path::sum_pattern(ds)  // stored while encoding
+             : ds.backend() == Backend::cuda ? cuda::sum_pattern(ds)
+                                             : cpu::sum_pattern(ds);
   img.provenance = provenance_for(ds, "detector.sum_pattern", {img.rows, img.cols}, "uint64", nlohmann::json::object());
   return img;
 }

@@ -47,7 +47,9 @@ ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
   const std::uint8_t* mask = options.mask.empty() ? nullptr : options.mask.data();
 
   // No fallback: the dataset's residency decides the backend.
-  detail::ComMaps maps = ds.backend() == Backend::cuda ? detail::com_cuda(ds, mask) : detail::com_cpu(ds, mask);
+  detail::ComMaps maps = ds.encoded()                    ? detail::com_encoded(ds, mask)
+                         : ds.backend() == Backend::cuda ? detail::com_cuda(ds, mask)
+                                                         : detail::com_cpu(ds, mask);
 
   Provenance p;
   p.operation = "dpc.center_of_mass";
@@ -56,7 +58,7 @@ ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
   p.input_shape = sh.dims();
   p.output_dtype = dtype_name(DType::f32);
   p.output_shape = {sh.scan_rows, sh.scan_cols};
-  p.representation = "dense";
+  set_representation(p, ds);
   std::size_t selected = sh.frame_pixels();
   if (mask) {
     selected = 0;
@@ -108,7 +110,7 @@ DpcResult centered_dpc(const ComResult& com, std::optional<std::pair<double, dou
   p.input_shape = {2, a.rows, a.cols};
   p.output_dtype = dtype_name(DType::f32);
   p.output_shape = {2, a.rows, a.cols};
-  p.representation = "dense";
+  p.copy_representation(com.provenance);  // of the dataset the CoM came from
   p.parameters = {{"reference", {r.ref_row, r.ref_col}},
                   {"reference_source", reference ? "given" : "mean_com"},
                   {"com_backend", com.provenance.backend},

@@ -16,5 +16,6 @@ struct ComMaps {
 // Both raise Error when the exact sums may have wrapped (see com_sums_may_wrap).
 ComMaps com_cpu(const Dataset& ds, const std::uint8_t* mask);   // ds.backend() == cpu
 ComMaps com_cuda(const Dataset& ds, const std::uint8_t* mask);  // ds.backend() == cuda
+ComMaps com_encoded(const Dataset& ds, const std::uint8_t* mask);  // ds.encoded(): either backend
 
 }  // namespace qgpu::dpc::detail

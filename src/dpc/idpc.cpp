@@ -115,7 +115,7 @@ Image<float> idpc(const Image<float>& grad_row, const Image<float>& grad_col, co
   p.input_shape = {2, rows, cols};
   p.output_dtype = dtype_name(DType::f32);
   p.output_shape = {rows, cols};
-  p.representation = "dense";
+  p.copy_representation(grad_row.provenance);  // of the dataset the gradients came from
   p.parameters = {{"padding", idpc_padding_name(o.padding)},
                   {"pad_row", {pr.before, pr.after}},
                   {"pad_col", {pc.before, pc.after}},

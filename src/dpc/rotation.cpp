@@ -93,7 +93,7 @@ Provenance host_provenance(const char* operation, const DpcResult& d, std::vecto
   p.input_shape = {2, d.dpc_row.rows, d.dpc_row.cols};
   p.output_dtype = dtype_name(DType::f32);
   p.output_shape = std::move(out_shape);
-  p.representation = "dense";
+  p.copy_representation(d.provenance);  // of the dataset the DPC came from
   p.parameters["dpc_backend"] = d.provenance.backend;
   p.parameters["computed_on"] = "host";
   return p;

@@ -68,6 +68,7 @@ Catalog load_catalog(const std::vector<std::string>& files, const CatalogOptions
     lo.scan_rows = o.scan_rows;
     lo.scan_cols = o.scan_cols;
     lo.pixel_mask = o.pixel_mask;
+    lo.representation = o.representation;
     if (o.show_progress) {
       const std::string label = files[i];
       lo.progress = [label, last = -1](double f) mutable {

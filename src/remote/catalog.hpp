@@ -43,6 +43,7 @@ struct CatalogOptions {
   bool show_progress = false;
   std::size_t scan_rows = 0, scan_cols = 0;  // given scan shape for every file (0 = from the file)
   std::string pixel_mask = "keep";          // io::LoadOptions::pixel_mask
+  std::string representation = "auto";      // io::LoadOptions::representation
 };
 Catalog load_catalog(const std::vector<std::string>& files, const CatalogOptions& options);
 

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "device/cuda/device_buffer.hpp"
+#include "resident/encoded/encoded_resident.hpp"
 
 namespace qgpu {
 
@@ -14,6 +15,7 @@ struct Dataset::Storage {
   DType dtype = DType::u16;
   HostBytes host;
   std::shared_ptr<DeviceBuffer> device;
+  std::shared_ptr<EncodedResident> encoded;  // set for representation "encoded" (then host/device stay empty)
   nlohmann::json metadata;
   Provenance provenance;
   mutable std::mutex cache_mutex;
@@ -49,6 +51,28 @@ Dataset Dataset::from_device(std::shared_ptr<DeviceBuffer> buffer, Shape4D shape
   return d;
 }
 
+Dataset Dataset::from_encoded(std::shared_ptr<EncodedResident> encoded, nlohmann::json metadata,
+                              Provenance provenance) {
+  if (!encoded) throw InvalidArgument("encoded dataset without an encoded resident");
+  if (!encoded->complete())
+    throw InvalidArgument("encoded dataset: only " + std::to_string(encoded->frames_appended()) + " of " +
+                          std::to_string(encoded->shape().frames()) + " frames appended");
+  Dataset d;
+  d.s_ = std::make_shared<Storage>();
+  d.s_->backend = encoded->backend();
+  d.s_->shape = encoded->shape();
+  d.s_->dtype = encoded->dtype();
+  d.s_->encoded = std::move(encoded);
+  d.s_->metadata = std::move(metadata);
+  d.s_->provenance = std::move(provenance);
+  return d;
+}
+
+std::string Dataset::representation() const { return s_->encoded ? "encoded" : "dense"; }
+std::string Dataset::storage_schema() const { return s_->encoded ? s_->encoded->storage_schema() : kStorageSchema; }
+std::size_t Dataset::resident_bytes() const { return s_->encoded ? s_->encoded->resident_bytes() : nbytes(); }
+const EncodedResident* Dataset::encoded() const { return s_->encoded.get(); }
+
 Backend Dataset::backend() const { return s_->backend; }
 DType Dataset::dtype() const { return s_->dtype; }
 const Shape4D& Dataset::shape() const { return s_->shape; }
@@ -56,17 +80,28 @@ const nlohmann::json& Dataset::metadata() const { return s_->metadata; }
 const Provenance& Dataset::provenance() const { return s_->provenance; }
 
 const HostBytes& Dataset::host_bytes() const {
+  if (s_->encoded)
+    throw Error("dataset is resident in the encoded representation (" + std::string(encoded::kSchema).substr(0, 10) +
+                "), not as dense host bytes: read it with read() or use an encoded query");
   if (s_->backend != Backend::cpu) throw Error("dataset is resident on the GPU, not in host memory");
   return s_->host;
 }
 
 const DeviceBuffer& Dataset::device_buffer() const {
+  if (s_->encoded)
+    throw Error("dataset is resident in the encoded representation (" + std::string(encoded::kSchema).substr(0, 10) +
+                "), not as a dense device buffer: read it with read() or use an encoded query");
   if (s_->backend != Backend::cuda) throw Error("dataset is in host memory, not resident on the GPU");
   return *s_->device;
 }
 
 Dataset Dataset::to_device() const {
   if (s_->backend == Backend::cuda) return *this;
+  if (s_->encoded) {
+    Provenance p = s_->provenance;
+    p.backend = "cuda";
+    return from_encoded(std::make_shared<EncodedResident>(s_->encoded->to_device()), s_->metadata, std::move(p));
+  }
   auto buf = std::make_shared<DeviceBuffer>(nbytes());
   buf->upload(s_->host.data(), nbytes());
   Provenance p = s_->provenance;
@@ -76,6 +111,11 @@ Dataset Dataset::to_device() const {
 
 Dataset Dataset::to_host() const {
   if (s_->backend == Backend::cpu) return *this;
+  if (s_->encoded) {
+    Provenance p = s_->provenance;
+    p.backend = "cpu";
+    return from_encoded(std::make_shared<EncodedResident>(s_->encoded->to_host()), s_->metadata, std::move(p));
+  }
   HostArray4D h;
   h.shape = s_->shape;
   h.dtype = s_->dtype;
@@ -86,7 +126,20 @@ Dataset Dataset::to_host() const {
   return from_host(std::move(h), s_->metadata, std::move(p));
 }
 
+Dataset Dataset::to_encoded(std::uint32_t tile) const {
+  if (s_->encoded) return *this;
+  auto enc = std::make_shared<EncodedResident>(s_->shape, s_->dtype, s_->backend, tile);
+  enc->append(s_->backend == Backend::cpu ? static_cast<const void*>(s_->host.data()) : s_->device->data(),
+              s_->shape.frames());
+  Provenance p = s_->provenance;
+  p.representation = "encoded";
+  p.resident_bytes = enc->resident_bytes();
+  p.dense_bytes = enc->dense_bytes();
+  return from_encoded(std::move(enc), s_->metadata, std::move(p));
+}
+
 HostArray4D Dataset::read(const Region& scan_region, const Region& detector_region) const {
+  if (s_->encoded) return s_->encoded->read(scan_region, detector_region);
   const Shape4D& sh = s_->shape;
   const Region sr = resolve_region(scan_region, sh.scan_rows, sh.scan_cols, "scan");
   const Region dr = resolve_region(detector_region, sh.det_rows, sh.det_cols, "detector");
@@ -135,8 +188,16 @@ nlohmann::json describe(const Dataset& ds) {
           {"residency", ds.residency()},
           {"storage_schema", ds.storage_schema()},
           {"nbytes", ds.nbytes()},
+          {"resident_bytes", ds.resident_bytes()},
+          {"dense_bytes", ds.dense_bytes()},
           {"metadata", ds.metadata()},
           {"provenance", ds.provenance().to_json()}};
+}
+
+void set_representation(Provenance& p, const Dataset& ds) {
+  p.representation = ds.representation();
+  p.resident_bytes = ds.resident_bytes();
+  p.dense_bytes = ds.dense_bytes();
 }
 
 }  // namespace qgpu

@@ -18,6 +18,7 @@
 namespace qgpu {
 
 class DeviceBuffer;
+class EncodedResident;
 
 // A host copy of (part of) a dataset in its native dtype, [scan_r][scan_c][det_r][det_c] row-major.
 struct HostArray4D {
@@ -37,26 +38,39 @@ class Dataset {
   // GPU-resident dataset (cuda backend) taking ownership of a device buffer of shape.elements() * dtype bytes.
   static Dataset from_device(std::shared_ptr<DeviceBuffer> buffer, Shape4D shape, DType dtype,
                              nlohmann::json metadata, Provenance provenance);
+  // Encoded dataset (representation "encoded", format encoded-v1) on the resident's backend: host memory for cpu,
+  // the GPU for cuda. The resident must be complete (every frame appended).
+  static Dataset from_encoded(std::shared_ptr<EncodedResident> encoded, nlohmann::json metadata,
+                              Provenance provenance);
 
   Backend backend() const;
   DType dtype() const;
   const Shape4D& shape() const;
-  std::string representation() const { return "dense"; }
+  std::string representation() const;  // "dense" | "encoded"
   std::string residency() const { return backend() == Backend::cuda ? "gpu" : "host"; }
-  std::string storage_schema() const { return kStorageSchema; }
-  std::size_t nbytes() const { return shape().nbytes(dtype_size(dtype())); }
+  std::string storage_schema() const;  // the dense layout or the encoded format (encoded-v1 ...)
+  std::size_t nbytes() const { return shape().nbytes(dtype_size(dtype())); }  // dense size of the counts
+  std::size_t dense_bytes() const { return nbytes(); }
+  std::size_t resident_bytes() const;  // bytes actually held (dense: nbytes; encoded: streams, index, totals)
+  // The encoded resident, nullptr for a dense dataset.
+  const EncodedResident* encoded() const;
   const nlohmann::json& metadata() const;
   const Provenance& provenance() const;
 
-  // Raw storage: host bytes (cpu) or the device buffer (cuda); the other raises Error.
+  // Raw dense storage: host bytes (cpu) or the device buffer (cuda); the other, or an encoded dataset, raises Error
+  // naming the representation (encoded datasets are read through read(), the queries or encoded()).
   const HostBytes& host_bytes() const;
   const DeviceBuffer& device_buffer() const;
 
-  // The same counts on the other side: a GPU-resident copy of a host dataset, or a host copy of a GPU one.
+  // The same counts on the other side: a GPU-resident copy of a host dataset, or a host copy of a GPU one; the
+  // representation is kept (an encoded dataset copies its encoded bytes).
   Dataset to_device() const;
   Dataset to_host() const;
+  // The same counts in the encoded representation on the same backend (encoded as one pass over the dense
+  // storage; *this when already encoded). Tiles of `tile` scan positions.
+  Dataset to_encoded(std::uint32_t tile = 512) const;
 
-  // Copies a scan x detector rectangle to the host in the native dtype.
+  // Copies a scan x detector rectangle to the host in the native dtype (encoded: decodes only that rectangle).
   HostArray4D read(const Region& scan_region = {}, const Region& detector_region = {}) const;
 
   // Per-dataset cache for derived data (for example per-frame totals), keyed by name.
@@ -68,7 +82,11 @@ class Dataset {
   std::shared_ptr<Storage> s_;
 };
 
-// Dataset description as JSON (shape, dtype, representation, residency, storage_schema, metadata, provenance).
+// Dataset description as JSON (shape, dtype, representation, residency, storage_schema, resident_bytes,
+// dense_bytes, metadata, provenance).
 nlohmann::json describe(const Dataset& ds);
+
+// Stamps a product's provenance with the dataset's representation, resident_bytes and dense_bytes.
+void set_representation(Provenance& p, const Dataset& ds);
 
 }  // namespace qgpu

@@ -147,8 +147,9 @@ Provenance provenance_for(const Dataset& ds, const SsbParams& p, const std::stri
   pv.input_shape = ds.shape().dims();
   pv.output_dtype = dtype_name(DType::f32);
   pv.output_shape = {ds.shape().scan_rows, ds.shape().scan_cols};
-  pv.representation = "dense";
+  set_representation(pv, ds);
   pv.parameters = std::move(resolved);
+  if (ds.encoded()) pv.parameters["bf_gather"] = "encoded: the BF-disk pixels' streams decoded pixel-major";
   pv.parameters["energy_kev"] = p.energy_kev;
   pv.parameters["semiangle_mrad"] = p.semiangle_mrad;
   pv.parameters["scan_step_angstrom"] = p.scan_step_angstrom;

@@ -40,3 +40,17 @@ TEST(RemoteCatalog, MissingFileIsAnIoError) {
   o.backend = "cpu";
   EXPECT_THROW(remote::load_catalog({"/nonexistent/file.h5"}, o), IoError);
 }
+
+TEST(RemoteCatalog, ServesEncodedDatasetsWithTheSameFrames) {
+  remote::CatalogOptions o;
+  o.backend = "cpu";
+  o.representation = "encoded";
+  const remote::Catalog enc = remote::load_catalog({test::remote_sample_path()}, o);
+  o.representation = "dense";
+  const remote::Catalog dense = remote::load_catalog({test::remote_sample_path()}, o);
+  const nlohmann::json j = remote::describe_served(*enc.all()[0]);
+  EXPECT_EQ(j["representation"], "encoded");
+  EXPECT_LT(j["resident_bytes"].get<std::size_t>(), j["dense_bytes"].get<std::size_t>());
+  EXPECT_EQ(remote::describe_served(*dense.all()[0])["representation"], "dense");
+  EXPECT_EQ(enc.all()[0]->ds.read({1, 2, 3, 4}).bytes, dense.all()[0]->ds.read({1, 2, 3, 4}).bytes);
+}

@@ -1,5 +1,7 @@
 #include "io/hdf5/load.hpp"
 
+#include "io/hdf5/admission.hpp"
+
 #include "core/error.hpp"
 #include "device/device.hpp"
 #include "io/hdf5/cpu/load_cpu.hpp"
@@ -58,10 +60,16 @@ LoadPlan plan_load(const std::string& path, const LoadOptions& o) {
   p.out_shape = {p.scan.rows / p.bin_scan, p.scan.cols / p.bin_scan, p.detector.rows / p.bin_detector,
                  p.detector.cols / p.bin_detector};
   if (o.batch_bytes) p.batch_bytes = o.batch_bytes;
+  p.staging_bytes = o.staging_bytes;
   p.read_threads = o.read_threads;
   p.direct_io = o.direct_io;
   p.out_dtype = p.binned() ? DType::u32 : p.info.dtype;
   return p;
+}
+
+std::size_t staging_frames(const LoadPlan& p, bool cuda) {
+  const std::size_t budget = p.staging_bytes ? p.staging_bytes : cuda ? std::size_t(2) << 30 : std::size_t(512) << 20;
+  return std::max<std::size_t>(budget / std::max<std::size_t>(p.info.frame_bytes(), 1), p.bin_scan * p.scan.cols);
 }
 
 namespace {
@@ -82,6 +90,12 @@ Dataset load(const std::string& path, const LoadOptions& options) {
     throw InvalidArgument("decoder 'hdf5' (the HDF5 filter pipeline) runs on the cpu backend; the cuda backend "
                           "decodes with our GPU decoder");
   LoadPlan plan = plan_load(path, options);
+  // Dense or encoded, decided (or refused) before anything is read or allocated.
+  const Admission adm = admit(plan, backend, options.representation, options.admission_fraction,
+                              options.admission_limit_bytes,
+                              options.admission_limit_bytes ? 0 : free_memory_bytes(backend), source_file_bytes(plan));
+  plan.representation = adm.representation;
+  plan.admission = adm.to_json();
   if (backend == Backend::cuda) return load_cuda(plan, options.progress);
   plan.decoder = d == "auto" ? (our_decoder_applies(plan.info) ? "quantem" : "hdf5") : d;
   return plan.decoder == "quantem" ? load_cpu_decoded(plan, options.progress) : load_cpu(plan, options.progress);

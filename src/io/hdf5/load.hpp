@@ -18,6 +18,8 @@ struct LoadOptions {
   std::size_t bin_scan = 1;      // exact integer sums over bin_scan x bin_scan probe positions
   std::size_t bin_detector = 1;  // exact integer sums over bin_detector x bin_detector pixels
   std::size_t batch_bytes = 0;   // compressed bytes read per batch (0 = 64 MiB); a tuning knob
+  std::size_t staging_bytes = 0;  // decoded frames staged per batch for crop/binning/encoding (0 = 2 GiB cuda,
+                                  // 512 MiB cpu; at least one output row of input frames); a tuning knob
   unsigned read_threads = 0;     // threads of pread (0 = one per hardware thread)
   bool direct_io = false;        // O_DIRECT (unbuffered) reads, for cold files on disk
   std::string decoder = "auto";  // "auto" | "quantem" (our decoder: GPU on cuda, all cores on cpu) | "hdf5"
@@ -25,6 +27,12 @@ struct LoadOptions {
   // "keep" (default) | "zero": set the detector's bad pixels (master pixel_mask > 0) to 0 in every frame, on the
   // full stored frame before detector cropping and binning. "zero" without a pixel mask in the file: IoError.
   std::string pixel_mask = "keep";
+  // "auto" | "dense" | "encoded" (the compact exact encoded-v1 form, built batch by batch: the dense cube is never
+  // held whole). auto = dense when the dense output plus load scratch fits under the admission limit, else encoded.
+  // Whatever is asked, a load that fits neither way (or not the way asked) raises InvalidArgument before any work.
+  std::string representation = "auto";
+  double admission_fraction = 0.8;      // of the free GPU memory (cuda) or available host memory (cpu)
+  std::size_t admission_limit_bytes = 0;  // > 0: use this limit instead of fraction x free memory
   std::function<void(double)> progress;  // fraction done in [0, 1], called from the loading thread
 };
 
@@ -39,12 +47,15 @@ struct LoadPlan {
   std::size_t bin_scan = 1, bin_detector = 1;
   Shape4D out_shape;
   std::size_t batch_bytes = std::size_t(64) << 20;
+  std::size_t staging_bytes = 0;  // as given (0 = the backend's default: staging_budget())
   unsigned read_threads = 0;
   bool direct_io = false;
   std::string decoder = "quantem";  // resolved: "quantem" or "hdf5"
   DType out_dtype = DType::u16;
   std::string pixel_mask = "keep";  // as asked
   bool zero_bad_pixels = false;     // pixel_mask "zero" and bad pixels listed: zero them in every full frame first
+  std::string representation = "dense";  // resolved: "dense" | "encoded"
+  nlohmann::json admission = nlohmann::json::object();  // the admission decision (estimates, limit), for provenance
   bool binned() const { return bin_scan > 1 || bin_detector > 1; }
   bool full_frames() const {
     return detector.rows == info.shape.det_rows && detector.cols == info.shape.det_cols && bin_detector == 1;
@@ -52,5 +63,9 @@ struct LoadPlan {
 };
 
 LoadPlan plan_load(const std::string& path, const LoadOptions& options);
+
+// Decoded frames a load stages per batch (crop/binning/encoding): the plan's staging_bytes or the backend's default,
+// in whole frames, at least one output row of input frames. Shared by the loaders and the admission estimate.
+std::size_t staging_frames(const LoadPlan& plan, bool cuda);
 
 }  // namespace qgpu::io

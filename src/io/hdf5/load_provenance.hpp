@@ -1,6 +1,7 @@
 #pragma once
 #include "core/provenance.hpp"
 #include "io/hdf5/load.hpp"
+#include "resident/encoded/encoded_resident.hpp"
 
 namespace qgpu::io {
 
@@ -13,7 +14,9 @@ inline Provenance load_provenance(const LoadPlan& p, const std::string& backend,
   pv.input_shape = p.info.shape.dims();
   pv.output_dtype = dtype_name(p.out_dtype);
   pv.output_shape = p.out_shape.dims();
-  pv.representation = "dense";
+  pv.representation = p.representation;  // resident_bytes: the dense size here; encoded loads set what they hold
+  pv.dense_bytes = p.out_shape.nbytes(dtype_size(p.out_dtype));
+  pv.resident_bytes = pv.dense_bytes;
   pv.parameters = {{"path", p.info.path},
                    {"dataset_path", p.info.dataset_path},
                    {"scan_region", {p.scan.row0, p.scan.col0, p.scan.rows, p.scan.cols}},
@@ -23,12 +26,21 @@ inline Provenance load_provenance(const LoadPlan& p, const std::string& backend,
                    {"pixel_mask", p.pixel_mask},
                    {"bad_pixels_zeroed", p.zero_bad_pixels ? p.info.bad_pixels.size() : 0},
                    {"parts", p.info.parts.size()},
-                   {"decoder", decoder}};
+                   {"decoder", decoder},
+                   {"admission", p.admission}};
   return pv;
 }
 
 inline nlohmann::json load_metadata(const LoadPlan& p) {
   return {{"file", p.info.to_json()}, {"calibration", p.info.calibration}};
+}
+
+// The loaded encoded dataset, its provenance stating the bytes it holds.
+inline Dataset encoded_dataset(const LoadPlan& p, std::shared_ptr<EncodedResident> enc, Provenance pv) {
+  pv.resident_bytes = enc->resident_bytes();
+  pv.dense_bytes = enc->dense_bytes();
+  pv.parameters["storage_schema"] = enc->storage_schema();
+  return Dataset::from_encoded(std::move(enc), load_metadata(p), std::move(pv));
 }
 
 }  // namespace qgpu::io

@@ -25,6 +25,8 @@
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/cufft_check.hpp"
 #include "device/cuda/device_buffer.hpp"
+#include "resident/encoded/cuda/encoded_cuda.hpp"
+#include "resident/encoded/encoded_resident.hpp"
 #include "ssb/ssb_backend.hpp"
 #include "ssb/ssb_math.hpp"
 
@@ -71,6 +73,23 @@ __global__ void gather_kernel(const T* __restrict__ data, std::size_t frame_px, 
     const std::uint32_t gl = gl0 + j;
     const std::size_t s = s0 + threadIdx.x;
     if (gl < count && s < nscan) out[gl * slab + (s / scan_cols) * row_stride + s % scan_cols] = tile[threadIdx.x][j];
+  }
+}
+
+// The same gather from pixel-major counts px[k - k0][scan] (an encoded dataset's BF-disk pixels decoded by
+// encoded::cuda::decode_pixels): one thread per (group, scan position), same integer sums, same float rounding.
+template <class T>
+__global__ void gather_pixel_major_kernel(const T* __restrict__ px, std::size_t nscan,
+                                          const std::uint32_t* __restrict__ offsets, std::uint32_t g0,
+                                          std::uint32_t count, std::uint32_t scan_cols, std::size_t row_stride,
+                                          std::size_t slab, float* __restrict__ out) {
+  const std::size_t s = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (s >= nscan) return;
+  const std::uint32_t k0 = offsets[g0];
+  for (std::uint32_t gl = blockIdx.y; gl < count; gl += gridDim.y) {
+    unsigned long long v = 0;
+    for (std::uint32_t k = offsets[g0 + gl]; k < offsets[g0 + gl + 1]; ++k) v += px[std::size_t(k - k0) * nscan + s];
+    out[gl * slab + (s / scan_cols) * row_stride + s % scan_cols] = float(v);
   }
 }
 
@@ -296,6 +315,24 @@ class CudaEngine final : public Engine {
     const std::size_t nscan = sh.frames();
     const dim3 block(kTile, kTileRows), grid(unsigned((nscan + kTile - 1) / kTile), unsigned((count + kTile - 1) / kTile));
     float* out = reinterpret_cast<float*>(dst);
+    if (const EncodedResident* e = ds_.encoded()) {  // decode the groups' pixels pixel-major, then sum them
+      const std::uint32_t k0 = plan_.offsets[g0], k1 = plan_.offsets[g0 + count];
+      DeviceBuffer px(std::max<std::size_t>(std::size_t(k1 - k0) * nscan * dtype_size(ds_.dtype()), 1));
+      if (k1 > k0)
+        encoded::cuda::decode_pixels(e->layout(), e->device_tiles(), d_pixels_.as<std::uint32_t>() + k0, k1 - k0,
+                                     px.data());
+      dispatch_count_dtype(ds_.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        const dim3 g(unsigned((nscan + 255) / 256), unsigned(std::min<std::size_t>(count, 65535)));
+        gather_pixel_major_kernel<T><<<g, 256>>>(px.as<T>(), nscan, d_offsets_.as<std::uint32_t>(), std::uint32_t(g0),
+                                                 std::uint32_t(count), std::uint32_t(nc_), 2 * nch_, nr_ * 2 * nch_,
+                                                 out);
+      });
+      QGPU_CUDA_LAUNCHED("ssb gather_pixel_major_kernel");
+      QGPU_CUDA(cudaDeviceSynchronize());  // px is freed on return
+      QGPU_CUFFT(cufftExecR2C(plan_for(count), reinterpret_cast<cufftReal*>(out), reinterpret_cast<cufftComplex*>(dst)));
+      return;
+    }
     dispatch_count_dtype(ds_.dtype(), [&](auto tag) {
       using T = decltype(tag);
       gather_kernel<T><<<grid, block>>>(static_cast<const T*>(ds_.device_buffer().data()), sh.frame_pixels(),

@@ -85,10 +85,14 @@ void read_scan_rows(const std::vector<OpenPart>& parts, const LoadPlan& p, std::
 Dataset load_cpu(const LoadPlan& p, const std::function<void(double)>& progress) {
   const FileInfo& fi = p.info;
   const std::vector<OpenPart> parts = open_parts(fi);
+  // Dense: the output array; encoded: one output row at a time, appended to the encoded resident.
+  const bool encoded = p.representation == "encoded";
+  auto enc = encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cpu) : nullptr;
   HostArray4D out;
   out.shape = p.out_shape;
   out.dtype = p.out_dtype;
-  out.bytes.resize(out.shape.nbytes(dtype_size(out.dtype)));
+  const std::size_t row_out_bytes = p.out_shape.scan_cols * p.out_shape.frame_pixels() * dtype_size(p.out_dtype);
+  out.bytes.resize(encoded ? row_out_bytes : out.shape.nbytes(dtype_size(out.dtype)));
 
   const std::size_t row_frames = p.bin_scan * p.scan.cols;
   std::vector<std::uint8_t> block(row_frames * fi.frame_bytes());
@@ -98,7 +102,7 @@ Dataset load_cpu(const LoadPlan& p, const std::function<void(double)>& progress)
     if (p.zero_bad_pixels)
       apply_pixel_mask_cpu(block.data(), fi.dtype, row_frames, fi.shape.frame_pixels(), fi.bad_pixels.data(),
                            fi.bad_pixels.size());
-    std::uint8_t* dst = out.bytes.data() + orow * out_row_bytes;
+    std::uint8_t* dst = out.bytes.data() + (encoded ? 0 : orow * out_row_bytes);
     dispatch_count_dtype(fi.dtype, [&](auto t) {
       using T = decltype(t);
       const T* in = reinterpret_cast<const T*>(block.data());
@@ -113,8 +117,10 @@ Dataset load_cpu(const LoadPlan& p, const std::function<void(double)>& progress)
                            reinterpret_cast<T*>(dst));
       }
     });
+    if (encoded) enc->append(dst, p.out_shape.scan_cols);
     if (progress) progress(double(orow + 1) / double(p.out_shape.scan_rows));
   }
+  if (encoded) return encoded_dataset(p, std::move(enc), load_provenance(p, "cpu", "hdf5 filter plugin"));
   return Dataset::from_host(std::move(out), load_metadata(p), load_provenance(p, "cpu", "hdf5 filter plugin"));
 }
 

@@ -18,7 +18,6 @@ namespace qgpu::io {
 
 namespace {
 
-constexpr std::size_t kStagingBytes = std::size_t(512) << 20;  // decoded frames staged for crop/binning
 
 }  // namespace
 
@@ -38,18 +37,23 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
   const ChunkSources src = locate_chunks(p);
   timing.index = p.info.index_seconds + (now_s() - t_start);  // parsed during inspect, then located here
 
-  const bool direct = p.full_frames() && !p.binned();
+  // Dense: frames decode straight into the output when nothing is cropped or binned. Encoded: every batch decodes
+  // into staging, is cropped/binned into output frames (or already is them: passthrough) and appended.
+  const bool encoded = p.representation == "encoded";
+  const bool direct = !encoded && p.full_frames() && !p.binned();
+  const bool passthrough = encoded && p.full_frames() && !p.binned();
   const std::size_t frames_per_out_row = p.bin_scan * p.scan.cols;
   BatchLimits lim;
   lim.max_bytes = p.batch_bytes;
-  lim.max_frames = direct ? 0 : std::max<std::size_t>(kStagingBytes / fi.frame_bytes(), frames_per_out_row);
+  lim.max_frames = direct ? 0 : staging_frames(p, false);
   lim.align = p.direct_io ? ParallelReader::kDirectAlign : 1;
   const std::vector<ReadBatch> batches = plan_batches(src, frames_per_out_row, p.out_shape.scan_rows, lim);
-  std::size_t max_buffer = 0, max_chunks = 0;
+  std::size_t max_buffer = 0, max_chunks = 0, max_out_rows = 0;
   if (progress) progress(0.0);  // the bar shows from the start, so a later message starts a new line
   for (const ReadBatch& b : batches) {
     max_buffer = std::max<std::size_t>(max_buffer, b.buffer_bytes);
     max_chunks = std::max(max_chunks, b.chunks);
+    max_out_rows = std::max(max_out_rows, b.out_rows);
     for (const ReadRun& r : b.runs) timing.bytes_read += r.bytes;
     timing.chunk_bytes += b.chunk_bytes;
   }
@@ -58,10 +62,14 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
   timing.direct_io = reader.direct();
 
   const double t_setup = now_s();
-  HostArray4D out;
+  const std::size_t out_row_bytes = p.out_shape.scan_cols * p.out_shape.frame_pixels() * dtype_size(p.out_dtype);
+  auto enc = encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cpu) : nullptr;
+  HostArray4D out;  // dense: the output; encoded: the batch's output rows (none for passthrough)
   out.shape = p.out_shape;
   out.dtype = p.out_dtype;
-  out.bytes.resize(out.shape.elements() * dtype_size(out.dtype));
+  out.bytes.resize(!encoded     ? out.shape.elements() * dtype_size(out.dtype)
+                   : passthrough ? 0
+                                 : max_out_rows * out_row_bytes);
   // Read buffer aligned for O_DIRECT; staging for crop/binning.
   std::vector<std::uint8_t> read_storage(max_buffer + ParallelReader::kDirectAlign);
   std::uint8_t* read_buf = reinterpret_cast<std::uint8_t*>(
@@ -71,7 +79,6 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
   timing.setup = now_s() - t_setup;
   std::vector<std::uint64_t> sizes(max_chunks);
   std::vector<void*> dest(max_chunks);
-  const std::size_t out_row_bytes = p.out_shape.scan_cols * p.out_shape.frame_pixels() * dtype_size(p.out_dtype);
 
   for (const ReadBatch& b : batches) {
     double t0 = now_s();
@@ -90,10 +97,10 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
     if (p.zero_bad_pixels)  // on full stored frames, before crop and binning
       apply_pixel_mask_cpu(direct ? dest[0] : staging.data(), fi.dtype, b.chunks, fi.shape.frame_pixels(),
                            fi.bad_pixels.data(), fi.bad_pixels.size());
-    if (!direct) {
+    if (!direct && !passthrough) {
       std::atomic<bool> overflow{false};
       codec::parallel_indices(b.out_rows, p.read_threads, [&](std::size_t r) {
-        std::uint8_t* dst = out.bytes.data() + (b.out_row0 + r) * out_row_bytes;
+        std::uint8_t* dst = out.bytes.data() + ((encoded ? 0 : b.out_row0) + r) * out_row_bytes;
         const std::uint8_t* rows_in = staging.data() + r * frames_per_out_row * fi.frame_bytes();
         try {
           dispatch_count_dtype(fi.dtype, [&](auto t) {
@@ -115,6 +122,7 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
       });
       if (overflow) throw FormatError("binned counts of " + where + " overflow uint32");
     }
+    if (encoded) enc->append(passthrough ? staging.data() : out.bytes.data(), b.out_rows * p.out_shape.scan_cols);
     timing.decode += now_s() - t0;
     if (progress) progress(double(b.out_row0 + b.out_rows) / double(p.out_shape.scan_rows));
   }
@@ -124,6 +132,7 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
   Provenance pv = load_provenance(p, "cpu", "quantem-gpu host " + codec::describe(bp.compression) + ", all cores");
   pv.parameters["chunk_index"] = src.index_method;
   pv.parameters["timing"] = timing.to_json();
+  if (encoded) return encoded_dataset(p, std::move(enc), std::move(pv));
   return Dataset::from_host(std::move(out), load_metadata(p), std::move(pv));
 }
 

@@ -20,7 +20,6 @@ namespace qgpu::io {
 
 namespace {
 
-constexpr std::size_t kStagingBytes = std::size_t(2) << 30;  // decoded frames staged for crop/binning
 constexpr int kSlots = 3;                                     // batches in flight: read, copy+decode, spare
 
 // Pinned host buffers are slow to allocate (page locking, tens of ms for the read slots), so released ones are kept
@@ -155,17 +154,23 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   const ChunkSources src = locate_chunks(p);
   timing.index = p.info.index_seconds + (now_s() - t_start);  // parsed during inspect, then located here
 
-  const bool direct = p.full_frames() && !p.binned();  // frames decode straight into the resident buffer
+  // Dense: frames decode straight into the resident buffer when nothing is cropped or binned. Encoded: every batch
+  // decodes into staging, is cropped/binned into output frames (or already is them: passthrough) and appended to
+  // the encoded resident, so the dense output never exists whole.
+  const bool encoded = p.representation == "encoded";
+  const bool direct = !encoded && p.full_frames() && !p.binned();
+  const bool passthrough = encoded && p.full_frames() && !p.binned();
   const std::size_t frames_per_out_row = p.bin_scan * p.scan.cols;
   BatchLimits lim;
   lim.max_bytes = p.batch_bytes;
-  lim.max_frames = direct ? 0 : std::max<std::size_t>(kStagingBytes / fi.frame_bytes(), frames_per_out_row);
+  lim.max_frames = direct ? 0 : staging_frames(p, true);
   lim.align = p.direct_io ? ParallelReader::kDirectAlign : 1;
   const std::vector<ReadBatch> batches = plan_batches(src, frames_per_out_row, p.out_shape.scan_rows, lim);
-  std::size_t max_buffer = 0, max_chunks = 0;
+  std::size_t max_buffer = 0, max_chunks = 0, max_out_rows = 0;
   for (const ReadBatch& b : batches) {
     max_buffer = std::max<std::size_t>(max_buffer, b.buffer_bytes);
     max_chunks = std::max(max_chunks, b.chunks);
+    max_out_rows = std::max(max_out_rows, b.out_rows);
     timing.bytes_read += [&] {
       std::uint64_t s = 0;
       for (const ReadRun& r : b.runs) s += r.bytes;
@@ -179,7 +184,10 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
 
   const std::size_t out_bytes = p.out_shape.nbytes(dtype_size(p.out_dtype));
   const double t_setup = now_s();
-  auto result = std::make_shared<DeviceBuffer>(out_bytes);
+  const std::size_t out_row_bytes = p.out_shape.scan_cols * p.out_shape.frame_pixels() * dtype_size(p.out_dtype);
+  auto enc = encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cuda) : nullptr;
+  // dense: the resident output; encoded: one batch of output rows (none for passthrough)
+  auto result = std::make_shared<DeviceBuffer>(!encoded ? out_bytes : passthrough ? 0 : max_out_rows * out_row_bytes);
   DeviceBuffer staging(direct ? 0 : max_chunks * fi.frame_bytes());
   const std::size_t mb = geo.max_blocks();
   DeviceBuffer block_src(max_chunks * mb * sizeof(std::uint64_t));
@@ -230,16 +238,20 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     if (p.zero_bad_pixels)  // on full stored frames, before crop and binning
       cuda::apply_pixel_mask(frames, fi.dtype, batch.chunks, fi.shape.frame_pixels(),
                              bad_pixels.as<std::uint32_t>(), fi.bad_pixels.size(), stream.s);
-    if (!direct) {
+    if (!direct && !passthrough) {
       cuda::BinGeometry bg{p.scan.cols,          fi.shape.det_rows,     fi.shape.det_cols,    p.detector.row0,
                            p.detector.col0,      batch.out_rows,        p.out_shape.scan_cols, p.out_shape.det_rows,
                            p.out_shape.det_cols, p.bin_scan,            p.bin_detector};
-      const std::size_t out_off =
-          batch.out_row0 * p.out_shape.scan_cols * p.out_shape.frame_pixels() * dtype_size(p.out_dtype);
+      const std::size_t out_off = encoded ? 0 : batch.out_row0 * out_row_bytes;
       cuda::bin_frames(staging.data(), fi.dtype, result->as<char>() + out_off, p.out_dtype, bg, d_overflow, stream.s);
     }
     QGPU_CUDA(cudaEventRecord(slot.done, stream.s));
     slot.busy = true;
+    if (encoded) {  // the encoder runs on the legacy default stream: this batch first, then reuse only after it
+      QGPU_CUDA(cudaStreamSynchronize(stream.s));
+      enc->append(passthrough ? staging.data() : result->data(), batch.out_rows * p.out_shape.scan_cols);
+      QGPU_CUDA(cudaStreamSynchronize(nullptr));
+    }
     if (progress) progress(double(batch.out_row0 + batch.out_rows) / double(p.out_shape.scan_rows));
   }
   const double t_queued = now_s();
@@ -262,6 +274,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   Provenance pv = load_provenance(p, "cuda", "quantem-gpu CUDA bitshuffle+LZ4");
   pv.parameters["chunk_index"] = src.index_method;
   pv.parameters["timing"] = timing.to_json();
+  if (encoded) return encoded_dataset(p, std::move(enc), std::move(pv));
   return Dataset::from_device(result, p.out_shape, p.out_dtype, load_metadata(p), std::move(pv));
 }
 

@@ -1,0 +1,50 @@
+// CoM on an encoded dataset: the exact sums S, Sr, Sc come from the encoded resident's masked sums (weights 1,
+// det_row and det_col over the selected pixels, one decode of their streams; without a mask S is the stored frame
+// totals), then the same host/device arithmetic as the dense backends (com_math.hpp): identical float bits.
+#include <algorithm>
+#include <string>
+
+#include "core/error.hpp"
+#include "dpc/com_backend.hpp"
+#include "dpc/com_math.hpp"
+#include "resident/encoded/encoded_resident.hpp"
+
+namespace qgpu::dpc::detail {
+
+ComMaps com_encoded(const Dataset& ds, const std::uint8_t* mask) {
+  const EncodedResident* e = ds.encoded();
+  if (!e) throw Error("encoded CoM on a dense dataset");
+  const Shape4D& sh = ds.shape();
+  std::vector<std::uint32_t> px, wr, wc, ones;
+  for (std::size_t r = 0; r < sh.det_rows; ++r)
+    for (std::size_t c = 0; c < sh.det_cols; ++c) {
+      const std::size_t i = r * sh.det_cols + c;
+      if (mask && !mask[i]) continue;
+      px.push_back(std::uint32_t(i));
+      wr.push_back(std::uint32_t(r));
+      wc.push_back(std::uint32_t(c));
+      ones.push_back(1);
+    }
+  std::vector<std::vector<std::uint64_t>> sums;
+  if (mask) {
+    sums = e->masked_sums(px, {ones, wr, wc});
+  } else {
+    sums = e->masked_sums(px, {wr, wc});
+    sums.insert(sums.begin(), e->frame_totals());
+  }
+  const std::size_t frames = sh.frames();
+  const double centre_r = (double(sh.det_rows) - 1) / 2, centre_c = (double(sh.det_cols) - 1) / 2;
+  const std::uint64_t max_index = std::max(sh.det_rows, sh.det_cols) - 1;
+  ComMaps out;
+  out.row.resize(frames);
+  out.col.resize(frames);
+  for (std::size_t f = 0; f < frames; ++f) {
+    if (com_sums_may_wrap(sums[0][f], max_index))
+      throw Error("CoM: a frame's weighted sums exceed the exact uint64 range (counts too large for this detector)");
+    if (sums[0][f] == 0) ++out.empty_frames;
+    com_from_sums(sums[0][f], sums[1][f], sums[2][f], centre_r, centre_c, out.row[f], out.col[f]);
+  }
+  return out;
+}
+
+}  // namespace qgpu::dpc::detail

@@ -1,0 +1,50 @@
+"""load(representation=...): the encoded resident answers like the dense one (CPU here; CUDA where a GPU exists)."""
+import numpy as np
+import pytest
+
+import quantem.gpu as qgpu
+from conftest import requires_cuda
+
+
+def _compare(dense, enc):
+    assert dense.representation == "dense" and enc.representation == "encoded"
+    assert enc.storage_schema.startswith("encoded-v1")
+    assert enc.dense_bytes == dense.nbytes and 0 < enc.resident_bytes < enc.dense_bytes
+    assert enc.provenance["representation"] == "encoded"
+    assert enc.provenance["resident_bytes"] == enc.resident_bytes
+    np.testing.assert_array_equal(enc.read(), dense.read())
+    np.testing.assert_array_equal(enc.read((1, 2, 3, 4), (5, 6, 7, 8)), dense.read((1, 2, 3, 4), (5, 6, 7, 8)))
+    bf_e, bf_d = qgpu.detector.bf(enc), qgpu.detector.bf(dense)
+    np.testing.assert_array_equal(bf_e, bf_d)
+    assert bf_e.provenance["representation"] == "encoded" and bf_d.provenance["representation"] == "dense"
+    assert bf_e.provenance["dense_bytes"] == enc.dense_bytes
+    np.testing.assert_array_equal(qgpu.detector.adf(enc, 10.0, 20.0), qgpu.detector.adf(dense, 10.0, 20.0))
+    np.testing.assert_array_equal(qgpu.detector.sum_pattern(enc), qgpu.detector.sum_pattern(dense))
+    for a, b in zip(qgpu.dpc.center_of_mass(enc), qgpu.dpc.center_of_mass(dense)):
+        np.testing.assert_array_equal(a, b)  # same exact sums, same float arithmetic: same bits
+
+
+def test_encoded_load_matches_dense(sample_path):
+    _compare(qgpu.io.load(sample_path, backend="cpu", representation="dense"),
+             qgpu.io.load(sample_path, backend="cpu", representation="encoded"))
+
+
+def test_to_encoded_keeps_the_counts(sample_path):
+    dense = qgpu.io.load(sample_path, backend="cpu", representation="dense")
+    _compare(dense, dense.to_encoded(tile=64))
+
+
+def test_auto_is_dense_when_it_fits_and_refuses_clearly(sample_path):
+    ds = qgpu.io.load(sample_path, backend="cpu")
+    assert ds.representation == "dense"
+    assert ds.provenance["parameters"]["admission"]["representation"] == "dense"
+    with pytest.raises(qgpu.InvalidArgument, match="fits neither"):
+        qgpu.io.load(sample_path, backend="cpu", admission_fraction=1e-12)
+    with pytest.raises(qgpu.InvalidArgument, match="representation"):
+        qgpu.io.load(sample_path, backend="cpu", representation="sparse")
+
+
+@requires_cuda
+def test_encoded_load_on_the_gpu_matches_dense(sample_path):
+    _compare(qgpu.io.load(sample_path, backend="cuda", representation="dense"),
+             qgpu.io.load(sample_path, backend="cuda", representation="encoded"))
