@@ -3,7 +3,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cache/cache.hpp"
 #include "cli/commands.hpp"
+#include "cli/image_from_cache.hpp"
 #include "cli/load_flags.hpp"
 #include "cli/outputs.hpp"
 #include "cli/progress.hpp"
@@ -94,6 +96,15 @@ void run(const ImageArgs& a, bool want_bf, bool want_adf) {
   }
 }
 
+CacheImageRequest cache_request(const ImageArgs& a, bool want_bf, bool want_adf) {
+  CacheImageRequest r{a.file, a.out, a.backend, a.colormap, a.scale, a.bf, a.adf, a.center, a.percentiles,
+                      a.rotation, want_bf, want_adf, a.com, a.dpc, a.idpc, a.mean, ""};
+  if (!a.scan_region.empty() || !a.det_region.empty() || a.bin_scan != 1 || a.bin_det != 1 || !a.dataset.empty() ||
+      !a.load.scan_shape.empty() || a.load.pixel_mask != "keep")
+    r.load_only_option = "a load option (--scan-region, --detector-region, --bin-*, --dataset, --scan-shape, --pixel-mask)";
+  return r;
+}
+
 }  // namespace
 
 void add_image(CLI::App& app) {
@@ -121,8 +132,10 @@ void add_image(CLI::App& app) {
   cmd->add_option("--percentiles", a->percentiles, "display clip percentiles LOW HIGH")->expected(2);
   cmd->callback([a, bf, adf] {
     const bool want_bf = bf->count() > 0, want_adf = adf->count() > 0;
+    if (want_bf && bf->results() == std::vector<std::string>{""}) a->bf.clear();  // bare --bf: CLI11 stores 0
     if (!want_bf && !want_adf && !a->com && !a->dpc && !a->idpc && !a->mean)
       throw CLI::ValidationError("image", "choose at least one of --bf, --adf, --com, --dpc, --idpc, --mean");
+    if (cache::is_cache_file(a->file)) return image_from_cache(cache_request(*a, want_bf, want_adf));
     run(*a, want_bf, want_adf);
   });
 }

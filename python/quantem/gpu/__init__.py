@@ -19,4 +19,4 @@ from ._qgpu import (  # noqa: F401
     __version__,
 )
 from .result import Result  # noqa: F401
-from . import device, io, detector, dpc, display, ssb  # noqa: F401,E402
+from . import device, io, detector, dpc, display, ssb, cache  # noqa: F401,E402
