@@ -18,7 +18,7 @@ struct StatusAndMessage {
   std::string message;
 };
 
-// HttpError -> its status; InvalidArgument / RegionError / DTypeError -> 400; IoError -> 404;
+// HttpError -> its status; InvalidArgument / RegionError / DTypeError -> 400; IoError, cache::ProductUnavailable -> 404;
 // BackendUnavailable -> 503; anything else (genuine internal failure) -> 500.
 StatusAndMessage classify(std::exception_ptr e);
 

@@ -1,5 +1,6 @@
 // GET /api/datasets/{id}/virtual (bf | adf | annulus | disk) and POST with an arbitrary mask.
 #include "detector/virtual_detector.hpp"
+#include "remote/cached.hpp"
 #include "remote/routes.hpp"
 #include "remote/virtual_request.hpp"
 
@@ -17,13 +18,19 @@ void get_virtual(Context& ctx, const httplib::Request& req, httplib::Response& r
   const display::DisplayOptions look = display_options(p, display::Scale::linear);
   double ms = 0;
   Body body = run_on(
-      s, [&](ServedDataset& d) { return u64_body(compute_virtual(d.ds, v), format, look, d.ds.backend()); }, ms);
+      s,
+      [&](ServedDataset& d) {
+        if (d.cache) return u64_body(cached_virtual(*d.cache, v), format, look, Backend::cpu);
+        return u64_body(compute_virtual(d.ds, v), format, look, d.ds.backend());
+      },
+      ms);
   set_compute_ms(res, ms);
   send_body(res, std::move(body));
 }
 
 void post_virtual(Context& ctx, const httplib::Request& req, httplib::Response& res) {
   ServedDataset& s = ctx.catalog.get(req.matches[1]);
+  if (s.cache) refuse_raw(s, "a virtual image of an arbitrary mask");
   const Params p(req.params);
   const std::string format = p.choice("format", {"json", "u64", "png"}, "json");
   const display::DisplayOptions look = display_options(p, display::Scale::linear);
