@@ -73,6 +73,11 @@ void write_geometry(hid_t file, const Geometry& g) {
 
 std::vector<std::string> build(const Dataset& ds, const std::string& out_path, const BuildOptions& options) {
   const nlohmann::json source = source_of(ds, options);  // before the (long) computation: the file as loaded
+  for (const auto& f : source["files"]) {  // never overwrite the raw data with its cache
+    std::error_code ec;
+    if (std::filesystem::equivalent(f.value("path", ""), out_path, ec))
+      throw InvalidArgument("the cache '" + out_path + "' would overwrite its source file; choose another -o");
+  }
   const ProductSet set = compute_products(ds, options);
   const std::string tmp = out_path + ".tmp-" + std::to_string(::getpid());
   std::vector<std::string> names;

@@ -23,6 +23,8 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }
 
 void run(const CacheArgs& a) {
+  if (cache::is_cache_file(a.file))
+    throw InvalidArgument("'" + a.file + "' is already a product cache: give the raw data file");
   if (a.adf.size() % 2 != 0) throw InvalidArgument("--adf takes pairs of radii INNER OUTER");
   io::LoadOptions lo;
   lo.backend = a.backend;

@@ -30,6 +30,8 @@ if "$qgpu" image "$dir/products.h5" --adf 11 30 -o "$dir/x" >/dev/null 2>"$dir/e
 grep -qF "annulus 11..30 is not available in cache" "$dir/err" || { cat "$dir/err"; exit 1; }
 if "$qgpu" image "$dir/products.h5" --bf --bin-scan 2 -o "$dir/x" >/dev/null 2>"$dir/err"; then echo "binning a cache accepted"; exit 1; fi
 grep -qF "needs the raw data" "$dir/err" || { cat "$dir/err"; exit 1; }
+if "$qgpu" cache "$dir/products.h5" -o "$dir/again.h5" >/dev/null 2>"$dir/err"; then echo "cache of a cache accepted"; exit 1; fi
+grep -qF "is already a product cache" "$dir/err" || { cat "$dir/err"; exit 1; }
 # Stale: the source back, modified.
 mv "$dir/scan.moved.h5" "$dir/scan.h5"
 printf 'x' >> "$dir/scan.h5"

@@ -151,3 +151,28 @@ TEST(CacheStale, AbsentSourceIsNotAnError) {
   EXPECT_TRUE(c.stale().empty());
   EXPECT_TRUE(c.has("idpc"));  // the products are read without the raw data
 }
+
+TEST(CacheStale, ChangedDataFileOfAnAcquisitionIsNamed) {
+  const std::string master = test::temp_path("scan_master.h5");
+  const std::vector<std::string> parts = sample::write_sample_acquisition(master, test::small_cache_spec(), 2);
+  ASSERT_EQ(parts.size(), 2u);
+  const std::string path = test::temp_path("products.h5");
+  cache::build(test::load_cpu(master), path);
+  const cache::Cache fresh = cache::open(path);
+  EXPECT_EQ(fresh.source().at("files").size(), 3u);  // the master and both data files
+  EXPECT_TRUE(fresh.stale().empty());
+  std::ofstream(parts[1], std::ios::app | std::ios::binary) << "x";
+  const cache::Cache c = cache::open(path);
+  EXPECT_TRUE(mentions(c.stale(), "source file '" + std::filesystem::absolute(parts[1]).lexically_normal().string() +
+                                      "' size"));
+  EXPECT_FALSE(mentions(c.stale(), "scan_master.h5"));
+}
+
+TEST(CacheBuild, RefusesToOverwriteItsSource) {
+  const std::string source = test::temp_path("source.h5");
+  sample::write_sample(source, test::small_cache_spec());
+  const auto size = std::filesystem::file_size(source);
+  EXPECT_THROW(cache::build(test::load_cpu(source), source), InvalidArgument);
+  EXPECT_EQ(std::filesystem::file_size(source), size);
+  EXPECT_FALSE(cache::is_cache_file(source));
+}
