@@ -51,7 +51,10 @@ std::size_t attr_elements(hid_t a, const std::string& what) {
 
 h5::Handle create_file(const std::string& path) {
   h5::QuietErrors quiet;
-  h5::Handle f(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  // The 1.8 file format: dense attribute storage, so JSON attributes may exceed 64 KiB (many-part acquisitions).
+  h5::Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18);
+  h5::Handle f(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), H5Fclose);
   if (!f.valid()) throw IoError("cannot create cache file '" + path + "'");
   return f;
 }
