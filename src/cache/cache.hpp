@@ -78,9 +78,10 @@ class Cache {
   Image<float> f32(const std::string& name) const;
   nlohmann::json provenance(const std::string& name) const;
   nlohmann::json detector(const std::string& name) const;  // virtual detectors: kind, center, radii
-  // The virtual product of that geometry (disk radius / annulus inner, outer; centre when given) or "".
-  std::string find_disk(double radius, const double* center = nullptr) const;
-  std::string find_annulus(double inner, double outer, const double* center = nullptr) const;
+  // The virtual product of that geometry (disk radius / annulus inner, outer; centre when given) or "". Values
+  // match within `tolerance` pixels (0: equal up to rounding, 1e-9 relative).
+  std::string find_disk(double radius, const double* center = nullptr, double tolerance = 0) const;
+  std::string find_annulus(double inner, double outer, const double* center = nullptr, double tolerance = 0) const;
   const Geometry& geometry() const;   // ProductUnavailable("geometry") when absent
   nlohmann::json rotation() const;    // angle_deg, transpose, curl_rms, divergence_rms, provenance
   const nlohmann::json& source() const;         // recorded identity of the source file(s)

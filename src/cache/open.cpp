@@ -75,12 +75,14 @@ herr_t collect(hid_t, const char* name, const H5L_info_t*, void* data) {
   return 0;
 }
 
-bool near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); }
+bool near(double a, double b, double tolerance) {
+  return std::abs(a - b) <= std::max(tolerance, 1e-9 * std::max(1.0, std::abs(b)));
+}
 
-bool center_matches(const nlohmann::json& det, const double* center) {
+bool center_matches(const nlohmann::json& det, const double* center, double tolerance) {
   if (!center) return true;
-  return det.contains("center") && near(det["center"][0].get<double>(), center[0]) &&
-         near(det["center"][1].get<double>(), center[1]);
+  return det.contains("center") && near(det["center"][0].get<double>(), center[0], tolerance) &&
+         near(det["center"][1].get<double>(), center[1], tolerance);
 }
 
 }  // namespace
@@ -212,21 +214,22 @@ nlohmann::json Cache::detector(const std::string& name) const {
   return e.attributes.at("detector");
 }
 
-std::string Cache::find_disk(double radius, const double* center) const {
+std::string Cache::find_disk(double radius, const double* center, double tol) const {
   for (const auto& [n, e] : s_->entries) {
     if (!e.attributes.contains("detector")) continue;
     const auto& d = e.attributes.at("detector");
-    if (d.value("kind", "") == "disk" && near(d.value("radius", -1.0), radius) && center_matches(d, center)) return n;
+    if (d.value("kind", "") == "disk" && near(d.value("radius", -1.0), radius, tol) && center_matches(d, center, tol))
+      return n;
   }
   return "";
 }
 
-std::string Cache::find_annulus(double inner, double outer, const double* center) const {
+std::string Cache::find_annulus(double inner, double outer, const double* center, double tol) const {
   for (const auto& [n, e] : s_->entries) {
     if (!e.attributes.contains("detector")) continue;
     const auto& d = e.attributes.at("detector");
-    if (d.value("kind", "") == "annulus" && near(d.value("inner", -1.0), inner) && near(d.value("outer", -1.0), outer) &&
-        center_matches(d, center))
+    if (d.value("kind", "") == "annulus" && near(d.value("inner", -1.0), inner, tol) &&
+        near(d.value("outer", -1.0), outer, tol) && center_matches(d, center, tol))
       return n;
   }
   return "";

@@ -16,7 +16,9 @@ Shape4D shape_of(const ServedDataset& s);
 // HttpError 404: `what` needs the raw data, which a dataset served from a cache does not have.
 [[noreturn]] void refuse_raw(const ServedDataset& s, const std::string& what);
 // The cached virtual image matching the request (centre default: the cached disk centre; bf radius default: the
-// cached disk radius); ProductUnavailable (404) naming the detector otherwise.
-Image<std::uint64_t> cached_virtual(const cache::Cache& c, const VirtualRequest& v);
+// cached disk radius), every value within `tolerance` pixels (query `tolerance`, at most 0.5: the viewer rounds
+// its detectors to 0.01 px); ProductUnavailable (404) naming the detector otherwise. The answer's provenance names
+// the cached product and its exact geometry (GET virtual also sends it as X-Cached-Product).
+Image<std::uint64_t> cached_virtual(const cache::Cache& c, const VirtualRequest& v, double tolerance = 0);
 
 }  // namespace qgpu::remote

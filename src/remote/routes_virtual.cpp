@@ -16,11 +16,16 @@ void get_virtual(Context& ctx, const httplib::Request& req, httplib::Response& r
   const VirtualRequest v = parse_virtual(p);
   const std::string format = p.choice("format", {"json", "u64", "png"}, "json");
   const display::DisplayOptions look = display_options(p, display::Scale::linear);
+  const double tolerance = p.non_negative("tolerance").value_or(0);
   double ms = 0;
   Body body = run_on(
       s,
       [&](ServedDataset& d) {
-        if (d.cache) return u64_body(cached_virtual(*d.cache, v), format, look, Backend::cpu);
+        if (d.cache) {
+          const Image<std::uint64_t> img = cached_virtual(*d.cache, v, tolerance);
+          res.set_header("X-Cached-Product", img.provenance.parameters["cache"]["name"].get<std::string>());
+          return u64_body(img, format, look, Backend::cpu);
+        }
         return u64_body(compute_virtual(d.ds, v), format, look, d.ds.backend());
       },
       ms);

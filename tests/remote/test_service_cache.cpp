@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 
@@ -125,4 +126,28 @@ TEST(RemoteCache, RawOnlyRequestsAreNamed404) {
   res = c.Post("/api/datasets/" + srv.id + "/virtual", R"({"weights": [1]})", "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 404);
+}
+
+TEST(RemoteCache, ViewerRoundedDetectorsMatchWithinTheTolerance) {
+  CacheServer srv;
+  const detector::DiskFit fit = detector::fit_bf_disk(srv.ds);
+  char q[160];
+  auto r2 = [](double x) { return std::round(x * 100) / 100; };
+  std::snprintf(q, sizeof q, "/virtual?kind=disk&cr=%.2f&cc=%.2f&r=%.2f&format=u64", r2(fit.center_row),
+                r2(fit.center_col), r2(fit.radius));
+  auto res = srv.get(q);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 404) << "rounded values matched without a tolerance";
+  res = srv.get(std::string(q) + "&tolerance=0.01");
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(res->get_header_value("X-Cached-Product"), "bf");
+  EXPECT_EQ(as_vector<std::uint64_t>(res->body), detector::bf(srv.ds).data);
+  std::string json_query = q;
+  json_query.replace(json_query.find("format=u64"), 10, "format=json");
+  res = srv.get(json_query + "&tolerance=0.01");
+  ASSERT_EQ(res->status, 200) << res->body;
+  const auto j = nlohmann::json::parse(res->body);
+  EXPECT_EQ(j["provenance"]["parameters"]["cache"]["detector"]["radius"].get<double>(), fit.radius);
+  res = srv.get(std::string(q) + "&tolerance=1");
+  EXPECT_EQ(res->status, 400);
 }
