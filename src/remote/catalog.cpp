@@ -102,6 +102,7 @@ nlohmann::json describe_served(const ServedDataset& s) {
   if (s.cache) {
     j = s.cache->root_attributes().value("dataset", nlohmann::json::object());
     j["representation"] = "product cache";
+    j["backend"] = "cache";  // answers come from the file; the backend that built it is in its provenance
     j["residency"] = "host";
     j["cache"] = {{"format_version", s.cache->format_version()}, {"products", s.cache->products()},
                   {"stale", s.cache->stale()}};
