@@ -37,4 +37,22 @@ mv "$dir/scan.moved.h5" "$dir/scan.h5"
 printf 'x' >> "$dir/scan.h5"
 "$qgpu" image "$dir/products.h5" --bf -o "$dir/stale" >/dev/null 2>"$dir/err"
 grep -qF "is stale: source file '$dir/scan.h5' size" "$dir/err" || { cat "$dir/err"; exit 1; }
-echo "qgpu cache + qgpu image from the cache: ok"
+# qgpu serve on the cache alone (source moved away again): what the viewer asks first answers.
+mv "$dir/scan.h5" "$dir/scan.moved.h5"
+"$qgpu" serve "$dir/products.h5" --port 0 > "$dir/serve.out" 2> "$dir/serve.err" &
+serve_pid=$!
+trap 'kill $serve_pid 2>/dev/null' EXIT
+for _ in $(seq 100); do grep -q "listening on" "$dir/serve.out" 2>/dev/null && break; sleep 0.1; done
+url=$(sed -n 's/^qgpu serve: listening on \(http:[^ ]*\)$/\1/p' "$dir/serve.out")
+[ -n "$url" ] || { echo "qgpu serve on a cache did not start"; cat "$dir/serve.err"; exit 1; }
+curl -sf "${url}api/datasets" | grep -qF '"representation":"product cache"' || { echo "no product cache listed"; exit 1; }
+curl -sf -o "$dir/mean.png" "${url}api/datasets/products/mean_pattern?format=png&scale=log" || { echo "no mean pattern"; exit 1; }
+[ "$(head -c 8 "$dir/mean.png" | od -An -tx1 | tr -d ' ')" = "89504e470d0a1a0a" ] || { echo "mean pattern is not a PNG"; exit 1; }
+fit=$(curl -sf "${url}api/datasets/products/disk_fit")
+q=$(python3 -c "import json,sys; f=json.loads(sys.argv[1]); print('kind=disk&cr=%.2f&cc=%.2f&r=%.2f' % (f['center_row'], f['center_col'], f['radius']))" "$fit")
+code=$(curl -s -o /dev/null -w '%{http_code}' -D "$dir/headers" "${url}api/datasets/products/virtual?$q&format=png&tolerance=0.01")
+[ "$code" = 200 ] && grep -qi "^X-Cached-Product: bf" "$dir/headers" || { echo "viewer's BF from the cache: $code"; cat "$dir/headers"; exit 1; }
+code=$(curl -s -o /dev/null -w '%{http_code}' "${url}api/datasets/products/frame?row=1&col=1")
+[ "$code" = 404 ] || { echo "a frame from a cache answered $code"; exit 1; }
+kill $serve_pid
+echo "qgpu cache + qgpu image / qgpu serve from the cache: ok"
