@@ -32,8 +32,7 @@ void bind_cache(pyb::module_& m) {
         const std::string dt = c.dtype(name);
         if (dt == "uint64") return image_to_python(c.u64(name));
         if (dt == "float32") return image_to_python(c.f32(name));
-        // float64 (the rotation's curl scan): through the float API is lossy, so read it as its JSON-free array
-        throw DTypeError("product '" + name + "' is " + dt + ": use rotation() for the calibration");
+        return image_to_python(c.f64(name));  // float64: the rotation's curl scan
       }, pyb::arg("name"))
       .def("provenance", [](const cache::Cache& c, const std::string& n) { return to_python(c.provenance(n)); })
       .def("detector", [](const cache::Cache& c, const std::string& n) { return to_python(c.detector(n)); })

@@ -72,6 +72,7 @@ void write_geometry(hid_t file, const Geometry& g) {
 }  // namespace
 
 std::vector<std::string> build(const Dataset& ds, const std::string& out_path, const BuildOptions& options) {
+  check_extra_detectors(options);
   const nlohmann::json source = source_of(ds, options);  // before the (long) computation: the file as loaded
   for (const auto& f : source["files"]) {  // never overwrite the raw data with its cache
     std::error_code ec;

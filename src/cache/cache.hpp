@@ -76,6 +76,7 @@ class Cache {
   // stored dtype differs.
   Image<std::uint64_t> u64(const std::string& name) const;
   Image<float> f32(const std::string& name) const;
+  Image<double> f64(const std::string& name) const;  // the rotation's curl scan
   nlohmann::json provenance(const std::string& name) const;
   nlohmann::json detector(const std::string& name) const;  // virtual detectors: kind, center, radii
   // The virtual product of that geometry (disk radius / annulus inner, outer; centre when given) or "". Values

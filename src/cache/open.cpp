@@ -206,6 +206,7 @@ template <class T> static Image<T> image_of(const Cache::State& s, const std::st
 
 Image<std::uint64_t> Cache::u64(const std::string& name) const { return image_of<std::uint64_t>(*s_, name, "uint64"); }
 Image<float> Cache::f32(const std::string& name) const { return image_of<float>(*s_, name, "float32"); }
+Image<double> Cache::f64(const std::string& name) const { return image_of<double>(*s_, name, "float64"); }
 nlohmann::json Cache::provenance(const std::string& name) const { return s_->entry(name).provenance; }
 nlohmann::json Cache::detector(const std::string& name) const {
   const auto& e = s_->entry(name);

@@ -1,7 +1,9 @@
 #include "cache/products.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "detector/virtual_detector.hpp"
 #include "dpc/com.hpp"
@@ -53,7 +55,22 @@ DerivedRadii derive_radii(double radius, double center_row, double center_col, s
 std::string bf_name(double radius) { return "bf_r" + number(radius); }
 std::string adf_name(double inner, double outer) { return "adf_" + number(inner) + "_" + number(outer); }
 
+void check_extra_detectors(const BuildOptions& o) {
+  std::set<std::string> names;
+  for (double r : o.bf_radii) {
+    if (!std::isfinite(r) || r <= 0) throw InvalidArgument("a bright-field radius must be > 0, got " + number(r));
+    if (!names.insert(bf_name(r)).second) throw InvalidArgument("bright-field radius " + number(r) + " given twice");
+  }
+  for (const AdfRange& a : o.adf_ranges) {
+    if (!std::isfinite(a.inner) || !std::isfinite(a.outer) || a.inner < 0 || a.outer <= a.inner)
+      throw InvalidArgument("an annulus needs 0 <= inner < outer, got " + number(a.inner) + ".." + number(a.outer));
+    if (!names.insert(adf_name(a.inner, a.outer)).second)
+      throw InvalidArgument("annulus " + number(a.inner) + ".." + number(a.outer) + " given twice");
+  }
+}
+
 ProductSet compute_products(const Dataset& ds, const BuildOptions& o) {
+  check_extra_detectors(o);  // before any work
   auto step = [&](const std::string& s) {
     if (o.on_step) o.on_step(s);
   };

@@ -37,6 +37,9 @@ DerivedRadii derive_radii(double radius, double center_row, double center_col, s
 std::string bf_name(double radius);
 std::string adf_name(double inner, double outer);
 
+// InvalidArgument for a radius <= 0 or not finite, an annulus without 0 <= inner < outer, or one given twice.
+void check_extra_detectors(const BuildOptions& options);
+
 ProductSet compute_products(const Dataset& ds, const BuildOptions& options);
 
 }  // namespace qgpu::cache

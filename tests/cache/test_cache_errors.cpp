@@ -176,3 +176,23 @@ TEST(CacheBuild, RefusesToOverwriteItsSource) {
   EXPECT_EQ(std::filesystem::file_size(source), size);
   EXPECT_FALSE(cache::is_cache_file(source));
 }
+
+TEST(CacheBuild, BadExtraDetectorsAreRefusedBeforeAnyWork) {
+  const std::string source = test::temp_path("source.h5");
+  sample::write_sample(source, test::small_cache_spec());
+  const Dataset ds = test::load_cpu(source);
+  const std::string out = test::temp_path("products.h5");
+  auto refused = [&](cache::BuildOptions o, const std::string& words) {
+    try {
+      cache::build(ds, out, o);
+      ADD_FAILURE() << "accepted: " << words;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(std::filesystem::exists(out));
+  };
+  refused({.bf_radii = {-1}}, "radius must be > 0, got -1");
+  refused({.bf_radii = {5, 5}}, "radius 5 given twice");
+  refused({.adf_ranges = {{20, 10}}}, "0 <= inner < outer, got 20..10");
+  refused({.adf_ranges = {{2, 4}, {2, 4}}}, "annulus 2..4 given twice");
+}

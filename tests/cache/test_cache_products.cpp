@@ -131,6 +131,9 @@ TEST_F(CacheProducts, DpcChainMatchesTheResident) {
   const nlohmann::json r = c.rotation();
   EXPECT_NEAR(r.at("angle_deg").get<double>(), rot.angle_deg, 1e-9);
   EXPECT_EQ(r.at("transpose").get<bool>(), rot.transpose);
+  const Image<double> scan = c.f64("rotation");
+  EXPECT_EQ(scan.rows, 2u);
+  EXPECT_EQ(scan.data, rot.curl_by_angle);
   EXPECT_NEAR(r.at("curl_rms").get<double>(), rot.curl_rms, 1e-9);
   auto [fr, fc] = dpc::rotate_field(d, rot.angle_deg, rot.transpose);
   expect_near(c.f32("field_row"), fr, "field_row");

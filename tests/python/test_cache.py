@@ -44,6 +44,7 @@ def test_products_equal_the_resident(built):
     rot = qgpu.dpc.calibrate_rotation(dr, dc)
     assert c.rotation["angle_deg"] == pytest.approx(rot["angle_deg"], abs=1e-9)
     assert c.rotation["transpose"] == rot["transpose"]
+    assert c["rotation"].shape == (2, 360) and c["rotation"].dtype == np.float64
     fr, fc = qgpu.dpc.rotate_field(dr, dc, rot["angle_deg"], rot["transpose"])
     phase = qgpu.dpc.idpc(fr, fc, backend="cpu")
     np.testing.assert_allclose(c["idpc"], phase, rtol=0, atol=1e-6)
