@@ -1,6 +1,8 @@
 // qgpu info FILE: metadata and readiness without reading frames.
 #include <cstdio>
 
+#include "cache/cache.hpp"
+#include "cli/cache_info.hpp"
 #include "cli/commands.hpp"
 #include "device/device.hpp"
 #include "cli/load_flags.hpp"
@@ -21,6 +23,7 @@ void add_info(CLI::App& app) {
   cmd->add_flag("--json", args->json, "print JSON");
   add_scan_shape_flag(cmd, args->load);
   cmd->callback([args] {
+    if (cache::is_cache_file(args->file)) return print_cache_info(args->file, args->json);
     const io::FileInfo fi = io::inspect(args->file, args->dataset, args->load.rows(), args->load.cols());
     if (args->json) {
       std::printf("%s\n", fi.to_json().dump(2).c_str());

@@ -25,6 +25,9 @@ grep -qF "cache $dir/products.h5 (format 1): 16 products" "$dir/image.out" || { 
 for n in bf adf com_row com_col idpc mean_pattern; do
   cmp "$dir/raw/$n.npy" "$dir/cached/$n.npy" || { echo "$n differs between the raw and the cached run"; exit 1; }
 done
+info=$("$qgpu" info "$dir/products.h5")
+grep -qF "source      $dir/scan.h5 (absent)" <<<"$info" && grep -q "^product     adf_10_20      uint64, annulus 10.000..20.000" <<<"$info" ||
+  { echo "qgpu info on the cache:"; echo "$info"; exit 1; }
 # A product the cache does not hold: named, exit 1.
 if "$qgpu" image "$dir/products.h5" --adf 11 30 -o "$dir/x" >/dev/null 2>"$dir/err"; then echo "absent annulus answered"; exit 1; fi
 grep -qF "annulus 11..30 is not available in cache" "$dir/err" || { cat "$dir/err"; exit 1; }
