@@ -188,7 +188,11 @@ template <class T> Image<T> read_2d(hid_t dset, const std::string& where) {
   hsize_t dims[2] = {0, 0};
   H5Sget_simple_extent_dims(space, dims, nullptr);
   const std::uint64_t n = checked_mul(dims[0], dims[1], "cache product " + where);
-  checked_mul(n, sizeof(T), "cache product " + where);
+  const std::uint64_t bytes = checked_mul(n, sizeof(T), "cache product " + where);
+  // A declared shape the file does not hold (hostile or unwritten): refused before allocating it.
+  if (H5Dget_storage_size(dset) < bytes)
+    throw FormatError("cache product '" + where + "' declares " + std::to_string(dims[0]) + " x " +
+                      std::to_string(dims[1]) + " values but the file holds fewer (truncated or never written)");
   Image<T> img;
   img.rows = dims[0];
   img.cols = dims[1];

@@ -196,3 +196,27 @@ TEST(CacheBuild, BadExtraDetectorsAreRefusedBeforeAnyWork) {
   refused({.adf_ranges = {{20, 10}}}, "0 <= inner < outer, got 20..10");
   refused({.adf_ranges = {{2, 4}, {2, 4}}}, "annulus 2..4 given twice");
 }
+
+TEST(CacheOpen, ProductLargerThanItsStorageIsRefused) {
+  std::string source;
+  const std::string path = built_cache(source);
+  test::remove_object(path, "/virtual/bf");
+  {  // a 10^5 x 10^5 uint64 dataset that was never written (80 GB declared, nothing stored)
+    const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    const hsize_t dims[2] = {100000, 100000};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    const hid_t d = H5Dcreate2(f, "/virtual/bf", H5T_STD_U64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(d, 0);
+    H5Dclose(d);
+    H5Sclose(space);
+    H5Fclose(f);
+  }
+  try {
+    cache::open(path);
+    FAIL() << "an unwritten 80 GB product was accepted";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("'bf' declares 100000 x 100000 values but the file holds fewer"),
+              std::string::npos) << e.what();
+  }
+}
