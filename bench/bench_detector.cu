@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
               s.scan_rows, s.scan_cols, rot_ms, rot.angle_deg, int(rot.transpose));
   auto [gr, gc] = dpc::rotate_field(d, rot.angle_deg, rot.transpose);
   for (Backend b : {Backend::cuda, Backend::cpu}) {
-    const double ms = host_ms([&] { dpc::idpc(gr, gc, b); });
+    const double ms = host_ms([&] { dpc::idpc(on_backend(gr, b), on_backend(gc, b)); });
     std::printf("| iDPC %s (mirror padding to %zux%zu) | %zux%zu | %.3f ms | - | end to end incl. transfers |\n",
                 backend_name(b).c_str(), 2 * s.scan_rows, 2 * s.scan_cols, s.scan_rows, s.scan_cols, ms);
   }
@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
   look.upper_percentile = 99;
   look.scale = display::Scale::log;
   for (Backend b : {Backend::cuda, Backend::cpu}) {
-    const double ms = host_ms([&] { display::render(f, look, b); });
+    const double ms = host_ms([&] { display::render(on_backend(f, b), look); });
     std::printf("| display render %s (log, 1-99%% clip, viridis) | %zux%zu | %.3f ms | - | end to end incl. transfers |\n",
                 backend_name(b).c_str(), f.rows, f.cols, ms);
   }

@@ -1,7 +1,7 @@
 // Load throughput on one file, every path in one run: the CUDA pipeline (parallel coalesced preads, pinned copies,
 // GPU bitshuffle+LZ4 decode) with its stage timings, the same with one read thread, our host decoder on all cores,
 // and the HDF5 C API + bitshuffle plugin reference (one thread, on a band of scan rows to keep the run short).
-// usage: bench_load FILE [scan det dtype] [--skip-cpu] [--reference-rows N] [--direct]
+// usage: bench_load FILE [scan det dtype] [--skip-cpu] [--reference-rows N] [--direct] [--write-only]
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -41,21 +41,23 @@ double timed_load(const std::string& path, const io::LoadOptions& o, int reps, s
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_load FILE [scan det dtype] [--skip-cpu] [--reference-rows N] [--direct]\n");
+    std::fprintf(stderr, "usage: bench_load FILE [scan det dtype] [--skip-cpu] [--reference-rows N] [--direct] [--write-only]\n");
     return 2;
   }
   const std::string path = argv[1];
   const bool shape_given = argc > 4 && argv[2][0] != '-';
   const std::size_t scan = shape_given ? std::stoul(argv[2]) : 512, det = shape_given ? std::stoul(argv[3]) : 192;
   const DType dtype = shape_given ? dtype_from_name(argv[4]) : DType::u16;
-  bool skip_cpu = false, direct = false;
+  bool skip_cpu = false, direct = false, write_only = false;
   std::size_t reference_rows = 32;
   for (int i = 1; i < argc; ++i) {
     skip_cpu = skip_cpu || std::strcmp(argv[i], "--skip-cpu") == 0;
     direct = direct || std::strcmp(argv[i], "--direct") == 0;
+    write_only = write_only || std::strcmp(argv[i], "--write-only") == 0;
     if (std::strcmp(argv[i], "--reference-rows") == 0 && i + 1 < argc) reference_rows = std::stoul(argv[i + 1]);
   }
   bench::ensure_sample(path, scan, det, dtype);
+  if (write_only) return 0;
   const io::FileInfo fi = io::inspect(path);
   const double decoded = double(fi.shape.elements() * dtype_size(fi.dtype));
   const double on_disk = double(std::filesystem::file_size(path));

@@ -18,6 +18,6 @@ if [ -z "$backend" ]; then
     backend=cuda
   fi
 fi
-"$BUILD_DIR"/qgpu image out/sample.h5 --backend "$backend" --mean --bf --adf 24 46 --com --dpc --idpc -o out/demo
+"$BUILD_DIR"/qgpu image out/sample.h5 --backend "$backend" --mean --bf --adf --com --dpc --idpc -o out/demo
 "$BUILD_DIR"/qgpu ssb out/sample.h5 --backend "$backend" --fit 60 --fit-range -300 300 -o out/demo
 echo "demo: results in out/demo"

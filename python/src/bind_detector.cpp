@@ -1,5 +1,7 @@
 #include <pybind11/stl.h>
 
+#include <cmath>
+
 #include "convert.hpp"
 #include "detector/virtual_detector.hpp"
 
@@ -34,21 +36,74 @@ void bind_detector(pyb::module_& m) {
     return image_to_python(img);
   }, pyb::arg("ds"), pyb::arg("radius") = pyb::none(), pyb::arg("center") = pyb::none());
   m.def("adf", [](const Dataset& ds, double inner, double outer, const pyb::object& center) {
-    return image_to_python(detector::adf(ds, inner, outer, center_of(center)));
+    const auto c = center_of(center);
+    return image_to_python(nogil([&] { return detector::adf(ds, inner, outer, c); }));
   }, pyb::arg("ds"), pyb::arg("inner"), pyb::arg("outer"), pyb::arg("center") = pyb::none());
   m.def("df", [](const Dataset& ds, const pyb::object& center, double radius) {
-    return image_to_python(detector::df(ds, *center_of(center), radius));
+    const auto c = center_of(center);
+    if (!c) throw InvalidArgument("df needs a center (row, col)");
+    return image_to_python(nogil([&] { return detector::df(ds, *c, radius); }));
   }, pyb::arg("ds"), pyb::arg("center"), pyb::arg("radius"));
-  m.def("virtual_image", [](const Dataset& ds, const pyb::array_t<std::uint32_t, pyb::array::c_style | pyb::array::forcecast>& w) {
+  // The result dtype follows the mask's dtype: bool / unsigned -> exact uint64; signed integer -> exact int64;
+  // float -> int64 when every weight is a whole number, else InvalidArgument (no silent truncation).
+  m.def("virtual_image", [](const Dataset& ds, const pyb::array& w) -> pyb::tuple {
     if (w.ndim() != 2) throw InvalidArgument("mask must be 2D (detector rows, cols)");
-    const detector::Mask mask = detector::from_weights(w.shape(0), w.shape(1),
-                                                       std::vector<std::uint32_t>(w.data(), w.data() + w.size()));
-    return image_to_python(detector::virtual_image(ds, mask));
+    const char kind = w.dtype().kind();
+    const std::size_t rows = w.shape(0), cols = w.shape(1);
+    if (kind == 'b' || kind == 'u') {
+      const auto u = pyb::array_t<std::uint64_t, pyb::array::c_style | pyb::array::forcecast>::ensure(w);
+      std::vector<std::uint32_t> weights(u.size());
+      for (pyb::ssize_t i = 0; i < u.size(); ++i) {
+        if (u.data()[i] > 0xFFFFFFFFull)
+          throw InvalidArgument("mask weight " + std::to_string(u.data()[i]) + " exceeds 2^32 - 1");
+        weights[i] = std::uint32_t(u.data()[i]);
+      }
+      const detector::Mask mask = detector::from_weights(rows, cols, std::move(weights));
+      Image<std::uint64_t> img;
+      {
+        pyb::gil_scoped_release release;
+        img = detector::virtual_image(ds, mask);
+      }
+      return image_to_python(img);
+    }
+    detector::SignedMask mask{rows, cols, {}};
+    if (kind == 'i') {
+      const auto s = pyb::array_t<std::int64_t, pyb::array::c_style | pyb::array::forcecast>::ensure(w);
+      mask.weights.assign(s.data(), s.data() + s.size());
+    } else if (kind == 'f') {
+      const auto f = pyb::array_t<double, pyb::array::c_style | pyb::array::forcecast>::ensure(w);
+      mask.weights.resize(f.size());
+      for (pyb::ssize_t i = 0; i < f.size(); ++i) {
+        const double v = f.data()[i];
+        if (!std::isfinite(v) || v != std::floor(v) || std::abs(v) > 4294967295.0)
+          throw InvalidArgument("float mask weight " + std::to_string(v) + " at pixel " + std::to_string(i) +
+                                " is not a whole number within +-(2^32 - 1): virtual detectors sum counts exactly "
+                                "with integer weights (scale fractional weights to integers and divide the result)");
+        mask.weights[i] = std::int64_t(v);
+      }
+    } else {
+      throw InvalidArgument(std::string("mask dtype kind '") + kind + "' is not supported (bool, integer or float)");
+    }
+    Image<std::int64_t> img;
+    {
+      pyb::gil_scoped_release release;
+      img = detector::virtual_image(ds, mask);
+    }
+    return image_to_python(img);
   }, pyb::arg("ds"), pyb::arg("mask"));
-  m.def("sum_pattern", [](const Dataset& ds) { return image_to_python(detector::sum_pattern(ds)); });
-  m.def("mean_pattern", [](const Dataset& ds) { return image_to_python(detector::mean_pattern(ds)); });
+  m.def("default_adf_radii", [](const Dataset& ds, const pyb::object& center) {
+    const auto c = center_of(center);
+    const detector::AnnulusRadii r = nogil([&] { return detector::default_adf_radii(ds, c); });
+    return pyb::make_tuple(r.inner, r.outer);
+  }, pyb::arg("ds"), pyb::arg("center") = pyb::none());
+  m.def("sum_pattern", [](const Dataset& ds) {
+    return image_to_python(nogil([&] { return detector::sum_pattern(ds); }));
+  });
+  m.def("mean_pattern", [](const Dataset& ds) {
+    return image_to_python(nogil([&] { return detector::mean_pattern(ds); }));
+  });
   m.def("fit_bf_disk", [](const Dataset& ds) {
-    const auto f = detector::fit_bf_disk(ds);
+    const auto f = nogil([&] { return detector::fit_bf_disk(ds); });
     pyb::dict d;
     d["center"] = pyb::make_tuple(f.center_row, f.center_col);
     d["radius"] = f.radius;

@@ -2,6 +2,7 @@
 
 #include "convert.hpp"
 #include "display/display.hpp"
+#include "display/pattern.hpp"
 
 namespace qgpu::py {
 
@@ -27,26 +28,31 @@ void bind_display(pyb::module_& m) {
   m.def("render", [](const F& img, const std::string& colormap, const std::string& scale,
                      std::pair<double, double> percentiles, std::optional<double> vmin, std::optional<double> vmax,
                      const std::string& backend) {
-    const display::Rgba r =
-        display::render(image_from_python(img), options(colormap, scale, percentiles, vmin, vmax), resolve(backend));
+    const Image<float> in = image_from_python(img, backend);
+    const display::DisplayOptions o = options(colormap, scale, percentiles, vmin, vmax);
+    const display::Rgba r = nogil([&] { return display::render(in, o); });
     pyb::array_t<std::uint8_t> a({r.rows, r.cols, std::size_t(4)});
     std::copy(r.rgba.begin(), r.rgba.end(), a.mutable_data());
     return pyb::make_tuple(a, to_python(r.provenance.to_json()));
   }, pyb::arg("image"), pyb::arg("colormap") = "viridis", pyb::arg("scale") = "linear",
      pyb::arg("percentiles") = std::pair<double, double>{0.0, 100.0}, pyb::arg("vmin") = pyb::none(),
-     pyb::arg("vmax") = pyb::none(), pyb::arg("backend") = "auto");
+     pyb::arg("vmax") = pyb::none(), pyb::arg("backend"));
   m.def("histogram", [](const F& img, const std::string& scale, std::pair<double, double> percentiles,
                         std::optional<double> vmin, std::optional<double> vmax, const std::string& backend) {
-    const display::Histogram h = display::histogram(image_from_python(img),
-                                                    options("gray", scale, percentiles, vmin, vmax), resolve(backend));
+    const display::Histogram h =
+        display::histogram(image_from_python(img, backend), options("gray", scale, percentiles, vmin, vmax));
     pyb::array_t<std::uint64_t> counts(256);
     std::copy(h.counts.begin(), h.counts.end(), counts.mutable_data());
     return pyb::make_tuple(counts, h.lo, h.hi, to_python(h.provenance.to_json()));
   }, pyb::arg("image"), pyb::arg("scale") = "linear", pyb::arg("percentiles") = std::pair<double, double>{0.0, 100.0},
-     pyb::arg("vmin") = pyb::none(), pyb::arg("vmax") = pyb::none(), pyb::arg("backend") = "auto");
+     pyb::arg("vmin") = pyb::none(), pyb::arg("vmax") = pyb::none(), pyb::arg("backend"));
   m.def("fft_log_magnitude", [](const F& img, const std::string& backend) {
-    return image_to_python(display::fft_log_magnitude(image_from_python(img), resolve(backend)));
-  }, pyb::arg("image"), pyb::arg("backend") = "auto");
+    const Image<float> in = image_from_python(img, backend);
+    return image_to_python(nogil([&] { return display::fft_log_magnitude(in); }));
+  }, pyb::arg("image"), pyb::arg("backend"));
+  m.def("pattern_log", [](const F& img, const std::string& backend) {
+    return image_to_python(display::pattern_log(image_from_python(img, backend)));
+  }, pyb::arg("image"), pyb::arg("backend"));
   m.def("write_png", [](const std::string& path, const pyb::array_t<std::uint8_t, pyb::array::c_style | pyb::array::forcecast>& rgba) {
     if (rgba.ndim() != 3 || rgba.shape(2) != 4) throw InvalidArgument("write_png expects an (rows, cols, 4) uint8 array");
     display::Rgba r;

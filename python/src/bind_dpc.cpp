@@ -10,10 +10,12 @@ namespace qgpu::py {
 namespace {
 
 dpc::DpcResult dpc_from(const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& r,
-                        const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c) {
+                        const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c,
+                        const std::string& backend) {
   dpc::DpcResult d;
-  d.dpc_row = image_from_python(r);
-  d.dpc_col = image_from_python(c);
+  d.dpc_row = image_from_python(r, backend);
+  d.dpc_col = image_from_python(c, backend);
+  d.provenance.backend = backend;
   return d;
 }
 
@@ -26,13 +28,13 @@ void bind_dpc(pyb::module_& m) {
       const auto a = mask.cast<pyb::array_t<std::uint8_t, pyb::array::c_style | pyb::array::forcecast>>();
       o.mask.assign(a.data(), a.data() + a.size());
     }
-    const dpc::ComResult r = dpc::center_of_mass(ds, o);
+    const dpc::ComResult r = nogil([&] { return dpc::center_of_mass(ds, o); });
     pyb::dict prov = to_python(r.provenance.to_json());
     prov["empty_frames"] = r.empty_frames;
     return pyb::make_tuple(image_to_python(r.com_row)[0], image_to_python(r.com_col)[0], prov);
   }, pyb::arg("ds"), pyb::arg("mask") = pyb::none());
   m.def("centered_dpc", [](const Dataset& ds, const pyb::object& reference) {
-    const dpc::ComResult com = dpc::center_of_mass(ds);
+    const dpc::ComResult com = nogil([&] { return dpc::center_of_mass(ds); });
     std::optional<std::pair<double, double>> ref;
     if (!reference.is_none()) ref = reference.cast<std::pair<double, double>>();
     const dpc::DpcResult d = dpc::centered_dpc(com, ref);
@@ -40,25 +42,29 @@ void bind_dpc(pyb::module_& m) {
     return pyb::make_tuple(image_to_python(d.dpc_row)[0], image_to_python(d.dpc_col)[0], prov);
   }, pyb::arg("ds"), pyb::arg("reference") = pyb::none());
   m.def("calibrate_rotation", [](const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& r,
-                                 const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c) {
-    const dpc::RotationResult rot = dpc::calibrate_rotation(dpc_from(r, c));
+                                 const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c,
+                                 const std::string& backend) {
+    const dpc::RotationResult rot = dpc::calibrate_rotation(dpc_from(r, c, backend));
     pyb::dict d;
     d["angle_deg"] = rot.angle_deg;
     d["transpose"] = rot.transpose;
     d["curl_rms"] = rot.curl_rms;
     d["divergence_rms"] = rot.divergence_rms;
+    d["confidence"] = rot.confidence;
+    d["determined"] = rot.determined;
+    d["warning"] = dpc::rotation_warning(rot);
     d["provenance"] = to_python(rot.provenance.to_json());
     return d;
   });
   m.def("rotate_field", [](const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& r,
                            const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c, double angle,
-                           bool transpose) {
-    auto [gr, gc] = dpc::rotate_field(dpc_from(r, c), angle, transpose);
-    return pyb::make_tuple(image_to_python(gr)[0], image_to_python(gc)[0]);
+                           bool transpose, const std::string& backend) {
+    auto [gr, gc] = dpc::rotate_field(dpc_from(r, c, backend), angle, transpose);
+    return pyb::make_tuple(image_to_python(gr), image_to_python(gc));
   });
   m.def("idpc", [](const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& r,
                    const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c, const std::string& backend,
-                   const std::string& padding, double step_row, double step_col) {
+                   const std::string& padding, double step_row, double step_col) {  // backend: the inputs' own
     dpc::IdpcOptions o;
     o.padding = padding == "mirror" ? dpc::IdpcPadding::mirror
                 : padding == "zeros" ? dpc::IdpcPadding::zeros
@@ -66,8 +72,9 @@ void bind_dpc(pyb::module_& m) {
                 : throw InvalidArgument("padding must be 'mirror', 'zeros' or 'periodic'");
     o.step_row = step_row;
     o.step_col = step_col;
-    return image_to_python(dpc::idpc(image_from_python(r), image_from_python(c), resolve(backend), o));
-  }, pyb::arg("grad_row"), pyb::arg("grad_col"), pyb::arg("backend") = "auto", pyb::arg("padding") = "mirror",
+    const Image<float> gr = image_from_python(r, backend), gc = image_from_python(c, backend);
+    return image_to_python(nogil([&] { return dpc::idpc(gr, gc, o); }));
+  }, pyb::arg("grad_row"), pyb::arg("grad_col"), pyb::arg("backend"), pyb::arg("padding") = "mirror",
      pyb::arg("step_row") = 1.0, pyb::arg("step_col") = 1.0);
 }
 

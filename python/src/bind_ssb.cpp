@@ -1,5 +1,9 @@
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "convert.hpp"
 #include "ssb/ssb.hpp"
 
@@ -8,6 +12,16 @@ namespace qgpu::py {
 namespace {
 
 ssb::SsbParams params(const Dataset& ds, const pyb::dict& kw) {
+  static const std::vector<std::string> known = {"energy", "semiangle", "step", "mrad_per_pixel", "rotation",
+                                                 "defocus", "A1", "A1_angle", "C3", "disk_center", "disk_radius"};
+  for (const auto& item : kw) {
+    const std::string k = pyb::str(item.first);
+    if (std::find(known.begin(), known.end(), k) == known.end()) {
+      std::string list;
+      for (const std::string& n : known) list += (list.empty() ? "" : ", ") + n;
+      throw InvalidArgument("ssb: unknown parameter '" + k + "' (known: " + list + ")");
+    }
+  }
   ssb::SsbParams p;
   if (ds.metadata().contains("calibration") && ds.metadata()["calibration"].contains("energy_kev"))
     p = ssb::params_from_metadata(ds);
@@ -44,11 +58,22 @@ pyb::dict aberrations(const ssb::Aberrations& a) {
 
 void bind_ssb(pyb::module_& m) {
   m.def("ssb_reconstruct", [](const Dataset& ds, const pyb::dict& kw) {
-    const ssb::SsbResult r = ssb::reconstruct(ds, params(ds, kw));
+    const ssb::SsbParams p = params(ds, kw);
+    ssb::SsbResult r;
+    {
+      pyb::gil_scoped_release release;
+      r = ssb::reconstruct(ds, p);
+    }
     return image_to_python(r.phase);
   });
   m.def("ssb_preview", [](const Dataset& ds, std::size_t bin, const pyb::dict& kw) {
-    return image_to_python(ssb::preview(ds, params(ds, kw), bin).phase);
+    const ssb::SsbParams p = params(ds, kw);
+    ssb::SsbResult r;
+    {
+      pyb::gil_scoped_release release;
+      r = ssb::preview(ds, p, bin);
+    }
+    return image_to_python(r.phase);
   });
   m.def("ssb_fit", [](const Dataset& ds, std::size_t trials, std::pair<double, double> c1_range, bool astig,
                       std::size_t bin, std::uint64_t seed, const pyb::dict& kw) {
@@ -59,7 +84,12 @@ void bind_ssb(pyb::module_& m) {
     o.fit_astigmatism = astig;
     o.detector_bin = bin;
     o.seed = seed;
-    const ssb::FitResult f = ssb::fit(ds, params(ds, kw), o);
+    const ssb::SsbParams p = params(ds, kw);
+    ssb::FitResult f;
+    {
+      pyb::gil_scoped_release release;
+      f = ssb::fit(ds, p, o);
+    }
     pyb::dict d;
     d["aberrations"] = aberrations(f.aberrations);
     d["loss"] = f.loss;

@@ -8,9 +8,11 @@ namespace qgpu::py {
 
 pyb::object to_python(const nlohmann::json& j) { return pyb::module_::import("json").attr("loads")(j.dump()); }
 
-Image<float> image_from_python(const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& a) {
+Image<float> image_from_python(const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& a,
+                               const std::string& backend) {
   if (a.ndim() != 2) throw InvalidArgument("expected a 2D array, got " + std::to_string(a.ndim()) + "D");
   Image<float> img;
+  img.provenance.backend = backend;
   img.rows = a.shape(0);
   img.cols = a.shape(1);
   img.data.assign(a.data(), a.data() + a.size());

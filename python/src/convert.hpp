@@ -12,6 +12,12 @@ namespace qgpu::py {
 
 namespace pyb = pybind11;
 
+// Runs a C++ computation with the GIL released (other Python threads run meanwhile); touch no Python object in f.
+template <class F> auto nogil(F&& f) {
+  pybind11::gil_scoped_release release;
+  return f();
+}
+
 // JSON -> Python dict/list/scalars (through the json module).
 pyb::object to_python(const nlohmann::json& j);
 
@@ -22,8 +28,10 @@ template <class T> pyb::tuple image_to_python(const Image<T>& img) {
   return pyb::make_tuple(a, to_python(img.provenance.to_json()));
 }
 
-// 2D float array -> Image<float>; ValueError unless 2D.
-Image<float> image_from_python(const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& a);
+// 2D float array -> Image<float> recorded as living on `backend` ("cpu" | "cuda", the backend of the Python
+// object it came from; "" = plain host data); InvalidArgument unless 2D.
+Image<float> image_from_python(const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& a,
+                               const std::string& backend = "");
 
 // None or (row0, col0, rows, cols) -> Region.
 Region region_from_python(const pyb::object& o);

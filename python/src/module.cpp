@@ -14,20 +14,58 @@ void bind_dpc(pyb::module_& m);
 void bind_display(pyb::module_& m);
 void bind_ssb(pyb::module_& m);
 void bind_cache(pyb::module_& m);
+void bind_movie(pyb::module_& m);
 }  // namespace qgpu::py
 
 PYBIND11_MODULE(_qgpu, m) {
   namespace pyb = pybind11;
   m.doc() = "quantem-gpu compiled core";
   m.attr("__version__") = qgpu::kVersion;
-  // Base first: pybind11 tries the most recently registered translator first.
-  auto error = pyb::register_exception<qgpu::Error>(m, "Error", PyExc_RuntimeError);
-  pyb::register_exception<qgpu::IoError>(m, "IoError", error.ptr());
-  pyb::register_exception<qgpu::FormatError>(m, "FormatError", error.ptr());
-  pyb::register_exception<qgpu::RegionError>(m, "RegionError", error.ptr());
-  pyb::register_exception<qgpu::DTypeError>(m, "DTypeError", error.ptr());
-  pyb::register_exception<qgpu::BackendUnavailable>(m, "BackendUnavailable", error.ptr());
-  pyb::register_exception<qgpu::InvalidArgument>(m, "InvalidArgument", error.ptr());
+  // Typed errors, each also a subclass of the matching Python builtin so that numpy-style code catches them:
+  // Error(RuntimeError); IoError(Error, FileNotFoundError -> OSError); InvalidArgument and RegionError
+  // (Error, ValueError); DeviceError(Error); OutOfMemory(DeviceError, MemoryError); the rest (Error).
+  auto make = [&m](const char* name, std::initializer_list<pyb::handle> bases) {
+    pyb::tuple b(bases.size());
+    std::size_t i = 0;
+    for (pyb::handle h : bases) b[i++] = pyb::reinterpret_borrow<pyb::object>(h);
+    const std::string full = std::string("quantem.gpu.") + name;
+    auto* cls = new pyb::object(pyb::reinterpret_steal<pyb::object>(PyErr_NewException(full.c_str(), b.ptr(), nullptr)));
+    m.attr(name) = *cls;
+    return cls;  // leaked on purpose: the translator below needs it for the life of the interpreter
+  };
+  static pyb::object *error, *io, *format, *region, *dtype, *backend, *invalid, *device, *oom;
+  error = make("Error", {PyExc_RuntimeError});
+  io = make("IoError", {*error, PyExc_FileNotFoundError});
+  format = make("FormatError", {*error});
+  region = make("RegionError", {*error, PyExc_ValueError});
+  dtype = make("DTypeError", {*error});
+  backend = make("BackendUnavailable", {*error});
+  invalid = make("InvalidArgument", {*error, PyExc_ValueError});
+  device = make("DeviceError", {*error});
+  oom = make("OutOfMemory", {*device, PyExc_MemoryError});
+  pyb::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const qgpu::IoError& e) {
+      PyErr_SetString(io->ptr(), e.what());
+    } catch (const qgpu::FormatError& e) {
+      PyErr_SetString(format->ptr(), e.what());
+    } catch (const qgpu::RegionError& e) {
+      PyErr_SetString(region->ptr(), e.what());
+    } catch (const qgpu::DTypeError& e) {
+      PyErr_SetString(dtype->ptr(), e.what());
+    } catch (const qgpu::BackendUnavailable& e) {
+      PyErr_SetString(backend->ptr(), e.what());
+    } catch (const qgpu::InvalidArgument& e) {
+      PyErr_SetString(invalid->ptr(), e.what());
+    } catch (const qgpu::OutOfMemory& e) {
+      PyErr_SetString(oom->ptr(), e.what());
+    } catch (const qgpu::DeviceError& e) {
+      PyErr_SetString(device->ptr(), e.what());
+    } catch (const qgpu::Error& e) {
+      PyErr_SetString(error->ptr(), e.what());
+    }
+  });
 
   m.def("detect", [] {
     const qgpu::DeviceReport& r = qgpu::detect();
@@ -46,4 +84,5 @@ PYBIND11_MODULE(_qgpu, m) {
   qgpu::py::bind_display(m);
   qgpu::py::bind_ssb(m);
   qgpu::py::bind_cache(m);
+  qgpu::py::bind_movie(m);
 }

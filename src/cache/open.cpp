@@ -200,7 +200,9 @@ template <class T> static Image<T> image_of(const Cache::State& s, const std::st
     if (p.contains("parameters")) out.provenance.parameters = p["parameters"];
     out.provenance.version = p.value("version", "");
   }
-  out.provenance.parameters["cache"] = {{"path", s.path}, {"product", e.path}};
+  // Read from a file into host memory: later operations on it run on the cpu (one dispatch rule, device.hpp).
+  out.provenance.parameters["cache"] = {{"path", s.path}, {"product", e.path}, {"computed_on", out.provenance.backend}};
+  out.provenance.backend = backend_name(Backend::cpu);
   return out;
 }
 

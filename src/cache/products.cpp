@@ -182,7 +182,7 @@ ProductSet compute_products(const Dataset& ds, const BuildOptions& o) {
   out.products.push_back(std::move(fcp));
 
   step("idpc");
-  out.products.push_back(product("idpc", "dpc", dpc::idpc(fr, fc, ds.backend())));
+  out.products.push_back(product("idpc", "dpc", dpc::idpc(fr, fc)));
   return out;
 }
 

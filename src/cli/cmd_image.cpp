@@ -4,12 +4,14 @@
 #include <fstream>
 
 #include "cache/cache.hpp"
+#include "cli/checks.hpp"
 #include "cli/commands.hpp"
 #include "cli/image_from_cache.hpp"
 #include "cli/load_flags.hpp"
 #include "cli/outputs.hpp"
 #include "cli/progress.hpp"
 #include "detector/virtual_detector.hpp"
+#include "display/pattern.hpp"
 #include "dpc/com.hpp"
 #include "dpc/idpc.hpp"
 #include "dpc/rotation.hpp"
@@ -21,7 +23,9 @@ namespace {
 
 struct ImageArgs {
   std::string file, out = "out", backend = "auto", dataset, colormap = "inferno", scale = "linear";
-  std::vector<double> bf, adf, center, percentiles{0.5, 99.5};
+  std::vector<std::string> bf;  // [] or [""]: the fitted disk; [R]: radius R
+  std::vector<std::string> adf;  // [] or [""]: radii from the BF disk; [INNER, OUTER]
+  std::vector<double> center, percentiles{0.5, 99.5};
   std::vector<std::size_t> scan_region, det_region;
   std::size_t bin_scan = 1, bin_det = 1;
   bool com = false, dpc = false, idpc = false, mean = false;
@@ -31,47 +35,73 @@ struct ImageArgs {
 
 Region region_of(const std::vector<std::size_t>& v) { return v.empty() ? Region{} : Region{v[0], v[1], v[2], v[3]}; }
 
+// Everything a user typed, checked before the file is opened.
+struct Checked {
+  std::optional<double> bf_radius;
+  std::optional<detector::AnnulusRadii> adf;  // empty: from the BF disk
+  display::DisplayOptions look;
+  std::filesystem::path dir;
+};
+
+Checked check(const ImageArgs& a, bool want_bf, bool want_adf) {
+  Checked c;
+  check_backend_name(a.backend);
+  if (want_bf && !a.bf.empty() && !a.bf[0].empty()) {
+    c.bf_radius = number("--bf", a.bf[0]);
+    check_positive("--bf radius", *c.bf_radius);
+  }
+  if (want_adf && !(a.adf.empty() || (a.adf.size() == 1 && a.adf[0].empty()))) {
+    if (a.adf.size() != 2) throw InvalidArgument("--adf takes no value (radii from the BF disk) or INNER OUTER");
+    c.adf = detector::AnnulusRadii{number("--adf", a.adf[0]), number("--adf", a.adf[1])};
+    if (c.adf->inner < 0 || c.adf->inner >= c.adf->outer)
+      throw InvalidArgument("--adf: need 0 <= INNER < OUTER, got " + a.adf[0] + " " + a.adf[1]);
+  }
+  for (double v : a.center) check_finite("--center", v);
+  for (double v : a.rotation) check_finite("--rotation", v);
+  if (a.rotation.size() > 1 && a.rotation[1] != 0 && a.rotation[1] != 1)
+    throw InvalidArgument("--rotation: TRANSPOSE is 0 or 1");
+  if (a.bin_scan == 0 || a.bin_det == 0) throw InvalidArgument("--bin-scan/--bin-detector must be >= 1");
+  c.look = display_options(a.colormap, a.scale, a.percentiles[0], a.percentiles[1]);
+  c.dir = output_folder(a.out);
+  return c;
+}
+
 void run(const ImageArgs& a, bool want_bf, bool want_adf) {
+  const Checked checked = check(a, want_bf, want_adf);
   io::LoadOptions lo;
   lo.backend = a.backend;
   lo.dataset_path = a.dataset;
+  a.load.apply_to(lo);
   lo.scan_region = region_of(a.scan_region);
   lo.detector_region = region_of(a.det_region);
   lo.bin_scan = a.bin_scan;
   lo.bin_detector = a.bin_det;
-  a.load.apply_to(lo);
   lo.progress = progress_bar("loading");
   const Dataset ds = io::load(a.file, lo);
   const Shape4D& s = ds.shape();
   std::printf("loaded %zux%zux%zux%zu %s on %s (%s)\n", s.scan_rows, s.scan_cols, s.det_rows, s.det_cols,
               dtype_name(ds.dtype()).c_str(), backend_name(ds.backend()).c_str(), ds.residency().c_str());
-  const std::filesystem::path dir(a.out);
-  std::filesystem::create_directories(dir);
-  display::DisplayOptions look;
-  look.colormap = a.colormap;
-  look.scale = display::scale_from_name(a.scale);
-  look.lower_percentile = a.percentiles[0];
-  look.upper_percentile = a.percentiles[1];
-  const Backend b = ds.backend();
+  const std::filesystem::path& dir = checked.dir;
+  const display::DisplayOptions& look = checked.look;
   std::optional<detector::Center> center;
   if (!a.center.empty()) center = detector::Center{a.center[0], a.center[1]};
 
-  if (a.mean) {
-    display::DisplayOptions log_look = look;
-    log_look.scale = display::Scale::log;
-    write_outputs(dir, "mean_pattern", detector::mean_pattern(ds), log_look, b);
+  if (a.mean) {  // .npy holds the mean counts; the PNG shows the dark-field halo too (display/pattern.hpp)
+    const Image<float> mean = detector::mean_pattern(ds);
+    write_outputs(dir, "mean_pattern", mean, display::pattern_display_options(a.colormap), &display::pattern_log);
   }
   if (want_bf) {
-    std::optional<double> radius;
-    if (!a.bf.empty()) radius = a.bf[0];
-    write_outputs(dir, "bf", detector::bf(ds, radius, center), look, b);
+    write_outputs(dir, "bf", detector::bf(ds, checked.bf_radius, center), look);
   }
-  if (want_adf) write_outputs(dir, "adf", detector::adf(ds, a.adf[0], a.adf[1], center), look, b);
+  if (want_adf) {
+    const detector::AnnulusRadii radii = checked.adf ? *checked.adf : detector::default_adf_radii(ds, center);
+    write_outputs(dir, "adf", detector::adf(ds, radii.inner, radii.outer, center), look);
+  }
   if (a.com || a.dpc || a.idpc) {
     const dpc::ComResult com = dpc::center_of_mass(ds);
     if (a.com) {
-      write_outputs(dir, "com_row", com.com_row, look, b);
-      write_outputs(dir, "com_col", com.com_col, look, b);
+      write_outputs(dir, "com_row", com.com_row, look);
+      write_outputs(dir, "com_col", com.com_col, look);
     }
     const dpc::DpcResult d = dpc::centered_dpc(com);
     double angle = 0;
@@ -81,24 +111,40 @@ void run(const ImageArgs& a, bool want_bf, bool want_adf) {
       angle = rot.angle_deg;
       transpose = rot.transpose;
       std::ofstream((dir / "rotation.json").string()) << rot.provenance.to_json().dump(2) << "\n";
-      std::printf("  rotation       %.2f deg, transpose %s (calibrated: RMS curl %.4g)\n", angle,
-                  transpose ? "yes" : "no", rot.curl_rms);
+      std::printf("  rotation       %.2f deg, transpose %s (calibrated: RMS curl %.4g, confidence %.3f)\n", angle,
+                  transpose ? "yes" : "no", rot.curl_rms, rot.confidence);
+      if (!rot.determined) std::fprintf(stderr, "qgpu: warning: %s (--rotation ANGLE [TRANSPOSE])\n",
+                                        dpc::rotation_warning(rot).c_str());
     } else {
       angle = a.rotation[0];
       transpose = a.rotation.size() > 1 && a.rotation[1] != 0;
     }
     auto [gr, gc] = dpc::rotate_field(d, angle, transpose);
     if (a.dpc) {
-      write_outputs(dir, "dpc_row", gr, look, b);
-      write_outputs(dir, "dpc_col", gc, look, b);
+      write_outputs(dir, "dpc_row", gr, look);
+      write_outputs(dir, "dpc_col", gc, look);
     }
-    if (a.idpc) write_outputs(dir, "idpc", dpc::idpc(gr, gc, b), look, b);
+    if (a.idpc) write_outputs(dir, "idpc", dpc::idpc(gr, gc), look);
   }
 }
 
 CacheImageRequest cache_request(const ImageArgs& a, bool want_bf, bool want_adf) {
-  CacheImageRequest r{a.file, a.out, a.backend, a.colormap, a.scale, a.bf, a.adf, a.center, a.percentiles,
-                      a.rotation, want_bf, want_adf, a.com, a.dpc, a.idpc, a.mean, ""};
+  const Checked checked = check(a, want_bf, want_adf);
+  CacheImageRequest r;
+  r.file = a.file;
+  r.colormap = a.colormap;
+  r.dir = checked.dir;
+  r.look = checked.look;
+  r.bf_radius = checked.bf_radius;
+  if (checked.adf) r.adf = std::pair<double, double>{checked.adf->inner, checked.adf->outer};
+  r.center = a.center;
+  r.rotation = a.rotation;
+  r.want_bf = want_bf;
+  r.want_adf = want_adf;
+  r.com = a.com;
+  r.dpc = a.dpc;
+  r.idpc = a.idpc;
+  r.mean = a.mean;
   if (!a.scan_region.empty() || !a.det_region.empty() || a.bin_scan != 1 || a.bin_det != 1 || !a.dataset.empty() ||
       !a.load.scan_shape.empty() || a.load.pixel_mask != "keep")
     r.load_only_option = "a load option (--scan-region, --detector-region, --bin-*, --dataset, --scan-shape, --pixel-mask)";
@@ -110,33 +156,45 @@ CacheImageRequest cache_request(const ImageArgs& a, bool want_bf, bool want_adf)
 void add_image(CLI::App& app) {
   auto* cmd = app.add_subcommand("image", "Compute virtual images (BF, ADF, CoM, DPC, iDPC) as PNG + .npy");
   auto a = std::make_shared<ImageArgs>();
+  cmd->option_defaults()->always_capture_default();  // --help shows every default
   cmd->add_option("file", a->file, "HDF5 file")->required();
-  cmd->add_option("-o,--out", a->out, "output folder");
-  cmd->add_option("--backend", a->backend, "cuda | cpu | auto (auto never falls back to cpu)");
+  cmd->add_option("-o,--out", a->out, "output folder (created if missing)");
+  cmd->add_option("--backend", a->backend, "cuda | cpu | auto (auto = cuda, never falls back to cpu)");
   cmd->add_option("--dataset", a->dataset, "dataset path (default: discover)");
   add_load_flags(cmd, a->load);
-  auto* bf = cmd->add_option("--bf", a->bf, "bright field; optional radius (default: fitted disk)")->expected(0, 1);
-  auto* adf = cmd->add_option("--adf", a->adf, "annular dark field: INNER OUTER radii (pixels)")->expected(2);
-  cmd->add_option("--center", a->center, "detector centre ROW COL (default: fitted disk centre)")->expected(2);
+  auto* bf = cmd->add_option("--bf", a->bf, "bright field; optional RADIUS in pixels (default: the fitted BF disk)")
+                 ->expected(0, 1)
+                 ->default_str("");  // CLI11 passes this as the value of a bare --bf: "" = the fitted disk
+  auto* adf = cmd->add_option("--adf", a->adf,
+                              "annular dark field; optional INNER OUTER radii in pixels (default: 1.2 x and "
+                              "min(3 x, edge) the fitted BF disk radius)")
+                  ->expected(0, 2)
+                  ->default_str("");  // a bare --adf gets "": radii from the BF disk
+  cmd->add_option("--center", a->center, "detector centre ROW COL")->expected(2)->default_str("fitted BF disk centre");
   cmd->add_flag("--com", a->com, "centre of mass maps");
   cmd->add_flag("--dpc", a->dpc, "centred, rotation-corrected DPC maps");
   cmd->add_flag("--idpc", a->idpc, "integrated DPC (Fourier integration)");
-  cmd->add_flag("--mean", a->mean, "mean diffraction pattern");
-  cmd->add_option("--rotation", a->rotation, "ANGLE_DEG [TRANSPOSE 0/1] instead of calibrating")->expected(1, 2);
-  cmd->add_option("--scan-region", a->scan_region, "ROW0 COL0 ROWS COLS")->expected(4);
-  cmd->add_option("--detector-region", a->det_region, "ROW0 COL0 ROWS COLS")->expected(4);
+  cmd->add_flag("--mean", a->mean, "mean diffraction pattern (log scale, clipped so the dark-field halo shows)");
+  cmd->add_option("--rotation", a->rotation, "ANGLE_DEG [TRANSPOSE 0/1] instead of calibrating")
+      ->expected(1, 2)
+      ->default_str("calibrated");
+  cmd->add_option("--scan-region", a->scan_region, "ROW0 COL0 ROWS COLS")->expected(4)->default_str("all");
+  cmd->add_option("--detector-region", a->det_region, "ROW0 COL0 ROWS COLS")->expected(4)->default_str("all");
   cmd->add_option("--bin-scan", a->bin_scan, "exact integer scan binning");
   cmd->add_option("--bin-detector", a->bin_det, "exact integer detector binning");
-  cmd->add_option("--colormap", a->colormap, "viridis | inferno | magma | gray");
+  std::string maps;
+  for (const std::string& n : display::colormap_names()) maps += (maps.empty() ? "" : " | ") + n;
+  cmd->add_option("--colormap", a->colormap, maps);
   cmd->add_option("--scale", a->scale, "linear | log | signed_log");
   cmd->add_option("--percentiles", a->percentiles, "display clip percentiles LOW HIGH")->expected(2);
   cmd->callback([a, bf, adf] {
     const bool want_bf = bf->count() > 0, want_adf = adf->count() > 0;
-    if (want_bf && bf->results() == std::vector<std::string>{""}) a->bf.clear();  // bare --bf: CLI11 stores 0
     if (!want_bf && !want_adf && !a->com && !a->dpc && !a->idpc && !a->mean)
       throw CLI::ValidationError("image", "choose at least one of --bf, --adf, --com, --dpc, --idpc, --mean");
-    if (cache::is_cache_file(a->file)) return image_from_cache(cache_request(*a, want_bf, want_adf));
-    run(*a, want_bf, want_adf);
+    run_command([&] {
+      if (cache::is_cache_file(a->file)) return image_from_cache(cache_request(*a, want_bf, want_adf));
+      run(*a, want_bf, want_adf);
+    });
   });
 }
 

@@ -16,6 +16,7 @@ void add_sample(CLI::App& app) {
     std::size_t files = 0;
   };
   auto a = std::make_shared<Args>();
+  cmd->option_defaults()->always_capture_default();  // --help shows every default
   cmd->add_option("out", a->out, "output HDF5 file")->required();
   cmd->add_option("--scan", a->scan, "scan rows cols")->expected(2);
   cmd->add_option("--detector", a->det, "detector rows cols")->expected(2);
@@ -26,9 +27,9 @@ void add_sample(CLI::App& app) {
   cmd->add_option("--dose", a->spec.dose_per_frame, "mean counts per frame (0: dtype default)");
   cmd->add_option("--seed", a->spec.seed, "random seed");
   cmd->add_option("--files", a->files,
-                  "write an EIGER/ARINA-style master OUT linking N data files <stem>_data_000001.h5, ...")
-      ->check(CLI::PositiveNumber);
-  cmd->callback([a] {
+                  "write an EIGER/ARINA-style master OUT linking N data files <stem>_data_000001.h5, ... (0: one file)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->callback([a] { run_command([&] {
     a->spec.scan_rows = a->scan[0];
     a->spec.scan_cols = a->scan[1];
     a->spec.det_rows = a->det[0];
@@ -41,7 +42,7 @@ void add_sample(CLI::App& app) {
     }
     sample::write_sample(a->out, a->spec, progress_bar("simulating"));
     std::printf("wrote %s\n", a->out.c_str());
-  });
+  }); });
 }
 
 }  // namespace qgpu::cli

@@ -20,6 +20,7 @@ void add_serve(CLI::App& app) {
     std::size_t window_limit_mib = remote::kDefaultWindowLimitBytes >> 20;
   };
   auto a = std::make_shared<Args>();
+  cmd->option_defaults()->always_capture_default();  // --help shows every default
   cmd->add_option("files", a->files, "HDF5 files")->required();
   cmd->add_option("--port", a->serve.port, "TCP port (0: any free port)");
   cmd->add_option("--host", a->serve.host, "address to bind (non-loopback needs --token)");

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli/checks.hpp"
 #include "cli/commands.hpp"
 #include "cli/load_flags.hpp"
 #include "cli/outputs.hpp"
@@ -12,76 +13,105 @@
 
 namespace qgpu::cli {
 
+namespace {
+
+struct SsbArgs {
+  std::string file, out = "out", backend = "auto", dataset;
+  std::optional<double> energy, semiangle, step, mrad_per_px, defocus;
+  double rotation = 0;
+  std::size_t preview = 0, fit_trials = 0, bin = 4;
+  std::vector<double> c1_range{-500, 500};
+  bool astig = false;
+  LoadFlags load;
+};
+
+// Every value a user typed, checked before the file is opened.
+std::filesystem::path check(const SsbArgs& a) {
+  check_backend_name(a.backend);
+  if (a.energy) check_positive("--energy", *a.energy);
+  if (a.semiangle) check_positive("--semiangle", *a.semiangle);
+  if (a.step) check_positive("--step", *a.step);
+  if (a.mrad_per_px) check_positive("--mrad-per-pixel", *a.mrad_per_px);
+  if (a.defocus) check_finite("--defocus", *a.defocus);
+  check_finite("--rotation", a.rotation);
+  check_finite("--fit-range", a.c1_range[0]);
+  check_finite("--fit-range", a.c1_range[1]);
+  if (a.c1_range[0] >= a.c1_range[1]) throw InvalidArgument("--fit-range: need MIN < MAX");
+  if (a.bin == 0) throw InvalidArgument("--fit-bin must be >= 1");
+  return output_folder(a.out);
+}
+
+void run(const SsbArgs& a) {
+  const std::filesystem::path dir = check(a);
+  io::LoadOptions lo;
+  lo.backend = a.backend;
+  lo.dataset_path = a.dataset;
+  a.load.apply_to(lo);
+  lo.progress = progress_bar("loading");
+  const Dataset ds = io::load(a.file, lo);
+  ssb::SsbParams p;
+  if (ds.metadata().contains("calibration") && ds.metadata()["calibration"].contains("energy_kev"))
+    p = ssb::params_from_metadata(ds);
+  if (a.energy) p.energy_kev = *a.energy;
+  if (a.semiangle) p.semiangle_mrad = *a.semiangle;
+  if (a.step) p.scan_step_angstrom = *a.step;
+  if (a.mrad_per_px) p.detector_mrad_per_pixel = *a.mrad_per_px;
+  p.rotation_deg = a.rotation;
+  if (a.defocus) p.aberrations.C1 = *a.defocus;
+  if (a.fit_trials > 0) {
+    ssb::FitOptions o;
+    o.trials = a.fit_trials;
+    o.c1_min = a.c1_range[0];
+    o.c1_max = a.c1_range[1];
+    o.fit_astigmatism = a.astig;
+    o.detector_bin = a.bin;
+    o.progress = progress_bar("fitting");
+    const ssb::FitResult f = ssb::fit(ds, p, o);
+    p.aberrations = f.aberrations;
+    std::ofstream((dir / "ssb_fit.json").string())
+        << nlohmann::json{{"C1", f.aberrations.C1}, {"A1", f.aberrations.A1}, {"A1_angle", f.aberrations.A1_angle},
+                          {"loss", f.loss}, {"trials", a.fit_trials}, {"evaluated", f.loss_trace.size()},
+                          {"loss_trace", f.loss_trace}, {"provenance", f.provenance.to_json()}}
+               .dump(2)
+        << "\n";
+    std::string evaluated;
+    if (f.loss_trace.size() < a.fit_trials)
+      evaluated = ", " + std::to_string(f.loss_trace.size()) + " evaluated: Nelder-Mead converged early";
+    std::printf("  fit            C1 = %.2f A (loss %.4g, %zu trials%s)\n", f.aberrations.C1, f.loss, a.fit_trials,
+                evaluated.c_str());
+  }
+  const ssb::SsbResult r = a.preview ? ssb::preview(ds, p, a.preview) : ssb::reconstruct(ds, p);
+  display::DisplayOptions look;
+  look.colormap = "gray";
+  look.lower_percentile = 0.5;
+  look.upper_percentile = 99.5;
+  write_outputs(dir, a.preview ? "ssb_preview_phase" : "ssb_phase", r.phase, look);
+}
+
+}  // namespace
+
 void add_ssb(CLI::App& app) {
   auto* cmd = app.add_subcommand("ssb", "SSB ptychography phase image (PNG + .npy), optional aberration fit");
-  struct Args {
-    std::string file, out = "out", backend = "auto", dataset;
-    double energy = 0, semiangle = 0, step = 0, mrad_per_px = 0, rotation = 0;
-    std::optional<double> defocus;
-    std::size_t preview = 0, fit_trials = 0, bin = 4;
-    std::vector<double> c1_range{-500, 500};
-    bool astig = false;
-    LoadFlags load;
-  };
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<SsbArgs>();
+  cmd->option_defaults()->always_capture_default();  // --help shows every default
   cmd->add_option("file", a->file, "HDF5 file")->required();
-  cmd->add_option("-o,--out", a->out, "output folder");
-  cmd->add_option("--backend", a->backend, "cuda | cpu | auto");
+  cmd->add_option("-o,--out", a->out, "output folder (created if missing)");
+  cmd->add_option("--backend", a->backend, "cuda | cpu | auto (auto = cuda, never falls back to cpu)");
   cmd->add_option("--dataset", a->dataset, "dataset path (default: discover)");
   add_load_flags(cmd, a->load);
-  cmd->add_option("--energy", a->energy, "beam energy, keV (default: file calibration)");
-  cmd->add_option("--semiangle", a->semiangle, "convergence semi-angle, mrad (default: file calibration)");
-  cmd->add_option("--step", a->step, "scan step, angstrom (default: file calibration)");
-  cmd->add_option("--mrad-per-pixel", a->mrad_per_px, "detector calibration (default: semiangle / BF disk radius)");
+  cmd->add_option("--energy", a->energy, "beam energy, keV (> 0)")->default_str("file calibration");
+  cmd->add_option("--semiangle", a->semiangle, "convergence semi-angle, mrad (> 0)")->default_str("file calibration");
+  cmd->add_option("--step", a->step, "scan step, angstrom (> 0)")->default_str("file calibration");
+  cmd->add_option("--mrad-per-pixel", a->mrad_per_px, "detector calibration (> 0)")
+      ->default_str("semiangle / BF disk radius");
   cmd->add_option("--rotation", a->rotation, "scan-detector rotation, degrees");
-  cmd->add_option("--defocus", a->defocus, "defocus C1, angstrom (default: file calibration or 0)");
-  cmd->add_option("--preview", a->preview, "fast preview with this detector binning instead of the full reconstruction");
-  cmd->add_option("--fit", a->fit_trials, "fit the defocus first with this many trials (TPE + Nelder-Mead)");
+  cmd->add_option("--defocus", a->defocus, "defocus C1, angstrom")->default_str("file calibration or 0");
+  cmd->add_option("--preview", a->preview, "fast preview with this detector binning (0: full reconstruction)");
+  cmd->add_option("--fit", a->fit_trials, "fit the defocus first with this many trials (TPE + Nelder-Mead; 0: no fit)");
   cmd->add_option("--fit-range", a->c1_range, "defocus search range MIN MAX, angstrom")->expected(2);
   cmd->add_flag("--fit-astigmatism", a->astig, "also fit 2-fold astigmatism");
   cmd->add_option("--fit-bin", a->bin, "detector binning used while fitting");
-  cmd->callback([a] {
-    io::LoadOptions lo;
-    lo.backend = a->backend;
-    lo.dataset_path = a->dataset;
-    a->load.apply_to(lo);
-    lo.progress = progress_bar("loading");
-    const Dataset ds = io::load(a->file, lo);
-    ssb::SsbParams p;
-    if (ds.metadata().contains("calibration") && ds.metadata()["calibration"].contains("energy_kev"))
-      p = ssb::params_from_metadata(ds);
-    if (a->energy > 0) p.energy_kev = a->energy;
-    if (a->semiangle > 0) p.semiangle_mrad = a->semiangle;
-    if (a->step > 0) p.scan_step_angstrom = a->step;
-    if (a->mrad_per_px > 0) p.detector_mrad_per_pixel = a->mrad_per_px;
-    p.rotation_deg = a->rotation;
-    if (a->defocus) p.aberrations.C1 = *a->defocus;
-    const std::filesystem::path dir(a->out);
-    std::filesystem::create_directories(dir);
-    if (a->fit_trials > 0) {
-      ssb::FitOptions o;
-      o.trials = a->fit_trials;
-      o.c1_min = a->c1_range[0];
-      o.c1_max = a->c1_range[1];
-      o.fit_astigmatism = a->astig;
-      o.detector_bin = a->bin;
-      const ssb::FitResult f = ssb::fit(ds, p, o);
-      p.aberrations = f.aberrations;
-      std::ofstream((dir / "ssb_fit.json").string())
-          << nlohmann::json{{"C1", f.aberrations.C1}, {"A1", f.aberrations.A1}, {"A1_angle", f.aberrations.A1_angle},
-                            {"loss", f.loss}, {"loss_trace", f.loss_trace}, {"provenance", f.provenance.to_json()}}
-                 .dump(2)
-          << "\n";
-      std::printf("  fit            C1 = %.2f A (loss %.4g, %zu trials)\n", f.aberrations.C1, f.loss,
-                  f.loss_trace.size());
-    }
-    const ssb::SsbResult r = a->preview ? ssb::preview(ds, p, a->preview) : ssb::reconstruct(ds, p);
-    display::DisplayOptions look;
-    look.colormap = "gray";
-    look.lower_percentile = 0.5;
-    look.upper_percentile = 99.5;
-    write_outputs(dir, a->preview ? "ssb_preview_phase" : "ssb_phase", r.phase, look, ds.backend());
-  });
+  cmd->callback([a] { run_command([&] { run(*a); }); });
 }
 
 }  // namespace qgpu::cli

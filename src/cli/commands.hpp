@@ -10,5 +10,6 @@ void add_image(CLI::App& app);
 void add_sample(CLI::App& app);
 void add_serve(CLI::App& app);
 void add_ssb(CLI::App& app);
+void add_movie(CLI::App& app);
 
 }  // namespace qgpu::cli

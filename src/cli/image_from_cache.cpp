@@ -6,6 +6,7 @@
 
 #include "cache/cache.hpp"
 #include "cli/outputs.hpp"
+#include "display/pattern.hpp"
 #include "dpc/idpc.hpp"
 #include "dpc/rotation.hpp"
 
@@ -43,45 +44,50 @@ void image_from_cache(const CacheImageRequest& r) {
   for (const std::string& change : c.stale())
     std::fprintf(stderr, "qgpu: warning: cache '%s' is stale: %s\n", r.file.c_str(), change.c_str());
   std::printf("cache %s (format %d): %zu products\n", r.file.c_str(), c.format_version(), c.products().size());
-  const Backend b = r.backend == "cuda" ? Backend::cuda : Backend::cpu;  // display only: small images
-  const std::filesystem::path dir(r.out);
-  std::filesystem::create_directories(dir);
-  display::DisplayOptions look;
-  look.colormap = r.colormap;
-  look.scale = display::scale_from_name(r.scale);
-  look.lower_percentile = r.percentiles[0];
-  look.upper_percentile = r.percentiles[1];
+  const std::filesystem::path& dir = r.dir;
+  const display::DisplayOptions& look = r.look;
   const double* center = r.center.empty() ? nullptr : r.center.data();
 
-  if (r.mean) {
-    display::DisplayOptions log_look = look;
-    log_look.scale = display::Scale::log;
-    write_outputs(dir, "mean_pattern", c.f32("mean_pattern"), log_look, b);
-  }
+  if (r.mean)  // as qgpu image: .npy holds the mean counts, the PNG shows the dark-field halo too
+    write_outputs(dir, "mean_pattern", c.f32("mean_pattern"), display::pattern_display_options(r.colormap),
+                  &display::pattern_log);
   if (r.want_bf) {
-    std::string name = r.bf.empty() && !center ? "bf" : c.find_disk(r.bf.empty() ? c.geometry().disk_radius : r.bf[0], center);
+    const double radius = r.bf_radius ? *r.bf_radius : c.geometry().disk_radius;
+    const std::string name = !r.bf_radius && !center ? "bf" : c.find_disk(radius, center);
     if (name.empty()) {
       char buf[96];
-      std::snprintf(buf, sizeof buf, "bright field of radius %g%s", r.bf.empty() ? c.geometry().disk_radius : r.bf[0],
-                    center ? " at the given centre" : "");
+      std::snprintf(buf, sizeof buf, "bright field of radius %g%s", radius, center ? " at the given centre" : "");
       throw cache::ProductUnavailable(std::string(buf) + " is not available in cache '" + r.file +
                                       "' (disks held:" + radii_held(c, "disk") + ")");
     }
-    write_outputs(dir, "bf", c.u64(name), look, b);
+    write_outputs(dir, "bf", c.u64(name), look);
   }
   if (r.want_adf) {
-    const std::string name = c.find_annulus(r.adf[0], r.adf[1], center);
-    if (name.empty()) {
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "annulus %g..%g%s", r.adf[0], r.adf[1], center ? " at the given centre" : "");
-      throw cache::ProductUnavailable(std::string(buf) + " is not available in cache '" + r.file +
-                                      "' (annuli held:" + radii_held(c, "annulus") + ")");
+    std::string name = "adf";
+    if (r.adf || center) {
+      const cache::Geometry& g = c.geometry();
+      const auto radii = r.adf ? *r.adf : std::pair<double, double>{};
+      if (r.adf) {
+        name = c.find_annulus(radii.first, radii.second, center);
+      } else {  // the derived ADF at another centre: not cached
+        const double cc[2] = {g.disk_center_row, g.disk_center_col};
+        name = (center[0] == cc[0] && center[1] == cc[1]) ? "adf" : "";
+      }
+      if (name.empty()) {
+        char buf[96];
+        if (r.adf)
+          std::snprintf(buf, sizeof buf, "annulus %g..%g%s", radii.first, radii.second, center ? " at the given centre" : "");
+        else
+          std::snprintf(buf, sizeof buf, "the derived ADF at the given centre");
+        throw cache::ProductUnavailable(std::string(buf) + " is not available in cache '" + r.file +
+                                        "' (annuli held:" + radii_held(c, "annulus") + ")");
+      }
     }
-    write_outputs(dir, "adf", c.u64(name), look, b);
+    write_outputs(dir, "adf", c.u64(name), look);
   }
   if (r.com) {
-    write_outputs(dir, "com_row", c.f32("com_row"), look, b);
-    write_outputs(dir, "com_col", c.f32("com_col"), look, b);
+    write_outputs(dir, "com_row", c.f32("com_row"), look);
+    write_outputs(dir, "com_col", c.f32("com_col"), look);
   }
   if (!r.dpc && !r.idpc) return;
   if (r.rotation.empty()) {
@@ -90,24 +96,23 @@ void image_from_cache(const CacheImageRequest& r) {
     std::printf("  rotation       %.2f deg, transpose %s (from the cache)\n", rot.at("angle_deg").get<double>(),
                 rot.at("transpose").get<bool>() ? "yes" : "no");
     if (r.dpc) {
-      write_outputs(dir, "dpc_row", c.f32("field_row"), look, b);
-      write_outputs(dir, "dpc_col", c.f32("field_col"), look, b);
+      write_outputs(dir, "dpc_row", c.f32("field_row"), look);
+      write_outputs(dir, "dpc_col", c.f32("field_col"), look);
     }
-    if (r.idpc) write_outputs(dir, "idpc", c.f32("idpc"), look, b);
+    if (r.idpc) write_outputs(dir, "idpc", c.f32("idpc"), look);
     return;
   }
-  // Another rotation: corrected from the cached centred DPC, integrated on the host.
+  // Another rotation: corrected from the cached centred DPC (host data), integrated on the host.
   dpc::DpcResult d;
   d.dpc_row = c.f32("dpc_row");
   d.dpc_col = c.f32("dpc_col");
-  d.provenance.operation = "dpc.centered_dpc";
-  d.provenance.backend = "cache";
+  d.provenance = d.dpc_row.provenance;
   auto [gr, gc] = dpc::rotate_field(d, r.rotation[0], r.rotation.size() > 1 && r.rotation[1] != 0);
   if (r.dpc) {
-    write_outputs(dir, "dpc_row", gr, look, b);
-    write_outputs(dir, "dpc_col", gc, look, b);
+    write_outputs(dir, "dpc_row", gr, look);
+    write_outputs(dir, "dpc_col", gc, look);
   }
-  if (r.idpc) write_outputs(dir, "idpc", dpc::idpc(gr, gc, b), look, b);
+  if (r.idpc) write_outputs(dir, "idpc", dpc::idpc(gr, gc), look);
 }
 
 }  // namespace qgpu::cli

@@ -11,15 +11,18 @@
 
 namespace qgpu::cli {
 
+// `view` optionally turns the image into what is shown (e.g. display::pattern_log); the .npy keeps the values.
 template <class T>
 void write_outputs(const std::filesystem::path& dir, const std::string& name, const Image<T>& img,
-                   const display::DisplayOptions& look, Backend backend) {
+                   const display::DisplayOptions& look, Image<float> (*view)(const Image<float>&) = nullptr) {
   io::write_npy((dir / (name + ".npy")).string(), {img.rows, img.cols}, img.data);
   Image<float> f;
   f.rows = img.rows;
   f.cols = img.cols;
   f.data.assign(img.data.begin(), img.data.end());
-  const display::Rgba rgba = display::render(f, look, backend);
+  f.provenance = img.provenance;  // rendered where the result lives
+  if (view) f = view(f);
+  const display::Rgba rgba = display::render(f, look);
   display::write_png((dir / (name + ".png")).string(), rgba);
   std::ofstream((dir / (name + ".json")).string())
       << nlohmann::json{{"result", img.provenance.to_json()}, {"display", rgba.provenance.to_json()}}.dump(2) << "\n";

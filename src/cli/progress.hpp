@@ -1,20 +1,22 @@
 #pragma once
-// A text progress bar on stderr.
+// A text progress bar on stderr, and the rule that any later message starts on a line of its own.
 #include <cstdio>
 #include <functional>
 #include <string>
 
 namespace qgpu::cli {
 
-// True while a progress bar line is unfinished on stderr (whatever is printed next must start a new line).
+// True while a progress bar has written a partial line (no newline yet) to stderr.
 inline bool& progress_line_open() {
   static bool open = false;
   return open;
 }
 
-// Ends an unfinished progress bar line, so that a message printed next starts on its own line.
+// Ends an open progress line so that the next message (an error, a warning) starts at column 0.
 inline void end_progress_line() {
-  if (progress_line_open()) std::fputc('\n', stderr);
+  if (!progress_line_open()) return;
+  std::fprintf(stderr, "\n");
+  std::fflush(stderr);
   progress_line_open() = false;
 }
 
@@ -30,6 +32,16 @@ inline std::function<void(double)> progress_bar(const std::string& label) {
     if (pct >= 100) end_progress_line();
     std::fflush(stderr);
   };
+}
+
+// Runs a command body; whatever it throws leaves stderr at the start of a line first.
+template <class F> void run_command(F&& body) {
+  try {
+    body();
+  } catch (...) {
+    end_progress_line();
+    throw;
+  }
 }
 
 }  // namespace qgpu::cli

@@ -33,5 +33,13 @@ struct BackendUnavailable : Error {
 struct InvalidArgument : Error {
   using Error::Error;
 };
+// The GPU failed while running (a CUDA or cuFFT call returned an error): the message names the call.
+struct DeviceError : Error {
+  using Error::Error;
+};
+// Memory could not be allocated (GPU or pinned host): the message names the bytes asked for and those free.
+struct OutOfMemory : DeviceError {
+  using DeviceError::DeviceError;
+};
 
 }  // namespace qgpu

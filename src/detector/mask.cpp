@@ -69,4 +69,27 @@ Mask from_weights(std::size_t rows, std::size_t cols, std::vector<std::uint32_t>
   return m;
 }
 
+MaskParts split_signed(const SignedMask& m) {
+  if (m.weights.size() != m.rows * m.cols)
+    throw InvalidArgument("mask has " + std::to_string(m.weights.size()) + " weights for a " + std::to_string(m.rows) +
+                          "x" + std::to_string(m.cols) + " detector");
+  constexpr std::int64_t kMax = 0xFFFFFFFFll;
+  MaskParts p;
+  p.rows = m.rows;
+  p.cols = m.cols;
+  p.positive.assign(m.weights.size(), 0);
+  p.negative.assign(m.weights.size(), 0);
+  bool any = false;
+  for (std::size_t i = 0; i < m.weights.size(); ++i) {
+    const std::int64_t w = m.weights[i];
+    if (w > kMax || w < -kMax)
+      throw InvalidArgument("mask weight " + std::to_string(w) + " at pixel " + std::to_string(i) +
+                            " is outside [-(2^32 - 1), 2^32 - 1]");
+    (w >= 0 ? p.positive[i] : p.negative[i]) = std::uint32_t(w >= 0 ? w : -w);
+    any = any || w != 0;
+  }
+  if (!any) throw InvalidArgument("mask has no nonzero weight");
+  return p;
+}
+
 }  // namespace qgpu::detector

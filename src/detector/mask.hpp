@@ -24,4 +24,19 @@ Mask annulus(std::size_t rows, std::size_t cols, double center_row, double cente
 // Wraps given weights; InvalidArgument if the size does not match or no weight is nonzero.
 Mask from_weights(std::size_t rows, std::size_t cols, std::vector<std::uint32_t> weights);
 
+// Signed integer weights in [-(2^32 - 1), 2^32 - 1] (a difference detector, a centred moment). Their virtual image
+// is exact int64: sum(w+ x frame) - sum(w- x frame) of the two non-negative parts, each an exact uint64 masked sum
+// on the dataset's backend (so the CUDA plans serve it too).
+struct SignedMask {
+  std::size_t rows = 0, cols = 0;
+  std::vector<std::int64_t> weights;  // rows * cols, row-major
+};
+// The non-negative parts (w+ = max(w, 0), w- = max(-w, 0)); either may be all zero. InvalidArgument if the size does
+// not match, a weight is out of range, or no weight is nonzero.
+struct MaskParts {
+  std::size_t rows = 0, cols = 0;
+  std::vector<std::uint32_t> positive, negative;
+};
+MaskParts split_signed(const SignedMask& m);
+
 }  // namespace qgpu::detector

@@ -1,6 +1,8 @@
 #include "detector/virtual_detector.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "core/error.hpp"
 #include "detector/cpu/masked_sum_cpu.hpp"
@@ -56,6 +58,31 @@ Center default_center(const Dataset& ds, std::optional<Center> c) {
 
 Image<std::uint64_t> virtual_image(const Dataset& ds, const Mask& mask) {
   return masked_image(ds, mask, "detector.virtual_image");
+}
+
+Image<std::int64_t> virtual_image(const Dataset& ds, const SignedMask& mask) {
+  MaskParts parts = split_signed(mask);
+  const Shape4D& s = ds.shape();
+  Image<std::int64_t> img;
+  img.rows = s.scan_rows;
+  img.cols = s.scan_cols;
+  img.data.assign(s.scan_rows * s.scan_cols, 0);
+  nlohmann::json params = {{"mask", {{"kind", "signed integer"}}}, {"method", "sum(w+ x frame) - sum(w- x frame)"}};
+  const auto add = [&](std::vector<std::uint32_t>& w, std::int64_t sign, const char* name) {
+    if (std::all_of(w.begin(), w.end(), [](std::uint32_t v) { return v == 0; })) return;
+    const Image<std::uint64_t> part = masked_image(ds, from_weights(parts.rows, parts.cols, std::move(w)), name);
+    for (std::size_t i = 0; i < part.data.size(); ++i) {
+      if (part.data[i] > std::uint64_t(INT64_MAX))
+        throw InvalidArgument(std::string("virtual image: the ") + name + " weights' sum " +
+                              std::to_string(part.data[i]) + " exceeds the int64 range");
+      img.data[i] += sign * std::int64_t(part.data[i]);  // |each part| <= INT64_MAX: the difference fits
+    }
+    params[name] = part.provenance.parameters;
+  };
+  add(parts.positive, 1, "positive");
+  add(parts.negative, -1, "negative");
+  img.provenance = provenance_for(ds, "detector.virtual_image", {img.rows, img.cols}, "int64", std::move(params));
+  return img;
 }
 
 Image<std::uint64_t> bf(const Dataset& ds, std::optional<double> radius, std::optional<Center> center) {
@@ -125,6 +152,19 @@ DiskFit fit_bf_disk(const Dataset& ds) {
   auto fit = std::make_shared<DiskFit>(DiskFit{sr / n, sc / n, std::sqrt(n / M_PI)});
   ds.set_cached("bf_disk_fit", fit);
   return *fit;
+}
+
+AnnulusRadii default_adf_radii(const Dataset& ds, std::optional<Center> center) {
+  const DiskFit fit = fit_bf_disk(ds);
+  const Center c = center ? *center : Center{fit.center_row, fit.center_col};
+  const Shape4D& s = ds.shape();
+  const double edge = std::min({c.first, double(s.det_rows) - 1 - c.first, c.second, double(s.det_cols) - 1 - c.second});
+  AnnulusRadii r{1.2 * fit.radius, std::min(3.0 * fit.radius, edge)};
+  if (!(r.outer > r.inner))
+    throw InvalidArgument("no room for a dark-field ring: the BF disk (radius " + std::to_string(fit.radius) +
+                          " px) reaches the detector edge " + std::to_string(edge) + " px from the centre; give "
+                          "the ADF radii explicitly");
+  return r;
 }
 
 }  // namespace qgpu::detector

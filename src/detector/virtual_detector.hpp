@@ -15,6 +15,9 @@ using Center = std::pair<double, double>;  // (row, col) in detector pixels
 
 // sum_k weights[k] * frame[k] for every scan position: image of scan_rows x scan_cols.
 Image<std::uint64_t> virtual_image(const Dataset& ds, const Mask& mask);
+// Signed integer weights: exact int64 image (see SignedMask); InvalidArgument when a part's sum exceeds the int64
+// range (never a wrapped value).
+Image<std::int64_t> virtual_image(const Dataset& ds, const SignedMask& mask);
 
 // Bright field: disk of `radius` around `center`; defaults come from fit_bf_disk.
 Image<std::uint64_t> bf(const Dataset& ds, std::optional<double> radius = {}, std::optional<Center> center = {});
@@ -33,5 +36,13 @@ struct DiskFit {
   double center_row = 0, center_col = 0, radius = 0;
 };
 DiskFit fit_bf_disk(const Dataset& ds);
+
+// ADF radii where the dark-field scattering of the sample is: inner = 1.2 x the fitted BF disk radius (just
+// outside the disk edge), outer = min(3 x that radius, distance from the centre to the nearest detector edge).
+// `center` defaults to the fitted disk centre. InvalidArgument when the disk leaves no ring on the detector.
+struct AnnulusRadii {
+  double inner = 0, outer = 0;
+};
+AnnulusRadii default_adf_radii(const Dataset& ds, std::optional<Center> center = {});
 
 }  // namespace qgpu::detector

@@ -32,4 +32,18 @@ Backend resolve(const std::string& requested) {
   throw InvalidArgument("unknown backend '" + requested + "' (expected 'cuda', 'cpu' or 'auto')");
 }
 
+Backend backend_of(const Provenance& p) {
+  if (p.backend.empty() || p.backend == "cpu") return Backend::cpu;
+  if (p.backend == "cuda") return Backend::cuda;
+  throw InvalidArgument("input records an unknown backend '" + p.backend + "' (expected 'cuda' or 'cpu')");
+}
+
+Backend backend_of(const Provenance& a, const Provenance& b, const std::string& op) {
+  const Backend ba = backend_of(a), bb = backend_of(b);
+  if (ba != bb)
+    throw InvalidArgument(op + ": inputs live on different backends (" + backend_name(ba) + " and " +
+                          backend_name(bb) + ")");
+  return ba;
+}
+
 }  // namespace qgpu

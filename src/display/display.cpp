@@ -50,9 +50,10 @@ void add_range_parameters(nlohmann::json& j, const DisplayOptions& o, const Rang
 
 }  // namespace
 
-Rgba render(const Image<float>& img, const DisplayOptions& o, Backend b) {
+Rgba render(const Image<float>& img, const DisplayOptions& o) {
   const std::string op = "display.render";
   check_image(img, op);
+  const Backend b = backend_of(img.provenance);
   validate(o);
   check_backend(b, op);
   const Lut& lut = colormap(o.colormap);
@@ -67,9 +68,10 @@ Rgba render(const Image<float>& img, const DisplayOptions& o, Backend b) {
   return out;
 }
 
-Histogram histogram(const Image<float>& img, const DisplayOptions& o, Backend b) {
+Histogram histogram(const Image<float>& img, const DisplayOptions& o) {
   const std::string op = "display.histogram";
   check_image(img, op);
+  const Backend b = backend_of(img.provenance);
   validate(o);
   check_backend(b, op);
   Histogram h;
@@ -82,9 +84,10 @@ Histogram histogram(const Image<float>& img, const DisplayOptions& o, Backend b)
   return h;
 }
 
-Image<float> fft_log_magnitude(const Image<float>& img, Backend b) {
+Image<float> fft_log_magnitude(const Image<float>& img) {
   const std::string op = "display.fft_log_magnitude";
   check_image(img, op);
+  const Backend b = backend_of(img.provenance);
   check_backend(b, op);
   Image<float> out;
   out.rows = img.rows;

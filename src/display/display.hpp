@@ -8,8 +8,8 @@
 //   [lo, hi] = percentiles of the scaled finite values (options.hpp), or vmin / vmax;
 //   index = floor((s - lo) / (hi - lo) * 255 + 0.5) clamped to 0..255 (0 when hi == lo);
 //   colour = colormap LUT[index].
-// Backend::cpu is the reference, Backend::cuda gives bit-identical render and histogram results; neither falls
-// back to the other.
+// Each runs where its input lives (backend_of(img.provenance), device.hpp): Backend::cpu is the reference,
+// Backend::cuda gives bit-identical render and histogram results; neither falls back to the other.
 #include <string>
 
 #include "core/image.hpp"
@@ -23,12 +23,12 @@
 namespace qgpu::display {
 
 // Raises InvalidArgument for an empty image or bad options, BackendUnavailable for cuda without a GPU.
-Rgba render(const Image<float>& img, const DisplayOptions& o, Backend b);
+Rgba render(const Image<float>& img, const DisplayOptions& o);
 
-Histogram histogram(const Image<float>& img, const DisplayOptions& o, Backend b);
+Histogram histogram(const Image<float>& img, const DisplayOptions& o);
 
 // log(1 + |FFT2(img)|) (forward, unnormalised), fftshifted: zero frequency at (rows/2, cols/2). Single precision
 // on both backends (FFTW / cuFFT); they agree within 1e-4 * max(result) per pixel, not bit for bit.
-Image<float> fft_log_magnitude(const Image<float>& img, Backend b);
+Image<float> fft_log_magnitude(const Image<float>& img);
 
 }  // namespace qgpu::display

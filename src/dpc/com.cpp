@@ -102,7 +102,8 @@ DpcResult centered_dpc(const ComResult& com, std::optional<std::pair<double, dou
 
   Provenance p;
   p.operation = "dpc.centered_dpc";
-  p.backend = "cpu";  // a small host operation on host maps, whatever backend made the CoM
+  // A small host operation on host maps; the result keeps the CoM's backend so that later steps run there too.
+  p.backend = backend_name(backend_of(com.provenance));
   p.input_dtype = dtype_name(DType::f32);
   p.input_shape = {2, a.rows, a.cols};
   p.output_dtype = dtype_name(DType::f32);
@@ -110,7 +111,8 @@ DpcResult centered_dpc(const ComResult& com, std::optional<std::pair<double, dou
   p.representation = "dense";
   p.parameters = {{"reference", {r.ref_row, r.ref_col}},
                   {"reference_source", reference ? "given" : "mean_com"},
-                  {"com_backend", com.provenance.backend}};
+                  {"com_backend", com.provenance.backend},
+                  {"computed_on", "host"}};
 
   auto shifted = [&](const Image<float>& in, double ref, const char* component) {
     Image<float> out;

@@ -68,9 +68,9 @@ std::string idpc_padding_name(IdpcPadding p) {
   return "unknown";
 }
 
-Image<float> idpc(const Image<float>& grad_row, const Image<float>& grad_col, Backend backend,
-                  const IdpcOptions& o) {
+Image<float> idpc(const Image<float>& grad_row, const Image<float>& grad_col, const IdpcOptions& o) {
   validate(grad_row, grad_col, o);
+  const Backend backend = backend_of(grad_row.provenance, grad_col.provenance, "idpc");
   if (backend == Backend::cuda) resolve("cuda");  // BackendUnavailable without a usable GPU: never fall back
   const std::size_t rows = grad_row.rows, cols = grad_row.cols;
   const AxisPad pr = axis_pad(rows, o), pc = axis_pad(cols, o);

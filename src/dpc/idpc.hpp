@@ -34,8 +34,8 @@ struct IdpcOptions {
 std::string idpc_padding_name(IdpcPadding p);
 
 // grad_row = d phi / d row, grad_col = d phi / d col (same shape, non-empty, finite; else InvalidArgument).
-// Backend cuda without a usable GPU raises BackendUnavailable (no fallback).
-Image<float> idpc(const Image<float>& grad_row, const Image<float>& grad_col, Backend backend,
-                  const IdpcOptions& options = {});
+// Runs where the gradients live (backend_of their provenance, device.hpp; both must agree). A cuda input
+// without a usable GPU raises BackendUnavailable (no fallback).
+Image<float> idpc(const Image<float>& grad_row, const Image<float>& grad_col, const IdpcOptions& options = {});
 
 }  // namespace qgpu::dpc

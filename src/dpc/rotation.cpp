@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numbers>
 #include <string>
 
@@ -86,13 +87,15 @@ Candidate analyse(const DpcResult& d, bool transpose) {
 Provenance host_provenance(const char* operation, const DpcResult& d, std::vector<std::size_t> out_shape) {
   Provenance p;
   p.operation = operation;
-  p.backend = "cpu";
+  // Host arithmetic on small maps; the result keeps its input's backend so that later steps run there too.
+  p.backend = backend_name(backend_of(d.provenance));
   p.input_dtype = dtype_name(DType::f32);
   p.input_shape = {2, d.dpc_row.rows, d.dpc_row.cols};
   p.output_dtype = dtype_name(DType::f32);
   p.output_shape = std::move(out_shape);
   p.representation = "dense";
   p.parameters["dpc_backend"] = d.provenance.backend;
+  p.parameters["computed_on"] = "host";
   return p;
 }
 
@@ -138,6 +141,14 @@ RotationResult calibrate_rotation(const DpcResult& dpc) {
   double div2 = 0;
   for (std::size_t i = 0; i < n; ++i) div2 += divergence_at(t, i) * divergence_at(t, i);
   r.divergence_rms = std::sqrt(div2 / double(n));
+  const double other_curl = (use_swapped ? straight : swapped).q.rms_at(use_swapped ? t_straight : t_swapped);
+  auto margin = [](double small, double large) { return large > 0 ? std::clamp(1.0 - small / large, 0.0, 1.0) : 0.0; };
+  r.angle_margin = margin(r.curl_rms, r.divergence_rms);
+  r.transpose_margin = margin(r.curl_rms, other_curl);
+  const double skew = r.divergence_rms > 0 ? m3 / std::pow(r.divergence_rms, 3) : 0.0;
+  r.flip_margin = std::min(1.0, std::abs(skew));
+  r.confidence = std::min({r.angle_margin, r.transpose_margin, r.flip_margin});
+  r.determined = r.confidence >= kRotationConfident;
 
   r.provenance = host_provenance("dpc.calibrate_rotation", dpc, {});
   r.provenance.output_dtype = "float64";
@@ -146,13 +157,31 @@ RotationResult calibrate_rotation(const DpcResult& dpc) {
        {"transpose", r.transpose},
        {"curl_rms", r.curl_rms},
        {"divergence_rms", r.divergence_rms},
-       {"curl_rms_other_transpose", (use_swapped ? straight : swapped).q.rms_at((use_swapped ? t_straight : t_swapped))},
+       {"curl_rms_other_transpose", other_curl},
+       {"angle_margin", r.angle_margin},
+       {"transpose_margin", r.transpose_margin},
+       {"flip_margin", r.flip_margin},
+       {"confidence", r.confidence},
+       {"determined", r.determined},
+       {"confidence_rule", "min of the margins; determined when >= " + std::to_string(kRotationConfident)},
+       {"warning", rotation_warning(r)},
        {"divergence_third_moment_before_flip", m3},
        {"flipped_180", flipped},
        {"method", "min RMS curl (central differences, interior); exact minimiser of the quadratic form"},
        {"ambiguity_180", "divergence skewed negative (field = +grad potential)"},
        {"scan_step_deg", 1.0}});
   return r;
+}
+
+std::string rotation_warning(const RotationResult& r) {
+  if (r.determined) return "";
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "rotation calibration is undetermined (confidence %.3f < %.1f: angle margin %.3f, transpose margin "
+                "%.3f, 180-degree margin %.3f); %.1f deg%s is a guess: give the rotation explicitly",
+                r.confidence, kRotationConfident, r.angle_margin, r.transpose_margin, r.flip_margin, r.angle_deg,
+                r.transpose ? " with transpose" : "");
+  return buf;
 }
 
 std::pair<Image<float>, Image<float>> rotate_field(const DpcResult& dpc, double angle_deg, bool transpose) {

@@ -10,6 +10,7 @@
 //   differences on the interior pixels (one-pixel border dropped); "rms" is over those pixels.
 // calibrate_rotation returns (angle, transpose) such that rotate_field(dpc, angle, transpose) is the field in
 // scan axes: curl-free, and pointing up the projected potential (see calibrate_rotation).
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,15 @@ struct RotationResult {
   bool transpose = false;
   double curl_rms = 0;        // of the corrected field
   double divergence_rms = 0;  // of the corrected field
+  // How well the data determine the answer, each in [0, 1] (0: no preference at all):
+  //   angle_margin = 1 - curl_rms / divergence_rms (a real DPC field is curl-free but divergent; rotating it by 90
+  //                  degrees swaps the two, so this is the contrast of the curl over angles);
+  //   transpose_margin = 1 - curl_rms / (best RMS curl with the other transpose flag);
+  //   flip_margin = min(1, |divergence skewness|) (the 180-degree choice rests on the sign of the skewness).
+  // confidence = the smallest; determined = confidence >= kRotationConfident. When not determined, callers warn
+  // and a user should give the rotation explicitly (e.g. a strongly defocused probe blurs the DPC field).
+  double angle_margin = 0, transpose_margin = 0, flip_margin = 0, confidence = 0;
+  bool determined = false;
   // Coarse scan: angles_deg = 0, 1, ..., 359; curl_by_angle has 2 * 360 values, [transpose][angle]:
   // curl_by_angle[a] for transpose = false, curl_by_angle[360 + a] for transpose = true (RMS curl).
   std::vector<double> angles_deg, curl_by_angle;
@@ -37,6 +47,11 @@ struct RotationResult {
 // the atom columns, so the field is +grad(potential) and its divergence is strongly negative on the columns.
 // Ties (zero skew) keep the angle in [0, 180). Maps must be at least 3x3 and finite (else InvalidArgument).
 RotationResult calibrate_rotation(const DpcResult& dpc);
+
+inline constexpr double kRotationConfident = 0.1;
+
+// A one-line warning for an undetermined calibration ("" when determined), naming the margins.
+std::string rotation_warning(const RotationResult& r);
 
 // The corrected field (row, col): transpose first, then rotate by angle_deg (conventions above).
 std::pair<Image<float>, Image<float>> rotate_field(const DpcResult& dpc, double angle_deg, bool transpose);

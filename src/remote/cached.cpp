@@ -6,8 +6,6 @@
 
 namespace qgpu::remote {
 
-Backend backend_of(const ServedDataset& s) { return s.cache ? Backend::cpu : s.ds.backend(); }
-
 Shape4D shape_of(const ServedDataset& s) {
   if (!s.cache) return s.ds.shape();
   const cache::Geometry& g = s.cache->geometry();

@@ -9,8 +9,6 @@
 
 namespace qgpu::remote {
 
-// The backend results are rendered on: the dataset's, or cpu for a cache.
-Backend backend_of(const ServedDataset& s);
 // Scan x detector shape of the dataset or of the cache's geometry.
 Shape4D shape_of(const ServedDataset& s);
 // HttpError 404: `what` needs the raw data, which a dataset served from a cache does not have.

@@ -23,8 +23,12 @@ StatusAndMessage classify(std::exception_ptr e) {
     return {404, x.what()};
   } catch (const BackendUnavailable& x) {
     return {503, x.what()};
+  } catch (const OutOfMemory& x) {
+    return {507, x.what()};
+  } catch (const DeviceError& x) {
+    return {503, x.what()};
   } catch (const std::bad_alloc&) {
-    return {500, "out of memory"};
+    return {507, "out of host memory"};
   } catch (const std::exception& x) {
     return {500, std::string("internal error: ") + x.what()};
   } catch (...) {

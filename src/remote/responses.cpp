@@ -99,22 +99,24 @@ void send_body(httplib::Response& res, Body body) {
 
 namespace {
 
-template <class T> Body png_body(const Image<T>& img, const display::DisplayOptions& look, Backend backend) {
+// Rendered where the image's provenance says it lives (the dataset's backend).
+template <class T> Body png_body(const Image<T>& img, const display::DisplayOptions& look) {
   Image<float> f;
   f.rows = img.rows;
   f.cols = img.cols;
   f.data.assign(img.data.begin(), img.data.end());
+  f.provenance = img.provenance;
   Body b;
-  b.bytes = png_bytes(display::render(f, look, backend));
+  b.bytes = png_bytes(display::render(f, look));
   b.content_type = "image/png";
   return b;
 }
 
 // Raw little-endian values with shape and dtype headers, JSON, or a rendered PNG.
 template <class T>
-Body image_body(const Image<T>& img, const std::string& format, const display::DisplayOptions& look, Backend backend,
+Body image_body(const Image<T>& img, const std::string& format, const display::DisplayOptions& look,
                 const char* dtype) {
-  if (format == "png") return png_body(img, look, backend);
+  if (format == "png") return png_body(img, look);
   Body b;
   if (format == "json") {
     b.is_json = true;
@@ -129,14 +131,12 @@ Body image_body(const Image<T>& img, const std::string& format, const display::D
 
 }  // namespace
 
-Body u64_body(const Image<std::uint64_t>& img, const std::string& format, const display::DisplayOptions& look,
-              Backend backend) {
-  return image_body(img, format, look, backend, "uint64");
+Body u64_body(const Image<std::uint64_t>& img, const std::string& format, const display::DisplayOptions& look) {
+  return image_body(img, format, look, "uint64");
 }
 
-Body f32_body(const Image<float>& img, const std::string& format, const display::DisplayOptions& look,
-              Backend backend) {
-  return image_body(img, format, look, backend, "float32");
+Body f32_body(const Image<float>& img, const std::string& format, const display::DisplayOptions& look) {
+  return image_body(img, format, look, "float32");
 }
 
 }  // namespace qgpu::remote

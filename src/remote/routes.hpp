@@ -49,10 +49,9 @@ struct Body {
   bool is_json = false;
 };
 void send_body(httplib::Response& res, Body body);
-Body u64_body(const Image<std::uint64_t>& img, const std::string& format, const display::DisplayOptions& look,
-              Backend backend);
-Body f32_body(const Image<float>& img, const std::string& format, const display::DisplayOptions& look,
-              Backend backend);
+// PNG bodies are rendered where the image's provenance says it lives (the one dispatch rule, device.hpp).
+Body u64_body(const Image<std::uint64_t>& img, const std::string& format, const display::DisplayOptions& look);
+Body f32_body(const Image<float>& img, const std::string& format, const display::DisplayOptions& look);
 
 void add_dataset_routes(httplib::Server& http, Context& ctx);  // list, mean_pattern, disk_fit, frame, browse_plan, window
 void add_virtual_routes(httplib::Server& http, Context& ctx);  // GET / POST virtual

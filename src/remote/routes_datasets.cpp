@@ -1,5 +1,6 @@
 // GET /api/datasets, /api/datasets/{id}/{mean_pattern, disk_fit, frame, browse_plan, window}.
 #include "detector/virtual_detector.hpp"
+#include "display/pattern.hpp"
 #include "display/display.hpp"
 #include "remote/cached.hpp"
 #include "remote/encode.hpp"
@@ -22,13 +23,19 @@ void mean_pattern(Context& ctx, const httplib::Request& req, httplib::Response& 
   ServedDataset& s = ctx.catalog.get(req.matches[1]);
   const Params p(req.params);
   const std::string format = p.choice("format", {"json", "f32", "png"}, "json");
-  const display::DisplayOptions look = display_options(p, display::Scale::log);
+  // A PNG without display parameters shows the dark-field halo too (display/pattern.hpp); any of scale, plo, phi,
+  // vmin, vmax asks for the plain pipeline (log scale by default).
+  const bool halo_view = format == "png" && !p.has("scale") && !p.has("plo") && !p.has("phi") && !p.has("vmin") &&
+                         !p.has("vmax");
+  const display::DisplayOptions look = halo_view
+                                           ? display::pattern_display_options(p.text("colormap").value_or("inferno"))
+                                           : display_options(p, display::Scale::log);
   double ms = 0;
   Body body = run_on(
       s,
       [&](ServedDataset& d) {
-        if (d.cache) return f32_body(d.cache->f32("mean_pattern"), format, look, Backend::cpu);
-        return f32_body(detector::mean_pattern(d.ds), format, look, d.ds.backend());
+        const Image<float> mean = d.cache ? d.cache->f32("mean_pattern") : detector::mean_pattern(d.ds);
+        return f32_body(halo_view ? display::pattern_log(mean) : mean, format, look);
       },
       ms);
   set_compute_ms(res, ms);
@@ -76,7 +83,7 @@ void frame(Context& ctx, const httplib::Request& req, httplib::Response& res) {
         img.data.assign(counts.begin(), counts.end());
         img.provenance.operation = "remote.frame";
         img.provenance.parameters = {{"row", row}, {"col", col}};
-        b = u64_body(img, format, look, d.ds.backend());
+        b = u64_body(img, format, look);
         if (b.is_json) b.json["dtype"] = "uint32";
         return b;
       },

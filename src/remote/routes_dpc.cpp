@@ -31,6 +31,7 @@ Field cached_rotated_dpc(const cache::Cache& c, const Params& p) {
     dpc::DpcResult d;
     d.dpc_row = c.f32("dpc_row");
     d.dpc_col = c.f32("dpc_col");
+    d.provenance = d.dpc_row.provenance;  // host data
     const bool transpose = p.choice("transpose", {"0", "1"}, "0") == "1";
     std::tie(f.row, f.col) = dpc::rotate_field(d, *a, transpose);
     f.info = {{"rotation", "given"}, {"angle_deg", *a}, {"transpose", transpose}};
@@ -60,6 +61,9 @@ Field rotated_dpc(ServedDataset& s, const Params& p) {
     transpose = rot.transpose;
     f.info["rotation"] = "calibrated";
     f.info["curl_rms"] = rot.curl_rms;
+    f.info["confidence"] = rot.confidence;
+    f.info["determined"] = rot.determined;
+    f.info["warning"] = dpc::rotation_warning(rot);
   }
   f.info["angle_deg"] = angle;
   f.info["transpose"] = transpose;
@@ -68,11 +72,11 @@ Field rotated_dpc(ServedDataset& s, const Params& p) {
 }
 
 // Two components: json {row, col}, f32 stacked [2][rows][cols], png of `component`.
-Body pair_body(const Field& f, const Params& p, Backend b) {
+Body pair_body(const Field& f, const Params& p) {
   const std::string format = p.choice("format", {"json", "f32", "png"}, "json");
   if (format == "png") {
     const bool col = p.choice("component", {"row", "col"}, "row") == "col";
-    return f32_body(col ? f.col : f.row, "png", display_options(p, display::Scale::linear), b);
+    return f32_body(col ? f.col : f.row, "png", display_options(p, display::Scale::linear));
   }
   Body body;
   if (format == "json") {
@@ -107,16 +111,16 @@ void add_dpc_routes(httplib::Server& http, Context& ctx) {
              respond(ctx, q, r, [](ServedDataset& d, const Params& p) {
                if (d.cache) {
                  Field f{d.cache->f32("com_row"), d.cache->f32("com_col"), {{"from", "product cache"}}};
-                 return pair_body(f, p, Backend::cpu);
+                 return pair_body(f, p);
                }
                const dpc::ComResult& c = com_of(d);
                Field f{c.com_row, c.com_col, {{"empty_frames", c.empty_frames}}};
-               return pair_body(f, p, d.ds.backend());
+               return pair_body(f, p);
              });
            }));
   http.Get(kId + "/dpc", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) {
              respond(ctx, q, r, [](ServedDataset& d, const Params& p) {
-               return pair_body(rotated_dpc(d, p), p, backend_of(d));
+               return pair_body(rotated_dpc(d, p), p);
              });
            }));
   http.Get(kId + "/idpc", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) {
@@ -125,11 +129,11 @@ void add_dpc_routes(httplib::Server& http, Context& ctx) {
                const dpc::IdpcPadding padding = padding_of(p);
                const display::DisplayOptions look = display_options(p, display::Scale::linear);
                if (d.cache && !p.number("rotation") && padding == dpc::IdpcPadding::mirror)
-                 return f32_body(d.cache->f32("idpc"), format, look, Backend::cpu);
+                 return f32_body(d.cache->f32("idpc"), format, look);
                const Field f = rotated_dpc(d, p);  // a cache: another rotation or padding, integrated on the host
                dpc::IdpcOptions o;
                o.padding = padding;
-               return f32_body(dpc::idpc(f.row, f.col, backend_of(d), o), format, look, backend_of(d));
+               return f32_body(dpc::idpc(f.row, f.col, o), format, look);
              });
            }));
 }

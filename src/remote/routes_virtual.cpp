@@ -24,9 +24,9 @@ void get_virtual(Context& ctx, const httplib::Request& req, httplib::Response& r
         if (d.cache) {
           const Image<std::uint64_t> img = cached_virtual(*d.cache, v, tolerance);
           res.set_header("X-Cached-Product", img.provenance.parameters["cache"]["name"].get<std::string>());
-          return u64_body(img, format, look, Backend::cpu);
+          return u64_body(img, format, look);
         }
-        return u64_body(compute_virtual(d.ds, v), format, look, d.ds.backend());
+        return u64_body(compute_virtual(d.ds, v), format, look);
       },
       ms);
   set_compute_ms(res, ms);
@@ -45,7 +45,7 @@ void post_virtual(Context& ctx, const httplib::Request& req, httplib::Response& 
                       p.text("dtype").value_or(req.get_header_value("X-DType")));
   double ms = 0;
   Body body = run_on(
-      s, [&](ServedDataset& d) { return u64_body(detector::virtual_image(d.ds, mask), format, look, d.ds.backend()); },
+      s, [&](ServedDataset& d) { return u64_body(detector::virtual_image(d.ds, mask), format, look); },
       ms);
   set_compute_ms(res, ms);
   send_body(res, std::move(body));

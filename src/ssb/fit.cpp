@@ -38,12 +38,19 @@ FitResult fit(const Dataset& ds, const SsbParams& p, const FitOptions& o) {
     return a;
   };
 
+  std::size_t evaluated = 0;
   detail::TpeOptions to;
   to.trials = o.trials;
   to.tpe_trials = o.tpe_trials ? o.tpe_trials : std::max<std::size_t>(1, o.trials * 3 / 4);
   to.seed = o.seed;
   const detail::OptimizeResult opt = detail::minimize_tpe_nelder_mead(
-      [&](const std::vector<double>& x) { return engine->loss(to_aberrations(x)); }, lo, hi, to);
+      [&](const std::vector<double>& x) {
+        const double loss = engine->loss(to_aberrations(x));
+        if (o.progress) o.progress(double(++evaluated) / double(o.trials));
+        return loss;
+      },
+      lo, hi, to);
+  if (o.progress) o.progress(1.0);  // Nelder-Mead may stop before the budget once its simplex collapses
 
   FitResult r;
   r.aberrations = to_aberrations(opt.best_x);

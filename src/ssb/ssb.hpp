@@ -29,6 +29,7 @@
 //   sum kernel + one C2R.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -82,6 +83,7 @@ struct FitOptions {
   double c1_min = -500, c1_max = 500;  // defocus search range, angstrom
   bool fit_astigmatism = false;        // also fit A1 (as A1 cos 2a, A1 sin 2a in +-max(|c1_min|,|c1_max|)/2)
   std::size_t detector_bin = 4;        // detector binning of the precomputed G(K, Q)
+  std::function<void(double)> progress;  // optional: fraction of the trial budget spent, ends with 1.0
 };
 
 struct FitResult {

@@ -138,7 +138,7 @@ TEST_F(CacheProducts, DpcChainMatchesTheResident) {
   auto [fr, fc] = dpc::rotate_field(d, rot.angle_deg, rot.transpose);
   expect_near(c.f32("field_row"), fr, "field_row");
   expect_near(c.f32("field_col"), fc, "field_col");
-  expect_near(c.f32("idpc"), dpc::idpc(fr, fc, Backend::cpu), "idpc");
+  expect_near(c.f32("idpc"), dpc::idpc(fr, fc), "idpc");
 }
 
 TEST_F(CacheProducts, EveryProductCarriesProvenance) {

@@ -74,3 +74,46 @@ TEST(VirtualCpu, MaskMustMatchTheDetector) {
   const Dataset ds = test::synthetic<std::uint8_t>({2, 2, 8, 8}, 10);
   EXPECT_THROW(virtual_image(ds, disk(9, 8, 4, 4, 2)), InvalidArgument);
 }
+
+TEST(VirtualCpu, SignedWeightsGiveExactInt64) {
+  const Dataset ds = test::synthetic<std::uint32_t>({3, 2, 5, 6}, 1000000000u);
+  SignedMask m{5, 6, std::vector<std::int64_t>(30)};
+  for (std::size_t i = 0; i < 30; ++i) m.weights[i] = std::int64_t(i % 5) - 2;  // -2..2
+  m.weights[7] = -4294967295ll;  // the most negative weight allowed
+  const Image<std::int64_t> img = virtual_image(ds, m);
+  const auto* d = reinterpret_cast<const std::uint32_t*>(ds.host_bytes().data());
+  for (std::size_t f = 0; f < 6; ++f) {
+    __int128 want = 0;  // independent: 128-bit sum of the signed products
+    for (std::size_t k = 0; k < 30; ++k) want += __int128(d[f * 30 + k]) * m.weights[k];
+    EXPECT_EQ(img.data[f], std::int64_t(want)) << "frame " << f;
+  }
+  EXPECT_EQ(img.provenance.output_dtype, "int64");
+  EXPECT_EQ(img.provenance.backend, "cpu");
+  // All-negative weights: a negative image, not a wrapped uint64.
+  SignedMask neg{5, 6, std::vector<std::int64_t>(30, -1)};
+  const Image<std::int64_t> n = virtual_image(ds, neg);
+  for (std::size_t f = 0; f < 6; ++f) {
+    std::int64_t want = 0;
+    for (std::size_t k = 0; k < 30; ++k) want -= std::int64_t(d[f * 30 + k]);
+    EXPECT_EQ(n.data[f], want);
+  }
+}
+
+TEST(VirtualCpu, SignedWeightsOutOfRangeOrAllZeroAreRejected) {
+  const Dataset ds = test::synthetic<std::uint16_t>({2, 2, 4, 4}, 100);
+  EXPECT_THROW(virtual_image(ds, SignedMask{4, 4, std::vector<std::int64_t>(16, 0)}), InvalidArgument);
+  SignedMask big{4, 4, std::vector<std::int64_t>(16, 1)};
+  big.weights[3] = -4294967296ll;
+  EXPECT_THROW(virtual_image(ds, big), InvalidArgument);
+  EXPECT_THROW(virtual_image(ds, SignedMask{4, 4, std::vector<std::int64_t>(15, 1)}), InvalidArgument);
+  EXPECT_THROW(virtual_image(ds, SignedMask{4, 5, std::vector<std::int64_t>(20, 1)}), InvalidArgument);
+  // A sum beyond the int64 range is an error, never a wrapped value: 4e9 counts x (2^32 - 1) > 2^63.
+  const Dataset bright = test::synthetic<std::uint32_t>({1, 1, 2, 2}, 4000000000u);
+  const auto* d = reinterpret_cast<const std::uint32_t*>(bright.host_bytes().data());
+  std::size_t brightest = 0;
+  for (std::size_t k = 0; k < 4; ++k) brightest = d[k] > d[brightest] ? k : brightest;
+  SignedMask huge{2, 2, std::vector<std::int64_t>(4, 0)};
+  huge.weights[brightest] = -4294967295ll;
+  if (std::uint64_t(d[brightest]) * 4294967295ull > std::uint64_t(INT64_MAX))
+    EXPECT_THROW(virtual_image(bright, huge), InvalidArgument);
+}

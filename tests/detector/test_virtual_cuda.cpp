@@ -58,3 +58,19 @@ TEST(VirtualCuda, BfAdfAndDiskFitMatchCpu) {
   EXPECT_DOUBLE_EQ(a.radius, b.radius);
   EXPECT_EQ(mean_pattern(gpu).data, mean_pattern(host).data);
 }
+
+TEST(VirtualCuda, SignedWeightsEqualCpuExactly) {
+  QGPU_REQUIRE_CUDA();
+  const Dataset host = test::synthetic<std::uint32_t>({9, 11, 40, 36}, 4000000000u);
+  const Dataset gpu = host.to_device();
+  SignedMask m{40, 36, std::vector<std::int64_t>(40 * 36)};
+  for (std::size_t i = 0; i < m.weights.size(); ++i) m.weights[i] = std::int64_t(i % 7) - 3;  // dense, both signs
+  const Image<std::int64_t> a = virtual_image(gpu, m), b = virtual_image(host, m);
+  EXPECT_EQ(a.provenance.backend, "cuda");
+  EXPECT_EQ(a.provenance.output_dtype, "int64");
+  EXPECT_EQ(a.data, b.data);
+  SignedMask sparse{40, 36, std::vector<std::int64_t>(40 * 36, 0)};
+  sparse.weights[5] = -65536;
+  sparse.weights[700] = 2;
+  EXPECT_EQ(virtual_image(gpu, sparse).data, virtual_image(host, sparse).data);
+}

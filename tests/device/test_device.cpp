@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "device/cuda/cuda_check.hpp"
+#include "device/cuda/cufft_check.hpp"
 #include "device/device.hpp"
 #include "support/cuda_required.hpp"
 
@@ -31,4 +33,26 @@ TEST(Device, ReportsTheGpuOnGpuMachines) {
   QGPU_REQUIRE_CUDA();
   std::cout << "[ device ] " << detect().name << " x" << detect().device_count << "\n";
   EXPECT_TRUE(detect().reason.empty());
+}
+
+// CUDA failures become typed errors naming the call (checked with error codes: no GPU needed).
+TEST(CudaCheck, FailuresAreTypedErrors) {
+  EXPECT_NO_THROW(QGPU_CUDA(cudaSuccess));
+  try {
+    cuda_check(cudaErrorMemoryAllocation, "cudaMalloc(&p, 1 << 40)");
+    FAIL() << "no exception";
+  } catch (const OutOfMemory& e) {
+    EXPECT_NE(std::string(e.what()).find("cudaMalloc(&p, 1 << 40)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("free"), std::string::npos) << e.what();  // free memory, or why unknown
+  }
+  EXPECT_THROW(cuda_check(cudaErrorIllegalAddress, "kernel"), DeviceError);
+  try {
+    cuda_check(cudaErrorIllegalAddress, "kernel");
+  } catch (const OutOfMemory&) {
+    FAIL() << "an illegal address is not out of memory";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("CUDA error in kernel"), std::string::npos);
+  }
+  EXPECT_THROW(cufft_check(CUFFT_ALLOC_FAILED, "cufftPlan2d"), OutOfMemory);
+  EXPECT_THROW(cufft_check(CUFFT_EXEC_FAILED, "cufftExecR2C"), DeviceError);
 }

@@ -48,10 +48,10 @@ void expect_same_rgba(const Rgba& cpu, const Rgba& gpu, const std::string& what)
 }
 
 void expect_same_everything(const Image<float>& img, const DisplayOptions& o, const std::string& what) {
-  const Rgba rc = render(img, o, Backend::cpu), rg = render(img, o, Backend::cuda);
+  const Rgba rc = render(img, o), rg = render(on_backend(img, Backend::cuda), o);
   expect_same_rgba(rc, rg, what);
   EXPECT_EQ(rg.provenance.backend, "cuda");
-  const Histogram hc = histogram(img, o, Backend::cpu), hg = histogram(img, o, Backend::cuda);
+  const Histogram hc = histogram(img, o), hg = histogram(on_backend(img, Backend::cuda), o);
   EXPECT_EQ(hc.counts, hg.counts) << what;
   EXPECT_EQ(hc.lo, hg.lo) << what;
   EXPECT_EQ(hc.hi, hg.hi) << what;
@@ -86,7 +86,7 @@ TEST(DisplayCuda, ExplicitRangeAndDegenerateImages) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   expect_same_everything(make_image(16, 16, std::vector<float>(256, nan)), DisplayOptions{}, "all NaN");
   expect_same_everything(make_image(16, 16, std::vector<float>(256, 4.0f)), DisplayOptions{}, "constant");
-  const Histogram h = histogram(make_image(2, 5, {0, 1, 2, 3, 4, nan, 0, 4, 4, 2}), DisplayOptions{}, Backend::cuda);
+  const Histogram h = histogram(on_backend(make_image(2, 5, {0, 1, 2, 3, 4, nan, 0, 4, 4, 2}), Backend::cuda), DisplayOptions{});
   EXPECT_EQ(h.counts[0], 2u);
   EXPECT_EQ(h.counts[64], 1u);
   EXPECT_EQ(h.counts[128], 2u);
@@ -99,10 +99,10 @@ TEST(DisplayCuda, InvalidOptionsRaiseBeforeTouchingTheGpu) {
   QGPU_REQUIRE_CUDA();
   DisplayOptions o;
   o.colormap = "jet";
-  EXPECT_THROW(render(make_image(1, 2, {1, 2}), o, Backend::cuda), InvalidArgument);
+  EXPECT_THROW(render(on_backend(make_image(1, 2, {1, 2}), Backend::cuda), o), InvalidArgument);
   DisplayOptions high;
   high.vmin = 100.0;  // above the data's maximum
-  EXPECT_THROW(histogram(make_image(1, 2, {1, 2}), high, Backend::cuda), InvalidArgument);
+  EXPECT_THROW(histogram(on_backend(make_image(1, 2, {1, 2}), Backend::cuda), high), InvalidArgument);
 }
 
 // Stated tolerance of fft_log_magnitude between backends: |cpu - cuda| <= 1e-4 * max(cpu) per pixel.
@@ -111,7 +111,7 @@ TEST(DisplayCuda, FftMatchesCpuWithinTolerance) {
   using Shape = std::pair<std::size_t, std::size_t>;
   for (auto [rows, cols] : {Shape{512, 512}, {129, 67}, {1, 64}, {64, 1}, {1, 1}, {2, 3}}) {
     const Image<float> img = test::uniform_image(rows, cols, static_cast<unsigned>(rows + 31 * cols));
-    const Image<float> fc = fft_log_magnitude(img, Backend::cpu), fg = fft_log_magnitude(img, Backend::cuda);
+    const Image<float> fc = fft_log_magnitude(img), fg = fft_log_magnitude(on_backend(img, Backend::cuda));
     ASSERT_EQ(fg.rows, rows);
     ASSERT_EQ(fg.cols, cols);
     ASSERT_EQ(fg.data.size(), fc.data.size());

@@ -25,14 +25,14 @@ void expect_peaks(const Image<float>& f, const std::vector<std::pair<std::size_t
 TEST(DisplayFftCpu, DeltaIsFlat) {
   std::vector<float> d(6 * 8, 0.0f);
   d[0] = 1.0f;
-  const Image<float> f = fft_log_magnitude(make_image(6, 8, d), Backend::cpu);
+  const Image<float> f = fft_log_magnitude(make_image(6, 8, d));
   ASSERT_EQ(f.rows, 6u);
   ASSERT_EQ(f.cols, 8u);
   for (float v : f.data) EXPECT_NEAR(v, std::log(2.0), 1e-6);
 }
 
 TEST(DisplayFftCpu, ConstantPeaksAtCentre) {
-  const Image<float> f = fft_log_magnitude(make_image(4, 6, std::vector<float>(24, 0.5f)), Backend::cpu);
+  const Image<float> f = fft_log_magnitude(make_image(4, 6, std::vector<float>(24, 0.5f)));
   expect_peaks(f, {{2, 3}}, 0.5 * 24);
 }
 
@@ -43,7 +43,7 @@ TEST(DisplayFftCpu, CosineAlongColumnsEvenSize) {
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c)
       d[r * cols + c] = static_cast<float>(std::cos(2 * std::numbers::pi * 3 * c / cols));
-  expect_peaks(fft_log_magnitude(make_image(rows, cols, d), Backend::cpu), {{4, 5}, {4, 11}}, 64.0);
+  expect_peaks(fft_log_magnitude(make_image(rows, cols, d)), {{4, 5}, {4, 11}}, 64.0);
 }
 
 TEST(DisplayFftCpu, CosineAlongRowsOddSize) {
@@ -53,11 +53,11 @@ TEST(DisplayFftCpu, CosineAlongRowsOddSize) {
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c)
       d[r * cols + c] = static_cast<float>(std::cos(2 * std::numbers::pi * 2 * r / rows));
-  expect_peaks(fft_log_magnitude(make_image(rows, cols, d), Backend::cpu), {{0, 3}, {4, 3}}, 17.5);
+  expect_peaks(fft_log_magnitude(make_image(rows, cols, d)), {{0, 3}, {4, 3}}, 17.5);
 }
 
 TEST(DisplayFftCpu, Provenance) {
-  const Image<float> f = fft_log_magnitude(make_image(2, 3, {1, 2, 3, 4, 5, 6}), Backend::cpu);
+  const Image<float> f = fft_log_magnitude(make_image(2, 3, {1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(f.provenance.operation, "display.fft_log_magnitude");
   EXPECT_EQ(f.provenance.backend, "cpu");
   EXPECT_EQ(f.provenance.output_dtype, "float32");

@@ -16,7 +16,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 TEST(DisplayHistogramCpu, HandCount) {
   const Image<float> img = make_image(2, 5, {0, 1, 2, 3, 4, kNaN, kInf, -kInf, 4, 0});
-  const Histogram h = histogram(img, DisplayOptions{}, Backend::cpu);
+  const Histogram h = histogram(img, DisplayOptions{});
   EXPECT_EQ(h.lo, 0.0);
   EXPECT_EQ(h.hi, 4.0);
   std::array<std::uint64_t, 256> want{};
@@ -32,7 +32,7 @@ TEST(DisplayHistogramCpu, ClippedValuesLandInEndBins) {
   DisplayOptions o;
   o.vmin = 10.0;
   o.vmax = 20.0;
-  const Histogram h = histogram(make_image(1, 6, {-100, 5, 10, 15, 20, 1e30f}), o, Backend::cpu);
+  const Histogram h = histogram(make_image(1, 6, {-100, 5, 10, 15, 20, 1e30f}), o);
   EXPECT_EQ(h.counts[0], 3u);    // -100, 5, 10
   EXPECT_EQ(h.counts[128], 1u);  // 15: 127.5 + 0.5
   EXPECT_EQ(h.counts[255], 2u);  // 20, 1e30
@@ -48,10 +48,10 @@ TEST(DisplayHistogramCpu, SumsToFiniteCountAndMatchesRenderIndices) {
     o.scale = s;
     o.lower_percentile = 2;
     o.upper_percentile = 97;
-    const Histogram h = histogram(img, o, Backend::cpu);
+    const Histogram h = histogram(img, o);
     EXPECT_EQ(std::accumulate(h.counts.begin(), h.counts.end(), std::uint64_t{0}), finite);
     // The histogram counts colour indices: recount them from a gray render.
-    const Rgba out = render(img, o, Backend::cpu);
+    const Rgba out = render(img, o);
     std::array<std::uint64_t, 256> from_render{};
     for (std::size_t i = 0; i < img.data.size(); ++i)
       if (out.rgba[4 * i + 3]) ++from_render[out.rgba[4 * i]];
@@ -65,7 +65,7 @@ TEST(DisplayHistogramCpu, SumsToFiniteCountAndMatchesRenderIndices) {
 }
 
 TEST(DisplayHistogramCpu, AllNaNCountsNothing) {
-  const Histogram h = histogram(make_image(3, 3, std::vector<float>(9, kNaN)), DisplayOptions{}, Backend::cpu);
+  const Histogram h = histogram(make_image(3, 3, std::vector<float>(9, kNaN)), DisplayOptions{});
   EXPECT_EQ(std::accumulate(h.counts.begin(), h.counts.end(), std::uint64_t{0}), 0u);
   EXPECT_EQ(h.lo, 0.0);
   EXPECT_EQ(h.hi, 0.0);
@@ -74,7 +74,7 @@ TEST(DisplayHistogramCpu, AllNaNCountsNothing) {
 TEST(DisplayHistogramCpu, Provenance) {
   DisplayOptions o;
   o.scale = Scale::log;
-  const Histogram h = histogram(make_image(1, 3, {0, 1, 2}), o, Backend::cpu);
+  const Histogram h = histogram(make_image(1, 3, {0, 1, 2}), o);
   EXPECT_EQ(h.provenance.operation, "display.histogram");
   EXPECT_EQ(h.provenance.backend, "cpu");
   EXPECT_EQ(h.provenance.input_dtype, "float32");

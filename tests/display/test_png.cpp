@@ -66,7 +66,7 @@ TEST(DisplayPng, RgbaRoundTrip) {
 }
 
 TEST(DisplayPng, RenderedImageRoundTrip) {
-  const Rgba out = render(test::wide_range_image(17, 9, 11), DisplayOptions{}, Backend::cpu);
+  const Rgba out = render(test::wide_range_image(17, 9, 11), DisplayOptions{});
   const auto path = tmp_dir() / "render.png";
   write_png(path.string(), out);
   png_uint_32 w = 0, h = 0;

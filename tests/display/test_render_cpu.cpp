@@ -44,7 +44,7 @@ std::vector<int> gray_indices(const Rgba& out) {
 TEST(DisplayRenderCpu, RampMapsToEveryIndex) {
   std::vector<float> ramp(256);
   std::iota(ramp.begin(), ramp.end(), 0.0f);
-  const Rgba out = render(make_image(1, 256, ramp), gray_options(), Backend::cpu);
+  const Rgba out = render(make_image(1, 256, ramp), gray_options());
   ASSERT_EQ(out.rows, 1u);
   ASSERT_EQ(out.cols, 256u);
   ASSERT_EQ(out.rgba.size(), 256u * 4);
@@ -53,7 +53,7 @@ TEST(DisplayRenderCpu, RampMapsToEveryIndex) {
 }
 
 TEST(DisplayRenderCpu, ViridisColoursAndNonFiniteTransparent) {
-  const Rgba out = render(make_image(2, 4, {0, 1, 2, 3, 4, kNaN, kInf, -kInf}), DisplayOptions{}, Backend::cpu);
+  const Rgba out = render(make_image(2, 4, {0, 1, 2, 3, 4, kNaN, kInf, -kInf}), DisplayOptions{});
   const Lut& v = colormap("viridis");
   const int want[] = {0, 64, 128, 191, 255};
   for (int i = 0; i < 5; ++i)
@@ -66,7 +66,7 @@ TEST(DisplayRenderCpu, LogScale) {
   const float e = static_cast<float>(std::exp(1.0));
   // log(1 + v) = 0, 1, 3, 4 -> indices 0, 64 (63.75+0.5), 191 (191.25+0.5), 255; negatives scale to 0.
   const std::vector<float> v = {0.0f, e - 1, e * e * e - 1, static_cast<float>(std::exp(4.0) - 1), -5.0f};
-  const Rgba out = render(make_image(1, 5, v), gray_options(Scale::log), Backend::cpu);
+  const Rgba out = render(make_image(1, 5, v), gray_options(Scale::log));
   EXPECT_EQ(gray_indices(out), (std::vector<int>{0, 64, 191, 255, 0}));
   EXPECT_NEAR(out.provenance.parameters["hi"].get<double>(), 4.0, 1e-6);
   EXPECT_EQ(out.provenance.parameters["lo"].get<double>(), 0.0);
@@ -75,7 +75,7 @@ TEST(DisplayRenderCpu, LogScale) {
 TEST(DisplayRenderCpu, SignedLogScale) {
   const float a = static_cast<float>(std::exp(1.0) - 1), b = static_cast<float>(std::exp(2.0) - 1);
   // sign(v) log(1 + |v|) = -2, -1, 0, 1, 2 over [-2, 2]
-  const Rgba out = render(make_image(1, 5, {-b, -a, 0.0f, a, b}), gray_options(Scale::signed_log), Backend::cpu);
+  const Rgba out = render(make_image(1, 5, {-b, -a, 0.0f, a, b}), gray_options(Scale::signed_log));
   EXPECT_EQ(gray_indices(out), (std::vector<int>{0, 64, 128, 191, 255}));
 }
 
@@ -86,7 +86,7 @@ TEST(DisplayRenderCpu, PercentileClipping) {
   DisplayOptions o = gray_options();
   o.lower_percentile = 10;
   o.upper_percentile = 90;
-  const Rgba out = render(make_image(1, 101, v), o, Backend::cpu);
+  const Rgba out = render(make_image(1, 101, v), o);
   EXPECT_EQ(out.provenance.parameters["lo"].get<double>(), 10.0);
   EXPECT_EQ(out.provenance.parameters["hi"].get<double>(), 90.0);
   const std::vector<int> idx = gray_indices(out);
@@ -104,7 +104,7 @@ TEST(DisplayRenderCpu, PercentilesIgnoreNonFinite) {
   DisplayOptions o = gray_options();
   o.lower_percentile = 30;
   o.upper_percentile = 37.5;
-  const Histogram h = histogram(make_image(1, 7, {5, kNaN, 1, 4, kInf, 2, 3}), o, Backend::cpu);
+  const Histogram h = histogram(make_image(1, 7, {5, kNaN, 1, 4, kInf, 2, 3}), o);
   EXPECT_EQ(h.lo, 2.0);
   EXPECT_EQ(h.hi, 3.0);
 }
@@ -114,21 +114,21 @@ TEST(DisplayRenderCpu, VminVmaxOverridePercentiles) {
   o.lower_percentile = 40;
   o.vmin = -1.0;
   o.vmax = 1.0;
-  const Rgba out = render(make_image(1, 5, {-2.0f, -0.5f, 0.0f, 0.5f, 2.0f}), o, Backend::cpu);
+  const Rgba out = render(make_image(1, 5, {-2.0f, -0.5f, 0.0f, 0.5f, 2.0f}), o);
   EXPECT_EQ(gray_indices(out), (std::vector<int>{0, 64, 128, 191, 255}));
   EXPECT_EQ(out.provenance.parameters["lo"].get<double>(), -1.0);
   EXPECT_EQ(out.provenance.parameters["hi"].get<double>(), 1.0);
 }
 
 TEST(DisplayRenderCpu, ConstantImageUsesFirstColour) {
-  const Rgba out = render(make_image(2, 2, {3, 3, 3, 3}), DisplayOptions{}, Backend::cpu);
+  const Rgba out = render(make_image(2, 2, {3, 3, 3, 3}), DisplayOptions{});
   const Lut& v = colormap("viridis");
   for (std::size_t i = 0; i < 4; ++i)
     for (int c = 0; c < 4; ++c) EXPECT_EQ(out.rgba[4 * i + c], v[c]);
 }
 
 TEST(DisplayRenderCpu, AllNaNIsTransparent) {
-  const Rgba out = render(make_image(2, 3, std::vector<float>(6, kNaN)), DisplayOptions{}, Backend::cpu);
+  const Rgba out = render(make_image(2, 3, std::vector<float>(6, kNaN)), DisplayOptions{});
   EXPECT_EQ(std::count(out.rgba.begin(), out.rgba.end(), 0), 24);
 }
 
@@ -138,7 +138,7 @@ TEST(DisplayRenderCpu, Provenance) {
   o.scale = Scale::signed_log;
   o.lower_percentile = 1;
   o.upper_percentile = 99;
-  const Rgba out = render(make_image(2, 3, {1, 2, 3, 4, 5, 6}), o, Backend::cpu);
+  const Rgba out = render(make_image(2, 3, {1, 2, 3, 4, 5, 6}), o);
   const Provenance& p = out.provenance;
   EXPECT_EQ(p.operation, "display.render");
   EXPECT_EQ(p.backend, "cpu");
@@ -158,36 +158,36 @@ TEST(DisplayRenderCpu, Provenance) {
 
 TEST(DisplayRenderCpu, BadInputsRaise) {
   const Image<float> ok = make_image(1, 2, {1, 2});
-  EXPECT_THROW(render(Image<float>{}, DisplayOptions{}, Backend::cpu), InvalidArgument);
-  EXPECT_THROW(render(make_image(0, 5, {}), DisplayOptions{}, Backend::cpu), InvalidArgument);
-  EXPECT_THROW(render(make_image(2, 2, {1, 2, 3}), DisplayOptions{}, Backend::cpu), InvalidArgument);
+  EXPECT_THROW(render(Image<float>{}, DisplayOptions{}), InvalidArgument);
+  EXPECT_THROW(render(make_image(0, 5, {}), DisplayOptions{}), InvalidArgument);
+  EXPECT_THROW(render(make_image(2, 2, {1, 2, 3}), DisplayOptions{}), InvalidArgument);
   auto with = [](auto f) {
     DisplayOptions o;
     f(o);
     return o;
   };
-  EXPECT_THROW(render(ok, with([](auto& o) { o.colormap = "jet"; }), Backend::cpu), InvalidArgument);
-  EXPECT_THROW(render(ok, with([](auto& o) { o.lower_percentile = 60, o.upper_percentile = 40; }), Backend::cpu),
+  EXPECT_THROW(render(ok, with([](auto& o) { o.colormap = "jet"; })), InvalidArgument);
+  EXPECT_THROW(render(ok, with([](auto& o) { o.lower_percentile = 60, o.upper_percentile = 40; })),
                InvalidArgument);
-  EXPECT_THROW(render(ok, with([](auto& o) { o.lower_percentile = -1; }), Backend::cpu), InvalidArgument);
-  EXPECT_THROW(render(ok, with([](auto& o) { o.upper_percentile = 100.5; }), Backend::cpu), InvalidArgument);
-  EXPECT_THROW(render(ok, with([](auto& o) { o.upper_percentile = std::nan(""); }), Backend::cpu), InvalidArgument);
-  EXPECT_THROW(render(ok, with([](auto& o) { o.vmin = 2.0, o.vmax = 1.0; }), Backend::cpu), InvalidArgument);
-  EXPECT_THROW(render(ok, with([](auto& o) { o.vmax = std::nan(""); }), Backend::cpu), InvalidArgument);
-  EXPECT_THROW(render(ok, with([](auto& o) { o.vmin = 5.0; }), Backend::cpu), InvalidArgument);  // above max 2
-  EXPECT_THROW(histogram(Image<float>{}, DisplayOptions{}, Backend::cpu), InvalidArgument);
-  EXPECT_THROW(histogram(ok, with([](auto& o) { o.colormap = "nope"; }), Backend::cpu), InvalidArgument);
-  EXPECT_THROW(fft_log_magnitude(Image<float>{}, Backend::cpu), InvalidArgument);
+  EXPECT_THROW(render(ok, with([](auto& o) { o.lower_percentile = -1; })), InvalidArgument);
+  EXPECT_THROW(render(ok, with([](auto& o) { o.upper_percentile = 100.5; })), InvalidArgument);
+  EXPECT_THROW(render(ok, with([](auto& o) { o.upper_percentile = std::nan(""); })), InvalidArgument);
+  EXPECT_THROW(render(ok, with([](auto& o) { o.vmin = 2.0, o.vmax = 1.0; })), InvalidArgument);
+  EXPECT_THROW(render(ok, with([](auto& o) { o.vmax = std::nan(""); })), InvalidArgument);
+  EXPECT_THROW(render(ok, with([](auto& o) { o.vmin = 5.0; })), InvalidArgument);  // above max 2
+  EXPECT_THROW(histogram(Image<float>{}, DisplayOptions{}), InvalidArgument);
+  EXPECT_THROW(histogram(ok, with([](auto& o) { o.colormap = "nope"; })), InvalidArgument);
+  EXPECT_THROW(fft_log_magnitude(Image<float>{}), InvalidArgument);
   // Equal percentiles are allowed: an empty range draws everything with colour 0.
-  EXPECT_NO_THROW(render(ok, with([](auto& o) { o.lower_percentile = o.upper_percentile = 50; }), Backend::cpu));
+  EXPECT_NO_THROW(render(ok, with([](auto& o) { o.lower_percentile = o.upper_percentile = 50; })));
 }
 
 TEST(DisplayRenderCpu, CudaWithoutGpuRaisesInsteadOfFallingBack) {
   if (detect().cuda_available) GTEST_SKIP() << "a GPU is present";
   const Image<float> ok = make_image(1, 2, {1, 2});
-  EXPECT_THROW(render(ok, DisplayOptions{}, Backend::cuda), BackendUnavailable);
-  EXPECT_THROW(histogram(ok, DisplayOptions{}, Backend::cuda), BackendUnavailable);
-  EXPECT_THROW(fft_log_magnitude(ok, Backend::cuda), BackendUnavailable);
+  EXPECT_THROW(render(on_backend(ok, Backend::cuda), DisplayOptions{}), BackendUnavailable);
+  EXPECT_THROW(histogram(on_backend(ok, Backend::cuda), DisplayOptions{}), BackendUnavailable);
+  EXPECT_THROW(fft_log_magnitude(on_backend(ok, Backend::cuda)), BackendUnavailable);
 }
 
 }  // namespace

@@ -154,6 +154,14 @@ TEST(CenteredDpc, SubtractsTheMeanOrTheGivenReference) {
   EXPECT_EQ(g.dpc_col.data, (std::vector<float>{0.0f, 1.0f, 5.0f}));
   EXPECT_EQ(g.provenance.operation, "dpc.centered_dpc");
 
+  // The one dispatch rule: this host step keeps its input's backend, so a chain begun on the GPU stays there.
+  ComResult on_gpu = com;
+  on_gpu.provenance.backend = "cuda";
+  const DpcResult d = centered_dpc(on_gpu);
+  EXPECT_EQ(d.provenance.backend, "cuda");
+  EXPECT_EQ(d.dpc_row.provenance.backend, "cuda");
+  EXPECT_EQ(d.dpc_col.provenance.backend, "cuda");
+
   ComResult bad = com;
   bad.com_col = testing::image(3, 1);
   EXPECT_THROW(centered_dpc(bad), InvalidArgument);

@@ -110,8 +110,8 @@ TEST(DpcCuda, ComBadMaskRejectedOnGpuToo) {
 }
 
 void expect_idpc_parity(const testing::AnalyticField& f, const IdpcOptions& o) {
-  const Image<float> c = idpc(f.grad_row, f.grad_col, Backend::cpu, o);
-  const Image<float> g = idpc(f.grad_row, f.grad_col, Backend::cuda, o);
+  const Image<float> c = idpc(f.grad_row, f.grad_col, o);
+  const Image<float> g = idpc(on_backend(f.grad_row, Backend::cuda), on_backend(f.grad_col, Backend::cuda), o);
   ASSERT_EQ(g.rows, c.rows);
   ASSERT_EQ(g.cols, c.cols);
   EXPECT_LE(testing::relative_difference(g, c), 1e-5);
@@ -137,7 +137,7 @@ TEST(DpcCuda, IdpcMatchesCpuWithinOneInHundredThousand) {
 TEST(DpcCuda, IdpcOnGpuRecoversPotential) {
   QGPU_REQUIRE_CUDA();
   const auto f = testing::gaussian_field(64, 64, 205);
-  const Image<float> g = idpc(f.grad_row, f.grad_col, Backend::cuda);
+  const Image<float> g = idpc(on_backend(f.grad_row, Backend::cuda), on_backend(f.grad_col, Backend::cuda));
   EXPECT_LT(testing::relative_error_up_to_constant(g, f.phi), 5e-3);
 }
 

@@ -19,7 +19,7 @@ using testing::relative_error_up_to_constant;
 // gradient is accurate to well under 1 % once the edges are handled.
 TEST(Idpc, RecoversGaussianPotentialUpToAConstant) {
   const auto f = gaussian_field(96, 80, 1);
-  const Image<float> phi = idpc(f.grad_row, f.grad_col, Backend::cpu);
+  const Image<float> phi = idpc(f.grad_row, f.grad_col);
   ASSERT_EQ(phi.rows, 96u);
   ASSERT_EQ(phi.cols, 80u);
   EXPECT_LT(relative_error_up_to_constant(phi, f.phi), 1e-4);  // measured 2.6e-7
@@ -28,7 +28,7 @@ TEST(Idpc, RecoversGaussianPotentialUpToAConstant) {
 
 TEST(Idpc, OddSizes) {
   const auto f = gaussian_field(33, 47, 2);
-  const Image<float> phi = idpc(f.grad_row, f.grad_col, Backend::cpu);
+  const Image<float> phi = idpc(f.grad_row, f.grad_col);
   EXPECT_LT(relative_error_up_to_constant(phi, f.phi), 5e-3);
   EXPECT_EQ(phi.provenance.parameters.at("pad_row"), (std::vector<std::size_t>{16, 17}));
   EXPECT_EQ(phi.provenance.parameters.at("pad_col"), (std::vector<std::size_t>{23, 24}));
@@ -39,12 +39,12 @@ TEST(Idpc, ZeroPaddingWorksForFieldsVanishingAtTheEdges) {
   IdpcOptions o;
   o.padding = IdpcPadding::zeros;
   o.pad = 12;
-  const Image<float> phi = idpc(f.grad_row, f.grad_col, Backend::cpu, o);
+  const Image<float> phi = idpc(f.grad_row, f.grad_col, o);
   EXPECT_LT(relative_error_up_to_constant(phi, f.phi), 2e-2);
   EXPECT_EQ(phi.provenance.parameters.at("pad_row"), (std::vector<std::size_t>{12, 12}));
   EXPECT_EQ(phi.provenance.parameters.at("padding"), "zeros");
   o.pad = 0;  // auto: half the extent on each side
-  const Image<float> auto_pad = idpc(f.grad_row, f.grad_col, Backend::cpu, o);
+  const Image<float> auto_pad = idpc(f.grad_row, f.grad_col, o);
   EXPECT_LT(relative_error_up_to_constant(auto_pad, f.phi), 2e-2);
   EXPECT_EQ(auto_pad.provenance.parameters.at("pad_col"), (std::vector<std::size_t>{28, 28}));
 }
@@ -55,22 +55,22 @@ TEST(Idpc, SampleStepsScaleTheIntegral) {
   IdpcOptions o;
   o.step_row = 0.5;
   o.step_col = 2.0;
-  EXPECT_LT(relative_error_up_to_constant(idpc(f.grad_row, f.grad_col, Backend::cpu, o), f.phi), 5e-3);
+  EXPECT_LT(relative_error_up_to_constant(idpc(f.grad_row, f.grad_col, o), f.phi), 5e-3);
   // Ignoring the steps integrates the wrong field.
-  EXPECT_GT(relative_error_up_to_constant(idpc(f.grad_row, f.grad_col, Backend::cpu), f.phi), 0.1);
+  EXPECT_GT(relative_error_up_to_constant(idpc(f.grad_row, f.grad_col), f.phi), 0.1);
 }
 
 TEST(Idpc, MirrorPaddingKeepsARampThatOtherPaddingsLose) {
   // A constant gradient (mean deflection) is invisible to a periodic transform (its k = 0 term); the mirrored
   // field turns it into a triangle wave that integrates back to the ramp. Zero padding gets part of it.
   const auto f = gaussian_field(64, 64, 4, 0.05, -0.03);
-  const Image<float> mirrored = idpc(f.grad_row, f.grad_col, Backend::cpu);
+  const Image<float> mirrored = idpc(f.grad_row, f.grad_col);
   IdpcOptions periodic;
   periodic.padding = IdpcPadding::periodic;
-  const Image<float> wrapped = idpc(f.grad_row, f.grad_col, Backend::cpu, periodic);
+  const Image<float> wrapped = idpc(f.grad_row, f.grad_col, periodic);
   IdpcOptions zeros;
   zeros.padding = IdpcPadding::zeros;
-  const Image<float> zero_padded = idpc(f.grad_row, f.grad_col, Backend::cpu, zeros);
+  const Image<float> zero_padded = idpc(f.grad_row, f.grad_col, zeros);
   const double e_mirror = relative_error_up_to_constant(mirrored, f.phi);
   EXPECT_LT(e_mirror, 2e-2);
   EXPECT_GT(relative_error_up_to_constant(wrapped, f.phi), 0.3);
@@ -91,12 +91,12 @@ TEST(Idpc, PeriodicFieldIsExactWithoutPadding) {
     }
   IdpcOptions o;
   o.padding = IdpcPadding::periodic;
-  EXPECT_LT(relative_error_up_to_constant(idpc(gr, gc, Backend::cpu, o), phi_true), 1e-5);
+  EXPECT_LT(relative_error_up_to_constant(idpc(gr, gc, o), phi_true), 1e-5);
 }
 
 TEST(Idpc, ProvenanceNamesBackendAndPadding) {
   const auto f = gaussian_field(16, 24, 5);
-  const Image<float> phi = idpc(f.grad_row, f.grad_col, Backend::cpu);
+  const Image<float> phi = idpc(f.grad_row, f.grad_col);
   EXPECT_EQ(phi.provenance.operation, "dpc.idpc");
   EXPECT_EQ(phi.provenance.backend, "cpu");
   EXPECT_EQ(phi.provenance.output_shape, (std::vector<std::size_t>{16, 24}));
@@ -108,30 +108,40 @@ TEST(Idpc, ProvenanceNamesBackendAndPadding) {
 TEST(Idpc, BadInputsAreRejected) {
   const auto f = gaussian_field(16, 16, 6);
   const Image<float> other = testing::image(16, 15);
-  EXPECT_THROW(idpc(f.grad_row, other, Backend::cpu), InvalidArgument);
-  EXPECT_THROW(idpc(Image<float>{}, Image<float>{}, Backend::cpu), InvalidArgument);
+  EXPECT_THROW(idpc(f.grad_row, other), InvalidArgument);
+  EXPECT_THROW(idpc(Image<float>{}, Image<float>{}), InvalidArgument);
   Image<float> nan_map = f.grad_col;
   nan_map.data[3] = std::nanf("");
-  EXPECT_THROW(idpc(f.grad_row, nan_map, Backend::cpu), InvalidArgument);
+  EXPECT_THROW(idpc(f.grad_row, nan_map), InvalidArgument);
   Image<float> short_data = f.grad_col;
   short_data.data.pop_back();
-  EXPECT_THROW(idpc(f.grad_row, short_data, Backend::cpu), InvalidArgument);
+  EXPECT_THROW(idpc(f.grad_row, short_data), InvalidArgument);
   IdpcOptions pad_with_mirror;
   pad_with_mirror.pad = 4;  // mirror padding has a fixed size
-  EXPECT_THROW(idpc(f.grad_row, f.grad_col, Backend::cpu, pad_with_mirror), InvalidArgument);
+  EXPECT_THROW(idpc(f.grad_row, f.grad_col, pad_with_mirror), InvalidArgument);
   IdpcOptions pad_with_periodic;
   pad_with_periodic.padding = IdpcPadding::periodic;
   pad_with_periodic.pad = 4;
-  EXPECT_THROW(idpc(f.grad_row, f.grad_col, Backend::cpu, pad_with_periodic), InvalidArgument);
+  EXPECT_THROW(idpc(f.grad_row, f.grad_col, pad_with_periodic), InvalidArgument);
   IdpcOptions bad_step;
   bad_step.step_col = 0;
-  EXPECT_THROW(idpc(f.grad_row, f.grad_col, Backend::cpu, bad_step), InvalidArgument);
+  EXPECT_THROW(idpc(f.grad_row, f.grad_col, bad_step), InvalidArgument);
+}
+
+TEST(Idpc, RunsWhereItsInputsLiveAndRejectsMixedBackends) {
+  const auto f = gaussian_field(16, 16, 8);
+  EXPECT_EQ(idpc(f.grad_row, f.grad_col).provenance.backend, "cpu");  // host values without provenance: cpu
+  EXPECT_EQ(idpc(on_backend(f.grad_row, Backend::cpu), on_backend(f.grad_col, Backend::cpu)).provenance.backend, "cpu");
+  EXPECT_THROW(idpc(on_backend(f.grad_row, Backend::cpu), on_backend(f.grad_col, Backend::cuda)), InvalidArgument);
+  Image<float> unknown = f.grad_col;
+  unknown.provenance.backend = "opencl";
+  EXPECT_THROW(idpc(unknown, unknown), InvalidArgument);
 }
 
 TEST(Idpc, CudaBackendWithoutGpuRaisesInsteadOfFallingBack) {
   if (detect().cuda_available) GTEST_SKIP() << "a GPU is available: covered by the CUDA parity tests";
   const auto f = gaussian_field(16, 16, 8);
-  EXPECT_THROW(idpc(f.grad_row, f.grad_col, Backend::cuda), BackendUnavailable);
+  EXPECT_THROW(idpc(on_backend(f.grad_row, Backend::cuda), on_backend(f.grad_col, Backend::cuda)), BackendUnavailable);
 }
 
 }  // namespace

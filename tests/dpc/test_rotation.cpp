@@ -136,5 +136,42 @@ TEST(Rotation, BadInputsAreRejected) {
   EXPECT_THROW(rotate_field(DpcResult{}, 0, false), InvalidArgument);
 }
 
+TEST(RotateField, KeepsItsInputsBackend) {
+  DpcResult d = measured(testing::gaussian_field(16, 12, 4), 20, false);
+  d.provenance.backend = "cuda";  // host arithmetic, but the maps belong to a GPU chain: idpc must run there
+  const auto [fr, fc] = rotate_field(d, 20, false);
+  EXPECT_EQ(fr.provenance.backend, "cuda");
+  EXPECT_EQ(fc.provenance.backend, "cuda");
+  EXPECT_EQ(fr.provenance.parameters.at("computed_on"), "host");
+}
+
+TEST(RotationConfidence, CleanFieldIsDetermined) {
+  const RotationResult r = calibrate_rotation(measured(testing::gaussian_field(72, 64, 7), 30, true));
+  EXPECT_TRUE(r.determined);
+  EXPECT_GE(r.confidence, 0.5);  // an exactly curl-free field: the margins are near 1
+  EXPECT_EQ(r.confidence, std::min({r.angle_margin, r.transpose_margin, r.flip_margin}));
+  EXPECT_EQ(rotation_warning(r), "");
+  EXPECT_EQ(r.provenance.parameters.at("determined"), true);
+}
+
+TEST(RotationConfidence, FieldWithoutStructureIsUndeterminedAndWarns) {
+  // Independent noise in both components: curl and divergence alike at every angle and either transpose.
+  DpcResult d;
+  d.dpc_row = testing::image(64, 64);
+  d.dpc_col = testing::image(64, 64);
+  std::uint64_t x = 88172645463325252ull;
+  auto next = [&x] {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return float(double(x >> 11) * 0x1.0p-53 - 0.5);
+  };
+  for (std::size_t i = 0; i < 64 * 64; ++i) d.dpc_row.data[i] = next(), d.dpc_col.data[i] = next();
+  d.provenance.backend = "cpu";
+  const RotationResult r = calibrate_rotation(d);
+  EXPECT_FALSE(r.determined);
+  EXPECT_LT(r.confidence, kRotationConfident);
+  EXPECT_NE(rotation_warning(r).find("undetermined"), std::string::npos);
+  EXPECT_EQ(r.provenance.parameters.at("warning"), rotation_warning(r));
+}
+
 }  // namespace
 }  // namespace qgpu::dpc

@@ -99,7 +99,8 @@ TEST(LoadCpu, ProgressReachesOne) {
   std::vector<double> seen;
   o.progress = [&](double f) { seen.push_back(f); };
   io::load(path, o);
-  ASSERT_EQ(seen.size(), 6u);
+  ASSERT_EQ(seen.size(), 7u);  // 0 first, then one call per row
+  EXPECT_EQ(seen.front(), 0.0);
   EXPECT_DOUBLE_EQ(seen.back(), 1.0);
   EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
 }

@@ -44,6 +44,35 @@ def test_virtual_detectors_match_numpy(h5py_path):
     np.testing.assert_array_equal(qgpu.detector.sum_pattern(ds), data.sum(axis=(0, 1)))
 
 
+def test_virtual_image_result_dtype_follows_the_mask(h5py_path):
+    path, data = h5py_path
+    ds = qgpu.io.load(path, backend="cpu")
+    r, c = np.mgrid[0:40, 0:36]
+    signed = (r % 5 - 2).astype(np.int32)  # -2..2
+    want = (data.astype(np.int64) * signed).sum(axis=(2, 3))
+    got = qgpu.detector.virtual_image(ds, signed)
+    assert got.dtype == np.int64 and got.provenance["output_dtype"] == "int64"
+    np.testing.assert_array_equal(got, want)
+    neg = qgpu.detector.virtual_image(ds, -np.ones((40, 36), dtype=np.int64))
+    np.testing.assert_array_equal(neg, -data.astype(np.int64).sum(axis=(2, 3)))  # negative, not wrapped
+    whole = qgpu.detector.virtual_image(ds, signed.astype(np.float64))
+    assert whole.dtype == np.int64
+    np.testing.assert_array_equal(whole, want)
+    unsigned = qgpu.detector.virtual_image(ds, (r % 3).astype(np.uint8))
+    assert unsigned.dtype == np.uint64
+    boolean = qgpu.detector.virtual_image(ds, r < 20)
+    assert boolean.dtype == np.uint64
+    np.testing.assert_array_equal(boolean, data[:, :, :20].sum(axis=(2, 3)))
+    with pytest.raises(qgpu.InvalidArgument, match="not a whole number"):
+        qgpu.detector.virtual_image(ds, np.full((40, 36), 0.5))
+    with pytest.raises(qgpu.InvalidArgument, match="not a whole number"):
+        qgpu.detector.virtual_image(ds, np.full((40, 36), 1.7))
+    with pytest.raises(qgpu.InvalidArgument, match="exceeds 2\\^32 - 1"):
+        qgpu.detector.virtual_image(ds, np.full((40, 36), 2 ** 33, dtype=np.uint64))
+    with pytest.raises(qgpu.InvalidArgument, match="not supported"):
+        qgpu.detector.virtual_image(ds, np.full((40, 36), 1 + 1j))
+
+
 def test_center_of_mass_matches_numpy(h5py_path):
     path, data = h5py_path
     ds = qgpu.io.load(path, backend="cpu")
@@ -60,12 +89,32 @@ def test_idpc_and_display(sample_path):
     dr, dc = qgpu.dpc.centered_dpc(ds)
     rot = qgpu.dpc.calibrate_rotation(dr, dc)
     assert 0.0 <= rot["angle_deg"] < 360.0
-    phase = qgpu.dpc.idpc(dr, dc, backend="cpu")
+    phase = qgpu.dpc.idpc(dr, dc)
     assert phase.shape == (12, 10) and np.isfinite(phase).all()
-    rgba = qgpu.display.render(phase, colormap="viridis", percentiles=(1, 99), backend="cpu")
-    assert rgba.shape == (12, 10, 4) and rgba.dtype == np.uint8
-    counts, lo, hi = qgpu.display.histogram(phase, backend="cpu")
+    assert phase.provenance["backend"] == "cpu"
+    rgba = qgpu.display.render(phase, colormap="viridis", percentiles=(1, 99))
+    assert rgba.shape == (12, 10, 4) and rgba.dtype == np.uint8 and rgba.provenance["backend"] == "cpu"
+    counts, lo, hi = qgpu.display.histogram(phase)
     assert counts.sum() == phase.size and lo < hi
+
+
+def test_render_pattern_shows_the_halo(sample_path):
+    ds = qgpu.io.load(sample_path, backend="cpu")
+    mean = qgpu.detector.mean_pattern(ds)
+    rgba = qgpu.display.render_pattern(mean, colormap="gray")
+    assert rgba.shape == (48, 48, 4) and rgba.provenance["backend"] == "cpu"
+    faint = (mean > 0) & (mean <= 2.0 / (12 * 10))  # one or two counts over the whole scan
+    assert faint.any() and (rgba[..., 0][faint] > 0).all()  # visible, where log(1 + v) would be black
+    assert (rgba[..., 0][mean == 0] == 0).all()
+
+
+def test_rotation_of_a_structureless_field_warns():
+    rng = np.random.default_rng(1)
+    noise_r, noise_c = rng.normal(size=(2, 40, 40)).astype(np.float32)
+    with pytest.warns(qgpu.dpc.RotationUndetermined, match="undetermined"):
+        rot = qgpu.dpc.calibrate_rotation(noise_r, noise_c)
+    assert not rot["determined"] and rot["confidence"] < 0.1
+    assert rot["provenance"]["parameters"]["warning"] == rot["warning"]
 
 
 def test_errors_are_python_exceptions(sample_path, tmp_path):
@@ -80,6 +129,15 @@ def test_errors_are_python_exceptions(sample_path, tmp_path):
     with pytest.raises(qgpu.InvalidArgument):
         qgpu.detector.bf(qgpu.io.load(sample_path, backend="cpu"), radius=-1.0, center=(24, 24))
     assert issubclass(qgpu.RegionError, qgpu.Error) and issubclass(qgpu.Error, RuntimeError)
+    with pytest.raises(FileNotFoundError):  # builtins catch them too
+        qgpu.io.load(str(tmp_path / "missing.h5"), backend="cpu")
+    with pytest.raises(ValueError, match="out of bounds"):
+        qgpu.io.load(sample_path, backend="cpu", scan_region=(10, 0, 5, 5))
+    with pytest.raises(ValueError):
+        qgpu.detector.bf(qgpu.io.load(sample_path, backend="cpu"), radius=-1.0, center=(24, 24))
+    assert issubclass(qgpu.IoError, OSError) and issubclass(qgpu.InvalidArgument, ValueError)
+    assert issubclass(qgpu.OutOfMemory, MemoryError) and issubclass(qgpu.OutOfMemory, qgpu.DeviceError)
+    assert issubclass(qgpu.DeviceError, qgpu.Error) and qgpu.OutOfMemory.__module__ == "quantem.gpu"
 
 
 def test_auto_never_falls_back(sample_path):
@@ -113,3 +171,51 @@ def test_ssb_recovers_the_defocus_and_the_object(tmp_path):
     with h5py.File(path) as h:
         truth = h["/entry/truth/phase"][:]
     assert np.corrcoef(phase.ravel(), truth.ravel())[0, 1] >= 0.9
+
+
+def test_dataset_indexes_like_numpy(h5py_path):
+    path, data = h5py_path
+    ds = qgpu.io.load(path, backend="cpu")
+    keys = [(1, 2), (-1, -7), 3, (slice(1, 4),), (slice(None, None, 2), 3), (Ellipsis, slice(2, 30), slice(None, None, -3)),
+            (slice(5, 1, -2), slice(None), 3, 4), (slice(3, 3),), (0, 0, 5, 6), (Ellipsis, 7)]
+    for key in keys:
+        got, want = ds[key], data[key]
+        assert got.shape == want.shape and got.dtype == np.uint16, key
+        np.testing.assert_array_equal(got, want, err_msg=str(key))
+    assert int(ds[0, 0, 5, 6]) == int(data[0, 0, 5, 6])
+    with pytest.raises(IndexError, match="out of bounds"):
+        ds[6, 0]
+    with pytest.raises(IndexError, match="ints or slices"):
+        ds[[0, 1]]
+    with pytest.raises(IndexError, match="too many indices"):
+        ds[0, 0, 0, 0, 0]
+    assert ds.ndim == 4 and len(ds) == 6
+    np.testing.assert_array_equal(np.asarray(ds), data)
+
+
+def test_asarray_refuses_big_data_clearly(h5py_path, monkeypatch):
+    path, _ = h5py_path
+    ds = qgpu.io.load(path, backend="cpu")
+    monkeypatch.setattr(qgpu.io, "ASARRAY_LIMIT_BYTES", 1000)
+    with pytest.raises(qgpu.InvalidArgument, match=r"would copy 120960 bytes"):
+        np.asarray(ds)
+
+
+def test_results_derive_plain_numpy_values(h5py_path):
+    path, data = h5py_path
+    ds = qgpu.io.load(path, backend="cpu")
+    bf = qgpu.detector.bf(ds, radius=5.0, center=(19.5, 17.5))
+    assert isinstance(bf, qgpu.Result) and bf.provenance["operation"] == "detector.bf"
+    total = bf.sum()
+    assert not isinstance(total, np.ndarray) and int(total) == int(np.asarray(bf).sum())
+    assert not isinstance(bf.max(), np.ndarray) and not isinstance(np.mean(bf), np.ndarray)
+    for derived in [bf[1:], bf * 2, bf.astype(float), np.log1p(bf), bf.copy(), bf[0]]:
+        assert type(derived) is np.ndarray and getattr(derived, "provenance", None) is None
+
+
+def test_ssb_rejects_unknown_keywords(sample_path):
+    ds = qgpu.io.load(sample_path, backend="cpu")
+    with pytest.raises(qgpu.InvalidArgument, match="unknown parameter 'defocs'"):
+        qgpu.ssb.reconstruct(ds, defocs=100.0)
+    with pytest.raises(ValueError, match="unknown parameter 'energie'"):
+        qgpu.ssb.fit(ds, trials=5, energie=300)

@@ -7,7 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "detector/virtual_detector.hpp"
+#include "display/display.hpp"
+#include "display/pattern.hpp"
 #include "dpc/com.hpp"
+#include "remote/encode.hpp"
 #include "service_fixture.hpp"
 
 using namespace qgpu;
@@ -97,6 +100,23 @@ TEST(RemoteApi, PngAnswersCarryThePngSignature) {
     EXPECT_EQ(res->get_header_value("Content-Type"), "image/png") << q;
     EXPECT_EQ(res->body.compare(0, 8, kPngSignature, 8), 0) << q;
   }
+}
+
+TEST(RemoteApi, MeanPatternPngShowsTheHaloByDefault) {
+  test::RunningServer srv;
+  auto cli = srv.client();
+  auto res = cli.Get(srv.api("/mean_pattern?format=png"));
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const Image<float> mean = detector::mean_pattern(srv.dataset());
+  EXPECT_EQ(res->body, remote::png_bytes(display::render(display::pattern_log(mean),
+                                                          display::pattern_display_options("inferno"))));
+  auto plain = cli.Get(srv.api("/mean_pattern?format=png&scale=log&colormap=inferno"));
+  ASSERT_TRUE(plain);
+  display::DisplayOptions log_look;
+  log_look.colormap = "inferno";
+  log_look.scale = display::Scale::log;
+  EXPECT_EQ(plain->body, remote::png_bytes(display::render(mean, log_look)));
 }
 
 TEST(RemoteApi, FrameEqualsDatasetRead) {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "remote/http_error.hpp"
 #include "service_fixture.hpp"
 
 using namespace qgpu;
@@ -111,4 +112,17 @@ TEST(RemoteErrors, NonLoopbackHostNeedsAToken) {
   EXPECT_TRUE(remote::is_loopback_host("localhost"));
   EXPECT_TRUE(remote::is_loopback_host("::1"));
   EXPECT_FALSE(remote::is_loopback_host("192.168.1.4"));
+}
+
+TEST(RemoteErrors, DeviceFailuresMapTo503And507WithTheirMessage) {
+  auto status_of = [](auto error) { return remote::classify(std::make_exception_ptr(error)); };
+  const auto oom = status_of(OutOfMemory("cannot allocate 1000 bytes on the GPU (10 bytes free of 80 on the GPU)"));
+  EXPECT_EQ(oom.status, 507);
+  EXPECT_NE(oom.message.find("1000 bytes"), std::string::npos);
+  const auto dev = status_of(DeviceError("CUDA error in kernel: illegal address"));
+  EXPECT_EQ(dev.status, 503);
+  EXPECT_EQ(dev.message, "CUDA error in kernel: illegal address");
+  EXPECT_EQ(status_of(std::bad_alloc()).status, 507);
+  EXPECT_EQ(status_of(BackendUnavailable("no GPU")).status, 503);
+  EXPECT_EQ(status_of(Error("bug")).status, 500);
 }

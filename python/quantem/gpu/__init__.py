@@ -10,13 +10,15 @@ Backends: "cuda" (production), "cpu" (reference, only when asked for), "auto" (c
 from ._qgpu import (  # noqa: F401
     BackendUnavailable,
     Dataset,
+    DeviceError,
     DTypeError,
     Error,
     FormatError,
     InvalidArgument,
     IoError,
+    OutOfMemory,
     RegionError,
     __version__,
 )
 from .result import Result  # noqa: F401
-from . import device, io, detector, dpc, display, ssb, cache  # noqa: F401,E402
+from . import device, io, detector, dpc, display, ssb, movie, cache  # noqa: F401,E402

@@ -9,8 +9,13 @@ def bf(ds, radius=None, center=None):
     return wrap(_qgpu.bf(ds, radius, center))
 
 
-def adf(ds, inner, outer, center=None):
-    """Annular dark field: inner <= distance <= outer pixels around center (default: BF disk centre)."""
+def adf(ds, inner=None, outer=None, center=None):
+    """Annular dark field: inner <= distance <= outer pixels around center (default: BF disk centre). Without radii:
+    inner = 1.2 x the fitted BF disk radius, outer = min(3 x that radius, distance to the detector edge)."""
+    if (inner is None) != (outer is None):
+        raise _qgpu.InvalidArgument("adf: give both inner and outer radii, or neither")
+    if inner is None:
+        inner, outer = _qgpu.default_adf_radii(ds, center)
     return wrap(_qgpu.adf(ds, inner, outer, center))
 
 
@@ -20,7 +25,9 @@ def df(ds, center, radius):
 
 
 def virtual_image(ds, mask):
-    """Sum of mask (non-negative integer weights, detector-shaped) times each frame."""
+    """Sum of mask x frame for every scan position, exact. mask is detector-shaped; the result dtype follows it:
+    bool / unsigned integer weights (< 2^32) -> uint64; signed integer weights (|w| < 2^32) -> int64;
+    float weights -> int64 when every weight is a whole number, else InvalidArgument (never truncated)."""
     return wrap(_qgpu.virtual_image(ds, mask))
 
 

@@ -1,6 +1,14 @@
-"""Centre of mass, DPC, rotation calibration and integrated DPC."""
+"""Centre of mass, DPC, rotation calibration and integrated DPC.
+
+Operations on maps run where the maps live (their provenance's backend; plain numpy arrays: cpu)."""
+import warnings
+
 from . import _qgpu
-from .result import Result, wrap
+from .result import Result, backend_of, wrap
+
+
+class RotationUndetermined(UserWarning):
+    """calibrate_rotation could not tell the angle / transpose / 180-degree choice apart."""
 
 
 def center_of_mass(ds, mask=None):
@@ -16,14 +24,21 @@ def centered_dpc(ds, reference=None):
 
 
 def calibrate_rotation(dpc_row, dpc_col):
-    """{'angle_deg', 'transpose', 'curl_rms', 'divergence_rms', 'provenance'} minimising the curl."""
-    return _qgpu.calibrate_rotation(dpc_row, dpc_col)
+    """{'angle_deg', 'transpose', 'curl_rms', 'divergence_rms', 'confidence', 'determined', 'warning',
+    'provenance'} minimising the curl. Warns (RotationUndetermined) when the data do not determine the answer
+    (confidence < 0.1, e.g. a strongly defocused probe): pass the rotation to rotate_field yourself then."""
+    rot = _qgpu.calibrate_rotation(dpc_row, dpc_col, backend_of(dpc_row, dpc_col))
+    if not rot["determined"]:
+        warnings.warn(rot["warning"], RotationUndetermined, stacklevel=2)
+    return rot
 
 
 def rotate_field(dpc_row, dpc_col, angle_deg, transpose=False):
-    return _qgpu.rotate_field(dpc_row, dpc_col, angle_deg, transpose)
+    """The field rotated by angle_deg (after an optional transpose): (row, col) Results on the input's backend."""
+    r, c = _qgpu.rotate_field(dpc_row, dpc_col, angle_deg, transpose, backend_of(dpc_row, dpc_col))
+    return wrap(r), wrap(c)
 
 
-def idpc(grad_row, grad_col, backend="auto", padding="mirror", step_row=1.0, step_col=1.0):
-    """Potential whose gradient is (grad_row, grad_col), by Fourier integration."""
-    return wrap(_qgpu.idpc(grad_row, grad_col, backend, padding, step_row, step_col))
+def idpc(grad_row, grad_col, padding="mirror", step_row=1.0, step_col=1.0):
+    """Potential whose gradient is (grad_row, grad_col), by Fourier integration, on the gradients' backend."""
+    return wrap(_qgpu.idpc(grad_row, grad_col, backend_of(grad_row, grad_col), padding, step_row, step_col))

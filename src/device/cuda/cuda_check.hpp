@@ -1,5 +1,6 @@
 #pragma once
-// Turns CUDA runtime failures into qgpu::Error with the call site named.
+// Turns CUDA runtime failures into typed errors with the call site named: OutOfMemory for an allocation failure
+// (bytes asked for unknown here: DeviceBuffer names them), DeviceError for any other.
 #include <cuda_runtime.h>
 
 #include <string>
@@ -8,8 +9,22 @@
 
 namespace qgpu {
 
+// "N bytes free of M on the GPU" (or why that is unknown).
+inline std::string gpu_memory_report() {
+  std::size_t free_b = 0, total_b = 0;
+  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+    cudaGetLastError();
+    return "free GPU memory unknown";
+  }
+  return std::to_string(free_b) + " bytes free of " + std::to_string(total_b) + " on the GPU";
+}
+
 inline void cuda_check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw Error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(e));
+  if (e == cudaSuccess) return;
+  cudaGetLastError();  // clear a non-sticky error so the next call does not report it again
+  const std::string msg = std::string("CUDA error in ") + what + ": " + cudaGetErrorString(e);
+  if (e == cudaErrorMemoryAllocation) throw OutOfMemory(msg + " (" + gpu_memory_report() + ")");
+  throw DeviceError(msg);
 }
 
 }  // namespace qgpu

@@ -1,5 +1,5 @@
 #pragma once
-// Turns cuFFT failures into qgpu::Error with the call site named.
+// Turns cuFFT failures into DeviceError (OutOfMemory for CUFFT_ALLOC_FAILED) with the call site named.
 #include <cufft.h>
 
 #include <string>
@@ -9,8 +9,10 @@
 namespace qgpu {
 
 inline void cufft_check(cufftResult r, const char* what) {
-  if (r != CUFFT_SUCCESS)
-    throw Error(std::string("cuFFT error ") + std::to_string(static_cast<int>(r)) + " in " + what);
+  if (r == CUFFT_SUCCESS) return;
+  const std::string msg = std::string("cuFFT error ") + std::to_string(static_cast<int>(r)) + " in " + what;
+  if (r == CUFFT_ALLOC_FAILED) throw OutOfMemory(msg + " (cuFFT could not allocate its work area)");
+  throw DeviceError(msg);
 }
 
 }  // namespace qgpu

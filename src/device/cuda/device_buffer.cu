@@ -10,7 +10,10 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
   cudaError_t e = cudaMalloc(&ptr_, bytes);
   if (e != cudaSuccess) {
     cudaGetLastError();
-    throw Error("cannot allocate " + std::to_string(bytes) + " bytes on the GPU: " + cudaGetErrorString(e));
+    const std::string msg = "cannot allocate " + std::to_string(bytes) + " bytes on the GPU (" + gpu_memory_report() +
+                            "): " + cudaGetErrorString(e);
+    if (e == cudaErrorMemoryAllocation) throw OutOfMemory(msg);
+    throw DeviceError(msg);
   }
 }
 

@@ -2,12 +2,14 @@
 // Metadata and readiness of an HDF5 4D-STEM file, read without touching the frame data.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/dtype.hpp"
+#include "io/hdf5/index/chunk_table.hpp"
 #include "resident/shape.hpp"
 
 namespace qgpu::io {
@@ -55,7 +57,9 @@ struct FileInfo {
   std::size_t chunks_written = 0;
   bool ready = false;  // every chunk written
   nlohmann::json calibration = nlohmann::json::object();
-  std::vector<SourcePart> parts;  // where the frames are, in scan order (covers every frame)
+  std::vector<SourcePart> parts;
+  std::vector<std::shared_ptr<const ChunkTable>> part_tables;  // each part's parsed chunk index (null: not parsed)
+  double index_seconds = 0;                                    // time spent reading them  // where the frames are, in scan order (covers every frame)
 
   std::size_t frame_bytes() const { return shape.frame_pixels() * dtype_size(dtype); }
   nlohmann::json to_json() const;

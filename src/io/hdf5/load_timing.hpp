@@ -8,7 +8,7 @@
 namespace qgpu::io {
 
 struct LoadTiming {
-  double index = 0;   // reading the chunk indexes of every part
+  double index = 0;   // reading the chunk indexes of every part (during inspect) and locating the frames' chunks
   double read = 0;    // host wall time in parallel preads
   double copy = 0;    // host-to-device copies (GPU time; cuda only)
   double decode = 0;  // decode (+ crop/bin) (GPU time on cuda, host wall time on cpu)

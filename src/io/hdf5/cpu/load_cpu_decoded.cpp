@@ -36,7 +36,7 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
   LoadTiming timing;
   const double t_start = now_s();
   const ChunkSources src = locate_chunks(p);
-  timing.index = now_s() - t_start;
+  timing.index = p.info.index_seconds + (now_s() - t_start);  // parsed during inspect, then located here
 
   const bool direct = p.full_frames() && !p.binned();
   const std::size_t frames_per_out_row = p.bin_scan * p.scan.cols;
@@ -46,6 +46,7 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
   lim.align = p.direct_io ? ParallelReader::kDirectAlign : 1;
   const std::vector<ReadBatch> batches = plan_batches(src, frames_per_out_row, p.out_shape.scan_rows, lim);
   std::size_t max_buffer = 0, max_chunks = 0;
+  if (progress) progress(0.0);  // the bar shows from the start, so a later message starts a new line
   for (const ReadBatch& b : batches) {
     max_buffer = std::max<std::size_t>(max_buffer, b.buffer_bytes);
     max_chunks = std::max(max_chunks, b.chunks);

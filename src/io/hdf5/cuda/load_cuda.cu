@@ -102,7 +102,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   LoadTiming timing;
   const double t_start = now_s();
   const ChunkSources src = locate_chunks(p);
-  timing.index = now_s() - t_start;
+  timing.index = p.info.index_seconds + (now_s() - t_start);  // parsed during inspect, then located here
 
   const bool direct = p.full_frames() && !p.binned();  // frames decode straight into the resident buffer
   const std::size_t frames_per_out_row = p.bin_scan * p.scan.cols;
@@ -148,6 +148,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   for (int s = 0; s < n_slots; ++s) slots.push_back(std::make_unique<Slot>(max_buffer, table_bytes));
   Stream stream;
 
+  if (progress) progress(0.0);  // the bar shows from the start, so a later message starts a new line
   for (std::size_t b = 0; b < batches.size(); ++b) {
     const ReadBatch& batch = batches[b];
     Slot& slot = *slots[b % n_slots];

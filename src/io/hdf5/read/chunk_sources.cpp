@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <map>
+#include <memory>
 
 #include "core/error.hpp"
 #include "io/hdf5/index/chunk_table.hpp"
@@ -26,9 +27,8 @@ std::uint64_t file_size(const std::string& path) {
   return std::uint64_t(st.st_size);
 }
 
-// The chunk table of one part, checked to hold one frame per chunk of the acquisition's frame shape.
-ChunkTable part_table(const FileInfo& fi, const SourcePart& part) {
-  ChunkTable t = read_chunk_table(part.file, part.dataset_path);
+// Checks that a part's chunk table holds one frame per chunk of the acquisition's frame shape.
+void check_one_frame_per_chunk(const FileInfo& fi, const SourcePart& part, const ChunkTable& t) {
   const std::string where = "'" + part.dataset_path + "' in '" + part.file + "'";
   const std::size_t rank = t.dims.size();
   bool one = (rank == 3 || rank == 4) && t.chunk_dims.size() == rank;
@@ -43,7 +43,6 @@ ChunkTable part_table(const FileInfo& fi, const SourcePart& part) {
   if (frames < part.frames || t.chunks.size() < part.frames)
     throw FormatError(where + " holds " + std::to_string(frames) + " frames; expected " +
                       std::to_string(part.frames));
-  return t;
 }
 
 }  // namespace
@@ -54,25 +53,28 @@ ChunkSources locate_chunks(const LoadPlan& p) {
   src.frames = load_order(p);
   src.chunks.resize(src.frames.size());
   // Parts in scan order; frames of the load in increasing order within each scan row, so walk parts lazily.
-  std::vector<ChunkTable> tables(fi.parts.size());
+  std::vector<std::shared_ptr<const ChunkTable>> tables(fi.parts.size());
   std::vector<std::uint32_t> file_of(fi.parts.size());
   std::vector<std::uint64_t> sizes;
   std::map<std::string, std::uint32_t> file_ids;
   std::vector<bool> loaded(fi.parts.size(), false);
   auto table_of = [&](std::size_t k) -> const ChunkTable& {
     if (!loaded[k]) {
-      tables[k] = part_table(fi, fi.parts[k]);
-      auto [it, added] = file_ids.emplace(tables[k].file, std::uint32_t(src.files.size()));
+      tables[k] = k < fi.part_tables.size() && fi.part_tables[k]
+                      ? fi.part_tables[k]
+                      : std::make_shared<const ChunkTable>(read_chunk_table(fi.parts[k].file, fi.parts[k].dataset_path));
+      check_one_frame_per_chunk(fi, fi.parts[k], *tables[k]);
+      auto [it, added] = file_ids.emplace(tables[k]->file, std::uint32_t(src.files.size()));
       if (added) {
-        src.files.push_back(tables[k].file);
-        sizes.push_back(file_size(tables[k].file));
+        src.files.push_back(tables[k]->file);
+        sizes.push_back(file_size(tables[k]->file));
       }
       file_of[k] = it->second;
-      if (src.index_method.find(tables[k].method) == std::string::npos)
-        src.index_method += (src.index_method.empty() ? "" : "; ") + tables[k].method;
+      if (src.index_method.find(tables[k]->method) == std::string::npos)
+        src.index_method += (src.index_method.empty() ? "" : "; ") + tables[k]->method;
       loaded[k] = true;
     }
-    return tables[k];
+    return *tables[k];
   };
   std::size_t k = 0;
   for (std::size_t i = 0; i < src.frames.size(); ++i) {
@@ -84,16 +86,18 @@ ChunkSources locate_chunks(const LoadPlan& p) {
     const SourcePart& part = fi.parts[k];
     const ChunkTable& t = table_of(k);
     const ChunkLocation& loc = t.chunks[f - part.first_frame];
-    const std::string where = "frame " + std::to_string(f) + " of '" + fi.dataset_path + "' in '" + fi.path + "'" +
-                              (fi.parts.size() > 1 ? " (data file '" + t.file + "')" : "");
+    auto where = [&] {
+      return "frame " + std::to_string(f) + " of '" + fi.dataset_path + "' in '" + fi.path + "'" +
+             (fi.parts.size() > 1 ? " (data file '" + t.file + "')" : "");
+    };
     if (loc.size == 0)
-      throw FormatError(where + " has no stored chunk (file incomplete or still being written)");
+      throw FormatError(where() + " has no stored chunk (file incomplete or still being written)");
     if (loc.filter_mask != 0)
-      throw FormatError(where + " was stored without its filter (filter mask " + std::to_string(loc.filter_mask) +
+      throw FormatError(where() + " was stored without its filter (filter mask " + std::to_string(loc.filter_mask) +
                         "); load it with decoder='hdf5'");
     const std::uint64_t fsize = sizes[file_of[k]];
     if (loc.offset > fsize || loc.size > fsize - loc.offset)
-      throw FormatError(where + ": its chunk [" + std::to_string(loc.offset) + ", +" + std::to_string(loc.size) +
+      throw FormatError(where() + ": its chunk [" + std::to_string(loc.offset) + ", +" + std::to_string(loc.size) +
                         ") lies past the end of the file (" + std::to_string(fsize) + " bytes): truncated file");
     src.chunks[i] = {file_of[k], loc.offset, loc.size};
   }

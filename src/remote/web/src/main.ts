@@ -147,7 +147,7 @@ async function openDataset(ds: DatasetInfo): Promise<void> {
   $<HTMLElement>('pattern-box').style.aspectRatio = `${dc} / ${dr}`;
   $<HTMLElement>('real-box').style.aspectRatio = `${sc} / ${sr}`;
   $<HTMLElement>('frame-box').style.aspectRatio = `${dc} / ${dr}`;
-  const { bytes } = await getBytes(datasetPath(ds.id, 'mean_pattern?format=png&scale=log'));
+  const { bytes } = await getBytes(datasetPath(ds.id, 'mean_pattern?format=png'));
   await drawPng($('pattern'), bytes);
   state.meanVersion++;
   const fit = await getJson<{ center_row: number; center_col: number; radius: number }>(datasetPath(ds.id, 'disk_fit'));

@@ -1,0 +1,35 @@
+#!/bin/bash
+# One device call (H200): run with the binaries packed by scripts/device_pack.sh (carry .devbin and .devlib).
+# Logs of every step are returned as $OUT/logs.tgz.
+# usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
+#        ssb, serve, detector, fuzzgpu. Logs go to $OUT; a short table is printed last.
+set -o pipefail
+source scripts/device_env.sh
+OUT=${OUT:-/tmp/qb/out}; LOG=/tmp/qb/logs; mkdir -p "$OUT" "$LOG"
+B=.devbin
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version,memory.total --format=csv,noheader | tee "$LOG/gpu.txt"
+nproc | sed 's/^/cores: /'
+step() { local name=$1 limit=$2; shift 2; local t0=$SECONDS; timeout "$limit" "$@" >"$LOG/$name.log" 2>&1; local rc=$?
+         echo "== $name rc=$rc $((SECONDS - t0)) s"; grep -E '^\||written in|rror|Failure' "$LOG/$name.log" | head -30; return 0; }
+for s in "$@"; do
+  case $s in
+    tests)
+      for t in $B/test_*; do
+        n=$(basename "$t"); timeout 300 "$t" --gtest_brief=1 >"$LOG/$n.log" 2>&1
+        echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
+        grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
+      done ;;
+    s512) step write_s512 300 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --write-only ;;
+    load512) step bench_load 300 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --reference-rows 32 --direct ;;
+    decode) step bench_decode 120 $B/bench_decode /tmp/qb/s512.h5 ;;
+    encoded) step bench_encoded_cuda 300 $B/bench_encoded_cuda /tmp/qb/s512.h5 ;;
+    host) step bench_bitshuffle_host 120 $B/bench_bitshuffle_host ;;
+    s1024) step write_s1024 420 $B/bench_load /tmp/qb/s1024.h5 1024 192 uint16 --write-only ;;
+    load1024) step bench_load1024 300 $B/bench_load /tmp/qb/s1024.h5 1024 192 uint16 --skip-cpu ;;
+    detector) step bench_detector 200 $B/bench_detector /tmp/qb/s512.h5 ;;
+    ssb) step bench_ssb 200 $B/bench_ssb /tmp/qb/s512.h5 ;;
+    serve) step bench_serve 200 python3 bench/bench_serve.py $B/qgpu /tmp/qb/s512.h5 ;;
+    *) echo "unknown step $s" ;;
+  esac
+done
+tar czf "$OUT/logs.tgz" -C "$LOG" .

@@ -1,0 +1,45 @@
+"""qgpu ssb: option checks before loading, the fit reports the trials asked for and shows progress."""
+import json
+
+import numpy as np
+import pytest
+
+from conftest import qgpu
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--energy", "-5"], "--energy must be a finite number > 0"),
+    (["--semiangle", "0"], "--semiangle must be a finite number > 0"),
+    (["--step", "nan"], "--step must be a finite number > 0"),
+    (["--fit", "10", "--fit-range", "300", "-300"], "--fit-range: need MIN < MAX"),
+    (["--fit-bin", "0"], "--fit-bin must be >= 1"),
+    (["-o", "/etc/passwd/x"], "cannot create the output folder"),
+])
+def test_bad_ssb_options_fail_before_loading(sample, tmp_path, args, message):
+    path, _ = sample
+    extra = [] if "-o" in args else ["-o", tmp_path]
+    r = qgpu("ssb", path, "--backend", "cpu", *args, *extra)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert r.stderr.startswith("qgpu: error: ") and message in r.stderr, r.stderr
+    assert "loading" not in r.stderr
+
+
+def test_fit_reports_the_trials_asked_for_and_shows_progress(sample, tmp_path):
+    path, _ = sample
+    r = qgpu("ssb", path, "--backend", "cpu", "--fit", 24, "--fit-range", -300, 300, "--fit-bin", 2, "-o", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "24 trials" in r.stdout
+    assert "fitting [" in r.stderr and "100%" in r.stderr
+    fit = json.load(open(tmp_path / "ssb_fit.json"))
+    assert fit["trials"] == 24 and 1 <= fit["evaluated"] <= 24 and len(fit["loss_trace"]) == fit["evaluated"]
+    assert fit["loss"] == min(fit["loss_trace"])
+    phase = np.load(tmp_path / "ssb_phase.npy")
+    assert phase.shape == (10, 12) and np.isfinite(phase).all()
+    assert json.load(open(tmp_path / "ssb_phase.json"))["result"]["backend"] == "cpu"
+
+
+def test_ssb_help_shows_defaults():
+    r = qgpu("ssb", "--help")
+    assert r.returncode == 0
+    for text in ["--fit-bin UINT=4", "--backend TEXT=auto", "file calibration", "--fit-range FLOAT=[-500,500]"]:
+        assert text in r.stdout, text
