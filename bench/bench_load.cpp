@@ -16,8 +16,9 @@ namespace {
 std::string stages(const Dataset& ds) {
   const auto& t = ds.provenance().parameters.at("timing");
   char s[256];
-  std::snprintf(s, sizeof(s), "index %.1f ms, read %.1f ms (%d threads), copy %.1f ms, decode %.1f ms, wait %.1f ms, "
-                "%d batches", t.value("index_s", 0.0) * 1e3, t.value("read_s", 0.0) * 1e3, t.value("read_threads", 0),
+  std::snprintf(s, sizeof(s), "index %.1f ms, setup %.1f ms, read %.1f ms (%d threads), copy %.1f ms, decode %.1f ms, "
+                "wait %.1f ms, %d batches", t.value("index_s", 0.0) * 1e3, t.value("setup_s", 0.0) * 1e3,
+                t.value("read_s", 0.0) * 1e3, t.value("read_threads", 0),
                 t.value("copy_s", 0.0) * 1e3, t.value("decode_s", 0.0) * 1e3, t.value("wait_s", 0.0) * 1e3,
                 t.value("batches", 0));
   return s;

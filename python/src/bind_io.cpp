@@ -63,7 +63,8 @@ void bind_io(pyb::module_& m) {
   m.def("load", [](const std::string& path, const std::string& backend, const std::string& dataset,
                    std::vector<std::size_t> scan_shape, const pyb::object& scan_region,
                    const pyb::object& detector_region, std::size_t bin_scan, std::size_t bin_detector,
-                   const std::string& pixel_mask, const pyb::object& progress) {
+                   const std::string& pixel_mask, const std::string& decoder, unsigned read_threads, bool direct_io,
+                   const pyb::object& progress) {
     io::LoadOptions o;
     o.backend = backend;
     o.dataset_path = dataset;
@@ -77,6 +78,9 @@ void bind_io(pyb::module_& m) {
     o.bin_scan = bin_scan;
     o.bin_detector = bin_detector;
     o.pixel_mask = pixel_mask;
+    o.decoder = decoder;
+    o.read_threads = read_threads;
+    o.direct_io = direct_io;
     if (!progress.is_none()) {
       pyb::function cb = progress;
       o.progress = [cb](double f) {
@@ -89,7 +93,8 @@ void bind_io(pyb::module_& m) {
   }, pyb::arg("path"), pyb::arg("backend") = "auto", pyb::arg("dataset") = "",
      pyb::arg("scan_shape") = std::vector<std::size_t>{}, pyb::arg("scan_region") = pyb::none(),
      pyb::arg("detector_region") = pyb::none(), pyb::arg("bin_scan") = 1, pyb::arg("bin_detector") = 1,
-     pyb::arg("pixel_mask") = "keep", pyb::arg("progress") = pyb::none());
+     pyb::arg("pixel_mask") = "keep", pyb::arg("decoder") = "auto", pyb::arg("read_threads") = 0,
+     pyb::arg("direct_io") = false, pyb::arg("progress") = pyb::none());
 
   m.def("write_sample", [](const std::string& path, std::vector<std::size_t> scan, std::vector<std::size_t> detector,
                            const std::string& dtype, double defocus, double dose, std::uint64_t seed, double energy,

@@ -7,14 +7,52 @@
 #include "device/device.hpp"
 #include "cli/load_flags.hpp"
 #include "io/hdf5/file_info.hpp"
+#include "io/hdf5/load.hpp"
+#include "io/hdf5/load_timing.hpp"
 
 namespace qgpu::cli {
+
+namespace {
+
+// Loads the file once and prints where the time went (the provenance's stage timings).
+template <class Args> void print_timing(const Args& a, const io::FileInfo& fi) {
+  io::LoadOptions o;
+  o.backend = a.backend;
+  o.dataset_path = a.dataset;
+  a.load.apply_to(o);
+  const double t0 = io::now_s();
+  const Dataset ds = io::load(a.file, o);
+  const double wall = io::now_s() - t0;
+  const nlohmann::json& p = ds.provenance().parameters;
+  const double gb = double(ds.nbytes()) / 1e9;
+  std::printf("load        %s, %s decoder: %.1f ms wall (inspect included), %.3f GB decoded, %.1f GB/s\n",
+              backend_name(ds.backend()).c_str(), p.value("decoder", std::string("?")).c_str(), wall * 1e3, gb,
+              gb / wall);
+  if (!p.contains("timing")) {
+    std::printf("stages      not timed by the %s decoder\n", p.value("decoder", std::string("?")).c_str());
+    return;
+  }
+  const nlohmann::json& t = p.at("timing");
+  std::printf("index       %.1f ms (%s; %zu parts)\n", t.value("index_s", 0.0) * 1e3,
+              p.value("chunk_index", std::string("")).c_str(), fi.parts.size());
+  std::printf("setup       %.1f ms allocating the output and read buffers\n", t.value("setup_s", 0.0) * 1e3);
+  std::printf("read        %.1f ms, %.3f GB in %d batches, %d threads%s\n", t.value("read_s", 0.0) * 1e3,
+              t.value("bytes_read", 0.0) / 1e9, t.value("batches", 0), t.value("read_threads", 0),
+              t.value("direct_io", false) ? ", O_DIRECT" : "");
+  if (ds.backend() == Backend::cuda) std::printf("copy        %.1f ms (GPU)\n", t.value("copy_s", 0.0) * 1e3);
+  std::printf("decode      %.1f ms%s\n", t.value("decode_s", 0.0) * 1e3, ds.backend() == Backend::cuda ? " (GPU)" : "");
+  if (ds.backend() == Backend::cuda) std::printf("wait        %.1f ms for the GPU after the last batch\n", t.value("wait_s", 0.0) * 1e3);
+  std::printf("total       %.1f ms in the loader\n", t.value("total_s", 0.0) * 1e3);
+}
+
+}  // namespace
 
 void add_info(CLI::App& app) {
   auto* cmd = app.add_subcommand("info", "Show the 4D-STEM dataset of an HDF5 file (shape, dtype, chunks, filter)");
   struct Args {
     std::string file, dataset;
-    bool json = false;
+    bool json = false, timing = false;
+    std::string backend = "auto";
     LoadFlags load;
   };
   auto args = std::make_shared<Args>();
@@ -22,9 +60,14 @@ void add_info(CLI::App& app) {
   cmd->add_option("--dataset", args->dataset, "dataset path (default: discover)");
   cmd->add_flag("--json", args->json, "print JSON");
   add_scan_shape_flag(cmd, args->load);
+  cmd->add_flag("--timing", args->timing, "also load the file and print each stage's time (index, read, copy, decode)");
+  cmd->add_option("--backend", args->backend, "backend of the --timing load: cuda | cpu | auto")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  add_read_flags(cmd, args->load);
   cmd->callback([args] {
     if (cache::is_cache_file(args->file)) return print_cache_info(args->file, args->json);
     const io::FileInfo fi = io::inspect(args->file, args->dataset, args->load.rows(), args->load.cols());
+    if (args->timing) return print_timing(*args, fi);
     if (args->json) {
       std::printf("%s\n", fi.to_json().dump(2).c_str());
       return;

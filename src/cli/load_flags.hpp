@@ -1,5 +1,5 @@
 #pragma once
-// Load flags shared by the commands that read a dataset: --scan-shape and --pixel-mask.
+// Load flags shared by the commands that read a dataset: --scan-shape, --pixel-mask and how to read and decode.
 #include <CLI/CLI.hpp>
 
 #include <cstddef>
@@ -13,12 +13,18 @@ namespace qgpu::cli {
 struct LoadFlags {
   std::vector<std::size_t> scan_shape;  // ROWS COLS, empty = from the file
   std::string pixel_mask = "keep";
+  std::string decoder = "auto";
+  unsigned read_threads = 0;
+  bool direct_io = false;
   std::size_t rows() const { return scan_shape.empty() ? 0 : scan_shape[0]; }
   std::size_t cols() const { return scan_shape.empty() ? 0 : scan_shape[1]; }
   void apply_to(io::LoadOptions& o) const {
     o.scan_rows = rows();
     o.scan_cols = cols();
     o.pixel_mask = pixel_mask;
+    o.decoder = decoder;
+    o.read_threads = read_threads;
+    o.direct_io = direct_io;
   }
 };
 
@@ -28,11 +34,21 @@ inline void add_scan_shape_flag(CLI::App* cmd, LoadFlags& f) {
       ->expected(2);
 }
 
+// How the file is read and decoded (issue-free defaults: our decoder, one read thread per core, page cache).
+inline void add_read_flags(CLI::App* cmd, LoadFlags& f) {
+  cmd->add_option("--decoder", f.decoder,
+                  "auto | quantem (our decoder: GPU on cuda, all cores on cpu) | hdf5 (HDF5 filter pipeline, cpu only)")
+      ->check(CLI::IsMember({"auto", "quantem", "hdf5"}));
+  cmd->add_option("--read-threads", f.read_threads, "threads of pread (0: one per core)");
+  cmd->add_flag("--direct-io", f.direct_io, "O_DIRECT (unbuffered) reads, for cold files on fast disks");
+}
+
 inline void add_load_flags(CLI::App* cmd, LoadFlags& f) {
   add_scan_shape_flag(cmd, f);
   cmd->add_option("--pixel-mask", f.pixel_mask,
                   "keep | zero: zero the detector's bad pixels (master pixel_mask > 0) before cropping/binning")
       ->check(CLI::IsMember({"keep", "zero"}));
+  add_read_flags(cmd, f);
 }
 
 }  // namespace qgpu::cli

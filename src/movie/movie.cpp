@@ -192,7 +192,7 @@ void render_frames(const Dataset& ds, const MovieSpec& s, const std::function<vo
   const display::Lut& lut = display::colormap(s.look.colormap);
   auto emit = [&](const Image<float>& img, const std::string& text, double value) {
     Frame f;
-    f.rgba = display::render(img, s.look, b);
+    f.rgba = display::render(on_backend(img, b), s.look);  // host frames (path) are labelled with the dataset's backend
     if (s.width) f.rgba = resize(f.rgba, s.height, s.width, s.resize);
     f.label = text;
     f.value = value;

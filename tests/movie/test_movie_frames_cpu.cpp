@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "device/device.hpp"
 #include "display/display.hpp"
 #include "movie/frame_ops.hpp"
 #include "movie_fixtures.hpp"
@@ -59,7 +60,7 @@ TEST(MovieFramesCpu, AdfSweepEqualsBruteForceAnnulusRendered) {
   for (std::size_t i = 0; i < 4; ++i) {
     EXPECT_DOUBLE_EQ(frames[i].value, inner[i]);
     const display::Rgba want =
-        display::render(brute_annulus(ds, 15.5, 15.0, inner[i], inner[i] + 5), s.look, Backend::cpu);
+        display::render(on_backend(brute_annulus(ds, 15.5, 15.0, inner[i], inner[i] + 5), Backend::cpu), s.look);
     ASSERT_EQ(frames[i].rgba.rows, 12u);
     ASSERT_EQ(frames[i].rgba.cols, 14u);
     EXPECT_EQ(frames[i].rgba.rgba, want.rgba) << "frame " << i;
@@ -78,7 +79,7 @@ TEST(MovieFramesCpu, AdfSweepDefaultOuterIsTheWholeDetector) {
   const auto frames = all_frames(ds, s);
   ASSERT_EQ(frames.size(), 1u);
   // farthest pixel (0, 0) or (31, 31): hypot(16, 16) = 22.63; outer reaches every pixel.
-  const display::Rgba want = display::render(brute_annulus(ds, 16, 16, 6, 1e9), s.look, Backend::cpu);
+  const display::Rgba want = display::render(on_backend(brute_annulus(ds, 16, 16, 6, 1e9), Backend::cpu), s.look);
   EXPECT_EQ(frames[0].rgba.rgba, want.rgba);
   EXPECT_EQ(frames[0].label, "ADF 6.0-22.6 PX");
 }
@@ -97,7 +98,7 @@ TEST(MovieFramesCpu, BfSweepValuesEvenlySpacedAndDeterministic) {
   for (std::size_t i = 0; i < 5; ++i) {
     EXPECT_DOUBLE_EQ(a[i].value, want[i]);
     EXPECT_EQ(a[i].rgba.rgba, b[i].rgba.rgba) << "frame " << i << " differs between two runs";
-    EXPECT_EQ(a[i].rgba.rgba, display::render(brute_annulus(ds, 16, 16, 0, want[i]), s.look, Backend::cpu).rgba);
+    EXPECT_EQ(a[i].rgba.rgba, display::render(on_backend(brute_annulus(ds, 16, 16, 0, want[i]), Backend::cpu), s.look).rgba);
   }
   EXPECT_EQ(a[1].label, "BF R 4.5 PX");
 }
@@ -124,7 +125,7 @@ TEST(MovieFramesCpu, PathRowShowsEveryColumnsPattern) {
   ASSERT_EQ(frames.size(), 14u);
   for (std::size_t c = 0; c < 14; ++c) {
     EXPECT_EQ(frames[c].value, double(5 * 14 + c));
-    EXPECT_EQ(frames[c].rgba.rgba, display::render(pattern(ds, 5, c), s.look, Backend::cpu).rgba) << "column " << c;
+    EXPECT_EQ(frames[c].rgba.rgba, display::render(on_backend(pattern(ds, 5, c), Backend::cpu), s.look).rgba) << "column " << c;
   }
   EXPECT_EQ(frames[3].label, "SCAN 5,3");
 }
@@ -140,7 +141,7 @@ TEST(MovieFramesCpu, PathLinePositionsRoundHalfUp) {
   ASSERT_EQ(frames.size(), 7u);
   for (std::size_t i = 0; i < 7; ++i) {
     EXPECT_EQ(frames[i].value, double(rows[i] * 14 + i)) << "position " << i;
-    EXPECT_EQ(frames[i].rgba.rgba, display::render(pattern(ds, rows[i], i), s.look, Backend::cpu).rgba);
+    EXPECT_EQ(frames[i].rgba.rgba, display::render(on_backend(pattern(ds, rows[i], i), Backend::cpu), s.look).rgba);
   }
   s.frames = 2;  // just the end points
   const auto ends = all_frames(ds, s);
@@ -162,7 +163,7 @@ TEST(MovieFramesCpu, SsbDefocusFramesAreReconstructionsAtEachC1) {
   for (std::size_t i = 0; i < 3; ++i) {
     p.aberrations.C1 = -100.0 + 100.0 * double(i);
     EXPECT_DOUBLE_EQ(frames[i].value, p.aberrations.C1);
-    EXPECT_EQ(frames[i].rgba.rgba, display::render(ssb::reconstruct(ds, p).phase, s.look, Backend::cpu).rgba);
+    EXPECT_EQ(frames[i].rgba.rgba, display::render(on_backend(ssb::reconstruct(ds, p).phase, Backend::cpu), s.look).rgba);
   }
   EXPECT_EQ(frames[0].label, "C1 -100.0 A");
 }

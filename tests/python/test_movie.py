@@ -38,7 +38,7 @@ def test_path_row_gif_matches_rendered_pattern(ds, tmp_path):
                           "-f", "rawvideo", "-pix_fmt", "rgba", "-"], check=True, capture_output=True).stdout
     got = np.frombuffer(raw, np.uint8).reshape(48, 48, 4)
     pattern = ds.read(scan_region=(2, 3, 1, 1))[0, 0].astype(np.float32)
-    want = np.asarray(qgpu.display.render(pattern, colormap="gray", scale="log", percentiles=(0, 100), backend="cpu"))
+    want = np.asarray(qgpu.display.render(pattern, colormap="gray", scale="log", percentiles=(0, 100)))
     np.testing.assert_array_equal(got[..., :3], want[..., :3])
 
 

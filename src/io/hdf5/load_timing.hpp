@@ -9,6 +9,7 @@ namespace qgpu::io {
 
 struct LoadTiming {
   double index = 0;   // reading the chunk indexes of every part (during inspect) and locating the frames' chunks
+  double setup = 0;   // allocating the output (zero-filled on the host) and the pinned/device read buffers
   double read = 0;    // host wall time in parallel preads
   double copy = 0;    // host-to-device copies (GPU time; cuda only)
   double decode = 0;  // decode (+ crop/bin) (GPU time on cuda, host wall time on cpu)
@@ -22,7 +23,7 @@ struct LoadTiming {
   bool direct_io = false;
 
   nlohmann::json to_json() const {
-    return {{"index_s", index},         {"read_s", read},
+    return {{"index_s", index},         {"setup_s", setup},       {"read_s", read},
             {"copy_s", copy},           {"decode_s", decode},
             {"wait_s", wait},           {"total_s", total},
             {"batches", batches},       {"bytes_read", bytes_read},

@@ -57,6 +57,7 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
   timing.read_threads = reader.threads();
   timing.direct_io = reader.direct();
 
+  const double t_setup = now_s();
   HostArray4D out;
   out.shape = p.out_shape;
   out.dtype = p.out_dtype;
@@ -67,6 +68,7 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
       (reinterpret_cast<std::uintptr_t>(read_storage.data()) + ParallelReader::kDirectAlign - 1) /
       ParallelReader::kDirectAlign * ParallelReader::kDirectAlign);
   std::vector<std::uint8_t> staging(direct ? 0 : max_chunks * fi.frame_bytes());
+  timing.setup = now_s() - t_setup;
   std::vector<std::uint64_t> sizes(max_chunks);
   std::vector<void*> dest(max_chunks);
   const std::size_t out_row_bytes = p.out_shape.scan_cols * p.out_shape.frame_pixels() * dtype_size(p.out_dtype);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "device/cuda/cuda_check.hpp"
 #include "io/hdf5/codec/bit_transpose_word.hpp"
 #include "io/hdf5/cuda/bitshuffle_lz4_decode.hpp"
@@ -87,7 +88,17 @@ __device__ bool lz4_block_warp(const std::uint8_t* in, std::uint32_t in_len, std
     ml += 4;
     if (off == 0 || off > op || op + ml > out_len) return false;
     __syncwarp();
-    if (off >= ml) {  // no overlap: a plain copy
+    if (off <= 4 && 4 % off == 0 && ml >= 64) {  // a run of period 1, 2 or 4 (zero bit planes): 32-bit stores
+      const std::uint32_t head = std::min<std::uint32_t>((4u - (op & 3u)) & 3u, ml);
+      if (lane < head) out[op + lane] = out[op - off + lane % off];
+      const std::uint32_t p = op + head, words = (ml - head) / 4u;
+      std::uint32_t w = 0;  // aligned word at p + 4j: byte b is pattern byte (head + b) % off
+      for (std::uint32_t b = 0; b < 4; ++b) w |= std::uint32_t(out[op - off + (head + b) % off]) << (8 * b);
+      auto* wout = reinterpret_cast<std::uint32_t*>(out + p);
+      for (std::uint32_t j = lane; j < words; j += 32) wout[j] = w;
+      const std::uint32_t done = head + 4 * words;
+      if (lane < ml - done) out[op + done + lane] = out[op - off + (done + lane) % off];
+    } else if (off >= ml) {  // no overlap: a plain copy
       for (std::uint32_t k = lane; k < ml; k += 32) out[op + k] = out[op - off + k];
     } else {  // overlap: source index k % off, stepped without a division per byte
       std::uint32_t r = lane % off;

@@ -1,4 +1,7 @@
 #include <algorithm>
+#include <utility>
+#include <tuple>
+#include <mutex>
 #include <vector>
 
 #include "device/cuda/cuda_check.hpp"
@@ -20,10 +23,56 @@ namespace {
 constexpr std::size_t kStagingBytes = std::size_t(2) << 30;  // decoded frames staged for crop/binning
 constexpr int kSlots = 3;                                     // batches in flight: read, copy+decode, spare
 
+// Pinned host buffers are slow to allocate (page locking, tens of ms for the read slots), so released ones are kept
+// for the next load of this process (up to kPinnedPoolBytes in all).
+constexpr std::size_t kPinnedPoolBytes = std::size_t(1) << 30;
+
+class PinnedPool {
+ public:
+  static PinnedPool& instance() {
+    static PinnedPool pool;
+    return pool;
+  }
+  std::pair<void*, std::size_t> take(std::size_t bytes) {
+    {
+      std::lock_guard lock(mu_);
+      auto best = free_.end();
+      for (auto it = free_.begin(); it != free_.end(); ++it)
+        if (it->second >= bytes && (best == free_.end() || it->second < best->second)) best = it;
+      if (best != free_.end()) {
+        const auto got = *best;
+        free_.erase(best);
+        pooled_ -= got.second;
+        return got;
+      }
+    }
+    void* p = nullptr;
+    QGPU_CUDA(cudaMallocHost(&p, std::max<std::size_t>(bytes, 1)));
+    return {p, std::max<std::size_t>(bytes, 1)};
+  }
+  void give(void* p, std::size_t bytes) {
+    std::lock_guard lock(mu_);
+    if (pooled_ + bytes > kPinnedPoolBytes) {
+      cudaFreeHost(p);
+      return;
+    }
+    free_.emplace_back(p, bytes);
+    pooled_ += bytes;
+  }
+
+ private:
+  PinnedPool() = default;
+  ~PinnedPool() = default;  // process exit: the driver releases pinned memory itself
+  std::mutex mu_;
+  std::vector<std::pair<void*, std::size_t>> free_;
+  std::size_t pooled_ = 0;
+};
+
 struct Pinned {
   void* p = nullptr;
-  explicit Pinned(std::size_t bytes) { QGPU_CUDA(cudaMallocHost(&p, std::max<std::size_t>(bytes, 1))); }
-  ~Pinned() { cudaFreeHost(p); }
+  std::size_t bytes = 0;
+  explicit Pinned(std::size_t n) { std::tie(p, bytes) = PinnedPool::instance().take(n); }
+  ~Pinned() { PinnedPool::instance().give(p, bytes); }
   Pinned(const Pinned&) = delete;
   Pinned& operator=(const Pinned&) = delete;
   template <class T> T* as() { return static_cast<T*>(p); }
@@ -33,18 +82,20 @@ struct Pinned {
 struct Slot {
   Pinned data, table;
   DeviceBuffer dev_data, dev_table;
-  cudaEvent_t start = nullptr, copied = nullptr, done = nullptr;
+  cudaEvent_t start = nullptr, copied = nullptr, decoding = nullptr, done = nullptr;
   bool busy = false;
   Slot(std::size_t data_bytes, std::size_t table_bytes)
       : data(data_bytes), table(table_bytes), dev_data(data_bytes), dev_table(table_bytes) {
     QGPU_CUDA(cudaEventCreate(&start));
     QGPU_CUDA(cudaEventCreate(&copied));
+    QGPU_CUDA(cudaEventCreate(&decoding));
     QGPU_CUDA(cudaEventCreate(&done));
   }
   ~Slot() {
     if (busy) cudaEventSynchronize(done);
     cudaEventDestroy(start);
     cudaEventDestroy(copied);
+    cudaEventDestroy(decoding);
     cudaEventDestroy(done);
   }
   // Waits until the slot's batch is finished and adds its GPU stage times.
@@ -53,7 +104,7 @@ struct Slot {
     QGPU_CUDA(cudaEventSynchronize(done));
     float copy_ms = 0, decode_ms = 0;
     QGPU_CUDA(cudaEventElapsedTime(&copy_ms, start, copied));
-    QGPU_CUDA(cudaEventElapsedTime(&decode_ms, copied, done));
+    QGPU_CUDA(cudaEventElapsedTime(&decode_ms, decoding, done));
     t.copy += copy_ms / 1e3;
     t.decode += decode_ms / 1e3;
     busy = false;
@@ -127,6 +178,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   timing.direct_io = reader.direct();
 
   const std::size_t out_bytes = p.out_shape.nbytes(dtype_size(p.out_dtype));
+  const double t_setup = now_s();
   auto result = std::make_shared<DeviceBuffer>(out_bytes);
   DeviceBuffer staging(direct ? 0 : max_chunks * fi.frame_bytes());
   const std::size_t mb = geo.max_blocks();
@@ -146,7 +198,8 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   const int n_slots = int(std::min<std::size_t>(kSlots, batches.size()));
   std::vector<std::unique_ptr<Slot>> slots;
   for (int s = 0; s < n_slots; ++s) slots.push_back(std::make_unique<Slot>(max_buffer, table_bytes));
-  Stream stream;
+  Stream copies, stream;  // batch b + 1 copies while batch b decodes
+  timing.setup = now_s() - t_setup;
 
   if (progress) progress(0.0);  // the bar shows from the start, so a later message starts a new line
   for (std::size_t b = 0; b < batches.size(); ++b) {
@@ -162,10 +215,12 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
       tab[max_chunks + i] = src.chunks[batch.first_chunk + i].size;
       tab[2 * max_chunks + i] = direct ? batch.first_chunk + i : i;
     }
-    QGPU_CUDA(cudaEventRecord(slot.start, stream.s));
-    QGPU_CUDA(cudaMemcpyAsync(slot.dev_data.data(), slot.data.p, batch.buffer_bytes, cudaMemcpyHostToDevice, stream.s));
-    QGPU_CUDA(cudaMemcpyAsync(slot.dev_table.data(), slot.table.p, table_bytes, cudaMemcpyHostToDevice, stream.s));
-    QGPU_CUDA(cudaEventRecord(slot.copied, stream.s));
+    QGPU_CUDA(cudaEventRecord(slot.start, copies.s));
+    QGPU_CUDA(cudaMemcpyAsync(slot.dev_data.data(), slot.data.p, batch.buffer_bytes, cudaMemcpyHostToDevice, copies.s));
+    QGPU_CUDA(cudaMemcpyAsync(slot.dev_table.data(), slot.table.p, table_bytes, cudaMemcpyHostToDevice, copies.s));
+    QGPU_CUDA(cudaEventRecord(slot.copied, copies.s));
+    QGPU_CUDA(cudaStreamWaitEvent(stream.s, slot.copied, 0));
+    QGPU_CUDA(cudaEventRecord(slot.decoding, stream.s));
     const auto* dtab = slot.dev_table.as<std::uint64_t>();
     cuda::DecodeBatch db{slot.dev_data.as<std::uint8_t>(), dtab, dtab + max_chunks, dtab + 2 * max_chunks,
                          batch.chunks, batch.first_chunk};
