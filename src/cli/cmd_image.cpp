@@ -3,8 +3,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cache/cache.hpp"
 #include "cli/checks.hpp"
 #include "cli/commands.hpp"
+#include "cli/image_from_cache.hpp"
 #include "cli/load_flags.hpp"
 #include "cli/outputs.hpp"
 #include "cli/progress.hpp"
@@ -126,6 +128,29 @@ void run(const ImageArgs& a, bool want_bf, bool want_adf) {
   }
 }
 
+CacheImageRequest cache_request(const ImageArgs& a, bool want_bf, bool want_adf) {
+  const Checked checked = check(a, want_bf, want_adf);
+  CacheImageRequest r;
+  r.file = a.file;
+  r.colormap = a.colormap;
+  r.dir = checked.dir;
+  r.look = checked.look;
+  r.bf_radius = checked.bf_radius;
+  if (checked.adf) r.adf = std::pair<double, double>{checked.adf->inner, checked.adf->outer};
+  r.center = a.center;
+  r.rotation = a.rotation;
+  r.want_bf = want_bf;
+  r.want_adf = want_adf;
+  r.com = a.com;
+  r.dpc = a.dpc;
+  r.idpc = a.idpc;
+  r.mean = a.mean;
+  if (!a.scan_region.empty() || !a.det_region.empty() || a.bin_scan != 1 || a.bin_det != 1 || !a.dataset.empty() ||
+      !a.load.scan_shape.empty() || a.load.pixel_mask != "keep")
+    r.load_only_option = "a load option (--scan-region, --detector-region, --bin-*, --dataset, --scan-shape, --pixel-mask)";
+  return r;
+}
+
 }  // namespace
 
 void add_image(CLI::App& app) {
@@ -166,7 +191,10 @@ void add_image(CLI::App& app) {
     const bool want_bf = bf->count() > 0, want_adf = adf->count() > 0;
     if (!want_bf && !want_adf && !a->com && !a->dpc && !a->idpc && !a->mean)
       throw CLI::ValidationError("image", "choose at least one of --bf, --adf, --com, --dpc, --idpc, --mean");
-    run_command([&] { run(*a, want_bf, want_adf); });
+    run_command([&] {
+      if (cache::is_cache_file(a->file)) return image_from_cache(cache_request(*a, want_bf, want_adf));
+      run(*a, want_bf, want_adf);
+    });
   });
 }
 

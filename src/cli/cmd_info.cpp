@@ -1,6 +1,8 @@
 // qgpu info FILE: metadata and readiness without reading frames.
 #include <cstdio>
 
+#include "cache/cache.hpp"
+#include "cli/cache_info.hpp"
 #include "cli/commands.hpp"
 #include "device/device.hpp"
 #include "cli/load_flags.hpp"
@@ -83,6 +85,7 @@ void add_info(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   add_read_flags(cmd, args->load);
   cmd->callback([args] {
+    if (cache::is_cache_file(args->file)) return print_cache_info(args->file, args->json);
     const io::FileInfo fi = io::inspect(args->file, args->dataset, args->load.rows(), args->load.cols());
     if (args->timing) return print_timing(*args, fi);
     const nlohmann::json adm = fi.ready ? would_load(args->file, args->dataset, args->load) : nlohmann::json();

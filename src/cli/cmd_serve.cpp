@@ -47,7 +47,7 @@ void add_serve(CLI::App& app) {
     const int port = server.bind();
     for (const auto& s : server.catalog().all())
       std::fprintf(stderr, "qgpu serve: dataset '%s' <- %s (%s, device %d)\n", s->id.c_str(), s->path.c_str(),
-                   backend_name(s->ds.backend()).c_str(), s->device);
+                   s->cache ? "product cache" : backend_name(s->ds.backend()).c_str(), s->device);
     const bool built = std::filesystem::exists(std::filesystem::path(server.web_dir()) / "index.html");
     std::fprintf(stderr, "qgpu serve: viewer %s %s\n", built ? "from" : "NOT BUILT (npm ci && npm run build in src/remote/web) in",
                  server.web_dir().c_str());

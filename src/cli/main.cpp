@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("qgpu ") + qgpu::kVersion);
   app.require_subcommand(1);
   try {
+    qgpu::cli::add_cache(app);
     qgpu::cli::add_info(app);
     qgpu::cli::add_image(app);
     qgpu::cli::add_sample(app);

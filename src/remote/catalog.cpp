@@ -38,6 +38,12 @@ std::string Catalog::add(std::string id, Dataset ds, int device, std::string pat
   return unique;
 }
 
+std::string Catalog::add_cache(std::string id, cache::Cache c, std::string path) {
+  const std::string unique = add(std::move(id), Dataset{}, -1, std::move(path));
+  items_.back()->cache = std::make_shared<const cache::Cache>(std::move(c));
+  return unique;
+}
+
 ServedDataset& Catalog::get(const std::string& id) const {
   for (const auto& it : items_)
     if (it->id == id) return *it;
@@ -51,7 +57,9 @@ ServedDataset& Catalog::get(const std::string& id) const {
 
 Catalog load_catalog(const std::vector<std::string>& files, const CatalogOptions& o) {
   if (files.empty()) throw InvalidArgument("no file to serve");
-  const Backend backend = resolve(o.backend);  // auto without a GPU raises BackendUnavailable here
+  bool raw = false;  // product caches need no backend
+  for (const std::string& f : files) raw = raw || !cache::is_cache_file(f);
+  const Backend backend = raw ? resolve(o.backend) : Backend::cpu;  // auto without a GPU: BackendUnavailable
   if (backend == Backend::cuda)
     for (int d : o.devices)
       if (d < 0 || d >= detect().device_count)
@@ -61,6 +69,13 @@ Catalog load_catalog(const std::vector<std::string>& files, const CatalogOptions
     std::fprintf(stderr, "qgpu serve: --devices ignored with the cpu backend\n");
   Catalog catalog;
   for (std::size_t i = 0; i < files.size(); ++i) {
+    if (cache::is_cache_file(files[i])) {
+      cache::Cache c = cache::open(files[i]);
+      for (const std::string& change : c.stale())
+        std::fprintf(stderr, "qgpu serve: warning: cache '%s' is stale: %s\n", files[i].c_str(), change.c_str());
+      catalog.add_cache(id_from_path(files[i]), std::move(c), files[i]);
+      continue;
+    }
     const int device = (backend == Backend::cuda && !o.devices.empty()) ? o.devices[i % o.devices.size()] : -1;
     DeviceGuard guard(device);
     io::LoadOptions lo;
@@ -84,7 +99,17 @@ Catalog load_catalog(const std::vector<std::string>& files, const CatalogOptions
 }
 
 nlohmann::json describe_served(const ServedDataset& s) {
-  nlohmann::json j = describe(s.ds);
+  nlohmann::json j;
+  if (s.cache) {
+    j = s.cache->root_attributes().value("dataset", nlohmann::json::object());
+    j["representation"] = "product cache";
+    j["backend"] = "cache";  // answers come from the file; the backend that built it is in its provenance
+    j["residency"] = "host";
+    j["cache"] = {{"format_version", s.cache->format_version()}, {"products", s.cache->products()},
+                  {"stale", s.cache->stale()}};
+  } else {
+    j = describe(s.ds);
+  }
   j["id"] = s.id;
   j["file"] = s.path;
   j["device"] = s.device;

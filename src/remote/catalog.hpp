@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache/cache.hpp"
 #include "remote/device_guard.hpp"
 #include "resident/dataset.hpp"
 
@@ -21,12 +22,15 @@ struct ServedDataset {
   int device = -1;   // CUDA device it lives on; -1: cpu, or the current device
   std::mutex work;   // one computation at a time on this dataset
   std::shared_ptr<void> com_cache;  // dpc::ComResult, computed once (guarded by `work`)
+  std::shared_ptr<const cache::Cache> cache;  // set: served from a product cache alone (`ds` is empty)
 };
 
 class Catalog {
  public:
   // Adds a loaded dataset; the id is made unique (suffix -2, -3, ...) and returned.
   std::string add(std::string id, Dataset ds, int device = -1, std::string path = "");
+  // Adds a product cache (remote/cached.hpp: what it answers without the raw data).
+  std::string add_cache(std::string id, cache::Cache c, std::string path);
   // HttpError 404 naming the known ids when there is no such dataset.
   ServedDataset& get(const std::string& id) const;
   const std::vector<std::unique_ptr<ServedDataset>>& all() const { return items_; }

@@ -2,6 +2,8 @@
 
 #include <new>
 
+#include "cache/cache.hpp"
+
 namespace qgpu::remote {
 
 StatusAndMessage classify(std::exception_ptr e) {
@@ -9,6 +11,8 @@ StatusAndMessage classify(std::exception_ptr e) {
     std::rethrow_exception(e);
   } catch (const HttpError& x) {
     return {x.status, x.what()};
+  } catch (const cache::ProductUnavailable& x) {
+    return {404, x.what()};
   } catch (const InvalidArgument& x) {
     return {400, x.what()};
   } catch (const RegionError& x) {

@@ -18,7 +18,7 @@ struct StatusAndMessage {
   std::string message;
 };
 
-// HttpError -> its status; InvalidArgument / RegionError / DTypeError -> 400; IoError -> 404;
+// HttpError -> its status; InvalidArgument / RegionError / DTypeError -> 400; IoError, cache::ProductUnavailable -> 404;
 // BackendUnavailable and DeviceError (a GPU failure) -> 503; OutOfMemory (GPU or host) -> 507 Insufficient Storage,
 // with the message naming the bytes; anything else (genuine internal failure) -> 500.
 StatusAndMessage classify(std::exception_ptr e);

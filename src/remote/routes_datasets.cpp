@@ -2,6 +2,7 @@
 #include "detector/virtual_detector.hpp"
 #include "display/pattern.hpp"
 #include "display/display.hpp"
+#include "remote/cached.hpp"
 #include "remote/encode.hpp"
 #include "remote/frame_window.hpp"
 #include "remote/routes.hpp"
@@ -33,7 +34,7 @@ void mean_pattern(Context& ctx, const httplib::Request& req, httplib::Response& 
   Body body = run_on(
       s,
       [&](ServedDataset& d) {
-        const Image<float> mean = detector::mean_pattern(d.ds);
+        const Image<float> mean = d.cache ? d.cache->f32("mean_pattern") : detector::mean_pattern(d.ds);
         return f32_body(halo_view ? display::pattern_log(mean) : mean, format, look);
       },
       ms);
@@ -44,13 +45,21 @@ void mean_pattern(Context& ctx, const httplib::Request& req, httplib::Response& 
 void disk_fit(Context& ctx, const httplib::Request& req, httplib::Response& res) {
   ServedDataset& s = ctx.catalog.get(req.matches[1]);
   double ms = 0;
-  const detector::DiskFit f = run_on(s, [](ServedDataset& d) { return detector::fit_bf_disk(d.ds); }, ms);
+  const detector::DiskFit f = run_on(
+      s,
+      [](ServedDataset& d) {
+        if (!d.cache) return detector::fit_bf_disk(d.ds);
+        const cache::Geometry& g = d.cache->geometry();
+        return detector::DiskFit{g.disk_center_row, g.disk_center_col, g.disk_radius};
+      },
+      ms);
   set_compute_ms(res, ms);
   send_json(res, {{"center_row", f.center_row}, {"center_col", f.center_col}, {"radius", f.radius}});
 }
 
 void frame(Context& ctx, const httplib::Request& req, httplib::Response& res) {
   ServedDataset& s = ctx.catalog.get(req.matches[1]);
+  if (s.cache) refuse_raw(s, "a diffraction frame");
   const Params p(req.params);
   const std::size_t row = p.required_index("row"), col = p.required_index("col");
   const std::string format = p.choice("format", {"raw", "json", "png"}, "raw");
@@ -85,11 +94,13 @@ void frame(Context& ctx, const httplib::Request& req, httplib::Response& res) {
 
 void plan(Context& ctx, const httplib::Request& req, httplib::Response& res) {
   const ServedDataset& s = ctx.catalog.get(req.matches[1]);
+  if (s.cache) refuse_raw(s, "a browse plan");
   send_json(res, browse_plan(s.ds.shape(), dtype_name(s.ds.dtype()), ctx.options.window_limit_bytes));
 }
 
 void window(Context& ctx, const httplib::Request& req, httplib::Response& res) {
   ServedDataset& s = ctx.catalog.get(req.matches[1]);
+  if (s.cache) refuse_raw(s, "a frame window");
   const Params p(req.params);
   const Shape4D& sh = s.ds.shape();
   const std::size_t row0 = p.index("row0").value_or(0), col0 = p.index("col0").value_or(0);

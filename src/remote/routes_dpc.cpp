@@ -3,6 +3,7 @@
 #include "dpc/com.hpp"
 #include "dpc/idpc.hpp"
 #include "dpc/rotation.hpp"
+#include "remote/cached.hpp"
 #include "remote/encode.hpp"
 #include "remote/http_error.hpp"
 #include "remote/routes.hpp"
@@ -23,7 +24,29 @@ struct Field {
   nlohmann::json info = nlohmann::json::object();
 };
 
+// From a product cache: the cached calibrated field, or the cached centred DPC rotated as asked.
+Field cached_rotated_dpc(const cache::Cache& c, const Params& p) {
+  Field f;
+  if (const auto a = p.number("rotation")) {
+    dpc::DpcResult d;
+    d.dpc_row = c.f32("dpc_row");
+    d.dpc_col = c.f32("dpc_col");
+    d.provenance = d.dpc_row.provenance;  // host data
+    const bool transpose = p.choice("transpose", {"0", "1"}, "0") == "1";
+    std::tie(f.row, f.col) = dpc::rotate_field(d, *a, transpose);
+    f.info = {{"rotation", "given"}, {"angle_deg", *a}, {"transpose", transpose}};
+    return f;
+  }
+  const nlohmann::json rot = c.rotation();
+  f.row = c.f32("field_row");
+  f.col = c.f32("field_col");
+  f.info = {{"rotation", "calibrated"}, {"curl_rms", rot.at("curl_rms")}, {"angle_deg", rot.at("angle_deg")},
+            {"transpose", rot.at("transpose")}, {"from", "product cache"}};
+  return f;
+}
+
 Field rotated_dpc(ServedDataset& s, const Params& p) {
+  if (s.cache) return cached_rotated_dpc(*s.cache, p);
   const dpc::DpcResult d = dpc::centered_dpc(com_of(s));
   Field f;
   double angle = 0;
@@ -86,6 +109,10 @@ template <class F> void respond(Context& ctx, const httplib::Request& req, httpl
 void add_dpc_routes(httplib::Server& http, Context& ctx) {
   http.Get(kId + "/com", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) {
              respond(ctx, q, r, [](ServedDataset& d, const Params& p) {
+               if (d.cache) {
+                 Field f{d.cache->f32("com_row"), d.cache->f32("com_col"), {{"from", "product cache"}}};
+                 return pair_body(f, p);
+               }
                const dpc::ComResult& c = com_of(d);
                Field f{c.com_row, c.com_col, {{"empty_frames", c.empty_frames}}};
                return pair_body(f, p);
@@ -101,7 +128,9 @@ void add_dpc_routes(httplib::Server& http, Context& ctx) {
                const std::string format = p.choice("format", {"json", "f32", "png"}, "json");
                const dpc::IdpcPadding padding = padding_of(p);
                const display::DisplayOptions look = display_options(p, display::Scale::linear);
-               const Field f = rotated_dpc(d, p);
+               if (d.cache && !p.number("rotation") && padding == dpc::IdpcPadding::mirror)
+                 return f32_body(d.cache->f32("idpc"), format, look);
+               const Field f = rotated_dpc(d, p);  // a cache: another rotation or padding, integrated on the host
                dpc::IdpcOptions o;
                o.padding = padding;
                return f32_body(dpc::idpc(f.row, f.col, o), format, look);

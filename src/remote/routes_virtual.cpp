@@ -1,5 +1,6 @@
 // GET /api/datasets/{id}/virtual (bf | adf | annulus | disk) and POST with an arbitrary mask.
 #include "detector/virtual_detector.hpp"
+#include "remote/cached.hpp"
 #include "remote/routes.hpp"
 #include "remote/virtual_request.hpp"
 
@@ -15,15 +16,26 @@ void get_virtual(Context& ctx, const httplib::Request& req, httplib::Response& r
   const VirtualRequest v = parse_virtual(p);
   const std::string format = p.choice("format", {"json", "u64", "png"}, "json");
   const display::DisplayOptions look = display_options(p, display::Scale::linear);
+  const double tolerance = p.non_negative("tolerance").value_or(0);
   double ms = 0;
   Body body = run_on(
-      s, [&](ServedDataset& d) { return u64_body(compute_virtual(d.ds, v), format, look); }, ms);
+      s,
+      [&](ServedDataset& d) {
+        if (d.cache) {
+          const Image<std::uint64_t> img = cached_virtual(*d.cache, v, tolerance);
+          res.set_header("X-Cached-Product", img.provenance.parameters["cache"]["name"].get<std::string>());
+          return u64_body(img, format, look);
+        }
+        return u64_body(compute_virtual(d.ds, v), format, look);
+      },
+      ms);
   set_compute_ms(res, ms);
   send_body(res, std::move(body));
 }
 
 void post_virtual(Context& ctx, const httplib::Request& req, httplib::Response& res) {
   ServedDataset& s = ctx.catalog.get(req.matches[1]);
+  if (s.cache) refuse_raw(s, "a virtual image of an arbitrary mask");
   const Params p(req.params);
   const std::string format = p.choice("format", {"json", "u64", "png"}, "json");
   const display::DisplayOptions look = display_options(p, display::Scale::linear);

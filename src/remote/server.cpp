@@ -60,6 +60,7 @@ bool hostile_path(const std::string& path) {
 std::size_t max_body_bytes(const Catalog& catalog) {
   std::size_t most = std::size_t(64) << 10;
   for (const auto& s : catalog.all()) {
+    if (s->cache) continue;  // no POSTed masks for a cache
     const Shape4D& sh = s->ds.shape();
     most = std::max(most, mask_body_limit(sh.det_rows, sh.det_cols));
   }

@@ -9,7 +9,10 @@ export interface DatasetInfo {
   residency: string;
   device: number;
   file: string;
+  representation?: string;  // 'product cache': served from `qgpu cache` products alone (no frames)
 }
+
+export const isProductCache = (ds: DatasetInfo) => ds.representation === 'product cache';
 
 export interface Detector {
   kind: 'disk' | 'annulus';

@@ -1,7 +1,7 @@
 // qgpu viewer: mean pattern with a draggable virtual detector, the real-space image it gives (from the server,
 // or computed in the browser with WebGPU), and the diffraction frame of a clicked scan position.
 // State for tests and scripting is on window.qgpuViewer (see ViewerState).
-import { DatasetInfo, Detector, datasetPath, getBytes, getJson, virtualQuery } from './api';
+import { DatasetInfo, Detector, datasetPath, getBytes, getJson, isProductCache, virtualQuery } from './api';
 import { DetectorOverlay } from './detector_overlay';
 import { BrowserCompute, GpuStatus, openDevice } from './gpu_compute';
 import { drawPng, drawRgba } from './images';
@@ -71,12 +71,14 @@ async function refreshVirtual(): Promise<void> {
           `browser WebGPU, detector bin ${browser.bin}${browser.bin > 1 ? ' (approximate geometry)' : ' (exact)'}, ` +
           `${(performance.now() - t0).toFixed(1)} ms`;
       } else {
-        const { bytes, computeMs } = await getBytes(datasetPath(ds.id, `virtual?${query}&format=png`));
+        // A product cache answers only its cached detectors: match them within the overlay's 0.01 px rounding.
+        const tolerance = isProductCache(ds) ? '&tolerance=0.01' : '';
+        const { bytes, computeMs } = await getBytes(datasetPath(ds.id, `virtual?${query}&format=png${tolerance}`));
         await drawPng($('real'), bytes);
         state.virtualBytes = bytes;
         state.virtualSource = 'server';
         $<HTMLElement>('real-text').textContent =
-          `server (${ds.backend}): compute ${computeMs.toFixed(1)} ms, round trip ${(performance.now() - t0).toFixed(1)} ms`;
+          `server (${isProductCache(ds) ? 'product cache' : ds.backend}): compute ${computeMs.toFixed(1)} ms, round trip ${(performance.now() - t0).toFixed(1)} ms`;
       }
       state.virtualQuery = query;
       state.virtualVersion++;
@@ -153,8 +155,16 @@ async function openDataset(ds: DatasetInfo): Promise<void> {
   const initial: Detector = { kind: 'disk', cr: fit.center_row, cc: fit.center_col, r, inner: r * 1.5, outer: r * 3 };
   overlay = new DetectorOverlay($('overlay'), dr, dc, initial, detectorChanged);
   overlay.set({ ...initial, kind: $<HTMLSelectElement>('kind').value as Detector['kind'] });
-  await showFrame(Math.floor(ds.shape[0] / 2), Math.floor(ds.shape[1] / 2));
-  if ($<HTMLInputElement>('browser-compute').checked) await setBrowserCompute(true);
+  const browserBox = $<HTMLInputElement>('browser-compute');
+  browserBox.disabled = isProductCache(ds);  // no frames in a cache: nothing to compute on in the browser
+  if (isProductCache(ds)) {
+    browserBox.checked = false;
+    $<HTMLElement>('frame-text').textContent =
+      'frames need the raw data: this dataset is served from a product cache (cached detectors: bf, abf, adf, ...)';
+  } else {
+    await showFrame(Math.floor(ds.shape[0] / 2), Math.floor(ds.shape[1] / 2));
+  }
+  if (browserBox.checked) await setBrowserCompute(true);
   state.ready = true;
 }
 
@@ -170,7 +180,7 @@ async function start(): Promise<void> {
     setBrowserCompute((e.target as HTMLInputElement).checked).catch(report));
   $<HTMLCanvasElement>('real').addEventListener('click', (e) => {
     const ds = state.dataset;
-    if (!ds) return;
+    if (!ds || isProductCache(ds)) return;
     const box = (e.target as HTMLCanvasElement).getBoundingClientRect();
     const row = Math.min(ds.shape[0] - 1, Math.floor(((e.clientY - box.top) / box.height) * ds.shape[0]));
     const col = Math.min(ds.shape[1] - 1, Math.floor(((e.clientX - box.left) / box.width) * ds.shape[1]));
