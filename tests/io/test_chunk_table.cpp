@@ -4,6 +4,7 @@
 
 #include "chunk_files.hpp"
 #include "core/error.hpp"
+#include "io/hdf5/index/hdf5_api_fallback.hpp"
 #include "support/temp_files.hpp"
 
 using namespace qgpu;
@@ -259,4 +260,34 @@ TEST(ChunkTable, SoftLinkAndExternalLink) {
   const io::ChunkTable t = io::read_chunk_table(target, "/alias");
   expect_method(t, "extensible array");
   test::expect_matches_hdf5(target, s.name, t, true);
+}
+
+TEST(ChunkTable, Hdf5ApiFallbackGivesTheSameTable) {  // the slow path taken for indexes the parser does not read
+  ChunkedSpec s = v110({});
+  s.dims = {40, 6, 6};
+  s.max_dims = {U, 6, 6};
+  s.chunk = {1, 3, 6};
+  s.deflate = true;
+  s.userblock = 512;
+  s.written = [](std::uint64_t i) { return i % 4 != 1; };
+  const std::string path = test::temp_path("fallback.h5");
+  const io::ChunkTable parsed = write_and_read(path, s);
+  io::ChunkTable api;
+  api.file = path;
+  api.dataset_path = s.name;
+  api.dims = parsed.dims;
+  api.chunk_dims = parsed.chunk_dims;
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t ds = H5Dopen2(f, s.name.c_str(), H5P_DEFAULT);
+  io::h5index::fill_from_hdf5_api(ds, api, 512, "test");
+  H5Dclose(ds);
+  H5Fclose(f);
+  EXPECT_EQ(api.method, "hdf5 api: test");
+  ASSERT_EQ(api.chunks.size(), parsed.chunks.size());
+  for (std::size_t i = 0; i < api.chunks.size(); ++i) {
+    EXPECT_EQ(api.chunks[i].offset, parsed.chunks[i].offset) << i;
+    EXPECT_EQ(api.chunks[i].size, parsed.chunks[i].size) << i;
+    EXPECT_EQ(api.chunks[i].filter_mask, parsed.chunks[i].filter_mask) << i;
+  }
+  test::expect_matches_hdf5(path, s.name, api, true, 512);
 }
