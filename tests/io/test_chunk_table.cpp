@@ -2,6 +2,9 @@
 // HDF5 library; links followed; non-chunked datasets and corrupt indexes give FormatError.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "chunk_files.hpp"
 #include "core/error.hpp"
 #include "io/hdf5/index/hdf5_api_fallback.hpp"
@@ -335,5 +338,38 @@ TEST(ChunkTable, SmallAddressesAndLargeBtreeNodes) {  // 4- and 2-byte addresses
     const io::ChunkTable t = write_and_read(path, c.spec);
     expect_method(t, c.method);
     test::expect_matches_hdf5(path, c.spec.name, t, true);
+  }
+}
+
+TEST(ChunkTable, ObjectHeaderContinuationBlocks) {  // attributes added after the data push the header into more blocks
+  for (bool v2 : {false, true}) {
+    ChunkedSpec s = v2 ? v110({}) : ChunkedSpec{};
+    s.dims = {50, 4, 4};
+    s.max_dims = {U, 4, 4};
+    s.chunk = {1, 4, 4};
+    const std::string path = test::temp_path(v2 ? "ohdr2.h5" : "ohdr1.h5");
+    test::write_chunked(path, s);
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t ds = H5Dopen2(f, s.name.c_str(), H5P_DEFAULT);
+    hsize_t n = 40;
+    hid_t sp = H5Screate_simple(1, &n, nullptr);
+    std::vector<std::int32_t> v(40, 7);
+    for (int a = 0; a < 6; ++a) {
+      const std::string name = "attribute_" + std::to_string(a);
+      hid_t at = H5Acreate2(ds, name.c_str(), H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+      H5Awrite(at, H5T_NATIVE_INT32, v.data());
+      H5Aclose(at);
+    }
+    H5Sclose(sp);
+    H5Dclose(ds);
+    H5Fclose(f);
+    if (v2) {
+      std::ifstream in(path, std::ios::binary);
+      const std::string bytes{std::istreambuf_iterator<char>(in), {}};
+      ASSERT_NE(bytes.find("OCHK"), std::string::npos) << "no continuation block was written";
+    }
+    const io::ChunkTable t = io::read_chunk_table(path, s.name);
+    expect_method(t, v2 ? "extensible array" : "version 1 B-tree");
+    test::expect_matches_hdf5(path, s.name, t, true);
   }
 }
