@@ -4,6 +4,8 @@ set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libhdf5-dev hdf5-tools bitshuffle liblz4-dev libfftw3-dev libpng-dev
           nlohmann-json3-dev libcli11-dev libfmt-dev libcpp-httplib-dev libgtest-dev pybind11-dev python3-dev
           python3-numpy python3-pytest python3-h5py)
+# QGPU_FUZZ=1: also clang and its libFuzzer runtime, for the chunk index fuzz target (tests/fuzz).
+if [ "${QGPU_FUZZ:-0}" = 1 ]; then packages+=(clang libclang-rt-14-dev); fi
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
