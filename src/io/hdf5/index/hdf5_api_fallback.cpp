@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "io/hdf5/index/parse_chunk_index.hpp"
 
 namespace qgpu::io::h5index {
 
@@ -16,6 +17,9 @@ void fill_from_hdf5_api(hid_t dataset, ChunkTable& t, std::uint64_t base_addr, c
     if (__builtin_mul_overflow(count, grid[i], &count)) throw FormatError("chunk count of '" + t.dataset_path +
                                                                            "' overflows");
   }
+  if (count > kMaxTableChunks)
+    throw FormatError("'" + t.dataset_path + "' has " + std::to_string(count) + " chunks, more than the " +
+                      std::to_string(kMaxTableChunks) + " a chunk table holds");
   t.chunks.assign(static_cast<std::size_t>(count), ChunkLocation{});
 #if H5_VERSION_GE(1, 10, 5)
   hsize_t n = 0;
