@@ -34,6 +34,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -81,6 +82,8 @@ struct Counts {
   std::uint64_t host_ok_gpu_fail = 0, host_fail_gpu_ok = 0, bytes_differ = 0, batch_differs = 0, wrong_chunk_id = 0;
   std::uint64_t valid_checked = 0, valid_wrong = 0;
   std::uint64_t gpu_batches = 0;
+  std::set<std::tuple<std::size_t, std::size_t, std::size_t>> geometries;  // (elem size, block, frame elems)
+  std::size_t min_frame = ~std::size_t(0), max_frame = 0;
   std::uint64_t disagreements() const {
     return host_ok_gpu_fail + host_fail_gpu_ok + bytes_differ + batch_differs + wrong_chunk_id;
   }
@@ -438,6 +441,9 @@ void run_grouped(const Options& o, std::vector<Input>& ins, Counts& n) {
   std::map<std::tuple<std::size_t, std::size_t, std::size_t>, std::vector<Input>> groups;
   for (Input& in : ins) {
     if (!gpu_takes(in, n)) continue;
+    n.geometries.insert({in.c.params.elem_size, in.c.params.block_elems, in.c.frame_elems});
+    n.min_frame = std::min(n.min_frame, in.c.frame_elems);
+    n.max_frame = std::max(n.max_frame, in.c.frame_elems);
     groups[{in.c.params.elem_size, in.c.params.block_elems, in.c.frame_elems}].push_back(std::move(in));
   }
   for (auto& [key, list] : groups) {
@@ -520,6 +526,9 @@ int main(int argc, char** argv) {
   std::printf("inputs %llu; skipped: short %llu, zstd %llu, 8-byte elements %llu, blocks > 16 KiB %llu\n",
               (unsigned long long)n.inputs, (unsigned long long)n.skip_short, (unsigned long long)n.skip_zstd,
               (unsigned long long)n.skip_elem8, (unsigned long long)n.skip_block);
+  if (!n.geometries.empty())
+    std::printf("geometries %zu (element size, block, frame size); frames of %zu to %zu elements\n",
+                n.geometries.size(), n.min_frame, n.max_frame);
   std::printf("host: decoded %llu, failed %llu; unmutated generated chunks exact %llu of %llu\n",
               (unsigned long long)n.host_ok, (unsigned long long)n.host_fail,
               (unsigned long long)(n.valid_checked - n.valid_wrong), (unsigned long long)n.valid_checked);
