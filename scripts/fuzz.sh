@@ -1,7 +1,8 @@
 #!/bin/bash
 # Builds the fuzz harnesses of tests/fuzz with clang (libFuzzer, ASan+UBSan; only the sources they need, no CUDA)
 # into ${FUZZ_BUILD_DIR:-build-fuzz}, then for each harness: writes its seed corpus, replays it, and fuzzes for
-# FUZZ_SECONDS (default 60) from the seeds and the corpus kept in $FUZZ_BUILD_DIR/corpus/<harness>.
+# FUZZ_SECONDS (default 60) from the seeds and the corpus kept in $FUZZ_BUILD_DIR/corpus/<harness>. Inputs
+# that once failed live in tests/fuzz/regressions/<harness>/ and are replayed as seeds.
 # Prints one summary line per harness; exits non-zero when any input crashes, hangs (10 s), runs out of memory
 # or leaks, naming the reproducer (run the harness binary on it to reproduce).
 # Needs clang and libFuzzer (Debian: clang libfuzzer-14-dev libclang-rt-14-dev; scripts/install-deps.sh).
@@ -16,7 +17,7 @@ launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 cmake -S tests/fuzz -B "$B" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null
-ninja -C "$B" >/dev/null
+ninja -C "$B" >"$B/build.log" 2>&1 || { cat "$B/build.log" >&2; echo "fuzz build failed" >&2; exit 1; }
 # HDF5 itself leaks on some error paths of malformed files (see the file); our own leaks stay reported.
 export LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan_hdf5.supp:print_suppressions=0"
 
@@ -38,8 +39,10 @@ for h in $HARNESSES; do
   rm -rf "$seeds" "$art"
   mkdir -p "$seeds" "$corpus" "$art" "$B/logs"
   "$B/$(seed_writer "$h")" "$seeds" >/dev/null
-  nseeds=$(find "$seeds" -type f | wc -l)
   result=ok
+  # Inputs that once failed (tests/fuzz/regressions/<harness>/, committed with their fix) count as seeds.
+  if [ -d "tests/fuzz/regressions/$h" ]; then cp tests/fuzz/regressions/"$h"/* "$seeds"/; fi
+  nseeds=$(find "$seeds" -type f | wc -l)
   # 1. Replay: every seed once (a libFuzzer binary given files runs each and exits non-zero on a failure).
   if ! "$B/$h" -artifact_prefix="$art/" "$seeds"/* >"$log" 2>&1; then result="FAILED on a seed"; fi
   # 2. Fuzz for a bounded time from the seeds and the kept corpus.

@@ -10,8 +10,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 
+#include "io/hdf5/h5_handle.hpp"
 #include "io/hdf5/load.hpp"
 #include "support/temp_files.hpp"
 
@@ -275,6 +277,45 @@ TEST(HostileFiles, DiscoverySkipsGroupNamedData) {
   const Dataset ds = io::load(path, cpu());
   EXPECT_EQ(ds.host_bytes().size(), v.size() * 2);
   EXPECT_EQ(reinterpret_cast<const std::uint16_t*>(ds.host_bytes().data())[143], 143);
+}
+
+TEST(HostileFiles, LinkCycleWithReferenceCountOneEnds) {
+  // Found by fuzz_inspect: a group holding a hard link to itself whose object header says it has one link.
+  // H5Ovisit follows such a cycle forever (it tracks only objects with several links): discovery must end and
+  // find the dataset behind it.
+  const std::string path = test::temp_path("cycle.h5");
+  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);  // v1 object headers
+  hid_t g = H5Gcreate2(f, "/a", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(H5Lcreate_hard(g, ".", g, "loop", H5P_DEFAULT, H5P_DEFAULT), 0);
+  H5Gclose(g);
+  H5Gclose(H5Gcreate2(f, "/scan", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  hsize_t dims[3] = {4, 2, 2};
+  hid_t sp = H5Screate_simple(3, dims, nullptr);
+  H5Dclose(H5Dcreate2(f, "/scan/frames", H5T_STD_U16LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  H5Sclose(sp);
+  haddr_t group_addr = HADDR_UNDEF;
+  h5::visit_objects(f, [&](const std::string& p, H5O_type_t, haddr_t a) {
+    if (p == "/a") group_addr = a;
+    return false;
+  });
+  H5Fclose(f);
+  ASSERT_NE(group_addr, HADDR_UNDEF);
+  // Version 1 object header: version, reserved, 2-byte message count, then the 4-byte reference count (LE).
+  {
+    std::fstream io(path, std::ios::in | std::ios::out | std::ios::binary);
+    unsigned char h[8];
+    io.seekg(std::streamoff(group_addr));
+    io.read(reinterpret_cast<char*>(h), 8);
+    ASSERT_EQ(h[0], 1);
+    ASSERT_EQ(h[4] | (h[5] << 8) | (h[6] << 16) | (h[7] << 24), 2);  // "/a" and "/a/loop"
+    const char one[4] = {1, 0, 0, 0};
+    io.seekp(std::streamoff(group_addr + 4));
+    io.write(one, 4);
+  }
+  EXPECT_EQ(io::discover(path), std::vector<std::string>{"/scan/frames"});
+  const io::FileInfo fi = io::inspect(path);
+  EXPECT_EQ(fi.dataset_path, "/scan/frames");
+  EXPECT_EQ(fi.shape, (Shape4D{2, 2, 2, 2}));
 }
 
 TEST(RegionArithmetic, WrappingRegionsAreOutOfBounds) {

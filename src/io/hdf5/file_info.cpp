@@ -141,18 +141,17 @@ std::string filter_name(int id) {
 std::vector<std::string> discover(const std::string& path) {
   h5::Handle f = h5::open_file(path);
   std::vector<std::string> found;
-  auto visit = [](hid_t obj, const char* name, const H5O_info_t* info, void* op) -> herr_t {
-    if (info->type != H5O_TYPE_DATASET) return 0;
-    h5::Handle d(H5Dopen2(obj, name, H5P_DEFAULT), H5Dclose);
+  h5::QuietErrors quiet;
+  h5::visit_objects(f, [&](const std::string& name, H5O_type_t type, haddr_t) {
+    if (type != H5O_TYPE_DATASET) return false;
+    h5::Handle d(H5Dopen2(f, name.c_str(), H5P_DEFAULT), H5Dclose);
+    if (!d.valid()) return false;
     h5::Handle sp(H5Dget_space(d), H5Sclose);
     h5::Handle t(H5Dget_type(d), H5Tclose);
     const int rank = H5Sget_simple_extent_ndims(sp);
-    if ((rank == 3 || rank == 4) && H5Tget_class(t) == H5T_INTEGER)
-      static_cast<std::vector<std::string>*>(op)->push_back(std::string("/") + name);
-    return 0;
-  };
-  h5::QuietErrors quiet;
-  H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_INC, visit, &found, H5O_INFO_BASIC);
+    if ((rank == 3 || rank == 4) && H5Tget_class(t) == H5T_INTEGER) found.push_back(name);
+    return false;
+  });
   return found;
 }
 
