@@ -375,15 +375,22 @@ GpuResult decode_gpu(const std::vector<Input>& ins) {
   return g;
 }
 
+// Reports a disagreement (the first 50 on stderr) and saves the input (the first 10000).
 void save(const Options& o, const Input& in, const char* why) {
-  std::fprintf(stderr, "DISAGREE %s: %s (elem %zu, block %zu, frame %zu elems, chunk %zu bytes)\n", in.name.c_str(),
-               why, in.c.params.elem_size, in.c.params.block_elems, in.c.frame_elems, in.chunk.size());
-  if (o.save_dir.empty()) return;
   static std::uint64_t k = 0;
+  if (k >= 10000) return;
+  if (k < 50)
+    std::fprintf(stderr, "DISAGREE %s: %s (elem %zu, block %zu, frame %zu elems, chunk %zu bytes)\n",
+                 in.name.c_str(), why, in.c.params.elem_size, in.c.params.block_elems, in.c.frame_elems,
+                 in.chunk.size());
+  if (o.save_dir.empty()) {
+    ++k;
+    return;
+  }
   const std::string path = o.save_dir + "/disagree_" + std::to_string(k++);
   const auto b = as_fuzz_input(in);
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
-  std::fprintf(stderr, "  saved as %s\n", path.c_str());
+  if (k <= 50) std::fprintf(stderr, "  saved as %s\n", path.c_str());
 }
 
 // Runs one batch of GPU-decodable inputs sharing a geometry and adds up the outcomes.

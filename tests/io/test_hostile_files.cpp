@@ -318,6 +318,38 @@ TEST(HostileFiles, LinkCycleWithReferenceCountOneEnds) {
   EXPECT_EQ(fi.shape, (Shape4D{2, 2, 2, 2}));
 }
 
+TEST(HostileFiles, NamesThatAreNotUtf8DumpAsJson) {
+  // Found by fuzz_inspect: a dataset (and calibration attribute) named by bytes that are not UTF-8 made
+  // FileInfo::to_json().dump() (qgpu info --json, every provenance) throw nlohmann's type_error.
+  const std::string path = test::temp_path("names.h5");
+  const std::string bad = "\x9c\x9e\x8b\x9f";
+  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hsize_t dims[4] = {2, 3, 4, 4};
+  hid_t sp = H5Screate_simple(4, dims, nullptr);
+  H5Dclose(H5Dcreate2(f, ("/" + bad).c_str(), H5T_STD_U8LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  H5Sclose(sp);
+  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  hid_t g = H5Gcreate2(f, "/entry/calibration", lcpl, H5P_DEFAULT, H5P_DEFAULT);
+  H5Pclose(lcpl);
+  hid_t s1 = H5Screate(H5S_SCALAR);
+  hid_t a = H5Acreate2(g, ("px" + bad).c_str(), H5T_IEEE_F64LE, s1, H5P_DEFAULT, H5P_DEFAULT);
+  const double half = 0.5;
+  H5Awrite(a, H5T_NATIVE_DOUBLE, &half);
+  H5Aclose(a);
+  H5Sclose(s1);
+  H5Gclose(g);
+  H5Fclose(f);
+  const io::FileInfo fi = io::inspect(path);
+  EXPECT_EQ(fi.dataset_path, "/" + bad);  // the real name, to open it by
+  EXPECT_EQ(fi.shape, (Shape4D{2, 3, 4, 4}));
+  std::string text;
+  ASSERT_NO_THROW(text = fi.to_json().dump());
+  const std::string fffd4 = "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd";  // one U+FFFD per bad byte
+  EXPECT_NE(text.find("\"dataset_path\":\"/" + fffd4 + "\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"px" + fffd4 + "\":0.5"), std::string::npos) << text;
+}
+
 TEST(RegionArithmetic, WrappingRegionsAreOutOfBounds) {
   const std::size_t max = std::numeric_limits<std::size_t>::max();
   // row0 + rows wraps to a small number: previously accepted (wrong column, segfault or a "corrupt chunk").

@@ -21,15 +21,27 @@ std::size_t bitshuffle_default_block(std::size_t elem_size) {
   return b < 128 ? 128 : b;
 }
 
+namespace {
+
+// Names from a file or the file system are bytes; JSON text must be UTF-8. Invalid sequences become U+FFFD, so that
+// dumping the metadata (qgpu info --json, provenance) never throws on a hostile name (found by fuzz_inspect).
+std::string valid_utf8(const std::string& s) {
+  const std::string quoted = nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return nlohmann::json::parse(quoted).get<std::string>();
+}
+
+}  // namespace
+
 nlohmann::json FileInfo::to_json() const {
   nlohmann::json f = nlohmann::json::array();
   for (const FilterInfo& fi : filters) f.push_back({{"id", fi.id}, {"name", fi.name}, {"cd_values", fi.cd_values}});
   nlohmann::json parts_json = nlohmann::json::array();
   for (const SourcePart& p : parts)
     parts_json.push_back(
-        {{"file", p.file}, {"dataset_path", p.dataset_path}, {"first_frame", p.first_frame}, {"frames", p.frames}});
-  return {{"path", path},
-          {"dataset_path", dataset_path},
+        {{"file", valid_utf8(p.file)}, {"dataset_path", valid_utf8(p.dataset_path)}, {"first_frame", p.first_frame},
+         {"frames", p.frames}});
+  return {{"path", valid_utf8(path)},
+          {"dataset_path", valid_utf8(dataset_path)},
           {"dtype", dtype_name(dtype)},
           {"stored_dims", dims},
           {"chunk_dims", chunk_dims},
@@ -114,7 +126,7 @@ nlohmann::json read_calibration(hid_t file) {
     h5::Handle t(H5Aget_type(a), H5Tclose);
     if (H5Tget_class(t) == H5T_FLOAT || H5Tget_class(t) == H5T_INTEGER) {
       double v = 0;
-      if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) >= 0) cal[name] = v;
+      if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) >= 0) cal[valid_utf8(name)] = v;
     }
   }
   return cal;
