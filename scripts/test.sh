@@ -1,6 +1,8 @@
 #!/bin/bash
 # The whole test suite: install, build, then every C++ (GoogleTest) and Python (pytest) test through ctest,
-# then the browser end-to-end test when it exists. CUDA tests skip with a message where no GPU is usable.
+# then the browser end-to-end test when it exists, then the fuzz harnesses (scripts/fuzz.sh: seed replay and
+# FUZZ_SECONDS, default 60, of fuzzing each) when clang and libFuzzer are installed. CUDA tests skip with a
+# message where no GPU is usable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -9,4 +11,9 @@ BUILD_DIR=${BUILD_DIR:-build}
 (cd "$BUILD_DIR" && ctest -j"$(nproc)" --output-on-failure --timeout 600)
 if [ -x tests/remote/e2e/run.sh ]; then
   bash tests/remote/e2e/run.sh
+fi
+if command -v clang++ >/dev/null && compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null; then
+  bash scripts/fuzz.sh
+else
+  echo "fuzz harnesses skipped: clang and libFuzzer not installed (scripts/install-deps.sh installs them)"
 fi

@@ -23,6 +23,8 @@ struct ChunkedSpec {
   bool deflate = false;      // filter pipeline with deflate; chunks get varying sizes and masks
   bool early_alloc = false;  // H5D_ALLOC_TIME_EARLY (implicit index when unfiltered and fixed)
   hsize_t userblock = 0;
+  std::size_t sizeof_addr = 8, sizeof_len = 8;  // file address/length sizes (H5Pset_sizes)
+  unsigned istore_k = 0;                        // chunk B-tree half node size (0 = default 32)
   hid_t type = H5T_STD_U16LE;
   std::string name = "/data";
   std::function<bool(std::uint64_t)> written = [](std::uint64_t) { return true; };
@@ -85,6 +87,8 @@ inline hid_t create_dataset(hid_t f, const ChunkedSpec& s) {
 inline hid_t create_file(const std::string& path, const ChunkedSpec& s) {
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
   if (s.userblock) H5Pset_userblock(fcpl, s.userblock);
+  if (s.sizeof_addr != 8 || s.sizeof_len != 8) H5Pset_sizes(fcpl, s.sizeof_addr, s.sizeof_len);
+  if (s.istore_k) H5Pset_istore_k(fcpl, s.istore_k);
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_libver_bounds(fapl, s.low, s.high);
   hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, fapl);

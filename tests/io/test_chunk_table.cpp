@@ -2,8 +2,12 @@
 // HDF5 library; links followed; non-chunked datasets and corrupt indexes give FormatError.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "chunk_files.hpp"
 #include "core/error.hpp"
+#include "io/hdf5/index/hdf5_api_fallback.hpp"
 #include "support/temp_files.hpp"
 
 using namespace qgpu;
@@ -259,4 +263,113 @@ TEST(ChunkTable, SoftLinkAndExternalLink) {
   const io::ChunkTable t = io::read_chunk_table(target, "/alias");
   expect_method(t, "extensible array");
   test::expect_matches_hdf5(target, s.name, t, true);
+}
+
+TEST(ChunkTable, Hdf5ApiFallbackGivesTheSameTable) {  // the slow path taken for indexes the parser does not read
+  ChunkedSpec s = v110({});
+  s.dims = {40, 6, 6};
+  s.max_dims = {U, 6, 6};
+  s.chunk = {1, 3, 6};
+  s.deflate = true;
+  s.userblock = 512;
+  s.written = [](std::uint64_t i) { return i % 4 != 1; };
+  const std::string path = test::temp_path("fallback.h5");
+  const io::ChunkTable parsed = write_and_read(path, s);
+  io::ChunkTable api;
+  api.file = path;
+  api.dataset_path = s.name;
+  api.dims = parsed.dims;
+  api.chunk_dims = parsed.chunk_dims;
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t ds = H5Dopen2(f, s.name.c_str(), H5P_DEFAULT);
+  io::h5index::fill_from_hdf5_api(ds, api, 512, "test");
+  H5Dclose(ds);
+  H5Fclose(f);
+  EXPECT_EQ(api.method, "hdf5 api: test");
+  ASSERT_EQ(api.chunks.size(), parsed.chunks.size());
+  for (std::size_t i = 0; i < api.chunks.size(); ++i) {
+    EXPECT_EQ(api.chunks[i].offset, parsed.chunks[i].offset) << i;
+    EXPECT_EQ(api.chunks[i].size, parsed.chunks[i].size) << i;
+    EXPECT_EQ(api.chunks[i].filter_mask, parsed.chunks[i].filter_mask) << i;
+  }
+  test::expect_matches_hdf5(path, s.name, api, true, 512);
+}
+
+TEST(ChunkTable, SmallAddressesAndLargeBtreeNodes) {  // 4- and 2-byte addresses/lengths; B-tree nodes of 200 entries
+  struct Case {
+    const char* name;
+    ChunkedSpec spec;
+    const char* method;
+  };
+  std::vector<Case> cases;
+  ChunkedSpec bt1;
+  bt1.dims = {700, 4, 4};
+  bt1.max_dims = {U, 4, 4};
+  bt1.chunk = {1, 4, 4};
+  bt1.deflate = true;
+  bt1.sizeof_addr = bt1.sizeof_len = 4;
+  bt1.istore_k = 100;
+  bt1.written = [](std::uint64_t i) { return i % 9 != 4; };
+  cases.push_back({"bt1_4.h5", bt1, "version 1 B-tree"});
+  ChunkedSpec ea = v110({});
+  ea.dims = {900, 4};
+  ea.max_dims = {U, 4};
+  ea.chunk = {1, 4};
+  ea.deflate = true;
+  ea.sizeof_addr = ea.sizeof_len = 4;
+  ea.written = [](std::uint64_t i) { return i % 9 != 4; };
+  ea.sizeof_len = 8;  // (HDF5 1.10 cannot open an extensible array index with 4-byte lengths)
+  cases.push_back({"ea_4.h5", ea, "extensible array"});
+  ChunkedSpec fa = v110({});
+  fa.dims = {1500, 2};
+  fa.chunk = {1, 2};
+  fa.sizeof_addr = fa.sizeof_len = 4;
+  fa.written = [](std::uint64_t i) { return i % 9 != 4; };
+  cases.push_back({"fa_4.h5", fa, "fixed array"});
+  ChunkedSpec bt2 = v110({});
+  bt2.dims = {20, 20};
+  bt2.max_dims = {U, U};
+  bt2.chunk = {2, 2};
+  bt2.deflate = true;
+  bt2.sizeof_addr = bt2.sizeof_len = 2;
+  cases.push_back({"bt2_2.h5", bt2, "version 2 B-tree"});
+  for (const auto& c : cases) {
+    const std::string path = test::temp_path(c.name);
+    const io::ChunkTable t = write_and_read(path, c.spec);
+    expect_method(t, c.method);
+    test::expect_matches_hdf5(path, c.spec.name, t, true);
+  }
+}
+
+TEST(ChunkTable, ObjectHeaderContinuationBlocks) {  // attributes added after the data push the header into more blocks
+  for (bool v2 : {false, true}) {
+    ChunkedSpec s = v2 ? v110({}) : ChunkedSpec{};
+    s.dims = {50, 4, 4};
+    s.max_dims = {U, 4, 4};
+    s.chunk = {1, 4, 4};
+    const std::string path = test::temp_path(v2 ? "ohdr2.h5" : "ohdr1.h5");
+    test::write_chunked(path, s);
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t ds = H5Dopen2(f, s.name.c_str(), H5P_DEFAULT);
+    hsize_t n = 40;
+    hid_t sp = H5Screate_simple(1, &n, nullptr);
+    std::vector<std::int32_t> v(40, 7);
+    for (int a = 0; a < 6; ++a) {
+      const std::string name = "attribute_" + std::to_string(a);
+      hid_t at = H5Acreate2(ds, name.c_str(), H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+      H5Awrite(at, H5T_NATIVE_INT32, v.data());
+      H5Aclose(at);
+    }
+    H5Sclose(sp);
+    H5Dclose(ds);
+    H5Fclose(f);
+    if (v2) {
+      std::ifstream in(path, std::ios::binary);
+      const std::string bytes{std::istreambuf_iterator<char>(in), {}};
+      ASSERT_NE(bytes.find("OCHK"), std::string::npos) << "no continuation block was written";
+    }
+    const io::ChunkTable t = io::read_chunk_table(path, s.name);
+    expect_method(t, v2 ? "extensible array" : "version 1 B-tree");
+    test::expect_matches_hdf5(path, s.name, t, true);
+  }
 }

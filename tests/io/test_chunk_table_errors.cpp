@@ -199,3 +199,14 @@ TEST(ChunkTableErrors, DamagedVersion1Btree) {
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), b.size());
   expect_error<FormatError>([&] { io::read_chunk_table(path, s.name); }, {"/data", path});
 }
+
+TEST(ChunkTableErrors, TooManyChunksForATable) {  // a huge (empty) extent must not allocate gigabytes
+  ChunkedSpec s = v110({});
+  s.dims = {hsize_t(1) << 27, 2};
+  s.max_dims = {U, 2};
+  s.chunk = {1, 2};
+  s.written = [](std::uint64_t) { return false; };
+  const std::string path = test::temp_path("huge.h5");
+  test::write_chunked(path, s);
+  expect_error<FormatError>([&] { io::read_chunk_table(path, s.name); }, {"/data", "134217728 chunks", "more than"});
+}

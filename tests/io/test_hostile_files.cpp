@@ -10,8 +10,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 
+#include "io/hdf5/h5_handle.hpp"
 #include "io/hdf5/load.hpp"
 #include "support/temp_files.hpp"
 
@@ -275,6 +277,77 @@ TEST(HostileFiles, DiscoverySkipsGroupNamedData) {
   const Dataset ds = io::load(path, cpu());
   EXPECT_EQ(ds.host_bytes().size(), v.size() * 2);
   EXPECT_EQ(reinterpret_cast<const std::uint16_t*>(ds.host_bytes().data())[143], 143);
+}
+
+TEST(HostileFiles, LinkCycleWithReferenceCountOneEnds) {
+  // Found by fuzz_inspect: a group holding a hard link to itself whose object header says it has one link.
+  // H5Ovisit follows such a cycle forever (it tracks only objects with several links): discovery must end and
+  // find the dataset behind it.
+  const std::string path = test::temp_path("cycle.h5");
+  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);  // v1 object headers
+  hid_t g = H5Gcreate2(f, "/a", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(H5Lcreate_hard(g, ".", g, "loop", H5P_DEFAULT, H5P_DEFAULT), 0);
+  H5Gclose(g);
+  H5Gclose(H5Gcreate2(f, "/scan", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  hsize_t dims[3] = {4, 2, 2};
+  hid_t sp = H5Screate_simple(3, dims, nullptr);
+  H5Dclose(H5Dcreate2(f, "/scan/frames", H5T_STD_U16LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  H5Sclose(sp);
+  haddr_t group_addr = HADDR_UNDEF;
+  h5::visit_objects(f, [&](const std::string& p, H5O_type_t, haddr_t a) {
+    if (p == "/a") group_addr = a;
+    return false;
+  });
+  H5Fclose(f);
+  ASSERT_NE(group_addr, HADDR_UNDEF);
+  // Version 1 object header: version, reserved, 2-byte message count, then the 4-byte reference count (LE).
+  {
+    std::fstream io(path, std::ios::in | std::ios::out | std::ios::binary);
+    unsigned char h[8];
+    io.seekg(std::streamoff(group_addr));
+    io.read(reinterpret_cast<char*>(h), 8);
+    ASSERT_EQ(h[0], 1);
+    ASSERT_EQ(h[4] | (h[5] << 8) | (h[6] << 16) | (h[7] << 24), 2);  // "/a" and "/a/loop"
+    const char one[4] = {1, 0, 0, 0};
+    io.seekp(std::streamoff(group_addr + 4));
+    io.write(one, 4);
+  }
+  EXPECT_EQ(io::discover(path), std::vector<std::string>{"/scan/frames"});
+  const io::FileInfo fi = io::inspect(path);
+  EXPECT_EQ(fi.dataset_path, "/scan/frames");
+  EXPECT_EQ(fi.shape, (Shape4D{2, 2, 2, 2}));
+}
+
+TEST(HostileFiles, NamesThatAreNotUtf8DumpAsJson) {
+  // Found by fuzz_inspect: a dataset (and calibration attribute) named by bytes that are not UTF-8 made
+  // FileInfo::to_json().dump() (qgpu info --json, every provenance) throw nlohmann's type_error.
+  const std::string path = test::temp_path("names.h5");
+  const std::string bad = "\x9c\x9e\x8b\x9f";
+  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hsize_t dims[4] = {2, 3, 4, 4};
+  hid_t sp = H5Screate_simple(4, dims, nullptr);
+  H5Dclose(H5Dcreate2(f, ("/" + bad).c_str(), H5T_STD_U8LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  H5Sclose(sp);
+  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  hid_t g = H5Gcreate2(f, "/entry/calibration", lcpl, H5P_DEFAULT, H5P_DEFAULT);
+  H5Pclose(lcpl);
+  hid_t s1 = H5Screate(H5S_SCALAR);
+  hid_t a = H5Acreate2(g, ("px" + bad).c_str(), H5T_IEEE_F64LE, s1, H5P_DEFAULT, H5P_DEFAULT);
+  const double half = 0.5;
+  H5Awrite(a, H5T_NATIVE_DOUBLE, &half);
+  H5Aclose(a);
+  H5Sclose(s1);
+  H5Gclose(g);
+  H5Fclose(f);
+  const io::FileInfo fi = io::inspect(path);
+  EXPECT_EQ(fi.dataset_path, "/" + bad);  // the real name, to open it by
+  EXPECT_EQ(fi.shape, (Shape4D{2, 3, 4, 4}));
+  std::string text;
+  ASSERT_NO_THROW(text = fi.to_json().dump());
+  const std::string fffd4 = "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd";  // one U+FFFD per bad byte
+  EXPECT_NE(text.find("\"dataset_path\":\"/" + fffd4 + "\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"px" + fffd4 + "\":0.5"), std::string::npos) << text;
 }
 
 TEST(RegionArithmetic, WrappingRegionsAreOutOfBounds) {

@@ -21,15 +21,27 @@ std::size_t bitshuffle_default_block(std::size_t elem_size) {
   return b < 128 ? 128 : b;
 }
 
+namespace {
+
+// Names from a file or the file system are bytes; JSON text must be UTF-8. Invalid sequences become U+FFFD, so that
+// dumping the metadata (qgpu info --json, provenance) never throws on a hostile name (found by fuzz_inspect).
+std::string valid_utf8(const std::string& s) {
+  const std::string quoted = nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return nlohmann::json::parse(quoted).get<std::string>();
+}
+
+}  // namespace
+
 nlohmann::json FileInfo::to_json() const {
   nlohmann::json f = nlohmann::json::array();
   for (const FilterInfo& fi : filters) f.push_back({{"id", fi.id}, {"name", fi.name}, {"cd_values", fi.cd_values}});
   nlohmann::json parts_json = nlohmann::json::array();
   for (const SourcePart& p : parts)
     parts_json.push_back(
-        {{"file", p.file}, {"dataset_path", p.dataset_path}, {"first_frame", p.first_frame}, {"frames", p.frames}});
-  return {{"path", path},
-          {"dataset_path", dataset_path},
+        {{"file", valid_utf8(p.file)}, {"dataset_path", valid_utf8(p.dataset_path)}, {"first_frame", p.first_frame},
+         {"frames", p.frames}});
+  return {{"path", valid_utf8(path)},
+          {"dataset_path", valid_utf8(dataset_path)},
           {"dtype", dtype_name(dtype)},
           {"stored_dims", dims},
           {"chunk_dims", chunk_dims},
@@ -114,7 +126,7 @@ nlohmann::json read_calibration(hid_t file) {
     h5::Handle t(H5Aget_type(a), H5Tclose);
     if (H5Tget_class(t) == H5T_FLOAT || H5Tget_class(t) == H5T_INTEGER) {
       double v = 0;
-      if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) >= 0) cal[name] = v;
+      if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) >= 0) cal[valid_utf8(name)] = v;
     }
   }
   return cal;
@@ -141,18 +153,17 @@ std::string filter_name(int id) {
 std::vector<std::string> discover(const std::string& path) {
   h5::Handle f = h5::open_file(path);
   std::vector<std::string> found;
-  auto visit = [](hid_t obj, const char* name, const H5O_info_t* info, void* op) -> herr_t {
-    if (info->type != H5O_TYPE_DATASET) return 0;
-    h5::Handle d(H5Dopen2(obj, name, H5P_DEFAULT), H5Dclose);
+  h5::QuietErrors quiet;
+  h5::visit_objects(f, [&](const std::string& name, H5O_type_t type, haddr_t) {
+    if (type != H5O_TYPE_DATASET) return false;
+    h5::Handle d(H5Dopen2(f, name.c_str(), H5P_DEFAULT), H5Dclose);
+    if (!d.valid()) return false;
     h5::Handle sp(H5Dget_space(d), H5Sclose);
     h5::Handle t(H5Dget_type(d), H5Tclose);
     const int rank = H5Sget_simple_extent_ndims(sp);
-    if ((rank == 3 || rank == 4) && H5Tget_class(t) == H5T_INTEGER)
-      static_cast<std::vector<std::string>*>(op)->push_back(std::string("/") + name);
-    return 0;
-  };
-  h5::QuietErrors quiet;
-  H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_INC, visit, &found, H5O_INFO_BASIC);
+    if ((rank == 3 || rank == 4) && H5Tget_class(t) == H5T_INTEGER) found.push_back(name);
+    return false;
+  });
   return found;
 }
 

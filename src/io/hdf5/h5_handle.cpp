@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -110,6 +112,69 @@ Handle open_dataset(hid_t file, const std::string& dataset_path, const std::stri
   Handle d(H5Dopen2(file, dataset_path.c_str(), H5P_DEFAULT), H5Dclose);
   if (!d.valid()) throw IoError("'" + dataset_path + "' in '" + file_path + "' is not a dataset");
   return d;
+}
+
+namespace {
+
+// Type and header address of the object a hard link names.
+bool object_at(hid_t file, const std::string& path, H5O_type_t& type, haddr_t& addr) {
+#if H5_VERSION_GE(1, 12, 0)
+  H5O_info2_t info;
+  if (H5Oget_info_by_name3(file, path.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0) return false;
+  if (H5VLnative_token_to_addr(file, info.token, &addr) < 0) return false;
+#else
+  H5O_info_t info;
+  if (H5Oget_info_by_name2(file, path.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0) return false;
+  addr = info.addr;
+#endif
+  type = info.type;
+  return true;
+}
+
+struct Walk {
+  hid_t file;
+  const std::function<bool(const std::string&, H5O_type_t, haddr_t)>& fn;
+  std::set<haddr_t> seen;
+  bool stop = false;
+};
+
+// Names of the hard links of one group, in name order.
+std::vector<std::string> hard_links(hid_t file, const std::string& group) {
+  std::vector<std::string> names;
+  Handle g(H5Gopen2(file, group.c_str(), H5P_DEFAULT), H5Gclose);
+  if (!g.valid()) return names;
+  auto collect = [](hid_t, const char* name, const H5L_info_t* info, void* op) -> herr_t {
+    if (info->type == H5L_TYPE_HARD) static_cast<std::vector<std::string>*>(op)->push_back(name);
+    return 0;
+  };
+  H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names);
+  return names;
+}
+
+void walk(Walk& w, const std::string& group, int depth) {
+  for (const std::string& name : hard_links(w.file, group)) {
+    if (w.stop || w.seen.size() >= kMaxVisitObjects) return;
+    const std::string path = (group == "/" ? "/" : group + "/") + name;
+    H5O_type_t type;
+    haddr_t addr;
+    if (!object_at(w.file, path, type, addr) || !w.seen.insert(addr).second) continue;
+    if (w.fn(path, type, addr)) {
+      w.stop = true;
+      return;
+    }
+    if (type == H5O_TYPE_GROUP && depth < kMaxVisitDepth) walk(w, path, depth + 1);
+  }
+}
+
+}  // namespace
+
+void visit_objects(hid_t file, const std::function<bool(const std::string&, H5O_type_t, haddr_t)>& fn) {
+  QuietErrors quiet;
+  Walk w{file, fn, {}};
+  H5O_type_t type;
+  haddr_t root;
+  if (object_at(file, "/", type, root)) w.seen.insert(root);
+  walk(w, "/", 1);
 }
 
 }  // namespace qgpu::h5

@@ -2,6 +2,7 @@
 // RAII ownership of HDF5 identifiers, and error-stack silencing for probes that are allowed to fail.
 #include <hdf5.h>
 
+#include <functional>
 #include <string>
 
 namespace qgpu::h5 {
@@ -52,5 +53,13 @@ class QuietErrors {
 Handle open_file(const std::string& path);
 // Opens a dataset; IoError naming the dataset path and the file when absent.
 Handle open_dataset(hid_t file, const std::string& dataset_path, const std::string& file_path);
+
+// Visits the objects reachable by hard links from the file's root group, depth first in name order, each object
+// once and at most kMaxVisitDepth groups deep, calling fn(absolute path, object type, header address); fn returns
+// true to stop. Unlike H5Ovisit it ends on any file: HDF5's visit follows a link cycle forever when the object's
+// reference count is 1 (a damaged or hostile file). Objects that cannot be read are skipped.
+inline constexpr int kMaxVisitDepth = 64;
+inline constexpr std::size_t kMaxVisitObjects = std::size_t(1) << 20;
+void visit_objects(hid_t file, const std::function<bool(const std::string&, H5O_type_t, haddr_t)>& fn);
 
 }  // namespace qgpu::h5

@@ -172,6 +172,7 @@ void launch(const DecodeBatch& b, const DecodeGeometry& g, void* out, const Deco
   if (smem > 48 * 1024)
     QGPU_CUDA(cudaFuncSetAttribute(decode_blocks<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   const std::size_t warps = b.n_chunks * g.max_blocks();
+  if (warps == 0) return;  // frames of fewer than 8 elements: no LZ4 block, parse_chunks copied the tail
   const std::size_t blocks = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock;
   decode_blocks<T><<<blocks, kWarpsPerBlock * 32, smem, stream>>>(b, g, static_cast<T*>(out), s, err);
   QGPU_CUDA_LAUNCHED("decode_blocks");

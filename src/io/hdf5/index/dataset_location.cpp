@@ -51,19 +51,6 @@ herr_t info_by_name(hid_t loc, const char* name, ObjectInfo* info) {
 }
 #endif
 
-struct Search {
-  hid_t file;
-  ObjectInfo target;
-  std::string found;
-};
-
-herr_t visit(hid_t, const char* name, const ObjectInfo* info, void* data) {
-  auto* s = static_cast<Search*>(data);
-  if (!same_object(s->file, *info, s->target)) return 0;
-  s->found = std::string("/") + name;
-  return 1;
-}
-
 // A path of the dataset inside the file that holds it. H5Iget_name gives the path it was opened by, which lies in
 // another file when a soft link led to an external link; then the holder file is searched (data files hold few
 // objects).
@@ -74,13 +61,15 @@ std::string path_in_holder(hid_t ds, hid_t holder, const std::string& opened_as)
   if (!opened_as.empty() && H5Lexists(holder, opened_as.c_str(), H5P_DEFAULT) > 0 &&
       info_by_name(holder, opened_as.c_str(), &there) >= 0 && same_object(holder, self, there))
     return opened_as;
-  Search s{holder, self, {}};
-#if H5_VERSION_GE(1, 12, 0)
-  H5Ovisit3(holder, H5_INDEX_NAME, H5_ITER_NATIVE, visit, &s, H5O_INFO_BASIC);
-#else
-  H5Ovisit2(holder, H5_INDEX_NAME, H5_ITER_NATIVE, visit, &s, H5O_INFO_BASIC);
-#endif
-  return s.found.empty() ? opened_as : s.found;
+  const haddr_t target = header_address(ds);
+  std::string found;
+  if (target != HADDR_UNDEF)
+    h5::visit_objects(holder, [&](const std::string& path, H5O_type_t, haddr_t addr) {
+      if (addr != target) return false;
+      found = path;
+      return true;
+    });
+  return found.empty() ? opened_as : found;
 }
 
 }  // namespace

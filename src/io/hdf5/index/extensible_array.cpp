@@ -107,7 +107,7 @@ struct Ea {
       if (first + p * page_nelmts >= max_idx) break;
       const std::uint8_t* page = b.data() + head + 4 + p * page_bytes;
       const std::uint32_t stored = static_cast<std::uint32_t>(load_le(page + page_nelmts * elem_bytes, 4));
-      if (lookup3(page, static_cast<std::size_t>(page_nelmts * elem_bytes)) != stored)
+      if (!checksum_ok(page, static_cast<std::size_t>(page_nelmts * elem_bytes), stored))
         corrupt("checksum mismatch in extensible array data block page");
       elements(page, first + p * page_nelmts, page_nelmts);
     }

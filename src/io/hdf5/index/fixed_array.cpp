@@ -90,7 +90,7 @@ void read_fixed_array(IndexContext& ctx) {
     const std::uint64_t n = p + 1 == npages ? last_nelmts : page_nelmts;
     const std::uint8_t* page = pages.data() + p * page_bytes;
     const std::uint32_t stored = static_cast<std::uint32_t>(load_le(page + n * elem_bytes, 4));
-    if (lookup3(page, static_cast<std::size_t>(n * elem_bytes)) != stored)
+    if (!checksum_ok(page, static_cast<std::size_t>(n * elem_bytes), stored))
       corrupt("checksum mismatch in fixed array data block page " + std::to_string(p));
     el.decode(page, p * page_nelmts, n);
   }

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "io/hdf5/index/parse_chunk_index.hpp"
 
 namespace qgpu::io::h5index {
 
@@ -16,8 +17,32 @@ void fill_from_hdf5_api(hid_t dataset, ChunkTable& t, std::uint64_t base_addr, c
     if (__builtin_mul_overflow(count, grid[i], &count)) throw FormatError("chunk count of '" + t.dataset_path +
                                                                            "' overflows");
   }
+  if (count > kMaxTableChunks)
+    throw FormatError("'" + t.dataset_path + "' has " + std::to_string(count) + " chunks, more than the " +
+                      std::to_string(kMaxTableChunks) + " a chunk table holds");
   t.chunks.assign(static_cast<std::size_t>(count), ChunkLocation{});
-#if H5_VERSION_GE(1, 10, 5)
+#if H5_VERSION_GE(1, 12, 3) || (H5_VERSION_GE(1, 10, 10) && !H5_VERSION_GE(1, 11, 0))
+  // One pass over the index (H5Dchunk_iter).
+  struct Walk {
+    ChunkTable& t;
+    const std::vector<std::uint64_t>& grid;
+    std::uint64_t base;
+  } walk{t, grid, base_addr};
+  auto visit = [](const hsize_t* offset, unsigned mask, haddr_t addr, hsize_t size, void* data) -> int {
+    auto& w = *static_cast<Walk*>(data);
+    std::uint64_t idx = 0;
+    for (std::size_t d = 0; d < w.grid.size(); ++d) {
+      const std::uint64_t s = offset[d] / w.t.chunk_dims[d];
+      if (s >= w.grid[d]) return 0;
+      idx = idx * w.grid[d] + s;
+    }
+    if (addr != HADDR_UNDEF) w.t.chunks[static_cast<std::size_t>(idx)] = {w.base + addr, size, mask};
+    return 0;
+  };
+  if (H5Dchunk_iter(dataset, H5P_DEFAULT, visit, &walk) < 0)
+    throw FormatError("cannot walk the chunk index of '" + t.dataset_path + "' in '" + t.file + "'");
+#elif H5_VERSION_GE(1, 10, 5)
+  // One H5Dget_chunk_info call per chunk: each walks the index (quadratic in the chunk count).
   hsize_t n = 0;
   const hid_t space = H5Dget_space(dataset);  // (HDF5 1.10 does not take H5S_ALL here)
   struct CloseSpace {

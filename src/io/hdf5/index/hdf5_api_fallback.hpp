@@ -1,6 +1,6 @@
 #pragma once
-// Fills a chunk table through the HDF5 library (one H5Dget_chunk_info call per chunk: slow, quadratic in HDF5 1.10),
-// for indexes the parser does not read.
+// Fills a chunk table through the HDF5 library, for indexes the parser does not read: H5Dchunk_iter where HDF5 has
+// it (1.10.10+, 1.12.3+), else one H5Dget_chunk_info call per chunk (quadratic in the chunk count).
 #include <hdf5.h>
 
 #include <string>

@@ -11,10 +11,13 @@
 
 namespace qgpu::io::h5index {
 
+// 2^26 chunks (a 1.6 GB table): far beyond any scan, small enough that a corrupt extent cannot exhaust memory.
+constexpr std::uint64_t kMaxTableChunks = std::uint64_t(1) << 26;
+
 struct ParseRequest {
   FileSizes sizes;
   std::uint64_t header_addr = 0;                      // object header of the dataset (relative address)
-  std::uint64_t max_chunks = std::uint64_t(1) << 32;  // larger grids are refused (FormatError)
+  std::uint64_t max_chunks = kMaxTableChunks;  // larger grids are refused (FormatError)
 };
 
 struct ParsedIndex {

@@ -10,7 +10,7 @@
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: make_seeds OUT_DIR\n");
+    std::fprintf(stderr, "usage: fuzz_make_codec_seeds OUT_DIR\n");
     return 2;
   }
   std::mt19937 rng(7);
