@@ -6,7 +6,8 @@
 # Prints one summary line per harness; exits non-zero when any input crashes, hangs (10 s), runs out of memory
 # or leaks, naming the reproducer (run the harness binary on it to reproduce).
 # Needs clang and libFuzzer (Debian: clang libfuzzer-14-dev libclang-rt-14-dev; scripts/install-deps.sh).
-# FUZZ_HARNESSES="fuzz_inspect" runs a subset.
+# FUZZ_HARNESSES="fuzz_inspect" runs a subset; FUZZ_SECONDS_<harness> overrides the time of one harness
+# (0 = replay its seeds only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -46,7 +47,11 @@ for h in $HARNESSES; do
   # 1. Replay: every seed once (a libFuzzer binary given files runs each and exits non-zero on a failure).
   if ! "$B/$h" -artifact_prefix="$art/" "$seeds"/* >"$log" 2>&1; then result="FAILED on a seed"; fi
   # 2. Fuzz for a bounded time from the seeds and the kept corpus.
-  if [ "$result" = ok ] && ! "$B/$h" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+  secs_var="FUZZ_SECONDS_$h"
+  secs=${!secs_var:-$SECONDS_EACH}
+  if [ "$secs" = 0 ]; then
+    :  # replay only
+  elif [ "$result" = ok ] && ! "$B/$h" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix="$art/" "$corpus" "$seeds" >>"$log" 2>&1; then
     result=FAILED
   fi
@@ -55,7 +60,7 @@ for h in $HARNESSES; do
   crashes=$(find "$art" -type f | wc -l)
   ncorpus=$(find "$corpus" -type f | wc -l)
   line=$(printf '%-22s %4ss  seeds %3d replayed  executions %9s (%s/s)  corpus %5d  crashes %d  %s' \
-         "$h" "$SECONDS_EACH" "$nseeds" "$execs" "$rate" "$ncorpus" "$crashes" "$result")
+         "$h" "$secs" "$nseeds" "$execs" "$rate" "$ncorpus" "$crashes" "$result")
   summary+=("$line")
   if [ "$result" != ok ] || [ "$crashes" -ne 0 ]; then
     status=1
