@@ -74,6 +74,10 @@ int main(int argc, char** argv) {
   double t = timed_load(path, cuda, 3, &detail);
   bench::row("load cuda (parallel coalesced preads + GPU decode), median of 3 warm", shape, t, decoded,
              "page cache warm; GB/s of decoded data; " + detail);
+  io::LoadOptions enc = cuda;
+  enc.representation = "encoded";
+  t = timed_load(path, enc, 2, &detail);
+  bench::row("load cuda into the encoded representation, median of 2 warm", shape, t, decoded, detail);
   io::LoadOptions one = cuda;
   one.read_threads = 1;
   t = timed_load(path, one, 1, &detail);

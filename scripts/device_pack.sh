@@ -7,7 +7,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 rm -rf .devbin .devlib
 mkdir -p .devbin .devlib/plugins
 cp "$BUILD_DIR"/qgpu "$BUILD_DIR"/libquantem_gpu.so .devbin/
-find "$BUILD_DIR"/tests "$BUILD_DIR"/bench -maxdepth 2 -type f -perm -u+x \( -name 'test_*' -o -name 'bench_*' \) \
+find "$BUILD_DIR"/tests "$BUILD_DIR"/bench -maxdepth 2 -type f -perm -u+x \( -name 'test_*' -o -name 'bench_*' -o -name 'replay_cuda_decoder' \) \
   ! -name '*.cmake' -exec cp {} .devbin/ \;
 cp /usr/lib/x86_64-linux-gnu/hdf5/serial/plugins/libh5bshuf.so .devlib/plugins/
 # Every shared library the binaries and the plugin need, except the C library itself and CUDA's own.
@@ -17,3 +17,9 @@ for f in .devbin/* .devlib/plugins/*; do ldd "$f" 2>/dev/null | awk '/=> \//{pri
 # Python module and package, when built.
 # (the Python module is built for this machine's Python; the device image has 3.12)
 du -sh .devbin .devlib
+# The FFmpeg libraries pull in many codec libraries: what travels is compressed (.devpack, under the 64 MiB limit);
+# scripts/device_env.sh unpacks it on the device machine.
+rm -rf .devpack && mkdir -p .devpack
+tar cf - .devbin | xz -T0 -6 > .devpack/devbin.tar.xz
+tar cf - .devlib | xz -T0 -6 > .devpack/devlib.tar.xz
+du -sh .devpack

@@ -1,8 +1,8 @@
 #!/bin/bash
-# One device call (H200): run with the binaries packed by scripts/device_pack.sh (carry .devbin and .devlib).
+# One device call (H200): run with the binaries packed by scripts/device_pack.sh (carry .devpack, or .devbin and .devlib).
 # Logs of every step are returned as $OUT/logs.tgz.
 # usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
-#        ssb, serve, detector, fuzzgpu. Logs go to $OUT; a short table is printed last.
+#        queries, movie, cache, fuzzgpu, ssb, serve, detector. Logs go to $OUT; a short table is printed last.
 set -o pipefail
 source scripts/device_env.sh
 OUT=${OUT:-/tmp/qb/out}; LOG=/tmp/qb/logs; mkdir -p "$OUT" "$LOG"
@@ -26,6 +26,10 @@ for s in "$@"; do
     host) step bench_bitshuffle_host 120 $B/bench_bitshuffle_host ;;
     s1024) step write_s1024 420 $B/bench_load /tmp/qb/s1024.h5 1024 192 uint16 --write-only ;;
     load1024) step bench_load1024 300 $B/bench_load /tmp/qb/s1024.h5 1024 192 uint16 --skip-cpu ;;
+    queries) step bench_queries 300 $B/bench_queries /tmp/qb/s512.h5 --backend cuda ;;
+    movie) step bench_movie 200 $B/bench_movie /tmp/qb/s512.h5 ;;
+    cache) step bench_cache 200 $B/bench_cache /tmp/qb/s512.h5 --backend cuda --out /tmp/qb/products.h5 --reps 2 ;;
+    fuzzgpu) step replay_cuda_decoder 200 $B/replay_cuda_decoder --mutate 1000000 --seed 1 ;;
     detector) step bench_detector 200 $B/bench_detector /tmp/qb/s512.h5 ;;
     ssb) step bench_ssb 200 $B/bench_ssb /tmp/qb/s512.h5 ;;
     serve) step bench_serve 200 python3 bench/bench_serve.py $B/qgpu /tmp/qb/s512.h5 ;;

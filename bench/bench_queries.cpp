@@ -1,0 +1,74 @@
+// Public queries end to end (host timer around the API call, result copied back; median of 10 after 2 warm-ups) on
+// the same file loaded dense and encoded in one run: BF, ADF, mean pattern, CoM, one frame, a 64x64 scan region.
+// usage: bench_queries FILE [--backend cuda|cpu]
+#include <cstdio>
+#include <cstring>
+#include <functional>
+
+#include "bench_common.hpp"
+#include "detector/virtual_detector.hpp"
+#include "dpc/com.hpp"
+#include "io/hdf5/load.hpp"
+
+using namespace qgpu;
+
+namespace {
+
+double median_ms(const std::function<void()>& f) {
+  for (int i = 0; i < 2; ++i) f();
+  std::vector<double> t;
+  for (int i = 0; i < 10; ++i) {
+    const double t0 = bench::now_s();
+    f();
+    t.push_back((bench::now_s() - t0) * 1e3);
+  }
+  return bench::median(t);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: bench_queries FILE [--backend cuda|cpu]\n");
+    return 2;
+  }
+  std::string backend = "cuda";
+  for (int i = 2; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--backend") == 0) backend = argv[i + 1];
+  std::printf("| query | representation | resident GB | time | check |\n| --- | --- | --- | --- | --- |\n");
+  std::vector<std::uint64_t> bf_ref, adf_ref;
+  for (const char* rep : {"dense", "encoded"}) {
+    io::LoadOptions o;
+    o.backend = backend;
+    o.representation = rep;
+    const double t0 = bench::now_s();
+    const Dataset ds = io::load(argv[1], o);
+    const double load_s = bench::now_s() - t0;
+    const double gb = double(ds.resident_bytes()) / 1e9;
+    std::printf("| load | %s | %.3f | %.1f ms | dense %.3f GB, %.1fx smaller |\n", rep, gb, load_s * 1e3,
+                double(ds.dense_bytes()) / 1e9, double(ds.dense_bytes()) / double(ds.resident_bytes()));
+    const detector::DiskFit fit = detector::fit_bf_disk(ds);
+    const detector::Center c{fit.center_row, fit.center_col};
+    Image<std::uint64_t> bf, adf;
+    const double bf_ms = median_ms([&] { bf = detector::bf(ds, fit.radius, c); });
+    const double adf_ms = median_ms([&] { adf = detector::adf(ds, 1.2 * fit.radius, 3 * fit.radius, c); });
+    if (bf_ref.empty()) {
+      bf_ref = bf.data;
+      adf_ref = adf.data;
+    }
+    std::printf("| BF (fitted disk r=%.1f) | %s | %.3f | %.3f ms | %s |\n", fit.radius, rep, gb, bf_ms,
+                bf.data == bf_ref ? "equal to dense" : "DIFFERS");
+    std::printf("| ADF 1.2R..3R | %s | %.3f | %.3f ms | %s |\n", rep, gb, adf_ms,
+                adf.data == adf_ref ? "equal to dense" : "DIFFERS");
+    std::printf("| mean pattern | %s | %.3f | %.3f ms | |\n", rep, gb, median_ms([&] { detector::mean_pattern(ds); }));
+    std::printf("| CoM (both maps) | %s | %.3f | %.3f ms | |\n", rep, gb, median_ms([&] { dpc::center_of_mass(ds); }));
+    const Shape4D& s = ds.shape();
+    std::printf("| one frame | %s | %.3f | %.3f ms | |\n", rep, gb,
+                median_ms([&] { ds.read({s.scan_rows / 2, s.scan_cols / 2, 1, 1}); }));
+    const std::size_t side = std::min<std::size_t>(64, std::min(s.scan_rows, s.scan_cols));
+    std::printf("| %zux%zu scan region, full frames | %s | %.3f | %.3f ms | |\n", side, side, rep, gb,
+                median_ms([&] { ds.read({0, 0, side, side}); }));
+    std::fflush(stdout);
+  }
+  return 0;
+}
