@@ -6,12 +6,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/expect_error.hpp"
 #include "chunk_files.hpp"
 #include "core/error.hpp"
 #include "io/hdf5/index/dataset_location.hpp"
 #include "support/temp_files.hpp"
 
 using namespace qgpu;
+using qgpu::test::expect_error;
 using io::h5index::ByteSource;
 using io::h5index::MemoryByteSource;
 using test::ChunkedSpec;
@@ -82,17 +84,6 @@ int flip_everything_read(const std::string& path, const std::string& dset, int p
     }
   }
   return tried;
-}
-
-template <class E, class F> void expect_error(F&& f, std::initializer_list<std::string> needles) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception";
-  } catch (const E& e) {
-    for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
-  }
 }
 
 ChunkedSpec v110(ChunkedSpec s) {

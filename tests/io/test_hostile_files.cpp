@@ -13,11 +13,13 @@
 #include <fstream>
 #include <limits>
 
+#include "support/expect_error.hpp"
 #include "io/hdf5/h5_handle.hpp"
 #include "io/hdf5/load.hpp"
 #include "support/temp_files.hpp"
 
 using namespace qgpu;
+using qgpu::test::expect_error;
 namespace fs = std::filesystem;
 
 namespace {
@@ -26,18 +28,6 @@ io::LoadOptions cpu() {
   io::LoadOptions o;
   o.backend = "cpu";
   return o;
-}
-
-// Runs f, expects exception E whose message contains every needle.
-template <class E, class F> void expect_error(F&& f, std::initializer_list<std::string> needles) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception";
-  } catch (const E& e) {
-    for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
-  }
 }
 
 // A chunked uint8 dataset /data of the given dims, one element per chunk along the leading axes, nothing written

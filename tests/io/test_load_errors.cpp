@@ -3,11 +3,13 @@
 
 #include <fstream>
 
+#include "support/expect_error.hpp"
 #include "corrupt.hpp"
 #include "io/hdf5/load.hpp"
 #include "support/temp_files.hpp"
 
 using namespace qgpu;
+using qgpu::test::expect_error;
 
 namespace {
 
@@ -23,18 +25,6 @@ io::LoadOptions cpu() {
   io::LoadOptions o;
   o.backend = "cpu";
   return o;
-}
-
-// Runs f, expects exception E whose message contains every needle.
-template <class E, class F> void expect_error(F&& f, std::initializer_list<std::string> needles) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception";
-  } catch (const E& e) {
-    for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
-  }
 }
 
 void write_typed_dataset(const std::string& path, hid_t type) {

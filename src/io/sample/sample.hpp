@@ -2,6 +2,8 @@
 // Simulated 4D-STEM data: a convergent probe scanned over a weak phase object made of atoms, far-field
 // diffraction intensities with Poisson counts, written EIGER/ARINA style as bitshuffle+LZ4 (filter 32008) chunks.
 #include <cstddef>
+#include <hdf5.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -70,5 +72,9 @@ std::vector<std::string> write_sample_acquisition(const std::string& path, const
 // The bad pixels the sample master's pixel_mask flags: flat indices (row * det_cols + col), ascending; includes
 // the detector centre (inside the bright-field disk, so never zero in the data).
 std::vector<std::uint32_t> sample_bad_pixels(const SampleSpec& s);
+
+// Writes the simulation's calibration attributes (<entry>/calibration) and its true phase (<entry>/truth/phase):
+// shared by the single-file and the multi-file sample writers.
+void write_calibration_and_truth(hid_t entry, const SampleSpec& s);
 
 }  // namespace qgpu::sample

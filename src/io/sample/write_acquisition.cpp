@@ -29,12 +29,6 @@ void write_scalar(hid_t parent, const char* name, long long v) {
   H5Dwrite(ds, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v);
 }
 
-void write_attr(hid_t obj, const char* name, double v) {
-  h5::Handle sp(H5Screate(H5S_SCALAR), H5Sclose);
-  h5::Handle a(H5Acreate2(obj, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  H5Awrite(a, H5T_NATIVE_DOUBLE, &v);
-}
-
 // One data file: /entry/data/data holding frames [first, first + count).
 void write_data_file(const std::string& path, const SampleSpec& s, std::size_t first, std::size_t count) {
   h5::Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
@@ -126,22 +120,7 @@ std::vector<std::string> write_sample_acquisition(const std::string& path, const
   h5::Handle mds(H5Dcreate2(spec, "pixel_mask", H5T_STD_U32LE, msp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
   H5Dwrite(mds, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, mask.data());
 
-  const Sampling sm = sampling(s);
-  h5::Handle cal = group(master, "/entry/calibration");
-  write_attr(cal, "energy_kev", s.energy_kev);
-  write_attr(cal, "semiangle_mrad", s.semiangle_mrad);
-  write_attr(cal, "scan_step_angstrom", sm.scan_step_angstrom);
-  write_attr(cal, "detector_mrad_per_pixel", sm.mrad_per_pixel);
-  write_attr(cal, "disk_radius_px", sm.disk_radius_px);
-  write_attr(cal, "defocus_angstrom", s.defocus_angstrom);
-  write_attr(cal, "wavelength_angstrom", sm.wavelength_angstrom);
-  write_attr(cal, "dose_per_frame", sm.dose_per_frame);
-  h5::Handle truth = group(master, "/entry/truth");
-  const std::vector<float> phase = object_phase_at_scan(s);
-  const hsize_t pd[2] = {s.scan_rows, s.scan_cols};
-  h5::Handle psp(H5Screate_simple(2, pd, nullptr), H5Sclose);
-  h5::Handle pds(H5Dcreate2(truth, "phase", H5T_IEEE_F32LE, psp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
-  H5Dwrite(pds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, phase.data());
+  write_calibration_and_truth(group(master, "/entry"), s);
   return written;
 }
 

@@ -32,8 +32,28 @@ h5::Handle make_group(hid_t parent, const char* name) {
 
 }  // namespace
 
-void write_sample(const std::string& path, const SampleSpec& s, const std::function<void(double)>& progress) {
+void write_calibration_and_truth(hid_t entry, const SampleSpec& s) {
   const Sampling sm = sampling(s);
+  h5::Handle cal = make_group(entry, "calibration");
+  write_double_attr(cal, "energy_kev", s.energy_kev);
+  write_double_attr(cal, "semiangle_mrad", s.semiangle_mrad);
+  write_double_attr(cal, "scan_step_angstrom", sm.scan_step_angstrom);
+  write_double_attr(cal, "detector_mrad_per_pixel", sm.mrad_per_pixel);
+  write_double_attr(cal, "disk_radius_px", sm.disk_radius_px);
+  write_double_attr(cal, "defocus_angstrom", s.defocus_angstrom);
+  write_double_attr(cal, "wavelength_angstrom", sm.wavelength_angstrom);
+  write_double_attr(cal, "dose_per_frame", sm.dose_per_frame);
+
+  h5::Handle truth = make_group(entry, "truth");
+  const std::vector<float> phase = object_phase_at_scan(s);
+  hsize_t pd[2] = {s.scan_rows, s.scan_cols};
+  h5::Handle psp(H5Screate_simple(2, pd, nullptr), H5Sclose);
+  h5::Handle pds(H5Dcreate2(truth, "phase", H5T_IEEE_F32LE, psp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  H5Dwrite(pds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, phase.data());
+}
+
+
+void write_sample(const std::string& path, const SampleSpec& s, const std::function<void(double)>& progress) {
   if (s.compress) h5::ensure_bitshuffle_filter();
   h5::Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
   if (!file.valid()) throw IoError("cannot create '" + path + "'");
@@ -126,22 +146,7 @@ void write_sample(const std::string& path, const SampleSpec& s, const std::funct
   }
   if (writing.valid()) writing.get();
 
-  h5::Handle cal = make_group(entry, "calibration");
-  write_double_attr(cal, "energy_kev", s.energy_kev);
-  write_double_attr(cal, "semiangle_mrad", s.semiangle_mrad);
-  write_double_attr(cal, "scan_step_angstrom", sm.scan_step_angstrom);
-  write_double_attr(cal, "detector_mrad_per_pixel", sm.mrad_per_pixel);
-  write_double_attr(cal, "disk_radius_px", sm.disk_radius_px);
-  write_double_attr(cal, "defocus_angstrom", s.defocus_angstrom);
-  write_double_attr(cal, "wavelength_angstrom", sm.wavelength_angstrom);
-  write_double_attr(cal, "dose_per_frame", sm.dose_per_frame);
-
-  h5::Handle truth = make_group(entry, "truth");
-  const std::vector<float> phase = object_phase_at_scan(s);
-  hsize_t pd[2] = {s.scan_rows, s.scan_cols};
-  h5::Handle psp(H5Screate_simple(2, pd, nullptr), H5Sclose);
-  h5::Handle pds(H5Dcreate2(truth, "phase", H5T_IEEE_F32LE, psp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
-  H5Dwrite(pds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, phase.data());
+  write_calibration_and_truth(entry, s);
 }
 
 }  // namespace qgpu::sample

@@ -9,6 +9,12 @@
 
 #include "core/hd.hpp"
 
+#ifndef __CUDACC__
+// The host word type may be a GCC vector (bit_transpose.hpp) in inline helpers only: no vector crosses an ABI
+// boundary, so GCC's note on the AVX vector ABI does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
 namespace qgpu::io::codec::detail {
 
 

@@ -13,6 +13,7 @@
 #include "io/hdf5/read/chunk_sources.hpp"
 #include "io/hdf5/read/parallel_reader.hpp"
 #include "io/hdf5/read/read_batches.hpp"
+#include "io/hdf5/read/read_plan.hpp"
 
 namespace qgpu::io {
 
@@ -34,29 +35,12 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
 
   LoadTiming timing;
   const double t_start = now_s();
-  const ChunkSources src = locate_chunks(p);
-  timing.index = p.info.index_seconds + (now_s() - t_start);  // parsed during inspect, then located here
-
-  // Dense: frames decode straight into the output when nothing is cropped or binned. Encoded: every batch decodes
-  // into staging, is cropped/binned into output frames (or already is them: passthrough) and appended.
-  const bool encoded = p.representation == "encoded";
-  const bool direct = !encoded && p.full_frames() && !p.binned();
-  const bool passthrough = encoded && p.full_frames() && !p.binned();
-  const std::size_t frames_per_out_row = p.bin_scan * p.scan.cols;
-  BatchLimits lim;
-  lim.max_bytes = p.batch_bytes;
-  lim.max_frames = direct ? 0 : staging_frames(p, false);
-  lim.align = p.direct_io ? ParallelReader::kDirectAlign : 1;
-  const std::vector<ReadBatch> batches = plan_batches(src, frames_per_out_row, p.out_shape.scan_rows, lim);
-  std::size_t max_buffer = 0, max_chunks = 0, max_out_rows = 0;
-  if (progress) progress(0.0);  // the bar shows from the start, so a later message starts a new line
-  for (const ReadBatch& b : batches) {
-    max_buffer = std::max<std::size_t>(max_buffer, b.buffer_bytes);
-    max_chunks = std::max(max_chunks, b.chunks);
-    max_out_rows = std::max(max_out_rows, b.out_rows);
-    for (const ReadRun& r : b.runs) timing.bytes_read += r.bytes;
-    timing.chunk_bytes += b.chunk_bytes;
-  }
+  const ReadPlan rp = plan_reads(p, false, timing);
+  const ChunkSources& src = rp.src;
+  const std::vector<ReadBatch>& batches = rp.batches;
+  const bool encoded = rp.encoded, direct = rp.direct, passthrough = rp.passthrough;
+  const std::size_t frames_per_out_row = rp.frames_per_out_row;
+  const std::size_t max_buffer = rp.max_buffer, max_chunks = rp.max_chunks, max_out_rows = rp.max_out_rows;
   const ParallelReader reader(src.files, p.direct_io, p.read_threads);
   timing.read_threads = reader.threads();
   timing.direct_io = reader.direct();
@@ -80,6 +64,7 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
   std::vector<std::uint64_t> sizes(max_chunks);
   std::vector<void*> dest(max_chunks);
 
+  if (progress) progress(0.0);  // the bar shows from the start, so a later message starts a new line
   for (const ReadBatch& b : batches) {
     double t0 = now_s();
     reader.read(b, read_buf);
