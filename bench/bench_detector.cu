@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "bench_dataset.hpp"
+#include "cuda_timer.hpp"
 #include "detector/cuda/masked_sum_cuda.hpp"
 #include "detector/virtual_detector.hpp"
 #include "device/cuda/cuda_check.hpp"
@@ -16,28 +17,9 @@
 #include "io/hdf5/load.hpp"
 
 using namespace qgpu;
+using qgpu::bench::time_ms;
 
 namespace {
-
-template <class F> double time_ms(F&& f, int reps = 20) {
-  cudaEvent_t a, b;
-  QGPU_CUDA(cudaEventCreate(&a));
-  QGPU_CUDA(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    QGPU_CUDA(cudaEventRecord(a));
-    f();
-    QGPU_CUDA(cudaEventRecord(b));
-    QGPU_CUDA(cudaEventSynchronize(b));
-    float ms = 0;
-    QGPU_CUDA(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return bench::median(t);
-}
 
 void report(const char* name, const std::string& shape, double ms, double bytes, const std::string& note) {
   char extra[256];

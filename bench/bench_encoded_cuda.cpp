@@ -9,34 +9,16 @@
 #include <filesystem>
 
 #include "bench_dataset.hpp"
+#include "cuda_timer.hpp"
 #include "detector/cuda/masked_sum_cuda.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "resident/encoded/cuda/encoded_cuda.hpp"
 #include "resident/encoded/encoded_resident.hpp"
 
 using namespace qgpu;
+using qgpu::bench::time_ms;
 
 namespace {
-
-template <class F> double time_ms(F&& f, int reps = 10) {
-  cudaEvent_t a, b;
-  QGPU_CUDA(cudaEventCreate(&a));
-  QGPU_CUDA(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    QGPU_CUDA(cudaEventRecord(a));
-    f();
-    QGPU_CUDA(cudaEventRecord(b));
-    QGPU_CUDA(cudaEventSynchronize(b));
-    float ms = 0;
-    QGPU_CUDA(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return bench::median(t);
-}
 
 // Pixel offsets with r0 <= distance from the detector centre < r1, weight 1.
 void annulus(const Shape4D& s, double r0, double r1, std::vector<std::uint32_t>& px, std::vector<std::uint32_t>& w) {
@@ -82,7 +64,7 @@ int main(int argc, char** argv) {
     const double ms = time_ms([&] {
       encoded::cuda::masked_sum(l, enc.device_tiles(), d_px.as<std::uint32_t>(), d_w.as<std::uint32_t>(), px.size(),
                                 out.as<std::uint64_t>());
-    });
+    }, 10);
     std::vector<std::uint64_t> got(l.frames);
     out.download(got.data(), got.size() * 8);
     detector::SumPlan plan;
@@ -101,13 +83,13 @@ int main(int argc, char** argv) {
   run_sum("ADF annulus 40..90", px, w);
 
   DeviceBuffer frame(fb);
-  const double frame_ms = time_ms([&] { encoded::cuda::decode_frame(l, enc.device_tiles(), l.frames / 2 + 77, frame.data()); });
+  const double frame_ms = time_ms([&] { encoded::cuda::decode_frame(l, enc.device_tiles(), l.frames / 2 + 77, frame.data()); }, 10);
   std::printf("| encoded one frame | %.3f ms |\n", frame_ms);
   const std::size_t side = std::min<std::size_t>(64, std::min(s.scan_rows, s.scan_cols));
   const encoded::cpu::RegionRequest req{s.scan_cols, s.scan_rows / 3, s.scan_cols / 3, side, side,
                                         s.det_cols,  0,              0,              s.det_rows, s.det_cols};
   DeviceBuffer region(side * side * fb);
-  const double region_ms = time_ms([&] { encoded::cuda::decode_region(l, enc.device_tiles(), req, region.data()); });
+  const double region_ms = time_ms([&] { encoded::cuda::decode_region(l, enc.device_tiles(), req, region.data()); }, 10);
   const HostArray4D ref = ds.read({req.row0, req.col0, side, side});
   std::vector<std::uint8_t> got(region.bytes());
   region.download(got.data(), got.size());
