@@ -45,7 +45,7 @@ mv "$dir/scan.h5" "$dir/scan.moved.h5"
 "$qgpu" serve "$dir/products.h5" --port 0 > "$dir/serve.out" 2> "$dir/serve.err" &
 serve_pid=$!
 trap 'kill $serve_pid 2>/dev/null' EXIT
-for _ in $(seq 100); do grep -q "listening on" "$dir/serve.out" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q "listening on" "$dir/serve.out" 2>/dev/null && break; sleep 0.1; done  # up to 30 s on a loaded machine
 url=$(sed -n 's/^qgpu serve: listening on \(http:[^ ]*\)$/\1/p' "$dir/serve.out")
 [ -n "$url" ] || { echo "qgpu serve on a cache did not start"; cat "$dir/serve.err"; exit 1; }
 curl -sf "${url}api/datasets" | grep -qF '"representation":"product cache"' || { echo "no product cache listed"; exit 1; }
