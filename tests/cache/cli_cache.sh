@@ -44,7 +44,7 @@ grep -qF "is stale: source file '$dir/scan.h5' size" "$dir/err" || { cat "$dir/e
 mv "$dir/scan.h5" "$dir/scan.moved.h5"
 "$qgpu" serve "$dir/products.h5" --port 0 > "$dir/serve.out" 2> "$dir/serve.err" &
 serve_pid=$!
-trap 'kill $serve_pid 2>/dev/null' EXIT
+trap 'kill $serve_pid 2>/dev/null || true' EXIT  # the server may be gone already: the trap must not set the exit status
 for _ in $(seq 300); do grep -q "listening on" "$dir/serve.out" 2>/dev/null && break; sleep 0.1; done  # up to 30 s on a loaded machine
 url=$(sed -n 's/^qgpu serve: listening on \(http:[^ ]*\)$/\1/p' "$dir/serve.out")
 [ -n "$url" ] || { echo "qgpu serve on a cache did not start"; cat "$dir/serve.err"; exit 1; }
@@ -57,5 +57,5 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -D "$dir/headers" "${url}api/datas
 [ "$code" = 200 ] && grep -qi "^X-Cached-Product: bf" "$dir/headers" || { echo "viewer's BF from the cache: $code"; cat "$dir/headers"; exit 1; }
 code=$(curl -s -o /dev/null -w '%{http_code}' "${url}api/datasets/products/frame?row=1&col=1")
 [ "$code" = 404 ] || { echo "a frame from a cache answered $code"; exit 1; }
-kill $serve_pid
+kill $serve_pid; wait $serve_pid 2>/dev/null || true
 echo "qgpu cache + qgpu image / qgpu serve from the cache: ok"
