@@ -250,7 +250,7 @@ class ErrorFlag {
 }  // namespace
 
 std::vector<DeviceTiles> encode(const Layout& layout, const void* d_frames, std::size_t count,
-                                std::uint64_t* d_sum_pattern, cudaStream_t stream) {
+                                std::uint64_t* d_sum_pattern, cudaStream_t stream, EncodeScratch* reuse) {
   validate(layout);
   std::vector<DeviceTiles> groups;
   if (count == 0) return groups;
@@ -258,7 +258,19 @@ std::vector<DeviceTiles> encode(const Layout& layout, const void* d_frames, std:
   const std::uint32_t slot = stream_slot_bytes(layout.tile);
   const std::size_t ntiles = (count + T - 1) / T;
   const std::size_t group = std::min(ntiles, std::max<std::size_t>(1, kScratchBudget / (P * slot)));
-  DeviceBuffer scratch(group * P * slot);
+  EncodeScratch local;
+  EncodeScratch& ws = reuse ? *reuse : local;
+  // Grown only when too small: a caller that keeps the scratch allocates once (no cudaMalloc/cudaFree, which
+  // synchronise the device, per call). Reuse is ordered by `stream`.
+  if (!ws.slots || ws.slots->bytes() < group * P * slot) {
+    if (ws.slots) QGPU_CUDA(cudaStreamSynchronize(stream));
+    ws.slots = std::make_unique<DeviceBuffer>(group * P * slot);
+  }
+  if (!ws.base || ws.base->bytes() < group * sizeof(std::uint64_t)) {
+    if (ws.base) QGPU_CUDA(cudaStreamSynchronize(stream));
+    ws.base = std::make_unique<DeviceBuffer>(group * sizeof(std::uint64_t));
+  }
+  std::uint8_t* const scratch = ws.slots->as<std::uint8_t>();
   for (std::size_t g0 = 0; g0 < ntiles; g0 += group) {
     const std::size_t g = std::min(group, ntiles - g0), frames_g = std::min(count - g0 * T, g * T),
                       streams = g * P;
@@ -269,16 +281,16 @@ std::vector<DeviceTiles> encode(const Layout& layout, const void* d_frames, std:
       using V = decltype(z);
       const V* f = reinterpret_cast<const V*>(static_cast<const std::uint8_t*>(d_frames) + g0 * T * P * elem);
       encode_streams<V><<<blocks_for(streams), kThreads, 0, stream>>>(
-          f, P, layout.tile, frames_g, streams, scratch.as<std::uint8_t>(), slot, dir,
+          f, P, layout.tile, frames_g, streams, scratch, slot, dir,
           reinterpret_cast<unsigned long long*>(d_sum_pattern));
     });
     QGPU_CUDA_LAUNCHED("encode_streams");
     tile_offsets<<<static_cast<unsigned>(g), 1024, 0, stream>>>(dir, P);
     QGPU_CUDA_LAUNCHED("tile_offsets");
+    // The payload is allocated to the exact size: the host needs the tiles' byte counts (dir[P] of each tile).
     std::vector<std::uint32_t> tile_bytes(g);
-    for (std::size_t k = 0; k < g; ++k)
-      QGPU_CUDA(cudaMemcpyAsync(&tile_bytes[k], dir + k * (P + 1) + P, sizeof(std::uint32_t),
-                                cudaMemcpyDeviceToHost, stream));
+    QGPU_CUDA(cudaMemcpy2DAsync(tile_bytes.data(), sizeof(std::uint32_t), dir + P, (P + 1) * sizeof(std::uint32_t),
+                                sizeof(std::uint32_t), g, cudaMemcpyDeviceToHost, stream));
     QGPU_CUDA(cudaStreamSynchronize(stream));
     std::vector<std::uint64_t> base(g);
     std::uint64_t total = 0;
@@ -287,19 +299,20 @@ std::vector<DeviceTiles> encode(const Layout& layout, const void* d_frames, std:
       total += tile_bytes[k];
     }
     out.payload = std::make_shared<DeviceBuffer>(std::max<std::uint64_t>(total, 1));
-    DeviceBuffer d_base(g * sizeof(std::uint64_t));
-    QGPU_CUDA(cudaMemcpyAsync(d_base.data(), base.data(), g * sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
-    compact_streams<<<blocks_for(streams), kThreads, 0, stream>>>(scratch.as<std::uint8_t>(), slot, dir, P, streams,
-                                                                  d_base.as<std::uint64_t>(),
+    // base (pageable) is staged by the call before it returns; the previous group's compaction that read ws.base
+    // runs before this copy (same stream).
+    QGPU_CUDA(cudaMemcpyAsync(ws.base->data(), base.data(), g * sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
+    compact_streams<<<blocks_for(streams), kThreads, 0, stream>>>(scratch, slot, dir, P, streams,
+                                                                  ws.base->as<std::uint64_t>(),
                                                                   out.payload->as<std::uint8_t>());
     QGPU_CUDA_LAUNCHED("compact_streams");
-    QGPU_CUDA(cudaStreamSynchronize(stream));
     for (std::size_t k = 0; k < g; ++k) {
       const auto len = static_cast<std::uint32_t>(std::min(T, frames_g - k * T));
       out.refs.push_back({out.payload->as<std::uint8_t>() + base[k], dir + k * (P + 1), len, 0});
     }
     groups.push_back(std::move(out));
   }
+  QGPU_CUDA(cudaStreamSynchronize(stream));
   return groups;
 }
 
