@@ -72,21 +72,22 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   }
   // Alphabet: the smallest candidate K that covers the range, or leaves at most n/32 values escaped.
   const std::uint32_t candidates[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
-  std::uint32_t K = kMaxAlphabet;
+  // Values escaped by alphabet c: n minus the values below c (a running prefix sum over the histogram, so each
+  // bin is read once).
+  std::uint32_t K = kMaxAlphabet, below = 0, counted = 0;  // below = hist[0] + ... + hist[counted - 1]
   for (std::uint32_t c : candidates) {
     if (c > range) {
       K = range + 1;
       break;
     }
-    std::uint32_t esc = 0;
-    for (std::uint32_t s = c; s <= kMaxAlphabet; ++s) esc += hist[s];
-    if (esc * 32u <= n) {
+    while (counted < c) below += hist[counted++];
+    if ((n - below) * 32u <= n) {
       K = c;
       break;
     }
   }
-  std::uint32_t esc_count = 0;
-  for (std::uint32_t s = K; s <= kMaxAlphabet; ++s) esc_count += hist[s];
+  while (counted < K) below += hist[counted++];
+  const std::uint32_t esc_count = n - below;
   hist[K] = static_cast<std::uint16_t>(esc_count);
   std::uint16_t freq[kMaxAlphabet + 1], cum[kMaxAlphabet + 2];
   normalise_frequencies(hist, K + 1, n, freq);
