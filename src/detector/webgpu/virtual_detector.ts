@@ -58,6 +58,14 @@ export class VirtualDetectorGpu {
     this.block = { frames: block.frames, framePixels: block.framePixels };
   }
 
+  // Uses frames already on the GPU (u32 per pixel, frame-major), e.g. from the WGSL HDF5 decoder; the buffer
+  // is destroyed with this object's next upload/attach/destroy.
+  attach(buffer: GPUBuffer, frames: number, framePixels: number): void {
+    if (buffer !== this.framesBuffer) this.framesBuffer?.destroy();
+    this.framesBuffer = buffer;
+    this.block = { frames, framePixels };
+  }
+
   // Exact masked sums of every uploaded frame (weights: framePixels entries).
   async maskedSum(weights: Uint32Array): Promise<BigUint64Array> {
     if (!this.framesBuffer || !this.block) throw new Error('no frame window uploaded');

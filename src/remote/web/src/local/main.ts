@@ -1,0 +1,172 @@
+// Local-file page (local.html): opens an HDF5 acquisition picked or dropped by the user (a master with its data
+// files together), reads it with the TypeScript HDF5 reader, decodes bitshuffle+LZ4 chunks in WGSL and computes
+// an exact bright-field image with the WGSL virtual detector: no server. Test and scripting hooks are on
+// window.qgpuLocal (LocalState).
+import { Acquisition, AcquisitionInfo, admit, openAcquisition } from '../../../../io/hdf5/webgpu/acquisition';
+import { BitshuffleDecoderGpu, readBuffer } from '../../../../io/hdf5/webgpu/bitshuffle_gpu';
+import { FileSet } from '../../../../io/hdf5/webgpu/h5file';
+import { decodeFramesCpu, decodeFramesGpu, framePixels, readFrameChunks } from '../../../../io/hdf5/webgpu/local_dataset';
+import { decodeChunkRef } from '../../../../io/hdf5/webgpu/bitshuffle_ref';
+import { VirtualDetectorGpu, ringMask } from '../../../../detector/webgpu/virtual_detector';
+import { colorizeCpu } from '../../../../display/webgpu/colormap';
+
+interface AdapterInfo {
+  adapter: string;
+  fallback: boolean;
+}
+
+export interface LocalState {
+  ready: boolean;
+  adapter: AdapterInfo | null;
+  info: AcquisitionInfo | null;
+  version: number;            // bumps after each open (and its BF image)
+  bfSums: string[] | null;    // exact uint64 sums of the image shown
+  bfQuery: { cr: number; cc: number; r: number } | null;
+  methods: string[];          // chunk index parsed, per part
+  errors: string[];
+  limitBytes: number;
+  corruptCheck(): Promise<{ status: number[]; messages: string[]; intactEqual: boolean }>;
+  open(files: File[]): Promise<void>;
+  decodeFrames(first: number, count: number, on: 'gpu' | 'cpu'): Promise<{ values: number[]; status: number[]; messages: string[] }>;
+  bf(cr: number, cc: number, r: number): Promise<string[]>;
+  admit: typeof admit;
+}
+
+const $ = <T extends Element>(id: string) => document.getElementById(id) as unknown as T;
+let device: GPUDevice | null = null;
+let decoder: BitshuffleDecoderGpu | null = null;
+let detector: VirtualDetectorGpu | null = null;
+let acq: Acquisition | null = null;
+let resident: { frames: number; framePixels: number } | null = null;
+
+const state: LocalState = {
+  ready: false, adapter: null, info: null, version: 0, bfSums: null, bfQuery: null, methods: [], errors: [], limitBytes: 0,
+  corruptCheck,
+  open: openFiles,
+  decodeFrames,
+  bf,
+  admit,
+};
+(window as unknown as { qgpuLocal: LocalState }).qgpuLocal = state;
+
+function report(e: unknown): void {
+  const msg = e instanceof Error ? e.message : String(e);
+  state.errors.push(msg);
+  $<HTMLElement>('message').textContent = msg;
+}
+
+async function initGpu(): Promise<void> {
+  if (!navigator.gpu) {
+    $<HTMLElement>('gpu-status').textContent = 'WebGPU unavailable in this browser: files open, frames are not decoded';
+    return;
+  }
+  const adapter = await navigator.gpu.requestAdapter();
+  if (!adapter) {
+    $<HTMLElement>('gpu-status').textContent = 'no WebGPU adapter';
+    return;
+  }
+  const ai = adapter.info;
+  const fallback = Boolean((ai as unknown as { isFallbackAdapter?: boolean }).isFallbackAdapter) || /swiftshader/i.test(`${ai.vendor} ${ai.architecture} ${ai.description}`);
+  state.adapter = { adapter: [ai.vendor, ai.architecture, ai.device, ai.description].filter(Boolean).join(' / ') || 'unnamed adapter', fallback };
+  device = await adapter.requestDevice({
+    requiredLimits: { maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize, maxBufferSize: adapter.limits.maxBufferSize },
+  });
+  // Decoded frames live in one storage buffer: 80% of what one binding may hold, at most 2 GiB.
+  state.limitBytes = Math.min(0.8 * Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize), 2 ** 31);
+  decoder = await BitshuffleDecoderGpu.create(device);
+  detector = await VirtualDetectorGpu.create(device);
+  $<HTMLElement>('gpu-status').textContent = `WebGPU: ${state.adapter.adapter}${fallback ? ' (software/fallback adapter)' : ''}`;
+}
+
+async function openFiles(files: File[]): Promise<void> {
+  try {
+    state.errors = [];
+    state.info = null;
+    state.methods = [];
+    state.bfSums = null;
+    $<HTMLElement>('message').textContent = '';
+    resident = null;
+    acq = await openAcquisition(FileSet.fromFiles(files));
+    state.info = acq.info;
+    state.methods = acq.parts.map((p) => p.table.method);
+    const i = acq.info;
+    $<HTMLElement>('info').textContent = JSON.stringify(i, null, 1);
+    if (device && decoder && detector) {
+      const a = admit(i, {}, state.limitBytes);
+      if (!a.ok) throw new Error(a.message);
+      const frames = i.shape[0] * i.shape[1];
+      const g = await decodeFramesGpu(device, decoder, acq, 0, frames, state.limitBytes);
+      const bad = [...g.status].findIndex((s) => s !== 0);
+      if (bad >= 0) throw new Error(`frame ${bad} did not decode: ${g.messages[bad]}`);
+      detector.attach(g.buffer, frames, framePixels(acq));
+      resident = { frames, framePixels: framePixels(acq) };
+      const r = i.calibration.disk_radius_px ?? Math.max(1, Math.min(i.shape[2], i.shape[3]) / 8);
+      await bf((i.shape[2] - 1) / 2, (i.shape[3] - 1) / 2, r);
+    }
+  } catch (e) {
+    report(e);
+  } finally {
+    state.version++;
+  }
+}
+
+async function decodeFrames(first: number, count: number, on: 'gpu' | 'cpu') {
+  if (!acq) throw new Error('no file open');
+  if (on === 'cpu') {
+    const v = await decodeFramesCpu(acq, first, count);
+    return { values: Array.from(v), status: new Array(count).fill(0), messages: new Array(count).fill('') };
+  }
+  if (!device || !decoder) throw new Error('no WebGPU device');
+  const g = await decodeFramesGpu(device, decoder, acq, first, count, state.limitBytes);
+  const v = await readBuffer(device, g.buffer, count * g.framePixels * 4);
+  g.buffer.destroy();
+  return { values: Array.from(v), status: Array.from(g.status), messages: g.messages };
+}
+
+// Frames 0..3 of the open file with chunk 1's LZ4 data scrambled and chunk 2 cut short, decoded on the GPU.
+async function corruptCheck() {
+  if (!acq || !device || !decoder) throw new Error('no file open or no WebGPU device');
+  const { chunks } = await readFrameChunks(acq, 0, 4);
+  const n = framePixels(acq);
+  const bs = acq.info.bitshuffle_block_elems;
+  const bad = chunks.map((c) => c.slice());
+  bad[1].fill(0xf0, 16);
+  bad[2] = bad[2].subarray(0, 20);
+  const r = await decoder.decode(bad, acq.elemSize, n, bs);
+  const v = await readBuffer(device, r.output, 4 * n * 4);
+  r.output.destroy();
+  const ref = [0, 3].map((i) => decodeChunkRef(chunks[i], acq!.elemSize, n, bs));
+  const intactEqual = [0, 3].every((i, k) => ref[k].every((x, j) => x === v[i * n + j]));
+  return { status: Array.from(r.status), messages: r.messages, intactEqual };
+}
+
+// Exact bright-field sums (disk of radius r around (cr, cc), as detector/mask.cpp) of every scan position; draws them.
+async function bf(cr: number, cc: number, r: number): Promise<string[]> {
+  if (!acq || !resident || !detector) throw new Error('no decoded frames on the GPU');
+  const [rows, cols, dr, dc] = acq.info.shape;
+  const sums = await detector.maskedSum(ringMask(dr, dc, cr, cc, 0, r));
+  const values = new Float32Array(sums.length);
+  let lo = Infinity, hi = -Infinity;
+  sums.forEach((s, k) => {
+    values[k] = Number(s);
+    lo = Math.min(lo, values[k]);
+    hi = Math.max(hi, values[k]);
+  });
+  const canvas = $<HTMLCanvasElement>('real');
+  canvas.width = cols;
+  canvas.height = rows;
+  canvas.getContext('2d')!.putImageData(new ImageData(colorizeCpu(values, lo, hi) as Uint8ClampedArray<ArrayBuffer>, cols, rows), 0, 0);
+  state.bfSums = Array.from(sums, String);
+  state.bfQuery = { cr, cc, r };
+  $<HTMLElement>('real-text').textContent = `disk centre (${cr.toFixed(2)}, ${cc.toFixed(2)}), radius ${r.toFixed(2)} px; counts ${lo}..${hi}`;
+  return state.bfSums;
+}
+
+const input = $<HTMLInputElement>('files');
+input.addEventListener('change', () => void openFiles([...(input.files ?? [])]));
+document.addEventListener('dragover', (e) => e.preventDefault());
+document.addEventListener('drop', (e) => {
+  e.preventDefault();
+  void openFiles([...(e.dataTransfer?.files ?? [])]);
+});
+initGpu().catch(report).finally(() => (state.ready = true));

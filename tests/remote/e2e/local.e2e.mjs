@@ -1,0 +1,198 @@
+// Browser end-to-end test of the local-file page (local.html): no `qgpu serve`. The page is served as static files
+// (a tiny node server standing in for any web host), the HDF5 files are handed to its file input the way a user
+// picks them, and everything is read and computed in the page: the TypeScript HDF5 reader, the WGSL bitshuffle+LZ4
+// decoder, the WGSL exact virtual detector. Checked against independent references made at test time:
+//   - frames of files written by the HDF5 library through the real bitshuffle plugin in every chunk index layout
+//     (tests/io/webgpu/write_webgpu_fixtures.cpp; its reference is H5Dread through the plugin), decoded on the GPU
+//     and by the TypeScript reference decoder: equal bit for bit;
+//   - `qgpu sample` files (one file, and a master with 3 data files picked together): the page's metadata equals
+//     `qgpu info --json`, its BF image equals `qgpu image --bf --backend cpu` (uint64 .npy) exactly;
+//   - corrupt chunks get a per-chunk status; the full 1024x1024x192x192 stack is refused with the options.
+// The adapter is logged; SwiftShader (headless chromium here) is a smoke test of the WGSL, no speed is claimed.
+// Usage: node local.e2e.mjs --qgpu BUILD/qgpu --fixtures BUILD/tests/io/write_webgpu_fixtures --web WEB_DIST [--webgpu auto|off]
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { basename, extname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Runner, assert, launchBrowser, tempDir } from './harness.mjs';
+
+const { values: opt } = parseArgs({
+  options: { qgpu: { type: 'string' }, fixtures: { type: 'string' }, web: { type: 'string' }, webgpu: { type: 'string', default: 'auto' } },
+});
+if (!opt.qgpu || !opt.fixtures || !opt.web) throw new Error('usage: local.e2e.mjs --qgpu PATH --fixtures PATH --web DIR');
+for (const k of ['qgpu', 'fixtures', 'web']) opt[k] = resolve(opt[k]);
+const run = new Runner();
+const tmp = tempDir('qgpu-local-e2e-');
+let browser, http;
+const watchdog = setTimeout(() => {
+  console.log('FAIL local e2e watchdog: the whole test took longer than 400 s');
+  console.log(`local e2e: ${run.passed} passed, ${run.failed + 1} failed`);
+  process.exit(1);
+}, 400000);
+
+// Static files of the built page only.
+function serveStatic(dir) {
+  const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.map': 'application/json' };
+  const server = createServer((req, res) => {
+    const name = basename(new URL(req.url, 'http://x').pathname) || 'index.html';
+    try {
+      const body = readFileSync(join(dir, name));
+      res.writeHead(200, { 'content-type': types[extname(name)] ?? 'application/octet-stream' });
+      res.end(body);
+    } catch {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+// uint64 little-endian .npy -> array of decimal strings.
+function readNpyU64(path) {
+  const b = readFileSync(path);
+  const hlen = b.readUInt16LE(8);
+  const header = b.subarray(10, 10 + hlen).toString();
+  assert(header.includes("'<u8'"), `${path}: dtype in ${header}`);
+  const out = [];
+  for (let o = 10 + hlen; o < b.length; o += 8) out.push(b.readBigUInt64LE(o).toString());
+  return out;
+}
+
+try {
+  // References, made now with the HDF5 library + plugin and the qgpu CPU backend.
+  const manifest = JSON.parse(execFileSync(opt.fixtures, [tmp], { encoding: 'utf8', timeout: 120000 }));
+  const sample = join(tmp, 'local_sample.h5');
+  execFileSync(opt.qgpu, ['sample', sample, '--scan', '12', '10', '--detector', '32', '32'], { stdio: 'pipe', timeout: 120000 });
+  const master = join(tmp, 'local_multi.h5');
+  execFileSync(opt.qgpu, ['sample', master, '--scan', '8', '8', '--detector', '24', '24', '--files', '3'], { stdio: 'pipe', timeout: 120000 });
+  const multiFiles = [master, ...[1, 2, 3].map((i) => join(tmp, `local_multi_data_00000${i}.h5`))];
+  const infoOf = (f) => JSON.parse(execFileSync(opt.qgpu, ['info', f, '--json'], { encoding: 'utf8', cwd: tmp }));
+  const bfOf = (f, cr, cc, r, out) => {
+    execFileSync(opt.qgpu, ['image', f, '--bf', String(r), '--center', String(cr), String(cc), '--backend', 'cpu', '-o', out], { stdio: 'pipe' });
+    return readNpyU64(join(out, 'bf.npy'));
+  };
+
+  http = await serveStatic(opt.web);
+  const url = `http://127.0.0.1:${http.address().port}/local.html`;
+  browser = await launchBrowser(opt.webgpu === 'off' ? [] : ['--enable-unsafe-webgpu']);
+  const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  const pageErrors = [];
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  let adapter = null;
+  const open = async (files) => {
+    const v = await page.evaluate(() => window.qgpuLocal.version);
+    await page.setInputFiles('#files', files);
+    await page.waitForFunction((x) => window.qgpuLocal.version > x, v, { timeout: 60000 });
+    return page.evaluate(() => ({ info: window.qgpuLocal.info, errors: window.qgpuLocal.errors, methods: window.qgpuLocal.methods,
+      bfSums: window.qgpuLocal.bfSums, bfQuery: window.qgpuLocal.bfQuery }));
+  };
+
+  await run.check('local page loads without a server and reports its WebGPU adapter', async () => {
+    await page.goto(url);
+    await page.waitForFunction(() => window.qgpuLocal?.ready, null, { timeout: 30000 });
+    adapter = await page.evaluate(() => window.qgpuLocal.adapter);
+    if (!adapter) return { skip: 'no WebGPU adapter in this browser' };
+    return `adapter '${adapter.adapter}'${adapter.fallback ? ' (software/fallback: a smoke test, no speed claimed)' : ''}`;
+  });
+
+  for (const fx of manifest) {
+    await run.check(`${fx.name}: HDF5 reader (${fx.method}) + WGSL decode equal the HDF5 library frames`, async () => {
+      const s = await open([join(tmp, `${fx.name}.h5`)]);
+      assert(s.errors.length === 0, `page errors: ${s.errors}`);
+      assert(JSON.stringify(s.info.stored_dims) === JSON.stringify(fx.dims) && s.info.dtype === fx.dtype, `info ${s.info.stored_dims} ${s.info.dtype}`);
+      assert(s.methods[0] === `parsed: ${fx.method}`, `index ${s.methods[0]}, ${fx.method} expected`);
+      assert(s.info.ready && s.info.chunks_written === fx.dims[0], `readiness ${s.info.chunks_written}/${s.info.chunks_expected}`);
+      const want = new Uint32Array(readFileSync(join(tmp, `${fx.name}.u32`)).buffer.slice(0));
+      const frames = fx.dims[0];
+      const cpu = await page.evaluate((n) => window.qgpuLocal.decodeFrames(0, n, 'cpu'), frames);
+      let bad = cpu.values.findIndex((v, i) => v !== want[i]);
+      assert(cpu.values.length === want.length && bad < 0, `TS reference decoder differs at element ${bad}`);
+      if (!adapter) return { skip: 'no WebGPU adapter: TypeScript reader and reference decoder checked only' };
+      const gpu = await page.evaluate((n) => window.qgpuLocal.decodeFrames(0, n, 'gpu'), frames);
+      assert(gpu.status.every((x) => x === 0), `chunk status ${gpu.status.filter((x) => x).length} bad: ${gpu.messages.find(Boolean)}`);
+      bad = gpu.values.findIndex((v, i) => v !== want[i]);
+      assert(gpu.values.length === want.length && bad < 0, `WGSL decoder differs at element ${bad}: ${gpu.values[bad]} vs ${want[bad]}`);
+      return `${frames} frames of ${fx.dims[1]}x${fx.dims[2]} ${fx.dtype}, ${want.length} values exact`;
+    });
+  }
+
+  // JSON with object keys sorted (the page and qgpu order keys differently).
+  const canon = (v) => JSON.stringify(v, (_, x) => (x && typeof x === 'object' && !Array.isArray(x) ?
+    Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x));
+  const sameInfo = (got, want) => {
+    const keys = ['dataset_path', 'dtype', 'stored_dims', 'chunk_dims', 'filters', 'shape', 'scan_shape_source', 'one_frame_per_chunk',
+      'bitshuffle_lz4', 'bitshuffle_block_elems', 'source_kind', 'ntrigger', 'nimages', 'pixel_mask', 'chunks_expected',
+      'chunks_written', 'ready', 'calibration'];
+    for (const k of keys) assert(canon(got[k]) === canon(want[k]), `${k}: page ${canon(got[k])}, qgpu info ${canon(want[k])}`);
+    const parts = (ps) => JSON.stringify(ps.map((p) => [basename(p.file), p.dataset_path, p.first_frame, p.frames]));
+    assert(parts(got.parts) === parts(want.parts), `parts: page ${parts(got.parts)}, qgpu info ${parts(want.parts)}`);
+  };
+
+  await run.check('qgpu sample file: metadata equals qgpu info, WebGPU BF equals qgpu image --bf (CPU) exactly', async () => {
+    const s = await open([sample]);
+    assert(s.errors.length === 0, `page errors: ${s.errors}`);
+    sameInfo(s.info, infoOf(sample));
+    if (!adapter) return { skip: 'no WebGPU adapter: metadata checked only' };
+    const sums = await page.evaluate(() => window.qgpuLocal.bf(15.5, 14, 6));
+    const want = bfOf(sample, 15.5, 14, 6, join(tmp, 'bf_single'));
+    assert(JSON.stringify(sums) === JSON.stringify(want), `BF differs: ${sums.slice(0, 4)} vs ${want.slice(0, 4)}`);
+    return `${sums.length} BF sums exact`;
+  });
+
+  await run.check('multi-file master + 3 data files picked together: metadata equals qgpu info, BF exact', async () => {
+    const s = await open(multiFiles);
+    assert(s.errors.length === 0, `page errors: ${s.errors}`);
+    sameInfo(s.info, infoOf(master));
+    assert(s.info.parts.length === 3 && s.info.source_kind === 'linked files', `parts ${JSON.stringify(s.info.parts)}`);
+    if (!adapter) return { skip: 'no WebGPU adapter: metadata checked only' };
+    const want = bfOf(master, 11, 12.5, 5, join(tmp, 'bf_multi'));
+    const sums = await page.evaluate(() => window.qgpuLocal.bf(11, 12.5, 5));
+    assert(JSON.stringify(sums) === JSON.stringify(want), `BF differs: ${sums.slice(0, 4)} vs ${want.slice(0, 4)}`);
+    const frames = await page.evaluate(() => window.qgpuLocal.decodeFrames(20, 4, 'gpu'));
+    const cpu = await page.evaluate(() => window.qgpuLocal.decodeFrames(20, 4, 'cpu'));
+    assert(JSON.stringify(frames.values) === JSON.stringify(cpu.values), 'frames across the data-file boundary differ GPU vs TS');
+    return `${s.info.parts.length} parts, ${sums.length} BF sums exact, pixel mask ${s.info.pixel_mask.bad_pixels} bad`;
+  });
+
+  await run.check('a master without its data files names the missing file', async () => {
+    const s = await open([master]);
+    assert(s.errors.length === 1 && /local_multi_data_000001\.h5.*not picked/.test(s.errors[0]), `errors ${JSON.stringify(s.errors)}`);
+  });
+
+  await run.check('corrupt chunks get their own status, the other chunks decode', async () => {
+    if (!adapter) return { skip: 'no WebGPU adapter' };
+    await open([sample]);
+    const r = await page.evaluate(() => window.qgpuLocal.corruptCheck());
+    assert(r.status[0] === 0 && r.status[3] === 0, `intact chunks: ${r.status}`);
+    assert(r.status[1] !== 0 && r.status[2] !== 0, `corrupt chunks decoded without complaint: ${r.status} ${r.messages}`);
+    assert(r.intactEqual, 'intact chunks differ from the reference decoder');
+    return r.messages.filter(Boolean).join('; ');
+  });
+
+  await run.check('the full 1024x1024x192x192 stack is refused with crop / bin / product cache offered', async () => {
+    const r = await page.evaluate(() => {
+      const info = { ...window.qgpuLocal.info, shape: [1024, 1024, 192, 192] };
+      return [window.qgpuLocal.admit(info, {}, 2 ** 31 * 0.8), window.qgpuLocal.admit(info, { binDetector: 8, scanRegion: [0, 0, 512, 512] }, 2 ** 31 * 0.8)];
+    });
+    assert(!r[0].ok && /crop/.test(r[0].message) && /exact detector bin/.test(r[0].message) && /qgpu cache/.test(r[0].message), r[0].message);
+    assert(r[1].ok, `a crop with a bin of 8 should fit: ${JSON.stringify(r[1])}`);
+    return r[0].message;
+  });
+
+  await run.check('the local page reported no uncaught error', async () => {
+    assert(pageErrors.length === 0, `errors: ${JSON.stringify(pageErrors)}`);
+  });
+} catch (e) {
+  run.failed++;
+  console.log(`FAIL local e2e setup: ${e instanceof Error ? e.stack : e}`);
+} finally {
+  clearTimeout(watchdog);
+  await browser?.context.close().catch(() => {});
+  if (browser) rmSync(browser.userDataDir, { recursive: true, force: true });
+  http?.close();
+  rmSync(tmp, { recursive: true, force: true });
+}
+if (run.skipped) console.log(`local e2e: ${run.skipped} skipped (see SKIP lines)`);
+console.log(`local e2e: ${run.passed} passed, ${run.failed} failed`);
+process.exit(run.failed ? 1 : 0);
