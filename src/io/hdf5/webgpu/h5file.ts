@@ -3,6 +3,7 @@
 // contiguous/compact datasets. Chunk data is read on demand through the chunk table (chunk_index.ts).
 import { ByteSource, Cursor, H5FormatError, H5Unsupported, Sizes, UNDEFINED_ADDR, checkedAdd, checkedMul } from './byte_source';
 import { ChunkTable, readChunkTable } from './chunk_index';
+import { denseLinks } from './dense_links';
 import {
   Attribute, Dataspace, Datatype, Filter, Layout, Link, MSG, Message, Superblock, decodeAttribute, decodeDataspace,
   decodeDatatype, decodeFilters, decodeLayout, decodeLink, decodeNumbers, readObjectHeader, readSuperblock,
@@ -73,8 +74,8 @@ export class H5File {
       const flags = c.u8();
       if (flags & 1) c.skip(8);
       const heap = c.addr(this.sizes);
-      if (heap !== UNDEFINED_ADDR)
-        throw new H5Unsupported(`${this.name}: group with dense link storage (fractal heap) at ${addr}`);
+      const nameIndex = c.addr(this.sizes);
+      if (heap !== UNDEFINED_ADDR) await denseLinks(this.src, this.sizes, heap, nameIndex, out);
     }
     return out;
   }
