@@ -59,6 +59,15 @@ function readNpyU64(path) {
   return out;
 }
 
+function readNpyF32(path) {
+  const b = readFileSync(path);
+  const hlen = b.readUInt16LE(8);
+  assert(b.subarray(10, 10 + hlen).toString().includes("'<f4'"), `${path}: not float32`);
+  const out = [];
+  for (let o = 10 + hlen; o < b.length; o += 4) out.push(b.readFloatLE(o));
+  return out;
+}
+
 try {
   // References, made now with the HDF5 library + plugin and the qgpu CPU backend.
   const manifest = JSON.parse(execFileSync(opt.fixtures, [tmp], { encoding: 'utf8', timeout: 120000 }));
@@ -142,6 +151,36 @@ try {
     const want = bfOf(sample, 15.5, 14, 6, join(tmp, 'bf_single'));
     assert(JSON.stringify(sums) === JSON.stringify(want), `BF differs: ${sums.slice(0, 4)} vs ${want.slice(0, 4)}`);
     return `${sums.length} BF sums exact`;
+  });
+
+  await run.check('qgpu sample file: WebGPU ADF (total-minus-complement) equals qgpu image --adf (CPU) exactly', async () => {
+    if (!adapter) return { skip: 'no WebGPU adapter' };
+    const r = await page.evaluate(() => window.qgpuLocal.ring(15.5, 14, 4, 40));  // the sample is still open
+    const out = join(tmp, 'adf_single');
+    execFileSync(opt.qgpu, ['image', sample, '--adf', '4', '40', '--center', '15.5', '14', '--backend', 'cpu', '-o', out], { stdio: 'pipe' });
+    const want = readNpyU64(join(out, 'adf.npy'));
+    assert(r.plan === 'total-minus-complement', `plan ${r.plan}`);
+    assert(JSON.stringify(r.sums) === JSON.stringify(want), `ADF differs: ${r.sums.slice(0, 4)} vs ${want.slice(0, 4)}`);
+    const small = await page.evaluate(() => window.qgpuLocal.ring(15.5, 14, 2, 5));
+    execFileSync(opt.qgpu, ['image', sample, '--adf', '2', '5', '--center', '15.5', '14', '--backend', 'cpu', '-o', out], { stdio: 'pipe' });
+    assert(small.plan === 'sparse' && JSON.stringify(small.sums) === JSON.stringify(readNpyU64(join(out, 'adf.npy'))), 'small annulus differs');
+    return `${r.sums.length} sums exact on both plans`;
+  });
+
+  await run.check('qgpu sample file: WebGPU CoM and centred DPC within 1e-5 px of qgpu image --com (CPU)', async () => {
+    if (!adapter) return { skip: 'no WebGPU adapter' };
+    const r = await page.evaluate(() => window.qgpuLocal.com());
+    const out = join(tmp, 'com_single');
+    execFileSync(opt.qgpu, ['image', sample, '--com', '--backend', 'cpu', '-o', out], { stdio: 'pipe' });
+    const row = readNpyF32(join(out, 'com_row.npy')), col = readNpyF32(join(out, 'com_col.npy'));
+    const maxDiff = (a, b) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
+    const dCom = Math.max(maxDiff(r.row, row), maxDiff(r.col, col));
+    // centred DPC reference: CPU CoM minus its mean (double), as dpc::centered_dpc
+    const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
+    const mr = mean(row), mc = mean(col);
+    const dDpc = Math.max(maxDiff(r.dpcRow, row.map((v) => Math.fround(v - mr))), maxDiff(r.dpcCol, col.map((v) => Math.fround(v - mc))));
+    assert(r.row.length === row.length && dCom <= 1e-5 && dDpc <= 1e-5, `max |diff| CoM ${dCom}, DPC ${dDpc}`);
+    return `${row.length} positions, max |diff| CoM ${dCom}, DPC ${dDpc}`;
   });
 
   await run.check('multi-file master + 3 data files picked together: metadata equals qgpu info, BF exact', async () => {

@@ -9,6 +9,7 @@ import { decodeFramesCpu, decodeFramesGpu, framePixels, readFrameChunks } from '
 import { decodeChunkRef } from '../../../../io/hdf5/webgpu/bitshuffle_ref';
 import { VirtualDetectorGpu, ringMask } from '../../../../detector/webgpu/virtual_detector';
 import { colorizeCpu } from '../../../../display/webgpu/colormap';
+import { ComGpu, centredDpc } from '../../../../dpc/webgpu/com';
 
 interface AdapterInfo {
   adapter: string;
@@ -29,6 +30,8 @@ export interface LocalState {
   open(files: File[]): Promise<void>;
   decodeFrames(first: number, count: number, on: 'gpu' | 'cpu'): Promise<{ values: number[]; status: number[]; messages: string[] }>;
   bf(cr: number, cc: number, r: number): Promise<string[]>;
+  ring(cr: number, cc: number, inner: number, outer: number): Promise<{ sums: string[]; plan: string }>;
+  com(): Promise<{ row: number[]; col: number[]; dpcRow: number[]; dpcCol: number[]; ref: [number, number] }>;
   admit: typeof admit;
 }
 
@@ -36,6 +39,8 @@ const $ = <T extends Element>(id: string) => document.getElementById(id) as unkn
 let device: GPUDevice | null = null;
 let decoder: BitshuffleDecoderGpu | null = null;
 let detector: VirtualDetectorGpu | null = null;
+let comGpu: ComGpu | null = null;
+let residentBuffer: GPUBuffer | null = null;
 let acq: Acquisition | null = null;
 let resident: { frames: number; framePixels: number } | null = null;
 
@@ -45,6 +50,8 @@ const state: LocalState = {
   open: openFiles,
   decodeFrames,
   bf,
+  ring,
+  com,
   admit,
 };
 (window as unknown as { qgpuLocal: LocalState }).qgpuLocal = state;
@@ -75,6 +82,7 @@ async function initGpu(): Promise<void> {
   state.limitBytes = Math.min(0.8 * Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize), 2 ** 31);
   decoder = await BitshuffleDecoderGpu.create(device);
   detector = await VirtualDetectorGpu.create(device);
+  comGpu = await ComGpu.create(device);
   $<HTMLElement>('gpu-status').textContent = `WebGPU: ${state.adapter.adapter}${fallback ? ' (software/fallback adapter)' : ''}`;
 }
 
@@ -86,6 +94,7 @@ async function openFiles(files: File[]): Promise<void> {
     state.bfSums = null;
     $<HTMLElement>('message').textContent = '';
     resident = null;
+    residentBuffer = null;
     acq = await openAcquisition(FileSet.fromFiles(files));
     state.info = acq.info;
     state.methods = acq.parts.map((p) => p.table.method);
@@ -100,6 +109,7 @@ async function openFiles(files: File[]): Promise<void> {
       if (bad >= 0) throw new Error(`frame ${bad} did not decode: ${g.messages[bad]}`);
       detector.attach(g.buffer, frames, framePixels(acq));
       resident = { frames, framePixels: framePixels(acq) };
+      residentBuffer = g.buffer;
       const r = i.calibration.disk_radius_px ?? Math.max(1, Math.min(i.shape[2], i.shape[3]) / 8);
       await bf((i.shape[2] - 1) / 2, (i.shape[3] - 1) / 2, r);
     }
@@ -121,6 +131,23 @@ async function decodeFrames(first: number, count: number, on: 'gpu' | 'cpu') {
   const v = await readBuffer(device, g.buffer, count * g.framePixels * 4);
   g.buffer.destroy();
   return { values: Array.from(v), status: Array.from(g.status), messages: g.messages };
+}
+
+// Exact annulus sums (inner <= d <= outer), with the detector plan (total-minus-complement for large masks).
+async function ring(cr: number, cc: number, inner: number, outer: number): Promise<{ sums: string[]; plan: string }> {
+  if (!acq || !resident || !detector) throw new Error('no decoded frames on the GPU');
+  const [, , dr, dc] = acq.info.shape;
+  const sums = await detector.planned(ringMask(dr, dc, cr, cc, inner, outer));
+  return { sums: Array.from(sums, String), plan: detector.lastPlan };
+}
+
+// Centre of mass (exact sums on the GPU) and centred DPC of every scan position.
+async function com() {
+  if (!acq || !resident || !residentBuffer || !comGpu) throw new Error('no decoded frames on the GPU');
+  const [, , dr, dc] = acq.info.shape;
+  const c = await comGpu.com(residentBuffer, resident.frames, dr, dc);
+  const d = centredDpc(c);
+  return { row: Array.from(c.row), col: Array.from(c.col), dpcRow: Array.from(d.row), dpcCol: Array.from(d.col), ref: [d.refRow, d.refCol] as [number, number] };
 }
 
 // Frames 0..3 of the open file with chunk 1's LZ4 data scrambled and chunk 2 cut short, decoded on the GPU.
