@@ -10,6 +10,7 @@ import { decodeChunkRef } from '../../../../io/hdf5/webgpu/bitshuffle_ref';
 import { VirtualDetectorGpu, ringMask } from '../../../../detector/webgpu/virtual_detector';
 import { colorizeCpu } from '../../../../display/webgpu/colormap';
 import { ComGpu, centredDpc } from '../../../../dpc/webgpu/com';
+import { DisplayGpu, DisplayOptions, renderCpu } from '../../../../display/webgpu/display';
 
 interface AdapterInfo {
   adapter: string;
@@ -31,6 +32,8 @@ export interface LocalState {
   decodeFrames(first: number, count: number, on: 'gpu' | 'cpu'): Promise<{ values: number[]; status: number[]; messages: string[] }>;
   bf(cr: number, cc: number, r: number): Promise<string[]>;
   ring(cr: number, cc: number, inner: number, outer: number): Promise<{ sums: string[]; plan: string }>;
+  renderCheck(values: number[], o: DisplayOptions, png: number[]): Promise<{ gpuVsPng: number; cpuVsPng: number; histogramsEqual: boolean; flagged: number; histogram: number[] }>;
+  renderSynthetic(n: number, o: DisplayOptions): Promise<{ rgbaEqual: boolean; histogramsEqual: boolean; flagged: number; counted: number }>;
   com(): Promise<{ row: number[]; col: number[]; dpcRow: number[]; dpcCol: number[]; ref: [number, number] }>;
   admit: typeof admit;
 }
@@ -40,6 +43,7 @@ let device: GPUDevice | null = null;
 let decoder: BitshuffleDecoderGpu | null = null;
 let detector: VirtualDetectorGpu | null = null;
 let comGpu: ComGpu | null = null;
+let displayGpu: DisplayGpu | null = null;
 let residentBuffer: GPUBuffer | null = null;
 let acq: Acquisition | null = null;
 let resident: { frames: number; framePixels: number } | null = null;
@@ -52,6 +56,8 @@ const state: LocalState = {
   bf,
   ring,
   com,
+  renderCheck,
+  renderSynthetic,
   admit,
 };
 (window as unknown as { qgpuLocal: LocalState }).qgpuLocal = state;
@@ -83,6 +89,7 @@ async function initGpu(): Promise<void> {
   decoder = await BitshuffleDecoderGpu.create(device);
   detector = await VirtualDetectorGpu.create(device);
   comGpu = await ComGpu.create(device);
+  displayGpu = await DisplayGpu.create(device);
   $<HTMLElement>('gpu-status').textContent = `WebGPU: ${state.adapter.adapter}${fallback ? ' (software/fallback adapter)' : ''}`;
 }
 
@@ -148,6 +155,46 @@ async function com() {
   const c = await comGpu.com(residentBuffer, resident.frames, dr, dc);
   const d = centredDpc(c);
   return { row: Array.from(c.row), col: Array.from(c.col), dpcRow: Array.from(d.row), dpcCol: Array.from(d.col), ref: [d.refRow, d.refCol] as [number, number] };
+}
+
+// Renders float values on the GPU and on the CPU reference and counts the pixels differing from a PNG made by
+// display::render (qgpu image); also compares the two 256-bin histograms.
+async function renderCheck(values: number[], o: DisplayOptions, png: number[]) {
+  if (!displayGpu) throw new Error('no WebGPU device');
+  const v = new Float32Array(values);
+  const gpu = await displayGpu.render(v, o);
+  const cpu = renderCpu(v, o);
+  const bitmap = await createImageBitmap(new Blob([new Uint8Array(png)], { type: 'image/png' }), { premultiplyAlpha: 'none', colorSpaceConversion: 'none' });
+  const c = document.createElement('canvas');
+  c.width = bitmap.width;
+  c.height = bitmap.height;
+  const ctx = c.getContext('2d')!;
+  ctx.drawImage(bitmap, 0, 0);
+  const want = ctx.getImageData(0, 0, c.width, c.height).data;
+  const diff = (got: Uint8ClampedArray) => {
+    if (got.length !== want.length) return -1;
+    let n = 0;
+    for (let i = 0; i < got.length; i += 4) if (got[i] !== want[i] || got[i + 1] !== want[i + 1] || got[i + 2] !== want[i + 2] || got[i + 3] !== want[i + 3]) ++n;
+    return n;
+  };
+  return { gpuVsPng: diff(gpu.rgba), cpuVsPng: diff(cpu.rgba), histogramsEqual: gpu.histogram.every((x, i) => x === cpu.histogram[i]),
+    flagged: gpu.flagged, histogram: Array.from(gpu.histogram) };
+}
+
+// n pseudo-random values over many decades, signs, exact zeros, NaN and +-inf: WGSL display vs CPU reference.
+async function renderSynthetic(n: number, o: DisplayOptions) {
+  if (!displayGpu) throw new Error('no WebGPU device');
+  const v = new Float32Array(n);
+  let x = 12345;
+  for (let i = 0; i < n; ++i) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    const u = x / 2 ** 32;
+    v[i] = i % 97 === 0 ? NaN : i % 101 === 0 ? (i % 2 ? Infinity : -Infinity) : i % 13 === 0 ? 0 : (u - 0.3) * 10 ** ((i % 9) - 3);
+  }
+  const gpu = await displayGpu.render(v, o);
+  const cpu = renderCpu(v, o);
+  return { rgbaEqual: gpu.rgba.every((b, i) => b === cpu.rgba[i]), histogramsEqual: gpu.histogram.every((h, i) => h === cpu.histogram[i]),
+    flagged: gpu.flagged, counted: gpu.histogram.reduce((a, b) => a + b, 0) };
 }
 
 // Frames 0..3 of the open file with chunk 1's LZ4 data scrambled and chunk 2 cut short, decoded on the GPU.
