@@ -183,6 +183,23 @@ try {
     return `${row.length} positions, max |diff| CoM ${dCom}, DPC ${dDpc}`;
   });
 
+  await run.check('qgpu sample file: WebGPU iDPC at a fixed rotation within 1e-5 relative L2 of qgpu image --idpc (CPU, FFTW double)', async () => {
+    if (!adapter) return { skip: 'no WebGPU adapter' };
+    const notes = [];
+    for (const [angle, transpose] of [[0, false], [-37.5, true]]) {
+      const out = join(tmp, `idpc_${angle}`);
+      execFileSync(opt.qgpu, ['image', sample, '--idpc', '--rotation', String(angle), ...(transpose ? ['1'] : []), '--backend', 'cpu', '-o', out], { stdio: 'pipe' });
+      const want = readNpyF32(join(out, 'idpc.npy'));
+      const got = await page.evaluate(([a, t]) => window.qgpuLocal.idpc(a, t), [angle, transpose]);
+      let num = 0, den = 0;
+      want.forEach((w, i) => { num += (got[i] - w) ** 2; den += w * w; });
+      const rel = Math.sqrt(num / den);
+      assert(got.length === want.length && rel <= 1e-5, `angle ${angle}: relative L2 difference ${rel}`);
+      notes.push(`angle ${angle}${transpose ? ' transposed' : ''}: ${rel.toExponential(2)}`);
+    }
+    return notes.join('; ');
+  });
+
   await run.check('display: every colormap x linear/log/signed_log on signed DPC values equals the qgpu PNG, histogram exact', async () => {
     if (!adapter) return { skip: 'no WebGPU adapter' };
     const notes = [];

@@ -10,6 +10,7 @@ import { decodeChunkRef } from '../../../../io/hdf5/webgpu/bitshuffle_ref';
 import { VirtualDetectorGpu, ringMask } from '../../../../detector/webgpu/virtual_detector';
 import { colorizeCpu } from '../../../../display/webgpu/colormap';
 import { ComGpu, centredDpc } from '../../../../dpc/webgpu/com';
+import { IdpcGpu, rotateField } from '../../../../dpc/webgpu/idpc';
 import { DisplayGpu, DisplayOptions, renderCpu } from '../../../../display/webgpu/display';
 
 interface AdapterInfo {
@@ -34,6 +35,7 @@ export interface LocalState {
   ring(cr: number, cc: number, inner: number, outer: number): Promise<{ sums: string[]; plan: string }>;
   renderCheck(values: number[], o: DisplayOptions, png: number[]): Promise<{ gpuVsPng: number; cpuVsPng: number; histogramsEqual: boolean; flagged: number; histogram: number[] }>;
   renderSynthetic(n: number, o: DisplayOptions): Promise<{ rgbaEqual: boolean; histogramsEqual: boolean; flagged: number; counted: number }>;
+  idpc(angleDeg: number, transpose: boolean): Promise<number[]>;
   com(): Promise<{ row: number[]; col: number[]; dpcRow: number[]; dpcCol: number[]; ref: [number, number] }>;
   admit: typeof admit;
 }
@@ -44,6 +46,7 @@ let decoder: BitshuffleDecoderGpu | null = null;
 let detector: VirtualDetectorGpu | null = null;
 let comGpu: ComGpu | null = null;
 let displayGpu: DisplayGpu | null = null;
+let idpcGpu: IdpcGpu | null = null;
 let residentBuffer: GPUBuffer | null = null;
 let acq: Acquisition | null = null;
 let resident: { frames: number; framePixels: number } | null = null;
@@ -58,6 +61,7 @@ const state: LocalState = {
   com,
   renderCheck,
   renderSynthetic,
+  idpc,
   admit,
 };
 (window as unknown as { qgpuLocal: LocalState }).qgpuLocal = state;
@@ -90,6 +94,7 @@ async function initGpu(): Promise<void> {
   detector = await VirtualDetectorGpu.create(device);
   comGpu = await ComGpu.create(device);
   displayGpu = await DisplayGpu.create(device);
+  idpcGpu = await IdpcGpu.create(device);
   $<HTMLElement>('gpu-status').textContent = `WebGPU: ${state.adapter.adapter}${fallback ? ' (software/fallback adapter)' : ''}`;
 }
 
@@ -195,6 +200,15 @@ async function renderSynthetic(n: number, o: DisplayOptions) {
   const cpu = renderCpu(v, o);
   return { rgbaEqual: gpu.rgba.every((b, i) => b === cpu.rgba[i]), histogramsEqual: gpu.histogram.every((h, i) => h === cpu.histogram[i]),
     flagged: gpu.flagged, counted: gpu.histogram.reduce((a, b) => a + b, 0) };
+}
+
+// iDPC of the centred DPC rotated by a fixed angle (mirror padding, unit steps), on the GPU.
+async function idpc(angleDeg: number, transpose: boolean): Promise<number[]> {
+  if (!acq || !resident || !residentBuffer || !comGpu || !idpcGpu) throw new Error('no decoded frames on the GPU');
+  const [rows, cols, dr, dc] = acq.info.shape;
+  const d = centredDpc(await comGpu.com(residentBuffer, resident.frames, dr, dc));
+  const [gr, gc] = rotateField(d.row, d.col, angleDeg, transpose);
+  return Array.from(await idpcGpu.integrate(gr, gc, rows, cols));
 }
 
 // Frames 0..3 of the open file with chunk 1's LZ4 data scrambled and chunk 2 cut short, decoded on the GPU.
