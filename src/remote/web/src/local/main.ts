@@ -11,6 +11,7 @@ import { VirtualDetectorGpu, ringMask } from '../../../../detector/webgpu/virtua
 import { colorizeCpu } from '../../../../display/webgpu/colormap';
 import { ComGpu, centredDpc } from '../../../../dpc/webgpu/com';
 import { IdpcGpu, rotateField } from '../../../../dpc/webgpu/idpc';
+import { SsbGpu, SsbParams } from '../../../../ssb/webgpu/ssb';
 import { DisplayGpu, DisplayOptions, renderCpu } from '../../../../display/webgpu/display';
 
 interface AdapterInfo {
@@ -36,6 +37,7 @@ export interface LocalState {
   renderCheck(values: number[], o: DisplayOptions, png: number[]): Promise<{ gpuVsPng: number; cpuVsPng: number; histogramsEqual: boolean; flagged: number; histogram: number[] }>;
   renderSynthetic(n: number, o: DisplayOptions): Promise<{ rgbaEqual: boolean; histogramsEqual: boolean; flagged: number; counted: number }>;
   idpc(angleDeg: number, transpose: boolean): Promise<number[]>;
+  ssb(p: SsbParams): Promise<number[]>;
   com(): Promise<{ row: number[]; col: number[]; dpcRow: number[]; dpcCol: number[]; ref: [number, number] }>;
   admit: typeof admit;
 }
@@ -47,6 +49,7 @@ let detector: VirtualDetectorGpu | null = null;
 let comGpu: ComGpu | null = null;
 let displayGpu: DisplayGpu | null = null;
 let idpcGpu: IdpcGpu | null = null;
+let ssbGpu: SsbGpu | null = null;
 let residentBuffer: GPUBuffer | null = null;
 let acq: Acquisition | null = null;
 let resident: { frames: number; framePixels: number } | null = null;
@@ -62,6 +65,7 @@ const state: LocalState = {
   renderCheck,
   renderSynthetic,
   idpc,
+  ssb,
   admit,
 };
 (window as unknown as { qgpuLocal: LocalState }).qgpuLocal = state;
@@ -95,6 +99,7 @@ async function initGpu(): Promise<void> {
   comGpu = await ComGpu.create(device);
   displayGpu = await DisplayGpu.create(device);
   idpcGpu = await IdpcGpu.create(device);
+  ssbGpu = await SsbGpu.create(device);
   $<HTMLElement>('gpu-status').textContent = `WebGPU: ${state.adapter.adapter}${fallback ? ' (software/fallback adapter)' : ''}`;
 }
 
@@ -209,6 +214,13 @@ async function idpc(angleDeg: number, transpose: boolean): Promise<number[]> {
   const d = centredDpc(await comGpu.com(residentBuffer, resident.frames, dr, dc));
   const [gr, gc] = rotateField(d.row, d.col, angleDeg, transpose);
   return Array.from(await idpcGpu.integrate(gr, gc, rows, cols));
+}
+
+// SSB phase at given aberrations on a binned detector, on the GPU.
+async function ssb(p: SsbParams): Promise<number[]> {
+  if (!acq || !resident || !residentBuffer || !ssbGpu) throw new Error('no decoded frames on the GPU');
+  const [rows, cols, dr, dc] = acq.info.shape;
+  return Array.from(await ssbGpu.phase(residentBuffer, rows, cols, dr, dc, p));
 }
 
 // Frames 0..3 of the open file with chunk 1's LZ4 data scrambled and chunk 2 cut short, decoded on the GPU.
