@@ -253,6 +253,35 @@ try {
     return notes.join('; ');
   });
 
+  await run.check('scan crop + exact detector bin load: BF equals qgpu image --scan-region --bin-detector (CPU) exactly', async () => {
+    if (!adapter) return { skip: 'no WebGPU adapter' };
+    const notes = [];
+    for (const [region, bin] of [[[2, 3, 7, 5], 2], [[0, 0, 12, 10], 4], [[5, 1, 4, 8], 1]]) {
+      const shape = await page.evaluate(async ([region, bin]) => {
+        const v = window.qgpuLocal.version;
+        await window.qgpuLocal.load({ scanRegion: region, binDetector: bin });
+        return { shape: window.qgpuLocal.shape, errors: window.qgpuLocal.errors, bumped: window.qgpuLocal.version > v };
+      }, [region, bin]);
+      assert(shape.errors.length === 0 && JSON.stringify(shape.shape) === JSON.stringify([region[2], region[3], 32 / bin, 32 / bin]), JSON.stringify(shape));
+      const cr = (32 / bin - 1) / 2, r = 12 / bin;
+      const sums = await page.evaluate(([cr, r]) => window.qgpuLocal.bf(cr, cr, r), [cr, r]);
+      const out = join(tmp, `bf_crop_${bin}`);
+      execFileSync(opt.qgpu, ['image', sample, '--bf', String(r), '--center', String(cr), String(cr), '--scan-region', ...region.map(String),
+        '--bin-detector', String(bin), '--backend', 'cpu', '-o', out], { stdio: 'pipe' });
+      const want = readNpyU64(join(out, 'bf.npy'));
+      assert(JSON.stringify(sums) === JSON.stringify(want), `region ${region} bin ${bin}: ${sums.slice(0, 4)} vs ${want.slice(0, 4)}`);
+      notes.push(`${region.join(',')} bin ${bin}: ${sums.length} sums`);
+    }
+    const refused = await page.evaluate(async () => {
+      window.qgpuLocal.errors.length = 0;
+      await window.qgpuLocal.load({ binDetector: 3 });
+      return window.qgpuLocal.errors.slice();
+    });
+    assert(refused.length === 1 && /does not divide/.test(refused[0]), `bin 3 of 32: ${JSON.stringify(refused)}`);
+    await page.evaluate(() => window.qgpuLocal.load({}));
+    return notes.join('; ') + ' exact';
+  });
+
   await run.check('multi-file master + 3 data files picked together: metadata equals qgpu info, BF exact', async () => {
     const s = await open(multiFiles);
     assert(s.errors.length === 0, `page errors: ${s.errors}`);

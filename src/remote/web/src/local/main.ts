@@ -5,7 +5,8 @@
 import { Acquisition, AcquisitionInfo, admit, openAcquisition } from '../../../../io/hdf5/webgpu/acquisition';
 import { BitshuffleDecoderGpu, readBuffer } from '../../../../io/hdf5/webgpu/bitshuffle_gpu';
 import { FileSet } from '../../../../io/hdf5/webgpu/h5file';
-import { decodeFramesCpu, decodeFramesGpu, framePixels, readFrameChunks } from '../../../../io/hdf5/webgpu/local_dataset';
+import { FrameBinnerGpu, ResidentFrames, decodeFramesCpu, decodeFramesGpu, framePixels, loadResident, readFrameChunks } from '../../../../io/hdf5/webgpu/local_dataset';
+import { LoadRequest } from '../../../../io/hdf5/webgpu/acquisition';
 import { decodeChunkRef } from '../../../../io/hdf5/webgpu/bitshuffle_ref';
 import { VirtualDetectorGpu, ringMask } from '../../../../detector/webgpu/virtual_detector';
 import { colorizeCpu } from '../../../../display/webgpu/colormap';
@@ -27,6 +28,8 @@ export interface LocalState {
   bfSums: string[] | null;    // exact uint64 sums of the image shown
   bfQuery: { cr: number; cc: number; r: number } | null;
   methods: string[];          // chunk index parsed, per part
+  shape: [number, number, number, number] | null;  // resident frames (after crop and bin)
+  load(req: LoadRequest): Promise<void>;
   errors: string[];
   limitBytes: number;
   corruptCheck(): Promise<{ status: number[]; messages: string[]; intactEqual: boolean }>;
@@ -52,10 +55,12 @@ let idpcGpu: IdpcGpu | null = null;
 let ssbGpu: SsbGpu | null = null;
 let residentBuffer: GPUBuffer | null = null;
 let acq: Acquisition | null = null;
-let resident: { frames: number; framePixels: number } | null = null;
+let resident: ResidentFrames | null = null;
+let binner: FrameBinnerGpu | null = null;
 
 const state: LocalState = {
-  ready: false, adapter: null, info: null, version: 0, bfSums: null, bfQuery: null, methods: [], errors: [], limitBytes: 0,
+  ready: false, adapter: null, info: null, version: 0, bfSums: null, bfQuery: null, methods: [], shape: null, errors: [], limitBytes: 0,
+  load: (req: LoadRequest) => load(req, true),
   corruptCheck,
   open: openFiles,
   decodeFrames,
@@ -96,6 +101,7 @@ async function initGpu(): Promise<void> {
   state.limitBytes = Math.min(0.8 * Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize), 2 ** 31);
   decoder = await BitshuffleDecoderGpu.create(device);
   detector = await VirtualDetectorGpu.create(device);
+  binner = await FrameBinnerGpu.create(device);
   comGpu = await ComGpu.create(device);
   displayGpu = await DisplayGpu.create(device);
   idpcGpu = await IdpcGpu.create(device);
@@ -117,23 +123,36 @@ async function openFiles(files: File[]): Promise<void> {
     state.methods = acq.parts.map((p) => p.table.method);
     const i = acq.info;
     $<HTMLElement>('info').textContent = JSON.stringify(i, null, 1);
-    if (device && decoder && detector) {
-      const a = admit(i, {}, state.limitBytes);
-      if (!a.ok) throw new Error(a.message);
-      const frames = i.shape[0] * i.shape[1];
-      const g = await decodeFramesGpu(device, decoder, acq, 0, frames, state.limitBytes);
-      const bad = [...g.status].findIndex((s) => s !== 0);
-      if (bad >= 0) throw new Error(`frame ${bad} did not decode: ${g.messages[bad]}`);
-      detector.attach(g.buffer, frames, framePixels(acq));
-      resident = { frames, framePixels: framePixels(acq) };
-      residentBuffer = g.buffer;
-      const r = i.calibration.disk_radius_px ?? Math.max(1, Math.min(i.shape[2], i.shape[3]) / 8);
-      await bf((i.shape[2] - 1) / 2, (i.shape[3] - 1) / 2, r);
-    }
+    await load({}, false);
   } catch (e) {
     report(e);
   } finally {
     state.version++;
+  }
+}
+
+// Loads the request's frames resident on the GPU (crop / exact detector bin; refused with the options when too
+// large) and draws a bright-field image.
+async function load(req: LoadRequest, bump: boolean): Promise<void> {
+  try {
+    if (!acq) throw new Error('no file open');
+    if (!device || !decoder || !detector || !binner) return;
+    residentBuffer = null;
+    resident = null;
+    state.shape = null;
+    const r = await loadResident(device, decoder, binner, acq, req, state.limitBytes);
+    detector.attach(r.buffer, r.frames, r.framePixels);
+    resident = r;
+    residentBuffer = r.buffer;
+    state.shape = r.shape;
+    const [, , dr, dc] = r.shape;
+    const bin = req.binDetector ?? 1;
+    const radius = acq.info.calibration.disk_radius_px !== undefined ? acq.info.calibration.disk_radius_px / bin : Math.min(dr, dc) / 8;
+    await bf((dr - 1) / 2, (dc - 1) / 2, Math.max(1, radius));
+  } catch (e) {
+    report(e);
+  } finally {
+    if (bump) state.version++;
   }
 }
 
@@ -153,7 +172,7 @@ async function decodeFrames(first: number, count: number, on: 'gpu' | 'cpu') {
 // Exact annulus sums (inner <= d <= outer), with the detector plan (total-minus-complement for large masks).
 async function ring(cr: number, cc: number, inner: number, outer: number): Promise<{ sums: string[]; plan: string }> {
   if (!acq || !resident || !detector) throw new Error('no decoded frames on the GPU');
-  const [, , dr, dc] = acq.info.shape;
+  const [, , dr, dc] = resident.shape;
   const sums = await detector.planned(ringMask(dr, dc, cr, cc, inner, outer));
   return { sums: Array.from(sums, String), plan: detector.lastPlan };
 }
@@ -161,7 +180,7 @@ async function ring(cr: number, cc: number, inner: number, outer: number): Promi
 // Centre of mass (exact sums on the GPU) and centred DPC of every scan position.
 async function com() {
   if (!acq || !resident || !residentBuffer || !comGpu) throw new Error('no decoded frames on the GPU');
-  const [, , dr, dc] = acq.info.shape;
+  const [, , dr, dc] = resident.shape;
   const c = await comGpu.com(residentBuffer, resident.frames, dr, dc);
   const d = centredDpc(c);
   return { row: Array.from(c.row), col: Array.from(c.col), dpcRow: Array.from(d.row), dpcCol: Array.from(d.col), ref: [d.refRow, d.refCol] as [number, number] };
@@ -210,7 +229,7 @@ async function renderSynthetic(n: number, o: DisplayOptions) {
 // iDPC of the centred DPC rotated by a fixed angle (mirror padding, unit steps), on the GPU.
 async function idpc(angleDeg: number, transpose: boolean): Promise<number[]> {
   if (!acq || !resident || !residentBuffer || !comGpu || !idpcGpu) throw new Error('no decoded frames on the GPU');
-  const [rows, cols, dr, dc] = acq.info.shape;
+  const [rows, cols, dr, dc] = resident.shape;
   const d = centredDpc(await comGpu.com(residentBuffer, resident.frames, dr, dc));
   const [gr, gc] = rotateField(d.row, d.col, angleDeg, transpose);
   return Array.from(await idpcGpu.integrate(gr, gc, rows, cols));
@@ -219,7 +238,7 @@ async function idpc(angleDeg: number, transpose: boolean): Promise<number[]> {
 // SSB phase at given aberrations on a binned detector, on the GPU.
 async function ssb(p: SsbParams): Promise<number[]> {
   if (!acq || !resident || !residentBuffer || !ssbGpu) throw new Error('no decoded frames on the GPU');
-  const [rows, cols, dr, dc] = acq.info.shape;
+  const [rows, cols, dr, dc] = resident.shape;
   return Array.from(await ssbGpu.phase(residentBuffer, rows, cols, dr, dc, p));
 }
 
@@ -243,7 +262,7 @@ async function corruptCheck() {
 // Exact bright-field sums (disk of radius r around (cr, cc), as detector/mask.cpp) of every scan position; draws them.
 async function bf(cr: number, cc: number, r: number): Promise<string[]> {
   if (!acq || !resident || !detector) throw new Error('no decoded frames on the GPU');
-  const [rows, cols, dr, dc] = acq.info.shape;
+  const [rows, cols, dr, dc] = resident.shape;
   const sums = await detector.maskedSum(ringMask(dr, dc, cr, cc, 0, r));
   const values = new Float32Array(sums.length);
   let lo = Infinity, hi = -Infinity;
@@ -261,6 +280,14 @@ async function bf(cr: number, cc: number, r: number): Promise<string[]> {
   $<HTMLElement>('real-text').textContent = `disk centre (${cr.toFixed(2)}, ${cc.toFixed(2)}), radius ${r.toFixed(2)} px; counts ${lo}..${hi}`;
   return state.bfSums;
 }
+
+$<HTMLButtonElement>('load').addEventListener('click', () => {
+  const num = (id: string) => Number($<HTMLInputElement>(id).value);
+  const info = state.info;
+  if (!info) return;
+  const rows = num('rows') || info.shape[0] - num('r0'), cols = num('cols') || info.shape[1] - num('c0');
+  void load({ scanRegion: [num('r0'), num('c0'), rows, cols], binDetector: Number($<HTMLSelectElement>('bin').value) }, true);
+});
 
 const input = $<HTMLInputElement>('files');
 input.addEventListener('change', () => void openFiles([...(input.files ?? [])]));
