@@ -334,6 +334,24 @@ try {
     return r[0].message;
   });
 
+  await run.check('the page\'s product buttons draw every product (BF, ADF, CoM, DPC, iDPC, SSB) without error', async () => {
+    if (!adapter) return { skip: 'no WebGPU adapter' };
+    assert((await page.evaluate(() => window.qgpuLocal.info.path)) === basename(sample), 'the sample is not the open file');  // opened by the corrupt-chunk check
+    for (const product of ['bf', 'adf', 'com_row', 'com_col', 'dpc_row', 'dpc_col', 'idpc', 'ssb']) {
+      await page.selectOption('#product', product);
+      await page.selectOption('#scale', product.startsWith('dpc') ? 'signed_log' : 'linear');
+      await page.click('#show');
+      await page.waitForFunction((p) => document.getElementById('real-text').textContent.startsWith(`${p}:`) ||
+        window.qgpuLocal.errors.length > 0, product, { timeout: 30000 });
+      const r = await page.evaluate(() => {
+        const c = document.getElementById('real');
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        return { errors: window.qgpuLocal.errors, size: [c.width, c.height], colours: new Set(Array.from({ length: d.length / 4 }, (_, i) => d[4 * i] * 65536 + d[4 * i + 1] * 256 + d[4 * i + 2])).size };
+      });
+      assert(r.errors.length === 0 && r.size.join() === '10,12' && r.colours > 3, `${product}: ${JSON.stringify(r)}`);
+    }
+  });
+
   await run.check('the local page reported no uncaught error', async () => {
     assert(pageErrors.length === 0, `errors: ${JSON.stringify(pageErrors)}`);
   });

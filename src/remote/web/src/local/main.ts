@@ -281,6 +281,46 @@ async function bf(cr: number, cc: number, r: number): Promise<string[]> {
   return state.bfSums;
 }
 
+// Draws the chosen product with the WGSL display (colormap, scale, 0.5-99.5 percentiles).
+async function show(): Promise<void> {
+  try {
+    if (!acq || !resident || !displayGpu) throw new Error('no frames loaded');
+    const [rows, cols, dr, dc] = resident.shape;
+    const bin = resident.request.binDetector ?? 1;
+    const cal = acq.info.calibration;
+    const disk = cal.disk_radius_px !== undefined ? cal.disk_radius_px / bin : Math.min(dr, dc) / 8;
+    const product = $<HTMLSelectElement>('product').value;
+    const rotation = Number($<HTMLInputElement>('rotation').value);
+    let values: Float32Array;
+    if (product === 'bf') values = Float32Array.from(await bf((dr - 1) / 2, (dc - 1) / 2, Math.max(1, disk)), Number);
+    else if (product === 'adf') values = Float32Array.from((await ring((dr - 1) / 2, (dc - 1) / 2, 1.2 * disk, Math.min(3 * disk, dr / 2))).sums, Number);
+    else if (product === 'idpc') values = Float32Array.from(await idpc(rotation, false));
+    else if (product === 'ssb') {
+      for (const k of ['energy_kev', 'semiangle_mrad', 'scan_step_angstrom'])
+        if (cal[k] === undefined) throw new Error(`SSB needs /entry/calibration ${k} in the file`);
+      values = Float32Array.from(await ssb({
+        energyKev: cal.energy_kev, semiangleMrad: cal.semiangle_mrad, scanStepAngstrom: cal.scan_step_angstrom,
+        detectorMradPerPixel: (cal.detector_mrad_per_pixel ?? cal.semiangle_mrad / (cal.disk_radius_px ?? disk)) * bin,
+        diskCenter: [(dr - 1) / 2, (dc - 1) / 2], rotationDeg: rotation, detectorBin: 1,
+        aberrations: { C1: Number($<HTMLInputElement>('defocus').value) },
+      }));
+    } else {
+      const c = await com();
+      values = Float32Array.from({ com_row: c.row, com_col: c.col, dpc_row: c.dpcRow, dpc_col: c.dpcCol }[product] ?? c.row);
+    }
+    const pic = await displayGpu.render(values, { colormap: $<HTMLSelectElement>('colormap').value,
+      scale: $<HTMLSelectElement>('scale').value as 'linear' | 'log' | 'signed_log', lowerPercentile: 0.5, upperPercentile: 99.5 });
+    const canvas = $<HTMLCanvasElement>('real');
+    canvas.width = cols;
+    canvas.height = rows;
+    canvas.getContext('2d')!.putImageData(new ImageData(pic.rgba, cols, rows), 0, 0);
+    $<HTMLElement>('real-text').textContent = `${product}: display range ${pic.lo.toPrecision(4)}..${pic.hi.toPrecision(4)}`;
+  } catch (e) {
+    report(e);
+  }
+}
+$<HTMLButtonElement>('show').addEventListener('click', () => void show());
+
 $<HTMLButtonElement>('load').addEventListener('click', () => {
   const num = (id: string) => Number($<HTMLInputElement>(id).value);
   const info = state.info;
