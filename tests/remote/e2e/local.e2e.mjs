@@ -309,6 +309,34 @@ try {
     return `${s.info.parts.length} parts, ${sums.length} BF sums exact`;
   });
 
+  await run.check('hostile files: truncated, not HDF5, bad index checksum, corrupt chunk: one clear error each, no hang', async () => {
+    const src = readFileSync(join(tmp, 'btree_v1_sb0_u16.h5'));
+    const cases = [];
+    const write = (name, bytes) => { writeFileSync(join(tmp, name), bytes); return join(tmp, name); };
+    cases.push([write('hostile_truncated.h5', src.subarray(0, Math.floor(src.length * 0.3))), /beyond the end of the file|truncated/]);
+    cases.push([write('hostile_not_hdf5.h5', Buffer.alloc(5000, 7)), /not an HDF5 file/]);
+    const fa = Buffer.from(readFileSync(join(tmp, 'fixed_array_u32.h5')));
+    const at = fa.indexOf('FAHD');
+    assert(at > 0, 'no fixed array header in the fixture');
+    fa[at + 9] ^= 0x40;
+    cases.push([write('hostile_checksum.h5', fa), /checksum mismatch in fixed array header/]);
+    // frame 17's first LZ4 block claims more bytes than its chunk holds (LZ4 has no checksum: scrambled literals
+    // would decode, undetectably, so the framing is what a reader can check)
+    await open([join(tmp, 'btree_v1_sb0_u16.h5')]);
+    const offsets = await page.evaluate(() => window.qgpuLocal.chunkOffsets());
+    const cc = Buffer.from(src);
+    cc.writeUInt32BE(0x7fff, offsets[17] + 12);
+    cases.push([write('hostile_chunk.h5', cc), /frame 17 did not decode: block 0 claims 32767 compressed bytes/]);
+    const got = [];
+    for (const [file, re] of cases) {
+      const s = await open([file]);
+      const msg = s.errors.join(' | ');
+      assert(s.errors.length === 1 && re.test(msg), `${basename(file)}: ${JSON.stringify(s.errors)}`);
+      got.push(`${basename(file)}: ${msg.slice(0, 90)}`);
+    }
+    return got.join('; ');
+  });
+
   await run.check('a master without its data files names the missing file', async () => {
     const s = await open([master]);
     assert(s.errors.length === 1 && /local_multi_data_000001\.h5.*not picked/.test(s.errors[0]), `errors ${JSON.stringify(s.errors)}`);

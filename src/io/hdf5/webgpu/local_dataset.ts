@@ -31,20 +31,43 @@ export async function readFrameChunks(acq: Acquisition, first: number, count: nu
   return readChunksOf(acq, Array.from({ length: count }, (_, i) => first + i));
 }
 
-// Stored bytes of the listed frames (flat scan indices), in that order.
+// Stored bytes of the listed frames (flat scan indices), in that order. Chunks close together in a file are
+// read with one Blob.slice (gaps up to COALESCE_GAP bytes, runs up to COALESCE_MAX bytes), as the C++ loader
+// coalesces its preads.
+const COALESCE_GAP = 64 * 1024, COALESCE_MAX = 32 * 1024 * 1024;
+
 export async function readChunksOf(acq: Acquisition, list: number[]): Promise<FrameChunks> {
   checkSupported(acq);
-  const chunks: Uint8Array[] = [], filtered: boolean[] = [];
   const hasFilter = acq.info.filters.length > 0;
-  for (const f of list) {
-    const part = acq.parts.find((p) => f >= p.firstFrame && f < p.firstFrame + p.frames)!;
+  const where = list.map((f, i) => {
+    const part = acq.parts.find((p) => f >= p.firstFrame && f < p.firstFrame + p.frames);
+    if (!part) throw new H5FormatError(`frame ${f} lies in no part of the acquisition`);
     const k = f - part.firstFrame;
     const off = part.table.offsets[k], size = part.table.sizes[k];
     if (off < 0) throw new H5FormatError(`frame ${f} (${part.meta.file.name} chunk ${k}) is not written yet`);
-    chunks.push(await part.meta.file.src.read(off, size, `frame ${f} chunk`));
-    filtered.push(hasFilter && (part.table.masks[k] & 1) === 0);
+    return { i, part, off, size, filtered: hasFilter && (part.table.masks[k] & 1) === 0 };
+  });
+  const chunks = new Array<Uint8Array>(list.length);
+  const byFile = new Map<unknown, typeof where>();
+  for (const w of where) {
+    const key = w.part.meta.file;
+    if (!byFile.has(key)) byFile.set(key, []);
+    byFile.get(key)!.push(w);
   }
-  return { chunks, filtered };
+  for (const ws of byFile.values()) {
+    ws.sort((a, b) => a.off - b.off);
+    for (let a = 0; a < ws.length; ) {
+      let b = a + 1, end = ws[a].off + ws[a].size;
+      while (b < ws.length && ws[b].off - end <= COALESCE_GAP && ws[b].off + ws[b].size - ws[a].off <= COALESCE_MAX) {
+        end = Math.max(end, ws[b].off + ws[b].size);
+        ++b;
+      }
+      const bytes = await ws[a].part.meta.file.src.read(ws[a].off, end - ws[a].off, `frames ${list[ws[a].i]}.. chunks`);
+      for (let k = a; k < b; ++k) chunks[ws[k].i] = bytes.subarray(ws[k].off - ws[a].off, ws[k].off - ws[a].off + ws[k].size);
+      a = b;
+    }
+  }
+  return { chunks, filtered: where.map((w) => w.filtered) };
 }
 
 function rawFrame(bytes: Uint8Array, elemSize: number, n: number, frame: number): Uint32Array {

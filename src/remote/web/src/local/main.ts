@@ -29,6 +29,7 @@ export interface LocalState {
   bfQuery: { cr: number; cc: number; r: number } | null;
   methods: string[];          // chunk index parsed, per part
   shape: [number, number, number, number] | null;  // resident frames (after crop and bin)
+  chunkOffsets(): number[];   // file offsets of the first part's chunks (tests)
   load(req: LoadRequest): Promise<void>;
   errors: string[];
   limitBytes: number;
@@ -61,6 +62,7 @@ let binner: FrameBinnerGpu | null = null;
 const state: LocalState = {
   ready: false, adapter: null, info: null, version: 0, bfSums: null, bfQuery: null, methods: [], shape: null, errors: [], limitBytes: 0,
   load: (req: LoadRequest) => load(req, true),
+  chunkOffsets: () => (acq ? Array.from(acq.parts[0].table.offsets) : []),
   corruptCheck,
   open: openFiles,
   decodeFrames,
