@@ -4,6 +4,7 @@
 // f32), divided by 2 pi i k^2, transformed back and cropped. Float32 tolerance against the CPU reference (FFTW,
 // double): relative L2 difference <= 1e-5, the CUDA backend's tolerance (tests/remote/e2e/local.e2e.mjs measures and reports it).
 import shaderSource from './idpc.wgsl';
+import { Dft2dGpu } from '../../core/webgpu/dft';
 
 export const IDPC_TOLERANCE_RELATIVE_L2 = 1e-5;
 
@@ -40,14 +41,14 @@ export function mirrorPad(g: Float32Array, rows: number, cols: number, component
 }
 
 export class IdpcGpu {
-  private constructor(private device: GPUDevice, private dft: GPUComputePipeline, private coef: GPUComputePipeline) {}
+  private constructor(private device: GPUDevice, private dft: Dft2dGpu, private coef: GPUComputePipeline) {}
 
   static async create(device: GPUDevice): Promise<IdpcGpu> {
     const module = device.createShaderModule({ code: shaderSource, label: 'idpc.wgsl' });
     const info = await module.getCompilationInfo();
     const errors = info.messages.filter((m) => m.type === 'error');
     if (errors.length) throw new Error('idpc.wgsl: ' + errors.map((m) => m.message).join('; '));
-    const dft = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'dft_axis' } });
+    const dft = await Dft2dGpu.create(device);
     const coef = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'coefficient' } });
     return new IdpcGpu(device, dft, coef);
   }
@@ -68,20 +69,11 @@ export class IdpcGpu {
       if (data) dev.queue.writeBuffer(b, 0, data as BufferSource);
       return b;
     };
-    const twiddles = (len: number) => {
-      const t = new Float32Array(2 * len);
-      for (let m = 0; m < len; ++m) {
-        t[2 * m] = Math.cos((2 * Math.PI * m) / len);
-        t[2 * m + 1] = Math.sin((2 * Math.PI * m) / len);
-      }
-      return buffer(t, t.byteLength, S);
-    };
-    const twR = twiddles(nr), twC = twiddles(nc);
     const a = buffer(complexOf(pr.data), 8 * n, S | GPUBufferUsage.COPY_SRC);
     const b = buffer(complexOf(pc.data), 8 * n, S | GPUBufferUsage.COPY_SRC);
     const t1 = buffer(null, 8 * n, S | GPUBufferUsage.COPY_SRC);
     const t2 = buffer(null, 8 * n, S | GPUBufferUsage.COPY_SRC);
-    const temps: GPUBuffer[] = [twR, twC, a, b, t1, t2];
+    const temps: GPUBuffer[] = [a, b, t1, t2];
     const enc = dev.createCommandEncoder();
     const dispatch = (pipeline: GPUComputePipeline, params: ArrayBuffer, bufs: GPUBuffer[], count: number) => {
       const p = buffer(params, params.byteLength, GPUBufferUsage.UNIFORM);
@@ -97,23 +89,14 @@ export class IdpcGpu {
       pass.dispatchWorkgroups(gx, Math.ceil(groups / gx));
       pass.end();
     };
-    const axisParams = (len: number, lines: number, stride: number, lineStride: number, sign: number) => {
-      const p = new ArrayBuffer(32);
-      new Uint32Array(p, 0, 4).set([len, lines, stride, lineStride]);
-      new Float32Array(p, 16, 1)[0] = sign;
-      return p;
-    };
-    // forward 2D: rows then columns, a -> t1 -> a, b -> t1 -> b
-    for (const x of [a, b]) {
-      dispatch(this.dft, axisParams(nc, nr, 1, nc, -1), [x, t1, twC], n);
-      dispatch(this.dft, axisParams(nr, nc, nc, 1, -1), [t1, x, twR], n);
-    }
+    // forward 2D transforms of both gradients, the coefficient, the inverse transform
+    this.dft.encode2d(enc, a, t1, nr, nc, -1);
+    this.dft.encode2d(enc, b, t1, nr, nc, -1);
     const cp = new ArrayBuffer(32);
     new Uint32Array(cp, 0, 2).set([nr, nc]);
     new Float32Array(cp, 8, 3).set([1, 1, 1 / n]);
     dispatch(this.coef, cp, [a, b, t2], n);
-    dispatch(this.dft, axisParams(nc, nr, 1, nc, 1), [t2, t1, twC], n);
-    dispatch(this.dft, axisParams(nr, nc, nc, 1, 1), [t1, t2, twR], n);
+    this.dft.encode2d(enc, t2, t1, nr, nc, 1);
     const rb = dev.createBuffer({ size: 8 * n, usage: GPUBufferUsage.MAP_READ | D });
     enc.copyBufferToBuffer(t2, 0, rb, 0, 8 * n);
     dev.queue.submit([enc.finish()]);
@@ -122,6 +105,7 @@ export class IdpcGpu {
     rb.unmap();
     rb.destroy();
     for (const t of temps) t.destroy();
+    this.dft.release();
     const phi = new Float32Array(rows * cols);
     for (let r = 0; r < rows; ++r) for (let c = 0; c < cols; ++c) phi[r * cols + c] = z[2 * ((r + pr.r0) * nc + c + pr.c0)];
     return phi;

@@ -4,6 +4,7 @@
 // float32; phase = arg(1 + IFFT(Psi)) on the host. Parity with the CPU reference (FFTW complex128, double):
 // max |phase difference| <= 2e-4 rad (upstream's SSB tolerance); tests/remote/e2e/local.e2e.mjs measures it.
 import shaderSource from './ssb.wgsl';
+import { Dft2dGpu } from '../../core/webgpu/dft';
 
 export const SSB_PHASE_TOLERANCE_RAD = 2e-4;
 const APERTURE_SLACK = 1e-5, WEIGHT_FLOOR = 0.1;
@@ -96,7 +97,7 @@ function chiDouble(ky: number, kx: number, c: number[]): number {
 const signedFrequency = (i: number, n: number) => (i <= Math.floor((n - 1) / 2) ? i : i - n);
 
 export class SsbGpu {
-  private constructor(private device: GPUDevice, private pipes: Record<'gather' | 'dft_axis' | 'ssb_sums', GPUComputePipeline>) {}
+  private constructor(private device: GPUDevice, private pipes: Record<'gather' | 'ssb_sums', GPUComputePipeline>, private dft: Dft2dGpu) {}
 
   static async create(device: GPUDevice): Promise<SsbGpu> {
     const module = device.createShaderModule({ code: shaderSource, label: 'ssb.wgsl' });
@@ -104,7 +105,7 @@ export class SsbGpu {
     const errors = info.messages.filter((m) => m.type === 'error');
     if (errors.length) throw new Error('ssb.wgsl: ' + errors.map((m) => m.message).join('; '));
     const make = (entryPoint: string) => device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint } });
-    return new SsbGpu(device, { gather: await make('gather'), dft_axis: await make('dft_axis'), ssb_sums: await make('ssb_sums') });
+    return new SsbGpu(device, { gather: await make('gather'), ssb_sums: await make('ssb_sums') }, await Dft2dGpu.create(device));
   }
 
   // Phase (scanRows x scanCols) from frames on the GPU (u32 per pixel, frame-major).
@@ -140,24 +141,6 @@ export class SsbGpu {
       rb.destroy();
       return out;
     };
-    const twiddles = (len: number) => {
-      const t = new Float32Array(2 * len);
-      for (let m = 0; m < len; ++m) {
-        t[2 * m] = Math.cos((2 * Math.PI * m) / len);
-        t[2 * m + 1] = Math.sin((2 * Math.PI * m) / len);
-      }
-      return buffer(t, t.byteLength, S);
-    };
-    const axis = (len: number, lines: number, stride: number, lineStride: number, sign: number, batches: number, batchStride: number) => {
-      const a = new ArrayBuffer(32);
-      const u = new Uint32Array(a), f = new Float32Array(a);
-      u.set([len, lines, stride, lineStride]);
-      f[4] = sign;
-      u[5] = batches;
-      u[6] = batchStride;
-      return a;
-    };
-    const twR = twiddles(scanRows), twC = twiddles(scanCols);
     // gather
     const g = buffer(null, 8 * groups * n, S | SRC), t = buffer(null, 8 * groups * n, S | SRC);
     let enc = dev.createCommandEncoder();
@@ -170,8 +153,7 @@ export class SsbGpu {
     if (!(i0 > 0)) throw new Error('ssb: the BF disk holds no counts');
     // forward DFT over the scan of every group: rows, then columns
     enc = dev.createCommandEncoder();
-    run(enc, this.pipes.dft_axis, axis(scanCols, scanRows, 1, scanCols, -1, groups, n), [g, t, twC], groups * n);
-    run(enc, this.pipes.dft_axis, axis(scanRows, scanCols, scanCols, 1, -1, groups, n), [t, g, twR], groups * n);
+    this.dft.encode2d(enc, g, t, scanRows, scanCols, -1, groups);
     // sums
     const c = chiCoeffs(p.aberrations, plan.lambda);
     const kg = new Float32Array(4 * groups);
@@ -185,10 +167,10 @@ export class SsbGpu {
     sf.set([plan.kmax2, 4 * plan.kmax2, 1 / (i0 * n), WEIGHT_FLOOR * plan.pixels.length, ...c], 4);
     const psi = buffer(null, 8 * n, S | SRC), psi2 = buffer(null, 8 * n, S | SRC);
     run(enc, this.pipes.ssb_sums, sp, [g, buffer(kg, kg.byteLength, S), buffer(qaxes, qaxes.byteLength, S), psi], n);
-    run(enc, this.pipes.dft_axis, axis(scanCols, scanRows, 1, scanCols, 1, 1, n), [psi, psi2, twC], n);
-    run(enc, this.pipes.dft_axis, axis(scanRows, scanCols, scanCols, 1, 1, 1, n), [psi2, psi, twR], n);
+    this.dft.encode2d(enc, psi, psi2, scanRows, scanCols, 1);
     const z = await read(enc, psi, 8 * n);
     for (const b of temps) b.destroy();
+    this.dft.release();
     const phase = new Float32Array(n);
     for (let s = 0; s < n; ++s) phase[s] = Math.atan2(z[2 * s + 1], 1 + z[2 * s]);
     return phase;

@@ -1,8 +1,7 @@
 // SSB ptychography on WebGPU at given aberrations (float32 throughout; the CPU reference is double, see ssb.ts
 // for the stated tolerance). Kernels, in order:
 //   gather:  G[g][s] = sum of the counts of group g's detector pixels at scan position s (as f32, imaginary 0)
-//   dft_axis: batched direct DFT along one axis (Kahan-compensated f32 sums, twiddles from the host in double),
-//            run over rows then columns of every group's scan (forward), and of Psi (inverse, unnormalised)
+//   (src/core/webgpu/dft.wgsl: the 2D DFT of every group's scan, forward, and of Psi, inverse, unnormalised)
 //   ssb_sums: per scan frequency Q (full spectrum): num = sum_K G(K, Q) conj(Gamma), den = sum_K w |Gamma|^2,
 //            Gamma = A*(K) A(K-Q) - A(K) A*(K+Q) (ssb/ssb_math.hpp), then Psi = num * scale / max(den, floor);
 //            the DC term, even-size Nyquist row/column and |Q| > 2 kmax give 0.
@@ -34,53 +33,6 @@ fn gather(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     sum = sum + counts[s * gp.frame_pixels + pixels[k]];
   }
   g_out[id] = vec2<f32>(f32(sum), 0.0);
-}
-
-struct Axis {
-  n: u32,
-  lines: u32,        // lines per batch
-  stride: u32,
-  line_stride: u32,
-  sign: f32,
-  batches: u32,
-  batch_stride: u32,
-  pad: u32,
-}
-
-@group(0) @binding(0) var<uniform> axis: Axis;
-@group(0) @binding(1) var<storage, read> src: array<vec2<f32>>;
-@group(0) @binding(2) var<storage, read_write> dst: array<vec2<f32>>;
-@group(0) @binding(3) var<storage, read> twiddle: array<vec2<f32>>;
-
-@compute @workgroup_size(64)
-fn dft_axis(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-  let id = gid.x + gid.y * groups.x * 64u;
-  let per_batch = axis.n * axis.lines;
-  if (id >= per_batch * axis.batches) {
-    return;
-  }
-  let b = id / per_batch;
-  let rest = id - b * per_batch;
-  let line = rest / axis.n;
-  let k = rest - line * axis.n;
-  let base = b * axis.batch_stride + line * axis.line_stride;
-  var sum = vec2<f32>(0.0, 0.0);
-  var comp = vec2<f32>(0.0, 0.0);
-  var m = 0u;
-  for (var j = 0u; j < axis.n; j = j + 1u) {
-    let x = src[base + j * axis.stride];
-    let w = twiddle[m];
-    let s = axis.sign * w.y;
-    let term = vec2<f32>(x.x * w.x - x.y * s, x.x * s + x.y * w.x) - comp;
-    let t = sum + term;
-    comp = (t - sum) - term;
-    sum = t;
-    m = m + k;
-    if (m >= axis.n) {
-      m = m - axis.n;
-    }
-  }
-  dst[base + k * axis.stride] = sum;
 }
 
 struct Sums {
