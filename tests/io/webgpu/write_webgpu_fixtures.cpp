@@ -25,6 +25,7 @@ struct Spec {
   hsize_t frames, rows, cols;
   std::vector<hsize_t> max;  // empty = fixed
   std::string method;        // the chunk index the file must have (checked by the browser test)
+  hsize_t written = 0;       // frames written (0 = all): a file still being acquired
 };
 
 std::uint32_t value(std::uint64_t f, std::uint64_t p, unsigned elem) {
@@ -57,7 +58,18 @@ bool write(const std::string& dir, const Spec& s) {
   const std::uint64_t n = s.frames * s.rows * s.cols;
   std::vector<std::uint32_t> v(n);
   for (std::uint64_t i = 0; i < n; ++i) v[i] = value(i / (s.rows * s.cols), i % (s.rows * s.cols), s.elem);
-  if (H5Dwrite(ds, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0) return false;
+  const hsize_t written = s.written ? s.written : s.frames;
+  {
+    const hsize_t start[3] = {0, 0, 0}, count[3] = {written, s.rows, s.cols};
+    hid_t fspace = H5Dget_space(ds);
+    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, count, nullptr);
+    hid_t mspace = H5Screate_simple(3, count, nullptr);
+    const herr_t rc = H5Dwrite(ds, H5T_NATIVE_UINT32, mspace, fspace, H5P_DEFAULT, v.data());
+    H5Sclose(mspace);
+    H5Sclose(fspace);
+    if (rc < 0) return false;
+  }
+  for (std::uint64_t i = written * s.rows * s.cols; i < n; ++i) v[i] = 0;  // unwritten: the fill value
   // Scan shape attribute (frames x 1): these stacks are not square scans.
   const hsize_t two = 2;
   const long long shape[2] = {static_cast<long long>(s.frames), 1};
@@ -101,6 +113,7 @@ int main(int argc, char** argv) {
       {"extensible_array_u16", V110, V110, H5T_STD_U16LE, 2, 1100, 4, 6, {U, 4, 6}, "extensible array"},
       {"btree_v2_u16", V110, V110, H5T_STD_U16LE, 2, 20, 10, 10, {U, U, U}, "version 2 B-tree"},
       {"single_chunk_u16", V110, V110, H5T_STD_U16LE, 2, 1, 64, 64, {}, "single chunk"},
+      {"partial_fixed_array_u16", V110, V110, H5T_STD_U16LE, 2, 30, 8, 8, {}, "fixed array", 20},
   };
   std::printf("[\n");
   for (std::size_t i = 0; i < specs.size(); ++i) {
@@ -109,10 +122,11 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "write_webgpu_fixtures: cannot write %s\n", s.name.c_str());
       return 1;
     }
-    std::printf("  {\"name\": \"%s\", \"dtype\": \"uint%u\", \"dims\": [%llu, %llu, %llu], \"method\": \"%s\"}%s\n",
+    std::printf("  {\"name\": \"%s\", \"dtype\": \"uint%u\", \"dims\": [%llu, %llu, %llu], \"method\": \"%s\", "
+                "\"written\": %llu}%s\n",
                 s.name.c_str(), 8 * s.elem, static_cast<unsigned long long>(s.frames),
                 static_cast<unsigned long long>(s.rows), static_cast<unsigned long long>(s.cols), s.method.c_str(),
-                i + 1 < specs.size() ? "," : "");
+                static_cast<unsigned long long>(s.written ? s.written : s.frames), i + 1 < specs.size() ? "," : "");
   }
   std::printf("]\n");
   return 0;
