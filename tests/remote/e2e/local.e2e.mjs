@@ -361,6 +361,15 @@ try {
     assert(s.errors.length === 1 && /local_multi_data_000001\.h5.*not picked/.test(s.errors[0]), `errors ${JSON.stringify(s.errors)}`);
   });
 
+  await run.check('WGSL decoder over more than 65535 blocks in one dispatch (second dispatch dimension)', async () => {
+    if (!adapter) return { skip: 'no WebGPU adapter' };
+    await open([join(tmp, 'btree_v1_sb2_u8_tail.h5')]);  // 13x11 uint8: one LZ4 block + a 7-element tail per chunk
+    const t0 = Date.now();
+    const r = await page.evaluate(() => window.qgpuLocal.decodeReplicated(33000));  // 2 blocks per chunk
+    assert(r.mismatches === 0 && r.badStatus === 0 && r.blocks > 65535, JSON.stringify(r));
+    return `${r.blocks} blocks, all equal to the reference (${((Date.now() - t0) / 1000).toFixed(1)} s, not a speed claim)`;
+  }, 240000);
+
   await run.check('corrupt chunks get their own status, the other chunks decode', async () => {
     if (!adapter) return { skip: 'no WebGPU adapter' };
     await open([sample]);

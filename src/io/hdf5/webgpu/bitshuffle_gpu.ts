@@ -11,6 +11,7 @@ export interface DecodeResult {
   output: GPUBuffer;          // chunks * chunkElems u32 (caller destroys)
   status: Uint32Array;        // per chunk: index into STATUS_TEXT
   messages: string[];         // per chunk: '' or the reason
+  blocks: number;             // blocks dispatched (one workgroup each)
 }
 
 export class BitshuffleDecoderGpu {
@@ -86,7 +87,7 @@ export class BitshuffleDecoderGpu {
           messages[i] = STATUS_TEXT[gpuStatus[i]] ?? `status ${gpuStatus[i]}`;
         }
     }
-    return { output, status, messages };
+    return { output, status, messages, blocks: nblocks };
   }
 
   private upload(data: Uint32Array, usage: number): GPUBuffer {

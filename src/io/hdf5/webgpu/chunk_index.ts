@@ -109,14 +109,17 @@ async function btreeV1(ctx: Ctx): Promise<void> {
     seen.add(addr);
     if (seen.size > 2 * ctx.grid.count + 1024) throw new H5FormatError('version 1 B-tree has more nodes than the dataset has chunks');
     const head = 8 + 2 * ctx.s.addr;
-    const pre = await ctx.src.read(ctx.abs(addr), head, 'B-tree node');
+    // One read for header and entries of a node of up to 64 entries (HDF5's default chunk B-tree has 2K = 64).
+    const pre = await ctx.src.readUpTo(ctx.abs(addr), head + 64 * (keyBytes + ctx.s.addr) + keyBytes, 'B-tree node');
     const h = new Cursor(pre, 'B-tree node');
     h.signature('TREE');
     if (h.u8() !== 1) throw new H5FormatError('B-tree node is not a chunk node (type 1)');
     const level = h.u8(), entries = h.u16();
     if (level > 64 || (expectLevel >= 0 && level !== expectLevel))
       throw new H5FormatError(`B-tree node at level ${level} where level ${expectLevel} belongs`);
-    const body = await ctx.src.read(ctx.abs(addr) + head, entries * (keyBytes + ctx.s.addr) + keyBytes, 'B-tree node');
+    const bodyBytes = entries * (keyBytes + ctx.s.addr) + keyBytes;
+    const body = head + bodyBytes <= pre.length ? pre.subarray(head, head + bodyBytes)
+      : await ctx.src.read(ctx.abs(addr) + head, bodyBytes, 'B-tree node');
     const c = new Cursor(body, 'B-tree node');
     const scaled = new Array<number>(rank);
     const children: number[] = [];

@@ -33,6 +33,7 @@ export interface LocalState {
   load(req: LoadRequest): Promise<void>;
   errors: string[];
   limitBytes: number;
+  decodeReplicated(copies: number): Promise<{ blocks: number; mismatches: number; badStatus: number }>;
   corruptCheck(): Promise<{ status: number[]; messages: string[]; intactEqual: boolean }>;
   open(files: File[]): Promise<void>;
   decodeFrames(first: number, count: number, on: 'gpu' | 'cpu'): Promise<{ values: number[]; status: number[]; messages: string[] }>;
@@ -64,6 +65,7 @@ const state: LocalState = {
   load: (req: LoadRequest) => load(req, true),
   chunkOffsets: () => (acq ? Array.from(acq.parts[0].table.offsets) : []),
   corruptCheck,
+  decodeReplicated,
   open: openFiles,
   decodeFrames,
   bf,
@@ -242,6 +244,21 @@ async function ssb(p: SsbParams): Promise<number[]> {
   if (!acq || !resident || !residentBuffer || !ssbGpu) throw new Error('no decoded frames on the GPU');
   const [rows, cols, dr, dc] = resident.shape;
   return Array.from(await ssbGpu.phase(residentBuffer, rows, cols, dr, dc, p));
+}
+
+// Frame 0's chunk decoded `copies` times in one dispatch (more blocks than one dispatch dimension holds when
+// copies * blocks per chunk > 65535): every copy must equal the reference decode.
+async function decodeReplicated(copies: number) {
+  if (!acq || !device || !decoder) throw new Error('no file open or no WebGPU device');
+  const { chunks } = await readFrameChunks(acq, 0, 1);
+  const n = framePixels(acq), bs = acq.info.bitshuffle_block_elems;
+  const ref = decodeChunkRef(chunks[0], acq.elemSize, n, bs);
+  const r = await decoder.decode(new Array(copies).fill(chunks[0]), acq.elemSize, n, bs);
+  const v = await readBuffer(device, r.output, copies * n * 4);
+  r.output.destroy();
+  let mismatches = 0;
+  for (let c = 0; c < copies; ++c) for (let i = 0; i < n; ++i) if (v[c * n + i] !== ref[i]) ++mismatches;
+  return { blocks: r.blocks, mismatches, badStatus: r.status.filter((x) => x !== 0).length };
 }
 
 // Frames 0..3 of the open file with chunk 1's LZ4 data scrambled and chunk 2 cut short, decoded on the GPU.
