@@ -140,6 +140,25 @@ try {
     });
   }
 
+  await run.check('uint8 and uint32 files: WebGPU BF (sparse) and ADF (total-minus-complement) equal qgpu image (CPU) exactly', async () => {
+    if (!adapter) return { skip: 'no WebGPU adapter' };
+    const notes = [];
+    for (const [name, cr, cc] of [['btree_v1_sb2_u8_tail', 6, 5], ['fixed_array_u32', 5.5, 6]]) {
+      const f = join(tmp, `${name}.h5`);
+      const s = await open([f]);
+      assert(s.errors.length === 0, `${name}: ${s.errors}`);
+      const out = join(tmp, `dt_${name}`);
+      execFileSync(opt.qgpu, ['image', f, '--bf', '4', '--adf', '1', '9', '--center', String(cr), String(cc), '--backend', 'cpu', '-o', out], { stdio: 'pipe' });
+      const bf = await page.evaluate(([cr, cc]) => window.qgpuLocal.bf(cr, cc, 4), [cr, cc]);
+      const adf = await page.evaluate(([cr, cc]) => window.qgpuLocal.ring(cr, cc, 1, 9), [cr, cc]);
+      const wantBf = readNpyU64(join(out, 'bf.npy')), wantAdf = readNpyU64(join(out, 'adf.npy'));
+      assert(JSON.stringify(bf) === JSON.stringify(wantBf), `${name} BF: ${bf.slice(0, 3)} vs ${wantBf.slice(0, 3)}`);
+      assert(adf.plan === 'total-minus-complement' && JSON.stringify(adf.sums) === JSON.stringify(wantAdf), `${name} ADF (${adf.plan}): ${adf.sums.slice(0, 3)} vs ${wantAdf.slice(0, 3)}`);
+      notes.push(`${s.info.dtype}: BF max ${wantBf.reduce((m, v) => (BigInt(v) > m ? BigInt(v) : m), 0n)}, ADF ${adf.plan}`);
+    }
+    return notes.join('; ');
+  });
+
   await run.check('a file still being acquired: readiness equals qgpu info', async () => {
     const f = join(tmp, 'partial_fixed_array_u16.h5');
     const s = await open([f]);
