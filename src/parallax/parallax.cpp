@@ -243,8 +243,8 @@ Run align_and_fit(const Dataset& ds, const ParallaxParams& p) {
       used += use[g];
     }
     if (used < 3) continue;
-    const std::vector<float> ref = run.engine->aligned_mean(predicted, weight);
-    run.measured = run.engine->correlate(ref, predicted, p.search_px);
+    run.engine->set_reference(predicted, weight);
+    run.measured = run.engine->correlate(predicted, p.search_px);
     fit_linear(run.plan, run.measured, use, m, b, f.residual_rms_px, f.model_rms_px);
     for (std::size_t g = 0; g < ng; ++g)
       predicted[g] = {m[0] * run.plan.det_row[g] + m[1] * run.plan.det_col[g] + b[0],

@@ -30,13 +30,20 @@ class Engine {
   virtual ~Engine() = default;
   // Mean of the v_g (the BF contrast image), scan_rows * scan_cols.
   virtual std::vector<float> mean_image() = 0;
-  // Peak of the circular cross-correlation of every v_g with ref, searched in the (2 w + 1)^2 window around
-  // round(predicted[g]) (w = window half-width, scan pixels), sub-pixel by a 3-point parabola per axis. Ties: the
-  // first in window raster order.
-  virtual std::vector<Shift> correlate(const std::vector<float>& ref, const std::vector<Shift>& predicted,
-                                       std::size_t w) = 0;
-  // sum_g w_g v_g(R + s_g) / sum_g w_g by Fourier shifts (w_g = weight[g]): the next reference.
-  virtual std::vector<float> aligned_mean(const std::vector<Shift>& s, const std::vector<float>& weight) = 0;
+  // Sets the reference spectrum R(Q) = sum_g w_g V_g(Q) exp(+2 pi i Q.s_g) (the images shifted back by s_g and
+  // summed with weights w_g = weight[g]; the Nyquist row/column of even sizes = 0).
+  virtual void set_reference(const std::vector<Shift>& s, const std::vector<float>& weight) = 0;
+  // The reference as an image: IFFT(R) / (N sum_g w_g), scan_rows * scan_cols.
+  virtual std::vector<float> reference_image() = 0;
+  // Peak of the circular cross-correlation of every v_g with the reference without v_g's own term (leave one out:
+  // V_g conj(R - w_g V_g exp(+2 pi i Q.s_g)); otherwise the image's own noise correlates at its reference shift and
+  // pulls the peak there at low dose), searched in the (2 w + 1)^2 window around round(predicted[g]) (w = window
+  // half-width, scan pixels), sub-pixel by a 3-point parabola per axis. Ties: the first in window raster order.
+  virtual std::vector<Shift> correlate(const std::vector<Shift>& predicted, std::size_t w) = 0;
+  std::vector<float> aligned_mean(const std::vector<Shift>& s, const std::vector<float>& weight) {
+    set_reference(s, weight);
+    return reference_image();
+  }
   // Kernel-density shift-and-sum on the upsampled grid (see parallax.hpp), (rows*up) * (cols*up).
   virtual std::vector<float> upsampled_sum(const std::vector<Shift>& s, std::size_t up) = 0;
   virtual nlohmann::json describe() const = 0;

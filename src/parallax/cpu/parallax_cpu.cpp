@@ -68,17 +68,41 @@ class CpuEngine final : public Engine {
     return out;
   }
 
-  std::vector<Shift> correlate(const std::vector<float>& ref, const std::vector<Shift>& predicted,
-                               std::size_t w) override {
-    for (std::size_t s = 0; s < n_; ++s) buf_.c()[s] = ref[s];
-    fftw_execute(fwd_.p);
-    for (std::size_t s = 0; s < n_; ++s) spec_ref_[s] = std::conj(buf_.c()[s]);
+  void set_reference(const std::vector<Shift>& sh, const std::vector<float>& weight) override {
+    ref_shift_ = sh;
+    ref_weight_ = weight;
+    ref_wsum_ = 0;
+    std::fill(spec_ref_.begin(), spec_ref_.end(), std::complex<double>(0.0));
+    for (std::size_t g = 0; g < plan_.groups(); ++g) {
+      if (weight[g] == 0) continue;
+      ref_wsum_ += weight[g];
+      load(g);
+      fftw_execute(fwd_.p);
+      for (std::size_t q = 0; q < n_; ++q)
+        if (!nyquist(q)) spec_ref_[q] += double(weight[g]) * buf_.c()[q] * ramp(q, sh[g]);
+    }
+  }
+
+  std::vector<float> reference_image() override {
+    for (std::size_t q = 0; q < n_; ++q) buf_.c()[q] = spec_ref_[q];
+    fftw_execute(inv_.p);
+    std::vector<float> out(n_);
+    const double scale = ref_wsum_ > 0 ? 1.0 / (double(n_) * ref_wsum_) : 0.0;
+    for (std::size_t s = 0; s < n_; ++s) out[s] = float(buf_.c()[s].real() * scale);
+    return out;
+  }
+
+  std::vector<Shift> correlate(const std::vector<Shift>& predicted, std::size_t w) override {
     const long nr = long(plan_.scan_rows), nc = long(plan_.scan_cols), hw = long(w);
     std::vector<Shift> out(plan_.groups());
     for (std::size_t g = 0; g < plan_.groups(); ++g) {
       load(g);
       fftw_execute(fwd_.p);
-      for (std::size_t s = 0; s < n_; ++s) buf_.c()[s] *= spec_ref_[s];
+      const double wg = ref_weight_.empty() ? 0.0 : double(ref_weight_[g]);
+      for (std::size_t q = 0; q < n_; ++q) {
+        const std::complex<double> v = buf_.c()[q];
+        buf_.c()[q] = nyquist(q) ? 0.0 : v * std::conj(spec_ref_[q] - wg * v * ramp(q, ref_shift_[g]));
+      }
       fftw_execute(inv_.p);
       auto at = [&](long r, long c) { return buf_.c()[wrap_index(r, nr) * nc + wrap_index(c, nc)].real(); };
       const long pr = std::lround(predicted[g].row), pc = std::lround(predicted[g].col);
@@ -90,32 +114,6 @@ class CpuEngine final : public Engine {
       const double dc = parabola_vertex(at(br, bc - 1), at(br, bc), at(br, bc + 1));
       out[g] = {double(br) + dr, double(bc) + dc};
     }
-    return out;
-  }
-
-  std::vector<float> aligned_mean(const std::vector<Shift>& sh, const std::vector<float>& weight) override {
-    const std::size_t nr = plan_.scan_rows, nc = plan_.scan_cols;
-    std::vector<std::complex<double>> acc(n_, 0.0);
-    double wsum = 0;
-    for (std::size_t g = 0; g < plan_.groups(); ++g) {
-      if (weight[g] == 0) continue;
-      wsum += weight[g];
-      load(g);
-      fftw_execute(fwd_.p);
-      for (std::size_t i = 0; i < nr; ++i)
-        for (std::size_t j = 0; j < nc; ++j) {
-          // v_g(R + s): multiply by exp(+2 pi i Q.s); the Nyquist frequency of an even size is dropped (real result)
-          if ((nr % 2 == 0 && i == nr / 2) || (nc % 2 == 0 && j == nc / 2)) continue;
-          const double ph = 2 * kPi * (double(signed_index(i, nr)) * sh[g].row / double(nr) +
-                                       double(signed_index(j, nc)) * sh[g].col / double(nc));
-          acc[i * nc + j] += double(weight[g]) * buf_.c()[i * nc + j] * std::complex<double>(std::cos(ph), std::sin(ph));
-        }
-    }
-    for (std::size_t s = 0; s < n_; ++s) buf_.c()[s] = acc[s];
-    fftw_execute(inv_.p);
-    std::vector<float> out(n_);
-    const double scale = wsum > 0 ? 1.0 / (double(n_) * wsum) : 0.0;
-    for (std::size_t s = 0; s < n_; ++s) out[s] = float(buf_.c()[s].real() * scale);
     return out;
   }
 
@@ -155,6 +153,18 @@ class CpuEngine final : public Engine {
   }
 
  private:
+  bool nyquist(std::size_t q) const {
+    const std::size_t nr = plan_.scan_rows, nc = plan_.scan_cols, i = q / nc, j = q % nc;
+    return (nr % 2 == 0 && i == nr / 2) || (nc % 2 == 0 && j == nc / 2);
+  }
+  // exp(+2 pi i Q.s) at flat frequency index q
+  std::complex<double> ramp(std::size_t q, const Shift& s) const {
+    const std::size_t nr = plan_.scan_rows, nc = plan_.scan_cols;
+    const double ph = 2 * kPi * (double(signed_index(q / nc, nr)) * s.row / double(nr) +
+                                 double(signed_index(q % nc, nc)) * s.col / double(nc));
+    return {std::cos(ph), std::sin(ph)};
+  }
+
   void load(std::size_t g) {
     const float* v = v_.data() + g * n_;
     for (std::size_t s = 0; s < n_; ++s) buf_.c()[s] = double(v[s]);
@@ -164,7 +174,10 @@ class CpuEngine final : public Engine {
   std::size_t n_;
   std::vector<float> v_;  // [group][scan]
   FftwComplex buf_;
-  std::vector<std::complex<double>> spec_ref_;
+  std::vector<std::complex<double>> spec_ref_;  // R(Q), see set_reference
+  std::vector<Shift> ref_shift_;
+  std::vector<float> ref_weight_;
+  double ref_wsum_ = 0;
   FftwPlan fwd_, inv_;
 };
 

@@ -1,8 +1,9 @@
 // CUDA parallax engine on the GPU-resident dataset (dense or encoded):
 //   gather kernel (BF-disk groups summed per frame, shared-memory transpose to [group][scan]) -> per-group
 //   normalisation v = I / mean - 1 -> batched cuFFT R2C of every v_g, kept resident (complex64 half spectra);
-//   correlate: spectrum x conj(reference) + batched C2R + one block per group for the peak and its parabola;
-//   aligned mean: one thread per half-spectrum frequency summing the phase-ramped spectra, one C2R;
+//   reference: one thread per half-spectrum frequency summing the weighted phase-ramped spectra (one C2R for the image);
+//   correlate: spectrum x conj(reference minus the group's own term) + batched C2R + one block per group for the
+//   windowed peak and its parabola;
 //   upsampled sum: one thread per (group, scan position) splatting bilinearly with float atomics, then normalised.
 #include <cuda_runtime.h>
 #include <cufft.h>
@@ -108,13 +109,37 @@ __global__ void mean_kernel(const float* __restrict__ v, std::size_t nscan, std:
   out[s] = float(acc / double(groups));
 }
 
-// prod[b][q] = spec[g0 + b][q] * conj(ref[q]).
-__global__ void cross_kernel(const float2* __restrict__ spec, const float2* __restrict__ ref, std::size_t nq,
+__device__ bool is_nyquist(std::uint32_t i, std::uint32_t j, std::uint32_t nr, std::uint32_t nc) {
+  return (nr % 2 == 0 && i == nr / 2) || (nc % 2 == 0 && j == nc / 2);
+}
+
+// exp(+2 pi i Q.s) at half-spectrum index (i, j), as (cos, sin); the phase reduced to [-1, 1) turns first.
+__device__ float2 ramp(std::uint32_t i, std::uint32_t j, std::uint32_t nr, std::uint32_t nc, double2 s) {
+  const double fi = (i <= nr / 2 ? double(i) : double(i) - double(nr)) / double(nr), fj = double(j) / double(nc);
+  const double t = fi * s.x + fj * s.y;
+  float sn, cs;
+  sincospif(float(2.0 * (t - rint(t))), &sn, &cs);
+  return make_float2(cs, sn);
+}
+
+// prod[b][q] = V conj(R - w_g V ramp(s_g)) for g = g0 + b (leave one out, see parallax_backend.hpp); Nyquist = 0.
+__global__ void cross_kernel(const float2* __restrict__ spec, const float2* __restrict__ ref,
+                             const double2* __restrict__ ref_shift, const float* __restrict__ weight,
+                             std::uint32_t g0, std::uint32_t nr, std::uint32_t nc, std::uint32_t nch,
                              std::size_t count, float2* __restrict__ prod) {
-  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= nq * count) return;
-  const float2 a = spec[i], r = ref[i % nq];
-  prod[i] = make_float2(a.x * r.x + a.y * r.y, a.y * r.x - a.x * r.y);
+  const std::size_t nq = std::size_t(nr) * nch;
+  const std::size_t k = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= nq * count) return;
+  const std::size_t q = k % nq;
+  const std::uint32_t g = g0 + std::uint32_t(k / nq), i = std::uint32_t(q / nch), j = std::uint32_t(q % nch);
+  if (is_nyquist(i, j, nr, nc)) {
+    prod[k] = make_float2(0, 0);
+    return;
+  }
+  const float2 v = spec[std::size_t(g) * nq + q], e = ramp(i, j, nr, nc, ref_shift[g]);
+  const float wg = weight[g];
+  const float2 r = make_float2(ref[q].x - wg * (v.x * e.x - v.y * e.y), ref[q].y - wg * (v.x * e.y + v.y * e.x));
+  prod[k] = make_float2(v.x * r.x + v.y * r.y, v.y * r.x - v.x * r.y);
 }
 
 __device__ double parabola(double m, double c, double p) {
@@ -160,32 +185,32 @@ __global__ void peak_kernel(const float* __restrict__ cc, std::uint32_t nr, std:
   shifts[g0 + blockIdx.x] = make_double2(double(r) + dr, double(c) + dc);
 }
 
-// acc[q] = sum_g w_g spec[g][q] exp(+2 pi i Q.s_g) on the half spectrum (Nyquist row/column of even sizes = 0), scaled.
-__global__ void aligned_kernel(const float2* __restrict__ spec, const double2* __restrict__ shifts,
-                               const float* __restrict__ weight, std::uint32_t groups, std::uint32_t nr, std::uint32_t nc, std::uint32_t nch,
-                               float scale, float2* __restrict__ acc) {
+// ref[q] = sum_g w_g spec[g][q] exp(+2 pi i Q.s_g) on the half spectrum (Nyquist row/column of even sizes = 0).
+__global__ void reference_kernel(const float2* __restrict__ spec, const double2* __restrict__ shifts,
+                                 const float* __restrict__ weight, std::uint32_t groups, std::uint32_t nr,
+                                 std::uint32_t nc, std::uint32_t nch, float2* __restrict__ ref) {
   const std::size_t q = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::size_t nq = std::size_t(nr) * nch;
   if (q >= nq) return;
   const std::uint32_t i = std::uint32_t(q / nch), j = std::uint32_t(q % nch);
-  if ((nr % 2 == 0 && i == nr / 2) || (nc % 2 == 0 && j == nc / 2)) {
-    acc[q] = make_float2(0, 0);
+  if (is_nyquist(i, j, nr, nc)) {
+    ref[q] = make_float2(0, 0);
     return;
   }
-  const double fi = (i <= nr / 2 ? double(i) : double(i) - double(nr)) / double(nr), fj = double(j) / double(nc);
   float ax = 0, ay = 0;
   for (std::uint32_t g = 0; g < groups; ++g) {
     const float wg = weight[g];
     if (wg == 0) continue;
-    const double2 s = shifts[g];
-    const double t = fi * s.x + fj * s.y;
-    float sn, cs;
-    sincospif(float(2.0 * (t - rint(t))), &sn, &cs);
-    const float2 a = spec[std::size_t(g) * nq + q];
-    ax += wg * (a.x * cs - a.y * sn);
-    ay += wg * (a.x * sn + a.y * cs);
+    const float2 a = spec[std::size_t(g) * nq + q], e = ramp(i, j, nr, nc, shifts[g]);
+    ax += wg * (a.x * e.x - a.y * e.y);
+    ay += wg * (a.x * e.y + a.y * e.x);
   }
-  acc[q] = make_float2(ax * scale, ay * scale);
+  ref[q] = make_float2(ax, ay);
+}
+
+__global__ void scale_kernel(float* __restrict__ x, std::size_t n, float s) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= s;
 }
 
 __global__ void splat_kernel(const float* __restrict__ v, const double2* __restrict__ shifts, std::uint32_t groups,
@@ -244,6 +269,9 @@ class CudaEngine final : public Engine {
     d_shifts_ = DeviceBuffer(groups_ * sizeof(double2));
     d_pred_ = DeviceBuffer(groups_ * sizeof(double2));
     d_weight_ = DeviceBuffer(groups_ * sizeof(float));
+    d_ref_shift_ = DeviceBuffer(groups_ * sizeof(double2));
+    QGPU_CUDA(cudaMemset(d_weight_.data(), 0, d_weight_.bytes()));
+    QGPU_CUDA(cudaMemset(d_ref_shift_.data(), 0, d_ref_shift_.bytes()));
     d_offsets_ = DeviceBuffer(plan_.offsets.size() * sizeof(std::uint32_t));
     d_offsets_.upload(plan_.offsets.data(), d_offsets_.bytes());
     d_pixels_ = DeviceBuffer(plan_.pixels.size() * sizeof(std::uint32_t));
@@ -279,15 +307,37 @@ class CudaEngine final : public Engine {
     return out;
   }
 
-  std::vector<Shift> correlate(const std::vector<float>& ref, const std::vector<Shift>& predicted,
-                               std::size_t w) override {
+  void set_reference(const std::vector<Shift>& sh, const std::vector<float>& weight) override {
+    upload_shifts(sh, d_ref_shift_);
+    d_weight_.upload(weight.data(), groups_ * sizeof(float));
+    ref_wsum_ = 0;
+    for (float w : weight) ref_wsum_ += w;
+    reference_kernel<<<blocks_for(nq_), kThreads>>>(d_spec_.as<float2>(), d_ref_shift_.as<double2>(),
+                                                    d_weight_.as<float>(), std::uint32_t(groups_), std::uint32_t(nr_),
+                                                    std::uint32_t(nc_), std::uint32_t(nch_), d_ref_spec_.as<float2>());
+    QGPU_CUDA_LAUNCHED("parallax reference_kernel");
+  }
+
+  std::vector<float> reference_image() override {
+    // C2R may overwrite its input: transform a copy, the reference spectrum stays for correlate
+    QGPU_CUDA(cudaMemcpy(d_prod_.data(), d_ref_spec_.data(), nq_ * sizeof(float2), cudaMemcpyDeviceToDevice));
+    QGPU_CUFFT(cufftExecC2R(c2r_one_.h, d_prod_.as<cufftComplex>(), d_ref_.as<cufftReal>()));
+    scale_kernel<<<blocks_for(n_), kThreads>>>(d_ref_.as<float>(), n_,
+                                               ref_wsum_ > 0 ? float(1.0 / (double(n_) * ref_wsum_)) : 0.0f);
+    QGPU_CUDA_LAUNCHED("parallax scale_kernel");
+    std::vector<float> out(n_);
+    d_ref_.download(out.data(), n_ * sizeof(float));
+    return out;
+  }
+
+  std::vector<Shift> correlate(const std::vector<Shift>& predicted, std::size_t w) override {
     upload_shifts(predicted, d_pred_);
-    d_ref_.upload(ref.data(), n_ * sizeof(float));
-    QGPU_CUFFT(cufftExecR2C(r2c_one_.h, d_ref_.as<cufftReal>(), d_ref_spec_.as<cufftComplex>()));
     for (std::size_t g0 = 0; g0 < groups_; g0 += batch_) {
       const std::size_t count = std::min(batch_, groups_ - g0);
-      cross_kernel<<<blocks_for(nq_ * count), kThreads>>>(d_spec_.as<float2>() + g0 * nq_, d_ref_spec_.as<float2>(),
-                                                           nq_, count, d_prod_.as<float2>());
+      cross_kernel<<<blocks_for(nq_ * count), kThreads>>>(d_spec_.as<float2>(), d_ref_spec_.as<float2>(),
+                                                           d_ref_shift_.as<double2>(), d_weight_.as<float>(),
+                                                           std::uint32_t(g0), std::uint32_t(nr_), std::uint32_t(nc_),
+                                                           std::uint32_t(nch_), count, d_prod_.as<float2>());
       QGPU_CUDA_LAUNCHED("parallax cross_kernel");
       QGPU_CUFFT(cufftExecC2R(count == batch_ ? c2r_.h : c2r_tail(count), d_prod_.as<cufftComplex>(),
                               d_cc_.as<cufftReal>()));
@@ -300,23 +350,6 @@ class CudaEngine final : public Engine {
     d_shifts_.download(s.data(), groups_ * sizeof(double2));
     std::vector<Shift> out(groups_);
     for (std::size_t g = 0; g < groups_; ++g) out[g] = {s[g].x, s[g].y};
-    return out;
-  }
-
-  std::vector<float> aligned_mean(const std::vector<Shift>& sh, const std::vector<float>& weight) override {
-    upload_shifts(sh, d_shifts_);
-    d_weight_.upload(weight.data(), groups_ * sizeof(float));
-    double wsum = 0;
-    for (float w : weight) wsum += w;
-    const float scale = wsum > 0 ? float(1.0 / (double(n_) * wsum)) : 0.0f;
-    aligned_kernel<<<blocks_for(nq_), kThreads>>>(d_spec_.as<float2>(), d_shifts_.as<double2>(), d_weight_.as<float>(),
-                                                  std::uint32_t(groups_), std::uint32_t(nr_), std::uint32_t(nc_),
-                                                  std::uint32_t(nch_), scale,
-                                                  d_ref_spec_.as<float2>());
-    QGPU_CUDA_LAUNCHED("parallax aligned_kernel");
-    QGPU_CUFFT(cufftExecC2R(c2r_one_.h, d_ref_spec_.as<cufftComplex>(), d_ref_.as<cufftReal>()));
-    std::vector<float> out(n_);
-    d_ref_.download(out.data(), n_ * sizeof(float));
     return out;
   }
 
@@ -410,7 +443,8 @@ class CudaEngine final : public Engine {
 
   const Plan& plan_;
   std::size_t nr_, nc_, nch_, n_, nq_, groups_, batch_ = 1;
-  DeviceBuffer d_v_, d_spec_, d_shifts_, d_pred_, d_weight_, d_offsets_, d_pixels_, d_ref_, d_ref_spec_, d_prod_, d_cc_;
+  double ref_wsum_ = 0;
+  DeviceBuffer d_v_, d_spec_, d_shifts_, d_pred_, d_weight_, d_ref_shift_, d_offsets_, d_pixels_, d_ref_, d_ref_spec_, d_prod_, d_cc_;
   CufftHandle r2c_, c2r_, r2c_one_, c2r_one_, r2c_tail_, c2r_tail_;
 };
 
