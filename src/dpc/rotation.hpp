@@ -60,7 +60,8 @@ inline constexpr double kRotationConfident = 0.1;
 // choice from the nominal defocus sign in the metadata, else the skewness of the tilt-corrected image). Parallax
 // confidence = min(fit confidence, sign confidence); the more confident of the two answers is returned, with
 // method, both confidences and the parallax fit in the provenance. Without calibration metadata the parallax runs
-// with placeholder optics (only its C1 value depends on them, not the angle).
+// with placeholder optics (only its C1 value depends on them, not the angle); when the parallax cannot run
+// (InvalidArgument, e.g. a tiny scan) the CoM answer is returned with the reason in provenance parameters.parallax.
 RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc);
 
 // A one-line warning for an undetermined calibration ("" when determined), naming the margins.

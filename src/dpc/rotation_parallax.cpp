@@ -2,6 +2,7 @@
 // answer is not determined (see rotation.hpp).
 #include <algorithm>
 
+#include "core/error.hpp"
 #include "dpc/rotation.hpp"
 #include "parallax/parallax.hpp"
 
@@ -24,7 +25,13 @@ RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc) {
     p.scan_step_angstrom = 1;
     optics = "placeholder (no calibration metadata): the angle and transpose do not depend on it";
   }
-  const parallax::ParallaxResult px = parallax::fit_only(ds, p);
+  parallax::ParallaxResult px;
+  try {
+    px = parallax::fit_only(ds, p);
+  } catch (const InvalidArgument& e) {  // e.g. a scan or BF disk too small for the parallax: keep the CoM answer
+    com.provenance.parameters["parallax"] = {{"error", e.what()}};
+    return com;
+  }
   const double pc = std::min(px.fit.confidence, px.fit.sign_confidence);
   nlohmann::json com_summary = {{"angle_deg", com.angle_deg},
                                 {"transpose", com.transpose},
