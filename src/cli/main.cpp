@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
     qgpu::cli::add_sample(app);
     qgpu::cli::add_serve(app);
     qgpu::cli::add_ssb(app);
+    qgpu::cli::add_parallax(app);
     qgpu::cli::add_movie(app);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
