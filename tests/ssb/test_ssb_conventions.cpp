@@ -6,6 +6,8 @@
 #include <complex>
 #include <numbers>
 
+#include "dpc/com.hpp"
+#include "dpc/rotation.hpp"
 #include "io/sample/sample.hpp"
 #include "ssb/ssb.hpp"
 #include "ssb/ssb_math.hpp"
@@ -59,6 +61,61 @@ TEST(SsbConventions, FitReturnsThePositiveC1OfTheSimulation) {
   o.detector_bin = 2;
   const FitResult f = fit(ds, p, o);
   EXPECT_NEAR(f.aberrations.C1, 150.0, 0.02 * 150.0);
+}
+
+// One rotation convention for the whole API: on in-focus data whose detector is turned by 90 degrees (new pixel (r, c)
+// = old pixel (c, 64 - r)), dpc::calibrate_rotation reports 270 degrees without transpose, and that very angle
+// given to SSB reproduces the reconstruction of the unturned data.
+TEST(SsbConventions, SsbTakesTheRotationTheDpcCalibrationReports) {
+  const Dataset& ds = testing::dataset(0);
+  const Shape4D& sh = ds.shape();
+  HostArray4D rot;
+  rot.shape = sh;
+  rot.dtype = ds.dtype();
+  rot.bytes.assign(ds.host_bytes().size(), 0);
+  const auto* src = reinterpret_cast<const std::uint16_t*>(ds.host_bytes().data());
+  auto* dst = rot.as<std::uint16_t>();
+  for (std::size_t f = 0; f < sh.frames(); ++f)
+    for (std::size_t r = 1; r < sh.det_rows; ++r)
+      for (std::size_t c = 0; c < sh.det_cols; ++c) dst[f * 4096 + r * 64 + c] = src[f * 4096 + c * 64 + (64 - r)];
+  const Dataset turned = Dataset::from_host(std::move(rot), ds.metadata(), ds.provenance());
+
+  const dpc::RotationResult cal = dpc::calibrate_rotation(dpc::centered_dpc(dpc::center_of_mass(turned)));
+  EXPECT_FALSE(cal.transpose);
+  EXPECT_LT(std::abs(std::remainder(cal.angle_deg - 270.0, 360.0)), 2.0) << "reported " << cal.angle_deg;
+
+  SsbParams p = testing::true_params(0);
+  p.disk_center = std::pair<double, double>{32.0, 32.0};
+  const SsbResult ref = reconstruct(ds, p);
+  p.rotation_deg = cal.angle_deg;
+  p.transpose = cal.transpose;
+  EXPECT_GE(testing::pearson(reconstruct(turned, p).phase.data, ref.phase.data), 0.99);
+}
+
+// transpose swaps the detector axes before the rotation: a transposed detector (new (r, c) = old (c, r)) with
+// transpose = true is the original K set in another order.
+TEST(SsbConventions, TransposeUndoesSwappedDetectorAxes) {
+  const Dataset& ds = testing::dataset(100);
+  const Shape4D& sh = ds.shape();
+  HostArray4D t;
+  t.shape = sh;
+  t.dtype = ds.dtype();
+  t.bytes.assign(ds.host_bytes().size(), 0);
+  const auto* src = reinterpret_cast<const std::uint16_t*>(ds.host_bytes().data());
+  auto* dst = t.as<std::uint16_t>();
+  for (std::size_t f = 0; f < sh.frames(); ++f)
+    for (std::size_t r = 0; r < sh.det_rows; ++r)
+      for (std::size_t c = 0; c < sh.det_cols; ++c) dst[f * 4096 + r * 64 + c] = src[f * 4096 + c * 64 + r];
+  const Dataset swapped = Dataset::from_host(std::move(t), ds.metadata(), ds.provenance());
+  SsbParams p = testing::true_params(100);
+  p.disk_center = std::pair<double, double>{32.0, 32.0};
+  const SsbResult ref = reconstruct(ds, p);
+  p.transpose = true;
+  const SsbResult r = reconstruct(swapped, p);
+  EXPECT_LT(testing::relative_l2(r, ref), 1e-6);
+  EXPECT_EQ(r.provenance.parameters.at("transpose").get<bool>(), true);
+  p.transpose = false;
+  EXPECT_LT(testing::pearson(reconstruct(swapped, p).phase.data, testing::truth(100)), 0.5);
 }
 
 }  // namespace
