@@ -84,7 +84,7 @@ void add_movie(CLI::App& app) {
   cmd->add_option("--adf-outer", a->adf_outer, "adf sweep: fixed outer radius (default: the whole detector)");
   cmd->add_option("--path-row", a->path_row, "diffraction frames along scan row R");
   cmd->add_option("--path-line", a->path_line, "diffraction frames on the scan line R0 C0 R1 C1")->expected(4);
-  cmd->add_option("--ssb-defocus", a->ssb_defocus, "SSB phase over defocus C1 from A to B (angstrom)")->expected(2);
+  cmd->add_option("--ssb-defocus", a->ssb_defocus, "SSB phase over C1 from A to B (angstrom; Krivanek sign, positive = overfocus, docs/conventions.md)")->expected(2);
   cmd->add_option("--frames", a->frames, "number of frames (sweeps: 30; paths: every position)");
   cmd->add_option("--center", a->center, "detector centre R C (default: fitted BF disk)")->expected(2);
   cmd->add_option("--fps", a->fps, "frames per second (1..60)");

@@ -16,12 +16,12 @@ namespace qgpu::cli {
 namespace {
 
 struct SsbArgs {
-  std::string file, out = "out", backend = "auto", dataset;
+  std::string file, out = "out", backend = "auto", dataset, weighting = "auto";
   std::optional<double> energy, semiangle, step, mrad_per_px, defocus;
   double rotation = 0;
   std::size_t preview = 0, fit_trials = 0, bin = 4;
   std::vector<double> c1_range{-500, 500};
-  bool astig = false;
+  bool astig = false, transpose = false;
   LoadFlags load;
 };
 
@@ -38,6 +38,11 @@ std::filesystem::path check(const SsbArgs& a) {
   check_finite("--fit-range", a.c1_range[1]);
   if (a.c1_range[0] >= a.c1_range[1]) throw InvalidArgument("--fit-range: need MIN < MAX");
   if (a.bin == 0) throw InvalidArgument("--fit-bin must be >= 1");
+  try {
+    ssb::parse_weighting(a.weighting);
+  } catch (const InvalidArgument&) {
+    throw InvalidArgument("--weighting: '" + a.weighting + "' is not one of auto, amplitude, phase, wiener");
+  }
   return output_folder(a.out);
 }
 
@@ -57,7 +62,9 @@ void run(const SsbArgs& a) {
   if (a.step) p.scan_step_angstrom = *a.step;
   if (a.mrad_per_px) p.detector_mrad_per_pixel = *a.mrad_per_px;
   p.rotation_deg = a.rotation;
+  p.transpose = a.transpose;
   if (a.defocus) p.aberrations.C1 = *a.defocus;
+  p.weighting = ssb::parse_weighting(a.weighting);
   if (a.fit_trials > 0) {
     ssb::FitOptions o;
     o.trials = a.fit_trials;
@@ -85,6 +92,8 @@ void run(const SsbArgs& a) {
   look.colormap = "gray";
   look.lower_percentile = 0.5;
   look.upper_percentile = 99.5;
+  std::printf("  weighting      %s (%s)\n", r.provenance.parameters.at("weighting").get<std::string>().c_str(),
+              r.provenance.parameters.at("weighting_reason").get<std::string>().c_str());
   write_outputs(dir, a.preview ? "ssb_preview_phase" : "ssb_phase", r.phase, look);
 }
 
@@ -104,11 +113,21 @@ void add_ssb(CLI::App& app) {
   cmd->add_option("--step", a->step, "scan step, angstrom (> 0)")->default_str("file calibration");
   cmd->add_option("--mrad-per-pixel", a->mrad_per_px, "detector calibration (> 0)")
       ->default_str("semiangle / BF disk radius");
-  cmd->add_option("--rotation", a->rotation, "scan-detector rotation, degrees");
-  cmd->add_option("--defocus", a->defocus, "defocus C1, angstrom")->default_str("file calibration or 0");
+  cmd->add_option("--rotation", a->rotation,
+                  "scan-detector rotation, degrees: the angle qgpu image reports in rotation.json (positive turns "
+                  "the detector row axis towards the col axis; docs/conventions.md)");
+  cmd->add_flag("--transpose", a->transpose, "swap the detector row / col axes before the rotation (as rotation.json)");
+  cmd->add_option("--defocus,--c1", a->defocus,
+                  "C1 in angstrom, Krivanek sign: positive = overfocus; C1 = -defocus of py4DSTEM/abTEM/Kirkland "
+                  "(docs/conventions.md)")
+      ->default_str("file calibration or 0");
+  cmd->add_option("--weighting", a->weighting,
+                  "double-overlap weighting: auto (by counts per frame: wiener below 3e5, else amplitude) | "
+                  "amplitude (least squares, quantitative) | phase (py4DSTEM Gamma/|Gamma|) | wiener (noise from "
+                  "the counts)");
   cmd->add_option("--preview", a->preview, "fast preview with this detector binning (0: full reconstruction)");
   cmd->add_option("--fit", a->fit_trials, "fit the defocus first with this many trials (TPE + Nelder-Mead; 0: no fit)");
-  cmd->add_option("--fit-range", a->c1_range, "defocus search range MIN MAX, angstrom")->expected(2);
+  cmd->add_option("--fit-range", a->c1_range, "C1 search range MIN MAX, angstrom (Krivanek sign)")->expected(2);
   cmd->add_flag("--fit-astigmatism", a->astig, "also fit 2-fold astigmatism");
   cmd->add_option("--fit-bin", a->bin, "detector binning used while fitting");
   cmd->callback([a] { run_command([&] { run(*a); }); });

@@ -108,12 +108,31 @@ QGPU_HD inline bool gamma(R ky, R kx, R chi_k, R qy, R qx, R kmax2, const ChiCoe
   return true;
 }
 
-// Accumulates one K into the per-Q sums: num += G conj(Gamma), den += w |Gamma|^2.
+// |Gamma| below which the phase-only weighting skips a K (py4DSTEM's threshold 1e-3; |Gamma| <= 2).
+inline constexpr double kUnitGammaThreshold = 1e-3;
+
+// Accumulates one K into the per-Q sums: num += G conj(Gamma), den += w |Gamma|^2. With unit_gamma (the
+// phase-only weighting of py4DSTEM, Gamma / |Gamma|): num += G conj(Gamma) / |Gamma| where |Gamma| > 1e-3 (den
+// unchanged, the caller normalises by the BF pixel count).
 template <class R>
 QGPU_HD inline void accumulate(R ky, R kx, R chi_k, R w, R qy, R qx, R kmax2, const ChiCoeffs<R>& c, R g_re,
-                               R g_im, R& num_re, R& num_im, R& den) {
+                               R g_im, R& num_re, R& num_im, R& den, bool unit_gamma = false) {
   R gr, gi;
   if (!gamma<R>(ky, kx, chi_k, qy, qx, kmax2, c, gr, gi)) return;
+  if (unit_gamma) {
+    const R m2 = gr * gr + gi * gi;
+    if (m2 <= R(kUnitGammaThreshold * kUnitGammaThreshold)) return;
+#ifdef __CUDA_ARCH__
+    const R inv = R(1) / sqrt(m2);
+#else
+    const R inv = R(1) / std::sqrt(m2);
+#endif
+    gr *= inv;
+    gi *= inv;
+    num_re += g_re * gr + g_im * gi;
+    num_im += g_im * gr - g_re * gi;
+    return;
+  }
   num_re += g_re * gr + g_im * gi;
   num_im += g_im * gr - g_re * gi;
   den += w * (gr * gr + gi * gi);

@@ -224,6 +224,11 @@ void simulate_frames(const SampleSpec& s, std::size_t first, std::size_t count, 
   dispatch_count_dtype(s.dtype, [&](auto t) { simulate_typed(s, first, count, static_cast<decltype(t)*>(out)); });
 }
 
+std::vector<std::complex<float>> probe_wave(const SampleSpec& s) {
+  validate(s);
+  return probe(s, geometry(s));
+}
+
 std::vector<float> object_phase_at_scan(const SampleSpec& s) {
   validate(s);
   const Geometry g = geometry(s);
