@@ -1,4 +1,5 @@
-"""Request latency of `qgpu serve` for BF/ADF images of a resident dataset.
+"""Request latency of `qgpu serve` for the viewer's requests on a resident dataset: BF/ADF images and the products
+(CoM, centred DPC, iDPC, SSB preview at a defocus: the live defocus slider), the requests the viewer sends on a redraw.
 usage: python3 bench/bench_serve.py QGPU_BINARY FILE [PORT]
 Prints server-side compute time (X-Compute-Ms header) and client round trip, median of 20 after 3 warm-ups."""
 import json
@@ -6,6 +7,7 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 qgpu, path = sys.argv[1], sys.argv[2]
@@ -30,17 +32,33 @@ try:
         "BF disk r=32 (u64)": f"/api/datasets/{ds_id}/virtual?kind=bf&cr=96&cc=96&r=32&format=u64",
         "ADF annulus 40..90 (u64)": f"/api/datasets/{ds_id}/virtual?kind=adf&cr=96&cc=96&inner=40&outer=90&format=u64",
         "BF disk r=32 (png)": f"/api/datasets/{ds_id}/virtual?kind=bf&cr=96&cc=96&r=32&format=png",
+        "CoM (f32)": f"/api/datasets/{ds_id}/com?format=f32",
+        "DPC calibrated rotation (f32)": f"/api/datasets/{ds_id}/dpc?format=f32",
+        "DPC given rotation (f32)": f"/api/datasets/{ds_id}/dpc?format=f32&rotation=0",
+        "iDPC calibrated rotation (f32)": f"/api/datasets/{ds_id}/idpc?format=f32",
+        "iDPC given rotation (f32)": f"/api/datasets/{ds_id}/idpc?format=f32&rotation=0",
+        "SSB preview bin 4, defocus 100 A (f32)": f"/api/datasets/{ds_id}/ssb?format=f32&bin=4&defocus=100",
+        "SSB preview bin 2, defocus 100 A (f32)": f"/api/datasets/{ds_id}/ssb?format=f32&bin=2&defocus=100",
+        "SSB full, defocus 100 A (f32)": f"/api/datasets/{ds_id}/ssb?format=f32&bin=1&defocus=100",
     }
     for name, url in cases.items():
         server_ms, total_ms = [], []
-        for i in range(23):
+        repeats = 8 if "SSB full" in name else 23
+        for i in range(repeats):
             t = time.perf_counter()
-            with urllib.request.urlopen(base + url, timeout=30) as r:
+            try:
+                r = urllib.request.urlopen(base + url, timeout=300)
+            except urllib.error.HTTPError as e:  # e.g. SSB without calibration in the file: say so, go on
+                print(f"| serve {name} | HTTP {e.code}: {e.read()[:200]!r} |")
+                break
+            with r:
                 body = r.read()
                 compute = float(r.headers.get("X-Compute-Ms", "nan"))
             if i >= 3:
                 total_ms.append((time.perf_counter() - t) * 1e3)
                 server_ms.append(compute)
+        if not server_ms:
+            continue
         print(f"| serve {name} | 512x512x192x192 uint16 | server {statistics.median(server_ms):.3f} ms | "
               f"round trip {statistics.median(total_ms):.3f} ms | {len(body)} bytes, loopback |")
 finally:
