@@ -1,6 +1,8 @@
 // GET /api/datasets/{id}/ssb (phase or amplitude of an SSB reconstruction at a given defocus) and /ssb_fit
 // (the defocus fit). Parameters come from the file's calibration (ssb::params_from_metadata); `defocus` (angstrom)
-// replaces C1, `bin` (default 4) is the detector binning of the preview (1: the full reconstruction).
+// replaces C1, `bin` (default 4) is the detector binning of the preview (1: the full reconstruction). The preview
+// keeps G(K, Q) of its bin (ssb::Reconstructor in ServedDataset::ssb_cache), so a new defocus costs only the
+// aberration-dependent part: the viewer's live defocus slider.
 #include <algorithm>
 #include <cmath>
 
@@ -47,7 +49,18 @@ void ssb_image(Context& ctx, const httplib::Request& req, httplib::Response& res
       [&](ServedDataset& d) {
         ssb::SsbParams sp = ssb::params_from_metadata(d.ds);
         if (p.has("defocus")) sp.aberrations.C1 = defocus_bound(p, "defocus", 0);
-        const ssb::SsbResult r = bin == 1 ? ssb::reconstruct(d.ds, sp) : ssb::preview(d.ds, sp, bin);
+        ssb::SsbResult r;
+        if (bin == 1) {
+          r = ssb::reconstruct(d.ds, sp);  // G(K, Q) of every BF pixel: too large to keep
+        } else {
+          auto* kept = static_cast<ssb::Reconstructor*>(d.ssb_cache.get());
+          if (!kept || kept->detector_bin() != bin) {
+            d.ssb_cache.reset();  // frees the previous G before the next is built
+            d.ssb_cache = std::make_shared<ssb::Reconstructor>(d.ds, sp, bin);
+            kept = static_cast<ssb::Reconstructor*>(d.ssb_cache.get());
+          }
+          r = kept->at(sp.aberrations);
+        }
         return f32_body(amplitude ? r.amplitude : r.phase, format, look);
       },
       ms);

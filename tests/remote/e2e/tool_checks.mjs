@@ -210,6 +210,13 @@ export async function toolChecks({ run, page, base, files, shot, restartServer, 
   // ---- 3. calibrated display ----
   await run.check('calibrated display: mrad scale bar on the pattern, A/nm on real space, readouts in mrad and A', async () => {
     await product('virtual');
+    const s1 = await state();
+    await page.evaluate(() => {  // a bright-field disk: an image with contrast (dark field is sparse at this dose)
+      const k = document.getElementById('kind');
+      k.value = 'disk';
+      k.dispatchEvent(new Event('change'));
+    });
+    await idle(s1.virtualVersion);
     const bars = await page.evaluate(() => ['pattern', 'real'].map((id) =>
       document.querySelector(`#${id}-panel .scalebar`).textContent));
     // sample: 3.75 mrad/px x 32 px / 4 = 30 -> 20 mrad; 0.328 A x 16 / 4 = 1.31 -> 1 A
@@ -225,6 +232,22 @@ export async function toolChecks({ run, page, base, files, shot, restartServer, 
     const m = readout.match(/^\(2, 5\) = (\S+) counts at \(0\.66 Å, 1\.64 Å\)$/);
     assert(m && Number(m[1]) === values[2 * 16 + 5], `real readout '${readout}' (value ${values[2 * 16 + 5]})`);
     return `${patternReadout} | ${readout}`;
+  });
+
+  await run.check('mean pattern shows the service\'s dark-field halo view; the max pattern holds the service max values', async () => {
+    const differing = await pagePixelsVsServerPng(page, 'pattern', `/api/datasets/${ds0}/mean_pattern?format=png`);
+    assert(differing === 0, `${differing} mean pattern pixels differ from the service halo view`);
+    const mean = await serverF32(base, ds0, 'mean_pattern?format=f32');
+    assert(JSON.stringify(await panelValues(page, 'pattern')) === JSON.stringify(mean), 'mean pattern values differ');
+    const v = await page.evaluate(() => window.qgpuViewer.meanVersion);
+    await page.selectOption('#pattern-kind', 'max');
+    await page.waitForFunction((v) => window.qgpuViewer.meanVersion > v, v);
+    const max = await serverF32(base, ds0, 'max_pattern?format=f32');
+    assert(JSON.stringify(await panelValues(page, 'pattern')) === JSON.stringify(max), 'max pattern values differ');
+    assert(max.every((m, i) => m >= mean[i]), 'max < mean somewhere');
+    await shot('max_pattern');
+    await page.selectOption('#pattern-kind', 'mean');
+    await page.waitForFunction((v) => window.qgpuViewer.meanVersion > v + 1, v);
   });
 
   await run.check('colourbar labels the limits; percentiles, colormap, log scale and gamma change the picture as stated', async () => {

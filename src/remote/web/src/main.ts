@@ -36,11 +36,11 @@ window.fetch = (input: RequestInfo | URL, init?: RequestInit) => {
 const panelsHost = $<HTMLElement>('panels');
 const panels: Panels = {
   pattern: new Panel(panelsHost, 'pattern', {
-    title: 'Mean diffraction pattern', hint: 'drag the detector, wheel resizes (Shift: inner), Ctrl+wheel zooms',
+    title: 'Mean diffraction pattern', hint: 'drag the detector (its ring to resize), wheel resizes (Shift: inner), Ctrl+wheel zooms',
     overlayId: 'overlay', describe: (r, c) => session?.detectorAngle(r, c) ?? '',
   }),
   real: new Panel(panelsHost, 'real', {
-    title: 'Real space', hint: 'click or arrow keys: scan position', colorbar: true, wheelZoom: true,
+    title: 'Real space', hint: 'click or arrow keys (Shift: ×8): scan position; wheel zooms, Alt+drag pans', colorbar: true, wheelZoom: true,
     describe: (r, c) => session?.scanPosition(r, c) ?? '',
   }),
   real2: new Panel(panelsHost, 'real2', { title: '', colorbar: true, wheelZoom: true, describe: (r, c) => session?.scanPosition(r, c) ?? '' }),
@@ -125,6 +125,10 @@ async function openDataset(ds: DatasetInfo): Promise<void> {
   if (browserBox.disabled) browserBox.checked = false;
   // Products that need the raw data are not offered for a cache.
   for (const o of Array.from($<HTMLSelectElement>('product').options)) o.disabled = browserBox.disabled && o.value === 'ssb';
+  const patternKind = $<HTMLSelectElement>('pattern-kind');
+  patternKind.options[1].disabled = browserBox.disabled;  // the max pattern needs the frames
+  if (browserBox.disabled) state.pattern = 'mean';
+  patternKind.value = state.pattern;
   await s.open(url.det, (url.det?.kind ?? $<HTMLSelectElement>('kind').value) as DetectorKind);
   if (s.closed) return;
   if (browserBox.disabled) {
@@ -156,7 +160,16 @@ async function setBrowserCompute(on: boolean): Promise<void> {
       return;
     }
     const bc = await BrowserCompute.create(device, s.ds);
-    const bin = await bc.loadBest(128 << 20);
+    const entry = 'frame window for WebGPU…';
+    state.loading.push(entry);
+    $<HTMLElement>('loading').textContent = `loading: ${state.loading.join(', ')}`;
+    let bin: number | null;
+    try {
+      bin = await bc.loadBest(128 << 20);
+    } finally {
+      state.loading = state.loading.filter((x) => x !== entry);
+      $<HTMLElement>('loading').textContent = state.loading.length ? `loading: ${state.loading.join(', ')}` : '';
+    }
     if (s.closed) {
       bc.destroy();
       return;
@@ -245,6 +258,10 @@ function wireControls(): void {
       if (o && Number.isFinite(v)) o.set({ ...o.detector, [f]: v });
     });
   $('snap').addEventListener('click', () => session?.snapToDisk());
+  $<HTMLSelectElement>('pattern-kind').addEventListener('change', (e) => {
+    state.pattern = (e.target as HTMLSelectElement).value as 'mean' | 'max';
+    void session?.drawPattern();
+  });
   $('browser-compute').addEventListener('change', (e) => setBrowserCompute((e.target as HTMLInputElement).checked).catch(report));
   const cm = $<HTMLSelectElement>('colormap'), sc = $<HTMLSelectElement>('scale');
   for (const c of COLORMAPS) cm.add(new Option(c, c));

@@ -2,7 +2,7 @@
 // overlay takes it; double-click resets) and pan (drag with Alt or the middle button), a value readout on hover,
 // colourbar with values, histogram with the contrast limits, a scale bar, a loading/stale state, and export of
 // the picture (PNG) and of the values (.npy). Panels are created once; what they show changes per dataset.
-import { npyBytes, Rendered, tableOf, ColormapName } from './render';
+import { hsv, npyBytes, Rendered, tableOf, ColormapName } from './render';
 
 export interface PanelData {
   values: ArrayLike<number> | null;  // what the readout and .npy export give (null: picture only)
@@ -37,6 +37,7 @@ export class Panel {
   readonly readout: HTMLElement;
   readonly titleEl: HTMLElement;
   private colorbar: HTMLCanvasElement | null = null;
+  private colorbarBox: HTMLElement | null = null;
   private colorbarLabels: HTMLElement | null = null;
   private histogram: HTMLCanvasElement | null = null;
   private scalebar: HTMLElement;
@@ -51,7 +52,7 @@ export class Panel {
     const head = el('h2');
     this.titleEl = el('span', '', opts.title);
     head.append(this.titleEl);
-    if (opts.hint) head.append(el('span', 'muted', ` — ${opts.hint}`));
+    if (opts.hint) head.title = opts.hint;
     const tools = el('span', 'tools');
     const button = (label: string, title: string, fn: () => void) => {
       const b = el('button', '', label);
@@ -77,13 +78,14 @@ export class Panel {
     this.scalebar = el('div', 'scalebar');
     this.stack.append(this.scalebar, el('div', 'busy', 'computing…'));
     this.viewport.append(this.stack);
-    this.readout = el('div', 'readout muted');
+    this.readout = el('div', 'readout muted', opts.hint ?? '\u00a0');
     this.readout.id = `${id}-readout`;
     this.text = el('div', 'muted');
     this.text.id = `${id}-text`;
     this.section.append(head, this.viewport, this.readout);
     if (opts.colorbar) {
       const bar = el('div', 'colorbar');
+      this.colorbarBox = bar;
       this.colorbar = el('canvas');
       this.colorbar.width = 256;
       this.colorbar.height = 1;
@@ -101,7 +103,7 @@ export class Panel {
     this.viewport.addEventListener('pointerdown', (e) => this.panStart(e));
     this.viewport.addEventListener('dblclick', () => this.setView(1, [0, 0]));
     this.viewport.addEventListener('pointermove', (e) => this.hover(e));
-    this.viewport.addEventListener('pointerleave', () => (this.readout.textContent = '\u00a0'));
+    this.viewport.addEventListener('pointerleave', () => (this.readout.textContent = opts.hint ?? '\u00a0'));
   }
 
   show(visible: boolean): void {
@@ -134,6 +136,7 @@ export class Panel {
   // Colourbar (colormap from lo to hi, labelled in the values' units) and histogram with the limits marked.
   drawScale(r: Rendered, colormap: ColormapName, label: (v: number) => string): void {
     if (!this.colorbar || !this.histogram || !this.colorbarLabels) return;
+    this.colorbarBox!.classList.remove('wheel');
     const t = tableOf(colormap);
     const px = new Uint8ClampedArray(256 * 4);
     for (let i = 0; i < 256; ++i) px.set([t[3 * i], t[3 * i + 1], t[3 * i + 2], 255], 4 * i);
@@ -152,6 +155,16 @@ export class Panel {
     const x = (v: number) => (r.max > r.min ? ((v - r.min) / (r.max - r.min)) * 255 : 0);
     h.fillRect(Math.min(255, Math.max(0, x(r.lo))), 0, 1, 40);
     h.fillRect(Math.min(255, Math.max(0, x(r.hi))), 0, 1, 40);
+  }
+
+  // Legend of a colour-wheel picture (hue = direction, brightness = magnitude up to `scale`) instead of a colourbar.
+  drawWheelLegend(scale: string): void {
+    if (!this.colorbar || !this.histogram || !this.colorbarLabels) return;
+    this.colorbarBox!.classList.add('wheel');
+    const px = new Uint8ClampedArray(256 * 4);
+    for (let i = 0; i < 256; ++i) px.set([...hsv(i / 256, 1, 1), 255], 4 * i);
+    this.colorbar.getContext('2d')!.putImageData(new ImageData(px, 256, 1), 0, 0);
+    this.colorbarLabels.replaceChildren(el('span', '', 'hue: direction (→ ↓ ← ↑)'), el('span', '', `full brightness at |v| ≥ ${scale}`));
   }
 
   // A scale bar of about a quarter of the width: `perPixel` units of `unit` per pixel (none when 0).

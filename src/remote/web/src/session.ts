@@ -121,17 +121,7 @@ export class Session {
     frame.setAspect(dr, dc);
     pattern.setScaleBar(cal.detector_mrad_per_pixel ?? 0, 'mrad', dc);
     frame.setScaleBar(cal.detector_mrad_per_pixel ?? 0, 'mrad', dc);
-    await this.run('pattern', 'mean pattern', [pattern], async (signal) => {
-      const [png, raw] = await Promise.all([
-        getBytes(datasetPath(this.ds.id, 'mean_pattern?format=png'), signal),
-        getRaw(datasetPath(this.ds.id, 'mean_pattern?format=f32'), signal),
-      ]);
-      if (signal.aborted) return;
-      await drawPng(pattern.canvas, png.bytes);
-      pattern.data = { values: new Float32Array(raw.data), rows: dr, cols: dc, unit: 'counts' };
-      pattern.version++;
-      this.state.meanVersion++;
-    });
+    await this.drawPattern();
     if (this.closed) return;
     await this.run('fit', 'disk fit', [], async (signal) => {
       this.fit = await getJson<Disk>(datasetPath(this.ds.id, 'disk_fit'), signal);
@@ -149,6 +139,26 @@ export class Session {
       this.onDetector(d);
     }, this.life.signal);
     this.overlay.set(start);
+  }
+
+  // The detector-space picture: the mean pattern (the dark-field halo view) or the max pattern (log), with values.
+  async drawPattern(): Promise<void> {
+    const { pattern } = this.panels;
+    const [, , dr, dc] = this.ds.shape;
+    const kind = this.state.pattern;
+    const route = kind === 'max' ? 'max_pattern' : 'mean_pattern';
+    await this.run('pattern', `${kind} pattern`, [pattern], async (signal) => {
+      const [png, raw] = await Promise.all([
+        getBytes(datasetPath(this.ds.id, `${route}?format=png`), signal),
+        getRaw(datasetPath(this.ds.id, `${route}?format=f32`), signal),
+      ]);
+      if (signal.aborted) return;
+      await drawPng(pattern.canvas, png.bytes);
+      pattern.data = { values: new Float32Array(raw.data), rows: dr, cols: dc, unit: 'counts' };
+      pattern.setTitle(kind === 'max' ? 'Max diffraction pattern (log)' : 'Mean diffraction pattern (dark-field halo view)');
+      pattern.version++;
+      this.state.meanVersion++;
+    });
   }
 
   snapToDisk(): void {
@@ -263,7 +273,9 @@ export class Session {
       x.panel.setTitle(x.title);
       x.panel.setScaleBar(cal.scan_step_angstrom ?? 0, 'Å', this.cols);
       if (x.wheel) {
-        x.panel.drawRgba(colourWheel(x.wheel.row, x.wheel.col).rgba, data);
+        const w = colourWheel(x.wheel.row, x.wheel.col);
+        x.panel.drawRgba(w.rgba, data);
+        x.panel.drawWheelLegend(`${w.scale.toPrecision(3)}${x.unit ? ' ' + x.unit : ''} (99th percentile)`);
         continue;
       }
       const r = render(x.values, look);
@@ -321,14 +333,14 @@ export class Session {
 
   describeDetector(d: Detector): string {
     const mrad = calibrationOf(this.ds).detector_mrad_per_pixel;
-    const m = (px: number) => (mrad ? ` (${(px * mrad).toFixed(1)} mrad)` : '');
+    const m = (...px: number[]) => (mrad ? ` (${px.map((p) => (p * mrad).toFixed(1)).join('..')} mrad)` : '');
     const c = `centre (${d.cr.toFixed(2)}, ${d.cc.toFixed(2)})`;
     switch (d.kind) {
       case 'disk': return `disk ${c}, r ${d.r.toFixed(2)} px${m(d.r)}`;
-      case 'annulus': return `annulus ${c}, ${d.inner.toFixed(2)}..${d.outer.toFixed(2)} px${m(d.inner)}${m(outerRadius(d))}`;
+      case 'annulus': return `annulus ${c}, ${d.inner.toFixed(2)}..${d.outer.toFixed(2)} px${m(d.inner, outerRadius(d))}`;
       case 'rectangle': return `rectangle ${c}, half height ${d.h.toFixed(2)}, half width ${d.w.toFixed(2)} px`;
       case 'point': return `point (${Math.round(d.cr)}, ${Math.round(d.cc)})`;
-      case 'quadrants': return `4 quadrants ${c}, ${d.inner.toFixed(2)}..${d.outer.toFixed(2)} px${m(d.outer)}`;
+      case 'quadrants': return `4 quadrants ${c}, ${d.inner.toFixed(2)}..${d.outer.toFixed(2)} px${m(d.inner, d.outer)}`;
     }
   }
 

@@ -21,6 +21,7 @@ export interface ViewerState {
   defocus: number;          // SSB defocus (angstrom)
   ssbBin: number;           // SSB preview detector bin
   fft: boolean;             // the FFT panel is shown
+  pattern: 'mean' | 'max';  // the detector-space picture
   meanVersion: number;
   virtualVersion: number;   // bumps each time a real-space image is drawn (any product)
   virtualQuery: string;     // the request (path and query) of the real-space image shown
@@ -40,7 +41,7 @@ export interface ViewerState {
 
 export const state: ViewerState = {
   ready: false, dataset: null, detector: null, product: 'virtual', look: { ...DEFAULT_LOOK }, defocus: 0, ssbBin: 4,
-  fft: false, meanVersion: 0, virtualVersion: 0, virtualQuery: '', virtualSource: '', busy: false, loading: [],
+  fft: false, pattern: 'mean', meanVersion: 0, virtualVersion: 0, virtualQuery: '', virtualSource: '', busy: false, loading: [],
   online: true, frame: { row: -1, col: -1, version: 0, bytes: null }, gpu: null, errors: [], requests: [],
   sessions: 0, python: '',
   gpuCheck: () => Promise.reject(new Error('not ready')),
