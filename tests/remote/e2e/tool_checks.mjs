@@ -217,10 +217,17 @@ export async function toolChecks({ run, page, base, files, shot, restartServer, 
       k.dispatchEvent(new Event('change'));
     });
     await idle(s1.virtualVersion);
-    const bars = await page.evaluate(() => ['pattern', 'real'].map((id) =>
-      document.querySelector(`#${id}-panel .scalebar`).textContent));
-    // sample: 3.75 mrad/px x 32 px / 4 = 30 -> 20 mrad; 0.328 A x 16 / 4 = 1.31 -> 1 A
-    assert(bars[0] === '20 mrad' && bars[1] === '1 Å', `scale bars: ${bars}`);
+    const bar = await page.textContent('#real-panel .scalebar');
+    assert(bar === '1 Å', `real-space scale bar '${bar}'`);  // 0.328 A x 16 px / 4 = 1.31 -> 1 A
+    // Detector axes in mrad around the fitted disk centre: 3.75 mrad/px x 32 px / 6 -> ticks every 20 mrad.
+    const fit = await (await fetch(`${base}api/datasets/${ds0}/disk_fit`)).json();
+    const ticks = await page.evaluate(() => Array.from(document.querySelectorAll('#pattern-panel .axes .tick.x'),
+      (t) => [t.textContent, parseFloat(t.style.left)]));
+    const zero = ticks.find((t) => t[0] === '0');
+    assert(ticks.length >= 5 && zero && Math.abs(zero[1] - ((fit.center_col + 0.5) / 32) * 100) < 1e-6, `x ticks ${JSON.stringify(ticks)}`);
+    assert(ticks.every((t, i) => i === 0 || Number(t[0]) - Number(ticks[i - 1][0]) === 20), `tick steps ${JSON.stringify(ticks)}`);
+    const unit = await page.textContent('#pattern-panel .axes .tick.unit');
+    assert(unit === 'mrad', `axis unit '${unit}'`);
     const box = await page.locator('#overlay').boundingBox();
     await page.mouse.move(box.x + box.width * (0.5 / 32), box.y + box.height * (16.5 / 32));
     const patternReadout = await page.textContent('#pattern-readout');
@@ -231,6 +238,7 @@ export async function toolChecks({ run, page, base, files, shot, restartServer, 
     const values = await panelValues(page, 'real');
     const m = readout.match(/^\(2, 5\) = (\S+) counts at \(0\.66 Å, 1\.64 Å\)$/);
     assert(m && Number(m[1]) === values[2 * 16 + 5], `real readout '${readout}' (value ${values[2 * 16 + 5]})`);
+    await shot('calibrated');
     return `${patternReadout} | ${readout}`;
   });
 

@@ -95,12 +95,13 @@ export interface RawArray {
   data: ArrayBuffer;
   shape: number[];
   computeMs: number;
+  headers: Headers;
 }
 
 export async function getRaw(path: string, signal?: AbortSignal, init: RequestInit = {}): Promise<RawArray> {
   const res = await request(path, { ...init, signal });
   const shape = (res.headers.get('X-Shape') ?? '').split(',').filter((s) => s).map(Number);
-  return { data: await res.arrayBuffer(), shape, computeMs: Number(res.headers.get('X-Compute-Ms') ?? 'NaN') };
+  return { data: await res.arrayBuffer(), shape, computeMs: Number(res.headers.get('X-Compute-Ms') ?? 'NaN'), headers: res.headers };
 }
 
 export async function getBytes(path: string, signal?: AbortSignal): Promise<{ bytes: Uint8Array; computeMs: number }> {

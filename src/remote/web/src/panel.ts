@@ -186,6 +186,32 @@ export class Panel {
     this.scalebar.dataset.length = `${nice} ${u}`;
   }
 
+  // Axis ticks in calibrated units (e.g. mrad) around a centre pixel: labels along the bottom and left edges.
+  setAxes(perPixel: number, unit: string, centreRow: number, centreCol: number, rows: number, cols: number): void {
+    let axes = this.stack.querySelector<HTMLElement>('.axes');
+    if (!axes) {
+      axes = el('div', 'axes');
+      this.stack.append(axes);
+    }
+    axes.replaceChildren();
+    if (!(perPixel > 0)) return;
+    const span = perPixel * Math.max(rows, cols);
+    const raw = span / 6;
+    const step = [1, 2, 5, 10].map((m) => m * 10 ** Math.floor(Math.log10(raw))).find((v) => v >= raw) ?? raw;
+    const tick = (cls: string, pos: number, text: string) => {
+      const t = el('span', `tick ${cls}`, text);
+      if (cls === 'x') t.style.left = `${pos * 100}%`;
+      else t.style.top = `${pos * 100}%`;
+      axes!.append(t);
+    };
+    for (let v = -Math.floor((centreCol * perPixel) / step) * step; v <= (cols - 1 - centreCol) * perPixel; v += step)
+      tick('x', (centreCol + v / perPixel + 0.5) / cols, `${Number(v.toPrecision(3))}`);
+    for (let v = -Math.floor((centreRow * perPixel) / step) * step; v <= (rows - 1 - centreRow) * perPixel; v += step)
+      tick('y', (centreRow + v / perPixel + 0.5) / rows, `${Number(v.toPrecision(3))}`);
+    tick('unit', 0, unit);
+    axes.dataset.step = String(step);
+  }
+
   markStale(stale: boolean): void {
     this.section.classList.toggle('stale', stale);
   }

@@ -119,8 +119,6 @@ export class Session {
     const cal = calibrationOf(this.ds);
     pattern.setAspect(dr, dc);
     frame.setAspect(dr, dc);
-    pattern.setScaleBar(cal.detector_mrad_per_pixel ?? 0, 'mrad', dc);
-    frame.setScaleBar(cal.detector_mrad_per_pixel ?? 0, 'mrad', dc);
     await this.drawPattern();
     if (this.closed) return;
     await this.run('fit', 'disk fit', [], async (signal) => {
@@ -132,6 +130,9 @@ export class Session {
       kind, cr: this.fit?.center_row ?? (dr - 1) / 2, cc: this.fit?.center_col ?? (dc - 1) / 2, r,
       inner: r * 1.5, outer: r * 3, h: r, w: r, ...initial,
     };
+    const mrad = cal.detector_mrad_per_pixel ?? 0;
+    pattern.setAxes(mrad, 'mrad', start.cr, start.cc, dr, dc);
+    frame.setAxes(mrad, 'mrad', start.cr, start.cc, dr, dc);
     this.frameOverlay = new DetectorOverlay(document.getElementById('frame-overlay') as unknown as SVGSVGElement, dr, dc,
       start, () => {}, this.life.signal, false);
     this.overlay = new DetectorOverlay(pattern.overlay!, dr, dc, start, (d) => {
@@ -209,6 +210,7 @@ export class Session {
           query = virtualQuery(d);
           const raw = await getRaw(datasetPath(id, `virtual?${query}&format=u64${tolerance}`), signal);
           ms = raw.computeMs;
+          s.cachedProduct = raw.headers.get('X-Cached-Product') ?? '';
           const sums = new BigUint64Array(raw.data);
           shown = [{ panel: real, values: Float32Array.from(sums, (v) => Number(v)), unit: 'counts', title: `${d.kind} detector` }];
         }

@@ -61,9 +61,25 @@ export function fromHash(hash: string): UrlState {
 export function pythonCode(s: ViewerState): string {
   const ds = s.dataset;
   if (!ds) return '';
-  const backend = ds.backend === 'cache' ? 'cuda' : ds.backend;
-  const lines = ['import numpy as np', 'import quantem.gpu as qgpu', '',
-    `ds = qgpu.io.load(${JSON.stringify(ds.file)}, backend=${JSON.stringify(backend)})`];
+  const lines = ['import numpy as np', 'import quantem.gpu as qgpu', ''];
+  if (ds.representation === 'product cache') {
+    // Served from a product cache: the same cached products, read without the raw data.
+    lines.push(`c = qgpu.cache.open(${JSON.stringify(ds.file)})`);
+    const name = { virtual: s.cachedProduct, com: 'com_row', dpc: 'field_row', idpc: 'idpc', ssb: '' }[s.product];
+    lines.push(name ? `img = c[${JSON.stringify(name)}]` : '# not in the cache: load the raw data');
+  } else {
+    lines.push(`ds = qgpu.io.load(${JSON.stringify(ds.file)}, backend=${JSON.stringify(ds.backend)})`);
+    lines.push(...productLines(s));
+  }
+  const l = s.look;
+  lines.push(`rgba = qgpu.display.render(np.asarray(img, np.float32), colormap=${JSON.stringify(l.colormap)}, ` +
+    `scale=${JSON.stringify(l.scale)}, percentiles=(${l.plo}, ${l.phi}))` + (l.gamma !== 1 ? `  # the viewer also applies gamma ${l.gamma}` : ''));
+  return lines.join('\n');
+}
+
+function productLines(s: ViewerState): string[] {
+  const ds = s.dataset!;
+  const lines: string[] = [];
   switch (s.product) {
     case 'virtual':
       lines.push(...pythonForDetector(s.detector!));
@@ -85,8 +101,5 @@ export function pythonCode(s: ViewerState): string {
       break;
     }
   }
-  const l = s.look;
-  lines.push(`rgba = qgpu.display.render(np.asarray(img, np.float32), colormap=${JSON.stringify(l.colormap)}, ` +
-    `scale=${JSON.stringify(l.scale)}, percentiles=(${l.plo}, ${l.phi}))` + (l.gamma !== 1 ? `  # the viewer also applies gamma ${l.gamma}` : ''));
-  return lines.join('\n');
+  return lines;
 }

@@ -35,6 +35,7 @@ export interface ViewerState {
   requests: string[];       // every API request the page sent (path and query), in order
   sessions: number;         // dataset sessions opened (one per dataset switch)
   python: string;           // the `quantem.gpu` code of the image shown
+  cachedProduct: string;    // product cache: the cached product the virtual image shown came from
   gpuCheck: (d?: Detector) => Promise<unknown>;
   wgslLimbCheck: () => Promise<unknown>;
 }
@@ -43,7 +44,7 @@ export const state: ViewerState = {
   ready: false, dataset: null, detector: null, product: 'virtual', look: { ...DEFAULT_LOOK }, defocus: 0, ssbBin: 4,
   fft: false, pattern: 'mean', meanVersion: 0, virtualVersion: 0, virtualQuery: '', virtualSource: '', busy: false, loading: [],
   online: true, frame: { row: -1, col: -1, version: 0, bytes: null }, gpu: null, errors: [], requests: [],
-  sessions: 0, python: '',
+  sessions: 0, python: '', cachedProduct: '',
   gpuCheck: () => Promise.reject(new Error('not ready')),
   wgslLimbCheck: () => Promise.reject(new Error('not ready')),
 };
