@@ -4,7 +4,34 @@
 // service's values; calibrated display (scale bars, colourbar, readout, histogram, colormap/scale/gamma);
 // detectors (typed-in, rectangle, point, 4 quadrants, snap, edge grab); navigation (keys, zoom, FFT); export
 // (PNG, .npy, URL state, copy Python). Values are compared exactly with the service's; screenshots kept.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { assert } from './harness.mjs';
+
+// Runs the page's "copy Python" code with the built quantem.gpu (BUILD/python) and returns img and rgba as
+// float32 / uint8 arrays; null when the Python module or numpy is not there.
+function runPython(qgpu, code) {
+  const pythonPath = join(dirname(qgpu), 'python');
+  const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+  if (!existsSync(join(pythonPath, 'quantem', 'gpu'))) return null;
+  const dir = mkdtempSync(join(tmpdir(), 'qgpu-e2e-py-'));
+  try {
+    const script = `${code}\nimport sys\nnp.asarray(img, np.float32).tofile(sys.argv[1])\nnp.asarray(rgba, np.uint8).tofile(sys.argv[2])\n`;
+    try {
+      execFileSync(python, ['-c', script, join(dir, 'img'), join(dir, 'rgba')],
+        { env: { ...process.env, PYTHONPATH: pythonPath, PYTHONWARNINGS: 'ignore' }, stdio: 'pipe', timeout: 120000 });
+    } catch (e) {
+      if (String(e.stderr).includes("No module named 'numpy'")) return null;
+      throw new Error(`python failed: ${e.stderr}`);
+    }
+    const img = readFileSync(join(dir, 'img')), rgba = readFileSync(join(dir, 'rgba'));
+    return { img: Array.from(new Float32Array(img.buffer, img.byteOffset, img.length / 4)), rgba: Array.from(rgba) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 export const pageState = (page) => page.evaluate(() => {
   const s = window.qgpuViewer;
@@ -65,7 +92,7 @@ const typeIn = (page, id, value) => page.evaluate(({ id, value }) => {
 const apiRequests = (page) => page.evaluate(() => window.qgpuViewer.requests.slice());
 const clearRequests = (page) => page.evaluate(() => (window.qgpuViewer.requests.length = 0));
 
-export async function toolChecks({ run, page, base, files, shot, restartServer, startAgain }) {
+export async function toolChecks({ run, page, base, opt, files, shot, restartServer, startAgain }) {
   const state = () => pageState(page);
   const idle = (v) => waitIdle(page, v);
   const selectDataset = async (id) => {
@@ -507,6 +534,34 @@ export async function toolChecks({ run, page, base, files, shot, restartServer, 
     await page.selectOption('#product', 'virtual');
     await page.waitForFunction(() => !window.qgpuViewer.busy);
     return code.split('\n').find((l) => l.startsWith('img ='));
+  });
+
+  await run.check('the copied Python, run with quantem.gpu, reproduces the values and the picture shown', async () => {
+    const results = [];
+    for (const id of ['virtual', 'ssb', 'dpc']) {
+      const s0 = await state();
+      if (s0.product !== id) {
+        await page.selectOption('#product', id);
+        await idle(s0.virtualVersion);
+      }
+      await page.click('#copy-python');
+      const code = await page.textContent('#python');
+      const out = runPython(opt.qgpu, code);
+      if (!out) return { skip: 'quantem.gpu (BUILD/python) or numpy is not available' };
+      const panelId = id === 'dpc' ? 'real2' : 'real';  // dpc: img = field_row, the row panel
+      const got = await panelValues(page, panelId);
+      const tol = id === 'virtual' ? 0 : 1e-5;
+      assert(near(got, out.img, tol), `${id}: page values differ from the Python img (${got.slice(0, 3)} vs ${out.img.slice(0, 3)})`);
+      if (id === 'virtual') {
+        const pixels = await page.evaluate(() => Array.from(document.getElementById('real').getContext('2d').getImageData(0, 0, 16, 16).data));
+        assert(JSON.stringify(pixels) === JSON.stringify(out.rgba), 'the Python render differs from the page picture');
+      }
+      results.push(id);
+    }
+    const s1 = await state();
+    await page.selectOption('#product', 'virtual');
+    await idle(s1.virtualVersion);
+    return results.join(', ');
   });
 
   // ---- 1. (last) the server goes away and comes back ----
