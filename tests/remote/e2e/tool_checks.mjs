@@ -564,11 +564,45 @@ export async function toolChecks({ run, page, base, opt, files, shot, restartSer
     return results.join(', ');
   });
 
+  await run.check('a product cache: cached detector and products drawn, raw-data views disabled, Python opens the cache', async () => {
+    await selectDataset('e2e_products');
+    let s = await state();
+    assert(s.dataset.representation === 'product cache' && s.virtualVersion > 0, `cache state ${s.dataset.representation}`);
+    // The detector starts at the cached disk (bf): its values are the cached product's.
+    const snapped = await (async () => {
+      const s0 = await state();
+      await page.evaluate(() => {
+        const k = document.getElementById('kind');
+        k.value = 'disk';
+        k.dispatchEvent(new Event('change'));
+      });
+      await idle(s0.virtualVersion);
+      return state();
+    })();
+    const want = await serverValues(base, 'e2e_products', `virtual?${snapped.virtualQuery}&format=json&tolerance=0.01`);
+    assert(JSON.stringify(await panelValues(page, 'real')) === JSON.stringify(want), `cached bf values differ (${snapped.virtualQuery})`);
+    const disabled = await page.evaluate(() => [document.querySelector('#product option[value=ssb]').disabled,
+      document.querySelector('#pattern-kind option[value=max]').disabled, document.getElementById('browser-compute').disabled]);
+    assert(disabled.every(Boolean), `disabled: ${disabled}`);
+    await page.selectOption('#product', 'idpc');
+    await idle(snapped.virtualVersion);
+    const idpc = await serverF32(base, 'e2e_products', 'idpc?format=f32');
+    assert(JSON.stringify(await panelValues(page, 'real')) === JSON.stringify(idpc), 'cached idpc values differ');
+    await page.click('#copy-python');
+    const code = await page.textContent('#python');
+    assert(code.includes('c = qgpu.cache.open(') && code.includes('img = c["idpc"]'), `python:\n${code}`);
+    await shot('product_cache');
+    s = await state();
+    await page.selectOption('#product', 'virtual');
+    await idle(s.virtualVersion);
+    await selectDataset(ds0);
+  });
+
   // ---- 1. (last) the server goes away and comes back ----
   await run.check('server offline: banner and stale panels; back online: cleared and redrawn', async () => {
     const old = await restartServer();
     const s0 = await state();
-    await typeIn(page, 'det-outer', 10);
+    await typeIn(page, 'det-cc', 15);
     await page.waitForFunction(() => !window.qgpuViewer.online, null, { timeout: 15000 });
     const shown = await page.evaluate(() => [!document.getElementById('offline').hidden,
       document.getElementById('real-panel').classList.contains('stale')]);
@@ -580,6 +614,6 @@ export async function toolChecks({ run, page, base, opt, files, shot, restartSer
     const after = await page.evaluate(() => [document.getElementById('offline').hidden,
       document.getElementById('real-panel').classList.contains('stale')]);
     const s = await state();
-    assert(after[0] && !after[1] && s.virtualQuery.includes('outer=10'), `after reconnect: ${after} ${s.virtualQuery}`);
+    assert(after[0] && !after[1] && s.virtualQuery.includes('cc=15&'), `after reconnect: ${after} ${s.virtualQuery}`);
   });
 }

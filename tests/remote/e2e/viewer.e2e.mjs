@@ -6,6 +6,7 @@
 // detectors, navigation, export, offline state) are in tool_checks.mjs. Screenshots go to --out.
 // Usage: node viewer.e2e.mjs --qgpu BUILD/qgpu --web src/remote/web/dist [--out DIR] [--webgpu auto|off]
 // Prints PASS/FAIL/SKIP lines and a final `e2e: N passed, M failed`; exits 1 on any failure.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -31,7 +32,9 @@ try {
   const h5 = join(tmp, 'e2e_sample.h5'), other = join(tmp, 'e2e_other.h5');
   writeSample(opt.qgpu, h5);
   writeSample(opt.qgpu, other, [12, 20], [24, 24]);
-  const files = [h5, other];
+  const products = join(tmp, 'e2e_products.h5');  // a product cache of the first sample (served without raw data)
+  execFileSync(opt.qgpu, ['cache', h5, '-o', products, '--backend', 'cpu'], { stdio: 'pipe', timeout: 120000 });
+  const files = [h5, other, products];
   server = await startServer(opt.qgpu, files, opt.web, join(opt.out, 'serve.log'));
   const base = server.url;
   // --enable-unsafe-webgpu gives headless chromium an adapter (SwiftShader, software, with --disable-gpu).
@@ -59,7 +62,7 @@ try {
     await page.goto(base);
     await page.waitForFunction(() => window.qgpuViewer?.ready, null, { timeout: 30000 });
     const options = await page.locator('#dataset option').allTextContents();
-    assert(options.length === 2 && options[0].includes('e2e_sample') && options[0].includes('16×16×32×32'), `dataset options: ${options}`);
+    assert(options.length === 3 && options[0].includes('e2e_sample') && options[0].includes('16×16×32×32'), `dataset options: ${options}`);
   });
 
   await run.check('mean pattern and first real-space image are drawn', async () => {

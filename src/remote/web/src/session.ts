@@ -126,6 +126,8 @@ export class Session {
     });
     if (this.closed) return;
     const r = Math.max(1, this.fit?.radius ?? Math.min(dr, dc) / 8);
+    // A product cache answers its cached detectors only: start with the bright-field disk it always holds.
+    if (isProductCache(this.ds) && !initial) kind = 'disk';
     const start: Detector = {
       kind, cr: this.fit?.center_row ?? (dr - 1) / 2, cc: this.fit?.center_col ?? (dc - 1) / 2, r,
       inner: r * 1.5, outer: r * 3, h: r, w: r, ...initial,
