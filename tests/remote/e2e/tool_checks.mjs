@@ -584,6 +584,11 @@ export async function toolChecks({ run, page, base, opt, files, shot, restartSer
     const disabled = await page.evaluate(() => [document.querySelector('#product option[value=ssb]').disabled,
       document.querySelector('#pattern-kind option[value=max]').disabled, document.getElementById('browser-compute').disabled]);
     assert(disabled.every(Boolean), `disabled: ${disabled}`);
+    const frameBlank = await page.evaluate(() => {
+      const c = document.getElementById('frame');
+      return window.qgpuViewer.frame.row === -1 && !c.getContext('2d').getImageData(0, 0, c.width, c.height).data.some((v) => v !== 0);
+    });
+    assert(frameBlank, 'the frame panel still shows a frame of another dataset');
     await page.selectOption('#product', 'idpc');
     await idle(snapped.virtualVersion);
     const idpc = await serverF32(base, 'e2e_products', 'idpc?format=f32');

@@ -108,6 +108,10 @@ async function openDataset(ds: DatasetInfo): Promise<void> {
   state.dataset = ds;
   state.ready = false;
   state.detector = null;
+  state.frame = { row: -1, col: -1, version: state.frame.version, bytes: null };
+  const frameCanvas = panels.frame.canvas;
+  frameCanvas.getContext('2d')!.clearRect(0, 0, frameCanvas.width, frameCanvas.height);  // no frame of another dataset
+  panels.frame.text.textContent = '';
   $<HTMLSelectElement>('dataset').value = ds.id;
   const url = pending.ds === ds.id || (!pending.ds && state.sessions === 1) ? pending : {};
   pending = {};
