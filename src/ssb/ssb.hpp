@@ -43,6 +43,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -101,6 +102,25 @@ SsbResult reconstruct(const Dataset& ds, const SsbParams& p);
 // The same with the BF-disk pixels summed in detector_bin x detector_bin blocks (K = the centroid of the summed
 // pixels): detector_bin^2 fewer K; exact for slowly varying chi, blurs strongly aberrated disk edges.
 SsbResult preview(const Dataset& ds, const SsbParams& p, std::size_t detector_bin = 4);
+
+// G(K, Q) computed once for a dataset, its parameters (all but the aberrations) and a detector bin; each at()
+// evaluates only the aberration-dependent part, so a live defocus slider redraws without recomputing G. at() gives
+// what preview (bin > 1) or reconstruct (bin 1) gives with those aberrations. Holds G on the dataset's backend
+// (groups x scan positions complex values); one caller at a time.
+class Reconstructor {
+ public:
+  Reconstructor(const Dataset& ds, const SsbParams& p, std::size_t detector_bin);
+  ~Reconstructor();
+  Reconstructor(const Reconstructor&) = delete;
+  Reconstructor& operator=(const Reconstructor&) = delete;
+  SsbResult at(const Aberrations& ab);
+  std::size_t detector_bin() const;
+  const SsbParams& params() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 struct FitOptions {
   std::size_t trials = 200;      // loss evaluations in all
