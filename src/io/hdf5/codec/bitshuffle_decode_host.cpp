@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "io/hdf5/codec/bit_transpose.hpp"
 #include "io/hdf5/codec/bitshuffle_format.hpp"
+#include "io/hdf5/codec/lz4_block_rules.hpp"
 #include "io/hdf5/codec/parallel_chunks.hpp"
 
 namespace qgpu::io::codec {
@@ -41,6 +42,7 @@ std::size_t compressed_bound(BlockCompression c, std::size_t bytes) {
 std::string decompress_block(const BitshuffleParams& p, const std::uint8_t* src, std::size_t len, std::uint8_t* planes,
                              std::size_t bytes, Scratch& s) {
   if (p.compression == BlockCompression::lz4) {
+    if (const char* broken = lz4_block_violation(src, len, bytes)) return broken;  // the CUDA decoder's rules
     const int got = LZ4_decompress_safe(reinterpret_cast<const char*>(src), reinterpret_cast<char*>(planes), int(len),
                                         int(bytes));
     if (got < 0) return "malformed LZ4 block";
