@@ -140,7 +140,7 @@ struct Stream {
 
 Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress) {
   const FileInfo& fi = p.info;
-  const std::string where = "'" + fi.dataset_path + "' in '" + fi.path + "'";
+  const std::string where = dataset_where(fi);
   if (!fi.bitshuffle_lz4)
     throw FormatError("GPU decode handles bitshuffle+LZ4 (HDF5 filter 32008) chunks; " + where + " uses " +
                       storage_name(fi) + ", which the host decodes: load it with backend='cpu'");
@@ -151,27 +151,20 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
                       " elements; the GPU decoder handles multiples of 8 up to 16 KiB per block");
 
   LoadTiming timing;
-  const double t_start = now_s();
   const ReadPlan rp = plan_reads(p, true, timing);
   const ChunkSources& src = rp.src;
-  const std::vector<ReadBatch>& batches = rp.batches;
-  const bool encoded = rp.encoded, direct = rp.direct, passthrough = rp.passthrough;
-  const std::size_t frames_per_out_row = rp.frames_per_out_row;
-  const std::size_t max_buffer = rp.max_buffer, max_chunks = rp.max_chunks, max_out_rows = rp.max_out_rows;
-  const ParallelReader reader(src.files, p.direct_io, p.read_threads);
-  timing.read_threads = reader.threads();
-  timing.direct_io = reader.direct();
 
   const std::size_t out_bytes = p.out_shape.nbytes(dtype_size(p.out_dtype));
   const double t_setup = now_s();
-  const std::size_t out_row_bytes = p.out_shape.scan_cols * p.out_shape.frame_pixels() * dtype_size(p.out_dtype);
-  auto enc = encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cuda) : nullptr;
+  auto enc = rp.encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cuda) : nullptr;
   // dense: the resident output; encoded: one batch of output rows (none for passthrough)
-  auto result = std::make_shared<DeviceBuffer>(!encoded ? out_bytes : passthrough ? 0 : max_out_rows * out_row_bytes);
-  DeviceBuffer staging(direct ? 0 : max_chunks * fi.frame_bytes());
+  auto result = std::make_shared<DeviceBuffer>(!rp.encoded       ? out_bytes
+                                               : rp.passthrough ? 0
+                                                                : rp.max_out_rows * rp.out_row_bytes);
+  DeviceBuffer staging(rp.direct ? 0 : rp.max_chunks * fi.frame_bytes());
   const std::size_t mb = geo.max_blocks();
-  DeviceBuffer block_src(max_chunks * mb * sizeof(std::uint64_t));
-  DeviceBuffer block_len(max_chunks * mb * sizeof(std::uint32_t));
+  DeviceBuffer block_src(rp.max_chunks * mb * sizeof(std::uint64_t));
+  DeviceBuffer block_len(rp.max_chunks * mb * sizeof(std::uint32_t));
   DeviceBuffer flags(sizeof(unsigned long long) + sizeof(int));
   const unsigned long long no_error = ~0ull;
   const int no_overflow = 0;
@@ -182,26 +175,26 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   auto* d_error = flags.as<unsigned long long>();
   int* d_overflow = reinterpret_cast<int*>(flags.as<char>() + sizeof(unsigned long long));
 
-  const std::size_t table_bytes = 3 * max_chunks * sizeof(std::uint64_t);
-  const int n_slots = int(std::min<std::size_t>(kSlots, batches.size()));
+  const std::size_t table_bytes = 3 * rp.max_chunks * sizeof(std::uint64_t);
+  const int n_slots = int(std::min<std::size_t>(kSlots, rp.batches.size()));
   std::vector<std::unique_ptr<Slot>> slots;
-  for (int s = 0; s < n_slots; ++s) slots.push_back(std::make_unique<Slot>(max_buffer, table_bytes));
+  for (int s = 0; s < n_slots; ++s) slots.push_back(std::make_unique<Slot>(rp.max_buffer, table_bytes));
   Stream copies, stream;  // batch b + 1 copies while batch b decodes
   timing.setup = now_s() - t_setup;
 
   if (progress) progress(0.0);  // the bar shows from the start, so a later message starts a new line
-  for (std::size_t b = 0; b < batches.size(); ++b) {
-    const ReadBatch& batch = batches[b];
+  for (std::size_t b = 0; b < rp.batches.size(); ++b) {
+    const ReadBatch& batch = rp.batches[b];
     Slot& slot = *slots[b % n_slots];
     slot.retire(timing);  // batch b - n_slots finished with this slot
     const double t_read0 = now_s();
-    reader.read(batch, slot.data.as<std::uint8_t>());
+    rp.reader->read(batch, slot.data.as<std::uint8_t>());
     timing.read += now_s() - t_read0;
     std::uint64_t* tab = slot.table.as<std::uint64_t>();
     for (std::size_t i = 0; i < batch.chunks; ++i) {
       tab[i] = batch.chunk_dst[i];
-      tab[max_chunks + i] = src.chunks[batch.first_chunk + i].size;
-      tab[2 * max_chunks + i] = direct ? batch.first_chunk + i : i;
+      tab[rp.max_chunks + i] = src.chunks[batch.first_chunk + i].size;
+      tab[2 * rp.max_chunks + i] = rp.direct ? batch.first_chunk + i : i;
     }
     QGPU_CUDA(cudaEventRecord(slot.start, copies.s));
     QGPU_CUDA(cudaMemcpyAsync(slot.dev_data.data(), slot.data.p, batch.buffer_bytes, cudaMemcpyHostToDevice, copies.s));
@@ -210,26 +203,26 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     QGPU_CUDA(cudaStreamWaitEvent(stream.s, slot.copied, 0));
     QGPU_CUDA(cudaEventRecord(slot.decoding, stream.s));
     const auto* dtab = slot.dev_table.as<std::uint64_t>();
-    cuda::DecodeBatch db{slot.dev_data.as<std::uint8_t>(), dtab, dtab + max_chunks, dtab + 2 * max_chunks,
+    cuda::DecodeBatch db{slot.dev_data.as<std::uint8_t>(), dtab, dtab + rp.max_chunks, dtab + 2 * rp.max_chunks,
                          batch.chunks, batch.first_chunk};
-    cuda::DecodeScratch scratch{block_src.as<std::uint64_t>(), block_len.as<std::uint32_t>(), max_chunks * mb};
-    void* frames = direct ? result->as<char>() + batch.first_chunk * fi.frame_bytes() : staging.data();
-    cuda::decode_bitshuffle_lz4(db, geo, direct ? result->data() : staging.data(), scratch, d_error, stream.s);
+    cuda::DecodeScratch scratch{block_src.as<std::uint64_t>(), block_len.as<std::uint32_t>(), rp.max_chunks * mb};
+    void* frames = rp.direct ? result->as<char>() + batch.first_chunk * fi.frame_bytes() : staging.data();
+    cuda::decode_bitshuffle_lz4(db, geo, rp.direct ? result->data() : staging.data(), scratch, d_error, stream.s);
     if (p.zero_bad_pixels)  // on full stored frames, before crop and binning
       cuda::apply_pixel_mask(frames, fi.dtype, batch.chunks, fi.shape.frame_pixels(),
                              bad_pixels.as<std::uint32_t>(), fi.bad_pixels.size(), stream.s);
-    if (!direct && !passthrough) {
+    if (!rp.direct && !rp.passthrough) {
       cuda::BinGeometry bg{p.scan.cols,          fi.shape.det_rows,     fi.shape.det_cols,    p.detector.row0,
                            p.detector.col0,      batch.out_rows,        p.out_shape.scan_cols, p.out_shape.det_rows,
                            p.out_shape.det_cols, p.bin_scan,            p.bin_detector};
-      const std::size_t out_off = encoded ? 0 : batch.out_row0 * out_row_bytes;
+      const std::size_t out_off = rp.encoded ? 0 : batch.out_row0 * rp.out_row_bytes;
       cuda::bin_frames(staging.data(), fi.dtype, result->as<char>() + out_off, p.out_dtype, bg, d_overflow, stream.s);
     }
     QGPU_CUDA(cudaEventRecord(slot.done, stream.s));
     slot.busy = true;
-    if (encoded) {  // the encoder runs on the legacy default stream: this batch first, then reuse only after it
+    if (rp.encoded) {  // the encoder runs on the legacy default stream: this batch first, then reuse only after it
       QGPU_CUDA(cudaStreamSynchronize(stream.s));
-      enc->append(passthrough ? staging.data() : result->data(), batch.out_rows * p.out_shape.scan_cols);
+      enc->append(rp.passthrough ? staging.data() : result->data(), batch.out_rows * p.out_shape.scan_cols);
       QGPU_CUDA(cudaStreamSynchronize(nullptr));
     }
     if (progress) progress(double(batch.out_row0 + batch.out_rows) / double(p.out_shape.scan_rows));
@@ -237,24 +230,17 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   const double t_queued = now_s();
   for (auto& s : slots) s->retire(timing);
   timing.wait = now_s() - t_queued;
-  timing.total = now_s() - t_start;
-  timing.batches = batches.size();
-  timing.decoded_bytes = std::uint64_t(src.chunks.size()) * fi.frame_bytes();
 
   unsigned long long err = 0;
   int overflow = 0;
   flags.download(&err, sizeof(err));
   flags.download(&overflow, sizeof(overflow), sizeof(err));
   if (err != no_error) {
-    const unsigned long long id = err >> 8;  // chunk ids count chunks in load order
-    throw FormatError("cannot decode " + where + ", frame " + std::to_string(src.frames[id]) + " (" +
-                      cuda::describe_decode_error(err) + ")");
+    rp.throw_decode_error(p, err >> 8, cuda::describe_decode_error(err));  // chunk ids count chunks in load order
   }
   if (overflow) throw FormatError("binned counts of " + where + " overflow uint32");
-  Provenance pv = load_provenance(p, "cuda", "quantem-gpu CUDA bitshuffle+LZ4");
-  pv.parameters["chunk_index"] = src.index_method;
-  pv.parameters["timing"] = timing.to_json();
-  if (encoded) return encoded_dataset(p, std::move(enc), std::move(pv));
+  Provenance pv = rp.provenance(p, timing, "cuda", "quantem-gpu CUDA bitshuffle+LZ4");
+  if (rp.encoded) return encoded_dataset(p, std::move(enc), std::move(pv));
   return Dataset::from_device(result, p.out_shape, p.out_dtype, load_metadata(p), std::move(pv));
 }
 
