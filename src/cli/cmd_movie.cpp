@@ -73,11 +73,8 @@ movie::MovieSpec spec_of(const MovieArgs& a) {
 void add_movie(CLI::App& app) {
   auto* cmd = app.add_subcommand("movie", "MP4/GIF movie: detector sweep, diffraction along a path, SSB defocus");
   auto a = std::make_shared<MovieArgs>();
-  cmd->add_option("file", a->file, "HDF5 file")->required();
   cmd->add_option("-o,--out", a->out, "output movie, .mp4 (H.264) or .gif")->required();
-  cmd->add_option("--backend", a->backend, "cuda | cpu | auto");
-  cmd->add_option("--dataset", a->dataset, "dataset path (default: discover)");
-  add_load_flags(cmd, a->load);
+  add_input_flags(cmd, a->file, a->backend, a->dataset, a->load);
   cmd->add_option("--bf-sweep", a->bf_sweep, "BF radius from A to B (detector pixels)")->expected(2);
   cmd->add_option("--adf-sweep", a->adf_sweep, "ADF inner radius from A to B (detector pixels)")->expected(2);
   cmd->add_option("--adf-width", a->adf_width, "adf sweep: outer = inner + WIDTH");
@@ -98,11 +95,7 @@ void add_movie(CLI::App& app) {
   cmd->callback([a] {
     const movie::MovieSpec spec = spec_of(*a);
     movie::validate(spec, a->out);  // before any loading
-    io::LoadOptions lo;
-    lo.backend = a->backend;
-    lo.dataset_path = a->dataset;
-    a->load.apply_to(lo);
-    lo.progress = progress_bar("loading");
+    const io::LoadOptions lo = load_options(a->backend, a->dataset, a->load);
     const Dataset ds = io::load(a->file, lo);
     const movie::MovieResult r = movie::render(ds, a->out, spec, progress_bar("frames "));
     std::printf("movie %s: %zu frames %zux%zu, %s, %s on %s (render %.2f s, encode %.2f s)\n", r.path.c_str(),

@@ -48,11 +48,7 @@ std::filesystem::path check(const SsbArgs& a) {
 
 void run(const SsbArgs& a) {
   const std::filesystem::path dir = check(a);
-  io::LoadOptions lo;
-  lo.backend = a.backend;
-  lo.dataset_path = a.dataset;
-  a.load.apply_to(lo);
-  lo.progress = progress_bar("loading");
+  const io::LoadOptions lo = load_options(a.backend, a.dataset, a.load);
   const Dataset ds = io::load(a.file, lo);
   ssb::SsbParams p;
   if (ds.metadata().contains("calibration") && ds.metadata()["calibration"].contains("energy_kev"))
@@ -103,11 +99,8 @@ void add_ssb(CLI::App& app) {
   auto* cmd = app.add_subcommand("ssb", "SSB ptychography phase image (PNG + .npy), optional aberration fit");
   auto a = std::make_shared<SsbArgs>();
   cmd->option_defaults()->always_capture_default();  // --help shows every default
-  cmd->add_option("file", a->file, "HDF5 file")->required();
   cmd->add_option("-o,--out", a->out, "output folder (created if missing)");
-  cmd->add_option("--backend", a->backend, "cuda | cpu | auto (auto = cuda, never falls back to cpu)");
-  cmd->add_option("--dataset", a->dataset, "dataset path (default: discover)");
-  add_load_flags(cmd, a->load);
+  add_input_flags(cmd, a->file, a->backend, a->dataset, a->load);
   cmd->add_option("--energy", a->energy, "beam energy, keV (> 0)")->default_str("file calibration");
   cmd->add_option("--semiangle", a->semiangle, "convergence semi-angle, mrad (> 0)")->default_str("file calibration");
   cmd->add_option("--step", a->step, "scan step, angstrom (> 0)")->default_str("file calibration");

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "core/electron.hpp"
 #include "core/hd.hpp"
 
 namespace qgpu::ssb::detail {
@@ -13,12 +14,8 @@ inline constexpr double kApertureSlack = 1e-5;
 // Reconstruction denominator floor, as a fraction of the BF pixel count sum_K w_K (see ssb.hpp).
 inline constexpr double kWeightFloor = 0.1;
 
-// Relativistic electron wavelength in angstrom for an accelerating voltage in kV (CODATA 2018 constants).
-inline double wavelength_angstrom(double energy_kev) {
-  const double h = 6.62607015e-34, m0 = 9.1093837015e-31, e = 1.602176634e-19, c = 299792458.0;
-  const double v = energy_kev * 1e3;
-  return h / std::sqrt(2 * m0 * e * v * (1 + e * v / (2 * m0 * c * c))) * 1e10;
-}
+// Relativistic electron wavelength in angstrom (core/electron.hpp: the one definition, shared with the sample).
+inline double wavelength_angstrom(double energy_kev) { return electron_wavelength_angstrom(energy_kev); }
 
 // numpy.fft.fftfreq numerator: index i of an n-point transform -> signed frequency index.
 QGPU_HD inline long long signed_frequency(std::size_t i, std::size_t n) {

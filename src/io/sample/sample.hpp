@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/electron.hpp"
 
 namespace qgpu::sample {
 
@@ -46,8 +47,8 @@ struct Sampling {
 };
 Sampling sampling(const SampleSpec& s);
 
-// Relativistic electron wavelength in angstrom for an accelerating voltage in kV.
-double electron_wavelength_angstrom(double energy_kev);
+// Relativistic electron wavelength in angstrom for an accelerating voltage in kV (core/electron.hpp).
+using qgpu::electron_wavelength_angstrom;
 
 // Simulates frames [first, first + count) (flat scan index) into out (count * det_rows * det_cols counts).
 // Deterministic for a seed whatever the thread count.
