@@ -23,7 +23,7 @@ for s in "$@"; do
       done ;;
     cudatests)  # only the GPU tests of each binary (the CPU ones run on CI)
       for t in $B/test_*; do
-        n=$(basename "$t"); timeout 300 "$t" --gtest_brief=1 --gtest_filter='*Cuda*:*Gpu*:*GPU*' >"$LOG/$n.log" 2>&1
+        n=$(basename "$t"); timeout 90 "$t" --gtest_brief=1 --gtest_filter='*Cuda*:*Gpu*:*GPU*' >"$LOG/$n.log" 2>&1
         echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
       done ;;
