@@ -8,26 +8,13 @@
 #include "core/error.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/cufft_check.hpp"
+#include "device/cuda/cufft_plans.hpp"
 #include "device/cuda/device_buffer.hpp"
 #include "dpc/idpc_backend.hpp"
 
 namespace qgpu::dpc::detail {
 
 namespace {
-
-struct CufftPlan {
-  cufftHandle h = 0;
-  bool made = false;
-  CufftPlan(int nr, int nc, cufftType type) {
-    QGPU_CUFFT(cufftPlan2d(&h, nr, nc, type));
-    made = true;
-  }
-  ~CufftPlan() {
-    if (made) cufftDestroy(h);
-  }
-  CufftPlan(const CufftPlan&) = delete;
-  CufftPlan& operator=(const CufftPlan&) = delete;
-};
 
 // spec_row <- filter(spec_row, spec_col), over the nr x (nc/2 + 1) half spectrum.
 __global__ void idpc_filter_kernel(cufftComplex* spec_row, const cufftComplex* spec_col, std::size_t nr,
@@ -57,16 +44,17 @@ std::vector<float> integrate_cufft(const PeriodicField& f) {
   cufftComplex* spec_row = d_spec_row.as<cufftComplex>();
   cufftComplex* spec_col = d_spec_col.as<cufftComplex>();
 
-  CufftPlan forward(int(nr), int(nc), CUFFT_R2C), inverse(int(nr), int(nc), CUFFT_C2R);
-  QGPU_CUFFT(cufftExecR2C(forward.h, grad_row, spec_row));
-  QGPU_CUFFT(cufftExecR2C(forward.h, grad_col, spec_col));
+  const cufftHandle forward = cached_plan_2d(int(nr), int(nc), CUFFT_R2C);
+  const cufftHandle inverse = cached_plan_2d(int(nr), int(nc), CUFFT_C2R);
+  QGPU_CUFFT(cufftExecR2C(forward, grad_row, spec_row));
+  QGPU_CUFFT(cufftExecR2C(forward, grad_col, spec_col));
 
   const unsigned threads = 256;
   const std::size_t blocks = std::min<std::size_t>((nr * nch + threads - 1) / threads, 65535);
   idpc_filter_kernel<<<unsigned(blocks), threads>>>(spec_row, spec_col, nr, nc, float(f.step_row),
                                                     float(f.step_col), float(1.0 / double(n)));
   QGPU_CUDA_LAUNCHED("idpc_filter_kernel");
-  QGPU_CUFFT(cufftExecC2R(inverse.h, spec_row, d_phi.as<float>()));
+  QGPU_CUFFT(cufftExecC2R(inverse, spec_row, d_phi.as<float>()));
   QGPU_CUDA(cudaDeviceSynchronize());
 
   std::vector<float> phi(n);

@@ -26,6 +26,7 @@
 #include "core/error.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/cufft_check.hpp"
+#include "device/cuda/cufft_plans.hpp"
 #include "device/cuda/device_buffer.hpp"
 #include "resident/encoded/cuda/encoded_cuda.hpp"
 #include "resident/encoded/encoded_resident.hpp"
@@ -299,10 +300,8 @@ class CudaEngine final : public Engine {
                                   w == Weighting::phase ? float(plan_.total_weight()) : 0.0f, d_spec_.as<float2>());
       QGPU_CUDA_LAUNCHED("ssb psi_kernel");
     }
-    CufftHandle inv;
-    QGPU_CUFFT(cufftPlan2d(&inv.h, int(nr_), int(nc_), CUFFT_C2R));
-    inv.made = true;
-    QGPU_CUFFT(cufftExecC2R(inv.h, d_spec_.as<cufftComplex>(), d_phi_.as<cufftReal>()));
+    const cufftHandle inv = cached_plan_2d(int(nr_), int(nc_), CUFFT_C2R);
+    QGPU_CUFFT(cufftExecC2R(inv, d_spec_.as<cufftComplex>(), d_phi_.as<cufftReal>()));
     std::vector<float> phi(nr_ * nc_);
     d_phi_.download(phi.data(), phi.size() * sizeof(float));  // synchronises
     ObjectImages out;

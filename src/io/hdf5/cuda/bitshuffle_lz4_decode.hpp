@@ -55,7 +55,7 @@ enum class DecodeVariant : int {
   kStageShared = 2, // blocks of up to kStageBytes are first copied (coalesced) into shared memory and parsed there
 };
 inline constexpr std::uint32_t kStageBytes = 1024;
-inline constexpr DecodeVariant kDefaultDecodeVariant = DecodeVariant::kGlobal;
+inline constexpr DecodeVariant kDefaultDecodeVariant = DecodeVariant::kStageShared;  // fastest on the H200 (docs/benchmarks.md)
 const char* decode_variant_name(DecodeVariant v);
 
 // Decodes every chunk of the batch into `out` (frames of frame_elems elements) on `stream`.
