@@ -1,0 +1,16 @@
+#include <cstdlib>
+#include <string>
+
+#include "mpi/split_run.hpp"
+
+namespace qgpu::mpi {
+
+bool launched_with_ranks() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS"}) {
+    const char* v = std::getenv(name);
+    if (v && std::atoi(v) > 1) return true;
+  }
+  return false;
+}
+
+}  // namespace qgpu::mpi

@@ -1,0 +1,49 @@
+#include "workflow/scan_products.hpp"
+
+#include <cstdio>
+
+namespace qgpu::workflow {
+
+const Image<std::uint64_t>& ScanProducts::summed() {
+  if (!sum_) sum_ = sum_pattern();
+  return *sum_;
+}
+
+Image<float> ScanProducts::mean_pattern() { return detector::mean_from_sum(summed(), shape().frames()); }
+
+detector::DiskFit ScanProducts::fit_bf_disk() {
+  if (!fit_) fit_ = detector::fit_bf_disk(summed());
+  return *fit_;
+}
+
+detector::AnnulusRadii ScanProducts::default_adf_radii(std::optional<detector::Center> center) {
+  return detector::default_adf_radii(fit_bf_disk(), shape().det_rows, shape().det_cols, center);
+}
+
+detector::Center ScanProducts::center_or_fit(std::optional<detector::Center> center) {
+  if (center) return *center;
+  const detector::DiskFit fit = fit_bf_disk();
+  return {fit.center_row, fit.center_col};
+}
+
+Image<std::uint64_t> ScanProducts::bf_with_defaults(std::optional<double> radius, std::optional<detector::Center> center) {
+  if (radius && center) return bf(*radius, *center);
+  return bf(radius ? *radius : fit_bf_disk().radius, center_or_fit(center));
+}
+
+std::string DatasetProducts::summary() const {
+  const Shape4D& s = ds_.shape();
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "loaded %zux%zux%zux%zu %s on %s (%s)", s.scan_rows, s.scan_cols, s.det_rows,
+                s.det_cols, dtype_name(ds_.dtype()).c_str(), backend_name(ds_.backend()).c_str(),
+                ds_.residency().c_str());
+  return buf;
+}
+
+Image<std::uint64_t> DatasetProducts::virtual_image(const detector::Mask& mask, const std::string& operation) {
+  Image<std::uint64_t> img = detector::virtual_image(ds_, mask);
+  img.provenance.operation = operation;
+  return img;
+}
+
+}  // namespace qgpu::workflow
