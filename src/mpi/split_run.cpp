@@ -3,6 +3,7 @@
 #include "mpi/split_run.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -216,11 +217,12 @@ class GatheredProducts : public workflow::ScanProducts {
                   backend_name(backend()).c_str(), c_.size);
     std::string out = buf;
     for (const auto& r : c_.ranks) {
-      std::snprintf(buf, sizeof buf, "\n  rank %d on %s: scan rows %zu..%zu, %s %s%s", r["rank"].get<int>(),
+      std::snprintf(buf, sizeof buf, "\n  rank %d on %s: scan rows %zu..%zu, %s %s%s, loaded in %.3f s", r["rank"].get<int>(),
                     r["host"].get<std::string>().c_str(), r["row0"].get<std::size_t>(),
                     r["row0"].get<std::size_t>() + r["rows"].get<std::size_t>() - 1,
                     r["representation"].get<std::string>().c_str(), r["residency"].get<std::string>().c_str(),
-                    r["device"].get<int>() >= 0 ? (" (GPU " + std::to_string(r["device"].get<int>()) + ")").c_str() : "");
+                    r["device"].get<int>() >= 0 ? (" (GPU " + std::to_string(r["device"].get<int>()) + ")").c_str() : "",
+                    r["load_s"].get<double>());
       out += buf;
     }
     return out + "\n  gathered at rank 0; DPC centring, rotation and iDPC run at rank 0 on the gathered CoM";
@@ -247,6 +249,12 @@ class GatheredProducts : public workflow::ScanProducts {
   const Context& c_;
 };
 
+double slowest_load(const Context& c) {
+  double s = 0;
+  for (const auto& r : c.ranks) s = std::max(s, r["load_s"].get<double>());
+  return s;
+}
+
 int device_for(const std::string& backend, int local_rank) {
   const DeviceReport& d = detect();
   if (backend == "cpu" || !d.cuda_available || d.device_count <= 0) return -1;
@@ -267,6 +275,7 @@ void run_split(const std::string& file, const io::LoadOptions& options,
   if (c.rank != 0) lo.progress = nullptr;  // one progress bar (rank 0's)
 
   bool ok = true;
+  double load_s = 0;
   try {  // the load: every rank plans the whole region, takes its rows of it and loads them
     c.slab = step(c, "loading the slabs", [&] {
       const io::LoadPlan plan = io::plan_load(file, options);
@@ -275,13 +284,17 @@ void run_split(const std::string& file, const io::LoadOptions& options,
       const Slab& mine = c.slabs[std::size_t(c.rank)];
       lo.scan_region = Region{plan.scan.row0 + mine.row0 * plan.bin_scan, plan.scan.col0, mine.rows * plan.bin_scan,
                               plan.scan.cols};
-      return io::load(file, lo);
+      const auto t0 = std::chrono::steady_clock::now();
+      Dataset ds = io::load(file, lo);
+      load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      return ds;
     });
     const Slab& mine = c.slabs[std::size_t(c.rank)];
     const nlohmann::json me = {{"rank", c.rank},         {"host", session.host()},
                                {"device", device},       {"row0", mine.row0},
                                {"rows", mine.rows},      {"representation", c.slab->representation()},
-                               {"residency", c.slab->residency()}, {"resident_bytes", c.slab->resident_bytes()}};
+                               {"residency", c.slab->residency()}, {"resident_bytes", c.slab->resident_bytes()},
+                               {"load_s", load_s}};
     for (const std::string& s : gather_strings(me.dump())) {
       c.ranks.push_back(nlohmann::json::parse(s));
       c.resident_bytes += c.ranks.back()["resident_bytes"].get<std::size_t>();
@@ -297,7 +310,10 @@ void run_split(const std::string& file, const io::LoadOptions& options,
   if (c.rank == 0) {
     try {
       GatheredProducts products(c);
+      const auto t0 = std::chrono::steady_clock::now();
       workflow(products);
+      std::printf("mpi: %d ranks; slowest slab load %.3f s; products, gathers and outputs %.3f s\n", c.size,
+                  slowest_load(c), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     } catch (...) {
       broadcast(nlohmann::json{{"op", "done"}, {"failed", true}}.dump());
       throw;

@@ -17,7 +17,8 @@
 
 namespace qgpu::mpi {
 
-// True when a launcher (mpirun/mpiexec of Open MPI, MPICH/PMI, Slurm) started this process among more than one rank.
+// True when Open MPI's mpirun started this process (any -n: even one rank takes the split path), or another
+// launcher (MPICH/PMI, Slurm) started it among more than one rank.
 bool launched_with_ranks();
 // True when this qgpu was built with MPI (CMake found it).
 bool built_with_mpi();

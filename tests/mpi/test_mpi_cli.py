@@ -28,7 +28,7 @@ def assert_same_outputs(one, many, names=PRODUCTS):
     assert rot_one == rot_many
 
 
-@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("ranks", [1, 2, 3])
 def test_image_single_file_matches_one_process(single, tmp_path, ranks):
     image(single, tmp_path / "one")
     r = image(single, tmp_path / "many", ranks=ranks)
