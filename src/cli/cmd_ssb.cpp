@@ -1,5 +1,8 @@
 // qgpu ssb FILE: single-side-band ptychography (optionally fitting the defocus first).
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <numeric>
 #include <filesystem>
 #include <fstream>
 
@@ -8,7 +11,10 @@
 #include "cli/load_flags.hpp"
 #include "cli/outputs.hpp"
 #include "cli/progress.hpp"
+#include "detector/virtual_detector.hpp"
 #include "io/hdf5/load.hpp"
+#include "mpi/split_run.hpp"
+#include "workflow/scan_products.hpp"
 #include "ssb/ssb.hpp"
 
 namespace qgpu::cli {
@@ -41,23 +47,21 @@ std::filesystem::path check(const SsbArgs& a) {
   return output_folder(a.out);
 }
 
-void run(const SsbArgs& a) {
-  const std::filesystem::path dir = check(a);
-  io::LoadOptions lo;
-  lo.backend = a.backend;
-  lo.dataset_path = a.dataset;
-  a.load.apply_to(lo);
-  lo.progress = progress_bar("loading");
-  const Dataset ds = io::load(a.file, lo);
+ssb::SsbParams params_for(const SsbArgs& a, const nlohmann::json& metadata) {
   ssb::SsbParams p;
-  if (ds.metadata().contains("calibration") && ds.metadata()["calibration"].contains("energy_kev"))
-    p = ssb::params_from_metadata(ds);
+  if (metadata.contains("calibration") && metadata["calibration"].contains("energy_kev"))
+    p = ssb::params_from_metadata(metadata);
   if (a.energy) p.energy_kev = *a.energy;
   if (a.semiangle) p.semiangle_mrad = *a.semiangle;
   if (a.step) p.scan_step_angstrom = *a.step;
   if (a.mrad_per_px) p.detector_mrad_per_pixel = *a.mrad_per_px;
   p.rotation_deg = a.rotation;
   if (a.defocus) p.aberrations.C1 = *a.defocus;
+  return p;
+}
+
+// The SSB workflow on a dataset holding the whole scan: the optional fit, then the reconstruction or preview.
+void fit_and_reconstruct(const Dataset& ds, ssb::SsbParams p, const SsbArgs& a, const std::filesystem::path& dir) {
   if (a.fit_trials > 0) {
     ssb::FitOptions o;
     o.trials = a.fit_trials;
@@ -86,6 +90,45 @@ void run(const SsbArgs& a) {
   look.lower_percentile = 0.5;
   look.upper_percentile = 99.5;
   write_outputs(dir, a.preview ? "ssb_preview_phase" : "ssb_phase", r.phase, look);
+}
+
+// SSB needs the whole field: an MPI run gathers the BF disk (with a margin) of every frame at rank 0 and runs the
+// same workflow there on that crop, with the disk centre (fitted on the gathered sum pattern) moved into it. The
+// crop starts on a multiple of the detector binnings, so the binned K blocks are those of one process.
+void gathered_ssb(workflow::ScanProducts& src, const SsbArgs& a, const std::filesystem::path& dir) {
+  std::printf("%s\n", src.summary().c_str());
+  ssb::SsbParams p = params_for(a, src.metadata());
+  const detector::DiskFit fit = src.fit_bf_disk();
+  const Shape4D& s = src.shape();
+  const double cr = fit.center_row, cc = fit.center_col;
+  const double radius = p.detector_mrad_per_pixel > 0 && p.semiangle_mrad > 0 ? p.semiangle_mrad / p.detector_mrad_per_pixel
+                                                                               : fit.radius;
+  const double reach = radius * 1.01 + 2;  // the aperture test's slack is 1e-5
+  const std::size_t align = std::lcm(std::max<std::size_t>(a.preview, 1), a.fit_trials > 0 ? a.bin : 1);
+  const auto lo_edge = [&](double c) { return (std::size_t(std::max(0.0, std::floor(c - reach))) / align) * align; };
+  const auto hi_edge = [&](double c, std::size_t n) { return std::min<std::size_t>(n, std::size_t(std::max(0.0, std::ceil(c + reach))) + 1); };
+  Region box;
+  box.row0 = lo_edge(cr);
+  box.col0 = lo_edge(cc);
+  box.rows = hi_edge(cr, s.det_rows) - box.row0;
+  box.cols = hi_edge(cc, s.det_cols) - box.col0;
+  const Dataset crop = src.detector_crop(box);
+  p.disk_center = std::pair<double, double>{cr - double(box.row0), cc - double(box.col0)};
+  if (!(p.detector_mrad_per_pixel > 0) && !p.disk_radius) p.disk_radius = fit.radius;
+  fit_and_reconstruct(crop, p, a, dir);
+}
+
+void run(const SsbArgs& a) {
+  const std::filesystem::path dir = check(a);
+  io::LoadOptions lo;
+  lo.backend = a.backend;
+  lo.dataset_path = a.dataset;
+  a.load.apply_to(lo);
+  lo.progress = progress_bar("loading");
+  if (mpi::launched_with_ranks())
+    return mpi::run_split(a.file, lo, [&](workflow::ScanProducts& src) { gathered_ssb(src, a, dir); });
+  const Dataset ds = io::load(a.file, lo);
+  fit_and_reconstruct(ds, params_for(a, ds.metadata()), a, dir);
 }
 
 }  // namespace

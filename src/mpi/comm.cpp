@@ -75,17 +75,23 @@ std::vector<std::uint8_t> gather_bytes(const void* data, std::size_t bytes) {
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const bool root = world_rank() == 0;
-  const int mine = as_count(bytes, "a slab's product");
-  std::vector<int> counts(root ? std::size_t(size) : 0), displs(counts.size());
-  check(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
+  // Every rank learns every count, so that a total beyond one message raises on every rank alike (no rank left
+  // waiting in the gather).
+  const unsigned long long mine = bytes;
+  std::vector<unsigned long long> counts(std::size_t(size), 0);
+  check(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, counts.data(), 1, MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD),
+        "MPI_Allgather");
+  std::vector<int> icounts(counts.size()), displs(counts.size());
   std::size_t total = 0;
   for (std::size_t i = 0; i < counts.size(); ++i) {
     displs[i] = as_count(total, "a gathered product");
+    icounts[i] = as_count(std::size_t(counts[i]), "a slab's product");
     total += std::size_t(counts[i]);
   }
   as_count(total, "a gathered product");
-  std::vector<std::uint8_t> out(total);
-  check(MPI_Gatherv(data, mine, MPI_BYTE, out.data(), counts.data(), displs.data(), MPI_BYTE, 0, MPI_COMM_WORLD),
+  std::vector<std::uint8_t> out(root ? total : 0);
+  check(MPI_Gatherv(data, int(bytes), MPI_BYTE, out.data(), icounts.data(), displs.data(), MPI_BYTE, 0,
+                    MPI_COMM_WORLD),
         "MPI_Gatherv");
   return out;
 }
@@ -93,14 +99,15 @@ std::vector<std::uint8_t> gather_bytes(const void* data, std::size_t bytes) {
 std::vector<std::string> gather_strings(const std::string& s) {
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const int mine = as_count(s.size(), "a message");
-  const bool root = world_rank() == 0;
-  std::vector<int> counts(root ? std::size_t(size) : 0);
-  check(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
+  const unsigned long long mine = s.size();
+  std::vector<unsigned long long> counts(std::size_t(size), 0);
+  check(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, counts.data(), 1, MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD),
+        "MPI_Allgather");
   const std::vector<std::uint8_t> all = gather_bytes(s.data(), s.size());
   std::vector<std::string> out;
+  if (world_rank() != 0) return out;
   std::size_t at = 0;
-  for (int c : counts) {
+  for (unsigned long long c : counts) {
     out.emplace_back(reinterpret_cast<const char*>(all.data()) + at, std::size_t(c));
     at += std::size_t(c);
   }

@@ -30,7 +30,8 @@ std::string broadcast(std::string s);
 bool all_ok(bool ok);
 // Every rank's string at rank 0 (rank order); empty elsewhere.
 std::vector<std::string> gather_strings(const std::string& s);
-// Every rank's bytes concatenated in rank order at rank 0; empty elsewhere.
+// Every rank's bytes concatenated in rank order at rank 0; empty elsewhere. A total over one MPI message (2 GiB)
+// raises InvalidArgument on every rank.
 std::vector<std::uint8_t> gather_bytes(const void* data, std::size_t bytes);
 // Element-wise uint64 sums over the ranks at rank 0 (exact, wrapping like one process's uint64 sums).
 std::vector<std::uint64_t> sum_at_root(const std::vector<std::uint64_t>& v);

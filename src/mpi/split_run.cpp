@@ -146,6 +146,7 @@ template <class T> Image<T> gather_rows(const Context& c, const Image<T>& part) 
 struct Answer {
   Image<std::uint64_t> image;
   dpc::ComResult com;
+  std::optional<Dataset> crop;
 };
 
 detector::Center center_of(const nlohmann::json& j) { return {j["center"][0].get<double>(), j["center"][1].get<double>()}; }
@@ -164,6 +165,19 @@ Answer answer(const Context& c, const nlohmann::json& req) {
       a.com.empty_frames = empty[0];
       a.com.provenance = part.provenance;
       as_whole(a.com.provenance, c, {c.whole.scan_rows, c.whole.scan_cols});
+    }
+    return a;
+  }
+  if (op == "crop") {  // the whole scan's frames cut to a detector region (SSB's BF disk), at rank 0
+    const Region r{req["row0"], req["col0"], req["rows"], req["cols"]};
+    HostArray4D part = step(c, "cropping the frames", [&] { return ds.read({}, r); });
+    std::vector<std::uint8_t> bytes = gather_bytes(part.bytes.data(), part.bytes.size());
+    if (c.rank == 0) {
+      HostArray4D whole;
+      whole.shape = {c.whole.scan_rows, c.whole.scan_cols, r.rows, r.cols};
+      whole.dtype = part.dtype;
+      whole.bytes.assign(bytes.begin(), bytes.end());
+      a.crop = workflow::crop_like(ds, std::move(whole), r, {{"mpi", c.mpi()}});
     }
     return a;
   }
@@ -225,7 +239,8 @@ class GatheredProducts : public workflow::ScanProducts {
                     r["load_s"].get<double>());
       out += buf;
     }
-    return out + "\n  gathered at rank 0; DPC centring, rotation and iDPC run at rank 0 on the gathered CoM";
+    return out + "\n  products gathered at rank 0; the whole-field steps (DPC centring, rotation, iDPC on the gathered CoM; "
+                 "SSB on the gathered BF-disk pixels) run at rank 0";
   }
   Image<std::uint64_t> sum_pattern() override { return ask({{"op", "sum_pattern"}}).image; }
   Image<std::uint64_t> virtual_image(const detector::Mask& m, const std::string& operation) override {
@@ -240,6 +255,11 @@ class GatheredProducts : public workflow::ScanProducts {
     return ask({{"op", "adf"}, {"inner", inner}, {"outer", outer}, {"center", {center.first, center.second}}}).image;
   }
   dpc::ComResult center_of_mass() override { return ask({{"op", "com"}}).com; }
+  Dataset detector_crop(const Region& r) override {
+    std::printf("mpi: gathering the frames' detector rows %zu..%zu, cols %zu..%zu at rank 0 (a whole-field method)\n",
+                r.row0, r.row0 + r.rows - 1, r.col0, r.col0 + r.cols - 1);
+    return *ask({{"op", "crop"}, {"row0", r.row0}, {"col0", r.col0}, {"rows", r.rows}, {"cols", r.cols}}).crop;
+  }
 
  private:
   Answer ask(const nlohmann::json& req) {
@@ -332,6 +352,8 @@ void run_split(const std::string& file, const io::LoadOptions& options,
       answer(c, req);
     } catch (const StepFailed&) {
       // rank 0 raised the error; its "done" follows
+    } catch (const Error&) {
+      // raised alike on every rank (a gather over one message): rank 0 reports it; its "done" follows
     }
   }
 }

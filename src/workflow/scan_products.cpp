@@ -46,4 +46,14 @@ Image<std::uint64_t> DatasetProducts::virtual_image(const detector::Mask& mask, 
   return img;
 }
 
+Dataset crop_like(const Dataset& from, HostArray4D frames, const Region& r, const nlohmann::json& note) {
+  Provenance p = from.provenance();
+  p.parameters["detector_crop"] = {{"row0", r.row0}, {"col0", r.col0}, {"rows", r.rows}, {"cols", r.cols}};
+  for (const auto& [k, v] : note.items()) p.parameters[k] = v;
+  Dataset d = Dataset::from_host(std::move(frames), from.metadata(), std::move(p));
+  return from.backend() == Backend::cuda ? d.to_device() : d;
+}
+
+Dataset DatasetProducts::detector_crop(const Region& r) { return crop_like(ds_, ds_.read({}, r), r); }
+
 }  // namespace qgpu::workflow

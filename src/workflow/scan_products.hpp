@@ -18,6 +18,12 @@
 
 namespace qgpu::workflow {
 
+// A dataset of `frames` (the whole scan, cropped to `detector_region` of `from`) with `from`'s metadata, on
+// `from`'s backend (host frames copied to its GPU for cuda).
+// `note`: more provenance parameters (an MPI run's split).
+Dataset crop_like(const Dataset& from, HostArray4D frames, const Region& detector_region,
+                  const nlohmann::json& note = nlohmann::json::object());
+
 class ScanProducts {
  public:
   virtual ~ScanProducts() = default;
@@ -34,6 +40,9 @@ class ScanProducts {
   virtual Image<std::uint64_t> bf(double radius, detector::Center center) = 0;
   virtual Image<std::uint64_t> adf(double inner, double outer, detector::Center center) = 0;
   virtual dpc::ComResult center_of_mass() = 0;
+  // Every frame of the scan cropped to a detector region (e.g. the BF disk, for SSB), as a dataset on this
+  // backend: the input of a whole-field method. An MPI run gathers it at rank 0.
+  virtual Dataset detector_crop(const Region& detector_region) = 0;
 
   // Derived, one implementation for every source (the sum pattern is computed once).
   const Image<std::uint64_t>& summed();
@@ -66,6 +75,7 @@ class DatasetProducts : public ScanProducts {
     return detector::adf(ds_, inner, outer, center);
   }
   dpc::ComResult center_of_mass() override { return dpc::center_of_mass(ds_); }
+  Dataset detector_crop(const Region& detector_region) override;
 
  private:
   Dataset ds_;
