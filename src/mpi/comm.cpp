@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <climits>
+#include <cstdio>
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -34,6 +35,11 @@ int world_rank() {
 
 }  // namespace
 
+Session& session() {
+  static Session s;
+  return s;
+}
+
 Session::Session() {
   int initialized = 0;
   MPI_Initialized(&initialized);
@@ -52,6 +58,8 @@ Session::Session() {
 }
 
 Session::~Session() {
+  std::fflush(stdout);  // before the fence: a rank whose peers exit nonzero may be stopped right after it
+  std::fflush(stderr);
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();

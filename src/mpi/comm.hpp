@@ -8,6 +8,11 @@
 namespace qgpu::mpi {
 
 // MPI_Init on construction, MPI_Finalize on destruction (one per process).
+class Session;
+// The process's session: made on first use, finalized at exit, after main has printed any error. MPI_Finalize
+// waits for every rank, so no rank can exit (nonzero, making mpirun stop the others) before rank 0 has reported.
+Session& session();
+
 class Session {
  public:
   Session();

@@ -285,7 +285,7 @@ int device_for(const std::string& backend, int local_rank) {
 
 void run_split(const std::string& file, const io::LoadOptions& options,
                const std::function<void(workflow::ScanProducts&)>& workflow) {
-  Session session;
+  Session& session = mpi::session();
   Context c;
   c.rank = session.rank();
   c.size = session.size();
