@@ -200,7 +200,10 @@ void add_image(CLI::App& app) {
     if (!want_bf && !want_adf && !a->com && !a->dpc && !a->idpc && !a->mean)
       throw CLI::ValidationError("image", "choose at least one of --bf, --adf, --com, --dpc, --idpc, --mean");
     run_command([&] {
-      if (cache::is_cache_file(a->file)) return image_from_cache(cache_request(*a, want_bf, want_adf));
+      if (cache::is_cache_file(a->file)) {
+        if (mpi::launched_with_ranks() && mpi::launcher_rank() != 0) return;  // rank 0 answers from the cache alone
+        return image_from_cache(cache_request(*a, want_bf, want_adf));
+      }
       run(*a, want_bf, want_adf);
     });
   });

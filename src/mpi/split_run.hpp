@@ -20,6 +20,11 @@ namespace qgpu::mpi {
 // True when Open MPI's mpirun started this process (any -n: even one rank takes the split path), or another
 // launcher (MPICH/PMI, Slurm) started it among more than one rank.
 bool launched_with_ranks();
+// This process's rank as the launcher states it (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), 0 when none does.
+int launcher_rank();
+// InvalidArgument when started as several ranks for a command that does not split over them (everything but
+// image, cache and ssb would run as N copies writing the same outputs).
+void check_command_splits(const std::string& command);
 // True when this qgpu was built with MPI (CMake found it).
 bool built_with_mpi();
 

@@ -11,12 +11,15 @@ MPIRUN = os.environ.get("MPIRUN") or shutil.which("mpirun")
 def qgpu(*args, ranks=None, timeout=300):
     """Runs qgpu, as one process or under `mpirun -n ranks --oversubscribe` (as root: --allow-run-as-root)."""
     cmd = [QGPU, *map(str, args)]
+    env = None
     if ranks:
+        # containers often forbid the cross-memory attach of Open MPI's shared-memory transport: copy instead
+        env = dict(os.environ, OMPI_MCA_btl_vader_single_copy_mechanism="none")
         if not MPIRUN:
             pytest.skip("mpirun not found (apt-get install openmpi-bin libopenmpi-dev)")
         root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
         cmd = [MPIRUN, *root, "--oversubscribe", "-n", str(ranks), *cmd]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 @pytest.fixture(scope="session")

@@ -182,3 +182,20 @@ def test_ssb_gathers_the_bf_disk_at_rank_0_and_matches_one_process(single, tmp_p
         assert f1["loss_trace"] == f3["loss_trace"] and f1["C1"] == f3["C1"]
     detail = json.load(open(tmp_path / "many" / f"{name}.json"))["result"]["parameters"]
     assert detail["disk_center_source"] == "given"  # moved into the gathered crop
+
+
+def test_commands_that_do_not_split_refuse_several_ranks(single, tmp_path):
+    r = qgpu("sample", tmp_path / "x.h5", "--scan", 4, 4, "--detector", 8, 8, ranks=2, timeout=120)
+    assert r.returncode != 0
+    assert "qgpu sample does not split over MPI ranks" in r.stderr, r.stderr
+    assert not (tmp_path / "x.h5").exists()
+
+
+def test_image_from_a_product_cache_is_answered_by_rank_0(single, tmp_path):
+    assert qgpu("cache", single, "--backend", "cpu", "-o", tmp_path / "c.h5").returncode == 0
+    one = qgpu("image", tmp_path / "c.h5", "--bf", "--idpc", "-o", tmp_path / "one")
+    many = qgpu("image", tmp_path / "c.h5", "--bf", "--idpc", "-o", tmp_path / "many", ranks=2)
+    assert one.returncode == 0 and many.returncode == 0, many.stderr
+    assert many.stdout.count("bf ") == 1  # written once
+    for name in ["bf", "idpc"]:
+        assert (tmp_path / "one" / f"{name}.npy").read_bytes() == (tmp_path / "many" / f"{name}.npy").read_bytes()
