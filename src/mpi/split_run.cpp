@@ -289,8 +289,8 @@ void run_split(const std::string& file, const io::LoadOptions& options,
   Context c;
   c.rank = session.rank();
   c.size = session.size();
-  const int device = device_for(options.backend, session.local_rank());
-  remote::DeviceGuard on_device(device);  // this rank's GPU for its load and every product
+  int device = -1;
+  std::optional<remote::DeviceGuard> on_device;  // this rank's GPU for its load and every product
   io::LoadOptions lo = options;
   if (c.rank != 0) lo.progress = nullptr;  // one progress bar (rank 0's)
 
@@ -298,6 +298,8 @@ void run_split(const std::string& file, const io::LoadOptions& options,
   double load_s = 0;
   try {  // the load: every rank plans the whole region, takes its rows of it and loads them
     c.slab = step(c, "loading the slabs", [&] {
+      device = device_for(options.backend, session.local_rank());
+      on_device.emplace(device);  // inside the step: a device that cannot be selected is reported like a failed load
       const io::LoadPlan plan = io::plan_load(file, options);
       c.whole = plan.out_shape;
       c.slabs = split_rows(plan.out_shape.scan_rows, c.size);
