@@ -199,3 +199,24 @@ def test_image_from_a_product_cache_is_answered_by_rank_0(single, tmp_path):
     assert many.stdout.count("bf ") == 1  # written once
     for name in ["bf", "idpc"]:
         assert (tmp_path / "one" / f"{name}.npy").read_bytes() == (tmp_path / "many" / f"{name}.npy").read_bytes()
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_cuda_ranks_match_one_cuda_process_and_the_cpu_reference(single, tmp_path, ranks):
+    # ranks share the GPUs there are (device = local rank mod count); skipped where no GPU is usable
+    one = qgpu("image", single, "--backend", "cuda", *IMAGE_FLAGS, "-o", tmp_path / "one")
+    if one.returncode != 0 and "CUDA" in one.stderr:
+        pytest.skip("no usable CUDA GPU: " + one.stderr.strip().splitlines()[-1])
+    assert one.returncode == 0, one.stderr
+    many = qgpu("image", single, "--backend", "cuda", *IMAGE_FLAGS, "-o", tmp_path / "many", ranks=ranks)
+    assert many.returncode == 0, many.stdout + many.stderr
+    assert "(GPU 0)" in many.stdout
+    assert_same_outputs(tmp_path / "one", tmp_path / "many")
+    image(single, tmp_path / "cpu")
+    for name in ["bf", "adf", "com_row", "com_col", "mean_pattern"]:  # exact on both backends
+        assert (tmp_path / "cpu" / f"{name}.npy").read_bytes() == (tmp_path / "many" / f"{name}.npy").read_bytes()
+    ssb1 = qgpu("ssb", single, "--backend", "cuda", "--preview", 4, "-o", tmp_path / "s1")
+    ssb2 = qgpu("ssb", single, "--backend", "cuda", "--preview", 4, "-o", tmp_path / "s2", ranks=ranks)
+    assert ssb1.returncode == 0 and ssb2.returncode == 0, ssb2.stderr
+    assert (tmp_path / "s1" / "ssb_preview_phase.npy").read_bytes() == \
+        (tmp_path / "s2" / "ssb_preview_phase.npy").read_bytes()
