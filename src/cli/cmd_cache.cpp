@@ -39,8 +39,9 @@ void run(const CacheArgs& a) {
   for (std::size_t i = 0; i + 1 < a.adf.size(); i += 2) bo.adf_ranges.push_back({a.adf[i], a.adf[i + 1]});
   cache::check_extra_detectors(bo);  // before any loading
   // The cache workflow, written once: one process passes its Dataset, an MPI run its gathered row slabs.
+  std::string load_time;  // one process: how long the load took (an MPI run lists each rank's)
   const auto pipeline = [&](workflow::ScanProducts& src) {
-    std::printf("%s\n", src.summary().c_str());
+    std::printf("%s%s\n", src.summary().c_str(), load_time.c_str());
     const auto t1 = std::chrono::steady_clock::now();
     const std::vector<std::string> names = cache::build(src, a.out, bo);
     std::printf("wrote %zu products to %s in %.2f s:", names.size(), a.out.c_str(), seconds_since(t1));
@@ -51,7 +52,9 @@ void run(const CacheArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
   workflow::DatasetProducts src(io::load(a.file, lo));
   end_progress_line();
-  std::printf("load took %.2f s\n", seconds_since(t0));
+  char buf[64];
+  std::snprintf(buf, sizeof buf, " in %.2f s", seconds_since(t0));
+  load_time = buf;
   pipeline(src);
 }
 
