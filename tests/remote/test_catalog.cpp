@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "remote/catalog.hpp"
 #include "remote/http_error.hpp"
+#include "remote/server.hpp"
 #include "service_fixture.hpp"
 
 using namespace qgpu;
@@ -117,4 +118,11 @@ TEST(RemoteCatalogCuda, TwoDatasetsOnTwoDevicesLiveWhereTheyWerePlaced) {
     EXPECT_EQ(p["memory"], "gpu");
     EXPECT_GT(p["resident_bytes"].get<std::size_t>(), 0u);
   }
+}
+
+TEST(RemoteCatalog, HeavySlotsGrowWithTheDevices) {
+  EXPECT_EQ(remote::heavy_slots_for(0), 4u);
+  EXPECT_EQ(remote::heavy_slots_for(1), 4u);
+  EXPECT_EQ(remote::heavy_slots_for(8), 32u);
+  EXPECT_EQ(remote::heavy_slots_for(3, 2), 6u);
 }
