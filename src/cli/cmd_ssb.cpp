@@ -103,15 +103,8 @@ void gathered_ssb(workflow::ScanProducts& src, const SsbArgs& a, const std::file
   const double cr = fit.center_row, cc = fit.center_col;
   const double radius = p.detector_mrad_per_pixel > 0 && p.semiangle_mrad > 0 ? p.semiangle_mrad / p.detector_mrad_per_pixel
                                                                                : fit.radius;
-  const double reach = radius * 1.01 + 2;  // the aperture test's slack is 1e-5
   const std::size_t align = std::lcm(std::max<std::size_t>(a.preview, 1), a.fit_trials > 0 ? a.bin : 1);
-  const auto lo_edge = [&](double c) { return (std::size_t(std::max(0.0, std::floor(c - reach))) / align) * align; };
-  const auto hi_edge = [&](double c, std::size_t n) { return std::min<std::size_t>(n, std::size_t(std::max(0.0, std::ceil(c + reach))) + 1); };
-  Region box;
-  box.row0 = lo_edge(cr);
-  box.col0 = lo_edge(cc);
-  box.rows = hi_edge(cr, s.det_rows) - box.row0;
-  box.cols = hi_edge(cc, s.det_cols) - box.col0;
+  const Region box = workflow::bf_disk_box(fit, radius, s.det_rows, s.det_cols, align);
   const Dataset crop = src.detector_crop(box);
   p.disk_center = std::pair<double, double>{cr - double(box.row0), cc - double(box.col0)};
   if (!(p.detector_mrad_per_pixel > 0) && !p.disk_radius) p.disk_radius = fit.radius;

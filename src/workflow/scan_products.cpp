@@ -1,5 +1,7 @@
 #include "workflow/scan_products.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace qgpu::workflow {
@@ -44,6 +46,22 @@ Image<std::uint64_t> DatasetProducts::virtual_image(const detector::Mask& mask, 
   Image<std::uint64_t> img = detector::virtual_image(ds_, mask);
   img.provenance.operation = operation;
   return img;
+}
+
+Region bf_disk_box(const detector::DiskFit& fit, double radius, std::size_t det_rows, std::size_t det_cols,
+                   std::size_t align) {
+  const double reach = radius * 1.01 + 2;  // the aperture tests' slack is far smaller
+  align = std::max<std::size_t>(align, 1);
+  const auto low = [&](double c) { return (std::size_t(std::max(0.0, std::floor(c - reach))) / align) * align; };
+  const auto high = [&](double c, std::size_t n) {
+    return std::min<std::size_t>(n, std::size_t(std::max(0.0, std::ceil(c + reach))) + 1);
+  };
+  Region box;
+  box.row0 = low(fit.center_row);
+  box.col0 = low(fit.center_col);
+  box.rows = high(fit.center_row, det_rows) - box.row0;
+  box.cols = high(fit.center_col, det_cols) - box.col0;
+  return box;
 }
 
 Dataset crop_like(const Dataset& from, HostArray4D frames, const Region& r, const nlohmann::json& note) {

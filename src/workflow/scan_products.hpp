@@ -20,6 +20,12 @@ namespace qgpu::workflow {
 
 // A dataset of `frames` (the whole scan, cropped to `detector_region` of `from`) with `from`'s metadata, on
 // `from`'s backend (host frames copied to its GPU for cuda).
+// The detector box a whole-field method of the BF-disk pixels needs (SSB, parallax): the disk of `radius` pixels
+// around the fitted centre with a margin (radius x 1.01 + 2 px), clamped to the detector, its origin on a multiple
+// of `align` (the detector binning of the method, so its binned blocks are those of the whole detector).
+Region bf_disk_box(const detector::DiskFit& fit, double radius, std::size_t det_rows, std::size_t det_cols,
+                   std::size_t align = 1);
+
 // `note`: more provenance parameters (an MPI run's split).
 Dataset crop_like(const Dataset& from, HostArray4D frames, const Region& detector_region,
                   const nlohmann::json& note = nlohmann::json::object());
