@@ -33,8 +33,10 @@ inline std::string ensure_sample(const std::string& path, std::size_t scan, std:
   std::fprintf(stderr, "writing %s (%zux%zu scan, %zux%zu detector, %s)\n", path.c_str(), scan, scan, det, det,
                dtype_name(dtype).c_str());
   sample::write_sample(path, s);
-  std::fprintf(stderr, "written in %.1f s, %.2f GB on disk\n", now_s() - t0,
-               double(std::filesystem::file_size(path)) / 1e9);
+  const double secs = now_s() - t0, dense = double(scan) * scan * det * det * dtype_size(dtype),
+               disk = double(std::filesystem::file_size(path));
+  std::fprintf(stderr, "written in %.1f s, %.2f GB on disk: %.2f GB/s of counts simulated, compressed and written "
+               "(%.2f GB/s to disk)\n", secs, disk / 1e9, dense / secs / 1e9, disk / secs / 1e9);
   return path;
 }
 

@@ -1,5 +1,6 @@
 // GPU bitshuffle+LZ4 decode kernel alone: every compressed chunk of the file already in device memory, decoded into
-// the frames over and over (CUDA events, median of 10 after warm-up). GB/s of decoded output; the goal is >= 500.
+// the frames over and over (CUDA events, median of 10 after warm-up), once per decoder variant (how the warp reads
+// the compressed block). GB/s of decoded output; the goal is >= 500.
 // usage: bench_decode FILE
 #include <cuda_runtime.h>
 
@@ -50,27 +51,34 @@ int main(int argc, char** argv) {
   cudaEvent_t e0, e1;
   QGPU_CUDA(cudaEventCreate(&e0));
   QGPU_CUDA(cudaEventCreate(&e1));
-  std::vector<double> ms;
-  for (int rep = 0; rep < 13; ++rep) {
-    QGPU_CUDA(cudaEventRecord(e0));
-    io::cuda::decode_bitshuffle_lz4(db, geo, out.data(), scratch, err.as<unsigned long long>(), nullptr);
-    QGPU_CUDA(cudaEventRecord(e1));
-    QGPU_CUDA(cudaEventSynchronize(e1));
-    float m = 0;
-    QGPU_CUDA(cudaEventElapsedTime(&m, e0, e1));
-    if (rep >= 3) ms.push_back(m);
-  }
-  unsigned long long e = 0;
-  err.download(&e, 8);
-  if (e != none) {
-    std::fprintf(stderr, "decode error: %s\n", io::cuda::describe_decode_error(e).c_str());
-    return 1;
-  }
   const double decoded = double(n) * double(fi.frame_bytes());
   char shape[128];
   std::snprintf(shape, sizeof(shape), "%zux%zux%zux%zu %s", fi.shape.scan_rows, fi.shape.scan_cols, fi.shape.det_rows,
                 fi.shape.det_cols, dtype_name(fi.dtype).c_str());
-  bench::row("decode kernel alone (bitshuffle+LZ4, chunks resident)", shape, bench::median(ms) / 1e3, decoded,
-             "GB/s of decoded output; " + std::to_string(host.size() >> 20) + " MiB compressed");
+  for (const auto variant : {io::cuda::DecodeVariant::kGlobal, io::cuda::DecodeVariant::kPrefetchL2,
+                             io::cuda::DecodeVariant::kStageShared}) {
+    std::vector<double> ms;
+    for (int rep = 0; rep < 13; ++rep) {
+      QGPU_CUDA(cudaEventRecord(e0));
+      io::cuda::decode_bitshuffle_lz4(db, geo, out.data(), scratch, err.as<unsigned long long>(), nullptr, variant);
+      QGPU_CUDA(cudaEventRecord(e1));
+      QGPU_CUDA(cudaEventSynchronize(e1));
+      float m = 0;
+      QGPU_CUDA(cudaEventElapsedTime(&m, e0, e1));
+      if (rep >= 3) ms.push_back(m);
+    }
+    unsigned long long e = 0;
+    err.download(&e, 8);
+    if (e != none) {
+      std::fprintf(stderr, "decode error (%s): %s\n", io::cuda::decode_variant_name(variant),
+                   io::cuda::describe_decode_error(e).c_str());
+      return 1;
+    }
+    const bool is_default = variant == io::cuda::kDefaultDecodeVariant;
+    bench::row(std::string("decode kernel alone, variant ") + io::cuda::decode_variant_name(variant) +
+                   (is_default ? " (default)" : ""),
+               shape, bench::median(ms) / 1e3, decoded,
+               "GB/s of decoded output; " + std::to_string(host.size() >> 20) + " MiB compressed");
+  }
   return 0;
 }

@@ -1,6 +1,8 @@
 // The encoded-v1 resident on the GPU: encode time from the dense GPU-resident dataset (appended in batches of
 // whole scan rows, as the loader would), resident bytes against dense and the file, and warm query kernel times
-// (CUDA events, median of 10 after 3 warm-ups), each answer checked against the dense resident.
+// (CUDA events, median of 10 after 3 warm-ups), each answer checked against the dense resident: BF, ADF, the CoM
+// sums (kernel) and the whole CoM product, mean pattern, one frame, a 64x64 scan-region read; then the load of the
+// file dense and encoded (median of 2 warm each): all the issue-8 figures of one file in one run.
 // usage: bench_encoded_cuda FILE [scan det dtype]
 #include <cuda_runtime.h>
 
@@ -11,6 +13,8 @@
 #include "bench_dataset.hpp"
 #include "cuda_timer.hpp"
 #include "detector/cuda/masked_sum_cuda.hpp"
+#include "detector/virtual_detector.hpp"
+#include "dpc/com.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "resident/encoded/cuda/encoded_cuda.hpp"
 #include "resident/encoded/encoded_resident.hpp"
@@ -95,5 +99,63 @@ int main(int argc, char** argv) {
   region.download(got.data(), got.size());
   std::printf("| encoded %zux%zu scan-region read (full frames) | %.3f ms | equal to dense: %s |\n", side, side,
               region_ms, got == ref.bytes ? "yes" : "NO");
+
+  // CoM: the kernel the encoded CoM runs (weights det_row, det_col over every pixel, one decode), then the product.
+  {
+    std::vector<std::uint32_t> all, wr, wc;
+    for (std::uint32_t p = 0; p < l.frame_pixels; ++p) {
+      all.push_back(p);
+      wr.push_back(p / static_cast<std::uint32_t>(s.det_cols));
+      wc.push_back(p % static_cast<std::uint32_t>(s.det_cols));
+    }
+    std::vector<std::uint32_t> w2 = wr;
+    w2.insert(w2.end(), wc.begin(), wc.end());
+    DeviceBuffer d_px(all.size() * 4), d_w(w2.size() * 4), out2(2 * l.frames * 8);
+    d_px.upload(all.data(), d_px.bytes());
+    d_w.upload(w2.data(), d_w.bytes());
+    const double ms = time_ms([&] {
+      encoded::cuda::masked_sums(l, enc.device_tiles(), d_px.as<std::uint32_t>(), d_w.as<std::uint32_t>(),
+                                 all.size(), 2, out2.as<std::uint64_t>());
+    }, 10);
+    std::vector<std::uint64_t> got(2 * l.frames);
+    out2.download(got.data(), got.size() * 8);
+    detector::SumPlan pr, pc;
+    pr.offsets = pc.offsets = all;
+    pr.weights = wr;
+    pc.weights = wc;
+    const auto dr = detector::cuda::masked_sum(ds, pr), dc = detector::cuda::masked_sum(ds, pc);
+    const bool equal = std::equal(dr.begin(), dr.end(), got.begin()) &&
+                       std::equal(dc.begin(), dc.end(), got.begin() + static_cast<std::ptrdiff_t>(l.frames));
+    std::printf("| encoded CoM sums (det_row, det_col weights, %zu pixels, kernel) | %.3f ms | equal to dense: %s |\n",
+                all.size(), ms, equal ? "yes" : "NO");
+  }
+
+  // Products through the public API on a dataset loaded encoded (host results: includes the download).
+  const auto load_ms = [&](const std::string& representation, Dataset* keep) {
+    io::LoadOptions o;
+    o.backend = "cuda";
+    o.representation = representation;
+    std::vector<double> t;
+    for (int i = 0; i < 3; ++i) {  // the first load warms the page cache and the CUDA context; median of the rest
+      const double a = bench::now_s();
+      Dataset d = io::load(argv[1], o);
+      QGPU_CUDA(cudaDeviceSynchronize());
+      if (i > 0) t.push_back(bench::now_s() - a);
+      if (keep && i == 2) *keep = std::move(d);
+    }
+    return bench::median(t) * 1e3;
+  };
+  Dataset dse = ds;
+  const double enc_load = load_ms("encoded", &dse);
+  const double dense_load = load_ms("dense", nullptr);
+  std::printf("| load dense | %.1f ms |\n| load encoded | %.1f ms | %.2fx the dense load |\n", dense_load, enc_load,
+              enc_load / dense_load);
+  const double com_ms = time_ms([&] { (void)dpc::center_of_mass(dse); }, 10);
+  const auto com_e = dpc::center_of_mass(dse), com_d = dpc::center_of_mass(ds);
+  std::printf("| encoded CoM (center_of_mass, whole product) | %.3f ms | equal to dense: %s |\n", com_ms,
+              com_e.com_row.data == com_d.com_row.data && com_e.com_col.data == com_d.com_col.data ? "yes" : "NO");
+  const double mean_ms = time_ms([&] { (void)detector::mean_pattern(dse); }, 10);
+  std::printf("| encoded mean pattern (mean_pattern, whole product) | %.3f ms | equal to dense: %s |\n", mean_ms,
+              detector::mean_pattern(dse).data == detector::mean_pattern(ds).data ? "yes" : "NO");
   return 0;
 }

@@ -2,7 +2,8 @@
 # One device call (H200): run with the binaries packed by scripts/device_pack.sh (carry .devpack, or .devbin and .devlib).
 # Logs of every step are returned as $OUT/logs.tgz.
 # usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
-#        queries, movie, cache, fuzzgpu, ssb, serve, detector. Logs go to $OUT; a short table is printed last.
+#        queries, movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), replay (300k mutants),
+#        scale (2048x2048 scan tiled from s512's chunks, loaded encoded). Logs go to $OUT; a short table is printed last.
 set -o pipefail
 source scripts/device_env.sh
 OUT=${OUT:-/tmp/qb/out}; LOG=/tmp/qb/logs; mkdir -p "$OUT" "$LOG"
@@ -19,6 +20,14 @@ for s in "$@"; do
         echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
       done ;;
+    cudatests)  # only the GPU tests of each binary (the CPU ones run on CI)
+      for t in $B/test_*; do
+        n=$(basename "$t"); timeout 300 "$t" --gtest_brief=1 --gtest_filter='*Cuda*:*Gpu*:*GPU*' >"$LOG/$n.log" 2>&1
+        echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
+        grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
+      done ;;
+    scale) step bench_scale 240 $B/bench_scale /tmp/qb/s2048.h5 --tile-from /tmp/qb/s512.h5 --factor 4 ;;
+    replay) step replay_cuda_decoder 200 $B/replay_cuda_decoder --mutate 300000 --seed 2 ;;
     s512) step write_s512 300 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --write-only ;;
     load512) step bench_load 300 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --reference-rows 32 --direct ;;
     decode) step bench_decode 120 $B/bench_decode /tmp/qb/s512.h5 ;;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The whole test suite: install, build, then every C++ (GoogleTest) and Python (pytest) test through ctest,
-# then the browser end-to-end test when it exists, then the fuzz harnesses (scripts/fuzz.sh: seed replay and
-# FUZZ_SECONDS, default 60, of fuzzing each) when clang and libFuzzer are installed. CUDA tests skip with a
+# then the browser end-to-end tests (viewer, local-file WebGPU page) when they exist, then the fuzz harnesses
+# (scripts/fuzz.sh: seed replay and FUZZ_SECONDS, default 60, of fuzzing each) when clang and libFuzzer are installed. CUDA tests skip with a
 # message where no GPU is usable.
 set -euo pipefail
 cd "$(dirname "$0")/.."

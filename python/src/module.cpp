@@ -13,6 +13,7 @@ void bind_detector(pyb::module_& m);
 void bind_dpc(pyb::module_& m);
 void bind_display(pyb::module_& m);
 void bind_ssb(pyb::module_& m);
+void bind_parallax(pyb::module_& m);
 void bind_cache(pyb::module_& m);
 void bind_movie(pyb::module_& m);
 }  // namespace qgpu::py
@@ -83,6 +84,7 @@ PYBIND11_MODULE(_qgpu, m) {
   qgpu::py::bind_dpc(m);
   qgpu::py::bind_display(m);
   qgpu::py::bind_ssb(m);
+  qgpu::py::bind_parallax(m);
   qgpu::py::bind_cache(m);
   qgpu::py::bind_movie(m);
 }

@@ -98,12 +98,16 @@ void compute_and_write(workflow::ScanProducts& src, const ImageArgs& a, const Ch
     double angle = 0;
     bool transpose = false;
     if (a.rotation.empty()) {
-      const dpc::RotationResult rot = dpc::calibrate_rotation(d);
+      const dpc::RotationResult rot = src.calibrate_rotation(d);  // CoM curl, or parallax when defocused
       angle = rot.angle_deg;
       transpose = rot.transpose;
       std::ofstream((dir / "rotation.json").string()) << rot.provenance.to_json().dump(2) << "\n";
-      std::printf("  rotation       %.2f deg, transpose %s (calibrated: RMS curl %.4g, confidence %.3f)\n", angle,
-                  transpose ? "yes" : "no", rot.curl_rms, rot.confidence);
+      if (rot.method == "parallax")
+        std::printf("  rotation       %.2f deg, transpose %s (calibrated by the parallax shift field: CoM curl not "
+                    "significant; confidence %.3f)\n", angle, transpose ? "yes" : "no", rot.confidence);
+      else
+        std::printf("  rotation       %.2f deg, transpose %s (calibrated: RMS curl %.4g, confidence %.3f)\n", angle,
+                    transpose ? "yes" : "no", rot.curl_rms, rot.confidence);
       if (!rot.determined) std::fprintf(stderr, "qgpu: warning: %s (--rotation ANGLE [TRANSPOSE])\n",
                                         dpc::rotation_warning(rot).c_str());
     } else {

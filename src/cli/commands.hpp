@@ -10,6 +10,7 @@ void add_image(CLI::App& app);
 void add_sample(CLI::App& app);
 void add_serve(CLI::App& app);
 void add_ssb(CLI::App& app);
+void add_parallax(CLI::App& app);
 void add_movie(CLI::App& app);
 
 }  // namespace qgpu::cli

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
     qgpu::cli::add_sample(app);
     qgpu::cli::add_serve(app);
     qgpu::cli::add_ssb(app);
+    qgpu::cli::add_parallax(app);
     qgpu::cli::add_movie(app);
     for (int i = 1; i < argc; ++i)  // under mpirun: only the commands that split the scan
       if (argv[i][0] != '-') {

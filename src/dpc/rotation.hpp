@@ -17,6 +17,7 @@
 #include "core/image.hpp"
 #include "core/provenance.hpp"
 #include "dpc/com.hpp"
+#include "resident/dataset.hpp"
 
 namespace qgpu::dpc {
 
@@ -34,6 +35,9 @@ struct RotationResult {
   // and a user should give the rotation explicitly (e.g. a strongly defocused probe blurs the DPC field).
   double angle_margin = 0, transpose_margin = 0, flip_margin = 0, confidence = 0;
   bool determined = false;
+  // Which method decided: "com_curl" (calibrate_rotation(dpc)) or "parallax" (calibrate_rotation(ds, dpc) when the
+  // CoM answer is not determined and the parallax shift field is more confident; confidence is then the parallax's).
+  std::string method = "com_curl";
   // Coarse scan: angles_deg = 0, 1, ..., 359; curl_by_angle has 2 * 360 values, [transpose][angle]:
   // curl_by_angle[a] for transpose = false, curl_by_angle[360 + a] for transpose = true (RMS curl).
   std::vector<double> angles_deg, curl_by_angle;
@@ -49,6 +53,16 @@ struct RotationResult {
 RotationResult calibrate_rotation(const DpcResult& dpc);
 
 inline constexpr double kRotationConfident = 0.1;
+
+// Rotation calibration that survives defocus: the CoM curl minimum above when it is determined; otherwise the
+// parallax shift field of the dataset (parallax/parallax.hpp: the BF-pixel image shifts are -C1 R(angle) T^transpose
+// times the tilt, so they give angle and transpose directly, independent of the object's contrast; the 180-degree
+// choice from the nominal defocus sign in the metadata, else the skewness of the tilt-corrected image). Parallax
+// confidence = min(fit confidence, sign confidence); the more confident of the two answers is returned, with
+// method, both confidences and the parallax fit in the provenance. Without calibration metadata the parallax runs
+// with placeholder optics (only its C1 value depends on them, not the angle); when the parallax cannot run
+// (InvalidArgument, e.g. a tiny scan) the CoM answer is returned with the reason in provenance parameters.parallax.
+RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc);
 
 // A one-line warning for an undetermined calibration ("" when determined), naming the margins.
 std::string rotation_warning(const RotationResult& r);

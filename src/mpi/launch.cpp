@@ -35,7 +35,7 @@ int launcher_rank() {
 void check_command_splits(const std::string& command) {
   if (launcher_size() < 2 || command.empty() || command == "image" || command == "cache" || command == "ssb")
     return;
-  for (const char* known : {"info", "sample", "serve", "movie"})
+  for (const char* known : {"info", "sample", "serve", "movie", "parallax"})
     if (command == known)
       throw InvalidArgument("qgpu " + command + " does not split over MPI ranks (only image, cache and ssb do): run it " +
                             "as one process, without mpirun");

@@ -240,7 +240,7 @@ class GatheredProducts : public workflow::ScanProducts {
       out += buf;
     }
     return out + "\n  products gathered at rank 0; the whole-field steps (DPC centring, rotation, iDPC on the gathered CoM; "
-                 "SSB on the gathered BF-disk pixels) run at rank 0";
+                 "SSB and the rotation's parallax fallback on the gathered BF-disk pixels) run at rank 0";
   }
   Image<std::uint64_t> sum_pattern() override { return ask({{"op", "sum_pattern"}}).image; }
   Image<std::uint64_t> virtual_image(const detector::Mask& m, const std::string& operation) override {
@@ -259,6 +259,27 @@ class GatheredProducts : public workflow::ScanProducts {
     std::printf("mpi: gathering the frames' detector rows %zu..%zu, cols %zu..%zu at rank 0 (a whole-field method)\n",
                 r.row0, r.row0 + r.rows - 1, r.col0, r.col0 + r.cols - 1);
     return *ask({{"op", "crop"}, {"row0", r.row0}, {"col0", r.col0}, {"rows", r.rows}, {"cols", r.cols}}).crop;
+  }
+  dpc::RotationResult calibrate_rotation(const dpc::DpcResult& d) override {
+    dpc::RotationResult com = dpc::calibrate_rotation(d);
+    if (com.determined) {  // what dpc::calibrate_rotation(ds, d) answers then, without the frames
+      com.provenance.parameters["decided_by"] = "com_curl";
+      return com;
+    }
+    // the parallax fallback needs the BF-disk pixels of every frame: gathered at rank 0 (its disk fit on the box
+    // equals the whole detector's up to the rounding of the moved centre)
+    const nlohmann::json& md = metadata();
+    double radius = fit_bf_disk().radius;
+    if (md.contains("calibration") && md["calibration"].is_object()) {
+      const nlohmann::json& cal = md["calibration"];
+      if (cal.contains("semiangle_mrad") && cal.contains("detector_mrad_per_pixel") &&
+          cal["detector_mrad_per_pixel"].is_number() && cal["detector_mrad_per_pixel"].get<double>() > 0)
+        radius = std::max(radius, cal["semiangle_mrad"].get<double>() / cal["detector_mrad_per_pixel"].get<double>());
+    }
+    const Dataset box = detector_crop(workflow::bf_disk_box(fit_bf_disk(), radius, c_.whole.det_rows, c_.whole.det_cols));
+    dpc::RotationResult r = dpc::calibrate_rotation(box, d);
+    r.provenance.parameters["mpi"] = "parallax on the BF-disk box of every frame, gathered at rank 0";
+    return r;
   }
 
  private:

@@ -14,6 +14,7 @@
 #include "detector/mask.hpp"
 #include "detector/virtual_detector.hpp"
 #include "dpc/com.hpp"
+#include "dpc/rotation.hpp"
 #include "resident/dataset.hpp"
 
 namespace qgpu::workflow {
@@ -49,6 +50,10 @@ class ScanProducts {
   // Every frame of the scan cropped to a detector region (e.g. the BF disk, for SSB), as a dataset on this
   // backend: the input of a whole-field method. An MPI run gathers it at rank 0.
   virtual Dataset detector_crop(const Region& detector_region) = 0;
+  // Rotation calibration of the centred CoM field: the CoM curl, or the parallax shift field of the BF-disk pixels
+  // when that is not determined (dpc::calibrate_rotation(ds, dpc)). An MPI run gathers the BF disk box at rank 0
+  // only when the parallax is needed.
+  virtual dpc::RotationResult calibrate_rotation(const dpc::DpcResult& dpc) = 0;
 
   // Derived, one implementation for every source (the sum pattern is computed once).
   const Image<std::uint64_t>& summed();
@@ -82,6 +87,9 @@ class DatasetProducts : public ScanProducts {
   }
   dpc::ComResult center_of_mass() override { return dpc::center_of_mass(ds_); }
   Dataset detector_crop(const Region& detector_region) override;
+  dpc::RotationResult calibrate_rotation(const dpc::DpcResult& dpc) override {
+    return dpc::calibrate_rotation(ds_, dpc);
+  }
 
  private:
   Dataset ds_;

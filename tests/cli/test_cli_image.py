@@ -119,15 +119,17 @@ def test_mean_pattern_values_and_halo_display(sample, tmp_path):
     assert shown["parameters"]["input_operation"] == "display.pattern_log"
 
 
-def test_undetermined_rotation_is_reported_and_warned(tmp_path):
-    path = tmp_path / "defocused.h5"  # 150 A defocus: the DPC field no longer fixes the rotation (issue 9)
+def test_defocused_rotation_is_calibrated_by_the_parallax(tmp_path):
+    path = tmp_path / "defocused.h5"  # 150 A defocus: the DPC field no longer fixes the rotation (issues 9, 14)
     assert qgpu("sample", path, "--scan", 64, 64, "--detector", 96, 96, "--defocus", 150).returncode == 0
     r = qgpu("image", path, "--backend", "cpu", "--dpc", "-o", tmp_path / "out")
     assert r.returncode == 0, r.stderr
-    assert "qgpu: warning: rotation calibration is undetermined" in r.stderr
+    assert "warning" not in r.stderr
+    assert "calibrated by the parallax shift field" in r.stdout
     rot = json.load(open(tmp_path / "out" / "rotation.json"))["parameters"]
-    assert rot["determined"] is False and rot["confidence"] < 0.1
-    assert "confidence" in r.stdout
+    assert rot["decided_by"] == "parallax" and rot["determined"] is True and rot["confidence"] >= 0.5
+    assert rot["com_answer"]["determined"] is False and rot["com_answer"]["confidence"] < 0.1
+    assert min(rot["angle_deg"], 360 - rot["angle_deg"]) < 1 and rot["transpose"] is False
 
 
 def test_sample_and_serve_help_show_defaults():

@@ -15,9 +15,9 @@
 //                     fuzz_bitshuffle_host)
 //   --threads N       host decoder threads (default: all cores)
 //
-// Each batch runs on the GPU twice: each chunk alone with its own error word (so every chunk's outcome is known)
-// and the whole batch in one launch (the decoder's batch indexing; its error word must name the smallest failing
-// chunk and its frames must equal the single-chunk ones). Inputs the GPU decoder does not take are skipped and
+// Each batch runs on the GPU: each chunk alone with its own error word (so every chunk's outcome is known)
+// and the whole batch in one launch per decoder variant (io::cuda::DecodeVariant: the batch indexing and the
+// variants; each error word must name the smallest failing chunk and the frames must equal the single-chunk ones). Inputs the GPU decoder does not take are skipped and
 // counted: zstd blocks, 8-byte elements, blocks above 16 KiB.
 // Exit status: 0 all agree, 1 a disagreement (or a generated valid chunk that does not decode), 2 usage or CUDA
 // error, 77 no CUDA device (use --host-only). Runs under compute-sanitizer (one stream, synchronous checks).
@@ -321,13 +321,18 @@ std::vector<HostResult> decode_host(const std::vector<Input>& ins, unsigned thre
   return res;
 }
 
+// Every decoder variant runs the batched launch; the chunks alone run with the default variant.
+constexpr io::cuda::DecodeVariant kVariants[] = {io::cuda::DecodeVariant::kGlobal, io::cuda::DecodeVariant::kPrefetchL2,
+                                                 io::cuda::DecodeVariant::kStageShared};
+constexpr std::size_t kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
+
 struct GpuResult {
   std::vector<unsigned long long> err;  // [n] each chunk decoded alone
-  unsigned long long batch_err = kNoError;
-  std::vector<std::uint8_t> single, batched;  // n frames each
+  unsigned long long batch_err[kNumVariants] = {};
+  std::vector<std::uint8_t> single, batched[kNumVariants];  // n frames each
 };
 
-// Decodes the batch (one geometry) on the GPU, each chunk alone and then all in one launch.
+// Decodes the batch (one geometry) on the GPU, each chunk alone and then all in one launch per decoder variant.
 GpuResult decode_gpu(const std::vector<Input>& ins) {
   const std::size_t n = ins.size();
   const fuzz::FuzzCase& c = ins.front().c;
@@ -344,7 +349,8 @@ GpuResult decode_gpu(const std::vector<Input>& ins) {
   // Exactly the chunk bytes (plus one so that an empty batch still allocates): reads past them are out of bounds
   // for compute-sanitizer.
   DeviceBuffer d_comp(comp.size() + 1), d_tab(table.size() * 8), d_single(n * frame_bytes + 1),
-      d_batched(n * frame_bytes + 1), d_src(n * mb * 8 + 8), d_len(n * mb * 4 + 4), d_err((n + 1) * 8);
+      d_batched(kNumVariants * n * frame_bytes + 1), d_src(n * mb * 8 + 8), d_len(n * mb * 4 + 4),
+      d_err((n + kNumVariants) * 8);
   if (!comp.empty()) d_comp.upload(comp.data(), comp.size());
   d_tab.upload(table.data(), table.size() * 8);
   QGPU_CUDA(cudaMemset(d_single.data(), 0xa5, d_single.bytes()));
@@ -359,18 +365,24 @@ GpuResult decode_gpu(const std::vector<Input>& ins) {
   }
   const io::cuda::DecodeBatch all{d_comp.as<std::uint8_t>(), t, t + n, t + 2 * n, n, 0};
   const io::cuda::DecodeScratch s{d_src.as<std::uint64_t>(), d_len.as<std::uint32_t>(), n * mb};
-  io::cuda::decode_bitshuffle_lz4(all, geo, d_batched.data(), s, err + n, nullptr);
+  for (std::size_t v = 0; v < kNumVariants; ++v)
+    io::cuda::decode_bitshuffle_lz4(all, geo, d_batched.as<std::uint8_t>() + v * n * frame_bytes, s, err + n + v,
+                                    nullptr, kVariants[v]);
   QGPU_CUDA(cudaDeviceSynchronize());
   GpuResult g;
-  std::vector<unsigned long long> words(n + 1);
+  std::vector<unsigned long long> words(n + kNumVariants);
   d_err.download(words.data(), words.size() * 8);
   g.err.assign(words.begin(), words.begin() + std::ptrdiff_t(n));
-  g.batch_err = words[n];
   g.single.resize(n * frame_bytes);
-  g.batched.resize(n * frame_bytes);
+  std::vector<std::uint8_t> batched(kNumVariants * n * frame_bytes);
   if (!g.single.empty()) {
     d_single.download(g.single.data(), g.single.size());
-    d_batched.download(g.batched.data(), g.batched.size());
+    d_batched.download(batched.data(), batched.size());
+  }
+  for (std::size_t v = 0; v < kNumVariants; ++v) {
+    g.batch_err[v] = words[n + v];
+    g.batched[v].assign(batched.begin() + std::ptrdiff_t(v * n * frame_bytes),
+                        batched.begin() + std::ptrdiff_t((v + 1) * n * frame_bytes));
   }
   return g;
 }
@@ -432,14 +444,22 @@ void run_batch(const Options& o, const std::vector<Input>& ins, Counts& n) {
     } else {
       ++n.host_fail_gpu_ok, save(o, ins[i], "host fails, GPU decodes");
     }
-    if (gpu_ok && std::memcmp(gs, g.batched.data() + i * fb, fb) != 0)
-      ++n.batch_differs, save(o, ins[i], "batched launch decodes other bytes than the chunk alone");
+    for (std::size_t v = 0; v < kNumVariants; ++v)
+      if (gpu_ok && std::memcmp(gs, g.batched[v].data() + i * fb, fb) != 0)
+        ++n.batch_differs, save(o, ins[i], (std::string("batched launch (decoder variant ") +
+                                            io::cuda::decode_variant_name(kVariants[v]) +
+                                            ") decodes other bytes than the chunk alone").c_str());
   }
   const unsigned long long expect = first_fail == ins.size() ? kNoError : g.err[first_fail];
-  if ((g.batch_err == kNoError) != (expect == kNoError) || (expect != kNoError && (g.batch_err >> 8) != first_fail)) {
-    ++n.batch_differs;
-    std::fprintf(stderr, "DISAGREE batch of %s..: batched error word %llx, the chunks alone give first failure %llx\n",
-                 ins.front().name.c_str(), g.batch_err, expect);
+  for (std::size_t v = 0; v < kNumVariants; ++v) {
+    const unsigned long long got = g.batch_err[v];
+    if ((got == kNoError) != (expect == kNoError) || (expect != kNoError && (got >> 8) != first_fail)) {
+      ++n.batch_differs;
+      std::fprintf(stderr,
+                   "DISAGREE batch of %s.. (decoder variant %s): batched error word %llx, the chunks alone give first "
+                   "failure %llx\n",
+                   ins.front().name.c_str(), io::cuda::decode_variant_name(kVariants[v]), got, expect);
+    }
   }
 }
 

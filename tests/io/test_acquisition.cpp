@@ -86,6 +86,8 @@ TEST(Acquisition, FourLinkedFilesLoadAsTheSameScanAsOneFile) {
     EXPECT_EQ(fi.chunks_expected, 64u);
     EXPECT_EQ(fi.chunks_written, 64u);
     EXPECT_TRUE(fi.ready);
+    EXPECT_FALSE(fi.calibration.empty());  // the master carries the sample's calibration, as the single file
+    EXPECT_EQ(fi.calibration, io::inspect(single).calibration);
     ASSERT_EQ(fi.parts.size(), 4u);
     for (std::size_t i = 0; i < 4; ++i) {
       EXPECT_EQ(fi.parts[i].first_frame, 16 * i);

@@ -220,3 +220,17 @@ def test_cuda_ranks_match_one_cuda_process_and_the_cpu_reference(single, tmp_pat
     assert ssb1.returncode == 0 and ssb2.returncode == 0, ssb2.stderr
     assert (tmp_path / "s1" / "ssb_preview_phase.npy").read_bytes() == \
         (tmp_path / "s2" / "ssb_preview_phase.npy").read_bytes()
+
+
+def test_defocused_rotation_falls_back_to_the_parallax_on_the_gathered_bf_disk(tmp_path):
+    path = tmp_path / "defocused.h5"  # 150 A defocus: the CoM curl does not fix the rotation (tests/cli)
+    assert qgpu("sample", path, "--scan", 64, 64, "--detector", 96, 96, "--defocus", 150).returncode == 0
+    image(path, tmp_path / "one", "--dpc")
+    r = image(path, tmp_path / "many", "--dpc", ranks=3)
+    assert "gathering the frames' detector rows" in r.stdout and "parallax shift field" in r.stdout
+    one = json.load(open(tmp_path / "one" / "rotation.json"))["parameters"]
+    many = json.load(open(tmp_path / "many" / "rotation.json"))["parameters"]
+    assert many["decided_by"] == one["decided_by"] == "parallax"
+    assert many["angle_deg"] == one["angle_deg"] and many["transpose"] == one["transpose"]
+    for name in ["idpc", "dpc_row", "dpc_col"]:
+        assert (tmp_path / "one" / f"{name}.npy").read_bytes() == (tmp_path / "many" / f"{name}.npy").read_bytes()

@@ -98,3 +98,29 @@ TEST(DatasetEncodedCuda, CropAndBinningMatchTheCpuReference) {
     EXPECT_EQ(io::load(path, g).read().bytes, io::load(path, c).read().bytes) << "bin " << bin;
   }
 }
+
+// The encoder runs on its own thread and stream while the next batch is read and decoded (two alternating input
+// buffers): loads of many small batches, whole frames passed through and binned rows, equal the CPU reference.
+TEST(DatasetEncodedCuda, OverlappedEncoderOverManyBatches) {
+  QGPU_REQUIRE_CUDA();
+  const std::string path = test::temp_path("batches.h5");
+  sample::write_sample(path, spec());
+  const Dataset ref = io::load(path, opts("cpu", "dense"));
+  for (std::size_t bin : {1, 2}) {
+    for (std::size_t batch : {std::size_t{1}, std::size_t{3000}}) {
+      SCOPED_TRACE("bin " + std::to_string(bin) + ", batch bytes " + std::to_string(batch));
+      io::LoadOptions g = opts("cuda", "encoded");
+      g.batch_bytes = batch;  // 1: one scan row per batch (24 batches, the tile of 512 frames spans several)
+      g.staging_bytes = batch;
+      g.bin_detector = bin;
+      io::LoadOptions c = opts("cpu", "dense");
+      c.bin_detector = bin;
+      const Dataset ge = io::load(path, g);
+      const Dataset rc = bin == 1 ? ref : io::load(path, c);
+      ASSERT_EQ(ge.representation(), "encoded");
+      EXPECT_EQ(ge.read().bytes, rc.read().bytes);
+      EXPECT_EQ(detector::sum_pattern(ge).data, detector::sum_pattern(rc).data);
+      EXPECT_EQ(detector::bf(ge).data, detector::bf(rc).data);
+    }
+  }
+}

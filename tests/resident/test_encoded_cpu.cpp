@@ -286,3 +286,87 @@ TEST(EncodedCpu, BadRequestsRaiseTypedErrors) {
   EXPECT_THROW(r.device_tiles(), Error);
   EXPECT_EQ(r.to_host().tiles().data(), r.tiles().data());  // already on the host: the same storage
 }
+
+namespace {
+
+// Decodes stream s (size bytes, n values) with decode_stream and with a StreamCursor over the given tables;
+// returns whether the cursor accepted the stream and gave every value equal.
+template <class Tables>
+::testing::AssertionResult cursor_matches(const std::uint8_t* s, std::uint32_t size, std::uint32_t n, Tables tab) {
+  std::vector<std::uint32_t> want(n, 0);
+  if (!encoded::decode_stream(s, size, n, 0, n, [&](std::uint32_t i, std::uint32_t v) { want[i] = v; }))
+    return ::testing::AssertionFailure() << "decode_stream rejects the stream";
+  encoded::StreamCursor<Tables> c;
+  c.tab = tab;
+  if (!c.open(s, size, n)) return ::testing::AssertionFailure() << "cursor rejects the stream";
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t v = c.next();
+    if (v != want[i]) return ::testing::AssertionFailure() << "position " << i << ": " << v << " != " << want[i];
+  }
+  if (c.next() != 0 || !c.ok) return ::testing::AssertionFailure() << "cursor past the end";
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace
+
+// The lockstep decoder of the GPU masked sums (StreamCursor) gives the same values as decode_stream for every
+// stream of every model, with its tables in the cursor or strided (one column of a shared array, as on the GPU).
+TEST(EncodedCpu, StreamCursorEqualsDecodeStream) {
+  std::size_t models[5] = {0, 0, 0, 0, 0}, strided = 0;
+  for (DType t : {DType::u8, DType::u16, DType::u32})
+    for (std::uint32_t tile : {1u, 7u, 64u, 512u}) {
+      SCOPED_TRACE(dtype_name(t) + " tile " + std::to_string(tile));
+      const Dense d = test::mixed({9, 11, 5, 9}, t, tile);  // 99 frames, 45 pixels
+      const EncodedResident r = encode_cpu(d, tile);
+      for (std::size_t k = 0; k < r.tiles().size(); ++k) {
+        const encoded::cpu::HostTile h = r.tile_bytes(k);
+        for (std::size_t p = 0; p < d.frame_pixels(); ++p) {
+          const std::uint8_t* s = h.payload.data() + h.dir[p];
+          const std::uint32_t size = h.dir[p + 1] - h.dir[p];
+          ++models[size ? s[0] : 0];
+          ASSERT_TRUE(cursor_matches(s, size, h.len, encoded::LocalTables{})) << "tile " << k << " pixel " << p;
+          std::vector<std::uint32_t> shared(encoded::StridedTables::kWords * 32, 0xa5a5a5a5u);
+          const encoded::StridedTables st{shared.data() + 5, 32};
+          if (encoded::rans_alphabet(s, size) <= encoded::StridedTables::kMaxK) {
+            strided += size && s[0] == encoded::kRans;
+            ASSERT_TRUE(cursor_matches(s, size, h.len, st)) << "strided, tile " << k << " pixel " << p;
+          } else {
+            encoded::StreamCursor<encoded::StridedTables> c;
+            c.tab = st;
+            EXPECT_FALSE(c.open(s, size, h.len)) << "an alphabet beyond the strided tables is refused";
+          }
+        }
+      }
+    }
+  for (int m = 0; m < 5; ++m) EXPECT_GT(models[m], 0u) << "model " << m << " never appeared";
+  EXPECT_GT(strided, 0u);
+}
+
+TEST(EncodedCpu, StreamCursorRejectsMalformedStreams) {
+  std::vector<std::uint32_t> v(512);
+  std::mt19937 rng(4);
+  std::poisson_distribution<std::uint32_t> pois(3.0);
+  for (auto& x : v) x = pois(rng);
+  v[77] = 100000;  // an escape
+  std::vector<std::uint8_t> slot(encoded::stream_slot_bytes(512));
+  std::uint64_t sum = 0;
+  const std::uint32_t n = encoded::encode_stream([&](std::uint32_t i) { return v[i]; }, 512, slot.data(), &sum);
+  ASSERT_EQ(slot[0], encoded::kRans);
+  EXPECT_TRUE(cursor_matches(slot.data(), n, 512, encoded::LocalTables{}));
+  encoded::StreamCursor<> c;
+  ASSERT_TRUE(c.open(slot.data(), n / 2, 512));  // the header is whole, the rANS bytes are cut
+  for (int i = 0; i < 512; ++i) c.next();
+  EXPECT_FALSE(c.ok) << "truncated";
+  std::vector<std::uint32_t> sp(512, 0);
+  sp[3] = 1;
+  sp[400] = 9;
+  const std::uint32_t ns = encoded::encode_stream([&](std::uint32_t i) { return sp[i]; }, 512, slot.data(), &sum);
+  ASSERT_EQ(slot[0], encoded::kSparse);
+  EXPECT_TRUE(cursor_matches(slot.data(), ns, 512, encoded::LocalTables{}));
+  encoded::StreamCursor<> short_n;
+  ASSERT_TRUE(short_n.open(slot.data(), ns, 300) || !short_n.ok);
+  for (int i = 0; i < 300; ++i) short_n.next();
+  EXPECT_FALSE(short_n.ok) << "a sparse position past n";
+  slot[0] = 9;
+  EXPECT_FALSE(encoded::StreamCursor<>{}.open(slot.data(), ns, 512)) << "unknown model";
+}

@@ -2,10 +2,13 @@
 // GPU-resident encoded form equals the CPU reference and the dense data.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/device_buffer.hpp"
 #include "encoded_fixtures.hpp"
 #include "io/sample/sample.hpp"
+#include "resident/encoded/cuda/encoded_cuda.hpp"
 #include "resident/encoded/encoded_resident.hpp"
 #include "support/cuda_required.hpp"
 
@@ -130,4 +133,73 @@ TEST(EncodedCuda, MaskedSumOfNoPixelsIsZero) {
   EXPECT_EQ(gpu.masked_sum({}, {}), std::vector<std::uint64_t>(15, 0));
   EXPECT_THROW(gpu.masked_sum({16}, {1}), RegionError);
   EXPECT_THROW(gpu.frame(15), RegionError);
+}
+
+// The masked-sum kernel: pixel lists longer than a block (several groups of 32 per warp, several blocks per
+// tile), repeated pixels, zero and maximal weights (products and sums wrap modulo 2^64 as on the CPU), tiles
+// shorter than, not a multiple of, and far longer than the 32-position lockstep chunk (4096: the largest shared
+// sums), and every stream model incl. rANS alphabets beyond the shared tables (the scattered path).
+TEST(EncodedCuda, MaskedSumsEqualCpuAcrossBlocksWeightsAndTiles) {
+  QGPU_REQUIRE_CUDA();
+  const Dense d = test::mixed({3, 700, 24, 24}, DType::u32, 5);  // 2100 frames, 576 pixels
+  std::vector<std::uint32_t> px;
+  std::vector<std::vector<std::uint32_t>> w(3);
+  std::mt19937 rng(9);
+  for (int rep = 0; rep < 3; ++rep)
+    for (std::uint32_t p = 0; p < d.frame_pixels(); ++p) {
+      px.push_back(rep == 1 ? static_cast<std::uint32_t>(d.frame_pixels()) - 1 - p : p);
+      w[0].push_back(rng() % 5 == 0 ? 0u : 1u);
+      w[1].push_back(rng() % 7 == 0 ? 0xffffffffu : static_cast<std::uint32_t>(rng() % 200));
+      w[2].push_back(static_cast<std::uint32_t>(rng()));
+    }
+  for (std::uint32_t tile : {5u, 33u, 512u, 4096u}) {
+    SCOPED_TRACE("tile " + std::to_string(tile));
+    const EncodedResident gpu = encode_gpu(d, tile, 700), cpu = encode_cpu(d, tile);
+    const auto g = gpu.masked_sums(px, w);
+    ASSERT_EQ(g, cpu.masked_sums(px, w));
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(g[k], test::ref_masked_sum(d, px, w[k])) << "weighting " << k;
+    EXPECT_EQ(gpu.masked_sums(px, {w[1], w[2]}), cpu.masked_sums(px, {w[1], w[2]}));
+    EXPECT_EQ(gpu.masked_sum({7, 8, 300}, {1, 2, 3}), cpu.masked_sum({7, 8, 300}, {1, 2, 3}));
+  }
+}
+
+// A corrupted stream on the GPU raises FormatError from the masked sums (in the scattered and the lockstep path).
+TEST(EncodedCuda, MalformedStreamInMaskedSumRaises) {
+  QGPU_REQUIRE_CUDA();
+  const Dense d = test::mixed({2, 8, 3, 3}, DType::u16);
+  const EncodedResident cpu = encode_cpu(d, 16);
+  // Unknown model bytes (the scattered path), then raw streams with a bit width over 32 (the lockstep path).
+  for (int bad_model : {0x7f, 0, -1}) {
+    encoded::cpu::HostTile bad = cpu.tile_bytes(0);
+    int corrupted = 0;
+    for (std::size_t p = 0; p < 9; ++p) {
+      std::uint8_t* s = bad.payload.data() + bad.dir[p];
+      if (bad.dir[p + 1] == bad.dir[p]) continue;
+      if (bad_model >= 0) {
+        s[0] = static_cast<std::uint8_t>(bad_model);
+        ++corrupted;
+      } else if (s[0] == encoded::kRaw) {
+        encoded::ByteReader rd{s + 1, bad.payload.data() + bad.dir[p + 1]};
+        rd.varint();  // base; the width byte follows
+        ASSERT_TRUE(rd.ok && rd.p < rd.end);
+        bad.payload[rd.p - bad.payload.data()] = 40;
+        ++corrupted;
+      }
+    }
+    ASSERT_GT(corrupted, 0) << bad_model;
+    DeviceBuffer payload(bad.payload.size()), dir(bad.dir.size() * 4), px(9 * 4), w(9 * 4), out(16 * 8),
+        refs(sizeof(encoded::TileRef));
+    payload.upload(bad.payload.data(), payload.bytes());
+    dir.upload(bad.dir.data(), dir.bytes());
+    const encoded::TileRef ref{payload.as<std::uint8_t>(), dir.as<std::uint32_t>(), bad.len, 0};
+    refs.upload(&ref, sizeof(ref));
+    std::vector<std::uint32_t> all(9), ones(9, 1);
+    for (std::uint32_t p = 0; p < 9; ++p) all[p] = p;
+    px.upload(all.data(), px.bytes());
+    w.upload(ones.data(), w.bytes());
+    EXPECT_THROW(encoded::cuda::masked_sum(cpu.layout(), refs.as<encoded::TileRef>(), px.as<std::uint32_t>(),
+                                           w.as<std::uint32_t>(), 9, out.as<std::uint64_t>()),
+                 FormatError)
+        << int(bad_model);
+  }
 }

@@ -21,4 +21,4 @@ from ._qgpu import (  # noqa: F401
     __version__,
 )
 from .result import Result  # noqa: F401
-from . import device, io, detector, dpc, display, ssb, movie, cache  # noqa: F401,E402
+from . import device, io, detector, dpc, display, ssb, parallax, movie, cache  # noqa: F401,E402

@@ -36,6 +36,8 @@ export function maskedSumCpu(block: FrameBlock, weights: Uint32Array): BigUint64
 export class VirtualDetectorGpu {
   private framesBuffer: GPUBuffer | null = null;
   private block: { frames: number; framePixels: number } | null = null;
+  private totals: BigUint64Array | null = null;  // per-frame totals of the frames held (for total-minus-complement)
+  lastPlan: 'sparse' | 'total-minus-complement' = 'sparse';
 
   private constructor(private device: GPUDevice, private pipeline: GPUComputePipeline) {}
 
@@ -56,6 +58,34 @@ export class VirtualDetectorGpu {
     this.framesBuffer?.destroy();
     this.framesBuffer = this.storage(block.counts);
     this.block = { frames: block.frames, framePixels: block.framePixels };
+    this.totals = null;
+  }
+
+  // Uses frames already on the GPU (u32 per pixel, frame-major), e.g. from the WGSL HDF5 decoder; the buffer
+  // is destroyed with this object's next upload/attach/destroy.
+  attach(buffer: GPUBuffer, frames: number, framePixels: number): void {
+    if (buffer !== this.framesBuffer) this.framesBuffer?.destroy();
+    this.framesBuffer = buffer;
+    this.block = { frames, framePixels };
+    this.totals = null;
+  }
+
+  // Exact sums with the plan of detector/plan.cpp: a 0/1 mask covering more than half the detector is summed as
+  // frame total minus the sum over its complement (totals computed once per frame set), in exact integers.
+  async planned(weights: Uint32Array): Promise<BigUint64Array> {
+    let nnz = 0, binary = true;
+    for (const w of weights) {
+      if (w !== 0) ++nnz;
+      if (w > 1) binary = false;
+    }
+    if (!binary || 2 * nnz <= weights.length || nnz === weights.length) {
+      this.lastPlan = 'sparse';
+      return this.maskedSum(weights);
+    }
+    if (!this.totals) this.totals = await this.maskedSum(new Uint32Array(weights.length).fill(1));
+    const complement = await this.maskedSum(weights.map((w) => 1 - w));
+    this.lastPlan = 'total-minus-complement';
+    return this.totals.map((t, f) => t - complement[f]);
   }
 
   // Exact masked sums of every uploaded frame (weights: framePixels entries).

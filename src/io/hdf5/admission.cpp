@@ -120,7 +120,10 @@ Admission admit(const LoadPlan& plan, Backend backend, const std::string& reques
            : 0;
   const std::size_t tile_staging =
       std::min<std::size_t>(encoded::kDefaultTile, plan.out_shape.frames()) * out_frame_bytes;
-  a.encoded_scratch = staging_in + staging_out + tile_staging + encoder + reads;
+  // The encoder reads one batch while the next is decoded: a second copy of its input (binned rows, or the
+  // decoded frames when they pass through unchanged).
+  const std::size_t encoder_input = staging_out ? staging_out : staging_in;
+  a.encoded_scratch = staging_in + staging_out + encoder_input + tile_staging + encoder + reads;
   a.encoded_estimate = estimate_encoded_bytes(plan, file_bytes);
   const bool dense_fits = a.dense_bytes + a.dense_scratch <= a.limit_bytes;
   const bool encoded_fits = a.encoded_estimate + a.encoded_scratch <= a.limit_bytes;

@@ -13,7 +13,7 @@ struct LoadTiming {
   double read = 0;    // host wall time in parallel preads
   double copy = 0;    // host-to-device copies (GPU time; cuda only)
   double decode = 0;  // decode (+ crop/bin) (GPU time on cuda, host wall time on cpu)
-  double wait = 0;    // host waiting for the GPU after the last batch was queued
+  double wait = 0;    // host waiting for the GPU after the last batch was queued (encoded: and for the encoder)
   double total = 0;
   std::size_t batches = 0;
   std::uint64_t bytes_read = 0;     // bytes read from the files (chunks and the gaps read through)

@@ -120,7 +120,11 @@ std::vector<std::string> write_sample_acquisition(const std::string& path, const
   h5::Handle mds(H5Dcreate2(spec, "pixel_mask", H5T_STD_U32LE, msp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
   H5Dwrite(mds, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, mask.data());
 
-  write_calibration_and_truth(group(master, "/entry"), s);
+  // /entry exists already (created with /entry/data): open it, as H5Gcreate2 would fail and leave the master
+  // without its calibration.
+  h5::Handle entry(H5Gopen2(master, "/entry", H5P_DEFAULT), H5Gclose);
+  if (!entry.valid()) throw IoError("cannot open /entry in '" + path + "'");
+  write_calibration_and_truth(entry, s);
   return written;
 }
 

@@ -94,7 +94,9 @@ void write_sample(const std::string& path, const SampleSpec& s, const std::funct
   std::vector<std::vector<std::uint8_t>> chunk_sets[2];  // batch k encodes into set k % 2 while k - 1 is written
   std::size_t batch = 0;
   std::future<void> writing;  // declared after what it uses: destroyed (and so joined) first
-  const std::size_t rows_per_batch = std::max<std::size_t>(1, (std::size_t(256) << 20) / (frame_bytes * s.scan_cols));
+  // 1 GiB batches: each simulate_frames call first builds the object, probe and transmission on one thread
+  // (~50 ms for a 512 x 512 scan), so fewer, larger batches keep the cores busy. Values do not depend on batching.
+  const std::size_t rows_per_batch = std::max<std::size_t>(1, (std::size_t(1) << 30) / (frame_bytes * s.scan_cols));
   auto simulate_rows = [&](std::size_t r0) {
     const std::size_t rows = std::min(rows_per_batch, s.scan_rows - r0);
     std::vector<std::uint8_t> buf(rows * s.scan_cols * frame_bytes);

@@ -24,6 +24,7 @@ struct EncodedResident::Storage {
   // cuda backend
   std::vector<encoded::cuda::DeviceTiles> groups;
   std::unique_ptr<DeviceBuffer> d_totals, d_sum_pattern, d_pending, d_refs;
+  encoded::cuda::EncodeScratch scratch;  // reused by every append, released when the last frame is encoded
 };
 
 namespace {
@@ -52,6 +53,7 @@ EncodedResident::EncodedResident(const Shape4D& shape, DType dtype, Backend back
     s_->d_totals = std::make_unique<DeviceBuffer>(s_->layout.frames * sizeof(std::uint64_t));
     s_->d_sum_pattern = std::make_unique<DeviceBuffer>(s_->layout.frame_pixels * sizeof(std::uint64_t));
     QGPU_CUDA(cudaMemset(s_->d_sum_pattern->data(), 0, s_->d_sum_pattern->bytes()));
+    QGPU_CUDA(cudaStreamSynchronize(nullptr));  // done before appends on other streams add to it
     s_->d_pending = std::make_unique<DeviceBuffer>(staging);
   }
 }
@@ -64,7 +66,7 @@ std::size_t EncodedResident::frames_appended() const { return s_->appended; }
 bool EncodedResident::complete() const { return s_->appended == s_->layout.frames; }
 const std::vector<encoded::TileRef>& EncodedResident::tiles() const { return s_->refs; }
 
-void EncodedResident::encode_frames(const void* frames, std::size_t count) {
+void EncodedResident::encode_frames(const void* frames, std::size_t count, CUstream_st* stream) {
   const encoded::Layout& l = s_->layout;
   if (s_->backend == Backend::cpu) {
     const std::size_t fb = l.frame_pixels * dtype_size(l.dtype);
@@ -76,14 +78,15 @@ void EncodedResident::encode_frames(const void* frames, std::size_t count) {
       s_->refs.push_back(t.ref());
     }
   } else {
-    for (auto& g : encoded::cuda::encode(l, frames, count, s_->d_sum_pattern->as<std::uint64_t>())) {
+    for (auto& g : encoded::cuda::encode(l, frames, count, s_->d_sum_pattern->as<std::uint64_t>(), stream,
+                                         &s_->scratch)) {
       s_->refs.insert(s_->refs.end(), g.refs.begin(), g.refs.end());
       s_->groups.push_back(std::move(g));
     }
   }
 }
 
-void EncodedResident::append(const void* frames, std::size_t count) {
+void EncodedResident::append(const void* frames, std::size_t count, CUstream_st* stream) {
   const encoded::Layout& l = s_->layout;
   if (count > l.frames - s_->appended)
     throw InvalidArgument("cannot append " + std::to_string(count) + " frames: " +
@@ -95,15 +98,15 @@ void EncodedResident::append(const void* frames, std::size_t count) {
   if (cpu)
     encoded::cpu::frame_totals(l, frames, count, s_->host_totals);
   else
-    encoded::cuda::frame_totals(l, frames, count, s_->d_totals->as<std::uint64_t>() + s_->appended);
+    encoded::cuda::frame_totals(l, frames, count, s_->d_totals->as<std::uint64_t>() + s_->appended, stream);
   const bool final = s_->appended + count == l.frames;
   const auto stage = [&](const std::uint8_t* from, std::size_t n) {  // into the staging tile after s_->pending
     if (cpu) {
       s_->host_pending.resize(static_cast<std::size_t>(l.tile) * fb);
       std::memcpy(s_->host_pending.data() + s_->pending * fb, from, n * fb);
     } else {
-      QGPU_CUDA(cudaMemcpy(s_->d_pending->as<std::uint8_t>() + s_->pending * fb, from, n * fb,
-                           cudaMemcpyDeviceToDevice));
+      QGPU_CUDA(cudaMemcpyAsync(s_->d_pending->as<std::uint8_t>() + s_->pending * fb, from, n * fb,
+                                cudaMemcpyDeviceToDevice, stream));
     }
     s_->pending += n;
   };
@@ -112,20 +115,22 @@ void EncodedResident::append(const void* frames, std::size_t count) {
     done = std::min<std::size_t>(l.tile - s_->pending, count);
     stage(src, done);
     if (s_->pending == l.tile || final) {
-      encode_frames(cpu ? static_cast<const void*>(s_->host_pending.data()) : s_->d_pending->data(), s_->pending);
+      encode_frames(cpu ? static_cast<const void*>(s_->host_pending.data()) : s_->d_pending->data(), s_->pending,
+                    stream);
       s_->pending = 0;
     }
   }
   const std::size_t rest = count - done;
   const std::size_t direct = final ? rest : rest / l.tile * l.tile;
-  if (direct > 0) encode_frames(src + done * fb, direct);
+  if (direct > 0) encode_frames(src + done * fb, direct, stream);
   if (rest > direct) stage(src + (done + direct) * fb, rest - direct);
   s_->appended += count;
+  if (!cpu) QGPU_CUDA(cudaStreamSynchronize(stream));  // frames (and the staging copy) read: reusable
   if (final) {
     s_->host_pending = {};
     s_->d_pending.reset();
+    s_->scratch = {};
     if (!cpu) {
-      QGPU_CUDA(cudaDeviceSynchronize());
       s_->d_refs = std::make_unique<DeviceBuffer>(s_->refs.size() * sizeof(encoded::TileRef));
       s_->d_refs->upload(s_->refs.data(), s_->d_refs->bytes());
     }

@@ -15,6 +15,8 @@
 #include "resident/encoded/layout.hpp"
 #include "resident/shape.hpp"
 
+struct CUstream_st;  // cudaStream_t without the CUDA headers
+
 namespace qgpu {
 
 class EncodedResident {
@@ -26,8 +28,10 @@ class EncodedResident {
 
   // Appends the next `count` frames in flat scan order (count * frame_pixels native counts, frame-major), in host
   // memory for the cpu backend and device memory for the cuda backend. Any batch size: frames short of a whole
-  // tile wait in a staging tile; the last tile is encoded when the final frame arrives.
-  void append(const void* frames, std::size_t count);
+  // tile wait in a staging tile; the last tile is encoded when the final frame arrives. cuda: all work on `stream`
+  // (a cudaStream_t; the legacy default stream when null; successive appends on one stream), and `frames` may be
+  // reused when append returns (it waits for its work on `stream`, never for the whole device).
+  void append(const void* frames, std::size_t count, CUstream_st* stream = nullptr);
   std::size_t frames_appended() const;
   bool complete() const;  // every frame of the shape appended
 
@@ -73,7 +77,7 @@ class EncodedResident {
  private:
   struct Storage;
   std::shared_ptr<Storage> s_;
-  void encode_frames(const void* frames, std::size_t count);
+  void encode_frames(const void* frames, std::size_t count, CUstream_st* stream);
   void require_complete(const char* what) const;
 };
 

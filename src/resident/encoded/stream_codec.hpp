@@ -47,6 +47,19 @@ QGPU_HD inline void normalise_frequencies(const std::uint16_t* counts, std::uint
   }
 }
 
+// Coarse slot -> symbol table: lut[j] is the symbol whose interval [cum[s], cum[s + 1]) holds slot j << kRansLutShift,
+// so the decoder's search for slot starts at lut[slot >> kRansLutShift] and moves forward over few symbols (the
+// result is the same symbol as a search from 0). cum[K + 1] == kRansScale (checked by the decoders) ends each search.
+inline constexpr std::uint32_t kRansLutShift = 7;
+inline constexpr std::uint32_t kRansLut = kRansScale >> kRansLutShift;  // 32 entries
+QGPU_HD inline void build_rans_lut(const std::uint16_t* cum, std::uint8_t* lut) {
+  std::uint32_t sym = 0;
+  for (std::uint32_t j = 0; j < kRansLut; ++j) {
+    while (cum[sym + 1] <= (j << kRansLutShift)) ++sym;
+    lut[j] = static_cast<std::uint8_t>(sym);
+  }
+}
+
 // Tries the rANS model; writes the stream to slot and returns its size when smaller than `best`, else 0.
 template <class Get>
 QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t base, std::uint32_t range,
@@ -59,21 +72,22 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   }
   // Alphabet: the smallest candidate K that covers the range, or leaves at most n/32 values escaped.
   const std::uint32_t candidates[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
-  std::uint32_t K = kMaxAlphabet;
+  // Values escaped by alphabet c: n minus the values below c (a running prefix sum over the histogram, so each
+  // bin is read once).
+  std::uint32_t K = kMaxAlphabet, below = 0, counted = 0;  // below = hist[0] + ... + hist[counted - 1]
   for (std::uint32_t c : candidates) {
     if (c > range) {
       K = range + 1;
       break;
     }
-    std::uint32_t esc = 0;
-    for (std::uint32_t s = c; s <= kMaxAlphabet; ++s) esc += hist[s];
-    if (esc * 32u <= n) {
+    while (counted < c) below += hist[counted++];
+    if ((n - below) * 32u <= n) {
       K = c;
       break;
     }
   }
-  std::uint32_t esc_count = 0;
-  for (std::uint32_t s = K; s <= kMaxAlphabet; ++s) esc_count += hist[s];
+  while (counted < K) below += hist[counted++];
+  const std::uint32_t esc_count = n - below;
   hist[K] = static_cast<std::uint16_t>(esc_count);
   std::uint16_t freq[kMaxAlphabet + 1], cum[kMaxAlphabet + 2];
   normalise_frequencies(hist, K + 1, n, freq);
@@ -261,9 +275,11 @@ QGPU_HD bool decode_stream(const std::uint8_t* s, std::uint32_t size, std::uint3
       std::uint32_t x = 0;
       for (std::uint32_t k = 0; k < 4; ++k) x |= static_cast<std::uint32_t>(rd.byte()) << (8 * k);
       if (!rd.ok) return false;
+      std::uint8_t lut[detail::kRansLut];
+      detail::build_rans_lut(cum, lut);
       for (std::uint32_t i = 0; i < last; ++i) {
         const std::uint32_t slot = x & (kRansScale - 1);
-        std::uint32_t sym = 0;
+        std::uint32_t sym = lut[slot >> detail::kRansLutShift];
         while (cum[sym + 1] <= slot) ++sym;
         x = static_cast<std::uint32_t>(cum[sym + 1] - cum[sym]) * (x >> kRansScaleBits) + slot - cum[sym];
         while (x < kRansL) x = (x << 8) | rd.byte();
@@ -276,5 +292,194 @@ QGPU_HD bool decode_stream(const std::uint8_t* s, std::uint32_t size, std::uint3
     default: return false;
   }
 }
+
+
+// Where a StreamCursor keeps its rANS tables (cumulative frequencies and the coarse slot -> symbol table).
+// LocalTables: arrays in the cursor, any alphabet.
+struct LocalTables {
+  static constexpr std::uint32_t kMaxK = kMaxAlphabet;
+  std::uint16_t c[kMaxAlphabet + 2];
+  std::uint8_t l[detail::kRansLut];
+  QGPU_HD std::uint32_t cum(std::uint32_t s) const { return c[s]; }
+  QGPU_HD void set_cum(std::uint32_t s, std::uint32_t v) { c[s] = static_cast<std::uint16_t>(v); }
+  QGPU_HD std::uint32_t lut(std::uint32_t j) const { return l[j]; }
+  QGPU_HD void set_lut(std::uint32_t j, std::uint32_t v) { l[j] = static_cast<std::uint8_t>(v); }
+};
+// StridedTables: kWords 32-bit words at col[0], col[stride], col[2 * stride], ... (on the GPU one column of a
+// per-warp shared-memory array, stride 32: every lane reads its own bank). Alphabets up to kMaxK symbols + escape.
+struct StridedTables {
+  static constexpr std::uint32_t kMaxK = 30;                    // cum[0..K+1]: 32 uint16 in 16 words
+  static constexpr std::uint32_t kCumWords = (kMaxK + 2) / 2;
+  static constexpr std::uint32_t kWords = kCumWords + detail::kRansLut / 4;  // + 32 lut bytes in 8 words
+  std::uint32_t* col = nullptr;
+  std::uint32_t stride = 32;
+  QGPU_HD std::uint32_t cum(std::uint32_t s) const { return (col[(s >> 1) * stride] >> ((s & 1u) * 16)) & 0xffffu; }
+  QGPU_HD void set_cum(std::uint32_t s, std::uint32_t v) {
+    std::uint32_t& w = col[(s >> 1) * stride];
+    const std::uint32_t sh = (s & 1u) * 16;
+    w = (w & ~(0xffffu << sh)) | (v << sh);
+  }
+  QGPU_HD std::uint32_t lut(std::uint32_t j) const {
+    return (col[(kCumWords + (j >> 2)) * stride] >> ((j & 3u) * 8)) & 0xffu;
+  }
+  QGPU_HD void set_lut(std::uint32_t j, std::uint32_t v) {
+    std::uint32_t& w = col[(kCumWords + (j >> 2)) * stride];
+    const std::uint32_t sh = (j & 3u) * 8;
+    w = (w & ~(0xffu << sh)) | (v << sh);
+  }
+};
+
+// The alphabet K of a rANS stream (its escape symbol), 0 when the stream is not rANS or its header is cut short.
+QGPU_HD inline std::uint32_t rans_alphabet(const std::uint8_t* s, std::uint32_t size) {
+  ByteReader rd{s, s + size};
+  if (rd.byte() != kRans) return 0;
+  rd.varint();
+  const std::uint32_t K = rd.byte();
+  return rd.ok ? K : 0;
+}
+
+// The same decoder as decode_stream, one value per call of next() (positions 0, 1, ... n - 1, zeros included), so
+// that a GPU warp can decode 32 streams in lockstep and sum each scan position across them without atomics.
+// open() parses the header; next() returns 0 once the stream is exhausted or malformed, and ok turns false on any
+// malformation decode_stream would report (bad model byte, truncation, positions past n, bad frequency table), and
+// on a rANS alphabet larger than the tables hold (Tables::kMaxK).
+template <class Tables = LocalTables>
+struct StreamCursor {
+  std::uint8_t model = kZero;
+  bool ok = true;
+  std::uint32_t n = 0, i = 0;  // values in the stream, next position
+  std::uint32_t base = 0;      // constant: the value; raw, rANS: the base
+  std::uint32_t w = 0;         // raw: bit width
+  std::uint32_t K = 0, x = 0;  // rANS: escape symbol, state
+  std::uint32_t left = 0, next_i = 0, next_v = 0;  // sparse: nonzeros not yet read, the pending nonzero
+  ByteReader rd{nullptr, nullptr};   // sparse entries, raw bits (rd.p), rANS renormalisation bytes
+  ByteReader esc{nullptr, nullptr};  // rANS escapes
+  Tables tab;
+
+  QGPU_HD bool open(const std::uint8_t* s, std::uint32_t size, std::uint32_t count) {
+    n = count;
+    i = 0;
+    ok = true;
+    model = kZero;
+    if (size == 0) return true;
+    rd = ByteReader{s, s + size};
+    model = rd.byte();
+    switch (model) {
+      case kConstant: base = rd.varint(); break;
+      case kSparse:
+        left = rd.varint();
+        next_i = 0;
+        read_sparse();
+        break;
+      case kRaw:
+        base = rd.varint();
+        w = rd.byte();
+        if (rd.ok && (w > 32 || static_cast<std::uint64_t>(rd.end - rd.p) < (static_cast<std::uint64_t>(n) * w + 7) / 8))
+          ok = false;
+        break;
+      case kRans: {
+        base = rd.varint();
+        K = rd.byte();
+        if (!rd.ok || K < 1 || K > kMaxAlphabet || K > Tables::kMaxK) {
+          ok = false;
+          break;
+        }
+        std::uint32_t c = 0;
+        tab.set_cum(0, 0);
+        for (std::uint32_t s2 = 0; s2 <= K; ++s2) {
+          const std::uint32_t f = rd.varint();
+          if (!rd.ok || f > kRansScale - c) {
+            ok = false;
+            break;
+          }
+          c += f;
+          tab.set_cum(s2 + 1, c);
+        }
+        if (!ok || c != kRansScale) {
+          ok = false;
+          break;
+        }
+        const std::uint32_t esc_bytes = rd.varint();
+        if (!rd.ok || static_cast<std::uint64_t>(rd.end - rd.p) < esc_bytes) {
+          ok = false;
+          break;
+        }
+        esc = ByteReader{rd.p, rd.p + esc_bytes};
+        rd.p += esc_bytes;
+        x = 0;
+        for (std::uint32_t k = 0; k < 4; ++k) x |= static_cast<std::uint32_t>(rd.byte()) << (8 * k);
+        std::uint32_t sym = 0;  // the coarse table, as detail::build_rans_lut
+        for (std::uint32_t j = 0; j < detail::kRansLut; ++j) {
+          while (tab.cum(sym + 1) <= (j << detail::kRansLutShift)) ++sym;
+          tab.set_lut(j, sym);
+        }
+        break;
+      }
+      default: ok = false;
+    }
+    if (!rd.ok) ok = false;
+    if (!ok) model = kZero;
+    return ok;
+  }
+
+  QGPU_HD std::uint32_t next() {
+    const std::uint32_t at = i++;
+    if (at >= n) return 0;
+    switch (model) {
+      case kConstant: return base;
+      case kSparse: {
+        if (!left || at != next_i) return 0;
+        const std::uint32_t v = next_v;
+        --left;
+        next_i = at + 1;
+        read_sparse();
+        return v;
+      }
+      case kRaw: {
+        const std::uint64_t bit = static_cast<std::uint64_t>(at) * w;
+        const std::uint32_t nb = static_cast<std::uint32_t>(((bit & 7u) + w + 7) / 8);
+        std::uint64_t acc = 0;
+        for (std::uint32_t k = 0; k < nb; ++k) acc |= static_cast<std::uint64_t>(rd.p[(bit >> 3) + k]) << (8 * k);
+        const std::uint64_t mask = (1ull << w) - 1;
+        return base + static_cast<std::uint32_t>((acc >> (bit & 7u)) & mask);
+      }
+      case kRans: {
+        const std::uint32_t slot = x & (kRansScale - 1);
+        std::uint32_t sym = tab.lut(slot >> detail::kRansLutShift);
+        std::uint32_t hi = tab.cum(sym + 1);
+        while (hi <= slot) hi = tab.cum(++sym + 1);
+        const std::uint32_t lo = tab.cum(sym);
+        x = (hi - lo) * (x >> kRansScaleBits) + slot - lo;
+        while (x < kRansL) x = (x << 8) | rd.byte();
+        const std::uint32_t v = sym < K ? base + sym : base + K + esc.varint();
+        if (!rd.ok || !esc.ok) {
+          ok = false;
+          model = kZero;
+          return 0;
+        }
+        return v;
+      }
+      default: return 0;
+    }
+  }
+
+ private:
+  // Reads the next sparse entry (when one is left) into next_i/next_v; next_i holds the position after the
+  // previous nonzero on entry.
+  QGPU_HD void read_sparse() {
+    if (!left) return;
+    const std::uint32_t code = rd.varint();
+    const std::uint32_t v = (code & 1u) ? rd.varint() + 2 : 1u;
+    const std::uint32_t at = next_i + (code >> 1);
+    if (!rd.ok || at >= n || at < next_i) {
+      ok = false;
+      model = kZero;
+      left = 0;
+      return;
+    }
+    next_i = at;
+    next_v = v;
+  }
+};
 
 }  // namespace qgpu::encoded

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Browser end-to-end test of `qgpu serve` + the WebGPU viewer.
+# Browser end-to-end tests: `qgpu serve` + the WebGPU viewer (viewer.e2e.mjs), then the local-file page with no
+# server (local.e2e.mjs: TypeScript HDF5 reader, WGSL bitshuffle+LZ4 decoder and virtual detector).
 #   tests/remote/e2e/run.sh [BUILD_DIR]     (default: $QGPU_BUILD_DIR or ./build; built here if qgpu is missing)
 # Installs what it needs (Debian chromium, npm packages), builds the viewer, runs viewer.e2e.mjs, and ends
 # with the line `e2e: N passed, M failed` (exit status non-zero on failure).
@@ -33,10 +34,11 @@ npm_ready() {
 command -v npm >/dev/null || apt_install nodejs npm || fail "cannot install nodejs/npm"
 
 qgpu=$build/qgpu
-if [ ! -x "$qgpu" ]; then
-  step "building qgpu in $build"
+fixtures=$build/tests/io/write_webgpu_fixtures
+if [ ! -x "$qgpu" ] || [ ! -x "$fixtures" ]; then
+  step "building qgpu and write_webgpu_fixtures in $build"
   cmake -S "$repo" -B "$build" -G Ninja -DQGPU_BUILD_PYTHON=OFF -DQGPU_BUILD_BENCH=OFF >/dev/null \
-    && ninja -C "$build" qgpu >/dev/null || fail "cannot build qgpu"
+    && ninja -C "$build" qgpu write_webgpu_fixtures >/dev/null || fail "cannot build qgpu"
 fi
 
 npm_ready "$web" || fail "npm ci failed in src/remote/web"
@@ -46,3 +48,8 @@ npm_ready "$here" || fail "npm ci failed in tests/remote/e2e"
 
 step "running viewer.e2e.mjs"
 node "$here/viewer.e2e.mjs" --qgpu "$qgpu" --web "$web/dist" --out "$here/out" --webgpu "${QGPU_E2E_WEBGPU:-auto}"
+viewer_rc=$?
+step "running local.e2e.mjs"
+node "$here/local.e2e.mjs" --qgpu "$qgpu" --fixtures "$fixtures" --web "$web/dist" --webgpu "${QGPU_E2E_WEBGPU:-auto}"
+local_rc=$?
+[ "$viewer_rc" = 0 ] && [ "$local_rc" = 0 ]

@@ -74,6 +74,11 @@ QGPU_HD_INLINE W spread_bytes(const W& in) {
   x = (x | (x << 16)) & 0x0000FFFF0000FFFFull;
   return (x | (x << 8)) & 0x00FF00FF00FF00FFull;
 }
+// Spreads the 2 low 16-bit halves of x to the even halves of the result.
+QGPU_HD_INLINE std::uint64_t spread_halves(std::uint64_t x) {
+  x &= 0xFFFFFFFFull;
+  return (x | (x << 16)) & 0x0000FFFF0000FFFFull;
+}
 // Inverse of spread_bytes: gathers the even bytes into the 4 low bytes.
 template <class W>
 QGPU_HD_INLINE W gather_even_bytes(const W& in) {
@@ -99,6 +104,13 @@ QGPU_HD_INLINE void unshuffle64(const std::uint8_t* planes, std::size_t stride, 
     } else if constexpr (ES == 2) {
       store64(o, spread_bytes(w[0][l]) | spread_bytes(w[1][l]) << 8);
       store64(o + 8, spread_bytes(w[0][l] >> 32) | spread_bytes(w[1][l] >> 32) << 8);
+    } else if constexpr (ES == 4) {  // 16-bit halves as for ES == 2, then interleaved into 32-bit elements
+      for (int h = 0; h < 2; ++h) {  // elements 0..3, then 4..7
+        const std::uint64_t lo = spread_bytes(w[0][l] >> (32 * h)) | spread_bytes(w[1][l] >> (32 * h)) << 8;
+        const std::uint64_t hi = spread_bytes(w[2][l] >> (32 * h)) | spread_bytes(w[3][l] >> (32 * h)) << 8;
+        store64(o + 16 * h, spread_halves(lo) | spread_halves(hi) << 16);
+        store64(o + 16 * h + 8, spread_halves(lo >> 32) | spread_halves(hi >> 32) << 16);
+      }
     } else {
       for (std::size_t k = 0; k < 8; ++k)
         for (std::size_t b = 0; b < ES; ++b) o[k * ES + b] = std::uint8_t(w[b][l] >> (8 * k));

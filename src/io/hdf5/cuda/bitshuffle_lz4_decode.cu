@@ -141,8 +141,31 @@ __device__ void unshuffle_warp(const std::uint8_t* planes, std::size_t elems, T*
   }
 }
 
+// Shared memory of one warp: its decoded block, then (kStageShared) the staged compressed block.
+QGPU_HD inline std::size_t warp_smem_bytes(const DecodeGeometry& g, DecodeVariant v) {
+  return g.block_elems * g.elem_size + (v == DecodeVariant::kStageShared ? kStageBytes : 0);
+}
+
+// The compressed block as the parse will read it: staged into shared memory, prefetched, or as it is.
+__device__ const std::uint8_t* place_compressed(const std::uint8_t* src, std::uint32_t len, std::uint8_t* stage,
+                                                DecodeVariant v, unsigned lane) {
+  if (v == DecodeVariant::kStageShared && len <= kStageBytes) {
+    for (std::uint32_t k = lane; k < len; k += 32) stage[k] = src[k];
+    __syncwarp();
+    return stage;
+  }
+  if (v == DecodeVariant::kPrefetchL2) {
+    const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(src) & ~std::uintptr_t(127);
+    const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(src) + len;
+    for (std::uintptr_t a = first + 128 * lane; a < end; a += 128 * 32)
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
+  }
+  return src;
+}
+
 template <class T>
-__global__ void decode_blocks(DecodeBatch b, DecodeGeometry g, T* out, DecodeScratch s, unsigned long long* err) {
+__global__ void decode_blocks(DecodeBatch b, DecodeGeometry g, T* out, DecodeScratch s, unsigned long long* err,
+                              DecodeVariant variant) {
   extern __shared__ __align__(16) std::uint8_t smem[];
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
   const std::size_t mb = g.max_blocks();
@@ -155,9 +178,10 @@ __global__ void decode_blocks(DecodeBatch b, DecodeGeometry g, T* out, DecodeScr
   if (elems == 0) return;  // no partial block in this geometry
   const std::uint32_t len = s.block_len[chunk * mb + k];
   if (len == 0xffffffffu) return;  // the chunk failed to parse and is already reported
-  std::uint8_t* buf = smem + warp * g.block_elems * sizeof(T);
-  const bool ok =
-      lz4_block_warp(b.comp + s.block_src[chunk * mb + k], len, buf, std::uint32_t(elems * sizeof(T)), lane);
+  std::uint8_t* buf = smem + warp * warp_smem_bytes(g, variant);
+  const std::uint8_t* in =
+      place_compressed(b.comp + s.block_src[chunk * mb + k], len, buf + g.block_elems * sizeof(T), variant, lane);
+  const bool ok = lz4_block_warp(in, len, buf, std::uint32_t(elems * sizeof(T)), lane);
   if (!ok) {
     if (lane == 0) report(err, b.first_chunk_id + chunk, kLz4Stream);
     return;
@@ -167,18 +191,27 @@ __global__ void decode_blocks(DecodeBatch b, DecodeGeometry g, T* out, DecodeScr
 
 template <class T>
 void launch(const DecodeBatch& b, const DecodeGeometry& g, void* out, const DecodeScratch& s,
-            unsigned long long* err, cudaStream_t stream) {
-  const std::size_t smem = kWarpsPerBlock * g.block_elems * sizeof(T);
+            unsigned long long* err, cudaStream_t stream, DecodeVariant variant) {
+  const std::size_t smem = kWarpsPerBlock * warp_smem_bytes(g, variant);
   if (smem > 48 * 1024)
     QGPU_CUDA(cudaFuncSetAttribute(decode_blocks<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   const std::size_t warps = b.n_chunks * g.max_blocks();
   if (warps == 0) return;  // frames of fewer than 8 elements: no LZ4 block, parse_chunks copied the tail
   const std::size_t blocks = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  decode_blocks<T><<<blocks, kWarpsPerBlock * 32, smem, stream>>>(b, g, static_cast<T*>(out), s, err);
+  decode_blocks<T><<<blocks, kWarpsPerBlock * 32, smem, stream>>>(b, g, static_cast<T*>(out), s, err, variant);
   QGPU_CUDA_LAUNCHED("decode_blocks");
 }
 
 }  // namespace
+
+const char* decode_variant_name(DecodeVariant v) {
+  switch (v) {
+    case DecodeVariant::kGlobal: return "global";
+    case DecodeVariant::kPrefetchL2: return "prefetch-l2";
+    case DecodeVariant::kStageShared: return "stage-shared";
+  }
+  return "unknown";
+}
 
 std::string describe_decode_error(unsigned long long word) {
   const unsigned code = word & 0xff;
@@ -194,7 +227,7 @@ std::string describe_decode_error(unsigned long long word) {
 }
 
 void decode_bitshuffle_lz4(const DecodeBatch& b, const DecodeGeometry& g, void* out, const DecodeScratch& s,
-                           unsigned long long* err, cudaStream_t stream) {
+                           unsigned long long* err, cudaStream_t stream, DecodeVariant variant) {
   if (b.n_chunks == 0) return;
   if (s.capacity_blocks < b.n_chunks * g.max_blocks()) throw Error("decode scratch too small");
   const unsigned threads = 128;
@@ -202,9 +235,9 @@ void decode_bitshuffle_lz4(const DecodeBatch& b, const DecodeGeometry& g, void* 
       b, g, static_cast<std::uint8_t*>(out), s, err);
   QGPU_CUDA_LAUNCHED("parse_chunks");
   switch (g.elem_size) {
-    case 1: return launch<std::uint8_t>(b, g, out, s, err, stream);
-    case 2: return launch<std::uint16_t>(b, g, out, s, err, stream);
-    case 4: return launch<std::uint32_t>(b, g, out, s, err, stream);
+    case 1: return launch<std::uint8_t>(b, g, out, s, err, stream, variant);
+    case 2: return launch<std::uint16_t>(b, g, out, s, err, stream, variant);
+    case 4: return launch<std::uint32_t>(b, g, out, s, err, stream, variant);
     default: throw Error("bitshuffle decode: unsupported element size " + std::to_string(g.elem_size));
   }
 }

@@ -47,8 +47,20 @@ enum DecodeErrorCode : unsigned {
 };
 std::string describe_decode_error(unsigned long long word);
 
+// How a warp reads its compressed LZ4 block while it parses the tokens (every lane reads every token byte, so
+// the latency of those reads is the parse's critical path). All variants accept and produce the same bytes.
+enum class DecodeVariant : int {
+  kGlobal = 0,      // tokens read from global memory as they are parsed
+  kPrefetchL2 = 1,  // the warp first prefetches the block's lines into L2, then parses from global memory
+  kStageShared = 2, // blocks of up to kStageBytes are first copied (coalesced) into shared memory and parsed there
+};
+inline constexpr std::uint32_t kStageBytes = 1024;
+inline constexpr DecodeVariant kDefaultDecodeVariant = DecodeVariant::kGlobal;
+const char* decode_variant_name(DecodeVariant v);
+
 // Decodes every chunk of the batch into `out` (frames of frame_elems elements) on `stream`.
 void decode_bitshuffle_lz4(const DecodeBatch& batch, const DecodeGeometry& g, void* out,
-                           const DecodeScratch& scratch, unsigned long long* d_error, cudaStream_t stream);
+                           const DecodeScratch& scratch, unsigned long long* d_error, cudaStream_t stream,
+                           DecodeVariant variant = kDefaultDecodeVariant);
 
 }  // namespace qgpu::io::cuda

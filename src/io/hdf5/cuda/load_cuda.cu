@@ -9,6 +9,7 @@
 #include "io/hdf5/cuda/apply_pixel_mask.hpp"
 #include "io/hdf5/cuda/bin_frames.hpp"
 #include "io/hdf5/cuda/bitshuffle_lz4_decode.hpp"
+#include "io/hdf5/cuda/encode_worker.hpp"
 #include "io/hdf5/cuda/load_cuda.hpp"
 #include "io/hdf5/load_provenance.hpp"
 #include "io/hdf5/load_timing.hpp"
@@ -169,6 +170,12 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   // dense: the resident output; encoded: one batch of output rows (none for passthrough)
   auto result = std::make_shared<DeviceBuffer>(!encoded ? out_bytes : passthrough ? 0 : max_out_rows * out_row_bytes);
   DeviceBuffer staging(direct ? 0 : max_chunks * fi.frame_bytes());
+  // encoded: the encoder reads batch b from buffer b % 2 (binned rows in result/result2, or the decoded frames in
+  // staging/staging2 for passthrough) while batch b + 1 is read and decoded into the other one.
+  DeviceBuffer result2(encoded && !passthrough ? result->bytes() : 0);
+  DeviceBuffer staging2(encoded && passthrough ? staging.bytes() : 0);
+  void* const enc_in[2] = {passthrough ? staging.data() : result->data(),
+                           passthrough ? staging2.data() : result2.data()};
   const std::size_t mb = geo.max_blocks();
   DeviceBuffer block_src(max_chunks * mb * sizeof(std::uint64_t));
   DeviceBuffer block_len(max_chunks * mb * sizeof(std::uint32_t));
@@ -187,6 +194,8 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   std::vector<std::unique_ptr<Slot>> slots;
   for (int s = 0; s < n_slots; ++s) slots.push_back(std::make_unique<Slot>(max_buffer, table_bytes));
   Stream copies, stream;  // batch b + 1 copies while batch b decodes
+  // Declared after every buffer it reads: destroyed (joined) first.
+  std::unique_ptr<detail::EncodeWorker> worker = encoded ? std::make_unique<detail::EncodeWorker>(enc) : nullptr;
   timing.setup = now_s() - t_setup;
 
   if (progress) progress(0.0);  // the bar shows from the start, so a later message starts a new line
@@ -194,6 +203,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     const ReadBatch& batch = batches[b];
     Slot& slot = *slots[b % n_slots];
     slot.retire(timing);  // batch b - n_slots finished with this slot
+    const int eb = static_cast<int>(b % 2);  // encoded: this batch's encoder input buffer
     const double t_read0 = now_s();
     reader.read(batch, slot.data.as<std::uint8_t>());
     timing.read += now_s() - t_read0;
@@ -213,8 +223,14 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     cuda::DecodeBatch db{slot.dev_data.as<std::uint8_t>(), dtab, dtab + max_chunks, dtab + 2 * max_chunks,
                          batch.chunks, batch.first_chunk};
     cuda::DecodeScratch scratch{block_src.as<std::uint64_t>(), block_len.as<std::uint32_t>(), max_chunks * mb};
-    void* frames = direct ? result->as<char>() + batch.first_chunk * fi.frame_bytes() : staging.data();
-    cuda::decode_bitshuffle_lz4(db, geo, direct ? result->data() : staging.data(), scratch, d_error, stream.s);
+    void* const stage = encoded && passthrough ? enc_in[eb] : staging.data();
+    if (encoded) {  // the decode (passthrough) or the binning below writes buffer eb: batch b - 2 must be encoded
+      const double t_wait0 = now_s();
+      worker->wait_free(eb);
+      timing.wait += now_s() - t_wait0;
+    }
+    void* frames = direct ? result->as<char>() + batch.first_chunk * fi.frame_bytes() : stage;
+    cuda::decode_bitshuffle_lz4(db, geo, direct ? result->data() : stage, scratch, d_error, stream.s);
     if (p.zero_bad_pixels)  // on full stored frames, before crop and binning
       cuda::apply_pixel_mask(frames, fi.dtype, batch.chunks, fi.shape.frame_pixels(),
                              bad_pixels.as<std::uint32_t>(), fi.bad_pixels.size(), stream.s);
@@ -223,20 +239,21 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
                            p.detector.col0,      batch.out_rows,        p.out_shape.scan_cols, p.out_shape.det_rows,
                            p.out_shape.det_cols, p.bin_scan,            p.bin_detector};
       const std::size_t out_off = encoded ? 0 : batch.out_row0 * out_row_bytes;
-      cuda::bin_frames(staging.data(), fi.dtype, result->as<char>() + out_off, p.out_dtype, bg, d_overflow, stream.s);
+      char* const out = encoded ? static_cast<char*>(enc_in[eb]) : result->as<char>() + out_off;
+      cuda::bin_frames(stage, fi.dtype, out, p.out_dtype, bg, d_overflow, stream.s);
     }
     QGPU_CUDA(cudaEventRecord(slot.done, stream.s));
     slot.busy = true;
-    if (encoded) {  // the encoder runs on the legacy default stream: this batch first, then reuse only after it
-      QGPU_CUDA(cudaStreamSynchronize(stream.s));
-      enc->append(passthrough ? staging.data() : result->data(), batch.out_rows * p.out_shape.scan_cols);
-      QGPU_CUDA(cudaStreamSynchronize(nullptr));
+    if (encoded) {  // encoded on the worker's thread and stream once this batch is in buffer eb
+      QGPU_CUDA(cudaEventRecord(worker->ready(eb), stream.s));
+      worker->push(eb, enc_in[eb], batch.out_rows * p.out_shape.scan_cols);
     }
     if (progress) progress(double(batch.out_row0 + batch.out_rows) / double(p.out_shape.scan_rows));
   }
   const double t_queued = now_s();
   for (auto& s : slots) s->retire(timing);
-  timing.wait = now_s() - t_queued;
+  if (worker) worker->finish();
+  timing.wait += now_s() - t_queued;
   timing.total = now_s() - t_start;
   timing.batches = batches.size();
   timing.decoded_bytes = std::uint64_t(src.chunks.size()) * fi.frame_bytes();

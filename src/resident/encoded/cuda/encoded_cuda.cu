@@ -83,26 +83,97 @@ __device__ inline bool decode_at(const TileRef& tr, std::size_t p, std::uint32_t
   return decode_stream(tr.payload + o, tr.dir[p + 1] - o, tr.len, first, last, put);
 }
 
-// Block (tile, chunk of the pixel list): sums weight_k * count per position in shared memory (K rows of the
-// tile), then adds them to out[k][frame].
+// Masked sums. Block (tile, chunk of the pixel list), 8 warps; each warp takes 32 pixels at a time, one stream
+// per lane. Sparse streams (few nonzeros at scattered positions) add weight * value to the block's per-position
+// sums in shared memory as they are decoded (scattered positions: little contention); so do rANS streams with an
+// alphabet beyond StridedTables::kMaxK (rare: counts spread over more than 30 values). Dense streams (constant,
+// raw, rANS) are decoded in lockstep through StreamCursor (its rANS tables in shared memory, one bank per lane: a
+// conflict-free coarse slot -> symbol lookup and a short forward step), 32 positions at a time, into a 32 x 33
+// transposition
+// buffer; then lane l sums position l over the warp's dense streams and adds it once to the block's sums (one
+// shared atomic per position and warp instead of one per value). Every product is weight (uint32) x count
+// (uint32) as uint64, summed modulo 2^64, exactly as the CPU reference. At the end each block adds its sums to the
+// output (one global atomic per position and weighting).
+constexpr unsigned kSumWarps = 8;
+constexpr unsigned kSumThreads = kSumWarps * 32;
+// Dynamic shared memory: the cursors' tables [warp][word][lane], then the sums [K][tile] (8-byte aligned).
+constexpr std::size_t kSumTableBytes = std::size_t{kSumWarps} * StridedTables::kWords * 32 * sizeof(std::uint32_t);
+static_assert(kSumTableBytes % 8 == 0);
+
 template <int K>
-__global__ void masked_sum_kernel(const TileRef* tiles, std::uint32_t tile, const std::uint32_t* pixels,
-                                  const std::uint32_t* weights, std::size_t npix, std::size_t frames,
-                                  unsigned long long* out, int* error) {
-  extern __shared__ unsigned long long acc[];  // [K][tile]
+__global__ void __launch_bounds__(kSumThreads)
+    masked_sum_kernel(const TileRef* tiles, std::uint32_t tile, const std::uint32_t* pixels,
+                      const std::uint32_t* weights, std::size_t npix, std::size_t per_block, std::size_t frames,
+                      unsigned long long* out, int* error) {
+  extern __shared__ unsigned long long dyn[];
+  auto* const tables = reinterpret_cast<std::uint32_t*>(dyn);
+  unsigned long long* const acc = dyn + kSumTableBytes / 8;  // [K][tile]
+  __shared__ std::uint32_t buf[kSumWarps][32][33];     // per warp: [lane (stream)][position in the chunk]
+  __shared__ std::uint32_t wsh[kSumWarps][K][32];      // per warp: the dense lanes' weights (0 for other lanes)
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
   const TileRef tr = tiles[blockIdx.x];
   for (std::uint32_t i = threadIdx.x; i < K * tile; i += blockDim.x) acc[i] = 0;
   __syncthreads();
-  const std::size_t j = blockIdx.y * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (j < npix) {
-    unsigned long long w[K];
-    for (int k = 0; k < K; ++k) w[k] = weights[k * npix + j];
-    const bool ok = decode_at(tr, pixels[j], 0, tr.len, [&](std::uint32_t i, std::uint32_t v) {
-      for (int k = 0; k < K; ++k)
-        if (w[k]) atomicAdd(acc + k * tile + i, w[k] * v);
-    });
-    if (!ok) atomicExch(error, 1);
+  const std::size_t j0 = blockIdx.y * per_block;
+  const std::size_t j1 = j0 + per_block < npix ? j0 + per_block : npix;
+  bool bad = false;
+  // g is the same for all lanes of a warp: the loop, the ballot and the __syncwarp calls are warp-uniform.
+  for (std::size_t g = j0 + warp * 32; g < j1; g += kSumThreads) {
+    const std::size_t j = g + lane;
+    std::uint32_t wk[K];
+    const std::uint8_t* s = nullptr;
+    std::uint32_t size = 0;
+    bool any = false;
+    for (int k = 0; k < K; ++k) wk[k] = 0;
+    if (j < j1) {
+      const std::uint32_t p = pixels[j], o = tr.dir[p];
+      s = tr.payload + o;
+      size = tr.dir[p + 1] - o;
+      for (int k = 0; k < K; ++k) {
+        wk[k] = weights[k * npix + j];
+        any = any || wk[k] != 0;
+      }
+    }
+    const bool stored = any && size != 0;  // a stream to decode (an empty stream is all zero)
+    const std::uint8_t model = stored ? s[0] : std::uint8_t{kZero};
+    const bool dense = model == kConstant || model == kRaw ||
+                       (model == kRans && rans_alphabet(s, size) <= StridedTables::kMaxK);
+    if (stored && !dense) {  // sparse, rANS with a large alphabet, or a bad model byte (decode_stream rejects it)
+      const bool ok = decode_stream(s, size, tr.len, 0, tr.len, [&](std::uint32_t i, std::uint32_t v) {
+        for (int k = 0; k < K; ++k)
+          if (wk[k]) atomicAdd(acc + k * tile + i, static_cast<unsigned long long>(wk[k]) * v);
+      });
+      if (!ok) bad = true;
+    }
+    const unsigned mask = __ballot_sync(0xffffffffu, dense);
+    if (mask == 0) continue;
+    for (int k = 0; k < K; ++k) wsh[warp][k][lane] = dense ? wk[k] : 0u;
+    StreamCursor<StridedTables> cur;
+    cur.tab.col = tables + warp * (StridedTables::kWords * 32) + lane;
+    cur.tab.stride = 32;
+    if (dense && !cur.open(s, size, tr.len)) bad = true;  // a failed cursor yields zeros
+    for (std::uint32_t c0 = 0; c0 < tr.len; c0 += 32) {
+      const std::uint32_t m = tr.len - c0 < 32u ? tr.len - c0 : 32u;
+      if (dense)
+        for (std::uint32_t u = 0; u < m; ++u) buf[warp][lane][u] = cur.next();
+      __syncwarp();
+      if (lane < m) {
+        unsigned long long a[K];
+        for (int k = 0; k < K; ++k) a[k] = 0;
+        for (unsigned rest = mask; rest; rest &= rest - 1) {
+          const unsigned src = __ffs(rest) - 1;
+          const std::uint32_t v = buf[warp][src][lane];
+          if (v)
+            for (int k = 0; k < K; ++k) a[k] += static_cast<unsigned long long>(wsh[warp][k][src]) * v;
+        }
+        for (int k = 0; k < K; ++k)
+          if (a[k]) atomicAdd(acc + k * tile + c0 + lane, a[k]);
+      }
+      __syncwarp();
+    }
+    if (dense && !cur.ok) bad = true;
   }
+  if (bad) atomicExch(error, 1);
   __syncthreads();
   const std::size_t first = blockIdx.x * static_cast<std::size_t>(tile);
   for (int k = 0; k < K; ++k)
@@ -179,7 +250,7 @@ class ErrorFlag {
 }  // namespace
 
 std::vector<DeviceTiles> encode(const Layout& layout, const void* d_frames, std::size_t count,
-                                std::uint64_t* d_sum_pattern, cudaStream_t stream) {
+                                std::uint64_t* d_sum_pattern, cudaStream_t stream, EncodeScratch* reuse) {
   validate(layout);
   std::vector<DeviceTiles> groups;
   if (count == 0) return groups;
@@ -187,7 +258,19 @@ std::vector<DeviceTiles> encode(const Layout& layout, const void* d_frames, std:
   const std::uint32_t slot = stream_slot_bytes(layout.tile);
   const std::size_t ntiles = (count + T - 1) / T;
   const std::size_t group = std::min(ntiles, std::max<std::size_t>(1, kScratchBudget / (P * slot)));
-  DeviceBuffer scratch(group * P * slot);
+  EncodeScratch local;
+  EncodeScratch& ws = reuse ? *reuse : local;
+  // Grown only when too small: a caller that keeps the scratch allocates once (no cudaMalloc/cudaFree, which
+  // synchronise the device, per call). Reuse is ordered by `stream`.
+  if (!ws.slots || ws.slots->bytes() < group * P * slot) {
+    if (ws.slots) QGPU_CUDA(cudaStreamSynchronize(stream));
+    ws.slots = std::make_unique<DeviceBuffer>(group * P * slot);
+  }
+  if (!ws.base || ws.base->bytes() < group * sizeof(std::uint64_t)) {
+    if (ws.base) QGPU_CUDA(cudaStreamSynchronize(stream));
+    ws.base = std::make_unique<DeviceBuffer>(group * sizeof(std::uint64_t));
+  }
+  std::uint8_t* const scratch = ws.slots->as<std::uint8_t>();
   for (std::size_t g0 = 0; g0 < ntiles; g0 += group) {
     const std::size_t g = std::min(group, ntiles - g0), frames_g = std::min(count - g0 * T, g * T),
                       streams = g * P;
@@ -198,16 +281,16 @@ std::vector<DeviceTiles> encode(const Layout& layout, const void* d_frames, std:
       using V = decltype(z);
       const V* f = reinterpret_cast<const V*>(static_cast<const std::uint8_t*>(d_frames) + g0 * T * P * elem);
       encode_streams<V><<<blocks_for(streams), kThreads, 0, stream>>>(
-          f, P, layout.tile, frames_g, streams, scratch.as<std::uint8_t>(), slot, dir,
+          f, P, layout.tile, frames_g, streams, scratch, slot, dir,
           reinterpret_cast<unsigned long long*>(d_sum_pattern));
     });
     QGPU_CUDA_LAUNCHED("encode_streams");
     tile_offsets<<<static_cast<unsigned>(g), 1024, 0, stream>>>(dir, P);
     QGPU_CUDA_LAUNCHED("tile_offsets");
+    // The payload is allocated to the exact size: the host needs the tiles' byte counts (dir[P] of each tile).
     std::vector<std::uint32_t> tile_bytes(g);
-    for (std::size_t k = 0; k < g; ++k)
-      QGPU_CUDA(cudaMemcpyAsync(&tile_bytes[k], dir + k * (P + 1) + P, sizeof(std::uint32_t),
-                                cudaMemcpyDeviceToHost, stream));
+    QGPU_CUDA(cudaMemcpy2DAsync(tile_bytes.data(), sizeof(std::uint32_t), dir + P, (P + 1) * sizeof(std::uint32_t),
+                                sizeof(std::uint32_t), g, cudaMemcpyDeviceToHost, stream));
     QGPU_CUDA(cudaStreamSynchronize(stream));
     std::vector<std::uint64_t> base(g);
     std::uint64_t total = 0;
@@ -216,19 +299,20 @@ std::vector<DeviceTiles> encode(const Layout& layout, const void* d_frames, std:
       total += tile_bytes[k];
     }
     out.payload = std::make_shared<DeviceBuffer>(std::max<std::uint64_t>(total, 1));
-    DeviceBuffer d_base(g * sizeof(std::uint64_t));
-    QGPU_CUDA(cudaMemcpyAsync(d_base.data(), base.data(), g * sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
-    compact_streams<<<blocks_for(streams), kThreads, 0, stream>>>(scratch.as<std::uint8_t>(), slot, dir, P, streams,
-                                                                  d_base.as<std::uint64_t>(),
+    // base (pageable) is staged by the call before it returns; the previous group's compaction that read ws.base
+    // runs before this copy (same stream).
+    QGPU_CUDA(cudaMemcpyAsync(ws.base->data(), base.data(), g * sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
+    compact_streams<<<blocks_for(streams), kThreads, 0, stream>>>(scratch, slot, dir, P, streams,
+                                                                  ws.base->as<std::uint64_t>(),
                                                                   out.payload->as<std::uint8_t>());
     QGPU_CUDA_LAUNCHED("compact_streams");
-    QGPU_CUDA(cudaStreamSynchronize(stream));
     for (std::size_t k = 0; k < g; ++k) {
       const auto len = static_cast<std::uint32_t>(std::min(T, frames_g - k * T));
       out.refs.push_back({out.payload->as<std::uint8_t>() + base[k], dir + k * (P + 1), len, 0});
     }
     groups.push_back(std::move(out));
   }
+  QGPU_CUDA(cudaStreamSynchronize(stream));
   return groups;
 }
 
@@ -250,15 +334,20 @@ void masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32
   if (K < 1 || K > 3) throw InvalidArgument("encoded masked sums take 1 to 3 weightings, not " + std::to_string(K));
   QGPU_CUDA(cudaMemsetAsync(d_out, 0, K * layout.frames * sizeof(std::uint64_t), stream));
   if (npix == 0) return;
-  if (blocks_for(npix) > 65535u) throw InvalidArgument("encoded masked sum over more than 16.7M pixels");
   ErrorFlag err(stream);
-  const dim3 grid(static_cast<unsigned>(layout.tiles()), blocks_for(npix));
-  const std::size_t smem = static_cast<std::size_t>(K) * layout.tile * sizeof(unsigned long long);
+  // Enough blocks to fill the GPU several times over (about 2048), each with at least one group of 32 pixels per
+  // warp; every block decodes whole streams of one tile.
+  const std::size_t tiles = layout.tiles();
+  const std::size_t want = std::max<std::size_t>(1, (2048 + tiles - 1) / tiles);
+  const std::size_t chunks = std::min(want, (npix + kSumThreads - 1) / kSumThreads);
+  const std::size_t per_block = (npix + chunks - 1) / chunks;
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks));
+  const std::size_t smem = kSumTableBytes + static_cast<std::size_t>(K) * layout.tile * sizeof(unsigned long long);
   auto* out = reinterpret_cast<unsigned long long*>(d_out);
   const auto launch = [&](auto kernel) {
     QGPU_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    kernel<<<grid, kThreads, smem, stream>>>(d_tiles, layout.tile, d_pixels, d_weights, npix, layout.frames, out,
-                                             err.ptr());
+    kernel<<<grid, kSumThreads, smem, stream>>>(d_tiles, layout.tile, d_pixels, d_weights, npix, per_block,
+                                                layout.frames, out, err.ptr());
   };
   if (K == 1) launch(masked_sum_kernel<1>);
   if (K == 2) launch(masked_sum_kernel<2>);

@@ -23,11 +23,20 @@ struct DeviceTiles {
   std::size_t bytes() const { return (payload ? payload->bytes() : 0) + (dir ? dir->bytes() : 0); }
 };
 
+// The encoder's device scratch (per-stream slots of a group of tiles, the group's tile offsets), kept by a caller
+// that encodes many batches so that it is allocated once.
+struct EncodeScratch {
+  std::unique_ptr<DeviceBuffer> slots, base;
+};
+
 // Encodes `count` dense frames at d_frames (device memory, layout dtype, frame-major) as ceil(count / tile) tiles,
 // the last one shorter when count is not a multiple of layout.tile, and adds every pixel's sum over these frames
-// to d_sum_pattern (frame_pixels uint64). Bytes identical to cpu::encode_tile. Synchronous on `stream`.
+// to d_sum_pattern (frame_pixels uint64). Bytes identical to cpu::encode_tile. All work on `stream`, synchronous
+// on it (the host waits once per group of tiles for their sizes, and at the end); no device-wide synchronisation
+// when `scratch` is given and already large enough.
 std::vector<DeviceTiles> encode(const Layout& layout, const void* d_frames, std::size_t count,
-                                std::uint64_t* d_sum_pattern, cudaStream_t stream = nullptr);
+                                std::uint64_t* d_sum_pattern, cudaStream_t stream = nullptr,
+                                EncodeScratch* scratch = nullptr);
 
 // Writes the total of each of `count` dense frames at d_frames to d_out (uint64 each). Asynchronous.
 void frame_totals(const Layout& layout, const void* d_frames, std::size_t count, std::uint64_t* d_out,

@@ -1,0 +1,119 @@
+// qgpu parallax FILE: tilt-corrected bright field (parallax) image and the fit of the BF-pixel image shifts.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "cli/checks.hpp"
+#include "cli/commands.hpp"
+#include "cli/load_flags.hpp"
+#include "cli/outputs.hpp"
+#include "cli/progress.hpp"
+#include "io/hdf5/load.hpp"
+#include "io/npy/npy.hpp"
+#include "parallax/parallax.hpp"
+
+namespace qgpu::cli {
+
+namespace {
+
+struct ParallaxArgs {
+  std::string file, out = "out", backend = "auto", dataset;
+  std::optional<double> energy, semiangle, step, mrad_per_px, defocus_sign;
+  std::size_t upsample = 2, bin = 0, iterations = 3, search = 4;
+  double edge = 1.0;
+  bool measured = false;
+  LoadFlags load;
+};
+
+// Every value a user typed, checked before the file is opened.
+std::filesystem::path check(const ParallaxArgs& a) {
+  check_backend_name(a.backend);
+  if (a.energy) check_positive("--energy", *a.energy);
+  if (a.semiangle) check_positive("--semiangle", *a.semiangle);
+  if (a.step) check_positive("--step", *a.step);
+  if (a.mrad_per_px) check_positive("--mrad-per-pixel", *a.mrad_per_px);
+  if (a.defocus_sign) check_finite("--defocus-sign", *a.defocus_sign);
+  check_finite("--edge", a.edge);
+  if (a.edge < 0) throw InvalidArgument("--edge must be >= 0");
+  if (a.upsample < 1 || a.upsample > 8) throw InvalidArgument("--upsample must be in 1..8");
+  if (a.bin > 64) throw InvalidArgument("--bin must be <= 64 (0: auto)");
+  if (a.iterations < 1 || a.iterations > 20) throw InvalidArgument("--iterations must be in 1..20");
+  if (a.search < 1 || a.search > 64) throw InvalidArgument("--search must be in 1..64");
+  return output_folder(a.out);
+}
+
+void run(const ParallaxArgs& a) {
+  const std::filesystem::path dir = check(a);
+  io::LoadOptions lo;
+  lo.backend = a.backend;
+  lo.dataset_path = a.dataset;
+  a.load.apply_to(lo);
+  lo.progress = progress_bar("loading");
+  const Dataset ds = io::load(a.file, lo);
+  parallax::ParallaxParams p;
+  if (ds.metadata().contains("calibration") && ds.metadata()["calibration"].contains("energy_kev"))
+    p = parallax::params_from_metadata(ds);
+  if (a.energy) p.energy_kev = *a.energy;
+  if (a.semiangle) p.semiangle_mrad = *a.semiangle;
+  if (a.step) p.scan_step_angstrom = *a.step;
+  if (a.mrad_per_px) p.detector_mrad_per_pixel = *a.mrad_per_px;
+  if (a.defocus_sign) p.c1_sign_hint = *a.defocus_sign;
+  p.upsample = a.upsample;
+  p.detector_bin = a.bin;
+  p.iterations = a.iterations;
+  p.search_px = a.search;
+  p.edge_px = a.edge;
+  p.use_fitted_shifts = !a.measured;
+  const parallax::ParallaxResult r = parallax::run(ds, p);
+  const parallax::ParallaxFit& f = r.fit;
+  std::ofstream((dir / "parallax_fit.json").string())
+      << nlohmann::json{{"fit", parallax::fit_json(f)},
+                        {"det_row", r.det_row},
+                        {"det_col", r.det_col},
+                        {"shift_row_px", r.shift_row},
+                        {"shift_col_px", r.shift_col},
+                        {"provenance", r.provenance.to_json()}}
+             .dump(2)
+      << "\n";
+  std::printf("  fit            C1 = %.2f A, A1 = %.2f A at %.1f deg, rotation %.2f deg, transpose %s\n", f.C1, f.A1,
+              f.A1_angle * 180.0 / 3.14159265358979323846, f.rotation_deg, f.transpose ? "yes" : "no");
+  std::printf("                 residual %.3f px of %.3f px (confidence %.3f), C1 sign by %s\n", f.residual_rms_px,
+              f.model_rms_px, f.confidence, f.sign_method.c_str());
+  display::DisplayOptions look;
+  look.colormap = "gray";
+  look.lower_percentile = 0.5;
+  look.upper_percentile = 99.5;
+  write_outputs(dir, "parallax", r.image, look);
+  write_outputs(dir, "parallax_bf", r.bf, look);
+}
+
+}  // namespace
+
+void add_parallax(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "parallax", "tilt-corrected bright field (PNG + .npy) and the shift fit: defocus, astigmatism, rotation, transpose");
+  auto a = std::make_shared<ParallaxArgs>();
+  cmd->option_defaults()->always_capture_default();  // --help shows every default
+  cmd->add_option("file", a->file, "HDF5 file")->required();
+  cmd->add_option("-o,--out", a->out, "output folder (created if missing)");
+  cmd->add_option("--backend", a->backend, "cuda | cpu | auto (auto = cuda, never falls back to cpu)");
+  cmd->add_option("--dataset", a->dataset, "dataset path (default: discover)");
+  add_load_flags(cmd, a->load);
+  cmd->add_option("--energy", a->energy, "beam energy, keV (> 0)")->default_str("file calibration");
+  cmd->add_option("--semiangle", a->semiangle, "convergence semi-angle, mrad (> 0)")->default_str("file calibration");
+  cmd->add_option("--step", a->step, "scan step, angstrom (> 0)")->default_str("file calibration");
+  cmd->add_option("--mrad-per-pixel", a->mrad_per_px, "detector calibration (> 0)")
+      ->default_str("semiangle / BF disk radius");
+  cmd->add_option("--defocus-sign", a->defocus_sign,
+                  "known sign of C1 (chi = +pi lambda C1 k^2): > 0 or < 0; 0 = from the image (atoms positive)")
+      ->default_str("sign of the file's defocus_angstrom, else 0");
+  cmd->add_option("--upsample", a->upsample, "tilt-corrected image sampling: scan step / UPSAMPLE (1..8)");
+  cmd->add_option("--bin", a->bin, "sum BF-disk pixels in BIN x BIN groups (0: auto, <= 1024 groups)");
+  cmd->add_option("--iterations", a->iterations, "align / re-sum passes over the whole disc after the staged ones");
+  cmd->add_option("--search", a->search, "correlation peak search half-width around the predicted shift, scan px");
+  cmd->add_option("--edge", a->edge, "leave out pixels closer than this to the BF disk edge, detector px");
+  cmd->add_flag("--measured-shifts", a->measured, "shift-and-sum with the measured shifts instead of the linear fit");
+  cmd->callback([a] { run_command([&] { run(*a); }); });
+}
+
+}  // namespace qgpu::cli

@@ -1,0 +1,67 @@
+// Rotation calibration that survives defocus: the CoM curl minimum, or the parallax shift field when the CoM
+// answer is not determined (see rotation.hpp).
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "dpc/rotation.hpp"
+#include "parallax/parallax.hpp"
+
+namespace qgpu::dpc {
+
+RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc) {
+  RotationResult com = calibrate_rotation(dpc);
+  com.provenance.parameters["decided_by"] = "com_curl";
+  if (com.determined) return com;
+
+  parallax::ParallaxParams p;
+  std::string optics = "file calibration";
+  const nlohmann::json& md = ds.metadata();
+  if (md.is_object() && md.contains("calibration") && md.at("calibration").is_object() &&
+      md.at("calibration").contains("energy_kev")) {
+    p = parallax::params_from_metadata(ds);
+  } else {
+    p.energy_kev = 300;  // placeholders: the angle and transpose do not depend on them
+    p.semiangle_mrad = 20;
+    p.scan_step_angstrom = 1;
+    optics = "placeholder (no calibration metadata): the angle and transpose do not depend on it";
+  }
+  parallax::ParallaxResult px;
+  try {
+    px = parallax::fit_only(ds, p);
+  } catch (const InvalidArgument& e) {  // e.g. a scan or BF disk too small for the parallax: keep the CoM answer
+    com.provenance.parameters["parallax"] = {{"error", e.what()}};
+    return com;
+  }
+  const double pc = std::min(px.fit.confidence, px.fit.sign_confidence);
+  nlohmann::json com_summary = {{"angle_deg", com.angle_deg},
+                                {"transpose", com.transpose},
+                                {"confidence", com.confidence},
+                                {"determined", com.determined}};
+  if (!(pc > com.confidence)) {
+    com.provenance.parameters["parallax"] = {{"fit", parallax::fit_json(px.fit)}, {"confidence", pc}, {"optics", optics}};
+    return com;
+  }
+  RotationResult r = com;  // keeps the CoM curves and curl / divergence of the CoM answer for reference
+  r.method = "parallax";
+  r.angle_deg = px.fit.rotation_deg;
+  r.transpose = px.fit.transpose;
+  r.confidence = pc;
+  r.determined = pc >= kRotationConfident;
+  r.provenance.operation = "dpc.calibrate_rotation";
+  r.provenance.parameters["angle_deg"] = r.angle_deg;
+  r.provenance.parameters["transpose"] = r.transpose;
+  r.provenance.parameters["confidence"] = r.confidence;
+  r.provenance.parameters["determined"] = r.determined;
+  r.provenance.parameters["decided_by"] = "parallax";
+  r.provenance.parameters["com_answer"] = com_summary;
+  r.provenance.parameters["parallax"] = {{"fit", parallax::fit_json(px.fit)},
+                                         {"confidence", pc},
+                                         {"confidence_rule", "min(fit confidence, sign confidence)"},
+                                         {"optics", optics},
+                                         {"groups", px.det_row.size()},
+                                         {"backend", px.provenance.backend}};
+  r.provenance.parameters["warning"] = rotation_warning(r);
+  return r;
+}
+
+}  // namespace qgpu::dpc

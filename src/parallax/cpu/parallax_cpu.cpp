@@ -1,0 +1,190 @@
+// Host reference of the parallax engine: FFTW complex128 transforms over the scan, double arithmetic.
+#include <fftw3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <mutex>
+
+#include "core/error.hpp"
+#include "core/fftw_planner.hpp"
+#include "parallax/parallax.hpp"
+#include "parallax/parallax_backend.hpp"
+#include "resident/encoded/encoded_resident.hpp"
+
+namespace qgpu::parallax::detail {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+long signed_index(std::size_t i, std::size_t n) { return i <= n / 2 ? long(i) : long(i) - long(n); }
+
+class CpuEngine final : public Engine {
+ public:
+  CpuEngine(const Dataset& ds, const Plan& plan)
+      : plan_(plan), n_(plan.scan_size()), v_(plan.groups() * n_), buf_(n_), spec_ref_(n_) {
+    const std::size_t groups = plan_.groups(), frame = ds.shape().frame_pixels();
+    std::vector<double> sums(groups * n_, 0.0);
+    dispatch_count_dtype(ds.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if (ds.encoded()) {  // only the BF-disk pixels are decoded, pixel-major [k][scan]
+        const std::vector<std::uint8_t> px = ds.encoded()->pixels(plan_.pixels);
+        const T* v = reinterpret_cast<const T*>(px.data());
+        for (std::size_t g = 0; g < groups; ++g)
+          for (std::uint32_t k = plan_.offsets[g]; k < plan_.offsets[g + 1]; ++k)
+            for (std::size_t s = 0; s < n_; ++s) sums[g * n_ + s] += double(v[std::size_t(k) * n_ + s]);
+        return;
+      }
+      const T* data = reinterpret_cast<const T*>(ds.host_bytes().data());
+      for (std::size_t s = 0; s < n_; ++s) {
+        const T* f = data + s * frame;
+        for (std::size_t g = 0; g < groups; ++g) {
+          double sum = 0;
+          for (std::uint32_t k = plan_.offsets[g]; k < plan_.offsets[g + 1]; ++k) sum += double(f[plan_.pixels[k]]);
+          sums[g * n_ + s] = sum;
+        }
+      }
+    });
+    for (std::size_t g = 0; g < groups; ++g) {
+      double mean = 0;
+      for (std::size_t s = 0; s < n_; ++s) mean += sums[g * n_ + s];
+      mean /= double(n_);
+      if (!(mean > 0)) throw InvalidArgument("parallax: a BF-disk pixel group holds no counts");
+      for (std::size_t s = 0; s < n_; ++s) v_[g * n_ + s] = float(sums[g * n_ + s] / mean - 1.0);
+    }
+    std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+    fwd_.p = fftw_plan_dft_2d(int(plan_.scan_rows), int(plan_.scan_cols), buf_.p, buf_.p, FFTW_FORWARD, FFTW_ESTIMATE);
+    inv_.p = fftw_plan_dft_2d(int(plan_.scan_rows), int(plan_.scan_cols), buf_.p, buf_.p, FFTW_BACKWARD, FFTW_ESTIMATE);
+    if (!fwd_.p || !inv_.p) throw Error("FFTW: cannot plan the parallax transforms");
+  }
+
+  std::vector<float> mean_image() override {
+    std::vector<double> acc(n_, 0.0);
+    for (std::size_t g = 0; g < plan_.groups(); ++g)
+      for (std::size_t s = 0; s < n_; ++s) acc[s] += v_[g * n_ + s];
+    std::vector<float> out(n_);
+    for (std::size_t s = 0; s < n_; ++s) out[s] = float(acc[s] / double(plan_.groups()));
+    return out;
+  }
+
+  void set_reference(const std::vector<Shift>& sh, const std::vector<float>& weight) override {
+    ref_shift_ = sh;
+    ref_weight_ = weight;
+    ref_wsum_ = 0;
+    std::fill(spec_ref_.begin(), spec_ref_.end(), std::complex<double>(0.0));
+    for (std::size_t g = 0; g < plan_.groups(); ++g) {
+      if (weight[g] == 0) continue;
+      ref_wsum_ += weight[g];
+      load(g);
+      fftw_execute(fwd_.p);
+      for (std::size_t q = 0; q < n_; ++q)
+        if (!nyquist(q)) spec_ref_[q] += double(weight[g]) * buf_.c()[q] * ramp(q, sh[g]);
+    }
+  }
+
+  std::vector<float> reference_image() override {
+    for (std::size_t q = 0; q < n_; ++q) buf_.c()[q] = spec_ref_[q];
+    fftw_execute(inv_.p);
+    std::vector<float> out(n_);
+    const double scale = ref_wsum_ > 0 ? 1.0 / (double(n_) * ref_wsum_) : 0.0;
+    for (std::size_t s = 0; s < n_; ++s) out[s] = float(buf_.c()[s].real() * scale);
+    return out;
+  }
+
+  std::vector<Shift> correlate(const std::vector<Shift>& predicted, std::size_t w) override {
+    const long nr = long(plan_.scan_rows), nc = long(plan_.scan_cols), hw = long(w);
+    std::vector<Shift> out(plan_.groups());
+    for (std::size_t g = 0; g < plan_.groups(); ++g) {
+      load(g);
+      fftw_execute(fwd_.p);
+      const double wg = ref_weight_.empty() ? 0.0 : double(ref_weight_[g]);
+      for (std::size_t q = 0; q < n_; ++q) {
+        const std::complex<double> v = buf_.c()[q];
+        buf_.c()[q] = nyquist(q) ? 0.0 : v * std::conj(spec_ref_[q] - wg * v * ramp(q, ref_shift_[g]));
+      }
+      fftw_execute(inv_.p);
+      auto at = [&](long r, long c) { return buf_.c()[wrap_index(r, nr) * nc + wrap_index(c, nc)].real(); };
+      const long pr = std::lround(predicted[g].row), pc = std::lround(predicted[g].col);
+      long br = pr - hw, bc = pc - hw;
+      for (long r = pr - hw; r <= pr + hw; ++r)
+        for (long c = pc - hw; c <= pc + hw; ++c)
+          if (at(r, c) > at(br, bc)) br = r, bc = c;
+      const double dr = parabola_vertex(at(br - 1, bc), at(br, bc), at(br + 1, bc));
+      const double dc = parabola_vertex(at(br, bc - 1), at(br, bc), at(br, bc + 1));
+      out[g] = {double(br) + dr, double(bc) + dc};
+    }
+    return out;
+  }
+
+  std::vector<float> upsampled_sum(const std::vector<Shift>& sh, std::size_t up) override {
+    const std::size_t nr = plan_.scan_rows, nc = plan_.scan_cols, ur = nr * up, uc = nc * up;
+    std::vector<double> val(ur * uc, 0.0), wt(ur * uc, 0.0);
+    for (std::size_t g = 0; g < plan_.groups(); ++g) {
+      const float* v = v_.data() + g * n_;
+      for (std::size_t r = 0; r < nr; ++r)
+        for (std::size_t c = 0; c < nc; ++c) {
+          const double y = (double(r) - sh[g].row) * double(up), x = (double(c) - sh[g].col) * double(up);
+          const double fy = std::floor(y), fx = std::floor(x), wy = y - fy, wx = x - fx;
+          const long y0 = long(fy), x0 = long(fx);
+          const double value = v[r * nc + c];
+          for (int a = 0; a < 2; ++a)
+            for (int b = 0; b < 2; ++b) {
+              const long yy = y0 + a, xx = x0 + b;
+              if (yy < 0 || xx < 0 || yy >= long(ur) || xx >= long(uc)) continue;
+              const double w = (a ? wy : 1 - wy) * (b ? wx : 1 - wx);
+              val[std::size_t(yy) * uc + std::size_t(xx)] += w * value;
+              wt[std::size_t(yy) * uc + std::size_t(xx)] += w;
+            }
+        }
+    }
+    double mean_w = 0;
+    for (double w : wt) mean_w += w;
+    mean_w /= double(wt.size());
+    const double floor = kWeightFloor * mean_w;
+    std::vector<float> out(ur * uc);
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = wt[i] > floor ? float(val[i] / wt[i]) : 0.0f;
+    return out;
+  }
+
+  nlohmann::json describe() const override {
+    return {{"fft", "FFTW complex128, full spectrum"}, {"precision", "virtual images float32, transforms float64"},
+            {"virtual_image_bytes", v_.size() * sizeof(float)}};
+  }
+
+ private:
+  bool nyquist(std::size_t q) const {
+    const std::size_t nr = plan_.scan_rows, nc = plan_.scan_cols, i = q / nc, j = q % nc;
+    return (nr % 2 == 0 && i == nr / 2) || (nc % 2 == 0 && j == nc / 2);
+  }
+  // exp(+2 pi i Q.s) at flat frequency index q
+  std::complex<double> ramp(std::size_t q, const Shift& s) const {
+    const std::size_t nr = plan_.scan_rows, nc = plan_.scan_cols;
+    const double ph = 2 * kPi * (double(signed_index(q / nc, nr)) * s.row / double(nr) +
+                                 double(signed_index(q % nc, nc)) * s.col / double(nc));
+    return {std::cos(ph), std::sin(ph)};
+  }
+
+  void load(std::size_t g) {
+    const float* v = v_.data() + g * n_;
+    for (std::size_t s = 0; s < n_; ++s) buf_.c()[s] = double(v[s]);
+  }
+
+  const Plan& plan_;
+  std::size_t n_;
+  std::vector<float> v_;  // [group][scan]
+  FftwComplex buf_;
+  std::vector<std::complex<double>> spec_ref_;  // R(Q), see set_reference
+  std::vector<Shift> ref_shift_;
+  std::vector<float> ref_weight_;
+  double ref_wsum_ = 0;
+  FftwPlan fwd_, inv_;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_cpu_engine(const Dataset& ds, const Plan& plan) {
+  return std::make_unique<CpuEngine>(ds, plan);
+}
+
+}  // namespace qgpu::parallax::detail

@@ -1,0 +1,412 @@
+// Parallax front end: parameter validation, the BF-disk groups (plan), the alignment loop on the dataset's backend,
+// the linear fit of the shifts (defocus, astigmatism, rotation, transpose), the tilt-corrected image, provenance.
+#include "parallax/parallax.hpp"
+
+#include <fftw3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/fftw_planner.hpp"
+#include "detector/virtual_detector.hpp"
+#include "parallax/parallax_backend.hpp"
+#include "ssb/ssb_math.hpp"
+
+namespace qgpu::parallax {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kStages[] = {0.3, 0.55, 0.8, 1.0};  // fractions of the largest group offset, see align_and_fit
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw InvalidArgument("parallax: " + what);
+}
+
+void validate(const ParallaxParams& p) {
+  require(std::isfinite(p.energy_kev) && p.energy_kev > 0, "energy_kev must be finite and > 0");
+  require(std::isfinite(p.semiangle_mrad) && p.semiangle_mrad > 0, "semiangle_mrad must be finite and > 0");
+  require(std::isfinite(p.scan_step_angstrom) && p.scan_step_angstrom > 0, "scan_step_angstrom must be finite and > 0");
+  require(std::isfinite(p.detector_mrad_per_pixel) && p.detector_mrad_per_pixel >= 0,
+          "detector_mrad_per_pixel must be finite and >= 0 (0: from the disk radius)");
+  require(!p.disk_radius || (std::isfinite(*p.disk_radius) && *p.disk_radius > 0), "disk_radius must be finite and > 0");
+  require(!p.disk_center || (std::isfinite(p.disk_center->first) && std::isfinite(p.disk_center->second)),
+          "disk_center must be finite");
+  require(std::isfinite(p.edge_px) && p.edge_px >= 0, "edge_px must be finite and >= 0");
+  require(p.detector_bin <= 64, "detector_bin must be <= 64 (0: auto)");
+  require(p.upsample >= 1 && p.upsample <= 8, "upsample must be in 1..8");
+  require(p.iterations >= 1 && p.iterations <= 20, "iterations must be in 1..20");
+  require(p.search_px >= 1 && p.search_px <= 64, "search_px must be in 1..64");
+  require(std::isfinite(p.c1_sign_hint), "c1_sign_hint must be finite");
+}
+
+struct Geometry {
+  double center_row = 0, center_col = 0, radius_px = 0, mrad_per_px = 0, lambda = 0;
+  std::size_t bin = 1;
+  std::string mrad_source, center_source;
+};
+
+detail::Plan make_plan(const Dataset& ds, const ParallaxParams& p, Geometry& geo) {
+  validate(p);
+  const Shape4D& sh = ds.shape();
+  require(sh.scan_rows >= 4 && sh.scan_cols >= 4, "the scan must be at least 4x4");
+  require(sh.det_rows >= 2 && sh.det_cols >= 2, "the detector must be at least 2x2");
+  require(sh.frame_pixels() < (std::size_t(1) << 32) && sh.scan_rows < (std::size_t(1) << 20) &&
+              sh.scan_cols < (std::size_t(1) << 20),
+          "dataset too large");
+  std::optional<detector::DiskFit> fitted;
+  auto disk_fit = [&]() -> const detector::DiskFit& {
+    if (!fitted) fitted = detector::fit_bf_disk(ds);
+    return *fitted;
+  };
+  geo.center_row = p.disk_center ? p.disk_center->first : disk_fit().center_row;
+  geo.center_col = p.disk_center ? p.disk_center->second : disk_fit().center_col;
+  geo.center_source = p.disk_center ? "given" : "fitted BF disk";
+  geo.radius_px = p.disk_radius ? *p.disk_radius : disk_fit().radius;
+  require(geo.radius_px > 0, "the BF disk has zero radius");
+  geo.mrad_per_px = p.detector_mrad_per_pixel;
+  geo.mrad_source = "given";
+  if (!(geo.mrad_per_px > 0)) {
+    geo.mrad_per_px = p.semiangle_mrad / geo.radius_px;
+    geo.mrad_source = p.disk_radius ? "semiangle / given disk_radius" : "semiangle / fitted BF disk radius";
+  }
+  geo.lambda = ssb::detail::wavelength_angstrom(p.energy_kev);
+  const double r_use = geo.radius_px - p.edge_px;
+  require(r_use > 0, "no BF-disk pixels left after edge_px");
+
+  std::vector<std::uint32_t> inside;
+  for (std::size_t r = 0; r < sh.det_rows; ++r)
+    for (std::size_t c = 0; c < sh.det_cols; ++c) {
+      const double dr = double(r) - geo.center_row, dc = double(c) - geo.center_col;
+      if (dr * dr + dc * dc <= r_use * r_use) inside.push_back(std::uint32_t(r * sh.det_cols + c));
+    }
+  require(inside.size() >= 3, "fewer than 3 detector pixels inside the BF disk");
+
+  auto group = [&](std::size_t bin) {
+    std::map<std::pair<std::size_t, std::size_t>, std::vector<std::uint32_t>> blocks;
+    for (std::uint32_t q : inside) blocks[{q / sh.det_cols / bin, q % sh.det_cols / bin}].push_back(q);
+    return blocks;
+  };
+  std::size_t bin = p.detector_bin ? p.detector_bin : 1;
+  auto blocks = group(bin);
+  while (p.detector_bin == 0 && blocks.size() > kAutoMaxGroups) blocks = group(++bin);
+  require(blocks.size() >= 3, "fewer than 3 pixel groups in the BF disk (detector_bin too large)");
+  geo.bin = bin;
+
+  detail::Plan plan;
+  plan.scan_rows = sh.scan_rows;
+  plan.scan_cols = sh.scan_cols;
+  plan.offsets.push_back(0);
+  for (const auto& [key, pix] : blocks) {
+    double sr = 0, sc = 0;
+    for (std::uint32_t q : pix) {
+      sr += double(q / sh.det_cols) - geo.center_row;
+      sc += double(q % sh.det_cols) - geo.center_col;
+      plan.pixels.push_back(q);
+    }
+    plan.det_row.push_back(sr / double(pix.size()));
+    plan.det_col.push_back(sc / double(pix.size()));
+    plan.offsets.push_back(std::uint32_t(plan.pixels.size()));
+  }
+  return plan;
+}
+
+std::unique_ptr<detail::Engine> make_engine(const Dataset& ds, const detail::Plan& plan) {
+  return ds.backend() == Backend::cuda ? detail::make_cuda_engine(ds, plan) : detail::make_cpu_engine(ds, plan);
+}
+
+// Least squares s = M d + b (3 unknowns per component, normal equations solved by Cramer's rule).
+void fit_linear(const detail::Plan& plan, const std::vector<detail::Shift>& s, const std::vector<bool>& use,
+                double m[4], double b[2], double& residual_rms, double& model_rms) {
+  const std::size_t n = plan.groups();
+  double a[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}, yr[3] = {0, 0, 0}, yc[3] = {0, 0, 0};
+  std::size_t used = 0;
+  for (std::size_t g = 0; g < n; ++g) {
+    if (!use[g]) continue;
+    ++used;
+    const double x[3] = {plan.det_row[g], plan.det_col[g], 1.0};
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 3; ++j) a[i][j] += x[i] * x[j];
+      yr[i] += x[i] * s[g].row;
+      yc[i] += x[i] * s[g].col;
+    }
+  }
+  auto det3 = [](const double q[3][3]) {
+    return q[0][0] * (q[1][1] * q[2][2] - q[1][2] * q[2][1]) - q[0][1] * (q[1][0] * q[2][2] - q[1][2] * q[2][0]) +
+           q[0][2] * (q[1][0] * q[2][1] - q[1][1] * q[2][0]);
+  };
+  const double d = det3(a);
+  require(std::abs(d) > 1e-12, "the BF-disk groups do not span the detector plane (cannot fit the shifts)");
+  auto solve = [&](const double y[3], double out[3]) {
+    for (int k = 0; k < 3; ++k) {
+      double q[3][3];
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) q[i][j] = j == k ? y[i] : a[i][j];
+      out[k] = det3(q) / d;
+    }
+  };
+  double r[3], c[3];
+  solve(yr, r);
+  solve(yc, c);
+  m[0] = r[0], m[1] = r[1], m[2] = c[0], m[3] = c[1];
+  b[0] = r[2], b[1] = c[2];
+  double res = 0, mod = 0;
+  for (std::size_t g = 0; g < n; ++g) {
+    if (!use[g]) continue;
+    const double pr = m[0] * plan.det_row[g] + m[1] * plan.det_col[g], pc = m[2] * plan.det_row[g] + m[3] * plan.det_col[g];
+    res += std::pow(s[g].row - pr - b[0], 2) + std::pow(s[g].col - pc - b[1], 2);
+    mod += pr * pr + pc * pc;
+  }
+  residual_rms = std::sqrt(res / double(used));
+  model_rms = std::sqrt(mod / double(used));
+}
+
+double wrap360(double deg) {
+  double a = std::fmod(deg, 360.0);
+  if (a < 0) a += 360.0;
+  return a >= 360.0 ? 0.0 : a;
+}
+
+// Skewness of the tilt-corrected scan-resolution image after flipping the sign of the defocus CTF
+// sin(pi lambda |C1| Q^2): positive when C1 > 0 (the image is then ~ +CTF * phase and atoms have positive phase).
+double corrected_skewness(const std::vector<float>& img, std::size_t nr, std::size_t nc, double step, double lambda,
+                          double c1_abs) {
+  const std::size_t n = nr * nc;
+  FftwComplex buf(n);
+  FftwPlan fwd, inv;
+  {
+    std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+    fwd.p = fftw_plan_dft_2d(int(nr), int(nc), buf.p, buf.p, FFTW_FORWARD, FFTW_ESTIMATE);
+    inv.p = fftw_plan_dft_2d(int(nr), int(nc), buf.p, buf.p, FFTW_BACKWARD, FFTW_ESTIMATE);
+  }
+  if (!fwd.p || !inv.p) throw Error("FFTW: cannot plan the parallax sign transforms");
+  for (std::size_t s = 0; s < n; ++s) buf.c()[s] = img[s];
+  fftw_execute(fwd.p);
+  for (std::size_t i = 0; i < nr; ++i)
+    for (std::size_t j = 0; j < nc; ++j) {
+      const double qy = double(i <= nr / 2 ? long(i) : long(i) - long(nr)) / (double(nr) * step);
+      const double qx = double(j <= nc / 2 ? long(j) : long(j) - long(nc)) / (double(nc) * step);
+      const double ctf = std::sin(kPi * lambda * c1_abs * (qy * qy + qx * qx));
+      buf.c()[i * nc + j] *= (i == 0 && j == 0) ? 0.0 : (ctf < 0 ? -1.0 : 1.0);
+    }
+  fftw_execute(inv.p);
+  double m2 = 0, m3 = 0, mean = 0;
+  for (std::size_t s = 0; s < n; ++s) mean += buf.c()[s].real();
+  mean /= double(n);
+  for (std::size_t s = 0; s < n; ++s) {
+    const double d = buf.c()[s].real() - mean;
+    m2 += d * d;
+    m3 += d * d * d;
+  }
+  m2 /= double(n);
+  m3 /= double(n);
+  return m2 > 0 ? m3 / std::pow(m2, 1.5) : 0.0;
+}
+
+struct Run {
+  detail::Plan plan;
+  Geometry geo;
+  std::unique_ptr<detail::Engine> engine;
+  std::vector<detail::Shift> measured, fitted;
+  std::vector<float> bf;
+  ParallaxFit fit;
+};
+
+Run align_and_fit(const Dataset& ds, const ParallaxParams& p) {
+  Run run;
+  run.plan = make_plan(ds, p, run.geo);
+  run.engine = make_engine(ds, run.plan);
+  run.bf = run.engine->mean_image();
+  // Staged alignment (crystals correlate at every lattice vector): the inner groups first (small shifts, searched
+  // around zero), then wider discs searched around the shifts the previous linear fit predicts; each stage's
+  // reference is the mean of all images shifted by that prediction.
+  const std::size_t ng = run.plan.groups();
+  double dmax = 0;
+  for (std::size_t g = 0; g < ng; ++g) dmax = std::max(dmax, std::hypot(run.plan.det_row[g], run.plan.det_col[g]));
+  std::vector<double> stages(kStages, kStages + sizeof(kStages) / sizeof(kStages[0]));
+  for (std::size_t it = 1; it < p.iterations; ++it) stages.push_back(1.0);
+  std::vector<detail::Shift> predicted(ng);
+  ParallaxFit& f = run.fit;
+  double m[4] = {0, 0, 0, 0}, b[2] = {0, 0};
+  std::vector<bool> use(ng);
+  std::vector<float> weight(ng);
+  for (std::size_t st = 0; st < stages.size(); ++st) {
+    std::size_t used = 0;
+    for (std::size_t g = 0; g < ng; ++g) {
+      use[g] = std::hypot(run.plan.det_row[g], run.plan.det_col[g]) <= stages[st] * dmax + 1e-9;
+      weight[g] = use[g] ? 1.0f : 0.0f;
+      used += use[g];
+    }
+    if (used < 3) continue;
+    run.engine->set_reference(predicted, weight);
+    run.measured = run.engine->correlate(predicted, p.search_px);
+    fit_linear(run.plan, run.measured, use, m, b, f.residual_rms_px, f.model_rms_px);
+    for (std::size_t g = 0; g < ng; ++g)
+      predicted[g] = {m[0] * run.plan.det_row[g] + m[1] * run.plan.det_col[g] + b[0],
+                      m[2] * run.plan.det_row[g] + m[3] * run.plan.det_col[g] + b[1]};
+  }
+  run.fitted = predicted;
+  f.offset_row = b[0];
+  f.offset_col = b[1];
+  f.confidence = f.model_rms_px > 0 ? std::max(0.0, 1.0 - f.residual_rms_px / f.model_rms_px) : 0.0;
+  // Physical units: angstrom of scan shift per radian of detector tilt.
+  const double scale = p.scan_step_angstrom / (run.geo.mrad_per_px * 1e-3);
+  for (int i = 0; i < 4; ++i) f.matrix[i] = m[i] * scale;
+  double q[4] = {f.matrix[0], f.matrix[1], f.matrix[2], f.matrix[3]};
+  f.transpose = q[0] * q[3] - q[1] * q[2] < 0;
+  if (f.transpose) {  // M' = M T (T swaps row and col): swap the columns
+    std::swap(q[0], q[1]);
+    std::swap(q[2], q[3]);
+  }
+  const double phi = std::atan2(q[2] - q[1], q[0] + q[3]);  // polar rotation of M' = P R(phi)
+  const double cp = std::cos(phi), sp = std::sin(phi);
+  // P = M' R(phi)^T, symmetrised
+  const double p00 = q[0] * cp - q[1] * sp, p11 = q[2] * sp + q[3] * cp;
+  const double p01 = 0.5 * ((q[0] * sp + q[1] * cp) + (q[2] * cp - q[3] * sp));
+  const double c1_abs = 0.5 * (p00 + p11);
+
+  // The sign of C1 (equivalently the 180-degree choice).
+  double sign = 0;
+  if (p.c1_sign_hint != 0) {
+    sign = p.c1_sign_hint > 0 ? 1 : -1;
+    f.sign_method = "nominal defocus sign";
+    f.sign_confidence = 1;
+  } else {
+    const std::vector<float> tc = run.engine->aligned_mean(run.fitted, std::vector<float>(run.fitted.size(), 1.0f));
+    const double sk = corrected_skewness(tc, run.plan.scan_rows, run.plan.scan_cols, p.scan_step_angstrom,
+                                         run.geo.lambda, c1_abs);
+    sign = sk >= 0 ? 1 : -1;
+    f.sign_method = "skewness of the tilt-corrected image";
+    f.sign_confidence = std::min(1.0, std::abs(sk));
+  }
+  // M' = -S R(a): S = sign * P; a = phi + 180 for S = P, a = phi for S = -P.
+  const double s00 = sign * p00, s11 = sign * p11, s01 = sign * p01;
+  f.C1 = 0.5 * (s00 + s11);
+  const double ac = 0.5 * (s11 - s00), as = s01;
+  f.A1 = std::hypot(ac, as);
+  f.A1_angle = 0.5 * std::atan2(as, ac);
+  f.rotation_deg = wrap360(phi * 180.0 / kPi + (sign > 0 ? 180.0 : 0.0));
+  return run;
+}
+
+Provenance provenance_for(const Dataset& ds, const ParallaxParams& p, const Run& run, const std::string& op) {
+  Provenance pv;
+  pv.operation = op;
+  pv.backend = backend_name(ds.backend());
+  pv.input_dtype = dtype_name(ds.dtype());
+  pv.input_shape = ds.shape().dims();
+  pv.output_dtype = dtype_name(DType::f32);
+  pv.output_shape = {ds.shape().scan_rows * p.upsample, ds.shape().scan_cols * p.upsample};
+  set_representation(pv, ds);
+  nlohmann::json& q = pv.parameters;
+  q["energy_kev"] = p.energy_kev;
+  q["semiangle_mrad"] = p.semiangle_mrad;
+  q["scan_step_angstrom"] = p.scan_step_angstrom;
+  q["wavelength_angstrom"] = run.geo.lambda;
+  q["detector_mrad_per_pixel"] = run.geo.mrad_per_px;
+  q["detector_mrad_per_pixel_source"] = run.geo.mrad_source;
+  q["disk_center"] = {run.geo.center_row, run.geo.center_col};
+  q["disk_center_source"] = run.geo.center_source;
+  q["disk_radius_px"] = run.geo.radius_px;
+  q["edge_px"] = p.edge_px;
+  q["detector_bin"] = run.geo.bin;
+  q["detector_bin_source"] = p.detector_bin ? "given" : "auto";
+  q["bf_pixels"] = run.plan.pixels.size();
+  q["groups"] = run.plan.groups();
+  q["iterations"] = p.iterations;
+  q["search_px"] = p.search_px;
+  q["stages"] = "disc fractions 0.3, 0.55, 0.8, 1.0 of the largest group offset, then iterations - 1 more at 1.0";
+  q["upsample"] = p.upsample;
+  q["shifts_used"] = p.use_fitted_shifts ? "linear fit" : "measured";
+  q["c1_sign_hint"] = p.c1_sign_hint;
+  q["fit"] = fit_json(run.fit);
+  q["engine"] = run.engine->describe();
+  if (ds.encoded()) q["bf_gather"] = "encoded: only the BF-disk pixels' streams decoded";
+  return pv;
+}
+
+ParallaxResult assemble(const Dataset& ds, const ParallaxParams& p, Run& run, bool with_image) {
+  ParallaxResult r;
+  r.fit = run.fit;
+  for (std::size_t g = 0; g < run.plan.groups(); ++g) {
+    r.det_row.push_back(run.plan.det_row[g]);
+    r.det_col.push_back(run.plan.det_col[g]);
+    r.shift_row.push_back(run.measured[g].row);
+    r.shift_col.push_back(run.measured[g].col);
+  }
+  r.provenance = provenance_for(ds, p, run, with_image ? "parallax.run" : "parallax.fit");
+  r.bf.rows = run.plan.scan_rows;
+  r.bf.cols = run.plan.scan_cols;
+  r.bf.data = run.bf;
+  r.bf.provenance = r.provenance;
+  r.bf.provenance.output_shape = {r.bf.rows, r.bf.cols};
+  r.bf.provenance.parameters["component"] = "bf (mean of the virtual images, no shifts)";
+  if (with_image) {
+    r.image.rows = run.plan.scan_rows * p.upsample;
+    r.image.cols = run.plan.scan_cols * p.upsample;
+    r.image.data = run.engine->upsampled_sum(p.use_fitted_shifts ? run.fitted : run.measured, p.upsample);
+    r.image.provenance = r.provenance;
+    r.image.provenance.parameters["component"] = "tilt-corrected bright field";
+  }
+  return r;
+}
+
+double number(const nlohmann::json& cal, const char* key) {
+  if (!cal.contains(key) || !cal.at(key).is_number())
+    throw InvalidArgument(std::string("parallax: dataset metadata has no calibration/") + key);
+  return cal.at(key).get<double>();
+}
+
+}  // namespace
+
+ParallaxParams params_from_metadata(const Dataset& ds) {
+  const nlohmann::json& md = ds.metadata();
+  if (!md.is_object() || !md.contains("calibration") || !md.at("calibration").is_object())
+    throw InvalidArgument("parallax: dataset metadata has no calibration object");
+  const nlohmann::json& cal = md.at("calibration");
+  ParallaxParams p;
+  p.energy_kev = number(cal, "energy_kev");
+  p.semiangle_mrad = number(cal, "semiangle_mrad");
+  p.scan_step_angstrom = number(cal, "scan_step_angstrom");
+  if (cal.contains("detector_mrad_per_pixel")) p.detector_mrad_per_pixel = number(cal, "detector_mrad_per_pixel");
+  if (cal.contains("defocus_angstrom")) {
+    const double d = number(cal, "defocus_angstrom");
+    p.c1_sign_hint = d > 0 ? 1 : (d < 0 ? -1 : 0);
+  }
+  return p;
+}
+
+nlohmann::json fit_json(const ParallaxFit& f) {
+  return {{"C1_angstrom", f.C1},
+          {"C1_convention", "ssb: chi = +pi lambda C1 k^2 (the simulator's defocus_angstrom); shift s(K) = -C1 * tilt"},
+          {"A1_angstrom", f.A1},
+          {"A1_angle_rad", f.A1_angle},
+          {"rotation_deg", f.rotation_deg},
+          {"transpose", f.transpose},
+          {"rotation_convention", "dpc/rotation.hpp: transpose first, then rotate (row axis towards col axis); "
+                                  "ssb rotation_deg = -rotation_deg when transpose is false"},
+          {"matrix_angstrom_per_rad", {f.matrix[0], f.matrix[1], f.matrix[2], f.matrix[3]}},
+          {"offset_px", {f.offset_row, f.offset_col}},
+          {"residual_rms_px", f.residual_rms_px},
+          {"model_rms_px", f.model_rms_px},
+          {"confidence", f.confidence},
+          {"sign_method", f.sign_method},
+          {"sign_confidence", f.sign_confidence}};
+}
+
+ParallaxResult run(const Dataset& ds, const ParallaxParams& p) {
+  Run r = align_and_fit(ds, p);
+  return assemble(ds, p, r, true);
+}
+
+ParallaxResult fit_only(const Dataset& ds, const ParallaxParams& p) {
+  Run r = align_and_fit(ds, p);
+  return assemble(ds, p, r, false);
+}
+
+}  // namespace qgpu::parallax

@@ -1,0 +1,95 @@
+#pragma once
+// Parallax / tilt-corrected bright field (tcBF) of a loaded 4D-STEM dataset.
+//
+// Each bright-field (BF) disk pixel K (or a detector_bin x detector_bin block of them) gives a virtual image
+// v_K(R) = I_K(R) / mean_R I_K - 1. For a defocused probe (chi = pi lambda C1 |K|^2, the SSB convention, see
+// ssb/ssb.hpp) and a weak phase object these are all the same defocus-CTF-filtered image, shifted:
+//   v_K(R) = f(R - s(K)),   s(K) = -(C1 I + A) lambda K_scan   (angstrom; A = 2-fold astigmatism),
+// i.e. a feature moves by -C1 * (beam tilt in rad). C1 here is ssb::Aberrations::C1 (chi = +pi lambda C1 k^2;
+// the simulator's defocus_angstrom), A1/A1_angle as in ssb.hpp (angle from the scan column axis towards the row axis).
+//
+// Steps: (1) virtual images of the BF-disk groups (pixels within disk_radius - edge_px of the fitted disk centre);
+// (2) cross-correlate each with the reference (first the BF image = mean of the v_K), peak searched within
+//     +-search_px of the predicted shift, sub-pixel by a 3-point parabola per axis; staged: the groups within 30 %
+//     of the disc first (prediction 0), then 55 %, 80 %, 100 % predicted by the previous stage's linear fit (a
+//     crystal correlates at every lattice vector; this keeps each stage on the right peak); after each stage the
+//     reference is re-made as the mean of all images Fourier-shifted back by the predicted shifts;
+// (3) least-squares fit s = M d + b (d = group centroid offset from the disk centre, detector pixels (row, col);
+//     s in scan pixels (row, col)); M in angstrom per radian = -S R(angle) T^transpose, with R and T the
+//     dpc/rotation.hpp conventions (transpose first, then rotate; positive angles turn the row axis towards the
+//     col axis), S = [[C1 - A1 cos 2a, A1 sin 2a], [A1 sin 2a, C1 + A1 cos 2a]] in (row, col);
+//     transpose = det M < 0; the polar decomposition gives S up to its sign together with the angle up to 180 deg
+//     (the data of (C1, angle) and (-C1, angle + 180) are the same for a weak phase object with its phase negated):
+//     the sign of C1 is taken from the nominal defocus (params.c1_sign_hint, from metadata defocus_angstrom) when
+//     given, else from the skewness of the CTF-sign-corrected tilt-corrected image (atoms have positive phase);
+// (4) tilt-corrected image: every v_K pixel (r, c) is deposited bilinearly at ((r, c) - s(K)) * upsample on the
+//     upsampled grid (kernel density: sum of values / sum of weights, weights below kWeightFloor * mean -> 0),
+//     with s(K) from the linear fit (use_fitted_shifts) or as measured.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/image.hpp"
+#include "core/provenance.hpp"
+#include "resident/dataset.hpp"
+
+namespace qgpu::parallax {
+
+struct ParallaxParams {
+  double energy_kev = 0;               // > 0
+  double semiangle_mrad = 0;           // > 0
+  double scan_step_angstrom = 0;       // > 0
+  double detector_mrad_per_pixel = 0;  // 0: semiangle / disk radius (given or fitted)
+  std::optional<std::pair<double, double>> disk_center;  // (row, col); default: BF disk fit
+  std::optional<double> disk_radius;                     // pixels; default: BF disk fit
+  double edge_px = 1.0;            // pixels closer than this to the disk edge are left out (partly lit)
+  std::size_t detector_bin = 0;    // 0: auto (1, or the smallest bin giving <= kAutoMaxGroups groups)
+  std::size_t upsample = 2;        // tilt-corrected image sampling: scan step / upsample
+  std::size_t iterations = 3;      // extra align / re-sum passes over the whole disc after the staged ones
+  std::size_t search_px = 4;       // correlation peak searched within +-search_px of the predicted shift
+  bool use_fitted_shifts = true;   // shift-and-sum with the linear fit (else the measured shifts)
+  double c1_sign_hint = 0;         // > 0 or < 0: the sign of C1 is known (nominal defocus); 0: from the image
+};
+
+inline constexpr std::size_t kAutoMaxGroups = 1024;
+inline constexpr double kWeightFloor = 0.05;
+
+// energy_kev, semiangle_mrad, scan_step_angstrom (required), detector_mrad_per_pixel and the sign of
+// defocus_angstrom (c1_sign_hint) from ds.metadata()["calibration"].
+ParallaxParams params_from_metadata(const Dataset& ds);
+
+struct ParallaxFit {
+  double C1 = 0;                       // angstrom, ssb convention (chi = +pi lambda C1 k^2)
+  double A1 = 0, A1_angle = 0;         // 2-fold astigmatism, angstrom, rad
+  double rotation_deg = 0;             // dpc/rotation.hpp convention, [0, 360)
+  bool transpose = false;
+  double matrix[4] = {0, 0, 0, 0};     // M, angstrom per rad, row-major (row, col)
+  double offset_row = 0, offset_col = 0;  // b, scan pixels
+  double residual_rms_px = 0;          // of s - (M d + b)
+  double model_rms_px = 0;             // of M d
+  double confidence = 0;               // max(0, 1 - residual / model): 0 = no parallax seen (in focus / noise)
+  std::string sign_method;             // "nominal defocus sign" | "skewness of the tilt-corrected image"
+  double sign_confidence = 0;          // 1 for the nominal sign, min(1, |skewness|) otherwise
+};
+
+struct ParallaxResult {
+  Image<float> image;  // tilt-corrected, (scan_rows * upsample) x (scan_cols * upsample)
+  Image<float> bf;     // plain BF contrast image (mean of the v_K), scan_rows x scan_cols
+  ParallaxFit fit;
+  // Per group: centroid offset from the disk centre (detector px) and the measured shift (scan px).
+  std::vector<double> det_row, det_col, shift_row, shift_col;
+  Provenance provenance;
+};
+
+// Full run: align, fit, tilt-corrected image.
+ParallaxResult run(const Dataset& ds, const ParallaxParams& p);
+
+// Only the alignment and the fit (no upsampled image; image is empty): e.g. for the rotation calibration.
+ParallaxResult fit_only(const Dataset& ds, const ParallaxParams& p);
+
+// JSON of a fit (C1, A1, A1_angle, rotation_deg, transpose, matrix, residuals, confidences, conventions).
+nlohmann::json fit_json(const ParallaxFit& f);
+
+}  // namespace qgpu::parallax

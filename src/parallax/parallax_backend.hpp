@@ -1,0 +1,65 @@
+#pragma once
+// Internal: the BF-disk groups of a parallax run and the backend engines holding their virtual images.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "resident/dataset.hpp"
+
+namespace qgpu::parallax::detail {
+
+struct Plan {
+  std::size_t scan_rows = 0, scan_cols = 0;
+  std::vector<std::uint32_t> offsets;  // groups + 1 entries into pixels (CSR)
+  std::vector<std::uint32_t> pixels;   // flat detector pixel indices (row * det_cols + col)
+  std::vector<double> det_row, det_col;  // group centroid offset from the disk centre, detector pixels
+  std::size_t groups() const { return det_row.size(); }
+  std::size_t scan_size() const { return scan_rows * scan_cols; }
+};
+
+struct Shift {
+  double row = 0, col = 0;  // scan pixels: v_g(R) = ref(R - shift)
+};
+
+// The virtual images v_g = I_g / mean(I_g) - 1 of every group, gathered at construction.
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  // Mean of the v_g (the BF contrast image), scan_rows * scan_cols.
+  virtual std::vector<float> mean_image() = 0;
+  // Sets the reference spectrum R(Q) = sum_g w_g V_g(Q) exp(+2 pi i Q.s_g) (the images shifted back by s_g and
+  // summed with weights w_g = weight[g]; the Nyquist row/column of even sizes = 0).
+  virtual void set_reference(const std::vector<Shift>& s, const std::vector<float>& weight) = 0;
+  // The reference as an image: IFFT(R) / (N sum_g w_g), scan_rows * scan_cols.
+  virtual std::vector<float> reference_image() = 0;
+  // Peak of the circular cross-correlation of every v_g with the reference without v_g's own term (leave one out:
+  // V_g conj(R - w_g V_g exp(+2 pi i Q.s_g)); otherwise the image's own noise correlates at its reference shift and
+  // pulls the peak there at low dose), searched in the (2 w + 1)^2 window around round(predicted[g]) (w = window
+  // half-width, scan pixels), sub-pixel by a 3-point parabola per axis. Ties: the first in window raster order.
+  virtual std::vector<Shift> correlate(const std::vector<Shift>& predicted, std::size_t w) = 0;
+  std::vector<float> aligned_mean(const std::vector<Shift>& s, const std::vector<float>& weight) {
+    set_reference(s, weight);
+    return reference_image();
+  }
+  // Kernel-density shift-and-sum on the upsampled grid (see parallax.hpp), (rows*up) * (cols*up).
+  virtual std::vector<float> upsampled_sum(const std::vector<Shift>& s, std::size_t up) = 0;
+  virtual nlohmann::json describe() const = 0;
+};
+
+std::unique_ptr<Engine> make_cpu_engine(const Dataset& ds, const Plan& plan);
+std::unique_ptr<Engine> make_cuda_engine(const Dataset& ds, const Plan& plan);
+
+// Shared by the backends: the 3-point parabola vertex offset in [-0.5, 0.5] (0 for a flat or non-peaked triple).
+inline long wrap_index(long i, long n) { return ((i % n) + n) % n; }
+
+inline double parabola_vertex(double m, double c, double p) {
+  const double d = m - 2 * c + p;
+  if (!(d < 0)) return 0;
+  const double v = 0.5 * (m - p) / d;
+  return v < -0.5 ? -0.5 : (v > 0.5 ? 0.5 : v);
+}
+
+}  // namespace qgpu::parallax::detail

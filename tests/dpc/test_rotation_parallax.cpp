@@ -1,0 +1,75 @@
+// Rotation calibration that survives defocus (dpc::calibrate_rotation(ds, dpc)) on simulated defocused and
+// low-dose samples (true rotation 0, no transpose; known rotations / transposes by permuting the detector pixels).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "dpc/com.hpp"
+#include "dpc/rotation.hpp"
+#include "parallax/parallax_fixtures.hpp"
+
+namespace qgpu::dpc {
+namespace {
+
+RotationResult calibrate(const Dataset& ds) { return calibrate_rotation(ds, centered_dpc(center_of_mass(ds))); }
+
+void print(const char* name, const Dataset& ds, const RotationResult& r) {
+  const RotationResult com = calibrate_rotation(centered_dpc(center_of_mass(ds)));
+  std::printf("%s: CoM %.2f deg transpose %d confidence %.3f; decided by %s: %.2f deg transpose %d confidence %.3f\n",
+              name, com.angle_deg, int(com.transpose), com.confidence, r.method.c_str(), r.angle_deg,
+              int(r.transpose), r.confidence);
+}
+
+TEST(RotationParallax, DefocusedSampleLandsWithin1Degree) {
+  const Dataset& ds = parallax::testing::dataset(150);
+  const RotationResult r = calibrate(ds);
+  print("C1 150", ds, r);
+  EXPECT_LE(parallax::testing::angle_distance(r.angle_deg, 0.0), 1.0);
+  EXPECT_FALSE(r.transpose);
+  EXPECT_TRUE(r.determined);
+  EXPECT_EQ(r.method, "parallax");  // the CoM curl minimum is not significant at this defocus (confidence ~0.01)
+  EXPECT_EQ(r.provenance.parameters.at("decided_by").get<std::string>(), "parallax");
+  EXPECT_FALSE(r.provenance.parameters.at("com_answer").at("determined").get<bool>());
+  EXPECT_EQ(r.provenance.parameters.at("parallax").at("fit").at("sign_method").get<std::string>(),
+            "nominal defocus sign");
+}
+
+// In focus the CoM field is sharp: the curl minimum decides and the parallax is not run.
+TEST(RotationParallax, InFocusTheComCurlDecides) {
+  const Dataset& ds = parallax::testing::dataset(0);
+  const RotationResult r = calibrate(ds);
+  print("C1 0", ds, r);
+  EXPECT_EQ(r.method, "com_curl");
+  EXPECT_TRUE(r.determined);
+  EXPECT_FALSE(r.provenance.parameters.contains("parallax"));
+  EXPECT_LE(parallax::testing::angle_distance(r.angle_deg, 0.0), 1.0);
+}
+
+TEST(RotationParallax, LowDoseDefocusedSampleLandsWithin1Degree) {
+  const Dataset& ds = parallax::testing::dataset(150, 1000);
+  const RotationResult r = calibrate(ds);
+  print("C1 150, 1000 counts", ds, r);
+  EXPECT_LE(parallax::testing::angle_distance(r.angle_deg, 0.0), 1.0);
+  EXPECT_FALSE(r.transpose);
+  EXPECT_EQ(r.method, "parallax");
+  EXPECT_TRUE(r.determined);
+}
+
+TEST(RotationParallax, KnownRotationAndTransposeOfADefocusedSample) {
+  const Dataset& base = parallax::testing::dataset(150);
+  const std::size_t D = base.shape().det_rows;
+  // flip rows: transpose + 90 degrees; rotation by 180 degrees (the 180-degree choice)
+  const Dataset flip = parallax::testing::permuted(base, [D](std::size_t r, std::size_t c) { return std::make_pair(D - 1 - r, c); });
+  const RotationResult a = calibrate(flip);
+  print("flip rows", flip, a);
+  EXPECT_TRUE(a.transpose);
+  EXPECT_LE(parallax::testing::angle_distance(a.angle_deg, 90.0), 1.0);
+  const Dataset half = parallax::testing::permuted(base, [D](std::size_t r, std::size_t c) { return std::make_pair(D - 1 - r, D - 1 - c); });
+  const RotationResult b = calibrate(half);
+  print("rot180", half, b);
+  EXPECT_FALSE(b.transpose);
+  EXPECT_LE(parallax::testing::angle_distance(b.angle_deg, 180.0), 1.0);
+}
+
+}  // namespace
+}  // namespace qgpu::dpc
