@@ -1,16 +1,20 @@
-"""Request latency of `qgpu serve` for BF/ADF images of a resident dataset.
-usage: python3 bench/bench_serve.py QGPU_BINARY FILE [PORT]
+"""Request latency of `qgpu serve` for the viewer's requests on a resident dataset: BF/ADF images and the products
+(CoM, centred DPC, iDPC, SSB preview at a defocus: the live defocus slider), the requests the viewer sends on a redraw.
+usage: python3 bench/bench_serve.py QGPU_BINARY FILE [PORT]     (BENCH_SERVE_BACKEND=cpu: smoke run without a GPU)
 Prints server-side compute time (X-Compute-Ms header) and client round trip, median of 20 after 3 warm-ups."""
 import json
+import os
 import statistics
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 qgpu, path = sys.argv[1], sys.argv[2]
 port = int(sys.argv[3]) if len(sys.argv) > 3 else 8321
-server = subprocess.Popen([qgpu, "serve", path, "--port", str(port)], stdout=subprocess.DEVNULL,
+backend = os.environ.get("BENCH_SERVE_BACKEND", "auto")  # cpu: a smoke run without a GPU
+server = subprocess.Popen([qgpu, "serve", path, "--port", str(port), "--backend", backend], stdout=subprocess.DEVNULL,
                           stderr=open("/tmp/qgpu-serve.log", "w"))
 base = f"http://127.0.0.1:{port}"
 try:
@@ -30,19 +34,50 @@ try:
         "BF disk r=32 (u64)": f"/api/datasets/{ds_id}/virtual?kind=bf&cr=96&cc=96&r=32&format=u64",
         "ADF annulus 40..90 (u64)": f"/api/datasets/{ds_id}/virtual?kind=adf&cr=96&cc=96&inner=40&outer=90&format=u64",
         "BF disk r=32 (png)": f"/api/datasets/{ds_id}/virtual?kind=bf&cr=96&cc=96&r=32&format=png",
+        "CoM (f32)": f"/api/datasets/{ds_id}/com?format=f32",
+        "DPC calibrated rotation (f32)": f"/api/datasets/{ds_id}/dpc?format=f32",
+        "DPC given rotation (f32)": f"/api/datasets/{ds_id}/dpc?format=f32&rotation=0",
+        "iDPC calibrated rotation (f32)": f"/api/datasets/{ds_id}/idpc?format=f32",
+        "iDPC given rotation (f32)": f"/api/datasets/{ds_id}/idpc?format=f32&rotation=0",
+        # The live defocus slider: a new defocus each request ({i}); the first request of a bin builds G(K, Q)
+        # (printed as "first"), the others reuse it.
+        "SSB slider bin 4 (f32)": f"/api/datasets/{ds_id}/ssb?format=f32&bin=4&defocus={{i}}",
+        "SSB slider bin 2 (f32)": f"/api/datasets/{ds_id}/ssb?format=f32&bin=2&defocus={{i}}",
+        "SSB full, defocus 100 A (f32)": f"/api/datasets/{ds_id}/ssb?format=f32&bin=1&defocus=100",
+        "max pattern (f32, computed once)": f"/api/datasets/{ds_id}/max_pattern?format=f32",
+        "4-quadrant segment: POST uint8 mask (u64)": None,
     }
+    det_r, det_c = items[0]["shape"][2], items[0]["shape"][3]
+    shape = "x".join(map(str, items[0]["shape"]))
+    quadrant = bytes(1 if (r - det_r // 2) ** 2 + (c - det_c // 2) ** 2 <= 32 ** 2 and r < det_r // 2 and c >= det_c // 2
+                     else 0 for r in range(det_r) for c in range(det_c))
     for name, url in cases.items():
-        server_ms, total_ms = [], []
-        for i in range(23):
+        server_ms, total_ms, first_ms = [], [], None
+        repeats = 8 if "SSB full" in name else 23
+        for i in range(repeats):
             t = time.perf_counter()
-            with urllib.request.urlopen(base + url, timeout=30) as r:
+            try:
+                if url is None:
+                    req = urllib.request.Request(base + f"/api/datasets/{ds_id}/virtual?format=u64&dtype=uint8",
+                                                 data=quadrant, headers={"Content-Type": "application/octet-stream"})
+                else:
+                    req = base + url.format(i=100 + 10 * i)
+                r = urllib.request.urlopen(req, timeout=300)
+            except urllib.error.HTTPError as e:  # e.g. SSB without calibration in the file: say so, go on
+                print(f"| serve {name} | HTTP {e.code}: {e.read()[:200]!r} |")
+                break
+            with r:
                 body = r.read()
                 compute = float(r.headers.get("X-Compute-Ms", "nan"))
+            if i == 0:
+                first_ms = compute
             if i >= 3:
                 total_ms.append((time.perf_counter() - t) * 1e3)
                 server_ms.append(compute)
-        print(f"| serve {name} | 512x512x192x192 uint16 | server {statistics.median(server_ms):.3f} ms | "
-              f"round trip {statistics.median(total_ms):.3f} ms | {len(body)} bytes, loopback |")
+        if not server_ms:
+            continue
+        print(f"| serve {name} | {shape} {items[0]['dtype']} | server {statistics.median(server_ms):.3f} ms | "
+              f"round trip {statistics.median(total_ms):.3f} ms | first {first_ms:.1f} ms | {len(body)} bytes, loopback |")
 finally:
     server.terminate()
     server.wait()

@@ -1,12 +1,13 @@
 #!/bin/bash
 # One device call (H200): run with the binaries packed by scripts/device_pack.sh (carry .devpack, or .devbin and .devlib).
-# Logs of every step are returned as $OUT/logs.tgz.
+# Logs of every step are written to $OUT/logs (returned with the call).
 # usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
 #        queries, movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), replay (300k mutants),
-#        scale (2048x2048 scan tiled from s512's chunks, loaded encoded). Logs go to $OUT; a short table is printed last.
+#        parallax, scale (2048x2048 scan tiled from s512's chunks, loaded encoded). Logs go to $OUT; a short table is printed last.
 set -o pipefail
 source scripts/device_env.sh
-OUT=${OUT:-/tmp/qb/out}; LOG=/tmp/qb/logs; mkdir -p "$OUT" "$LOG"
+OUT=${OUT:-/tmp/qb/out}; LOG=$OUT/logs; mkdir -p "$OUT" "$LOG"  # logs written under $OUT: they come back even if
+                                                                 # the call is stopped at its limit
 B=.devbin
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version,memory.total --format=csv,noheader | tee "$LOG/gpu.txt"
 nproc | sed 's/^/cores: /'
@@ -41,8 +42,8 @@ for s in "$@"; do
     fuzzgpu) step replay_cuda_decoder 200 $B/replay_cuda_decoder --mutate 1000000 --seed 1 ;;
     detector) step bench_detector 200 $B/bench_detector /tmp/qb/s512.h5 ;;
     ssb) step bench_ssb 200 $B/bench_ssb /tmp/qb/s512.h5 ;;
+    parallax) step bench_parallax 120 $B/bench_parallax /tmp/qb/s512.h5 512 192 ;;
     serve) step bench_serve 200 python3 bench/bench_serve.py $B/qgpu /tmp/qb/s512.h5 ;;
     *) echo "unknown step $s" ;;
   esac
 done
-tar czf "$OUT/logs.tgz" -C "$LOG" .

@@ -43,8 +43,14 @@ void bind_dpc(pyb::module_& m) {
   }, pyb::arg("ds"), pyb::arg("reference") = pyb::none());
   m.def("calibrate_rotation", [](const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& r,
                                  const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c,
-                                 const std::string& backend) {
-    const dpc::RotationResult rot = dpc::calibrate_rotation(dpc_from(r, c, backend));
+                                 const std::string& backend, const Dataset* ds) {
+    const dpc::DpcResult field = dpc_from(r, c, backend);
+    dpc::RotationResult rot;
+    {
+      pyb::gil_scoped_release release;
+      // With the dataset: the parallax shift field decides when the CoM curl minimum is not determined.
+      rot = ds ? dpc::calibrate_rotation(*ds, field) : dpc::calibrate_rotation(field);
+    }
     pyb::dict d;
     d["angle_deg"] = rot.angle_deg;
     d["transpose"] = rot.transpose;
@@ -52,10 +58,11 @@ void bind_dpc(pyb::module_& m) {
     d["divergence_rms"] = rot.divergence_rms;
     d["confidence"] = rot.confidence;
     d["determined"] = rot.determined;
+    d["method"] = rot.method;
     d["warning"] = dpc::rotation_warning(rot);
     d["provenance"] = to_python(rot.provenance.to_json());
     return d;
-  });
+  }, pyb::arg("dpc_row"), pyb::arg("dpc_col"), pyb::arg("backend"), pyb::arg("ds") = nullptr);
   m.def("rotate_field", [](const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& r,
                            const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c, double angle,
                            bool transpose, const std::string& backend) {

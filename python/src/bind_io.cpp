@@ -124,7 +124,10 @@ void bind_io(pyb::module_& m) {
       return;
     }
     sample::write_sample(path, s);
-  }, pyb::arg("path"), pyb::arg("scan") = std::vector<std::size_t>{32, 32},
+  },
+  "Writes the built-in simulated sample. defocus is the Krivanek C1 in angstrom (chi = pi lambda C1 k^2, probe "
+  "exp(-i chi)): positive = overfocus, C1 = -defocus of py4DSTEM/abTEM/Kirkland (docs/conventions.md).",
+     pyb::arg("path"), pyb::arg("scan") = std::vector<std::size_t>{32, 32},
      pyb::arg("detector") = std::vector<std::size_t>{64, 64}, pyb::arg("dtype") = "uint16", pyb::arg("defocus") = 0.0,
      pyb::arg("dose") = 0.0, pyb::arg("seed") = 1, pyb::arg("energy") = 300.0, pyb::arg("semiangle") = 20.0,
      pyb::arg("files") = 0);

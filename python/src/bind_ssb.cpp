@@ -13,7 +13,8 @@ namespace {
 
 ssb::SsbParams params(const Dataset& ds, const pyb::dict& kw) {
   static const std::vector<std::string> known = {"energy", "semiangle", "step", "mrad_per_pixel", "rotation",
-                                                 "defocus", "A1", "A1_angle", "C3", "disk_center", "disk_radius"};
+                                                 "defocus", "C1", "A1", "A1_angle", "C3", "disk_center", "disk_radius",
+                                                 "transpose", "weighting"};
   for (const auto& item : kw) {
     const std::string k = pyb::str(item.first);
     if (std::find(known.begin(), known.end(), k) == known.end()) {
@@ -33,7 +34,13 @@ ssb::SsbParams params(const Dataset& ds, const pyb::dict& kw) {
   num("step", p.scan_step_angstrom);
   num("mrad_per_pixel", p.detector_mrad_per_pixel);
   num("rotation", p.rotation_deg);
+  if (kw.contains("defocus") && kw.contains("C1") && !kw["defocus"].is_none() && !kw["C1"].is_none())
+    throw InvalidArgument("ssb: give C1 or defocus (the same Krivanek C1), not both");
   num("defocus", p.aberrations.C1);
+  num("C1", p.aberrations.C1);
+  if (kw.contains("transpose") && !kw["transpose"].is_none()) p.transpose = kw["transpose"].cast<bool>();
+  if (kw.contains("weighting") && !kw["weighting"].is_none())
+    p.weighting = ssb::parse_weighting(kw["weighting"].cast<std::string>());
   num("A1", p.aberrations.A1);
   num("A1_angle", p.aberrations.A1_angle);
   num("C3", p.aberrations.C3);

@@ -154,7 +154,7 @@ ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& o) 
   step("rotation");
   dpc::RotationResult rot;
   try {
-    rot = dpc::calibrate_rotation(d);
+    rot = src.calibrate_rotation(d);  // CoM curl, or the parallax shift field when that is not determined
   } catch (const InvalidArgument& e) {
     for (const char* n : {"rotation", "field_row", "field_col", "idpc"})
       out.unavailable[n] = std::string("rotation calibration failed: ") + e.what();
@@ -169,7 +169,9 @@ ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& o) 
   rp.attributes = {{"angle_deg", rot.angle_deg},
                    {"transpose", rot.transpose ? 1.0 : 0.0},
                    {"curl_rms", rot.curl_rms},
-                   {"divergence_rms", rot.divergence_rms}};
+                   {"divergence_rms", rot.divergence_rms},
+                   {"confidence", rot.confidence},
+                   {"decided_by", rot.method}};
   out.products.push_back(std::move(rp));
 
   step("field");

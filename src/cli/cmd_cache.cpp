@@ -29,11 +29,7 @@ void run(const CacheArgs& a) {
   if (cache::is_cache_file(a.file))
     throw InvalidArgument("'" + a.file + "' is already a product cache: give the raw data file");
   if (a.adf.size() % 2 != 0) throw InvalidArgument("--adf takes pairs of radii INNER OUTER");
-  io::LoadOptions lo;
-  lo.backend = a.backend;
-  lo.dataset_path = a.dataset;
-  a.load.apply_to(lo);
-  lo.progress = progress_bar("loading");
+  io::LoadOptions lo = load_options(a.backend, a.dataset, a.load);
   cache::BuildOptions bo;
   bo.bf_radii = a.bf;
   for (std::size_t i = 0; i + 1 < a.adf.size(); i += 2) bo.adf_ranges.push_back({a.adf[i], a.adf[i + 1]});
@@ -63,11 +59,8 @@ void run(const CacheArgs& a) {
 void add_cache(CLI::App& app) {
   auto* cmd = app.add_subcommand("cache", "Compute the first-look products from one load into an HDF5 cache");
   auto a = std::make_shared<CacheArgs>();
-  cmd->add_option("file", a->file, "HDF5 file (or master file)")->required();
   cmd->add_option("-o,--out", a->out, "cache file to write (e.g. products.h5)")->required();
-  cmd->add_option("--backend", a->backend, "cuda | cpu | auto (auto never falls back to cpu)");
-  cmd->add_option("--dataset", a->dataset, "dataset path (default: discover)");
-  add_load_flags(cmd, a->load);
+  add_input_flags(cmd, a->file, a->backend, a->dataset, a->load);
   cmd->add_option("--bf", a->bf, "extra bright-field radii (pixels), besides the fitted disk radius");
   cmd->add_option("--adf", a->adf, "extra annuli: INNER OUTER [INNER OUTER ...] (pixels)");
   cmd->callback([a] { run(*a); });

@@ -125,15 +125,11 @@ void compute_and_write(workflow::ScanProducts& src, const ImageArgs& a, const Ch
 
 void run(const ImageArgs& a, bool want_bf, bool want_adf) {
   const Checked checked = check(a, want_bf, want_adf);
-  io::LoadOptions lo;
-  lo.backend = a.backend;
-  lo.dataset_path = a.dataset;
-  a.load.apply_to(lo);
+  io::LoadOptions lo = load_options(a.backend, a.dataset, a.load);
   lo.scan_region = region_of(a.scan_region);
   lo.detector_region = region_of(a.det_region);
   lo.bin_scan = a.bin_scan;
   lo.bin_detector = a.bin_det;
-  lo.progress = progress_bar("loading");
   const auto pipeline = [&](workflow::ScanProducts& src) { compute_and_write(src, a, checked, want_bf, want_adf); };
   if (mpi::launched_with_ranks()) return mpi::run_split(a.file, lo, pipeline);
   workflow::DatasetProducts src(io::load(a.file, lo));
@@ -169,11 +165,8 @@ void add_image(CLI::App& app) {
   auto* cmd = app.add_subcommand("image", "Compute virtual images (BF, ADF, CoM, DPC, iDPC) as PNG + .npy");
   auto a = std::make_shared<ImageArgs>();
   cmd->option_defaults()->always_capture_default();  // --help shows every default
-  cmd->add_option("file", a->file, "HDF5 file")->required();
   cmd->add_option("-o,--out", a->out, "output folder (created if missing)");
-  cmd->add_option("--backend", a->backend, "cuda | cpu | auto (auto = cuda, never falls back to cpu)");
-  cmd->add_option("--dataset", a->dataset, "dataset path (default: discover)");
-  add_load_flags(cmd, a->load);
+  add_input_flags(cmd, a->file, a->backend, a->dataset, a->load);
   auto* bf = cmd->add_option("--bf", a->bf, "bright field; optional RADIUS in pixels (default: the fitted BF disk)")
                  ->expected(0, 1)
                  ->default_str("");  // CLI11 passes this as the value of a bare --bf: "" = the fitted disk

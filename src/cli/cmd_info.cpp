@@ -17,10 +17,7 @@ namespace {
 
 // Loads the file once and prints where the time went (the provenance's stage timings).
 template <class Args> void print_timing(const Args& a, const io::FileInfo& fi) {
-  io::LoadOptions o;
-  o.backend = a.backend;
-  o.dataset_path = a.dataset;
-  a.load.apply_to(o);
+  const io::LoadOptions o = load_options(a.backend, a.dataset, a.load, "");
   const double t0 = io::now_s();
   const Dataset ds = io::load(a.file, o);
   const double wall = io::now_s() - t0;

@@ -73,18 +73,15 @@ movie::MovieSpec spec_of(const MovieArgs& a) {
 void add_movie(CLI::App& app) {
   auto* cmd = app.add_subcommand("movie", "MP4/GIF movie: detector sweep, diffraction along a path, SSB defocus");
   auto a = std::make_shared<MovieArgs>();
-  cmd->add_option("file", a->file, "HDF5 file")->required();
   cmd->add_option("-o,--out", a->out, "output movie, .mp4 (H.264) or .gif")->required();
-  cmd->add_option("--backend", a->backend, "cuda | cpu | auto");
-  cmd->add_option("--dataset", a->dataset, "dataset path (default: discover)");
-  add_load_flags(cmd, a->load);
+  add_input_flags(cmd, a->file, a->backend, a->dataset, a->load);
   cmd->add_option("--bf-sweep", a->bf_sweep, "BF radius from A to B (detector pixels)")->expected(2);
   cmd->add_option("--adf-sweep", a->adf_sweep, "ADF inner radius from A to B (detector pixels)")->expected(2);
   cmd->add_option("--adf-width", a->adf_width, "adf sweep: outer = inner + WIDTH");
   cmd->add_option("--adf-outer", a->adf_outer, "adf sweep: fixed outer radius (default: the whole detector)");
   cmd->add_option("--path-row", a->path_row, "diffraction frames along scan row R");
   cmd->add_option("--path-line", a->path_line, "diffraction frames on the scan line R0 C0 R1 C1")->expected(4);
-  cmd->add_option("--ssb-defocus", a->ssb_defocus, "SSB phase over defocus C1 from A to B (angstrom)")->expected(2);
+  cmd->add_option("--ssb-defocus", a->ssb_defocus, "SSB phase over C1 from A to B (angstrom; Krivanek sign, positive = overfocus, docs/conventions.md)")->expected(2);
   cmd->add_option("--frames", a->frames, "number of frames (sweeps: 30; paths: every position)");
   cmd->add_option("--center", a->center, "detector centre R C (default: fitted BF disk)")->expected(2);
   cmd->add_option("--fps", a->fps, "frames per second (1..60)");
@@ -98,11 +95,7 @@ void add_movie(CLI::App& app) {
   cmd->callback([a] {
     const movie::MovieSpec spec = spec_of(*a);
     movie::validate(spec, a->out);  // before any loading
-    io::LoadOptions lo;
-    lo.backend = a->backend;
-    lo.dataset_path = a->dataset;
-    a->load.apply_to(lo);
-    lo.progress = progress_bar("loading");
+    const io::LoadOptions lo = load_options(a->backend, a->dataset, a->load);
     const Dataset ds = io::load(a->file, lo);
     const movie::MovieResult r = movie::render(ds, a->out, spec, progress_bar("frames "));
     std::printf("movie %s: %zu frames %zux%zu, %s, %s on %s (render %.2f s, encode %.2f s)\n", r.path.c_str(),

@@ -23,7 +23,7 @@ void add_sample(CLI::App& app) {
   cmd->add_option("--dtype", a->dtype, "uint8 | uint16 | uint32");
   cmd->add_option("--energy", a->spec.energy_kev, "beam energy (keV)");
   cmd->add_option("--semiangle", a->spec.semiangle_mrad, "convergence semi-angle (mrad)");
-  cmd->add_option("--defocus", a->spec.defocus_angstrom, "defocus C1 (angstrom)");
+  cmd->add_option("--defocus", a->spec.defocus_angstrom, "C1 (angstrom; Krivanek sign: positive = overfocus, C1 = -defocus of py4DSTEM/abTEM; docs/conventions.md)");
   cmd->add_option("--dose", a->spec.dose_per_frame, "mean counts per frame (0: dtype default)");
   cmd->add_option("--seed", a->spec.seed, "random seed");
   cmd->add_option("--files", a->files,

@@ -22,12 +22,12 @@ namespace qgpu::cli {
 namespace {
 
 struct SsbArgs {
-  std::string file, out = "out", backend = "auto", dataset;
+  std::string file, out = "out", backend = "auto", dataset, weighting = "auto";
   std::optional<double> energy, semiangle, step, mrad_per_px, defocus;
   double rotation = 0;
   std::size_t preview = 0, fit_trials = 0, bin = 4;
   std::vector<double> c1_range{-500, 500};
-  bool astig = false;
+  bool astig = false, transpose = false;
   LoadFlags load;
 };
 
@@ -44,6 +44,11 @@ std::filesystem::path check(const SsbArgs& a) {
   check_finite("--fit-range", a.c1_range[1]);
   if (a.c1_range[0] >= a.c1_range[1]) throw InvalidArgument("--fit-range: need MIN < MAX");
   if (a.bin == 0) throw InvalidArgument("--fit-bin must be >= 1");
+  try {
+    ssb::parse_weighting(a.weighting);
+  } catch (const InvalidArgument&) {
+    throw InvalidArgument("--weighting: '" + a.weighting + "' is not one of auto, amplitude, phase, wiener");
+  }
   return output_folder(a.out);
 }
 
@@ -56,7 +61,9 @@ ssb::SsbParams params_for(const SsbArgs& a, const nlohmann::json& metadata) {
   if (a.step) p.scan_step_angstrom = *a.step;
   if (a.mrad_per_px) p.detector_mrad_per_pixel = *a.mrad_per_px;
   p.rotation_deg = a.rotation;
+  p.transpose = a.transpose;
   if (a.defocus) p.aberrations.C1 = *a.defocus;
+  p.weighting = ssb::parse_weighting(a.weighting);
   return p;
 }
 
@@ -89,6 +96,8 @@ void fit_and_reconstruct(const Dataset& ds, ssb::SsbParams p, const SsbArgs& a, 
   look.colormap = "gray";
   look.lower_percentile = 0.5;
   look.upper_percentile = 99.5;
+  std::printf("  weighting      %s (%s)\n", r.provenance.parameters.at("weighting").get<std::string>().c_str(),
+              r.provenance.parameters.at("weighting_reason").get<std::string>().c_str());
   write_outputs(dir, a.preview ? "ssb_preview_phase" : "ssb_phase", r.phase, look);
 }
 
@@ -113,11 +122,7 @@ void gathered_ssb(workflow::ScanProducts& src, const SsbArgs& a, const std::file
 
 void run(const SsbArgs& a) {
   const std::filesystem::path dir = check(a);
-  io::LoadOptions lo;
-  lo.backend = a.backend;
-  lo.dataset_path = a.dataset;
-  a.load.apply_to(lo);
-  lo.progress = progress_bar("loading");
+  const io::LoadOptions lo = load_options(a.backend, a.dataset, a.load);
   if (mpi::launched_with_ranks())
     return mpi::run_split(a.file, lo, [&](workflow::ScanProducts& src) { gathered_ssb(src, a, dir); });
   const Dataset ds = io::load(a.file, lo);
@@ -130,21 +135,28 @@ void add_ssb(CLI::App& app) {
   auto* cmd = app.add_subcommand("ssb", "SSB ptychography phase image (PNG + .npy), optional aberration fit");
   auto a = std::make_shared<SsbArgs>();
   cmd->option_defaults()->always_capture_default();  // --help shows every default
-  cmd->add_option("file", a->file, "HDF5 file")->required();
   cmd->add_option("-o,--out", a->out, "output folder (created if missing)");
-  cmd->add_option("--backend", a->backend, "cuda | cpu | auto (auto = cuda, never falls back to cpu)");
-  cmd->add_option("--dataset", a->dataset, "dataset path (default: discover)");
-  add_load_flags(cmd, a->load);
+  add_input_flags(cmd, a->file, a->backend, a->dataset, a->load);
   cmd->add_option("--energy", a->energy, "beam energy, keV (> 0)")->default_str("file calibration");
   cmd->add_option("--semiangle", a->semiangle, "convergence semi-angle, mrad (> 0)")->default_str("file calibration");
   cmd->add_option("--step", a->step, "scan step, angstrom (> 0)")->default_str("file calibration");
   cmd->add_option("--mrad-per-pixel", a->mrad_per_px, "detector calibration (> 0)")
       ->default_str("semiangle / BF disk radius");
-  cmd->add_option("--rotation", a->rotation, "scan-detector rotation, degrees");
-  cmd->add_option("--defocus", a->defocus, "defocus C1, angstrom")->default_str("file calibration or 0");
+  cmd->add_option("--rotation", a->rotation,
+                  "scan-detector rotation, degrees: the angle qgpu image reports in rotation.json (positive turns "
+                  "the detector row axis towards the col axis; docs/conventions.md)");
+  cmd->add_flag("--transpose", a->transpose, "swap the detector row / col axes before the rotation (as rotation.json)");
+  cmd->add_option("--defocus,--c1", a->defocus,
+                  "C1 in angstrom, Krivanek sign: positive = overfocus; C1 = -defocus of py4DSTEM/abTEM/Kirkland "
+                  "(docs/conventions.md)")
+      ->default_str("file calibration or 0");
+  cmd->add_option("--weighting", a->weighting,
+                  "double-overlap weighting: auto (by counts per frame: wiener below 3e5, else amplitude) | "
+                  "amplitude (least squares, quantitative) | phase (py4DSTEM Gamma/|Gamma|) | wiener (noise from "
+                  "the counts)");
   cmd->add_option("--preview", a->preview, "fast preview with this detector binning (0: full reconstruction)");
   cmd->add_option("--fit", a->fit_trials, "fit the defocus first with this many trials (TPE + Nelder-Mead; 0: no fit)");
-  cmd->add_option("--fit-range", a->c1_range, "defocus search range MIN MAX, angstrom")->expected(2);
+  cmd->add_option("--fit-range", a->c1_range, "C1 search range MIN MAX, angstrom (Krivanek sign)")->expected(2);
   cmd->add_flag("--fit-astigmatism", a->astig, "also fit 2-fold astigmatism");
   cmd->add_option("--fit-bin", a->bin, "detector binning used while fitting");
   cmd->callback([a] { run_command([&] { run(*a); }); });

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/progress.hpp"
 #include "io/hdf5/load.hpp"
 
 namespace qgpu::cli {
@@ -31,6 +32,18 @@ struct LoadFlags {
   }
 };
 
+// The load options of a command (its --backend, --dataset and these flags), with a progress bar under
+// `progress_label` unless it is empty: one home for every command that loads a dataset.
+inline io::LoadOptions load_options(const std::string& backend, const std::string& dataset, const LoadFlags& f,
+                                    const std::string& progress_label = "loading") {
+  io::LoadOptions o;
+  o.backend = backend;
+  o.dataset_path = dataset;
+  f.apply_to(o);
+  if (!progress_label.empty()) o.progress = progress_bar(progress_label);
+  return o;
+}
+
 inline void add_scan_shape_flag(CLI::App* cmd, LoadFlags& f) {
   cmd->add_option("--scan-shape", f.scan_shape,
                   "scan ROWS COLS (default: dataset dims, scan_shape attribute, master ntrigger x nimages, square)")
@@ -44,6 +57,17 @@ inline void add_read_flags(CLI::App* cmd, LoadFlags& f) {
       ->check(CLI::IsMember({"auto", "quantem", "hdf5"}));
   cmd->add_option("--read-threads", f.read_threads, "threads of pread (0: one per core)");
   cmd->add_flag("--direct-io", f.direct_io, "O_DIRECT (unbuffered) reads, for cold files on fast disks");
+}
+
+inline void add_load_flags(CLI::App* cmd, LoadFlags& f);
+
+// What every command that loads one file declares: the file, --backend, --dataset and the load flags.
+inline void add_input_flags(CLI::App* cmd, std::string& file, std::string& backend, std::string& dataset,
+                            LoadFlags& f) {
+  cmd->add_option("file", file, "HDF5 file (or EIGER/ARINA master file)")->required();
+  cmd->add_option("--backend", backend, "cuda | cpu | auto (auto = cuda, never falls back to cpu)");
+  cmd->add_option("--dataset", dataset, "dataset path (default: discover)");
+  add_load_flags(cmd, f);
 }
 
 inline void add_load_flags(CLI::App* cmd, LoadFlags& f) {

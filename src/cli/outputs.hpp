@@ -16,11 +16,7 @@ template <class T>
 void write_outputs(const std::filesystem::path& dir, const std::string& name, const Image<T>& img,
                    const display::DisplayOptions& look, Image<float> (*view)(const Image<float>&) = nullptr) {
   io::write_npy((dir / (name + ".npy")).string(), {img.rows, img.cols}, img.data);
-  Image<float> f;
-  f.rows = img.rows;
-  f.cols = img.cols;
-  f.data.assign(img.data.begin(), img.data.end());
-  f.provenance = img.provenance;  // rendered where the result lives
+  Image<float> f = as_float(img);
   if (view) f = view(f);
   const display::Rgba rgba = display::render(f, look);
   display::write_png((dir / (name + ".png")).string(), rgba);

@@ -17,4 +17,15 @@ template <class T> struct Image {
   const T& at(std::size_t r, std::size_t c) const { return data[r * cols + c]; }
 };
 
+// The same image with float values and the same provenance (what display renders; the CLI, the service and the
+// movie writer all show images this way).
+template <class T> Image<float> as_float(const Image<T>& img) {
+  Image<float> f;
+  f.rows = img.rows;
+  f.cols = img.cols;
+  f.data.assign(img.data.begin(), img.data.end());
+  f.provenance = img.provenance;  // rendered where the result lives
+  return f;
+}
+
 }  // namespace qgpu

@@ -54,15 +54,6 @@ double sweep_value(double a, double b, std::size_t i, std::size_t n) {
 
 std::size_t round_half_up(double v) { return static_cast<std::size_t>(std::floor(v + 0.5)); }
 
-Image<float> to_float(const Image<std::uint64_t>& in) {
-  Image<float> f;
-  f.rows = in.rows;
-  f.cols = in.cols;
-  f.data.assign(in.data.begin(), in.data.end());
-  f.provenance = in.provenance;
-  return f;
-}
-
 template <class T> void widen(const HostArray4D& a, std::vector<float>& out) {
   const T* p = a.as<T>();
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(p[i]);
@@ -229,10 +220,10 @@ void render_frames(const Dataset& ds, const MovieSpec& s, const std::function<vo
   for (std::size_t i = 0; i < n; ++i) {
     const double v = sweep_value(s.start, s.stop, i, n);
     if (s.sequence == Sequence::bf_sweep) {
-      emit(to_float(detector::bf(ds, v, center)), fmt("BF R %.1f PX", v), v);
+      emit(as_float(detector::bf(ds, v, center)), fmt("BF R %.1f PX", v), v);
     } else {
       const double outer = s.adf_outer ? *s.adf_outer : s.adf_width ? v + *s.adf_width : std::max(corner, v);
-      emit(to_float(detector::adf(ds, v, outer, center)), fmt("ADF %.1f-%.1f PX", v, outer), v);
+      emit(as_float(detector::adf(ds, v, outer, center)), fmt("ADF %.1f-%.1f PX", v, outer), v);
     }
   }
 }

@@ -389,7 +389,7 @@ nlohmann::json fit_json(const ParallaxFit& f) {
           {"rotation_deg", f.rotation_deg},
           {"transpose", f.transpose},
           {"rotation_convention", "dpc/rotation.hpp: transpose first, then rotate (row axis towards col axis); "
-                                  "ssb rotation_deg = -rotation_deg when transpose is false"},
+                                  "the same angle and transpose as qgpu ssb --rotation/--transpose take"},
           {"matrix_angstrom_per_rad", {f.matrix[0], f.matrix[1], f.matrix[2], f.matrix[3]}},
           {"offset_px", {f.offset_row, f.offset_col}},
           {"residual_rms_px", f.residual_rms_px},

@@ -101,13 +101,8 @@ namespace {
 
 // Rendered where the image's provenance says it lives (the dataset's backend).
 template <class T> Body png_body(const Image<T>& img, const display::DisplayOptions& look) {
-  Image<float> f;
-  f.rows = img.rows;
-  f.cols = img.cols;
-  f.data.assign(img.data.begin(), img.data.end());
-  f.provenance = img.provenance;
   Body b;
-  b.bytes = png_bytes(display::render(f, look));
+  b.bytes = png_bytes(display::render(as_float(img), look));
   b.content_type = "image/png";
   return b;
 }

@@ -56,5 +56,6 @@ Body f32_body(const Image<float>& img, const std::string& format, const display:
 void add_dataset_routes(httplib::Server& http, Context& ctx);  // list, mean_pattern, disk_fit, frame, browse_plan, window
 void add_virtual_routes(httplib::Server& http, Context& ctx);  // GET / POST virtual
 void add_dpc_routes(httplib::Server& http, Context& ctx);      // com, dpc, idpc
+void add_ssb_routes(httplib::Server& http, Context& ctx);      // ssb, ssb_fit
 
 }  // namespace qgpu::remote

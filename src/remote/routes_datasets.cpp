@@ -1,4 +1,7 @@
-// GET /api/datasets, /api/datasets/{id}/{mean_pattern, disk_fit, frame, browse_plan, window}.
+// GET /api/datasets, /api/datasets/{id}/{mean_pattern, max_pattern, disk_fit, frame, browse_plan, window}.
+#include <algorithm>
+#include <limits>
+
 #include "detector/virtual_detector.hpp"
 #include "display/pattern.hpp"
 #include "display/display.hpp"
@@ -36,6 +39,53 @@ void mean_pattern(Context& ctx, const httplib::Request& req, httplib::Response& 
       [&](ServedDataset& d) {
         const Image<float> mean = d.cache ? d.cache->f32("mean_pattern") : detector::mean_pattern(d.ds);
         return f32_body(halo_view ? display::pattern_log(mean) : mean, format, look);
+      },
+      ms);
+  set_compute_ms(res, ms);
+  send_body(res, std::move(body));
+}
+
+// Largest count of each detector pixel over the scan, from frame windows of whole scan rows (at most
+// kMaxPatternBlockBytes each) reduced on the host; computed once per dataset.
+constexpr std::size_t kMaxPatternBlockBytes = std::size_t(256) << 20;
+
+Image<float> compute_max_pattern(const Dataset& ds) {
+  const Shape4D& sh = ds.shape();
+  const std::size_t frame = sh.det_rows * sh.det_cols;
+  std::vector<std::uint32_t> most(frame, 0);
+  const std::size_t row_bytes = window_bytes(sh, 1, sh.scan_cols, 1);
+  const std::size_t rows_per_block = std::max<std::size_t>(1, row_bytes ? kMaxPatternBlockBytes / row_bytes : 1);
+  const std::size_t cols_per_block = row_bytes > kMaxPatternBlockBytes
+                                         ? std::max<std::size_t>(1, kMaxPatternBlockBytes / (frame * sizeof(std::uint32_t)))
+                                         : sh.scan_cols;
+  for (std::size_t r0 = 0; r0 < sh.scan_rows; r0 += rows_per_block)
+    for (std::size_t c0 = 0; c0 < sh.scan_cols; c0 += cols_per_block) {
+      const Region region{r0, c0, std::min(rows_per_block, sh.scan_rows - r0), std::min(cols_per_block, sh.scan_cols - c0)};
+      const FrameWindow w = read_window(ds, region, 1, std::numeric_limits<std::size_t>::max());
+      for (std::size_t f = 0; f < region.rows * region.cols; ++f)
+        for (std::size_t k = 0; k < frame; ++k) most[k] = std::max(most[k], w.counts[f * frame + k]);
+    }
+  Image<float> img;
+  img.rows = sh.det_rows;
+  img.cols = sh.det_cols;
+  img.data.assign(most.begin(), most.end());
+  img.provenance.operation = "remote.max_pattern";
+  img.provenance.backend = "cpu";
+  return img;
+}
+
+void max_pattern(Context& ctx, const httplib::Request& req, httplib::Response& res) {
+  ServedDataset& s = ctx.catalog.get(req.matches[1]);
+  if (s.cache) refuse_raw(s, "a max pattern");
+  const Params p(req.params);
+  const std::string format = p.choice("format", {"json", "f32", "png"}, "json");
+  const display::DisplayOptions look = display_options(p, display::Scale::log);
+  double ms = 0;
+  Body body = run_on(
+      s,
+      [&](ServedDataset& d) {
+        if (!d.max_cache) d.max_cache = std::make_shared<Image<float>>(compute_max_pattern(d.ds));
+        return f32_body(*static_cast<const Image<float>*>(d.max_cache.get()), format, look);
       },
       ms);
   set_compute_ms(res, ms);
@@ -121,6 +171,7 @@ void window(Context& ctx, const httplib::Request& req, httplib::Response& res) {
 void add_dataset_routes(httplib::Server& http, Context& ctx) {
   http.Get("/api/datasets", guarded([&ctx](const httplib::Request&, httplib::Response& res) { list(ctx, res); }));
   http.Get(kId + "/mean_pattern", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) { mean_pattern(ctx, q, r); }));
+  http.Get(kId + "/max_pattern", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) { max_pattern(ctx, q, r); }));
   http.Get(kId + "/disk_fit", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) { disk_fit(ctx, q, r); }));
   http.Get(kId + "/frame", guarded([&ctx](const auto& q, auto& r) { frame(ctx, q, r); }));
   http.Get(kId + "/browse_plan", guarded([&ctx](const auto& q, auto& r) { plan(ctx, q, r); }));

@@ -19,6 +19,17 @@ const dpc::ComResult& com_of(ServedDataset& s) {  // called with s.work held
   return *static_cast<const dpc::ComResult*>(s.com_cache.get());
 }
 
+// The calibrated rotation of the dataset's centred DPC (default reference), computed once: the CoM curl minimum, or
+// the parallax shift field when that is not determined (dpc::calibrate_rotation(ds, dpc)).
+const dpc::RotationResult& rotation_of(ServedDataset& s, const dpc::DpcResult& d) {  // called with s.work held
+  std::shared_ptr<void> r = s.ds.cached("remote.calibrated_rotation");
+  if (!r) {
+    r = std::make_shared<dpc::RotationResult>(dpc::calibrate_rotation(s.ds, d));
+    s.ds.set_cached("remote.calibrated_rotation", r);
+  }
+  return *static_cast<const dpc::RotationResult*>(r.get());
+}
+
 struct Field {
   Image<float> row, col;
   nlohmann::json info = nlohmann::json::object();
@@ -56,10 +67,11 @@ Field rotated_dpc(ServedDataset& s, const Params& p) {
     transpose = p.choice("transpose", {"0", "1"}, "0") == "1";
     f.info["rotation"] = "given";
   } else {
-    const dpc::RotationResult rot = dpc::calibrate_rotation(d);
+    const dpc::RotationResult& rot = rotation_of(s, d);
     angle = rot.angle_deg;
     transpose = rot.transpose;
     f.info["rotation"] = "calibrated";
+    f.info["method"] = rot.method;
     f.info["curl_rms"] = rot.curl_rms;
     f.info["confidence"] = rot.confidence;
     f.info["determined"] = rot.determined;

@@ -170,6 +170,7 @@ struct Server::Impl {
     add_dataset_routes(http, ctx);
     add_virtual_routes(http, ctx);
     add_dpc_routes(http, ctx);
+    add_ssb_routes(http, ctx);
     if (options.web_dir.empty()) options.web_dir = default_web_dir();
     http.set_file_extension_and_mimetype_mapping("js", "text/javascript");
     http.set_file_extension_and_mimetype_mapping("wgsl", "text/plain");

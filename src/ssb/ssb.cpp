@@ -10,6 +10,7 @@
 #include "ssb/ssb_backend.hpp"
 #include "ssb/ssb_internal.hpp"
 #include "ssb/ssb_math.hpp"
+#include "ssb/ssb_weighting.hpp"
 
 namespace qgpu::ssb {
 
@@ -105,8 +106,9 @@ Plan make_plan(const Dataset& ds, const SsbParams& p, std::size_t bin, nlohmann:
     double sy = 0, sx = 0;
     for (std::uint32_t q : pix) {
       const double ky = (double(q / sh.det_cols) - cr) * dk, kx = (double(q % sh.det_cols) - cc) * dk;
-      sy += st * kx + ct * ky;  // detector -> scan frame (x = col, y = row), see ssb.hpp
-      sx += ct * kx - st * ky;
+      const double dy = p.transpose ? kx : ky, dx = p.transpose ? ky : kx;  // detector -> scan frame, see ssb.hpp
+      sy += ct * dy - st * dx;
+      sx += st * dy + ct * dx;
       plan.pixels.push_back(q);
     }
     plan.ky.push_back(sy / double(pix.size()));
@@ -154,6 +156,9 @@ Provenance provenance_for(const Dataset& ds, const SsbParams& p, const std::stri
   pv.parameters["semiangle_mrad"] = p.semiangle_mrad;
   pv.parameters["scan_step_angstrom"] = p.scan_step_angstrom;
   pv.parameters["rotation_deg"] = p.rotation_deg;
+  pv.parameters["transpose"] = p.transpose;
+  pv.parameters["rotation_convention"] = "(row, col): transpose first, then (r, c) -> (cos t r - sin t c, sin t r + cos t c)"
+                                         " (as dpc::rotate_field; docs/conventions.md)";
   pv.parameters["aberrations"] = aberrations_json(p.aberrations);
   pv.parameters["chi"] = "Krivanek: 2pi/lambda [C1 w^2/2 + A1 w^2/2 cos2(phi-a) + B2 w^3/3 cos(phi-b) + "
                          "A2 w^3/3 cos3(phi-c) + C3 w^4/4], w = lambda |k|";
@@ -163,31 +168,70 @@ Provenance provenance_for(const Dataset& ds, const SsbParams& p, const std::stri
 
 namespace {
 
-SsbResult run(const Dataset& ds, const SsbParams& p, std::size_t bin, const std::string& op) {
+// The plan and engine of one (dataset, parameters, bin); images at any aberrations.
+struct Prepared {
+  Dataset ds;
+  SsbParams p;
+  std::size_t bin;
+  std::string op;
   nlohmann::json resolved;
-  const Plan plan = make_plan(ds, p, bin, resolved);
-  std::unique_ptr<Engine> engine = make_engine(ds, plan);
-  ObjectImages obj = engine->reconstruct(p.aberrations);
+  Plan plan;
+  std::unique_ptr<Engine> engine;
+  Weighting weighting = Weighting::amplitude;  // resolved once (auto: by the counts per frame)
 
-  resolved["mean_counts_per_bf_pixel"] = engine->mean_counts();
-  resolved["weight_floor"] = weight_floor(plan);
-  resolved["normalisation"] = "Psi = sum G conj(Gamma) / (I0 N max(sum w|Gamma|^2, floor)); Psi(0) = 0; "
-                              "Nyquist row/col = 0; object = 1 + IFFT(Psi)";
-  resolved["engine"] = engine->describe();
-  SsbResult r;
-  r.provenance = provenance_for(ds, p, op, std::move(resolved));
-  auto image = [&](std::vector<float> v, const char* component) {
-    Image<float> im;
-    im.rows = plan.scan_rows;
-    im.cols = plan.scan_cols;
-    im.data = std::move(v);
-    im.provenance = r.provenance;
-    im.provenance.parameters["component"] = component;
-    return im;
-  };
-  r.phase = image(std::move(obj.phase), "phase");
-  r.amplitude = image(std::move(obj.amplitude), "amplitude");
-  return r;
+  Prepared(const Dataset& d, const SsbParams& params, std::size_t b, std::string operation)
+      : ds(d), p(params), bin(b), op(std::move(operation)) {
+    plan = make_plan(ds, p, bin, resolved);
+    engine = make_engine(ds, plan);
+    const double bf_counts = engine->mean_counts() * plan.total_weight();
+    std::string reason;
+    weighting = resolve_weighting(p.weighting, bf_counts, reason);
+    resolved["mean_counts_per_bf_pixel"] = engine->mean_counts();
+    resolved["bf_counts_per_frame"] = bf_counts;
+    resolved["weighting"] = weighting_name(weighting);
+    resolved["weighting_requested"] = weighting_name(p.weighting);
+    resolved["weighting_reason"] = reason;
+    resolved["auto_wiener_below_counts_per_frame"] = kAutoWienerBelowCounts;
+    if (weighting == Weighting::amplitude) {
+      resolved["weight_floor"] = weight_floor(plan);
+      resolved["normalisation"] = "Psi = sum G conj(Gamma) / (I0 N max(sum w|Gamma|^2, floor)); Psi(0) = 0; "
+                                  "Nyquist row/col = 0; object = 1 + IFFT(Psi)";
+    } else if (weighting == Weighting::phase) {
+      resolved["normalisation"] = "Psi = sum_{|Gamma| > 1e-3} G conj(Gamma) / |Gamma| / (I0 N sum w) (py4DSTEM "
+                                  "Gamma/|Gamma|); Psi(0) = 0; Nyquist row/col = 0; object = 1 + IFFT(Psi)";
+    } else {
+      resolved["wiener_ring_width_spacings"] = kWienerShellWidth;
+      resolved["normalisation"] = "Psi = sum G conj(Gamma) / (I0 N (sum w|Gamma|^2 + 1 / (I0 N S_ring))), S_ring = "
+                                  "sum(|num|^2 - N I0 den) / sum(I0 N den)^2 per |Q| ring, Psi = 0 where S_ring <= 0; "
+                                  "Psi(0) = 0; Nyquist row/col = 0; object = 1 + IFFT(Psi)";
+    }
+    resolved["engine"] = engine->describe();
+  }
+
+  SsbResult at(const Aberrations& ab) {
+    SsbParams q = p;
+    q.aberrations = ab;
+    validate_params(q);
+    ObjectImages obj = engine->reconstruct(ab, weighting);
+    SsbResult r;
+    r.provenance = provenance_for(ds, q, op, resolved);
+    auto image = [&](std::vector<float> v, const char* component) {
+      Image<float> im;
+      im.rows = plan.scan_rows;
+      im.cols = plan.scan_cols;
+      im.data = std::move(v);
+      im.provenance = r.provenance;
+      im.provenance.parameters["component"] = component;
+      return im;
+    };
+    r.phase = image(std::move(obj.phase), "phase");
+    r.amplitude = image(std::move(obj.amplitude), "amplitude");
+    return r;
+  }
+};
+
+SsbResult run(const Dataset& ds, const SsbParams& p, std::size_t bin, const std::string& op) {
+  return Prepared(ds, p, bin, op).at(p.aberrations);
 }
 
 double number(const nlohmann::json& cal, const char* key) {
@@ -217,6 +261,19 @@ SsbParams params_from_metadata(const nlohmann::json& md) {
 }
 
 SsbResult reconstruct(const Dataset& ds, const SsbParams& p) { return detail::run(ds, p, 1, "ssb.reconstruct"); }
+
+struct Reconstructor::Impl {
+  detail::Prepared prepared;
+};
+
+Reconstructor::Reconstructor(const Dataset& ds, const SsbParams& p, std::size_t detector_bin) {
+  if (detector_bin == 0) throw InvalidArgument("ssb: detector_bin must be >= 1");
+  impl_ = std::make_unique<Impl>(Impl{detail::Prepared(ds, p, detector_bin, detector_bin == 1 ? "ssb.reconstruct" : "ssb.preview")});
+}
+Reconstructor::~Reconstructor() = default;
+SsbResult Reconstructor::at(const Aberrations& ab) { return impl_->prepared.at(ab); }
+std::size_t Reconstructor::detector_bin() const { return impl_->prepared.bin; }
+const SsbParams& Reconstructor::params() const { return impl_->prepared.p; }
 
 SsbResult preview(const Dataset& ds, const SsbParams& p, std::size_t detector_bin) {
   if (detector_bin == 0) throw InvalidArgument("ssb: detector_bin must be >= 1");

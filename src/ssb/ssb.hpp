@@ -7,30 +7,45 @@
 //   row (y) axis, omega = lambda*|K| (see ssb_math.hpp):
 //     chi = 2 pi / lambda * [ C1 w^2/2 + A1 w^2/2 cos 2(phi - A1_angle) + B2 w^3/3 cos(phi - B2_angle)
 //                             + A2 w^3/3 cos 3(phi - A2_angle) + C3 w^4/4 ],
-//   so pure defocus is chi = pi lambda C1 |K|^2 (C1 > 0 as in the simulator's defocus_angstrom).
+//   so pure defocus is chi = pi lambda C1 |K|^2. Sign (docs/conventions.md): with A = exp(-i chi) and the object
+//   transmission exp(+i phi), C1 > 0 is the in-focus probe propagated forward by C1 (Fresnel exp(-i pi lambda
+//   dz k^2)), i.e. the crossover lies before the specimen: OVERFOCUS. C1 = -defocus of py4DSTEM, abTEM and
+//   Kirkland (whose defocus > 0 is underfocus). The calibration attribute defocus_angstrom, the CLI --defocus and
+//   the Python defocus= all hold C1 in this sign.
 //   B2 and A2 are the Krivanek coefficients C21 and C23 (the 1/3 factor is inside the formula).
 // - Detector pixel (r, c) -> K_det = ((r - centre_row), (c - centre_col)) * mrad_per_pixel / 1000 / lambda,
-//   rotated into the scan frame by rotation_deg (counter-clockwise from the column axis towards the row axis:
-//   Kx_scan = cos t Kx_det - sin t Ky_det, Ky_scan = sin t Kx_det + cos t Ky_det; x = column, y = row).
+//   brought into the scan frame exactly as dpc::rotate_field does with the CoM field (one convention for the whole
+//   API, docs/conventions.md): transpose (swap the row / col components) if asked, then rotate by rotation_deg,
+//   (K_row, K_col) -> (cos t K_row - sin t K_col, sin t K_row + cos t K_col): positive t turns the detector row
+//   axis towards the col axis. So the (angle_deg, transpose) that dpc::calibrate_rotation reports is what to give.
 // - G(K, Q) = sum_R I(K, R) exp(-2 pi i Q.R): forward FFT over the scan (R = scan index * step), Q on the
 //   fftfreq grid (spacing 1/(scan_rows*step), 1/(scan_cols*step)).
 // - Weak phase object o = exp(i phi) ~ 1 + i phi: G(K, Q) = I0 N i Phi(Q) Gamma(K, Q) with
 //   Gamma = A*(K) A(K-Q) - A(K) A*(K+Q) (the two double-overlap "trotters"; zero in the triple overlap when there
 //   are no aberrations), I0 = mean counts per BF pixel and frame, N = scan positions, Phi(Q) = (1/N) sum_R phi e^-2piiQR.
-// - Reconstruction: Psi(Q) = sum_K G conj(Gamma) / (I0 N max(sum_K w_K |Gamma|^2, floor)) ~ i Phi(Q), floor =
+// - Reconstruction (weighting "amplitude", the least-squares inverse):
+//   Psi(Q) = sum_K G conj(Gamma) / (I0 N max(sum_K w_K |Gamma|^2, floor)) ~ i Phi(Q), floor =
 //   kWeightFloor * sum_K w_K (10% of the BF pixel count, ~1/8 of the best covered Q: a regulariser that keeps
 //   the thinly covered frequencies near |Q| = 0 and |Q| = 2 alpha from amplifying noise); w_K = pixels summed
 //   into K (1 unbinned); Psi(0) = 0 and, for even sizes, Psi = 0 on the Nyquist row/column (Q and -Q alias there).
 //   object = 1 + IFFT(Psi) (unnormalised inverse sum), phase = angle(object), amplitude = |object|. Psi is exactly
 //   anti-Hermitian, so object = 1 + i phi_lin: phase = atan(phi_lin), amplitude = sqrt(1 + phi_lin^2); the phase
 //   is in radians of the object (quantitative for a weak phase object), defined up to its zero mean.
+//   Other weightings of the same sums (SsbParams::weighting, docs/benchmarks.md for their truth correlation per dose):
+//   "phase" (py4DSTEM's direct_ptychography _reconstruct_SSB_gamma): Psi = sum_{|Gamma| > 1e-3} G conj(Gamma) /
+//   |Gamma| / (I0 N sum_K w_K): every K with equal weight, transfer sum|Gamma| / W (a band-pass, not quantitative);
+//   "wiener": the least-squares estimate times S / (S + noise) with the Poisson noise power from the counts and the
+//   object power S per |Q| ring estimated from the data (ssb_weighting.hpp); "auto": wiener below
+//   kAutoWienerBelowCounts counts per frame in the BF disk, amplitude above (provenance: weighting, its reason).
 // - The dataset's backend decides: cpu = reference (FFTW complex128 full spectrum, double arithmetic);
 //   cuda = gather kernel + batched cuFFT R2C (complex64 half spectrum) on the resident data + a Q-parallel
 //   sum kernel + one C2R.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -41,12 +56,22 @@
 namespace qgpu::ssb {
 
 struct Aberrations {
-  double C1 = 0;                  // defocus, angstrom (chi = pi lambda C1 k^2 + ...)
+  double C1 = 0;                  // angstrom (chi = pi lambda C1 k^2 + ...); > 0 = overfocus, C1 = -defocus (Kirkland)
   double A1 = 0, A1_angle = 0;    // 2-fold astigmatism (C12), angstrom, angle in rad
   double B2 = 0, B2_angle = 0;    // axial coma (C21), angstrom, rad
   double A2 = 0, A2_angle = 0;    // 3-fold astigmatism (C23), angstrom, rad
   double C3 = 0;                  // spherical aberration (C30), angstrom
 };
+
+// Weighting of the double-overlap sum (see above). `automatic` chooses by the dose: the mean counts per frame inside
+// the BF disk (I0 times the BF pixel count, from the data).
+enum class Weighting { automatic, amplitude, phase, wiener };
+std::string weighting_name(Weighting w);         // "auto", "amplitude", "phase", "wiener"
+Weighting parse_weighting(const std::string& name);  // InvalidArgument naming the known ones
+// auto: wiener below this many counts per frame in the BF disk, amplitude from it on. Measured (bench_ssb_dose,
+// docs/benchmarks.md): wiener has the best truth correlation up to 3e5 counts; at 1e6 amplitude is 0.001 better
+// in focus, and it keeps the unit transfer (quantitative phase).
+inline constexpr double kAutoWienerBelowCounts = 3e5;
 
 struct SsbParams {
   double energy_kev = 0;
@@ -56,7 +81,9 @@ struct SsbParams {
   std::optional<std::pair<double, double>> disk_center;  // (row, col) detector pixels; default: BF disk fit
   std::optional<double> disk_radius;                     // pixels; default: semiangle / mrad_per_pixel or the fit
   double rotation_deg = 0;                               // scan vs detector axes, see above
+  bool transpose = false;                                // swap the detector row / col axes first
   Aberrations aberrations;
+  Weighting weighting = Weighting::automatic;            // reconstruct / preview only (the fit's loss is fixed)
 };
 
 // Parameters from ds.metadata()["calibration"] (the loader copies the file's /entry/calibration attributes):
@@ -76,6 +103,25 @@ SsbResult reconstruct(const Dataset& ds, const SsbParams& p);
 // The same with the BF-disk pixels summed in detector_bin x detector_bin blocks (K = the centroid of the summed
 // pixels): detector_bin^2 fewer K; exact for slowly varying chi, blurs strongly aberrated disk edges.
 SsbResult preview(const Dataset& ds, const SsbParams& p, std::size_t detector_bin = 4);
+
+// G(K, Q) computed once for a dataset, its parameters (all but the aberrations) and a detector bin; each at()
+// evaluates only the aberration-dependent part, so a live defocus slider redraws without recomputing G. at() gives
+// what preview (bin > 1) or reconstruct (bin 1) gives with those aberrations. Holds G on the dataset's backend
+// (groups x scan positions complex values); one caller at a time.
+class Reconstructor {
+ public:
+  Reconstructor(const Dataset& ds, const SsbParams& p, std::size_t detector_bin);
+  ~Reconstructor();
+  Reconstructor(const Reconstructor&) = delete;
+  Reconstructor& operator=(const Reconstructor&) = delete;
+  SsbResult at(const Aberrations& ab);
+  std::size_t detector_bin() const;
+  const SsbParams& params() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 struct FitOptions {
   std::size_t trials = 200;      // loss evaluations in all

@@ -40,7 +40,8 @@ struct ObjectImages {
 class Engine {
  public:
   virtual ~Engine() = default;
-  virtual ObjectImages reconstruct(const Aberrations& ab) = 0;
+  // `w` is resolved (not automatic); see ssb.hpp and ssb_weighting.hpp.
+  virtual ObjectImages reconstruct(const Aberrations& ab, Weighting w) = 0;
   virtual double loss(const Aberrations& ab) = 0;
   double mean_counts() const { return i0_; }  // I0: mean counts per BF pixel and frame
   virtual nlohmann::json describe() const = 0;  // FFT, precision, memory

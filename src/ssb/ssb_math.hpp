@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "core/electron.hpp"
 #include "core/hd.hpp"
 
 namespace qgpu::ssb::detail {
@@ -13,12 +14,8 @@ inline constexpr double kApertureSlack = 1e-5;
 // Reconstruction denominator floor, as a fraction of the BF pixel count sum_K w_K (see ssb.hpp).
 inline constexpr double kWeightFloor = 0.1;
 
-// Relativistic electron wavelength in angstrom for an accelerating voltage in kV (CODATA 2018 constants).
-inline double wavelength_angstrom(double energy_kev) {
-  const double h = 6.62607015e-34, m0 = 9.1093837015e-31, e = 1.602176634e-19, c = 299792458.0;
-  const double v = energy_kev * 1e3;
-  return h / std::sqrt(2 * m0 * e * v * (1 + e * v / (2 * m0 * c * c))) * 1e10;
-}
+// Relativistic electron wavelength in angstrom (core/electron.hpp: the one definition, shared with the sample).
+inline double wavelength_angstrom(double energy_kev) { return electron_wavelength_angstrom(energy_kev); }
 
 // numpy.fft.fftfreq numerator: index i of an n-point transform -> signed frequency index.
 QGPU_HD inline long long signed_frequency(std::size_t i, std::size_t n) {
@@ -108,12 +105,31 @@ QGPU_HD inline bool gamma(R ky, R kx, R chi_k, R qy, R qx, R kmax2, const ChiCoe
   return true;
 }
 
-// Accumulates one K into the per-Q sums: num += G conj(Gamma), den += w |Gamma|^2.
+// |Gamma| below which the phase-only weighting skips a K (py4DSTEM's threshold 1e-3; |Gamma| <= 2).
+inline constexpr double kUnitGammaThreshold = 1e-3;
+
+// Accumulates one K into the per-Q sums: num += G conj(Gamma), den += w |Gamma|^2. With unit_gamma (the
+// phase-only weighting of py4DSTEM, Gamma / |Gamma|): num += G conj(Gamma) / |Gamma| where |Gamma| > 1e-3 (den
+// unchanged, the caller normalises by the BF pixel count).
 template <class R>
 QGPU_HD inline void accumulate(R ky, R kx, R chi_k, R w, R qy, R qx, R kmax2, const ChiCoeffs<R>& c, R g_re,
-                               R g_im, R& num_re, R& num_im, R& den) {
+                               R g_im, R& num_re, R& num_im, R& den, bool unit_gamma = false) {
   R gr, gi;
   if (!gamma<R>(ky, kx, chi_k, qy, qx, kmax2, c, gr, gi)) return;
+  if (unit_gamma) {
+    const R m2 = gr * gr + gi * gi;
+    if (m2 <= R(kUnitGammaThreshold * kUnitGammaThreshold)) return;
+#ifdef __CUDA_ARCH__
+    const R inv = R(1) / sqrt(m2);
+#else
+    const R inv = R(1) / std::sqrt(m2);
+#endif
+    gr *= inv;
+    gi *= inv;
+    num_re += g_re * gr + g_im * gi;
+    num_im += g_im * gr - g_re * gi;
+    return;
+  }
   num_re += g_re * gr + g_im * gi;
   num_im += g_im * gr - g_re * gi;
   den += w * (gr * gr + gi * gi);

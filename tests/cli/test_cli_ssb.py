@@ -13,6 +13,7 @@ from conftest import qgpu
     (["--step", "nan"], "--step must be a finite number > 0"),
     (["--fit", "10", "--fit-range", "300", "-300"], "--fit-range: need MIN < MAX"),
     (["--fit-bin", "0"], "--fit-bin must be >= 1"),
+    (["--weighting", "gamma"], "--weighting: 'gamma' is not one of auto, amplitude, phase, wiener"),
     (["-o", "/etc/passwd/x"], "cannot create the output folder"),
 ])
 def test_bad_ssb_options_fail_before_loading(sample, tmp_path, args, message):
@@ -42,4 +43,25 @@ def test_ssb_help_shows_defaults():
     r = qgpu("ssb", "--help")
     assert r.returncode == 0
     for text in ["--fit-bin UINT=4", "--backend TEXT=auto", "file calibration", "--fit-range FLOAT=[-500,500]"]:
+        assert text in r.stdout, text
+
+
+def test_weighting_is_announced_and_recorded(sample, tmp_path):
+    path, _ = sample
+    r = qgpu("ssb", path, "--backend", "cpu", "--weighting", "phase", "--c1", 0, "-o", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "weighting      phase (given)" in r.stdout
+    params = json.load(open(tmp_path / "ssb_phase.json"))["result"]["parameters"]
+    assert params["weighting"] == "phase" and params["weighting_requested"] == "phase"
+    r = qgpu("ssb", path, "--backend", "cpu", "-o", tmp_path)  # default: auto, by the sample's 4000 counts per frame
+    assert r.returncode == 0, r.stderr
+    params = json.load(open(tmp_path / "ssb_phase.json"))["result"]["parameters"]
+    assert params["weighting_requested"] == "auto" and params["weighting"] == "wiener"
+    assert "counts per frame" in params["weighting_reason"]
+
+
+def test_ssb_help_states_the_conventions():
+    r = qgpu("ssb", "--help")
+    assert r.returncode == 0
+    for text in ["positive = overfocus", "C1 = -defocus", "--weighting TEXT=auto", "--transpose", "--c1"]:
         assert text in r.stdout, text

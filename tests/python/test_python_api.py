@@ -213,6 +213,24 @@ def test_results_derive_plain_numpy_values(h5py_path):
         assert type(derived) is np.ndarray and getattr(derived, "provenance", None) is None
 
 
+def test_ssb_weighting_and_c1_keywords(sample_path):
+    ds = qgpu.io.load(sample_path, backend="cpu")
+    for w in ("amplitude", "phase", "wiener"):
+        phase = qgpu.ssb.reconstruct(ds, C1=0.0, weighting=w)
+        assert phase.provenance["parameters"]["weighting"] == w
+        assert phase.provenance["parameters"]["weighting_reason"] == "given"
+    auto = qgpu.ssb.reconstruct(ds, defocus=0.0)
+    assert auto.provenance["parameters"]["weighting_requested"] == "auto"
+    assert auto.provenance["parameters"]["weighting"] in ("wiener", "amplitude")
+    np.testing.assert_array_equal(qgpu.ssb.reconstruct(ds, C1=50.0, weighting="amplitude"),
+                                  qgpu.ssb.reconstruct(ds, defocus=50.0, weighting="amplitude"))
+    with pytest.raises(ValueError, match="unknown weighting 'gamma'"):
+        qgpu.ssb.reconstruct(ds, weighting="gamma")
+    with pytest.raises(ValueError, match="not both"):
+        qgpu.ssb.reconstruct(ds, C1=1.0, defocus=1.0)
+    assert "positive = overfocus" in qgpu.ssb.__doc__.lower() and "C1 = -defocus" in qgpu.ssb.__doc__
+
+
 def test_ssb_rejects_unknown_keywords(sample_path):
     ds = qgpu.io.load(sample_path, backend="cpu")
     with pytest.raises(qgpu.InvalidArgument, match="unknown parameter 'defocs'"):

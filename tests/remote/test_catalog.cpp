@@ -42,6 +42,22 @@ TEST(RemoteCatalog, MissingFileIsAnIoError) {
   EXPECT_THROW(remote::load_catalog({"/nonexistent/file.h5"}, o), IoError);
 }
 
+// A file that segfaults HDF5 1.10.8 while its metadata is parsed (tests/fuzz/known_hdf5_crashes/): the service is
+// refused it with a FormatError naming the file and the signal, and keeps running.
+TEST(RemoteCatalog, FileThatCrashesHdf5IsAFormatError) {
+  remote::CatalogOptions o;
+  o.backend = "cpu";
+  const std::string crash = std::string(QGPU_SOURCE_DIR) + "/tests/fuzz/known_hdf5_crashes/local_heap_segv_h5lexists.h5";
+  try {
+    remote::load_catalog({test::remote_sample_path(), crash}, o);
+    ADD_FAILURE() << "no error";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("HDF5 library crashed parsing '" + crash + "' (signal 11"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(remote::load_catalog({test::remote_sample_path()}, o).all().size(), 1u);  // still serving
+}
+
 TEST(RemoteCatalog, ServesEncodedDatasetsWithTheSameFrames) {
   remote::CatalogOptions o;
   o.backend = "cpu";

@@ -104,8 +104,11 @@ inline double relative_l2(const SsbResult& a, const SsbResult& b) {
   return std::sqrt(num / den);
 }
 
+// The calibration of the simulation with the least-squares (amplitude) weighting that the measured values in these
+// tests were taken with; the weightings themselves are tested in test_ssb_weighting.cpp.
 inline SsbParams true_params(double defocus_angstrom) {
   SsbParams p = params_from_metadata(dataset(defocus_angstrom));
+  p.weighting = Weighting::amplitude;
   return p;
 }
 

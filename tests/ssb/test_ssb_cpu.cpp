@@ -84,7 +84,8 @@ TEST(SsbCpu, PreviewCorrelatesWithTheFullReconstruction) {
 }
 
 // The detector turned by 90 degrees: new pixel (r, c) holds old pixel (c, 64 - r) (centre (32, 32)), so
-// K_old = Rot(+90) K_new in (x = col, y = row): rotation_deg = 90 undoes it.
+// K_old = (K_new_col, -K_new_row) in (row, col) = rotate_field's matrix at t = -90 (= 270): rotation_deg = -90
+// undoes it (the same angle dpc::calibrate_rotation reports for such data, docs/conventions.md).
 TEST(SsbCpu, RotationBringsTheDetectorIntoTheScanFrame) {
   const Dataset& ds = dataset(100);
   const Shape4D& sh = ds.shape();
@@ -103,12 +104,14 @@ TEST(SsbCpu, RotationBringsTheDetectorIntoTheScanFrame) {
   SsbParams p = true_params(100);
   p.disk_center = std::pair<double, double>{32.0, 32.0};
   const SsbResult ref = reconstruct(ds, p);
-  p.rotation_deg = 90;
+  p.rotation_deg = -90;
   const SsbResult r = reconstruct(turned, p);
   EXPECT_LT(testing::relative_l2(r, ref), 1e-6);  // the same K set in another order
+  p.rotation_deg = 270;
+  EXPECT_LT(testing::relative_l2(reconstruct(turned, p), ref), 1e-6);
   p.rotation_deg = 0;
   EXPECT_LT(pearson(reconstruct(turned, p).phase.data, truth(100)), 0.5);
-  p.rotation_deg = -90;
+  p.rotation_deg = 90;
   EXPECT_LT(pearson(reconstruct(turned, p).phase.data, truth(100)), 0.5);
 }
 

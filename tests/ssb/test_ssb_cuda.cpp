@@ -130,5 +130,29 @@ TEST(SsbCuda, NonsenseParametersRaiseInvalidArgument) {
   EXPECT_THROW(preview(dev, p), InvalidArgument);
 }
 
+// Every weighting (phase: unit-Gamma sums; wiener: rings and per-ring power on the host, wiener_psi_kernel) and
+// auto's choice against the CPU reference, at 1e3 counts per frame (where the weightings differ most) and on the
+// fixture's 60000 counts; tolerances as above.
+TEST(SsbCuda, WeightingsMatchTheCpuReference) {
+  QGPU_REQUIRE_CUDA();
+  sample::SampleSpec low = testing::spec(100);
+  low.dose_per_frame = 1000;
+  low.seed = 7;
+  const Dataset low_host = testing::simulate(low);
+  for (const Dataset* host : {&testing::dataset(100), &low_host}) {
+    const Dataset dev = host->to_device();
+    SsbParams p = params_from_metadata(*host);
+    for (Weighting w : {Weighting::amplitude, Weighting::phase, Weighting::wiener, Weighting::automatic}) {
+      p.weighting = w;
+      const SsbResult cpu = reconstruct(*host, p), gpu = reconstruct(dev, p);
+      EXPECT_LE(testing::relative_l2(gpu, cpu), 1e-4) << weighting_name(w);
+      EXPECT_LE(max_phase_difference(gpu, cpu), 1e-4) << weighting_name(w);
+      EXPECT_EQ(gpu.provenance.parameters.at("weighting"), cpu.provenance.parameters.at("weighting"));
+      const SsbResult pc = preview(*host, p, 2), pg = preview(dev, p, 2);
+      EXPECT_LE(testing::relative_l2(pg, pc), 1e-4) << "preview " << weighting_name(w);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qgpu::ssb

@@ -20,7 +20,6 @@ constexpr double kPi = std::numbers::pi;
 TEST(SsbMath, Wavelength300kV) {
   EXPECT_NEAR(detail::wavelength_angstrom(300), 0.019687, 2e-6);  // 1.969 pm
   EXPECT_NEAR(detail::wavelength_angstrom(200), 0.025079, 2e-6);
-  EXPECT_DOUBLE_EQ(detail::wavelength_angstrom(300), sample::electron_wavelength_angstrom(300));
 }
 
 TEST(SsbMath, ChiOfPureDefocusMatchesTheSimulator) {

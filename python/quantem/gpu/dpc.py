@@ -23,11 +23,14 @@ def centered_dpc(ds, reference=None):
     return Result(r, prov), Result(c, prov)
 
 
-def calibrate_rotation(dpc_row, dpc_col):
-    """{'angle_deg', 'transpose', 'curl_rms', 'divergence_rms', 'confidence', 'determined', 'warning',
-    'provenance'} minimising the curl. Warns (RotationUndetermined) when the data do not determine the answer
-    (confidence < 0.1, e.g. a strongly defocused probe): pass the rotation to rotate_field yourself then."""
-    rot = _qgpu.calibrate_rotation(dpc_row, dpc_col, backend_of(dpc_row, dpc_col))
+def calibrate_rotation(dpc_row, dpc_col, ds=None):
+    """{'angle_deg', 'transpose', 'curl_rms', 'divergence_rms', 'confidence', 'determined', 'method', 'warning',
+    'provenance'} minimising the curl. With ds (the dataset the field came from), a CoM answer that is not
+    determined (e.g. a strongly defocused probe, low dose) is replaced by the parallax shift field's rotation and
+    transpose when that is more confident; 'method' says which decided ('com_curl' or 'parallax'). Warns
+    (RotationUndetermined) when the answer is still not determined (confidence < 0.1): pass the rotation to
+    rotate_field yourself then."""
+    rot = _qgpu.calibrate_rotation(dpc_row, dpc_col, backend_of(dpc_row, dpc_col), ds)
     if not rot["determined"]:
         warnings.warn(rot["warning"], RotationUndetermined, stacklevel=2)
     return rot

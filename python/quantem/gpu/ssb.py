@@ -1,6 +1,16 @@
 """Single-side-band ptychography. Calibration defaults come from the file (/entry/calibration); keyword
-arguments override: energy (keV), semiangle (mrad), step (angstrom), mrad_per_pixel, rotation (deg),
-defocus (C1, angstrom), A1, A1_angle, C3, disk_center, disk_radius."""
+arguments override: energy (keV), semiangle (mrad), step (angstrom), mrad_per_pixel, rotation (deg), transpose,
+defocus or C1 (angstrom), A1, A1_angle, C3, disk_center, disk_radius, weighting.
+
+Conventions (docs/conventions.md):
+- defocus / C1: the Krivanek C1, chi = pi lambda C1 k^2 with probe exp(-i chi): positive = OVERFOCUS;
+  C1 = -defocus of py4DSTEM, abTEM and Kirkland (their defocus > 0 is underfocus).
+- rotation, transpose: as qgpu.dpc.calibrate_rotation reports them ("angle_deg", "transpose"): the detector
+  (row, col) axes are swapped first if transpose, then turned by rotation degrees, positive from the row axis
+  towards the col axis, into the scan axes.
+- weighting: "auto" (default; wiener below 3e5 counts per frame in the BF disk, else amplitude), "amplitude"
+  (least squares, quantitative phase), "phase" (py4DSTEM's Gamma/|Gamma|), "wiener" (Poisson noise from the counts,
+  object power per |Q| ring from the data). The choice and its reason are in the result's provenance."""
 from . import _qgpu
 from .result import wrap
 

@@ -11,6 +11,7 @@
 #include "io/hdf5/acquisition.hpp"
 #include "io/hdf5/bitshuffle_plugin.hpp"
 #include "io/hdf5/h5_handle.hpp"
+#include "io/hdf5/isolated_parse.hpp"
 #include "io/hdf5/pixel_mask.hpp"
 #include "io/hdf5/scan_shape.hpp"
 
@@ -293,8 +294,8 @@ Layout part_layout(const PartRef& part, const std::string& master_path, const st
 
 }  // namespace
 
-FileInfo inspect(const std::string& path, const std::string& dataset_path, std::size_t scan_rows,
-                 std::size_t scan_cols) {
+FileInfo inspect_in_process(const std::string& path, const std::string& dataset_path, std::size_t scan_rows,
+                            std::size_t scan_cols) {
   h5::ensure_bitshuffle_filter();
   h5::Handle file = h5::open_file(path);
   FileInfo info;
@@ -379,6 +380,14 @@ FileInfo inspect(const std::string& path, const std::string& dataset_path, std::
   info.bad_pixels = mask.bad_pixels;
   info.calibration = read_calibration(file);
   return info;
+}
+
+FileInfo inspect(const std::string& path, const std::string& dataset_path, std::size_t scan_rows,
+                 std::size_t scan_cols) {
+  // The HDF5 library can crash or hang on damaged metadata: the first parse of each file runs in a child process.
+  validate_in_child(path, "inspect " + dataset_path,
+                    [&] { inspect_in_process(path, dataset_path, scan_rows, scan_cols); });
+  return inspect_in_process(path, dataset_path, scan_rows, scan_cols);
 }
 
 }  // namespace qgpu::io

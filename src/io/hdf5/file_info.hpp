@@ -69,8 +69,15 @@ struct FileInfo {
 // /entry/data/data_NNNNNN links of a master, ...); scan_rows/scan_cols > 0 override the scan shape.
 // Raises IoError (missing file, dataset, link target or data file), DTypeError (non-count dtype) or FormatError
 // (bad rank/shape, parts that disagree, scan shape that does not match the frames, bad pixel mask).
+// The HDF5 metadata parse of a file not seen before runs first in a child process (io/hdf5/isolated_parse.hpp):
+// a crash or hang of the HDF5 library on a damaged file becomes FormatError "HDF5 library crashed parsing ...".
 FileInfo inspect(const std::string& path, const std::string& dataset_path = "", std::size_t scan_rows = 0,
                  std::size_t scan_cols = 0);
+
+// inspect without the child process: for files already validated, and for the fuzz harness (which must see
+// crashes in-process).
+FileInfo inspect_in_process(const std::string& path, const std::string& dataset_path = "", std::size_t scan_rows = 0,
+                            std::size_t scan_cols = 0);
 
 // Every dataset of rank 3 or 4 in the file with an integer dtype, as candidate 4D-STEM data.
 std::vector<std::string> discover(const std::string& path);

@@ -4,12 +4,14 @@
 #include <cstddef>
 #include <hdf5.h>
 
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/electron.hpp"
 
 namespace qgpu::sample {
 
@@ -21,7 +23,8 @@ struct SampleSpec {
   double semiangle_mrad = 20.0;
   double disk_radius_px = 0;        // BF disk radius on the detector; 0 = det_rows / 6
   std::size_t scan_step_px = 2;     // scan step in simulation pixels (integer: no interpolation)
-  double defocus_angstrom = 0.0;    // C1; positive = underfocus convention chi = pi*lambda*C1*k^2
+  double defocus_angstrom = 0.0;    // Krivanek C1 (chi = pi*lambda*C1*k^2, probe exp(-i chi), object exp(+i phi)):
+                                    // positive = OVERFOCUS; C1 = -defocus of py4DSTEM/abTEM/Kirkland (docs/conventions.md)
   double lattice_angstrom = 3.9;    // atoms on a square lattice with this spacing
   double atom_phase = 0.25;         // peak phase of one atom (radians): weak phase object
   double atom_sigma_angstrom = 0.35;
@@ -44,12 +47,16 @@ struct Sampling {
 };
 Sampling sampling(const SampleSpec& s);
 
-// Relativistic electron wavelength in angstrom for an accelerating voltage in kV.
-double electron_wavelength_angstrom(double energy_kev);
+// Relativistic electron wavelength in angstrom for an accelerating voltage in kV (core/electron.hpp).
+using qgpu::electron_wavelength_angstrom;
 
 // Simulates frames [first, first + count) (flat scan index) into out (count * det_rows * det_cols counts).
 // Deterministic for a seed whatever the thread count.
 void simulate_frames(const SampleSpec& s, std::size_t first, std::size_t count, void* out);
+
+// The simulated probe in real space on the det_rows x det_cols window (dx_angstrom pixels), centred at
+// (det_rows / 2, det_cols / 2), sum |probe|^2 = 1: IFFT (exp(+2 pi i k.r)) of aperture * exp(-i chi).
+std::vector<std::complex<float>> probe_wave(const SampleSpec& s);
 
 // Phase of the object at each scan position (scan_rows * scan_cols), the truth for later reconstructions.
 std::vector<float> object_phase_at_scan(const SampleSpec& s);

@@ -198,12 +198,6 @@ void simulate_typed(const SampleSpec& s, std::size_t first, std::size_t count, T
 
 }  // namespace
 
-double electron_wavelength_angstrom(double energy_kev) {
-  const double h = 6.62607015e-34, m0 = 9.1093837015e-31, e = 1.602176634e-19, c = 299792458.0;
-  const double v = energy_kev * 1e3;
-  return h / std::sqrt(2 * m0 * e * v * (1 + e * v / (2 * m0 * c * c))) * 1e10;
-}
-
 Sampling sampling(const SampleSpec& s) {
   validate(s);
   Sampling sm;
@@ -222,6 +216,11 @@ void simulate_frames(const SampleSpec& s, std::size_t first, std::size_t count, 
   validate(s);
   if (first + count > s.scan_rows * s.scan_cols) throw InvalidArgument("sample: frame range past the scan");
   dispatch_count_dtype(s.dtype, [&](auto t) { simulate_typed(s, first, count, static_cast<decltype(t)*>(out)); });
+}
+
+std::vector<std::complex<float>> probe_wave(const SampleSpec& s) {
+  validate(s);
+  return probe(s, geometry(s));
 }
 
 std::vector<float> object_phase_at_scan(const SampleSpec& s) {

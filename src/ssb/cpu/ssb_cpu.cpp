@@ -11,6 +11,7 @@
 #include "resident/encoded/encoded_resident.hpp"
 #include "ssb/ssb_backend.hpp"
 #include "ssb/ssb_math.hpp"
+#include "ssb/ssb_weighting.hpp"
 
 namespace qgpu::ssb::detail {
 
@@ -63,12 +64,26 @@ class CpuEngine final : public Engine {
     if (!(i0_ > 0)) throw InvalidArgument("ssb: the BF disk holds no counts");
   }
 
-  ObjectImages reconstruct(const Aberrations& ab) override {
+  ObjectImages reconstruct(const Aberrations& ab, Weighting w) override {
     std::vector<double> den;
     FftwComplex psi(n_);
-    sums(ab, psi.c(), den);
-    const double floor = weight_floor(plan_), scale = 1.0 / (i0_ * double(n_));
-    for (std::size_t q = 0; q < n_; ++q) psi.c()[q] *= scale / std::max(den[q], floor);
+    sums(ab, psi.c(), den, w == Weighting::phase);
+    const double i0n = i0_ * double(n_), scale = 1.0 / i0n;
+    if (w == Weighting::amplitude) {
+      const double floor = weight_floor(plan_);
+      for (std::size_t q = 0; q < n_; ++q) psi.c()[q] *= scale / std::max(den[q], floor);
+    } else if (w == Weighting::phase) {
+      const double f = scale / plan_.total_weight();
+      for (std::size_t q = 0; q < n_; ++q) psi.c()[q] *= f;
+    } else {
+      std::size_t ring_count = 0;
+      const std::vector<std::int32_t> rings = wiener_rings(plan_, false, ring_count);
+      const std::vector<double> s = wiener_ring_power(rings, ring_count, psi.c(), den.data(), nullptr, n_, i0n);
+      for (std::size_t q = 0; q < n_; ++q) {
+        const double sr = s[rings[q]];
+        psi.c()[q] *= (sr > 0 && den[q] > 0) ? scale / (den[q] + 1.0 / (i0n * sr)) : 0.0;
+      }
+    }
     FftwPlan inv;
     {
       std::lock_guard<std::mutex> lock(fftw_planner_mutex());
@@ -108,7 +123,8 @@ class CpuEngine final : public Engine {
   std::size_t g_bytes() const { return plan_.groups() * n_ * sizeof(std::complex<double>); }
 
   // num[q] = sum_K G(K, q) conj(Gamma), den[q] = sum_K w |Gamma|^2 over the full spectrum; dropped Q get 0.
-  void sums(const Aberrations& ab, std::complex<double>* num, std::vector<double>& den) const {
+  // unit_gamma: num with conj(Gamma) / |Gamma| (phase weighting), den stays 0.
+  void sums(const Aberrations& ab, std::complex<double>* num, std::vector<double>& den, bool unit_gamma = false) const {
     const ChiCoeffs<double> c = chi_coeffs<double>(ab, plan_.lambda);
     const std::size_t nr = plan_.scan_rows, nc = plan_.scan_cols;
     std::vector<double> qy(nr), qx(nc);
@@ -126,7 +142,7 @@ class CpuEngine final : public Engine {
           if (dropped_frequency(i, j, nr, nc) || qy[i] * qy[i] + qx[j] * qx[j] > q2max) continue;
           const std::size_t q = i * nc + j;
           accumulate<double>(ky, kx, chi_k, w, qy[i], qx[j], plan_.kmax2, c, row[q].real(), row[q].imag(), nre[q],
-                             nim[q], den[q]);
+                             nim[q], den[q], unit_gamma);
         }
     }
     for (std::size_t q = 0; q < n_; ++q) num[q] = {nre[q], nim[q]};

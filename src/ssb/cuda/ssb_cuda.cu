@@ -15,10 +15,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/dtype.hpp"
 #include "core/error.hpp"
@@ -29,6 +31,7 @@
 #include "resident/encoded/encoded_resident.hpp"
 #include "ssb/ssb_backend.hpp"
 #include "ssb/ssb_math.hpp"
+#include "ssb/ssb_weighting.hpp"
 
 namespace qgpu::ssb::detail {
 
@@ -102,7 +105,8 @@ struct SumGeometry {
 // Adds one pass over `count` groups (G rows g[0..count), K table kt[0..count)) into the segment partials.
 __global__ void __launch_bounds__(kSumThreads)
     sum_kernel(const float2* __restrict__ g, const float4* __restrict__ kt, std::uint32_t count, std::uint32_t seg_len,
-               SumGeometry geo, ChiCoeffs<float> c, float2* __restrict__ num, float* __restrict__ den) {
+               SumGeometry geo, ChiCoeffs<float> c, bool unit_gamma, float2* __restrict__ num,
+               float* __restrict__ den) {
   __shared__ float4 sk[kSumThreads];
   __shared__ float schi[kSumThreads];
   const std::size_t nq = std::size_t(geo.nr) * geo.nch;
@@ -127,6 +131,13 @@ __global__ void __launch_bounds__(kSumThreads)
         const float4 k = sk[kk];
         float gr, gi;
         if (!gamma<float>(k.x, k.y, schi[kk], qy, qx, geo.kmax2, c, gr, gi)) continue;
+        if (unit_gamma) {  // phase weighting: conj(Gamma) / |Gamma| where |Gamma| > 1e-3, den unused
+          const float m2 = gr * gr + gi * gi;
+          if (m2 <= float(kUnitGammaThreshold * kUnitGammaThreshold)) continue;
+          const float inv = rsqrtf(m2);
+          gr *= inv;
+          gi *= inv;
+        }
         const float2 v = g[std::size_t(tile + kk) * nq + q];
         nre += v.x * gr + v.y * gi;
         nim += v.y * gr - v.x * gi;
@@ -141,9 +152,11 @@ __global__ void __launch_bounds__(kSumThreads)
   }
 }
 
-// spec[q] = -i Psi(q), Psi = num / (I0 N max(den, floor)), summing the `segments` partials in order.
+// spec[q] = -i Psi(q), Psi = num / (I0 N max(den, floor)) (fixed_den > 0: num / (I0 N fixed_den), the phase
+// weighting), summing the `segments` partials in order.
 __global__ void psi_kernel(const float2* __restrict__ num, const float* __restrict__ den, std::size_t nq,
-                           std::uint32_t segments, float scale, float floor, float2* __restrict__ spec) {
+                           std::uint32_t segments, float scale, float floor, float fixed_den,
+                           float2* __restrict__ spec) {
   for (std::size_t q = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; q < nq;
        q += std::size_t(gridDim.x) * blockDim.x) {
     float nre = 0, nim = 0, dn = 0;
@@ -152,8 +165,37 @@ __global__ void psi_kernel(const float2* __restrict__ num, const float* __restri
       nim += num[s * nq + q].y;
       dn += den[s * nq + q];
     }
-    const float f = scale / fmaxf(dn, floor);
+    const float f = scale / (fixed_den > 0 ? fixed_den : fmaxf(dn, floor));
     spec[q] = make_float2(nim * f, -nre * f);  // -i (a + ib) = b - ia
+  }
+}
+
+// num_tot[q], den_tot[q]: the `segments` partials summed in order (for the Wiener ring statistics on the host).
+__global__ void total_kernel(const float2* __restrict__ num, const float* __restrict__ den, std::size_t nq,
+                             std::uint32_t segments, float2* __restrict__ num_tot, float* __restrict__ den_tot) {
+  for (std::size_t q = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; q < nq;
+       q += std::size_t(gridDim.x) * blockDim.x) {
+    float nre = 0, nim = 0, dn = 0;
+    for (std::uint32_t s = 0; s < segments; ++s) {
+      nre += num[s * nq + q].x;
+      nim += num[s * nq + q].y;
+      dn += den[s * nq + q];
+    }
+    num_tot[q] = make_float2(nre, nim);
+    den_tot[q] = dn;
+  }
+}
+
+// Wiener weighting: spec[q] = -i num / (I0 N (den + 1 / (I0 N S_ring))), 0 where S_ring <= 0 or den = 0; the ring of
+// each q and the per-ring S come from the host (ssb_weighting.hpp).
+__global__ void wiener_psi_kernel(const float2* __restrict__ num, const float* __restrict__ den,
+                                  const std::int32_t* __restrict__ rings, const double* __restrict__ power,
+                                  std::size_t nq, double i0n, float2* __restrict__ spec) {
+  for (std::size_t q = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; q < nq;
+       q += std::size_t(gridDim.x) * blockDim.x) {
+    const double s = power[rings[q]], d = den[q];
+    const float f = (s > 0 && d > 0) ? float(1.0 / (i0n * (d + 1.0 / (i0n * s)))) : 0.0f;
+    spec[q] = make_float2(num[q].y * f, -num[q].x * f);  // -i (a + ib) = b - ia
   }
 }
 
@@ -245,13 +287,18 @@ class CudaEngine final : public Engine {
     if (!(i0_ > 0)) throw InvalidArgument("ssb: the BF disk holds no counts");
   }
 
-  ObjectImages reconstruct(const Aberrations& ab) override {
-    sums(ab);
-    const double scale = 1.0 / (i0_ * double(nr_ * nc_));
+  ObjectImages reconstruct(const Aberrations& ab, Weighting w) override {
+    sums(ab, w == Weighting::phase);
+    const double i0n = i0_ * double(nr_ * nc_), scale = 1.0 / i0n;
     const unsigned blocks = unsigned(std::min<std::size_t>((nq_ + 255) / 256, 65535));
-    psi_kernel<<<blocks, 256>>>(d_num_.as<float2>(), d_den_.as<float>(), nq_, segments_, float(scale),
-                                float(weight_floor(plan_)), d_spec_.as<float2>());
-    QGPU_CUDA_LAUNCHED("ssb psi_kernel");
+    if (w == Weighting::wiener) {
+      wiener_spectrum(i0n, blocks);
+    } else {
+      psi_kernel<<<blocks, 256>>>(d_num_.as<float2>(), d_den_.as<float>(), nq_, segments_, float(scale),
+                                  float(weight_floor(plan_)),
+                                  w == Weighting::phase ? float(plan_.total_weight()) : 0.0f, d_spec_.as<float2>());
+      QGPU_CUDA_LAUNCHED("ssb psi_kernel");
+    }
     CufftHandle inv;
     QGPU_CUFFT(cufftPlan2d(&inv.h, int(nr_), int(nc_), CUFFT_C2R));
     inv.made = true;
@@ -293,6 +340,36 @@ class CudaEngine final : public Engine {
 
  private:
   std::size_t group_bytes() const { return nq_ * sizeof(float2); }
+
+  // Wiener weighting: the summed num / den come to the host for the per-ring power (same rings and arithmetic as
+  // the CPU reference, Hermitian multiplicity 2 off the j = 0 column), then wiener_psi_kernel writes the spectrum.
+  void wiener_spectrum(double i0n, unsigned blocks) {
+    DeviceBuffer num_tot(nq_ * sizeof(float2)), den_tot(nq_ * sizeof(float));
+    total_kernel<<<blocks, 256>>>(d_num_.as<float2>(), d_den_.as<float>(), nq_, segments_, num_tot.as<float2>(),
+                                  den_tot.as<float>());
+    QGPU_CUDA_LAUNCHED("ssb total_kernel");
+    std::vector<float2> nf(nq_);
+    std::vector<float> df(nq_);
+    num_tot.download(nf.data(), nq_ * sizeof(float2));
+    den_tot.download(df.data(), nq_ * sizeof(float));
+    std::vector<std::complex<double>> num(nq_);
+    std::vector<double> den(nq_), mult(nq_);
+    for (std::size_t q = 0; q < nq_; ++q) {
+      num[q] = {double(nf[q].x), double(nf[q].y)};
+      den[q] = double(df[q]);
+      mult[q] = q % nch_ == 0 ? 1.0 : 2.0;
+    }
+    std::size_t ring_count = 0;
+    const std::vector<std::int32_t> rings = wiener_rings(plan_, true, ring_count);
+    const std::vector<double> power = wiener_ring_power(rings, ring_count, num.data(), den.data(), mult.data(), nq_, i0n);
+    DeviceBuffer d_rings(nq_ * sizeof(std::int32_t)), d_power(ring_count * sizeof(double));
+    d_rings.upload(rings.data(), d_rings.bytes());
+    d_power.upload(power.data(), d_power.bytes());
+    wiener_psi_kernel<<<blocks, 256>>>(num_tot.as<float2>(), den_tot.as<float>(), d_rings.as<std::int32_t>(),
+                                       d_power.as<double>(), nq_, i0n, d_spec_.as<float2>());
+    QGPU_CUDA_LAUNCHED("ssb wiener_psi_kernel");
+    QGPU_CUDA(cudaDeviceSynchronize());  // the temporaries are freed on return
+  }
 
   // The cuFFT plan for a batch of `count` in-place R2C transforms (cached per batch size).
   cufftHandle plan_for(std::size_t count) {
@@ -354,27 +431,28 @@ class CudaEngine final : public Engine {
     return s;
   }
 
-  void pass(const float2* g, std::size_t k0, std::size_t count, std::uint32_t segments, const ChiCoeffs<float>& c) {
+  void pass(const float2* g, std::size_t k0, std::size_t count, std::uint32_t segments, const ChiCoeffs<float>& c,
+            bool unit_gamma) {
     SumGeometry geo{std::uint32_t(nr_), std::uint32_t(nc_), std::uint32_t(nch_),
                     float(1.0 / (double(nr_) * plan_.step)), float(1.0 / (double(nc_) * plan_.step)),
                     float(plan_.kmax2)};
     const std::uint32_t seg_len = std::uint32_t((count + segments - 1) / segments);
     const dim3 grid(unsigned((nq_ + kSumThreads - 1) / kSumThreads), segments);
-    sum_kernel<<<grid, kSumThreads>>>(g, d_k_.as<float4>() + k0, std::uint32_t(count), seg_len, geo, c,
+    sum_kernel<<<grid, kSumThreads>>>(g, d_k_.as<float4>() + k0, std::uint32_t(count), seg_len, geo, c, unit_gamma,
                                       d_num_.as<float2>(), d_den_.as<float>());
     QGPU_CUDA_LAUNCHED("ssb sum_kernel");
   }
 
   // num, den partials for the given aberrations: the resident pass, then the streamed batches.
-  void sums(const Aberrations& ab) {
+  void sums(const Aberrations& ab, bool unit_gamma = false) {
     const ChiCoeffs<float> c = chi_coeffs<float>(ab, plan_.lambda);
     QGPU_CUDA(cudaMemset(d_num_.data(), 0, d_num_.bytes()));
     QGPU_CUDA(cudaMemset(d_den_.data(), 0, d_den_.bytes()));
-    if (resident_ > 0) pass(d_g_.as<float2>(), 0, resident_, segments_, c);
+    if (resident_ > 0) pass(d_g_.as<float2>(), 0, resident_, segments_, c, unit_gamma);
     for (std::size_t g0 = resident_; g0 < groups_; g0 += batch_) {
       const std::size_t cnt = std::min(batch_, groups_ - g0);
       transform(g0, cnt, d_scratch_.as<float2>());
-      pass(d_scratch_.as<float2>(), g0, cnt, std::uint32_t(std::min<std::size_t>(segments_, cnt)), c);
+      pass(d_scratch_.as<float2>(), g0, cnt, std::uint32_t(std::min<std::size_t>(segments_, cnt)), c, unit_gamma);
     }
   }
 

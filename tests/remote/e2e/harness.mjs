@@ -10,14 +10,15 @@ export function tempDir(prefix) {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export function writeSample(qgpu, path) {
-  execFileSync(qgpu, ['sample', path, '--scan', '16', '16', '--detector', '32', '32'], { stdio: 'pipe', timeout: 120000 });
+export function writeSample(qgpu, path, scan = [16, 16], detector = [32, 32]) {
+  execFileSync(qgpu, ['sample', path, '--scan', ...scan.map(String), '--detector', ...detector.map(String)],
+    { stdio: 'pipe', timeout: 120000 });
 }
 
 // Starts `qgpu serve` on a free loopback port; resolves with { url, stop } once it listens.
-export function startServer(qgpu, files, web, logPath) {
-  const log = createWriteStream(logPath);
-  const child = spawn(qgpu, ['serve', ...files, '--backend', 'cpu', '--port', '0', '--web', web], {
+export function startServer(qgpu, files, web, logPath, port = 0) {
+  const log = createWriteStream(logPath, { flags: 'a' });
+  const child = spawn(qgpu, ['serve', ...files, '--backend', 'cpu', '--port', String(port), '--web', web], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stderr.pipe(log);
@@ -29,7 +30,8 @@ export function startServer(qgpu, files, web, logPath) {
       const m = out.match(/listening on (http:\/\/\S+)/);
       if (m) {
         clearTimeout(timer);
-        resolve({ url: m[1], stop: () => child.kill('SIGTERM'), child });
+        const exited = new Promise((r) => child.on('exit', r));
+        resolve({ url: m[1], port: Number(new URL(m[1]).port), stop: () => { child.kill('SIGTERM'); return exited; }, child });
       }
     });
     child.on('exit', (code) => {

@@ -2,7 +2,8 @@
 # Browser end-to-end tests: `qgpu serve` + the WebGPU viewer (viewer.e2e.mjs), then the local-file page with no
 # server (local.e2e.mjs: TypeScript HDF5 reader, WGSL bitshuffle+LZ4 decoder and virtual detector).
 #   tests/remote/e2e/run.sh [BUILD_DIR]     (default: $QGPU_BUILD_DIR or ./build; built here if qgpu is missing)
-# Installs what it needs (Debian chromium, npm packages), builds the viewer, runs viewer.e2e.mjs, and ends
+# Installs what it needs (Debian chromium, npm packages), builds the viewer, runs viewer.e2e.mjs (screenshots
+# and the server log go to BUILD_DIR/test-tmp/e2e, or $QGPU_E2E_OUT), and ends
 # with the line `e2e: N passed, M failed` (exit status non-zero on failure).
 # Chromium runs with --enable-unsafe-webgpu: headless with --disable-gpu that is SwiftShader's software adapter,
 # a smoke test of the WGSL path. QGPU_E2E_WEBGPU=off leaves WebGPU out.
@@ -47,7 +48,7 @@ step "building the viewer"
 npm_ready "$here" || fail "npm ci failed in tests/remote/e2e"
 
 step "running viewer.e2e.mjs"
-node "$here/viewer.e2e.mjs" --qgpu "$qgpu" --web "$web/dist" --out "$here/out" --webgpu "${QGPU_E2E_WEBGPU:-auto}"
+node "$here/viewer.e2e.mjs" --qgpu "$qgpu" --web "$web/dist" --out "${QGPU_E2E_OUT:-$build/test-tmp/e2e}" --webgpu "${QGPU_E2E_WEBGPU:-auto}"
 viewer_rc=$?
 step "running local.e2e.mjs"
 node "$here/local.e2e.mjs" --qgpu "$qgpu" --fixtures "$fixtures" --web "$web/dist" --webgpu "${QGPU_E2E_WEBGPU:-auto}"

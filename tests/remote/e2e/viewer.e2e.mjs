@@ -1,13 +1,17 @@
 // Browser end-to-end test of `qgpu serve` and its viewer: loads the page in headless chromium, checks the
 // mean pattern and the real-space image, drags and resizes the virtual detector, clicks a scan position, and
-// compares what the page shows with the service's own answers byte for byte. With a WebGPU adapter it also
-// runs the WGSL virtual detector on a frame window and compares its sums with the service's exact uint64s.
+// compares what the page shows with the service's own answers (values exactly, pictures pixel for pixel). With a
+// WebGPU adapter it also runs the WGSL virtual detector on a frame window and compares its sums with the
+// service's exact uint64s. The microscopist's-tool checks (dataset switching, products, calibrated display,
+// detectors, navigation, export, offline state) are in tool_checks.mjs. Screenshots go to --out.
 // Usage: node viewer.e2e.mjs --qgpu BUILD/qgpu --web src/remote/web/dist [--out DIR] [--webgpu auto|off]
 // Prints PASS/FAIL/SKIP lines and a final `e2e: N passed, M failed`; exits 1 on any failure.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Runner, assert, fetchBytes, launchBrowser, startServer, tempDir, writeSample } from './harness.mjs';
+import { pagePixelsVsServerPng, pageState, panelValues, serverValues, toolChecks, waitIdle } from './tool_checks.mjs';
 
 const { values: opt } = parseArgs({
   options: { qgpu: { type: 'string' }, web: { type: 'string' }, out: { type: 'string', default: 'out' }, webgpu: { type: 'string', default: 'auto' } },
@@ -18,41 +22,47 @@ const run = new Runner();
 const tmp = tempDir('qgpu-e2e-');
 let server, browser;
 const watchdog = setTimeout(() => {
-  console.log('FAIL e2e watchdog: the whole test took longer than 300 s');
+  console.log('FAIL e2e watchdog: the whole test took longer than 600 s');
   console.log(`e2e: ${run.passed} passed, ${run.failed + 1} failed`);
   server?.stop();
   process.exit(1);
-}, 300000);
-
-const state = (page) => page.evaluate(() => {
-  const s = window.qgpuViewer;
-  return { ...s, virtualBytes: s.virtualBytes ? Array.from(s.virtualBytes) : null,
-           frame: { ...s.frame, bytes: s.frame.bytes ? Array.from(s.frame.bytes) : null }, gpuCheck: undefined,
-           wgslLimbCheck: undefined };
-});
-const idle = (page, after) => page.waitForFunction(
-  (v) => window.qgpuViewer.virtualVersion > v && !window.qgpuViewer.busy, after, { timeout: 30000 });
+}, 600000);
 
 try {
-  const h5 = join(tmp, 'e2e_sample.h5');
+  const h5 = join(tmp, 'e2e_sample.h5'), other = join(tmp, 'e2e_other.h5');
   writeSample(opt.qgpu, h5);
-  server = await startServer(opt.qgpu, [h5], opt.web, join(opt.out, 'serve.log'));
+  writeSample(opt.qgpu, other, [12, 20], [24, 24]);
+  const products = join(tmp, 'e2e_products.h5');  // a product cache of the first sample (served without raw data)
+  execFileSync(opt.qgpu, ['cache', h5, '-o', products, '--backend', 'cpu'], { stdio: 'pipe', timeout: 120000 });
+  const files = [h5, other, products];
+  server = await startServer(opt.qgpu, files, opt.web, join(opt.out, 'serve.log'));
   const base = server.url;
-  // Same answer as the page must show, straight from the service.
-  const virtualPng = (id, query) => fetchBytes(`${base}api/datasets/${id}/virtual?${query}&format=png`);
   // --enable-unsafe-webgpu gives headless chromium an adapter (SwiftShader, software, with --disable-gpu).
   browser = await launchBrowser(opt.webgpu === 'off' ? [] : ['--enable-unsafe-webgpu']);
   const page = browser.context.pages()[0] ?? (await browser.context.newPage());
   const pageErrors = [];
   page.on('pageerror', (e) => pageErrors.push(String(e)));
-  page.on('console', (m) => m.type() === 'error' && pageErrors.push(m.text()));
+  page.on('console', (m) => m.type() === 'error' && !m.text().includes('Failed to load resource') && pageErrors.push(m.text()));
+  const state = () => pageState(page);
+  const idle = (after) => waitIdle(page, after);
+  const shot = (name) => page.screenshot({ path: join(opt.out, `${name}.png`), fullPage: true });
   let s, gpu;
 
-  await run.check('page loads and lists the dataset', async () => {
+  // The page's values of the real panel equal the service's for the query shown, and at the default look the
+  // picture equals the service's PNG pixel for pixel.
+  const sameAsService = async (cur) => {
+    const want = await serverValues(base, cur.dataset.id, `virtual?${cur.virtualQuery}&format=json`);
+    const got = await panelValues(page, 'real');
+    assert(JSON.stringify(got) === JSON.stringify(want), `page values != service values for ${cur.virtualQuery}`);
+    const differing = await pagePixelsVsServerPng(page, 'real', `/api/datasets/${cur.dataset.id}/virtual?${cur.virtualQuery}&format=png`);
+    assert(differing === 0, `${differing} pixels differ from the service PNG for ${cur.virtualQuery}`);
+  };
+
+  await run.check('page loads and lists the datasets', async () => {
     await page.goto(base);
     await page.waitForFunction(() => window.qgpuViewer?.ready, null, { timeout: 30000 });
-    const option = await page.locator('#dataset option').first().textContent();
-    assert(option.includes('e2e_sample') && option.includes('16×16×32×32'), `dataset option is '${option}'`);
+    const options = await page.locator('#dataset option').allTextContents();
+    assert(options.length === 3 && options[0].includes('e2e_sample') && options[0].includes('16×16×32×32'), `dataset options: ${options}`);
   });
 
   await run.check('mean pattern and first real-space image are drawn', async () => {
@@ -63,13 +73,13 @@ try {
       return [c.width, c.height, d.some((v, i) => i % 4 !== 3 && v !== 0)];
     }));
     assert(JSON.stringify(drawn) === JSON.stringify([[32, 32, true], [16, 16, true], [32, 32, true]]), `canvases: ${JSON.stringify(drawn)}`);
-    s = await state(page);
+    s = await state();
     assert(s.meanVersion >= 1 && s.virtualSource === 'server', `state ${s.meanVersion} ${s.virtualSource}`);
+    await shot('viewer_first');
   });
 
-  await run.check('first real-space image equals the service answer', async () => {
-    const want = await virtualPng(s.dataset.id, s.virtualQuery);
-    assert(Buffer.from(s.virtualBytes).equals(want), `page PNG (${s.virtualBytes.length} B) != service PNG (${want.length} B) for ${s.virtualQuery}`);
+  await run.check('first real-space image equals the service answer (values and pixels)', async () => {
+    await sameAsService(s);
     return s.virtualQuery;
   });
 
@@ -87,14 +97,12 @@ try {
     const [x2, y2] = await screenAt(before.detector.cr + 5, before.detector.cc + 7);
     await page.mouse.move(x2, y2, { steps: 8 });
     await page.mouse.up();
-    await idle(page, before.virtualVersion);
-    s = await state(page);
+    await idle(before.virtualVersion);
+    s = await state();
     const moved = [s.detector.cr - before.detector.cr, s.detector.cc - before.detector.cc];
     assert(Math.abs(moved[0] - 5) < 0.6 && Math.abs(moved[1] - 7) < 0.6, `centre moved by ${moved}`);
     assert(s.virtualQuery.includes(`cr=${s.detector.cr}`) && s.virtualQuery.includes(`cc=${s.detector.cc}`), `shown ${s.virtualQuery}`);
-    assert(!Buffer.from(s.virtualBytes).equals(Buffer.from(before.virtualBytes)), 'the image did not change');
-    const want = await virtualPng(s.dataset.id, s.virtualQuery);
-    assert(Buffer.from(s.virtualBytes).equals(want), `page PNG != service PNG for ${s.virtualQuery}`);
+    await sameAsService(s);
     return s.virtualQuery;
   });
 
@@ -103,24 +111,20 @@ try {
     const [x, y] = await screenAt(before.detector.cr, before.detector.cc);
     await page.mouse.move(x, y);
     await page.mouse.wheel(0, -100);
-    await idle(page, before.virtualVersion);
-    await page.waitForTimeout(200);
-    await page.waitForFunction(() => !window.qgpuViewer.busy);
-    s = await state(page);
+    await idle(before.virtualVersion);
+    s = await state();
     assert(s.detector.r > before.detector.r, `radius ${before.detector.r} -> ${s.detector.r}`);
-    const want = await virtualPng(s.dataset.id, s.virtualQuery);
-    assert(Buffer.from(s.virtualBytes).equals(want), `page PNG != service PNG for ${s.virtualQuery}`);
+    await sameAsService(s);
     return s.virtualQuery;
   });
 
   await run.check('an annulus detector gives the service annulus image', async () => {
     const before = s;
     await page.selectOption('#kind', 'annulus');
-    await idle(page, before.virtualVersion);
-    s = await state(page);
+    await idle(before.virtualVersion);
+    s = await state();
     assert(s.virtualQuery.startsWith('kind=annulus') && s.virtualQuery.includes('inner='), `shown ${s.virtualQuery}`);
-    const want = await virtualPng(s.dataset.id, s.virtualQuery);
-    assert(Buffer.from(s.virtualBytes).equals(want), `page PNG != service PNG for ${s.virtualQuery}`);
+    await sameAsService(s);
     return s.virtualQuery;
   });
 
@@ -129,7 +133,7 @@ try {
     const box = await page.locator('#real').boundingBox();
     await page.mouse.click(box.x + (11.5 / 16) * box.width, box.y + (3.5 / 16) * box.height);
     await page.waitForFunction((v) => window.qgpuViewer.frame.version > v, before.frame.version, { timeout: 30000 });
-    s = await state(page);
+    s = await state();
     assert(s.frame.row === 3 && s.frame.col === 11, `frame at (${s.frame.row}, ${s.frame.col})`);
     const want = await fetchBytes(`${base}api/datasets/${s.dataset.id}/frame?row=3&col=11&format=png`);
     assert(Buffer.from(s.frame.bytes).equals(want), 'page frame PNG != service frame PNG');
@@ -161,45 +165,39 @@ try {
     if (!gpu || !gpu.ran) return { skip: 'no WebGPU adapter in this browser' };
     await page.check('#browser-compute');
     await page.waitForFunction(() => window.qgpuViewer.virtualSource === 'browser' && !window.qgpuViewer.busy, null, { timeout: 30000 });
-    const before = await state(page);
+    const before = await state();
     const [x, y] = await screenAt(before.detector.cr, before.detector.cc);
     await page.mouse.move(x, y);
     await page.mouse.down();
     const [x2, y2] = await screenAt(before.detector.cr - 4, before.detector.cc - 6);
     await page.mouse.move(x2, y2, { steps: 6 });
     await page.mouse.up();
-    await idle(page, before.virtualVersion);
-    s = await state(page);
+    await idle(before.virtualVersion);
+    s = await state();
     assert(s.virtualSource === 'browser', `source ${s.virtualSource}`);
-    const differing = await page.evaluate(async (query) => {
-      const ds = window.qgpuViewer.dataset;
-      const png = await (await fetch(`/api/datasets/${ds.id}/virtual?${query}&format=png`)).blob();
-      const bitmap = await createImageBitmap(png, { premultiplyAlpha: 'none', colorSpaceConversion: 'none' });
-      const c = document.createElement('canvas');
-      c.width = bitmap.width;
-      c.height = bitmap.height;
-      c.getContext('2d').drawImage(bitmap, 0, 0);
-      const want = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-      const real = document.getElementById('real');
-      const got = real.getContext('2d').getImageData(0, 0, real.width, real.height).data;
-      if (got.length !== want.length) return -1;
-      let n = 0;
-      for (let i = 0; i < got.length; i += 4) if (got[i] !== want[i] || got[i + 1] !== want[i + 1] || got[i + 2] !== want[i + 2]) ++n;
-      return n;
-    }, s.virtualQuery);
-    assert(differing === 0, `${differing} pixels of the WebGPU picture differ from the service PNG for ${s.virtualQuery}`);
+    await sameAsService(s);
     await page.uncheck('#browser-compute');
+    await page.waitForFunction(() => window.qgpuViewer.virtualSource === 'server' && !window.qgpuViewer.busy, null, { timeout: 30000 });
     return s.virtualQuery;
   });
 
-  await run.check('the page reported no error', async () => {
-    s = await state(page);
-    assert(s.errors.length === 0 && pageErrors.length === 0, `errors: ${JSON.stringify([...s.errors, ...pageErrors])}`);
+  await toolChecks({ run, page, base, opt, files, shot, restartServer: async () => {
+    await server.stop();
+    return server;
+  }, startAgain: async (port) => {
+    server = await startServer(opt.qgpu, files, opt.web, join(opt.out, 'serve.log'), port);
+    return server;
+  } });
+
+  await run.check('the page reported no unexpected error', async () => {
+    s = await state();
+    const unexpected = s.errors.filter((e) => !e.includes('Failed to fetch') && !e.includes('NetworkError'));
+    assert(unexpected.length === 0 && pageErrors.length === 0, `errors: ${JSON.stringify([...unexpected, ...pageErrors])}`);
   });
-  await page.screenshot({ path: join(opt.out, 'viewer.png') });
+  await shot('viewer');
 } catch (e) {
   run.failed++;
-  console.log(`FAIL e2e setup: ${e instanceof Error ? e.message : e}`);
+  console.log(`FAIL e2e setup: ${e instanceof Error ? e.stack : e}`);
 } finally {
   clearTimeout(watchdog);
   await browser?.context.close().catch(() => {});

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "io/hdf5/codec/bit_transpose.hpp"
 #include "io/hdf5/codec/bitshuffle_format.hpp"
+#include "io/hdf5/codec/lz4_block_rules.hpp"
 #include "io/hdf5/codec/parallel_chunks.hpp"
 
 namespace qgpu::io::codec {
@@ -41,6 +42,7 @@ std::size_t compressed_bound(BlockCompression c, std::size_t bytes) {
 std::string decompress_block(const BitshuffleParams& p, const std::uint8_t* src, std::size_t len, std::uint8_t* planes,
                              std::size_t bytes, Scratch& s) {
   if (p.compression == BlockCompression::lz4) {
+    if (const char* broken = lz4_block_violation(src, len, bytes)) return broken;  // the CUDA decoder's rules
     const int got = LZ4_decompress_safe(reinterpret_cast<const char*>(src), reinterpret_cast<char*>(planes), int(len),
                                         int(bytes));
     if (got < 0) return "malformed LZ4 block";
@@ -86,44 +88,38 @@ void decode_chunk(const BitshuffleParams& p, std::size_t frame_elems, const std:
                       num(block_bytes) + " (" + num(p.block_elems) + " elements)");
 
   // Walk the block lengths first: the structure must hold before any block is decompressed.
-  const std::size_t nblocks = g.blocks();
-  std::size_t pos = kChunkHeaderBytes;
-  for (std::size_t k = 0; k < nblocks; ++k) {
+  BlockCursor b(g);
+  for (; !b.done(); b.next(read_be32(chunk + b.length_at()))) {
+    const std::size_t k = b.k, pos = b.length_at();
     if (chunk_bytes - pos < kBlockLengthBytes)
-      throw FormatError("block " + num(k) + " of " + num(nblocks) + ": length field at byte " + num(pos) +
+      throw FormatError("block " + num(k) + " of " + num(g.blocks()) + ": length field at byte " + num(pos) +
                         " lies past the end of the " + num(chunk_bytes) + "-byte chunk (truncated chunk)");
     const std::uint32_t len = read_be32(chunk + pos);
-    pos += kBlockLengthBytes;
-    const std::size_t raw = g.block_elems_at(k) * p.elem_size;
+    const std::size_t left = chunk_bytes - b.data_at();
     if (len == 0) throw FormatError("block " + num(k) + ": compressed length is 0");
-    if (len > chunk_bytes - pos)
+    if (len > left)
       throw FormatError("block " + num(k) + ": compressed length " + num(len) + " reaches past the end of the chunk (" +
-                        num(chunk_bytes - pos) + " bytes left; truncated or corrupt chunk)");
-    if (len > compressed_bound(p.compression, raw))
+                        num(left) + " bytes left; truncated or corrupt chunk)");
+    if (len > compressed_bound(p.compression, b.raw_bytes()))
       throw FormatError("block " + num(k) + ": compressed length " + num(len) + " exceeds the codec's bound for " +
-                        num(raw) + " bytes");
-    pos += len;
+                        num(b.raw_bytes()) + " bytes");
   }
-  const std::size_t tail_bytes = g.tail_elems() * p.elem_size;
-  if (chunk_bytes - pos != tail_bytes)
-    throw FormatError("chunk holds " + num(chunk_bytes - pos) + " bytes after its last block, expected " +
-                      num(tail_bytes) + " (the last " + num(g.tail_elems()) + " elements verbatim)" +
-                      (chunk_bytes - pos > tail_bytes ? "; trailing bytes" : "; truncated chunk"));
+  const std::size_t after = chunk_bytes - b.length_at(), tail_bytes = g.tail_elems() * p.elem_size;
+  if (after != tail_bytes)
+    throw FormatError("chunk holds " + num(after) + " bytes after its last block, expected " + num(tail_bytes) +
+                      " (the last " + num(g.tail_elems()) + " elements verbatim)" +
+                      (after > tail_bytes ? "; trailing bytes" : "; truncated chunk"));
 
   Scratch& s = scratch();
   if (s.planes.size() < block_bytes) s.planes.resize(block_bytes);
   auto* out = static_cast<std::uint8_t*>(dst);
-  pos = kChunkHeaderBytes;
-  for (std::size_t k = 0; k < nblocks; ++k) {
-    const std::uint32_t len = read_be32(chunk + pos);
-    pos += kBlockLengthBytes;
-    const std::size_t elems = g.block_elems_at(k);
-    const std::string why = decompress_block(p, chunk + pos, len, s.planes.data(), elems * p.elem_size, s);
-    if (!why.empty()) throw FormatError("block " + num(k) + ": " + why);
-    unshuffle(p.elem_size, s.planes.data(), elems, out + k * block_bytes);
-    pos += len;
+  for (BlockCursor c(g); !c.done(); c.next(read_be32(chunk + c.length_at()))) {
+    const std::uint32_t len = read_be32(chunk + c.length_at());
+    const std::string why = decompress_block(p, chunk + c.data_at(), len, s.planes.data(), c.raw_bytes(), s);
+    if (!why.empty()) throw FormatError("block " + num(c.k) + ": " + why);
+    unshuffle(p.elem_size, s.planes.data(), c.elems(), out + c.frame_offset());
   }
-  if (tail_bytes) std::memcpy(out + frame_bytes - tail_bytes, chunk + pos, tail_bytes);
+  if (tail_bytes) std::memcpy(out + frame_bytes - tail_bytes, chunk + b.length_at(), tail_bytes);
 }
 
 std::optional<ChunkFailure> decode_chunks(const BitshuffleParams& p, std::size_t frame_elems, const ChunkBatch& b,

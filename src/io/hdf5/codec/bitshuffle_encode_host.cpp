@@ -69,11 +69,11 @@ std::size_t encode_chunk(const BitshuffleParams& p, std::size_t frame_elems, con
     s.zstd.reset(ZSTD_createCCtx());
     if (!s.zstd) throw Error("bitshuffle encode: cannot create a zstd context");
   }
-  std::size_t pos = kChunkHeaderBytes;
-  for (std::size_t k = 0; k < g.blocks(); ++k) {
-    const std::size_t elems = g.block_elems_at(k), bytes = elems * p.elem_size;
-    shuffle(p.elem_size, in + k * p.block_bytes(), elems, s.planes.data());
-    std::uint8_t* out = dst + pos + kBlockLengthBytes;
+  BlockCursor b(g);
+  while (!b.done()) {
+    const std::size_t bytes = b.raw_bytes();
+    shuffle(p.elem_size, in + b.frame_offset(), b.elems(), s.planes.data());
+    std::uint8_t* out = dst + b.data_at();
     const std::size_t cap = block_bound(p.compression, bytes);
     std::size_t len;
     if (p.compression == BlockCompression::lz4) {
@@ -85,12 +85,12 @@ std::size_t encode_chunk(const BitshuffleParams& p, std::size_t frame_elems, con
       len = ZSTD_compressCCtx(s.zstd.get(), out, cap, s.planes.data(), bytes, p.zstd_level);
       if (ZSTD_isError(len)) throw Error(std::string("bitshuffle encode: zstd failed: ") + ZSTD_getErrorName(len));
     }
-    write_be32(dst + pos, std::uint32_t(len));
-    pos += kBlockLengthBytes + len;
+    write_be32(dst + b.length_at(), std::uint32_t(len));
+    b.next(len);
   }
   const std::size_t tail = g.tail_elems() * p.elem_size;
-  if (tail) std::memcpy(dst + pos, in + frame_elems * p.elem_size - tail, tail);  // src may be null when n == 0
-  return pos + tail;
+  if (tail) std::memcpy(dst + b.length_at(), in + frame_elems * p.elem_size - tail, tail);  // src null when n == 0
+  return b.length_at() + tail;
 }
 
 std::vector<std::uint8_t> encode_chunk(const BitshuffleParams& p, std::size_t frame_elems, const void* src) {

@@ -48,6 +48,28 @@ struct ChunkGeometry {
   QGPU_HD std::size_t tail_elems() const { return frame_elems % kBlockMultiple; }
 };
 
+// Walks the block framing of one chunk in order, for the encoder (writing) and the decoder (reading) alike:
+//   for (BlockCursor b(g); !b.done(); b.next(len)) { ... b.length_at() ... b.data_at() ... }
+// length_at: the chunk offset of block k's 4-byte length field; data_at: of its compressed bytes; frame_offset: the
+// byte offset of its decoded elements in the frame. After the last block, length_at() is where the tail begins.
+struct BlockCursor {
+  ChunkGeometry g;
+  std::size_t k = 0;
+  std::size_t pos = kChunkHeaderBytes;
+
+  QGPU_HD explicit BlockCursor(const ChunkGeometry& geometry) : g(geometry) {}
+  QGPU_HD bool done() const { return k >= g.blocks(); }
+  QGPU_HD std::size_t elems() const { return g.block_elems_at(k); }
+  QGPU_HD std::size_t raw_bytes() const { return elems() * g.elem_size; }
+  QGPU_HD std::size_t frame_offset() const { return k * g.block_elems * g.elem_size; }
+  QGPU_HD std::size_t length_at() const { return pos; }
+  QGPU_HD std::size_t data_at() const { return pos + kBlockLengthBytes; }
+  QGPU_HD void next(std::size_t compressed_len) {
+    pos += kBlockLengthBytes + compressed_len;
+    ++k;
+  }
+};
+
 QGPU_HD inline std::uint32_t read_be32(const std::uint8_t* p) {
   return (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | p[3];
 }

@@ -24,7 +24,7 @@ namespace {
 
 Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& progress) {
   const FileInfo& fi = p.info;
-  const std::string where = "'" + fi.dataset_path + "' in '" + fi.path + "'";
+  const std::string where = dataset_where(fi);
   if (fi.filters.size() != 1 || fi.filters[0].id != 32008)
     throw FormatError("our decoder handles bitshuffle (HDF5 filter 32008) chunks; " + where +
                       " uses another storage: load it with decoder='hdf5'");
@@ -34,59 +34,49 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
                       " differs from the dtype's " + std::to_string(dtype_size(fi.dtype)));
 
   LoadTiming timing;
-  const double t_start = now_s();
   const ReadPlan rp = plan_reads(p, false, timing);
   const ChunkSources& src = rp.src;
-  const std::vector<ReadBatch>& batches = rp.batches;
-  const bool encoded = rp.encoded, direct = rp.direct, passthrough = rp.passthrough;
-  const std::size_t frames_per_out_row = rp.frames_per_out_row;
-  const std::size_t max_buffer = rp.max_buffer, max_chunks = rp.max_chunks, max_out_rows = rp.max_out_rows;
-  const ParallelReader reader(src.files, p.direct_io, p.read_threads);
-  timing.read_threads = reader.threads();
-  timing.direct_io = reader.direct();
 
   const double t_setup = now_s();
-  const std::size_t out_row_bytes = p.out_shape.scan_cols * p.out_shape.frame_pixels() * dtype_size(p.out_dtype);
-  auto enc = encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cpu) : nullptr;
+  auto enc = rp.encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cpu) : nullptr;
   HostArray4D out;  // dense: the output; encoded: the batch's output rows (none for passthrough)
   out.shape = p.out_shape;
   out.dtype = p.out_dtype;
-  out.bytes.resize(!encoded     ? out.shape.elements() * dtype_size(out.dtype)
-                   : passthrough ? 0
-                                 : max_out_rows * out_row_bytes);
+  out.bytes.resize(!rp.encoded       ? out.shape.elements() * dtype_size(out.dtype)
+                   : rp.passthrough ? 0
+                                    : rp.max_out_rows * rp.out_row_bytes);
   // Read buffer aligned for O_DIRECT; staging for crop/binning.
-  std::vector<std::uint8_t> read_storage(max_buffer + ParallelReader::kDirectAlign);
+  std::vector<std::uint8_t> read_storage(rp.max_buffer + ParallelReader::kDirectAlign);
   std::uint8_t* read_buf = reinterpret_cast<std::uint8_t*>(
       (reinterpret_cast<std::uintptr_t>(read_storage.data()) + ParallelReader::kDirectAlign - 1) /
       ParallelReader::kDirectAlign * ParallelReader::kDirectAlign);
-  std::vector<std::uint8_t> staging(direct ? 0 : max_chunks * fi.frame_bytes());
+  std::vector<std::uint8_t> staging(rp.direct ? 0 : rp.max_chunks * fi.frame_bytes());
   timing.setup = now_s() - t_setup;
-  std::vector<std::uint64_t> sizes(max_chunks);
-  std::vector<void*> dest(max_chunks);
+  std::vector<std::uint64_t> sizes(rp.max_chunks);
+  std::vector<void*> dest(rp.max_chunks);
 
   if (progress) progress(0.0);  // the bar shows from the start, so a later message starts a new line
-  for (const ReadBatch& b : batches) {
+  for (const ReadBatch& b : rp.batches) {
     double t0 = now_s();
-    reader.read(b, read_buf);
+    rp.reader->read(b, read_buf);
     timing.read += now_s() - t0;
     t0 = now_s();
     for (std::size_t i = 0; i < b.chunks; ++i) {
       sizes[i] = src.chunks[b.first_chunk + i].size;
-      dest[i] = direct ? out.bytes.data() + (b.first_chunk + i) * fi.frame_bytes()
-                       : staging.data() + i * fi.frame_bytes();
+      dest[i] = rp.direct ? out.bytes.data() + (b.first_chunk + i) * fi.frame_bytes()
+                          : staging.data() + i * fi.frame_bytes();
     }
     const codec::ChunkBatch cb{read_buf, b.buffer_bytes, b.chunk_dst.data(), sizes.data(), dest.data(), b.chunks};
     if (auto fail = codec::decode_chunks(bp, fi.shape.frame_pixels(), cb, p.read_threads))
-      throw FormatError("cannot decode " + where + ", frame " + std::to_string(src.frames[b.first_chunk + fail->chunk]) +
-                        " (" + fail->reason + ")");
+      rp.throw_decode_error(p, b.first_chunk + fail->chunk, fail->reason);
     if (p.zero_bad_pixels)  // on full stored frames, before crop and binning
-      apply_pixel_mask_cpu(direct ? dest[0] : staging.data(), fi.dtype, b.chunks, fi.shape.frame_pixels(),
+      apply_pixel_mask_cpu(rp.direct ? dest[0] : staging.data(), fi.dtype, b.chunks, fi.shape.frame_pixels(),
                            fi.bad_pixels.data(), fi.bad_pixels.size());
-    if (!direct && !passthrough) {
+    if (!rp.direct && !rp.passthrough) {
       std::atomic<bool> overflow{false};
       codec::parallel_indices(b.out_rows, p.read_threads, [&](std::size_t r) {
-        std::uint8_t* dst = out.bytes.data() + ((encoded ? 0 : b.out_row0) + r) * out_row_bytes;
-        const std::uint8_t* rows_in = staging.data() + r * frames_per_out_row * fi.frame_bytes();
+        std::uint8_t* dst = out.bytes.data() + ((rp.encoded ? 0 : b.out_row0) + r) * rp.out_row_bytes;
+        const std::uint8_t* rows_in = staging.data() + r * rp.frames_per_out_row * fi.frame_bytes();
         try {
           dispatch_count_dtype(fi.dtype, [&](auto t) {
             using T = decltype(t);
@@ -107,17 +97,13 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
       });
       if (overflow) throw FormatError("binned counts of " + where + " overflow uint32");
     }
-    if (encoded) enc->append(passthrough ? staging.data() : out.bytes.data(), b.out_rows * p.out_shape.scan_cols);
+    if (rp.encoded)
+      enc->append(rp.passthrough ? staging.data() : out.bytes.data(), b.out_rows * p.out_shape.scan_cols);
     timing.decode += now_s() - t0;
     if (progress) progress(double(b.out_row0 + b.out_rows) / double(p.out_shape.scan_rows));
   }
-  timing.total = now_s() - t_start;
-  timing.batches = batches.size();
-  timing.decoded_bytes = std::uint64_t(src.chunks.size()) * fi.frame_bytes();
-  Provenance pv = load_provenance(p, "cpu", "quantem-gpu host " + codec::describe(bp.compression) + ", all cores");
-  pv.parameters["chunk_index"] = src.index_method;
-  pv.parameters["timing"] = timing.to_json();
-  if (encoded) return encoded_dataset(p, std::move(enc), std::move(pv));
+  Provenance pv = rp.provenance(p, timing, "cpu", "quantem-gpu host " + codec::describe(bp.compression) + ", all cores");
+  if (rp.encoded) return encoded_dataset(p, std::move(enc), std::move(pv));
   return Dataset::from_host(std::move(out), load_metadata(p), std::move(pv));
 }
 

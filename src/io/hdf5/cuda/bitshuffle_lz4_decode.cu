@@ -1,6 +1,7 @@
 #include <algorithm>
 #include "device/cuda/cuda_check.hpp"
 #include "io/hdf5/codec/bit_transpose_word.hpp"
+#include "io/hdf5/codec/lz4_block_rules.hpp"
 #include "io/hdf5/cuda/bitshuffle_lz4_decode.hpp"
 
 namespace qgpu::io::cuda {
@@ -49,7 +50,8 @@ __global__ void parse_chunks(DecodeBatch b, DecodeGeometry g, std::uint8_t* out,
 
 // Decodes one LZ4 block cooperatively: every lane parses the same token stream (uniform control flow) and
 // the lanes copy literals and matches side by side. A match copies out[op + i] = out[op - off + i % off],
-// which is right for overlapping matches too. Returns false on a malformed stream.
+// which is right for overlapping matches too. Returns false on a malformed stream, and on a block that breaks the
+// LZ4 block format's rules (codec/lz4_block_rules.hpp; the host codec refuses the same blocks).
 __device__ bool lz4_block_warp(const std::uint8_t* in, std::uint32_t in_len, std::uint8_t* out,
                                std::uint32_t out_len, unsigned lane) {
   std::uint32_t ip = 0, op = 0;
@@ -73,6 +75,7 @@ __device__ bool lz4_block_warp(const std::uint8_t* in, std::uint32_t in_len, std
       __syncwarp();
       return op == out_len;
     }
+    if (out_len - op < codec::kMatchStartMargin) return false;  // rule 3 of codec/lz4_block_rules.hpp
     if (ip + 2 > in_len) return false;
     const std::uint32_t off = in[ip] | (std::uint32_t(in[ip + 1]) << 8);
     ip += 2;
@@ -86,7 +89,7 @@ __device__ bool lz4_block_warp(const std::uint8_t* in, std::uint32_t in_len, std
       } while (x == 255);
     }
     ml += 4;
-    if (off == 0 || off > op || op + ml > out_len) return false;
+    if (off == 0 || off > op || ml > out_len - op || out_len - op - ml < codec::kLastLiterals) return false;  // rules 4, 2
     __syncwarp();
     if (off <= 4 && 4 % off == 0 && ml >= 64) {  // a run of period 1, 2 or 4 (zero bit planes): 32-bit stores
       const std::uint32_t head = std::min<std::uint32_t>((4u - (op & 3u)) & 3u, ml);

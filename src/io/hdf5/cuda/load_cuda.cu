@@ -141,7 +141,7 @@ struct Stream {
 
 Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress) {
   const FileInfo& fi = p.info;
-  const std::string where = "'" + fi.dataset_path + "' in '" + fi.path + "'";
+  const std::string where = dataset_where(fi);
   if (!fi.bitshuffle_lz4)
     throw FormatError("GPU decode handles bitshuffle+LZ4 (HDF5 filter 32008) chunks; " + where + " uses " +
                       storage_name(fi) + ", which the host decodes: load it with backend='cpu'");
@@ -152,33 +152,26 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
                       " elements; the GPU decoder handles multiples of 8 up to 16 KiB per block");
 
   LoadTiming timing;
-  const double t_start = now_s();
   const ReadPlan rp = plan_reads(p, true, timing);
   const ChunkSources& src = rp.src;
-  const std::vector<ReadBatch>& batches = rp.batches;
-  const bool encoded = rp.encoded, direct = rp.direct, passthrough = rp.passthrough;
-  const std::size_t frames_per_out_row = rp.frames_per_out_row;
-  const std::size_t max_buffer = rp.max_buffer, max_chunks = rp.max_chunks, max_out_rows = rp.max_out_rows;
-  const ParallelReader reader(src.files, p.direct_io, p.read_threads);
-  timing.read_threads = reader.threads();
-  timing.direct_io = reader.direct();
 
   const std::size_t out_bytes = p.out_shape.nbytes(dtype_size(p.out_dtype));
   const double t_setup = now_s();
-  const std::size_t out_row_bytes = p.out_shape.scan_cols * p.out_shape.frame_pixels() * dtype_size(p.out_dtype);
-  auto enc = encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cuda) : nullptr;
+  auto enc = rp.encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cuda) : nullptr;
   // dense: the resident output; encoded: one batch of output rows (none for passthrough)
-  auto result = std::make_shared<DeviceBuffer>(!encoded ? out_bytes : passthrough ? 0 : max_out_rows * out_row_bytes);
-  DeviceBuffer staging(direct ? 0 : max_chunks * fi.frame_bytes());
+  auto result = std::make_shared<DeviceBuffer>(!rp.encoded       ? out_bytes
+                                               : rp.passthrough ? 0
+                                                                : rp.max_out_rows * rp.out_row_bytes);
+  DeviceBuffer staging(rp.direct ? 0 : rp.max_chunks * fi.frame_bytes());
   // encoded: the encoder reads batch b from buffer b % 2 (binned rows in result/result2, or the decoded frames in
   // staging/staging2 for passthrough) while batch b + 1 is read and decoded into the other one.
-  DeviceBuffer result2(encoded && !passthrough ? result->bytes() : 0);
-  DeviceBuffer staging2(encoded && passthrough ? staging.bytes() : 0);
-  void* const enc_in[2] = {passthrough ? staging.data() : result->data(),
-                           passthrough ? staging2.data() : result2.data()};
+  DeviceBuffer result2(rp.encoded && !rp.passthrough ? result->bytes() : 0);
+  DeviceBuffer staging2(rp.encoded && rp.passthrough ? staging.bytes() : 0);
+  void* const enc_in[2] = {rp.passthrough ? staging.data() : result->data(),
+                           rp.passthrough ? staging2.data() : result2.data()};
   const std::size_t mb = geo.max_blocks();
-  DeviceBuffer block_src(max_chunks * mb * sizeof(std::uint64_t));
-  DeviceBuffer block_len(max_chunks * mb * sizeof(std::uint32_t));
+  DeviceBuffer block_src(rp.max_chunks * mb * sizeof(std::uint64_t));
+  DeviceBuffer block_len(rp.max_chunks * mb * sizeof(std::uint32_t));
   DeviceBuffer flags(sizeof(unsigned long long) + sizeof(int));
   const unsigned long long no_error = ~0ull;
   const int no_overflow = 0;
@@ -189,29 +182,29 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   auto* d_error = flags.as<unsigned long long>();
   int* d_overflow = reinterpret_cast<int*>(flags.as<char>() + sizeof(unsigned long long));
 
-  const std::size_t table_bytes = 3 * max_chunks * sizeof(std::uint64_t);
-  const int n_slots = int(std::min<std::size_t>(kSlots, batches.size()));
+  const std::size_t table_bytes = 3 * rp.max_chunks * sizeof(std::uint64_t);
+  const int n_slots = int(std::min<std::size_t>(kSlots, rp.batches.size()));
   std::vector<std::unique_ptr<Slot>> slots;
-  for (int s = 0; s < n_slots; ++s) slots.push_back(std::make_unique<Slot>(max_buffer, table_bytes));
+  for (int s = 0; s < n_slots; ++s) slots.push_back(std::make_unique<Slot>(rp.max_buffer, table_bytes));
   Stream copies, stream;  // batch b + 1 copies while batch b decodes
   // Declared after every buffer it reads: destroyed (joined) first.
-  std::unique_ptr<detail::EncodeWorker> worker = encoded ? std::make_unique<detail::EncodeWorker>(enc) : nullptr;
+  std::unique_ptr<detail::EncodeWorker> worker = rp.encoded ? std::make_unique<detail::EncodeWorker>(enc) : nullptr;
   timing.setup = now_s() - t_setup;
 
   if (progress) progress(0.0);  // the bar shows from the start, so a later message starts a new line
-  for (std::size_t b = 0; b < batches.size(); ++b) {
-    const ReadBatch& batch = batches[b];
+  for (std::size_t b = 0; b < rp.batches.size(); ++b) {
+    const ReadBatch& batch = rp.batches[b];
     Slot& slot = *slots[b % n_slots];
     slot.retire(timing);  // batch b - n_slots finished with this slot
     const int eb = static_cast<int>(b % 2);  // encoded: this batch's encoder input buffer
     const double t_read0 = now_s();
-    reader.read(batch, slot.data.as<std::uint8_t>());
+    rp.reader->read(batch, slot.data.as<std::uint8_t>());
     timing.read += now_s() - t_read0;
     std::uint64_t* tab = slot.table.as<std::uint64_t>();
     for (std::size_t i = 0; i < batch.chunks; ++i) {
       tab[i] = batch.chunk_dst[i];
-      tab[max_chunks + i] = src.chunks[batch.first_chunk + i].size;
-      tab[2 * max_chunks + i] = direct ? batch.first_chunk + i : i;
+      tab[rp.max_chunks + i] = src.chunks[batch.first_chunk + i].size;
+      tab[2 * rp.max_chunks + i] = rp.direct ? batch.first_chunk + i : i;
     }
     QGPU_CUDA(cudaEventRecord(slot.start, copies.s));
     QGPU_CUDA(cudaMemcpyAsync(slot.dev_data.data(), slot.data.p, batch.buffer_bytes, cudaMemcpyHostToDevice, copies.s));
@@ -220,31 +213,31 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     QGPU_CUDA(cudaStreamWaitEvent(stream.s, slot.copied, 0));
     QGPU_CUDA(cudaEventRecord(slot.decoding, stream.s));
     const auto* dtab = slot.dev_table.as<std::uint64_t>();
-    cuda::DecodeBatch db{slot.dev_data.as<std::uint8_t>(), dtab, dtab + max_chunks, dtab + 2 * max_chunks,
+    cuda::DecodeBatch db{slot.dev_data.as<std::uint8_t>(), dtab, dtab + rp.max_chunks, dtab + 2 * rp.max_chunks,
                          batch.chunks, batch.first_chunk};
-    cuda::DecodeScratch scratch{block_src.as<std::uint64_t>(), block_len.as<std::uint32_t>(), max_chunks * mb};
-    void* const stage = encoded && passthrough ? enc_in[eb] : staging.data();
-    if (encoded) {  // the decode (passthrough) or the binning below writes buffer eb: batch b - 2 must be encoded
+    cuda::DecodeScratch scratch{block_src.as<std::uint64_t>(), block_len.as<std::uint32_t>(), rp.max_chunks * mb};
+    void* const stage = rp.encoded && rp.passthrough ? enc_in[eb] : staging.data();
+    if (rp.encoded) {  // the decode (passthrough) or the binning below writes buffer eb: batch b - 2 must be encoded
       const double t_wait0 = now_s();
       worker->wait_free(eb);
       timing.wait += now_s() - t_wait0;
     }
-    void* frames = direct ? result->as<char>() + batch.first_chunk * fi.frame_bytes() : stage;
-    cuda::decode_bitshuffle_lz4(db, geo, direct ? result->data() : stage, scratch, d_error, stream.s);
+    void* frames = rp.direct ? result->as<char>() + batch.first_chunk * fi.frame_bytes() : stage;
+    cuda::decode_bitshuffle_lz4(db, geo, rp.direct ? result->data() : stage, scratch, d_error, stream.s);
     if (p.zero_bad_pixels)  // on full stored frames, before crop and binning
       cuda::apply_pixel_mask(frames, fi.dtype, batch.chunks, fi.shape.frame_pixels(),
                              bad_pixels.as<std::uint32_t>(), fi.bad_pixels.size(), stream.s);
-    if (!direct && !passthrough) {
+    if (!rp.direct && !rp.passthrough) {
       cuda::BinGeometry bg{p.scan.cols,          fi.shape.det_rows,     fi.shape.det_cols,    p.detector.row0,
                            p.detector.col0,      batch.out_rows,        p.out_shape.scan_cols, p.out_shape.det_rows,
                            p.out_shape.det_cols, p.bin_scan,            p.bin_detector};
-      const std::size_t out_off = encoded ? 0 : batch.out_row0 * out_row_bytes;
-      char* const out = encoded ? static_cast<char*>(enc_in[eb]) : result->as<char>() + out_off;
+      const std::size_t out_off = rp.encoded ? 0 : batch.out_row0 * rp.out_row_bytes;
+      char* const out = rp.encoded ? static_cast<char*>(enc_in[eb]) : result->as<char>() + out_off;
       cuda::bin_frames(stage, fi.dtype, out, p.out_dtype, bg, d_overflow, stream.s);
     }
     QGPU_CUDA(cudaEventRecord(slot.done, stream.s));
     slot.busy = true;
-    if (encoded) {  // encoded on the worker's thread and stream once this batch is in buffer eb
+    if (rp.encoded) {  // encoded on the worker's thread and stream once this batch is in buffer eb
       QGPU_CUDA(cudaEventRecord(worker->ready(eb), stream.s));
       worker->push(eb, enc_in[eb], batch.out_rows * p.out_shape.scan_cols);
     }
@@ -254,24 +247,17 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   for (auto& s : slots) s->retire(timing);
   if (worker) worker->finish();
   timing.wait += now_s() - t_queued;
-  timing.total = now_s() - t_start;
-  timing.batches = batches.size();
-  timing.decoded_bytes = std::uint64_t(src.chunks.size()) * fi.frame_bytes();
 
   unsigned long long err = 0;
   int overflow = 0;
   flags.download(&err, sizeof(err));
   flags.download(&overflow, sizeof(overflow), sizeof(err));
   if (err != no_error) {
-    const unsigned long long id = err >> 8;  // chunk ids count chunks in load order
-    throw FormatError("cannot decode " + where + ", frame " + std::to_string(src.frames[id]) + " (" +
-                      cuda::describe_decode_error(err) + ")");
+    rp.throw_decode_error(p, err >> 8, cuda::describe_decode_error(err));  // chunk ids count chunks in load order
   }
   if (overflow) throw FormatError("binned counts of " + where + " overflow uint32");
-  Provenance pv = load_provenance(p, "cuda", "quantem-gpu CUDA bitshuffle+LZ4");
-  pv.parameters["chunk_index"] = src.index_method;
-  pv.parameters["timing"] = timing.to_json();
-  if (encoded) return encoded_dataset(p, std::move(enc), std::move(pv));
+  Provenance pv = rp.provenance(p, timing, "cuda", "quantem-gpu CUDA bitshuffle+LZ4");
+  if (rp.encoded) return encoded_dataset(p, std::move(enc), std::move(pv));
   return Dataset::from_device(result, p.out_shape, p.out_dtype, load_metadata(p), std::move(pv));
 }
 

@@ -2,19 +2,23 @@
 
 #include <algorithm>
 
-#include "io/hdf5/read/parallel_reader.hpp"
+#include "core/error.hpp"
+#include "io/hdf5/load_provenance.hpp"
 
 namespace qgpu::io {
 
+std::string dataset_where(const FileInfo& fi) { return "'" + fi.dataset_path + "' in '" + fi.path + "'"; }
+
 ReadPlan plan_reads(const LoadPlan& p, bool cuda, LoadTiming& timing) {
   ReadPlan r;
-  const double t_start = now_s();
+  r.t_start = now_s();
   r.src = locate_chunks(p);
-  timing.index = p.info.index_seconds + (now_s() - t_start);  // parsed during inspect, then located here
+  timing.index = p.info.index_seconds + (now_s() - r.t_start);  // parsed during inspect, then located here
   r.encoded = p.representation == "encoded";
   r.direct = !r.encoded && p.full_frames() && !p.binned();
   r.passthrough = r.encoded && p.full_frames() && !p.binned();
   r.frames_per_out_row = p.bin_scan * p.scan.cols;
+  r.out_row_bytes = p.out_shape.scan_cols * p.out_shape.frame_pixels() * dtype_size(p.out_dtype);
   BatchLimits lim;
   lim.max_bytes = p.batch_bytes;
   lim.max_frames = r.direct ? 0 : staging_frames(p, cuda);
@@ -27,7 +31,26 @@ ReadPlan plan_reads(const LoadPlan& p, bool cuda, LoadTiming& timing) {
     for (const ReadRun& run : b.runs) timing.bytes_read += run.bytes;
     timing.chunk_bytes += b.chunk_bytes;
   }
+  r.reader = std::make_unique<ParallelReader>(r.src.files, p.direct_io, p.read_threads);
+  timing.read_threads = r.reader->threads();
+  timing.direct_io = r.reader->direct();
   return r;
+}
+
+void ReadPlan::throw_decode_error(const LoadPlan& p, std::size_t chunk, const std::string& reason) const {
+  throw FormatError("cannot decode " + dataset_where(p.info) + ", frame " + std::to_string(src.frames[chunk]) + " (" +
+                    reason + ")");
+}
+
+Provenance ReadPlan::provenance(const LoadPlan& p, LoadTiming& timing, const std::string& backend,
+                                const std::string& decoder) const {
+  timing.total = now_s() - t_start;
+  timing.batches = batches.size();
+  timing.decoded_bytes = std::uint64_t(src.chunks.size()) * p.info.frame_bytes();
+  Provenance pv = load_provenance(p, backend, decoder);
+  pv.parameters["chunk_index"] = src.index_method;
+  pv.parameters["timing"] = timing.to_json();
+  return pv;
 }
 
 }  // namespace qgpu::io

@@ -10,17 +10,36 @@ export interface DatasetInfo {
   device: number;
   file: string;
   representation?: string;  // 'product cache': served from `qgpu cache` products alone (no frames)
+  metadata?: { calibration?: Calibration };
 }
+
+// The file's /entry/calibration attributes as the loader copies them (all optional).
+export interface Calibration {
+  energy_kev?: number;
+  semiangle_mrad?: number;
+  scan_step_angstrom?: number;
+  detector_mrad_per_pixel?: number;
+  defocus_angstrom?: number;
+  disk_radius_px?: number;
+}
+
+export const calibrationOf = (ds: DatasetInfo): Calibration => ds.metadata?.calibration ?? {};
 
 export const isProductCache = (ds: DatasetInfo) => ds.representation === 'product cache';
 
+// disk / annulus: GET /virtual; rectangle, point, quadrants: a mask POSTed to /virtual (detector_masks.ts).
+export type DetectorKind = 'disk' | 'annulus' | 'rectangle' | 'point' | 'quadrants';
+export const DETECTOR_KINDS: DetectorKind[] = ['disk', 'annulus', 'rectangle', 'point', 'quadrants'];
+
 export interface Detector {
-  kind: 'disk' | 'annulus';
+  kind: DetectorKind;
   cr: number;
   cc: number;
-  r: number;      // disk radius
-  inner: number;  // annulus radii
+  r: number;      // disk radius; quadrants: outer radius
+  inner: number;  // annulus radii (quadrants: inner radius)
   outer: number;
+  h: number;      // rectangle half height / half width (pixels)
+  w: number;
 }
 
 export interface BrowsePlan {
@@ -35,10 +54,27 @@ export class ApiError extends Error {
   }
 }
 
+// Every answer or failure of the service updates this (the page shows "server offline" while it is false).
+export const connection = { online: true, listeners: [] as ((online: boolean) => void)[] };
+function setOnline(online: boolean): void {
+  if (connection.online === online) return;
+  connection.online = online;
+  for (const f of connection.listeners) f(online);
+}
+
+export const isAbort = (e: unknown) => e instanceof DOMException && e.name === 'AbortError';
+
 export async function request(path: string, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
   if (token) headers.set('Authorization', 'Bearer ' + token);
-  const res = await fetch(path, { ...init, headers });
+  let res: Response;
+  try {
+    res = await fetch(path, { ...init, headers });
+  } catch (e) {
+    if (!isAbort(e)) setOnline(false);  // network failure: the server went away
+    throw e;
+  }
+  setOnline(true);
   if (!res.ok) {
     let message = res.statusText;
     try {
@@ -51,31 +87,32 @@ export async function request(path: string, init: RequestInit = {}): Promise<Res
   return res;
 }
 
-export async function getJson<T>(path: string): Promise<T> {
-  return (await request(path)).json() as Promise<T>;
+export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
+  return (await request(path, { signal })).json() as Promise<T>;
 }
 
 export interface RawArray {
   data: ArrayBuffer;
   shape: number[];
   computeMs: number;
+  headers: Headers;
 }
 
-export async function getRaw(path: string): Promise<RawArray> {
-  const res = await request(path);
+export async function getRaw(path: string, signal?: AbortSignal, init: RequestInit = {}): Promise<RawArray> {
+  const res = await request(path, { ...init, signal });
   const shape = (res.headers.get('X-Shape') ?? '').split(',').filter((s) => s).map(Number);
-  return { data: await res.arrayBuffer(), shape, computeMs: Number(res.headers.get('X-Compute-Ms') ?? 'NaN') };
+  return { data: await res.arrayBuffer(), shape, computeMs: Number(res.headers.get('X-Compute-Ms') ?? 'NaN'), headers: res.headers };
 }
 
-export async function getBytes(path: string): Promise<{ bytes: Uint8Array; computeMs: number }> {
-  const res = await request(path);
+export async function getBytes(path: string, signal?: AbortSignal): Promise<{ bytes: Uint8Array; computeMs: number }> {
+  const res = await request(path, { signal });
   return { bytes: new Uint8Array(await res.arrayBuffer()), computeMs: Number(res.headers.get('X-Compute-Ms') ?? 'NaN') };
 }
 
 export const datasetPath = (id: string, rest: string) => `/api/datasets/${encodeURIComponent(id)}/${rest}`;
 
 // Query of GET /virtual for a detector (values as they are held: already rounded by the viewer).
-export function virtualQuery(d: Detector): string {
+export function virtualQuery(d: Pick<Detector, 'kind' | 'cr' | 'cc' | 'r' | 'inner' | 'outer'>): string {
   const q = new URLSearchParams({ kind: d.kind, cr: String(d.cr), cc: String(d.cc) });
   if (d.kind === 'disk') q.set('r', String(d.r));
   else {

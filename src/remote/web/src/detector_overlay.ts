@@ -1,12 +1,15 @@
-// The virtual detector drawn over the mean pattern (SVG in detector pixel coordinates, pixel centres at
-// integers). Drag inside moves the centre, drag on a ring resizes it, the wheel changes the outer radius
-// (with Shift: the inner one).
+// The virtual detector drawn over a detector-space panel (SVG in detector pixel coordinates, pixel centres at
+// integers). Drag inside moves the centre, drag on a ring (or rectangle edge) resizes it, the wheel changes the
+// outer radius (with Shift: the inner one). A ring beyond the detector is grabbed at the detector's edge.
+// Listeners live until `signal` aborts (one overlay per dataset session). interactive = false: drawing only.
 import type { Detector } from './api';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
-type Grab = 'move' | 'outer' | 'inner';
+type Grab = 'move' | 'outer' | 'inner' | 'rect';
+
+export const outerRadius = (d: Detector) => (d.kind === 'disk' ? d.r : d.kind === 'quadrants' ? d.outer : d.outer);
 
 export class DetectorOverlay {
   detector: Detector;
@@ -14,6 +17,8 @@ export class DetectorOverlay {
   private outerCircle: SVGCircleElement;
   private innerCircle: SVGCircleElement;
   private centre: SVGCircleElement;
+  private rect: SVGRectElement;
+  private cross: SVGPathElement;
 
   constructor(
     private svg: SVGSVGElement,
@@ -21,19 +26,27 @@ export class DetectorOverlay {
     private cols: number,
     initial: Detector,
     private onChange: (d: Detector) => void,
+    signal: AbortSignal,
+    interactive = true,
   ) {
     svg.setAttribute('viewBox', `-0.5 -0.5 ${cols} ${rows}`);
     svg.setAttribute('preserveAspectRatio', 'none');
     svg.replaceChildren();
-    this.outerCircle = this.circle('ring outer');
-    this.innerCircle = this.circle('ring inner');
-    this.centre = this.circle('centre');
+    this.outerCircle = this.shape('circle', 'ring outer') as SVGCircleElement;
+    this.innerCircle = this.shape('circle', 'ring inner') as SVGCircleElement;
+    this.rect = this.shape('rect', 'ring rect') as SVGRectElement;
+    this.cross = this.shape('path', 'ring cross') as SVGPathElement;
+    this.centre = this.shape('circle', 'centre') as SVGCircleElement;
     this.detector = { ...initial };
-    svg.addEventListener('pointerdown', (e) => this.down(e));
-    svg.addEventListener('pointermove', (e) => this.move(e));
-    svg.addEventListener('pointerup', (e) => this.up(e));
-    svg.addEventListener('pointercancel', (e) => this.up(e));
-    svg.addEventListener('wheel', (e) => this.wheel(e), { passive: false });
+    if (interactive) {
+      const opts = { signal };
+      svg.addEventListener('pointerdown', (e) => this.down(e), opts);
+      svg.addEventListener('pointermove', (e) => this.move(e), opts);
+      svg.addEventListener('pointerup', (e) => this.up(e), opts);
+      svg.addEventListener('pointercancel', (e) => this.up(e), opts);
+      svg.addEventListener('wheel', (e) => this.wheel(e), { passive: false, signal });
+    }
+    signal.addEventListener('abort', () => svg.replaceChildren());
     this.draw();
   }
 
@@ -47,13 +60,15 @@ export class DetectorOverlay {
       r: round2(Math.min(Math.max(d.r, 0.5), maxR)),
       outer: round2(outer),
       inner: round2(Math.min(Math.max(d.inner, 0), outer - 0.5)),
+      h: round2(Math.min(Math.max(d.h, 0.5), this.rows)),
+      w: round2(Math.min(Math.max(d.w, 0.5), this.cols)),
     };
     this.draw();
     if (notify) this.onChange(this.detector);
   }
 
-  private circle(cls: string): SVGCircleElement {
-    const c = document.createElementNS(SVG, 'circle');
+  private shape(tag: string, cls: string): SVGElement {
+    const c = document.createElementNS(SVG, tag) as SVGElement;
     c.setAttribute('class', cls);
     c.setAttribute('vector-effect', 'non-scaling-stroke');
     this.svg.appendChild(c);
@@ -68,9 +83,21 @@ export class DetectorOverlay {
       c.setAttribute('r', String(Math.max(r, 0)));
       c.style.display = show ? '' : 'none';
     };
-    place(this.outerCircle, d.kind === 'disk' ? d.r : d.outer, true);
-    place(this.innerCircle, d.inner, d.kind === 'annulus');
+    const round = d.kind === 'disk' || d.kind === 'annulus' || d.kind === 'quadrants';
+    place(this.outerCircle, outerRadius(d), round);
+    place(this.innerCircle, d.inner, (d.kind === 'annulus' || d.kind === 'quadrants') && d.inner > 0);
     place(this.centre, Math.max(this.rows, this.cols) / 120, true);
+    this.rect.style.display = d.kind === 'rectangle' ? '' : 'none';
+    this.rect.setAttribute('x', String(d.cc - d.w));
+    this.rect.setAttribute('y', String(d.cr - d.h));
+    this.rect.setAttribute('width', String(2 * d.w));
+    this.rect.setAttribute('height', String(2 * d.h));
+    const o = outerRadius(d), p = Math.max(this.rows, this.cols) / 20;
+    if (d.kind === 'quadrants')
+      this.cross.setAttribute('d', `M${d.cc - o} ${d.cr}H${d.cc + o}M${d.cc} ${d.cr - o}V${d.cr + o}`);
+    else if (d.kind === 'point')
+      this.cross.setAttribute('d', `M${d.cc - p} ${d.cr}H${d.cc + p}M${d.cc} ${d.cr - p}V${d.cr + p}`);
+    this.cross.style.display = d.kind === 'quadrants' || d.kind === 'point' ? '' : 'none';
   }
 
   // Pointer position in detector pixels (row, col).
@@ -81,16 +108,29 @@ export class DetectorOverlay {
     return [p.y, p.x];
   }
 
+  // What a press at (row, col) grabs; tol in detector pixels.
+  grabAt(row: number, col: number): Grab {
+    const d = this.detector;
+    const tol = Math.max(1, this.cols / 40);
+    if (d.kind === 'point') return 'move';
+    if (d.kind === 'rectangle') {
+      const nearEdge = (Math.abs(Math.abs(row - d.cr) - d.h) < tol && Math.abs(col - d.cc) <= d.w + tol) ||
+        (Math.abs(Math.abs(col - d.cc) - d.w) < tol && Math.abs(row - d.cr) <= d.h + tol);
+      return nearEdge ? 'rect' : 'move';
+    }
+    const dist = Math.hypot(row - d.cr, col - d.cc);
+    const outer = outerRadius(d);
+    if (Math.abs(dist - outer) < tol) return 'outer';
+    if ((d.kind === 'annulus' || d.kind === 'quadrants') && d.inner > 0 && Math.abs(dist - d.inner) < tol) return 'inner';
+    // The outer ring runs beyond the detector: the band along the detector's edge, outside the inner ring, grabs it.
+    const edge = Math.min(row + 0.5, col + 0.5, this.rows - 0.5 - row, this.cols - 0.5 - col);
+    if (edge < tol && dist < outer && dist > d.inner + tol) return 'outer';
+    return 'move';
+  }
+
   private down(e: PointerEvent): void {
     const [row, col] = this.at(e);
-    const d = this.detector;
-    const dist = Math.hypot(row - d.cr, col - d.cc);
-    const tol = Math.max(1, this.cols / 40);
-    const outer = d.kind === 'disk' ? d.r : d.outer;
-    let mode: Grab = 'move';
-    if (Math.abs(dist - outer) < tol) mode = 'outer';
-    else if (d.kind === 'annulus' && Math.abs(dist - d.inner) < tol) mode = 'inner';
-    this.grab = { mode, row, col, start: { ...d } };
+    this.grab = { mode: this.grabAt(row, col), row, col, start: { ...this.detector } };
     this.svg.setPointerCapture(e.pointerId);
     e.preventDefault();
   }
@@ -103,6 +143,9 @@ export class DetectorOverlay {
     if (mode === 'move') {
       next.cr = start.cr + (row - this.grab.row);
       next.cc = start.cc + (col - this.grab.col);
+    } else if (mode === 'rect') {
+      next.h = Math.abs(row - start.cr);
+      next.w = Math.abs(col - start.cc);
     } else {
       const dist = Math.hypot(row - start.cr, col - start.cc);
       if (mode === 'inner') next.inner = dist;
@@ -118,13 +161,18 @@ export class DetectorOverlay {
   }
 
   private wheel(e: WheelEvent): void {
+    if (e.ctrlKey) return;  // Ctrl+wheel zooms the panel (panel.ts)
     e.preventDefault();
+    e.stopPropagation();
     const delta = e.deltaY || e.deltaX;  // Shift+wheel scrolls sideways in some browsers
     const step = delta < 0 ? 0.5 : -0.5;
     const d = { ...this.detector };
-    if (e.shiftKey && d.kind === 'annulus') d.inner += step;
+    if (e.shiftKey && (d.kind === 'annulus' || d.kind === 'quadrants')) d.inner += step;
     else if (d.kind === 'disk') d.r += step;
-    else d.outer += step;
+    else if (d.kind === 'rectangle') {
+      d.h += step;
+      d.w += step;
+    } else d.outer += step;
     this.set(d);
   }
 }

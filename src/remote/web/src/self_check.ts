@@ -5,7 +5,7 @@ import { FrameBlock, VirtualDetectorGpu, maskedSumCpu } from '../../../detector/
 import { Detector, datasetPath, getBytes, virtualQuery } from './api';
 import { BrowserCompute, openDevice } from './gpu_compute';
 import { decodePng } from './images';
-import type { ViewerState } from './main';
+import type { ViewerState } from './state';
 
 function differingPixels(a: Uint8ClampedArray, b: Uint8ClampedArray): number {
   let n = 0;

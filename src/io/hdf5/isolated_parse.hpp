@@ -1,0 +1,30 @@
+#pragma once
+// Contains crashes and hangs of the HDF5 library on damaged metadata. HDF5 1.10.8 itself segfaults on some damaged
+// files (tests/fuzz/known_hdf5_crashes/); a segfault cannot be caught in-process. So the first parse of a file's
+// metadata runs in a forked child process with a timeout: when the child dies by a signal or does not finish, the
+// caller gets a FormatError naming the file instead of crashing or hanging. A parse that completes in the child
+// (with a result or a typed error) marks the file validated for this process, and the caller then parses it itself;
+// later parses of the same unchanged file (same device, inode, size, mtime, ctime, dataset) skip the child.
+#include <functional>
+#include <string>
+
+namespace qgpu::io {
+
+// Runs `parse` (HDF5 metadata reads of `file`) first in a child process unless this file and `key` were validated
+// before. Raises FormatError "HDF5 library crashed parsing '<file>' (signal N, NAME)" when the child is killed by a
+// signal, and FormatError "... did not finish parsing ..." after the timeout. Any outcome of `parse` inside the
+// child (result or exception) counts as validated: the caller's own call reproduces it.
+// Settings (read at each call): QGPU_PARSE_ISOLATION=0 turns the child off (trusted files only);
+// QGPU_PARSE_TIMEOUT_S (default 60) bounds the child; QGPU_TEST_PARSE_HANG=1 makes the child sleep instead of
+// parsing (test hook for the timeout path).
+void validate_in_child(const std::string& file, const std::string& key, const std::function<void()>& parse);
+
+namespace testing {
+// Test hooks, equivalent to the environment settings above; reset() restores the defaults and forgets the
+// validated files.
+void set_parse_timeout_seconds(double seconds);
+void simulate_parse_hang(bool on);
+void reset_parse_isolation();
+}  // namespace testing
+
+}  // namespace qgpu::io

@@ -1,0 +1,101 @@
+// GET /api/datasets/{id}/ssb (phase or amplitude of an SSB reconstruction at a given defocus) and /ssb_fit
+// (the defocus fit). Parameters come from the file's calibration (ssb::params_from_metadata); `defocus` (angstrom)
+// replaces C1, `bin` (default 4) is the detector binning of the preview (1: the full reconstruction). The preview
+// keeps G(K, Q) of its bin (ssb::Reconstructor in ServedDataset::ssb_cache), so a new defocus costs only the
+// aberration-dependent part: the viewer's live defocus slider.
+#include <algorithm>
+#include <cmath>
+
+#include "remote/cached.hpp"
+#include "remote/encode.hpp"
+#include "remote/http_error.hpp"
+#include "remote/routes.hpp"
+#include "ssb/ssb.hpp"
+
+namespace qgpu::remote {
+
+namespace {
+
+const std::string kId = R"(/api/datasets/([A-Za-z0-9_.-]+))";
+constexpr std::size_t kMaxBin = 64;
+constexpr std::size_t kMaxTrials = 2000;
+constexpr double kMaxDefocus = 1e6;  // angstrom (100 um): beyond any STEM defocus
+
+std::size_t bin_of(const Params& p) {
+  const std::size_t bin = p.index("bin").value_or(4);
+  if (bin < 1 || bin > kMaxBin)
+    throw HttpError(400, "parameter 'bin' must be in 1.." + std::to_string(kMaxBin) + ", got " + std::to_string(bin));
+  return bin;
+}
+
+double defocus_bound(const Params& p, const std::string& name, double fallback) {
+  const double v = p.number(name).value_or(fallback);
+  if (std::abs(v) > kMaxDefocus)
+    throw HttpError(400, "parameter '" + name + "' must be within +-" + std::to_string(int(kMaxDefocus)) + " angstrom");
+  return v;
+}
+
+void ssb_image(Context& ctx, const httplib::Request& req, httplib::Response& res) {
+  ServedDataset& s = ctx.catalog.get(req.matches[1]);
+  if (s.cache) refuse_raw(s, "an SSB reconstruction");
+  const Params p(req.params);
+  const std::string format = p.choice("format", {"json", "f32", "png"}, "json");
+  const bool amplitude = p.choice("component", {"phase", "amplitude"}, "phase") == "amplitude";
+  const std::size_t bin = bin_of(p);
+  const display::DisplayOptions look = display_options(p, display::Scale::linear);
+  double ms = 0;
+  Body body = run_on(
+      s,
+      [&](ServedDataset& d) {
+        ssb::SsbParams sp = ssb::params_from_metadata(d.ds);
+        if (p.has("defocus")) sp.aberrations.C1 = defocus_bound(p, "defocus", 0);
+        ssb::SsbResult r;
+        if (bin == 1) {
+          r = ssb::reconstruct(d.ds, sp);  // G(K, Q) of every BF pixel: too large to keep
+        } else {
+          auto* kept = static_cast<ssb::Reconstructor*>(d.ssb_cache.get());
+          if (!kept || kept->detector_bin() != bin) {
+            d.ssb_cache.reset();  // frees the previous G before the next is built
+            d.ssb_cache = std::make_shared<ssb::Reconstructor>(d.ds, sp, bin);
+            kept = static_cast<ssb::Reconstructor*>(d.ssb_cache.get());
+          }
+          r = kept->at(sp.aberrations);
+        }
+        return f32_body(amplitude ? r.amplitude : r.phase, format, look);
+      },
+      ms);
+  set_compute_ms(res, ms);
+  send_body(res, std::move(body));
+}
+
+void ssb_fit(Context& ctx, const httplib::Request& req, httplib::Response& res) {
+  ServedDataset& s = ctx.catalog.get(req.matches[1]);
+  if (s.cache) refuse_raw(s, "an SSB defocus fit");
+  const Params p(req.params);
+  ssb::FitOptions o;
+  o.trials = p.index("trials").value_or(60);
+  if (o.trials < 4 || o.trials > kMaxTrials)
+    throw HttpError(400, "parameter 'trials' must be in 4.." + std::to_string(kMaxTrials));
+  o.c1_min = defocus_bound(p, "c1_min", -500);
+  o.c1_max = defocus_bound(p, "c1_max", 500);
+  if (!(o.c1_min < o.c1_max)) throw HttpError(400, "parameters 'c1_min' < 'c1_max' are required");
+  o.detector_bin = bin_of(p);
+  double ms = 0;
+  const ssb::FitResult f = run_on(
+      s, [&](ServedDataset& d) { return ssb::fit(d.ds, ssb::params_from_metadata(d.ds), o); }, ms);
+  set_compute_ms(res, ms);
+  send_json(res, {{"defocus_angstrom", f.aberrations.C1},
+                  {"loss", f.loss},
+                  {"trials", f.loss_trace.size()},
+                  {"c1_range", {o.c1_min, o.c1_max}},
+                  {"detector_bin", o.detector_bin}});
+}
+
+}  // namespace
+
+void add_ssb_routes(httplib::Server& http, Context& ctx) {
+  http.Get(kId + "/ssb", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) { ssb_image(ctx, q, r); }));
+  http.Get(kId + "/ssb_fit", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) { ssb_fit(ctx, q, r); }));
+}
+
+}  // namespace qgpu::remote

@@ -1,0 +1,372 @@
+// One dataset's controller: everything that depends on the dataset (its geometry, the detector overlay, every
+// fetch) lives here and ends with close(). Listeners it adds use its AbortSignal, so a dataset switch leaves no
+// listener of the previous dataset behind; each channel (product, frame, pattern, ...) keeps only its newest
+// request: a new one aborts the older, whose answer is never drawn.
+import {
+  ApiError, DatasetInfo, Detector, calibrationOf, datasetPath, getBytes, getJson, getRaw, isAbort, isProductCache,
+  virtualQuery,
+} from './api';
+import { DetectorOverlay, outerRadius } from './detector_overlay';
+import { pointMask, quadrantMask, rectangleMask, segmentedDpc } from './detector_masks';
+import type { BrowserCompute } from './gpu_compute';
+import { drawPng } from './images';
+import type { Panel } from './panel';
+import { colourWheel, fftLogMagnitude, render } from './render';
+import { ViewerState } from './state';
+
+export interface Panels {
+  pattern: Panel;
+  real: Panel;
+  real2: Panel;
+  real3: Panel;
+  fft: Panel;
+  frame: Panel;
+}
+
+interface Shown {  // values of a real-space panel, kept to re-render on display changes
+  panel: Panel;
+  values: Float32Array;
+  unit: string;
+  title: string;
+  wheel?: { row: Float32Array; col: Float32Array };
+}
+
+export type Disk = { center_row: number; center_col: number; radius: number };
+
+export class Session {
+  readonly life = new AbortController();
+  private channels = new Map<string, AbortController>();
+  private inflight = new Map<string, number>();
+  overlay: DetectorOverlay | null = null;
+  frameOverlay: DetectorOverlay | null = null;
+  fit: Disk | null = null;
+  shown: Shown[] = [];
+  browser: BrowserCompute | null = null;
+
+  constructor(
+    readonly ds: DatasetInfo,
+    private state: ViewerState,
+    private panels: Panels,
+    private report: (e: unknown) => void,
+    private onDetector: (d: Detector) => void,
+  ) {}
+
+  get rows() { return this.ds.shape[0]; }
+  get cols() { return this.ds.shape[1]; }
+  get closed() { return this.life.signal.aborted; }
+
+  close(): void {
+    this.life.abort();
+    this.browser?.destroy();
+    this.browser = null;
+    for (const p of Object.values(this.panels)) p.setBusy(false);
+    this.state.loading = [];
+    this.showLoading();
+  }
+
+  listen<K extends keyof HTMLElementEventMap>(target: HTMLElement | Window, type: K, fn: (e: HTMLElementEventMap[K]) => void): void {
+    target.addEventListener(type, fn as EventListener, { signal: this.life.signal });
+  }
+
+  // A signal for the newest request of `channel` (aborting the previous one) that also ends with the session.
+  private newest(channel: string): AbortSignal {
+    this.channels.get(channel)?.abort();
+    const c = new AbortController();
+    this.channels.set(channel, c);
+    return AbortSignal.any([this.life.signal, c.signal]);
+  }
+
+  // Runs `work` as the newest of `channel`, showing it as loading (header and panels) while it runs. Aborted
+  // work (a newer request, a dataset switch) is dropped silently; a 503 (busy) is retried once after 300 ms.
+  private async run(channel: string, label: string, panels: Panel[], work: (signal: AbortSignal) => Promise<void>): Promise<boolean> {
+    const signal = this.newest(channel);
+    this.inflight.set(channel, (this.inflight.get(channel) ?? 0) + 1);
+    const entry = `${label}…`;
+    this.state.loading.push(entry);
+    this.showLoading();
+    panels.forEach((p) => p.setBusy(true));
+    try {
+      try {
+        await work(signal);
+      } catch (e) {
+        if (!(e instanceof ApiError && e.status === 503) || signal.aborted) throw e;
+        await new Promise((r) => setTimeout(r, 300));
+        if (signal.aborted) return false;
+        await work(signal);
+      }
+      return !signal.aborted;
+    } catch (e) {
+      if (!isAbort(e) && !signal.aborted) this.report(e);
+      return false;
+    } finally {
+      this.inflight.set(channel, this.inflight.get(channel)! - 1);
+      const i = this.state.loading.indexOf(entry);
+      if (i >= 0) this.state.loading.splice(i, 1);
+      if (!signal.aborted || this.closed) panels.forEach((p) => p.setBusy(false));
+      this.showLoading();
+    }
+  }
+
+  private showLoading(): void {
+    const l = this.state.loading;
+    document.getElementById('loading')!.textContent = l.length ? `loading: ${l.join(', ')}` : '';
+  }
+
+  // Mean pattern (the dark-field halo view) with its values for the readout, the disk fit, the overlays.
+  async open(initial: Partial<Detector> | undefined, kind: Detector['kind']): Promise<void> {
+    const { pattern, frame } = this.panels;
+    const [, , dr, dc] = this.ds.shape;
+    const cal = calibrationOf(this.ds);
+    pattern.setAspect(dr, dc);
+    frame.setAspect(dr, dc);
+    await this.drawPattern();
+    if (this.closed) return;
+    await this.run('fit', 'disk fit', [], async (signal) => {
+      this.fit = await getJson<Disk>(datasetPath(this.ds.id, 'disk_fit'), signal);
+    });
+    if (this.closed) return;
+    const r = Math.max(1, this.fit?.radius ?? Math.min(dr, dc) / 8);
+    // A product cache answers its cached detectors only: start with the bright-field disk it always holds.
+    if (isProductCache(this.ds) && !initial) kind = 'disk';
+    const start: Detector = {
+      kind, cr: this.fit?.center_row ?? (dr - 1) / 2, cc: this.fit?.center_col ?? (dc - 1) / 2, r,
+      inner: r * 1.5, outer: r * 3, h: r, w: r, ...initial,
+    };
+    const mrad = cal.detector_mrad_per_pixel ?? 0;
+    pattern.setAxes(mrad, 'mrad', start.cr, start.cc, dr, dc);
+    frame.setAxes(mrad, 'mrad', start.cr, start.cc, dr, dc);
+    this.frameOverlay = new DetectorOverlay(document.getElementById('frame-overlay') as unknown as SVGSVGElement, dr, dc,
+      start, () => {}, this.life.signal, false);
+    this.overlay = new DetectorOverlay(pattern.overlay!, dr, dc, start, (d) => {
+      this.frameOverlay?.set(d, false);
+      this.onDetector(d);
+    }, this.life.signal);
+    this.overlay.set(start);
+  }
+
+  // The detector-space picture: the mean pattern (the dark-field halo view) or the max pattern (log), with values.
+  async drawPattern(): Promise<void> {
+    const { pattern } = this.panels;
+    const [, , dr, dc] = this.ds.shape;
+    const kind = this.state.pattern;
+    const route = kind === 'max' ? 'max_pattern' : 'mean_pattern';
+    await this.run('pattern', `${kind} pattern`, [pattern], async (signal) => {
+      const [png, raw] = await Promise.all([
+        getBytes(datasetPath(this.ds.id, `${route}?format=png`), signal),
+        getRaw(datasetPath(this.ds.id, `${route}?format=f32`), signal),
+      ]);
+      if (signal.aborted) return;
+      await drawPng(pattern.canvas, png.bytes);
+      pattern.data = { values: new Float32Array(raw.data), rows: dr, cols: dc, unit: 'counts' };
+      pattern.setTitle(kind === 'max' ? 'Max diffraction pattern (log)' : 'Mean diffraction pattern (dark-field halo view)');
+      pattern.version++;
+      this.state.meanVersion++;
+    });
+  }
+
+  snapToDisk(): void {
+    if (!this.overlay || !this.fit) return;
+    const d = { ...this.overlay.detector, cr: this.fit.center_row, cc: this.fit.center_col };
+    if (d.kind === 'disk') d.r = this.fit.radius;
+    this.overlay.set(d);
+  }
+
+  // The real-space product the state asks for, drawn on real (+ real2, real3), newest wins.
+  async drawProduct(): Promise<void> {
+    const s = this.state, ds = this.ds, id = ds.id;
+    const { real, real2, real3 } = this.panels;
+    const d = s.detector;
+    const product = s.product;
+    const label = product === 'virtual' ? `${d?.kind ?? ''} image` : product;
+    s.busy = true;
+    await this.run('product', label, [real, real2, real3], async (signal) => {
+      const f32 = async (path: string) => {
+        const raw = await getRaw(datasetPath(id, path), signal);
+        return { values: new Float32Array(raw.data), ms: raw.computeMs };
+      };
+      let shown: Shown[] = [];
+      let query = '', ms = NaN, source: 'server' | 'browser' = 'server';
+      const t0 = performance.now();
+      if (product === 'virtual') {
+        if (!d) return;
+        if (d.kind === 'quadrants') {
+          const segs = await Promise.all([0, 1, 2, 3].map((q) => this.postMask(quadrantMask(ds.shape[2], ds.shape[3], d, q), signal)));
+          const { row, col } = segmentedDpc(segs.map((x) => x.values));
+          ms = segs.reduce((a, x) => a + x.ms, 0);
+          query = `quadrants cr=${d.cr} cc=${d.cc} inner=${d.inner} outer=${d.outer}`;
+          shown = this.vectorPanels(row, col, 'segmented DPC', '');
+        } else if (d.kind === 'rectangle' || d.kind === 'point') {
+          const mask = d.kind === 'rectangle' ? rectangleMask(ds.shape[2], ds.shape[3], d) : pointMask(ds.shape[2], ds.shape[3], d);
+          const r = await this.postMask(mask, signal);
+          ms = r.ms;
+          query = d.kind === 'rectangle' ? `rectangle cr=${d.cr} cc=${d.cc} h=${d.h} w=${d.w}` : `point r=${Math.round(d.cr)} c=${Math.round(d.cc)}`;
+          shown = [{ panel: real, values: Float32Array.from(r.values), unit: 'counts', title: `${d.kind} detector` }];
+        } else if (this.browser) {
+          const sums = await this.browser.sums(d);
+          query = virtualQuery(d);
+          source = 'browser';
+          shown = [{ panel: real, values: Float32Array.from(sums, (v) => Number(v)), unit: 'counts', title: `${d.kind} detector` }];
+        } else {
+          // A product cache answers only its cached detectors: match them within the overlay's 0.01 px rounding.
+          const tolerance = isProductCache(ds) ? '&tolerance=0.01' : '';
+          query = virtualQuery(d);
+          const raw = await getRaw(datasetPath(id, `virtual?${query}&format=u64${tolerance}`), signal);
+          ms = raw.computeMs;
+          s.cachedProduct = raw.headers.get('X-Cached-Product') ?? '';
+          const sums = new BigUint64Array(raw.data);
+          shown = [{ panel: real, values: Float32Array.from(sums, (v) => Number(v)), unit: 'counts', title: `${d.kind} detector` }];
+        }
+      } else if (product === 'com' || product === 'dpc') {
+        query = `${product}?format=f32`;
+        const r = await f32(query);
+        ms = r.ms;
+        const n = this.rows * this.cols;
+        const row = r.values.subarray(0, n), col = r.values.subarray(n, 2 * n);
+        shown = product === 'dpc' ? this.vectorPanels(row, col, 'centred DPC', 'px')
+          : [{ panel: real, values: row, unit: 'px', title: 'CoM row' }, { panel: real2, values: col, unit: 'px', title: 'CoM col' }];
+      } else if (product === 'idpc') {
+        query = 'idpc?format=f32';
+        const r = await f32(query);
+        ms = r.ms;
+        shown = [{ panel: real, values: r.values, unit: '', title: 'iDPC' }];
+      } else if (product === 'ssb') {
+        query = `ssb?format=f32&bin=${s.ssbBin}&defocus=${s.defocus}`;
+        const r = await f32(query);
+        ms = r.ms;
+        shown = [{ panel: real, values: r.values, unit: 'rad', title: `SSB phase, defocus ${s.defocus} Å` }];
+      }
+      if (signal.aborted) return;
+      this.shown = shown;
+      this.renderShown();
+      s.virtualQuery = query;
+      s.virtualSource = source;
+      const where = source === 'browser'
+        ? `browser WebGPU, detector bin ${this.browser!.bin}${this.browser!.bin > 1 ? ' (approximate geometry)' : ' (exact)'}`
+        : `server (${isProductCache(ds) ? 'product cache' : ds.backend}): compute ${ms.toFixed(1)} ms`;
+      real.text.textContent = `${where}, round trip ${(performance.now() - t0).toFixed(1)} ms`;
+      s.virtualVersion++;
+    });
+    if (!this.inflight.get('product') || this.closed) s.busy = false;
+  }
+
+  private vectorPanels(row: Float32Array, col: Float32Array, title: string, unit: string): Shown[] {
+    const mag = row.map((v, i) => Math.hypot(v, col[i]));
+    return [
+      { panel: this.panels.real, values: mag, unit, title: `${title} (colour wheel: hue = direction, value = magnitude)`, wheel: { row, col } },
+      { panel: this.panels.real2, values: row, unit, title: `${title} row` },
+      { panel: this.panels.real3, values: col, unit, title: `${title} col` },
+    ];
+  }
+
+  private async postMask(mask: Uint8Array, signal: AbortSignal): Promise<{ values: Float64Array; ms: number }> {
+    const raw = await getRaw(datasetPath(this.ds.id, 'virtual?format=u64&dtype=uint8'), signal, {
+      method: 'POST', body: mask as BlobPart, headers: { 'Content-Type': 'application/octet-stream' },
+    });
+    return { values: Float64Array.from(new BigUint64Array(raw.data), (v) => Number(v)), ms: raw.computeMs };
+  }
+
+  // Re-renders the kept values with the current look (no request).
+  renderShown(): void {
+    const { real, real2, real3, fft } = this.panels;
+    const look = this.state.look;
+    const used = new Set(this.shown.map((x) => x.panel));
+    for (const p of [real2, real3]) p.show(used.has(p));
+    const cal = calibrationOf(this.ds);
+    for (const x of this.shown) {
+      const data = { values: x.values, rows: this.rows, cols: this.cols, unit: x.unit };
+      x.panel.setTitle(x.title);
+      x.panel.setScaleBar(cal.scan_step_angstrom ?? 0, 'Å', this.cols);
+      if (x.wheel) {
+        const w = colourWheel(x.wheel.row, x.wheel.col);
+        x.panel.drawRgba(w.rgba, data);
+        x.panel.drawWheelLegend(`${w.scale.toPrecision(3)}${x.unit ? ' ' + x.unit : ''} (99th percentile)`);
+        continue;
+      }
+      const r = render(x.values, look);
+      x.panel.drawRgba(r.rgba, data);
+      x.panel.drawScale(r, look.colormap, (v) => formatScaled(v, look.scale));
+    }
+    fft.show(this.state.fft);
+    if (this.state.fft && this.shown.length) {
+      const main = this.shown[0];
+      const values = fftLogMagnitude(main.values, this.rows, this.cols);
+      const r = render(values, { ...look, scale: 'linear' });
+      fft.drawRgba(r.rgba, { values, rows: this.rows, cols: this.cols, unit: 'log(1+|F|)' });
+      fft.setTitle(`FFT of ${main.title.replace(/ \(colour wheel.*\)/, ' magnitude')}`);
+      fft.drawScale(r, look.colormap, (v) => v.toPrecision(3));
+      const step = cal.scan_step_angstrom ?? 0;
+      fft.setScaleBar(step > 0 ? 1 / (step * this.cols) : 0, 'Å⁻¹', this.cols);
+    }
+    this.placeCursor();
+  }
+
+  // The diffraction frame of a scan position (newest wins), the cursor on the real-space panels.
+  async showFrame(row: number, col: number): Promise<void> {
+    if (isProductCache(this.ds)) return;
+    row = Math.min(Math.max(row, 0), this.rows - 1);
+    col = Math.min(Math.max(col, 0), this.cols - 1);
+    const { frame } = this.panels;
+    this.state.frame = { ...this.state.frame, row, col };
+    this.placeCursor();
+    await this.run('frame', 'frame', [frame], async (signal) => {
+      const { bytes, computeMs } = await getBytes(datasetPath(this.ds.id, `frame?row=${row}&col=${col}&format=png`), signal);
+      if (signal.aborted) return;
+      await drawPng(frame.canvas, bytes);
+      frame.data = { values: null, rows: this.ds.shape[2], cols: this.ds.shape[3], unit: '' };
+      frame.version++;
+      this.state.frame = { row, col, version: this.state.frame.version + 1, bytes };
+      frame.text.textContent = `scan (${row}, ${col}), ${computeMs.toFixed(1)} ms`;
+    });
+  }
+
+  placeCursor(): void {
+    const { row, col } = this.state.frame;
+    for (const p of [this.panels.real, this.panels.real2, this.panels.real3, this.panels.fft]) {
+      let c = p.stack.querySelector<HTMLElement>('.cursor');
+      if (!c) {
+        c = document.createElement('div');
+        c.className = 'cursor';
+        p.stack.append(c);
+      }
+      const show = row >= 0 && p !== this.panels.fft;
+      c.style.display = show ? 'block' : 'none';
+      c.style.left = `${((col + 0.5) / this.cols) * 100}%`;
+      c.style.top = `${((row + 0.5) / this.rows) * 100}%`;
+    }
+  }
+
+  describeDetector(d: Detector): string {
+    const mrad = calibrationOf(this.ds).detector_mrad_per_pixel;
+    const m = (...px: number[]) => (mrad ? ` (${px.map((p) => (p * mrad).toFixed(1)).join('..')} mrad)` : '');
+    const c = `centre (${d.cr.toFixed(2)}, ${d.cc.toFixed(2)})`;
+    switch (d.kind) {
+      case 'disk': return `disk ${c}, r ${d.r.toFixed(2)} px${m(d.r)}`;
+      case 'annulus': return `annulus ${c}, ${d.inner.toFixed(2)}..${d.outer.toFixed(2)} px${m(d.inner, outerRadius(d))}`;
+      case 'rectangle': return `rectangle ${c}, half height ${d.h.toFixed(2)}, half width ${d.w.toFixed(2)} px`;
+      case 'point': return `point (${Math.round(d.cr)}, ${Math.round(d.cc)})`;
+      case 'quadrants': return `4 quadrants ${c}, ${d.inner.toFixed(2)}..${d.outer.toFixed(2)} px${m(d.inner, d.outer)}`;
+    }
+  }
+
+  // Readout extra of a detector pixel: its scattering angle from the detector centre.
+  detectorAngle(row: number, col: number): string {
+    const mrad = calibrationOf(this.ds).detector_mrad_per_pixel;
+    const d = this.overlay?.detector;
+    if (!mrad || !d) return '';
+    const kr = (row - d.cr) * mrad, kc = (col - d.cc) * mrad;
+    return `k = (${kr.toFixed(1)}, ${kc.toFixed(1)}) mrad, |k| ${Math.hypot(kr, kc).toFixed(1)} mrad`;
+  }
+
+  scanPosition(row: number, col: number): string {
+    const step = calibrationOf(this.ds).scan_step_angstrom;
+    if (!step) return '';
+    const f = (v: number) => (v * step >= 10 ? `${((v * step) / 10).toFixed(2)} nm` : `${(v * step).toFixed(2)} Å`);
+    return `at (${f(row)}, ${f(col)})`;
+  }
+}
+
+function formatScaled(v: number, scale: string): string {
+  const shown = scale === 'log' ? Math.expm1(v) : scale === 'signed_log' ? Math.sign(v) * Math.expm1(Math.abs(v)) : v;
+  const a = Math.abs(shown);
+  return a !== 0 && (a < 1e-3 || a >= 1e5) ? shown.toExponential(2) : Number(shown.toPrecision(4)).toString();
+}
