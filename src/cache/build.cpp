@@ -23,8 +23,8 @@ std::string utc_now() {
   return buf;
 }
 
-nlohmann::json source_of(const Dataset& ds, const BuildOptions& o) {
-  const nlohmann::json& md = ds.metadata();
+nlohmann::json source_of(const workflow::ScanProducts& scan, const BuildOptions& o) {
+  const nlohmann::json& md = scan.metadata();
   std::string path = o.source_path;
   std::vector<std::string> parts;
   if (md.contains("file") && md["file"].is_object()) {
@@ -72,14 +72,19 @@ void write_geometry(hid_t file, const Geometry& g) {
 }  // namespace
 
 std::vector<std::string> build(const Dataset& ds, const std::string& out_path, const BuildOptions& options) {
+  workflow::DatasetProducts src(ds);
+  return build(src, out_path, options);
+}
+
+std::vector<std::string> build(workflow::ScanProducts& src, const std::string& out_path, const BuildOptions& options) {
   check_extra_detectors(options);
-  const nlohmann::json source = source_of(ds, options);  // before the (long) computation: the file as loaded
+  const nlohmann::json source = source_of(src, options);  // before the (long) computation: the file as loaded
   for (const auto& f : source["files"]) {  // never overwrite the raw data with its cache
     std::error_code ec;
     if (std::filesystem::equivalent(f.value("path", ""), out_path, ec))
       throw InvalidArgument("the cache '" + out_path + "' would overwrite its source file; choose another -o");
   }
-  const ProductSet set = compute_products(ds, options);
+  const ProductSet set = compute_products(src, options);
   const std::string tmp = out_path + ".tmp-" + std::to_string(::getpid());
   std::vector<std::string> names;
   try {
@@ -89,7 +94,7 @@ std::vector<std::string> build(const Dataset& ds, const std::string& out_path, c
     h5io::write_string(file, "qgpu_version", kVersion);
     h5io::write_string(file, "created_utc", utc_now());
     h5io::write_string(file, "source", source.dump());
-    nlohmann::json described = describe(ds);
+    nlohmann::json described = src.describe();
     h5io::write_string(file, "dataset", described.dump());
     h5io::write_string(file, "unavailable", nlohmann::json(set.unavailable).dump());
     nlohmann::json index = nlohmann::json::object();

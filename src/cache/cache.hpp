@@ -20,6 +20,7 @@
 #include "core/error.hpp"
 #include "core/image.hpp"
 #include "resident/dataset.hpp"
+#include "workflow/scan_products.hpp"
 
 namespace qgpu::cache {
 
@@ -50,6 +51,9 @@ struct BuildOptions {
 // Computes every product from `ds` (on its backend) and writes `out_path` (a temporary file renamed into place).
 // Returns the names of the products written. IoError when the file cannot be written.
 std::vector<std::string> build(const Dataset& ds, const std::string& out_path, const BuildOptions& options = {});
+// The same through the workflow interface (an MPI run: row slabs gathered at rank 0, src/mpi).
+std::vector<std::string> build(workflow::ScanProducts& src, const std::string& out_path,
+                               const BuildOptions& options = {});
 
 // True when `path` is an HDF5 file whose root carries the qgpu_cache marker attribute (never throws).
 bool is_cache_file(const std::string& path);

@@ -69,29 +69,28 @@ void check_extra_detectors(const BuildOptions& o) {
   }
 }
 
-ProductSet compute_products(const Dataset& ds, const BuildOptions& o) {
+ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& o) {
   check_extra_detectors(o);  // before any work
   auto step = [&](const std::string& s) {
     if (o.on_step) o.on_step(s);
   };
   ProductSet out;
-  const Shape4D& s = ds.shape();
+  const Shape4D& s = src.shape();
 
   step("sum_pattern");
-  out.products.push_back(product("sum_pattern", "patterns", detector::sum_pattern(ds)));
+  out.products.push_back(product("sum_pattern", "patterns", src.summed()));
   step("mean_pattern");
-  out.products.push_back(product("mean_pattern", "patterns", detector::mean_pattern(ds)));
+  out.products.push_back(product("mean_pattern", "patterns", src.mean_pattern()));
 
   step("frame_totals");
   detector::Mask all = detector::from_weights(s.det_rows, s.det_cols,
                                               std::vector<std::uint32_t>(s.det_rows * s.det_cols, 1));
   all.description = {{"kind", "whole detector"}};
-  Image<std::uint64_t> totals = detector::virtual_image(ds, all);
-  totals.provenance.operation = "detector.frame_totals";
+  Image<std::uint64_t> totals = src.virtual_image(all, "detector.frame_totals");
   out.products.push_back(product("frame_totals", "scan", std::move(totals)));
 
   step("geometry");
-  const detector::DiskFit fit = detector::fit_bf_disk(ds);
+  const detector::DiskFit fit = src.fit_bf_disk();
   Geometry& g = out.geometry;
   g.disk_center_row = fit.center_row;
   g.disk_center_col = fit.center_col;
@@ -100,9 +99,9 @@ ProductSet compute_products(const Dataset& ds, const BuildOptions& o) {
   g.scan_cols = s.scan_cols;
   g.det_rows = s.det_rows;
   g.det_cols = s.det_cols;
-  if (ds.metadata().contains("calibration")) g.calibration = ds.metadata()["calibration"];
+  if (src.metadata().contains("calibration")) g.calibration = src.metadata()["calibration"];
   g.provenance = {{"operation", "detector.fit_bf_disk"},
-                  {"backend", backend_name(ds.backend())},
+                  {"backend", backend_name(src.backend())},
                   {"method", "mean pattern pixels above half maximum: centroid and equal-area radius"},
                   {"calibration_from", "source file metadata (/entry/calibration)"},
                   {"version", kVersion}};
@@ -112,13 +111,13 @@ ProductSet compute_products(const Dataset& ds, const BuildOptions& o) {
   const DerivedRadii r = derive_radii(fit.radius, cr, cc, s.det_rows, s.det_cols);
   auto add_disk = [&](const std::string& name, double radius) {
     step(name);
-    Product p = product(name, "virtual", detector::bf(ds, radius, center));
+    Product p = product(name, "virtual", src.bf(radius, center));
     p.attributes["detector"] = disk_detector(cr, cc, radius);
     out.products.push_back(std::move(p));
   };
   auto add_annulus = [&](const std::string& name, double inner, double outer) {
     step(name);
-    Product p = product(name, "virtual", detector::adf(ds, inner, outer, center));
+    Product p = product(name, "virtual", src.adf(inner, outer, center));
     p.attributes["detector"] = annulus_detector(cr, cc, inner, outer);
     out.products.push_back(std::move(p));
   };
@@ -137,7 +136,7 @@ ProductSet compute_products(const Dataset& ds, const BuildOptions& o) {
   for (const AdfRange& a : o.adf_ranges) add_annulus(adf_name(a.inner, a.outer), a.inner, a.outer);
 
   step("com");
-  const dpc::ComResult com = dpc::center_of_mass(ds);
+  const dpc::ComResult com = src.center_of_mass();
   Product cr_p = product("com_row", "dpc", com.com_row), cc_p = product("com_col", "dpc", com.com_col);
   out.products.push_back(std::move(cr_p));
   out.products.push_back(std::move(cc_p));
@@ -155,7 +154,7 @@ ProductSet compute_products(const Dataset& ds, const BuildOptions& o) {
   step("rotation");
   dpc::RotationResult rot;
   try {
-    rot = dpc::calibrate_rotation(ds, d);  // CoM curl, or the parallax shift field when that is not determined
+    rot = src.calibrate_rotation(d);  // CoM curl, or the parallax shift field when that is not determined
   } catch (const InvalidArgument& e) {
     for (const char* n : {"rotation", "field_row", "field_col", "idpc"})
       out.unavailable[n] = std::string("rotation calibration failed: ") + e.what();

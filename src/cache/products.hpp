@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/cache.hpp"
+#include "workflow/scan_products.hpp"
 
 namespace qgpu::cache {
 
@@ -40,6 +41,7 @@ std::string adf_name(double inner, double outer);
 // InvalidArgument for a radius <= 0 or not finite, an annulus without 0 <= inner < outer, or one given twice.
 void check_extra_detectors(const BuildOptions& options);
 
-ProductSet compute_products(const Dataset& ds, const BuildOptions& options);
+// The products through the workflow interface: one process (a Dataset) or an MPI run (row slabs, src/mpi).
+ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& options);
 
 }  // namespace qgpu::cache

@@ -6,7 +6,10 @@
 #include "cli/commands.hpp"
 #include "cli/load_flags.hpp"
 #include "cli/progress.hpp"
+#include "cache/products.hpp"
 #include "io/hdf5/load.hpp"
+#include "mpi/split_run.hpp"
+#include "workflow/scan_products.hpp"
 
 namespace qgpu::cli {
 
@@ -26,22 +29,29 @@ void run(const CacheArgs& a) {
   if (cache::is_cache_file(a.file))
     throw InvalidArgument("'" + a.file + "' is already a product cache: give the raw data file");
   if (a.adf.size() % 2 != 0) throw InvalidArgument("--adf takes pairs of radii INNER OUTER");
-  const io::LoadOptions lo = load_options(a.backend, a.dataset, a.load);
-  const auto t0 = std::chrono::steady_clock::now();
-  const Dataset ds = io::load(a.file, lo);
-  end_progress_line();
-  const double load_s = seconds_since(t0);
-  const Shape4D& s = ds.shape();
-  std::printf("loaded %zux%zux%zux%zu %s on %s in %.2f s\n", s.scan_rows, s.scan_cols, s.det_rows, s.det_cols,
-              dtype_name(ds.dtype()).c_str(), backend_name(ds.backend()).c_str(), load_s);
+  io::LoadOptions lo = load_options(a.backend, a.dataset, a.load);
   cache::BuildOptions bo;
   bo.bf_radii = a.bf;
   for (std::size_t i = 0; i + 1 < a.adf.size(); i += 2) bo.adf_ranges.push_back({a.adf[i], a.adf[i + 1]});
-  const auto t1 = std::chrono::steady_clock::now();
-  const std::vector<std::string> names = cache::build(ds, a.out, bo);
-  std::printf("wrote %zu products to %s in %.2f s:", names.size(), a.out.c_str(), seconds_since(t1));
-  for (const std::string& n : names) std::printf(" %s", n.c_str());
-  std::printf("\n");
+  cache::check_extra_detectors(bo);  // before any loading
+  // The cache workflow, written once: one process passes its Dataset, an MPI run its gathered row slabs.
+  std::string load_time;  // one process: how long the load took (an MPI run lists each rank's)
+  const auto pipeline = [&](workflow::ScanProducts& src) {
+    std::printf("%s%s\n", src.summary().c_str(), load_time.c_str());
+    const auto t1 = std::chrono::steady_clock::now();
+    const std::vector<std::string> names = cache::build(src, a.out, bo);
+    std::printf("wrote %zu products to %s in %.2f s:", names.size(), a.out.c_str(), seconds_since(t1));
+    for (const std::string& n : names) std::printf(" %s", n.c_str());
+    std::printf("\n");
+  };
+  if (mpi::launched_with_ranks()) return mpi::run_split(a.file, lo, pipeline);
+  const auto t0 = std::chrono::steady_clock::now();
+  workflow::DatasetProducts src(io::load(a.file, lo));
+  end_progress_line();
+  char buf[64];
+  std::snprintf(buf, sizeof buf, " in %.2f s", seconds_since(t0));
+  load_time = buf;
+  pipeline(src);
 }
 
 }  // namespace

@@ -16,6 +16,8 @@
 #include "dpc/idpc.hpp"
 #include "dpc/rotation.hpp"
 #include "io/hdf5/load.hpp"
+#include "mpi/split_run.hpp"
+#include "workflow/scan_products.hpp"
 
 namespace qgpu::cli {
 
@@ -66,35 +68,28 @@ Checked check(const ImageArgs& a, bool want_bf, bool want_adf) {
   return c;
 }
 
-void run(const ImageArgs& a, bool want_bf, bool want_adf) {
-  const Checked checked = check(a, want_bf, want_adf);
-  io::LoadOptions lo = load_options(a.backend, a.dataset, a.load);
-  lo.scan_region = region_of(a.scan_region);
-  lo.detector_region = region_of(a.det_region);
-  lo.bin_scan = a.bin_scan;
-  lo.bin_detector = a.bin_det;
-  const Dataset ds = io::load(a.file, lo);
-  const Shape4D& s = ds.shape();
-  std::printf("loaded %zux%zux%zux%zu %s on %s (%s)\n", s.scan_rows, s.scan_cols, s.det_rows, s.det_cols,
-              dtype_name(ds.dtype()).c_str(), backend_name(ds.backend()).c_str(), ds.residency().c_str());
+// The image workflow, written once: one process passes its Dataset, an MPI run its gathered row slabs (src/mpi).
+void compute_and_write(workflow::ScanProducts& src, const ImageArgs& a, const Checked& checked, bool want_bf,
+                       bool want_adf) {
+  std::printf("%s\n", src.summary().c_str());
   const std::filesystem::path& dir = checked.dir;
   const display::DisplayOptions& look = checked.look;
   std::optional<detector::Center> center;
   if (!a.center.empty()) center = detector::Center{a.center[0], a.center[1]};
 
   if (a.mean) {  // .npy holds the mean counts; the PNG shows the dark-field halo too (display/pattern.hpp)
-    const Image<float> mean = detector::mean_pattern(ds);
+    const Image<float> mean = src.mean_pattern();
     write_outputs(dir, "mean_pattern", mean, display::pattern_display_options(a.colormap), &display::pattern_log);
   }
   if (want_bf) {
-    write_outputs(dir, "bf", detector::bf(ds, checked.bf_radius, center), look);
+    write_outputs(dir, "bf", src.bf_with_defaults(checked.bf_radius, center), look);
   }
   if (want_adf) {
-    const detector::AnnulusRadii radii = checked.adf ? *checked.adf : detector::default_adf_radii(ds, center);
-    write_outputs(dir, "adf", detector::adf(ds, radii.inner, radii.outer, center), look);
+    const detector::AnnulusRadii radii = checked.adf ? *checked.adf : src.default_adf_radii(center);
+    write_outputs(dir, "adf", src.adf(radii.inner, radii.outer, src.center_or_fit(center)), look);
   }
   if (a.com || a.dpc || a.idpc) {
-    const dpc::ComResult com = dpc::center_of_mass(ds);
+    const dpc::ComResult com = src.center_of_mass();
     if (a.com) {
       write_outputs(dir, "com_row", com.com_row, look);
       write_outputs(dir, "com_col", com.com_col, look);
@@ -103,7 +98,7 @@ void run(const ImageArgs& a, bool want_bf, bool want_adf) {
     double angle = 0;
     bool transpose = false;
     if (a.rotation.empty()) {
-      const dpc::RotationResult rot = dpc::calibrate_rotation(ds, d);  // CoM curl, or parallax when defocused
+      const dpc::RotationResult rot = src.calibrate_rotation(d);  // CoM curl, or parallax when defocused
       angle = rot.angle_deg;
       transpose = rot.transpose;
       std::ofstream((dir / "rotation.json").string()) << rot.provenance.to_json().dump(2) << "\n";
@@ -126,6 +121,19 @@ void run(const ImageArgs& a, bool want_bf, bool want_adf) {
     }
     if (a.idpc) write_outputs(dir, "idpc", dpc::idpc(gr, gc), look);
   }
+}
+
+void run(const ImageArgs& a, bool want_bf, bool want_adf) {
+  const Checked checked = check(a, want_bf, want_adf);
+  io::LoadOptions lo = load_options(a.backend, a.dataset, a.load);
+  lo.scan_region = region_of(a.scan_region);
+  lo.detector_region = region_of(a.det_region);
+  lo.bin_scan = a.bin_scan;
+  lo.bin_detector = a.bin_det;
+  const auto pipeline = [&](workflow::ScanProducts& src) { compute_and_write(src, a, checked, want_bf, want_adf); };
+  if (mpi::launched_with_ranks()) return mpi::run_split(a.file, lo, pipeline);
+  workflow::DatasetProducts src(io::load(a.file, lo));
+  pipeline(src);
 }
 
 CacheImageRequest cache_request(const ImageArgs& a, bool want_bf, bool want_adf) {
@@ -189,7 +197,10 @@ void add_image(CLI::App& app) {
     if (!want_bf && !want_adf && !a->com && !a->dpc && !a->idpc && !a->mean)
       throw CLI::ValidationError("image", "choose at least one of --bf, --adf, --com, --dpc, --idpc, --mean");
     run_command([&] {
-      if (cache::is_cache_file(a->file)) return image_from_cache(cache_request(*a, want_bf, want_adf));
+      if (cache::is_cache_file(a->file)) {
+        if (mpi::launched_with_ranks() && mpi::launcher_rank() != 0) return;  // rank 0 answers from the cache alone
+        return image_from_cache(cache_request(*a, want_bf, want_adf));
+      }
       run(*a, want_bf, want_adf);
     });
   });

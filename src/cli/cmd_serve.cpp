@@ -33,6 +33,7 @@ void add_serve(CLI::App& app) {
       ->check(CLI::Range(std::size_t(1), std::size_t(1) << 20));
   cmd->callback([a] {
     a->serve.window_limit_bytes = a->window_limit_mib << 20;
+    a->serve.max_heavy_requests = remote::heavy_slots_for(a->devices.size(), a->serve.max_heavy_requests);
     if (!remote::is_loopback_host(a->serve.host) && a->serve.token.empty())  // fail before loading anything
       throw InvalidArgument("binding to the non-loopback host '" + a->serve.host + "' requires --token");
     remote::CatalogOptions co;

@@ -1,5 +1,8 @@
 // qgpu ssb FILE: single-side-band ptychography (optionally fitting the defocus first).
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <numeric>
 #include <filesystem>
 #include <fstream>
 
@@ -8,7 +11,10 @@
 #include "cli/load_flags.hpp"
 #include "cli/outputs.hpp"
 #include "cli/progress.hpp"
+#include "detector/virtual_detector.hpp"
 #include "io/hdf5/load.hpp"
+#include "mpi/split_run.hpp"
+#include "workflow/scan_products.hpp"
 #include "ssb/ssb.hpp"
 
 namespace qgpu::cli {
@@ -46,13 +52,10 @@ std::filesystem::path check(const SsbArgs& a) {
   return output_folder(a.out);
 }
 
-void run(const SsbArgs& a) {
-  const std::filesystem::path dir = check(a);
-  const io::LoadOptions lo = load_options(a.backend, a.dataset, a.load);
-  const Dataset ds = io::load(a.file, lo);
+ssb::SsbParams params_for(const SsbArgs& a, const nlohmann::json& metadata) {
   ssb::SsbParams p;
-  if (ds.metadata().contains("calibration") && ds.metadata()["calibration"].contains("energy_kev"))
-    p = ssb::params_from_metadata(ds);
+  if (metadata.contains("calibration") && metadata["calibration"].contains("energy_kev"))
+    p = ssb::params_from_metadata(metadata);
   if (a.energy) p.energy_kev = *a.energy;
   if (a.semiangle) p.semiangle_mrad = *a.semiangle;
   if (a.step) p.scan_step_angstrom = *a.step;
@@ -61,6 +64,11 @@ void run(const SsbArgs& a) {
   p.transpose = a.transpose;
   if (a.defocus) p.aberrations.C1 = *a.defocus;
   p.weighting = ssb::parse_weighting(a.weighting);
+  return p;
+}
+
+// The SSB workflow on a dataset holding the whole scan: the optional fit, then the reconstruction or preview.
+void fit_and_reconstruct(const Dataset& ds, ssb::SsbParams p, const SsbArgs& a, const std::filesystem::path& dir) {
   if (a.fit_trials > 0) {
     ssb::FitOptions o;
     o.trials = a.fit_trials;
@@ -91,6 +99,34 @@ void run(const SsbArgs& a) {
   std::printf("  weighting      %s (%s)\n", r.provenance.parameters.at("weighting").get<std::string>().c_str(),
               r.provenance.parameters.at("weighting_reason").get<std::string>().c_str());
   write_outputs(dir, a.preview ? "ssb_preview_phase" : "ssb_phase", r.phase, look);
+}
+
+// SSB needs the whole field: an MPI run gathers the BF disk (with a margin) of every frame at rank 0 and runs the
+// same workflow there on that crop, with the disk centre (fitted on the gathered sum pattern) moved into it. The
+// crop starts on a multiple of the detector binnings, so the binned K blocks are those of one process.
+void gathered_ssb(workflow::ScanProducts& src, const SsbArgs& a, const std::filesystem::path& dir) {
+  std::printf("%s\n", src.summary().c_str());
+  ssb::SsbParams p = params_for(a, src.metadata());
+  const detector::DiskFit fit = src.fit_bf_disk();
+  const Shape4D& s = src.shape();
+  const double cr = fit.center_row, cc = fit.center_col;
+  const double radius = p.detector_mrad_per_pixel > 0 && p.semiangle_mrad > 0 ? p.semiangle_mrad / p.detector_mrad_per_pixel
+                                                                               : fit.radius;
+  const std::size_t align = std::lcm(std::max<std::size_t>(a.preview, 1), a.fit_trials > 0 ? a.bin : 1);
+  const Region box = workflow::bf_disk_box(fit, radius, s.det_rows, s.det_cols, align);
+  const Dataset crop = src.detector_crop(box);
+  p.disk_center = std::pair<double, double>{cr - double(box.row0), cc - double(box.col0)};
+  if (!(p.detector_mrad_per_pixel > 0) && !p.disk_radius) p.disk_radius = fit.radius;
+  fit_and_reconstruct(crop, p, a, dir);
+}
+
+void run(const SsbArgs& a) {
+  const std::filesystem::path dir = check(a);
+  const io::LoadOptions lo = load_options(a.backend, a.dataset, a.load);
+  if (mpi::launched_with_ranks())
+    return mpi::run_split(a.file, lo, [&](workflow::ScanProducts& src) { gathered_ssb(src, a, dir); });
+  const Dataset ds = io::load(a.file, lo);
+  fit_and_reconstruct(ds, params_for(a, ds.metadata()), a, dir);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "cli/progress.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "mpi/split_run.hpp"
 
 namespace {
 
@@ -34,6 +35,11 @@ int main(int argc, char** argv) {
     qgpu::cli::add_ssb(app);
     qgpu::cli::add_parallax(app);
     qgpu::cli::add_movie(app);
+    for (int i = 1; i < argc; ++i)  // under mpirun: only the commands that split the scan
+      if (argv[i][0] != '-') {
+        qgpu::mpi::check_command_splits(argv[i]);
+        break;
+      }
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     qgpu::cli::end_progress_line();

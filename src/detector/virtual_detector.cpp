@@ -128,13 +128,14 @@ Image<std::uint64_t> sum_pattern(const Dataset& ds) {
   return img;
 }
 
-Image<float> mean_pattern(const Dataset& ds) {
-  const Image<std::uint64_t> sum = sum_pattern(ds);
+Image<float> mean_pattern(const Dataset& ds) { return mean_from_sum(sum_pattern(ds), ds.shape().frames()); }
+
+Image<float> mean_from_sum(const Image<std::uint64_t>& sum, std::size_t frames) {
   Image<float> img;
   img.rows = sum.rows;
   img.cols = sum.cols;
   img.data.resize(sum.data.size());
-  const double n = double(ds.shape().frames());
+  const double n = double(frames);
   for (std::size_t i = 0; i < sum.data.size(); ++i) img.data[i] = float(double(sum.data[i]) / n);
   img.provenance = sum.provenance;
   img.provenance.operation = "detector.mean_pattern";
@@ -144,7 +145,12 @@ Image<float> mean_pattern(const Dataset& ds) {
 
 DiskFit fit_bf_disk(const Dataset& ds) {
   if (auto c = ds.cached("bf_disk_fit")) return *static_cast<DiskFit*>(c.get());
-  const Image<std::uint64_t> sum = sum_pattern(ds);
+  auto fit = std::make_shared<DiskFit>(fit_bf_disk(sum_pattern(ds)));
+  ds.set_cached("bf_disk_fit", fit);
+  return *fit;
+}
+
+DiskFit fit_bf_disk(const Image<std::uint64_t>& sum) {
   std::uint64_t mx = 0;
   for (std::uint64_t v : sum.data) mx = std::max(mx, v);
   if (mx == 0) throw InvalidArgument("cannot find the bright-field disk: the dataset holds no counts");
@@ -156,16 +162,18 @@ DiskFit fit_bf_disk(const Dataset& ds) {
         sr += double(r);
         sc += double(c);
       }
-  auto fit = std::make_shared<DiskFit>(DiskFit{sr / n, sc / n, std::sqrt(n / M_PI)});
-  ds.set_cached("bf_disk_fit", fit);
-  return *fit;
+  return DiskFit{sr / n, sc / n, std::sqrt(n / M_PI)};
 }
 
 AnnulusRadii default_adf_radii(const Dataset& ds, std::optional<Center> center) {
-  const DiskFit fit = fit_bf_disk(ds);
-  const Center c = center ? *center : Center{fit.center_row, fit.center_col};
   const Shape4D& s = ds.shape();
-  const double edge = std::min({c.first, double(s.det_rows) - 1 - c.first, c.second, double(s.det_cols) - 1 - c.second});
+  return default_adf_radii(fit_bf_disk(ds), s.det_rows, s.det_cols, center);
+}
+
+AnnulusRadii default_adf_radii(const DiskFit& fit, std::size_t det_rows, std::size_t det_cols,
+                               std::optional<Center> center) {
+  const Center c = center ? *center : Center{fit.center_row, fit.center_col};
+  const double edge = std::min({c.first, double(det_rows) - 1 - c.first, c.second, double(det_cols) - 1 - c.second});
   AnnulusRadii r{1.2 * fit.radius, std::min(3.0 * fit.radius, edge)};
   if (!(r.outer > r.inner))
     throw InvalidArgument("no room for a dark-field ring: the BF disk (radius " + std::to_string(fit.radius) +

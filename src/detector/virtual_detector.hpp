@@ -36,6 +36,10 @@ struct DiskFit {
   double center_row = 0, center_col = 0, radius = 0;
 };
 DiskFit fit_bf_disk(const Dataset& ds);
+// The same fit from a summed pattern (the one implementation; the dataset version caches its result).
+DiskFit fit_bf_disk(const Image<std::uint64_t>& sum_pattern);
+// The mean pattern from the summed pattern of `frames` frames (the one implementation of mean_pattern).
+Image<float> mean_from_sum(const Image<std::uint64_t>& sum_pattern, std::size_t frames);
 
 // ADF radii where the dark-field scattering of the sample is: inner = 1.2 x the fitted BF disk radius (just
 // outside the disk edge), outer = min(3 x that radius, distance from the centre to the nearest detector edge).
@@ -44,5 +48,8 @@ struct AnnulusRadii {
   double inner = 0, outer = 0;
 };
 AnnulusRadii default_adf_radii(const Dataset& ds, std::optional<Center> center = {});
+// The same radii from a fit on a det_rows x det_cols detector.
+AnnulusRadii default_adf_radii(const DiskFit& fit, std::size_t det_rows, std::size_t det_cols,
+                               std::optional<Center> center = {});
 
 }  // namespace qgpu::detector

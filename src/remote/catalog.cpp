@@ -67,16 +67,20 @@ Catalog load_catalog(const std::vector<std::string>& files, const CatalogOptions
                               std::to_string(detect().device_count) + " CUDA devices)");
   if (backend == Backend::cpu && !o.devices.empty())
     std::fprintf(stderr, "qgpu serve: --devices ignored with the cpu backend\n");
+  std::vector<bool> is_cache(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) is_cache[i] = cache::is_cache_file(files[i]);
+  const std::vector<int> placed =
+      place_files(is_cache, o.devices, backend == Backend::cuda, backend == Backend::cuda ? current_device() : -1);
   Catalog catalog;
   for (std::size_t i = 0; i < files.size(); ++i) {
-    if (cache::is_cache_file(files[i])) {
+    if (is_cache[i]) {
       cache::Cache c = cache::open(files[i]);
       for (const std::string& change : c.stale())
         std::fprintf(stderr, "qgpu serve: warning: cache '%s' is stale: %s\n", files[i].c_str(), change.c_str());
       catalog.add_cache(id_from_path(files[i]), std::move(c), files[i]);
       continue;
     }
-    const int device = (backend == Backend::cuda && !o.devices.empty()) ? o.devices[i % o.devices.size()] : -1;
+    const int device = placed[i];
     DeviceGuard guard(device);
     io::LoadOptions lo;
     lo.backend = backend_name(backend);
@@ -84,6 +88,7 @@ Catalog load_catalog(const std::vector<std::string>& files, const CatalogOptions
     lo.scan_cols = o.scan_cols;
     lo.pixel_mask = o.pixel_mask;
     lo.representation = o.representation;
+    lo.admission_limit_bytes = o.admission_limit_bytes;
     if (o.show_progress) {
       const std::string label = files[i];
       lo.progress = [label, last = -1](double f) mutable {
@@ -93,9 +98,28 @@ Catalog load_catalog(const std::vector<std::string>& files, const CatalogOptions
         std::fprintf(stderr, "qgpu serve: loading %s %d%%\n", label.c_str(), pct);
       };
     }
-    catalog.add(id_from_path(files[i]), io::load(files[i], lo), device, files[i]);
+    try {
+      catalog.add(id_from_path(files[i]), io::load(files[i], lo), device, files[i]);
+    } catch (const OutOfMemory& e) {  // admission (InvalidArgument) or allocation: name the device it was placed on
+      if (device < 0) throw;
+      throw OutOfMemory("'" + files[i] + "' does not fit on CUDA device " + std::to_string(device) + ": " + e.what());
+    } catch (const InvalidArgument& e) {
+      if (device < 0) throw;
+      throw InvalidArgument("'" + files[i] + "' placed on CUDA device " + std::to_string(device) + ": " + e.what());
+    }
   }
   return catalog;
+}
+
+std::vector<int> place_files(const std::vector<bool>& is_cache, const std::vector<int>& devices, bool cuda,
+                             int current) {
+  std::vector<int> out(is_cache.size(), -1);
+  std::size_t turn = 0;
+  for (std::size_t i = 0; i < is_cache.size(); ++i) {
+    if (is_cache[i] || !cuda) continue;
+    out[i] = devices.empty() ? current : devices[turn++ % devices.size()];
+  }
+  return out;
 }
 
 nlohmann::json describe_served(const ServedDataset& s) {
@@ -113,6 +137,17 @@ nlohmann::json describe_served(const ServedDataset& s) {
   j["id"] = s.id;
   j["file"] = s.path;
   j["device"] = s.device;
+  nlohmann::json placement = {{"backend", j.value("backend", "")}, {"device", s.device},
+                              {"memory", s.cache ? "host" : (s.ds.backend() == Backend::cuda ? "gpu" : "host")}};
+  for (const char* k : {"representation", "resident_bytes", "dense_bytes"})
+    if (j.contains(k)) placement[k] = j[k];
+  if (!s.cache) {  // the admission decision of the load, on that device
+    const nlohmann::json& params = s.ds.provenance().parameters;
+    if (params.contains("admission"))
+      for (const char* k : {"limit_bytes", "free_bytes"})
+        if (params["admission"].contains(k)) placement["admission_" + std::string(k)] = params["admission"][k];
+  }
+  j["placement"] = placement;
   return j;
 }
 

@@ -50,10 +50,17 @@ struct CatalogOptions {
   std::size_t scan_rows = 0, scan_cols = 0;  // given scan shape for every file (0 = from the file)
   std::string pixel_mask = "keep";          // io::LoadOptions::pixel_mask
   std::string representation = "auto";      // io::LoadOptions::representation
+  std::size_t admission_limit_bytes = 0;    // io::LoadOptions::admission_limit_bytes (0: 80% of the free memory)
 };
 Catalog load_catalog(const std::vector<std::string>& files, const CatalogOptions& options);
 
-// describe(ds) plus the id, file and device index.
+// Where each file goes: -1 for a product cache (no device) or the cpu backend; on cuda the raw files take
+// `devices` round robin (product caches take no turn), or `current` (the current device) when none are given.
+std::vector<int> place_files(const std::vector<bool>& is_cache, const std::vector<int>& devices, bool cuda,
+                             int current);
+
+// describe(ds) plus the id, file, device index and "placement": backend, device, memory ("gpu" | "host"),
+// resident_bytes, dense_bytes, representation and the load's admission limit and free memory on that device.
 nlohmann::json describe_served(const ServedDataset& s);
 
 // Runs f(s) with the dataset's device current and its work mutex held; returns f's result and the

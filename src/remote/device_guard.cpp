@@ -8,6 +8,12 @@
 
 namespace qgpu::remote {
 
+int current_device() {
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess) return 0;
+  return current;
+}
+
 DeviceGuard::DeviceGuard(int device) {
   if (device < 0) return;
   int current = 0;

@@ -3,6 +3,9 @@
 // Device -1 means "no particular device" (cpu datasets, or a single-GPU server): nothing is changed.
 namespace qgpu::remote {
 
+// The CUDA device current on this thread (cudaGetDevice); 0 when it cannot be asked.
+int current_device();
+
 class DeviceGuard {
  public:
   explicit DeviceGuard(int device);

@@ -18,6 +18,7 @@ struct ServeOptions {
   std::size_t window_limit_bytes = kDefaultWindowLimitBytes;
   bool log_requests = true;  // one line per request on stderr
   std::size_t max_heavy_requests = 4;  // computations / mask bodies / windows at once; more wait, then 503
+                                       // (qgpu serve --devices raises it to 4 per device: heavy_slots_for)
   int heavy_wait_ms = 2000;            // how long a heavy request waits for a slot
   int threads = 64;                    // connection threads (a slow client holds one until its read timeout)
 };
@@ -25,6 +26,12 @@ struct ServeOptions {
 // True when the host resolves and every address it names is loopback (127.0.0.0/8, ::1): the address is
 // parsed (names resolved), not matched as text, so "127.0.0.1.example.com" is loopback only if it resolves so.
 bool is_loopback_host(const std::string& host);
+
+// Heavy-request slots for datasets on `devices` GPUs: `base` per device (at least `base`), so that datasets on
+// different GPUs compute concurrently rather than queueing behind one device's share.
+inline std::size_t heavy_slots_for(std::size_t devices, std::size_t base = 4) {
+  return base * (devices > 1 ? devices : 1);
+}
 
 // <directory of the running executable>/web when it holds index.html, else the build output folder of
 // src/remote/web (compile definition QGPU_WEB_DIR).

@@ -244,8 +244,9 @@ double number(const nlohmann::json& cal, const char* key) {
 
 }  // namespace detail
 
-SsbParams params_from_metadata(const Dataset& ds) {
-  const nlohmann::json& md = ds.metadata();
+SsbParams params_from_metadata(const Dataset& ds) { return params_from_metadata(ds.metadata()); }
+
+SsbParams params_from_metadata(const nlohmann::json& md) {
   if (!md.is_object() || !md.contains("calibration") || !md.at("calibration").is_object())
     throw InvalidArgument("ssb: dataset metadata has no calibration object");
   const nlohmann::json& cal = md.at("calibration");

@@ -90,6 +90,7 @@ struct SsbParams {
 // energy_kev, semiangle_mrad, scan_step_angstrom (required: InvalidArgument when missing), optional
 // detector_mrad_per_pixel, rotation_deg and defocus_angstrom (-> aberrations.C1, the nominal defocus).
 SsbParams params_from_metadata(const Dataset& ds);
+SsbParams params_from_metadata(const nlohmann::json& metadata);  // the same from the metadata object
 
 struct SsbResult {
   Image<float> phase, amplitude;  // scan_rows x scan_cols

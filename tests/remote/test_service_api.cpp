@@ -45,6 +45,11 @@ TEST(RemoteApi, ListsDatasetsWithTheirDescription) {
   EXPECT_EQ(d["storage_schema"], Dataset::kStorageSchema);
   EXPECT_TRUE(d.contains("provenance"));
   EXPECT_EQ(d["device"], -1);
+  // placement and memory of the dataset, as /api/datasets reports them for every served dataset
+  EXPECT_EQ(d["placement"]["device"], -1);
+  EXPECT_EQ(d["placement"]["memory"], "host");
+  EXPECT_EQ(d["placement"]["resident_bytes"], 8u * 8 * 32 * 32 * 2);
+  EXPECT_EQ(d["placement"]["dense_bytes"], 8u * 8 * 32 * 32 * 2);
 }
 
 TEST(RemoteApi, VirtualBrightFieldBytesEqualTheLibrary) {
