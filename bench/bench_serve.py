@@ -47,6 +47,9 @@ try:
         "max pattern (f32, computed once)": f"/api/datasets/{ds_id}/max_pattern?format=f32",
         "4-quadrant segment: POST uint8 mask (u64)": None,
     }
+    if os.environ.get("QGPU_BENCH_SERVE_SKIP"):  # names to leave out, comma separated (e.g. a known slow one)
+        for skip in os.environ["QGPU_BENCH_SERVE_SKIP"].split(","):
+            cases.pop(skip, None)
     det_r, det_c = items[0]["shape"][2], items[0]["shape"][3]
     shape = "x".join(map(str, items[0]["shape"]))
     quadrant = bytes(1 if (r - det_r // 2) ** 2 + (c - det_c // 2) ** 2 <= 32 ** 2 and r < det_r // 2 and c >= det_c // 2

@@ -39,8 +39,9 @@ Image<std::uint64_t> masked_image(const Dataset& ds, const Mask& mask, const std
   nlohmann::json params = {{"mask", mask.description}, {"mask_pixels", mask.nonzero()}};
   if (ds.encoded()) {  // both backends: the plan's strategy on the encoded streams
     const SumPlan plan = plan_masked_sum(mask);
-    params["strategy"] = "encoded " + strategy_name(plan.strategy);
-    img.data = encoded_path::masked_sum(ds, plan);
+    std::string used;
+    img.data = encoded_path::masked_sum(ds, plan, &used);
+    params["strategy"] = "encoded " + used;
   } else if (ds.backend() == Backend::cuda) {
     const SumPlan plan = plan_masked_sum(mask);
     params["strategy"] = strategy_name(plan.strategy);

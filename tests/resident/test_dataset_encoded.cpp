@@ -1,3 +1,4 @@
+#include <algorithm>
 // The encoded representation wired into Dataset and load (cpu backend): the same sample loaded dense and encoded
 // gives the same counts and every query the same integers (exact) and the same float bits (same arithmetic).
 #include <gtest/gtest.h>
@@ -165,8 +166,27 @@ TEST(DatasetEncoded, VirtualDetectorsAreIdentical) {
   for (std::size_t i = 0; i < P; i += 5) sparse[i] = std::uint32_t(1 + i % 13);
   for (std::size_t i = 0; i < P; i += 9) uniform[i] = 0;
   for (std::size_t i = 0; i < P; ++i) weighted[i] = i % 4 == 0 ? 0 : std::uint32_t(1000 + i);
+  // A uniform mask over > half the detector is summed as total minus the complement's streams, or directly over
+  // its own streams when those are cheaper (cost per pixel min(sum over frames, frames)): expected from the
+  // dense sum pattern here. bright_out leaves out the brightest 10% of the pixels (expensive complement).
+  const std::vector<std::uint64_t> pattern = detector::sum_pattern(d).data;
+  const std::uint64_t frames = d.shape().scan_rows * d.shape().scan_cols;
+  const auto uniform_strategy = [&](const std::vector<std::uint32_t>& w) {
+    std::uint64_t own = 0, rest = 0;
+    for (std::size_t i = 0; i < P; ++i) (w[i] ? own : rest) += std::min<std::uint64_t>(pattern[i], frames);
+    return own < rest ? std::string("encoded sparse (mask streams cheaper than the complement's)")
+                      : std::string("encoded total-minus-complement");
+  };
+  std::vector<std::uint32_t> order(P), bright_out(P, 3);
+  for (std::size_t i = 0; i < P; ++i) order[i] = std::uint32_t(i);
+  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return pattern[a] > pattern[b]; });
+  for (std::size_t k = 0; k < P / 10; ++k) bright_out[order[k]] = 0;
   const std::vector<std::pair<std::vector<std::uint32_t>, std::string>> masks = {
-      {sparse, "encoded sparse"}, {uniform, "encoded total-minus-complement"}, {weighted, "encoded dense"}};
+      {sparse, "encoded sparse"},
+      {uniform, uniform_strategy(uniform)},
+      {bright_out, uniform_strategy(bright_out)},
+      {weighted, "encoded dense"}};
+  EXPECT_EQ(masks[2].second, "encoded sparse (mask streams cheaper than the complement's)");  // both ways tested
   for (const auto& [w, strategy] : masks) {
     const detector::Mask m = detector::from_weights(20, 24, w);
     const Image<std::uint64_t> a = detector::virtual_image(e, m), b = detector::virtual_image(d, m);
