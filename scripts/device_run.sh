@@ -43,7 +43,7 @@ for s in "$@"; do
     detector) step bench_detector 200 $B/bench_detector /tmp/qb/s512.h5 ;;
     ssb) step bench_ssb 200 $B/bench_ssb /tmp/qb/s512.h5 ;;
     parallax) step bench_parallax 120 $B/bench_parallax /tmp/qb/s512.h5 512 192 ;;
-    serve) step bench_serve 200 python3 bench/bench_serve.py $B/qgpu /tmp/qb/s512.h5 ;;
+    serve) step bench_serve 200 python3 bench/bench_serve.py $B/qgpu /tmp/qb/s512.h5 ;;  # QGPU_BENCH_SERVE_SKIP=names
     *) echo "unknown step $s" ;;
   esac
 done
