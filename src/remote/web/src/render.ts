@@ -2,8 +2,7 @@
 // hover readout, histogram, contrast, gamma, colormap, scale and .npy export all work on the same numbers).
 // With the defaults (viridis, linear, 0..100 %, gamma 1) the picture is display::render's, pixel for pixel.
 import { colorIndex } from '../../../display/webgpu/colormap';
-import { VIRIDIS_RGB } from '../../../display/webgpu/viridis_table';
-import { INFERNO_RGB, MAGMA_RGB, PLASMA_RGB } from './colormap_tables';
+import { COLORMAP_RGB } from '../../../display/webgpu/colormap_tables';
 
 export type Scale = 'linear' | 'log' | 'signed_log';
 export const SCALES: Scale[] = ['linear', 'log', 'signed_log'];
@@ -22,15 +21,9 @@ export const DEFAULT_LOOK: Look = { colormap: 'viridis', scale: 'linear', plo: 0
 export const isDefaultLook = (l: Look) =>
   l.colormap === 'viridis' && l.scale === 'linear' && l.plo === 0 && l.phi === 100 && l.gamma === 1;
 
-const GRAY_RGB = Array.from({ length: 768 }, (_, i) => Math.floor(i / 3));
+// The colour tables of display::render (one copy, shared with the browser-compute display).
 export function tableOf(name: ColormapName): readonly number[] {
-  switch (name) {
-    case 'inferno': return INFERNO_RGB;
-    case 'magma': return MAGMA_RGB;
-    case 'plasma': return PLASMA_RGB;
-    case 'gray': return GRAY_RGB;
-    default: return VIRIDIS_RGB;
-  }
+  return COLORMAP_RGB[name] ?? COLORMAP_RGB.viridis;
 }
 
 // display/scale.hpp: linear v; log log(1 + max(v, 0)); signed_log sign(v) log(1 + |v|).
