@@ -19,8 +19,9 @@ export interface SsbParams {
   scanStepAngstrom: number;
   detectorMradPerPixel: number;
   diskCenter: [number, number];   // detector (row, col) of the BF disk centre
-  rotationDeg: number;
-  detectorBin: number;
+  rotationDeg: number;            // as qgpu ssb --rotation (dpc::rotate_field's sense, docs/conventions.md)
+  transpose?: boolean;            // as qgpu ssb --transpose: detector row/col swapped before the rotation
+  detectorBin: number;            // the weighting is qgpu ssb's "amplitude" (least squares)
   aberrations: Aberrations;
 }
 
@@ -66,8 +67,9 @@ export function makePlan(scanRows: number, scanCols: number, detRows: number, de
     let sy = 0, sx = 0;
     for (const q of pix) {
       const y = (Math.floor(q / detCols) - cr) * dk, x = ((q % detCols) - cc) * dk;
-      sy += st * x + ct * y;
-      sx += ct * x - st * y;
+      const dy = p.transpose ? x : y, dx = p.transpose ? y : x;  // detector -> scan frame, as src/ssb/ssb.cpp
+      sy += ct * dy - st * dx;
+      sx += st * dy + ct * dx;
       pixels.push(q);
     }
     ky.push(sy / pix.length);

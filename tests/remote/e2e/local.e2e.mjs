@@ -241,19 +241,21 @@ try {
   await run.check('qgpu sample file: WebGPU SSB at a given defocus on a binned detector within 2e-4 rad of qgpu ssb --preview (CPU)', async () => {
     if (!adapter) return { skip: 'no WebGPU adapter' };
     const notes = [];
-    for (const [defocus, bin] of [[50, 2], [-120, 1], [0, 4]]) {
+    // The browser's SSB is qgpu ssb's amplitude weighting; rotation and transpose in the same convention.
+    for (const [defocus, bin, rot] of [[50, 2, []], [-120, 1, ['--rotation', '30']], [0, 4, ['--rotation', '-75', '--transpose']]]) {
       const out = join(tmp, `ssb_${bin}`);
-      execFileSync(opt.qgpu, ['ssb', sample, '--defocus', String(defocus), '--preview', String(bin), '--backend', 'cpu', '-o', out], { stdio: 'pipe' });
+      execFileSync(opt.qgpu, ['ssb', sample, '--defocus', String(defocus), '--preview', String(bin), '--weighting', 'amplitude',
+        ...rot, '--backend', 'cpu', '-o', out], { stdio: 'pipe' });
       const want = readNpyF32(join(out, 'ssb_preview_phase.npy'));
       const pr = JSON.parse(readFileSync(join(out, 'ssb_preview_phase.json'), 'utf8')).result.parameters;
       const params = { energyKev: pr.energy_kev, semiangleMrad: pr.semiangle_mrad, scanStepAngstrom: pr.scan_step_angstrom,
         detectorMradPerPixel: pr.detector_mrad_per_pixel, diskCenter: pr.disk_center, rotationDeg: pr.rotation_deg,
-        detectorBin: pr.detector_bin, aberrations: pr.aberrations };
+        transpose: pr.transpose, detectorBin: pr.detector_bin, aberrations: pr.aberrations };
       const got = await page.evaluate((p) => window.qgpuLocal.ssb(p), params);
       const d = got.reduce((m, v, i) => Math.max(m, Math.abs(v - want[i])), 0);
       const span = Math.max(...want) - Math.min(...want);
       assert(got.length === want.length && d <= 2e-4, `defocus ${defocus}, bin ${bin}: max |phase diff| ${d} rad (phase span ${span})`);
-      notes.push(`C1 ${defocus}, bin ${bin} (${pr.k_groups} K groups): ${d.toExponential(2)} rad of ${span.toFixed(3)}`);
+      notes.push(`C1 ${defocus}, bin ${bin}, rotation ${pr.rotation_deg}${pr.transpose ? ' transposed' : ''} (${pr.k_groups} K groups): ${d.toExponential(2)} rad of ${span.toFixed(3)}`);
     }
     return notes.join('; ');
   });
