@@ -1,6 +1,6 @@
 # Sourced on the device machine: use the carried libraries (.devlib) and the bitshuffle plugin.
 here=$(pwd)
-for t in .devpack/devbin.tar.xz .devpack/devlib.tar.xz; do [ -f "$t" ] && tar xJf "$t"; done
+for t in .devpack/devbin.tar.xz .devpack/devlib.tar.xz .devpack/devinc.tar.xz; do [ -f "$t" ] && tar xJf "$t"; done
 export LD_LIBRARY_PATH=$here/.devbin:$here/.devlib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export QGPU_BSHUF_PLUGIN=$here/.devlib/plugins/libh5bshuf.so
 export QGPU_TEST_TMP=/tmp/qgpu-test

@@ -14,12 +14,16 @@ cp /usr/lib/x86_64-linux-gnu/hdf5/serial/plugins/libh5bshuf.so .devlib/plugins/
 for f in .devbin/* .devlib/plugins/*; do ldd "$f" 2>/dev/null | awk '/=> \//{print $3}'; done | sort -u |
   grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so|/usr/local/cuda|libquantem_gpu' |
   while read -r lib; do cp -L "$lib" .devlib/; done
-# Python module and package, when built.
-# (the Python module is built for this machine's Python; the device image has 3.12)
+# Headers the Python binding needs besides ours, pybind11 and Python's (scripts/device_python.sh builds the module
+# there for the image's own Python).
+rm -rf .devinc && mkdir -p .devinc/hdf5
+cp -r /usr/include/nlohmann .devinc/
+cp -r /usr/include/hdf5/serial .devinc/hdf5/
 du -sh .devbin .devlib
 # The FFmpeg libraries pull in many codec libraries: what travels is compressed (.devpack, under the 64 MiB limit);
 # scripts/device_env.sh unpacks it on the device machine.
 rm -rf .devpack && mkdir -p .devpack
 tar cf - .devbin | xz -T0 -6 > .devpack/devbin.tar.xz
 tar cf - .devlib | xz -T0 -6 > .devpack/devlib.tar.xz
+tar cf - .devinc | xz -T0 -6 > .devpack/devinc.tar.xz
 du -sh .devpack

@@ -1,0 +1,24 @@
+#!/bin/bash
+# Builds the Python module (quantem.gpu._qgpu) for the device machine's own python3 (3.12 on the H200 image) against
+# the carried libquantem_gpu.so, then runs the Python tests there (the CUDA ones included). The binding sources need
+# our headers, pybind11 and the Python headers (both in the image), nlohmann-json and the HDF5 headers (carried in
+# .devpack as .devinc by scripts/device_pack.sh). usage (in a device call): bash scripts/device_python.sh [PYTEST ARGS]
+set -uo pipefail
+source scripts/device_env.sh
+PY=${PYTHON:-python3}
+py_inc=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+pybind_inc=$($PY -c 'import pybind11; print(pybind11.get_include())' 2>/dev/null || echo /usr/include)
+ext=$($PY -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+out=${QGPU_PY_OUT:-/tmp/qgpu-py}
+rm -rf "$out" && mkdir -p "$out/obj" && cp -r python/quantem "$out/"
+echo "python $($PY --version 2>&1), module $ext, compiler $(${CXX:-c++} --version | head -1)"
+for f in python/src/*.cpp; do
+  ${CXX:-c++} -O2 -std=c++20 -fPIC -fvisibility=hidden -Isrc -I.devinc -I.devinc/hdf5/serial -I"$py_inc" \
+    -I"$pybind_inc" -c "$f" -o "$out/obj/$(basename "$f" .cpp).o" &
+done
+wait
+${CXX:-c++} -shared "$out"/obj/*.o -L.devbin -lquantem_gpu -Wl,-rpath,"$PWD/.devbin" -o "$out/quantem/gpu/_qgpu$ext" ||
+  { echo "linking the module failed"; exit 1; }
+# A module built by a newer compiler needs the image's newer libstdc++ (backward compatible with our libraries).
+if [ -n "${QGPU_SYSTEM_LIBSTDCXX:-1}" ]; then rm -f .devlib/libstdc++.so.6* .devlib/libgcc_s.so.1; fi
+PYTHONPATH="$out" $PY -m pytest -q -p no:cacheprovider tests/python "$@"
