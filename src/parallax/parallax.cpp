@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/fftw_planner.hpp"
+#include "detector/disk_defaults.hpp"
 #include "detector/virtual_detector.hpp"
 #include "parallax/parallax_backend.hpp"
 #include "ssb/ssb_math.hpp"
@@ -59,15 +60,11 @@ detail::Plan make_plan(const Dataset& ds, const ParallaxParams& p, Geometry& geo
   require(sh.frame_pixels() < (std::size_t(1) << 32) && sh.scan_rows < (std::size_t(1) << 20) &&
               sh.scan_cols < (std::size_t(1) << 20),
           "dataset too large");
-  std::optional<detector::DiskFit> fitted;
-  auto disk_fit = [&]() -> const detector::DiskFit& {
-    if (!fitted) fitted = detector::fit_bf_disk(ds);
-    return *fitted;
-  };
-  geo.center_row = p.disk_center ? p.disk_center->first : disk_fit().center_row;
-  geo.center_col = p.disk_center ? p.disk_center->second : disk_fit().center_col;
-  geo.center_source = p.disk_center ? "given" : "fitted BF disk";
-  geo.radius_px = p.disk_radius ? *p.disk_radius : disk_fit().radius;
+  const detector::DiskDefaults disk(ds, p.disk_center, p.disk_radius);
+  geo.center_row = disk.center_row();
+  geo.center_col = disk.center_col();
+  geo.center_source = disk.center_source();
+  geo.radius_px = disk.radius();
   require(geo.radius_px > 0, "the BF disk has zero radius");
   geo.mrad_per_px = p.detector_mrad_per_pixel;
   geo.mrad_source = "given";

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "detector/disk_defaults.hpp"
 #include "detector/virtual_detector.hpp"
 #include "ssb/ssb_backend.hpp"
 #include "ssb/ssb_internal.hpp"
@@ -59,17 +60,13 @@ Plan make_plan(const Dataset& ds, const SsbParams& p, std::size_t bin, nlohmann:
           "dataset too large");
 
   // Disk centre and pixel size: given, or from the BF disk fit (only computed when needed).
-  std::optional<detector::DiskFit> fitted;
-  auto disk_fit = [&]() -> const detector::DiskFit& {
-    if (!fitted) fitted = detector::fit_bf_disk(ds);
-    return *fitted;
-  };
-  const double cr = p.disk_center ? p.disk_center->first : disk_fit().center_row;
-  const double cc = p.disk_center ? p.disk_center->second : disk_fit().center_col;
+  const detector::DiskDefaults disk(ds, p.disk_center, p.disk_radius);
+  const double cr = disk.center_row();
+  const double cc = disk.center_col();
   std::string mrad_source = "given";
   double mrad = p.detector_mrad_per_pixel;
   if (!(mrad > 0)) {
-    const double r = p.disk_radius ? *p.disk_radius : disk_fit().radius;
+    const double r = disk.radius();
     require(r > 0, "the fitted BF disk has zero radius");
     mrad = p.semiangle_mrad / r;
     mrad_source = p.disk_radius ? "semiangle / given disk_radius" : "semiangle / fitted BF disk radius";

@@ -1,0 +1,33 @@
+#pragma once
+// The one place where a computation's BF disk is defaulted: its centre and radius as given, else the fitted disk's
+// (detector::fit_bf_disk, computed only when something is missing and asked for). Used by SSB and parallax.
+#include <optional>
+#include <utility>
+
+#include "detector/virtual_detector.hpp"
+
+namespace qgpu::detector {
+
+class DiskDefaults {
+ public:
+  DiskDefaults(const Dataset& ds, std::optional<std::pair<double, double>> center, std::optional<double> radius)
+      : ds_(ds), center_(std::move(center)), radius_(radius) {}
+  double center_row() const { return center_ ? center_->first : fit().center_row; }
+  double center_col() const { return center_ ? center_->second : fit().center_col; }
+  double radius() const { return radius_ ? *radius_ : fit().radius; }
+  bool center_given() const { return center_.has_value(); }
+  bool radius_given() const { return radius_.has_value(); }
+  const char* center_source() const { return center_ ? "given" : "fitted BF disk"; }
+
+ private:
+  const DiskFit& fit() const {
+    if (!fit_) fit_ = fit_bf_disk(ds_);
+    return *fit_;
+  }
+  const Dataset& ds_;
+  std::optional<std::pair<double, double>> center_;
+  std::optional<double> radius_;
+  mutable std::optional<DiskFit> fit_;
+};
+
+}  // namespace qgpu::detector
