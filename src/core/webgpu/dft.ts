@@ -2,6 +2,7 @@
 // and ssb/webgpu. encode2d records a row pass and a column pass into a command encoder (data -> scratch ->
 // data), sign -1 forward, +1 inverse (unnormalised).
 import shaderSource from './dft.wgsl';
+import { compileShader } from './shader';
 
 export class Dft2dGpu {
   private twiddles = new Map<number, GPUBuffer>();
@@ -9,10 +10,7 @@ export class Dft2dGpu {
   private constructor(private device: GPUDevice, private pipeline: GPUComputePipeline) {}
 
   static async create(device: GPUDevice): Promise<Dft2dGpu> {
-    const module = device.createShaderModule({ code: shaderSource, label: 'dft.wgsl' });
-    const info = await module.getCompilationInfo();
-    const errors = info.messages.filter((m) => m.type === 'error');
-    if (errors.length) throw new Error('dft.wgsl: ' + errors.map((m) => m.message).join('; '));
+    const module = await compileShader(device, 'dft.wgsl', shaderSource);
     const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'dft_axis' } });
     return new Dft2dGpu(device, pipeline);
   }

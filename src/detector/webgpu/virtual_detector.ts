@@ -1,6 +1,8 @@
 // WebGPU virtual detector over a window of frames (virtual_detector.wgsl), plus the mask geometry and a CPU
 // reference with the same integer semantics as detector::virtual_image (exact uint64 sums).
 import shaderSource from './virtual_detector.wgsl';
+import { compileShader } from '../../core/webgpu/shader';
+import wideIntSource from '../../core/webgpu/wide_int.wgsl';
 
 export interface FrameBlock {
   frames: number;       // scan positions in the window
@@ -42,10 +44,7 @@ export class VirtualDetectorGpu {
   private constructor(private device: GPUDevice, private pipeline: GPUComputePipeline) {}
 
   static async create(device: GPUDevice): Promise<VirtualDetectorGpu> {
-    const module = device.createShaderModule({ code: shaderSource, label: 'virtual_detector.wgsl' });
-    const info = await module.getCompilationInfo();
-    const errors = info.messages.filter((m) => m.type === 'error');
-    if (errors.length) throw new Error('virtual_detector.wgsl: ' + errors.map((m) => m.message).join('; '));
+    const module = await compileShader(device, 'virtual_detector.wgsl', wideIntSource, shaderSource);
     const pipeline = await device.createComputePipelineAsync({
       layout: 'auto',
       compute: { module, entryPoint: 'masked_sum' },

@@ -1,6 +1,7 @@
 // WebGPU colormap (colormap.wgsl) and its double-precision reference, the formula of display::render.
 import shaderSource from './colormap.wgsl';
 import { VIRIDIS_RGB } from './viridis_table';
+import { compileShader } from '../../core/webgpu/shader';
 
 // RGBA table packed little-endian (r | g << 8 | b << 16 | a << 24), alpha 255.
 export function packedLut(rgb: readonly number[] = VIRIDIS_RGB): Uint32Array<ArrayBuffer> {
@@ -29,10 +30,7 @@ export class ColormapGpu {
   private constructor(private device: GPUDevice, private pipeline: GPUComputePipeline, private lut: GPUBuffer) {}
 
   static async create(device: GPUDevice, rgb: readonly number[] = VIRIDIS_RGB): Promise<ColormapGpu> {
-    const module = device.createShaderModule({ code: shaderSource, label: 'colormap.wgsl' });
-    const info = await module.getCompilationInfo();
-    const errors = info.messages.filter((m) => m.type === 'error');
-    if (errors.length) throw new Error('colormap.wgsl: ' + errors.map((m) => m.message).join('; '));
+    const module = await compileShader(device, 'colormap.wgsl', shaderSource);
     const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'colorize' } });
     const lut = device.createBuffer({ size: 1024, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
     device.queue.writeBuffer(lut, 0, packedLut(rgb));

@@ -7,6 +7,7 @@
 import shaderSource from './display.wgsl';
 import { COLORMAP_RGB } from './colormap_tables';
 import { colorIndex, packedLut } from './colormap';
+import { compileShader } from '../../core/webgpu/shader';
 
 export type Scale = 'linear' | 'log' | 'signed_log';
 export const COLORMAPS = ['viridis', 'magma', 'inferno', 'plasma', 'gray'] as const;
@@ -111,10 +112,7 @@ export class DisplayGpu {
   private constructor(private device: GPUDevice, private pipeline: GPUComputePipeline) {}
 
   static async create(device: GPUDevice): Promise<DisplayGpu> {
-    const module = device.createShaderModule({ code: shaderSource, label: 'display.wgsl' });
-    const info = await module.getCompilationInfo();
-    const errors = info.messages.filter((m) => m.type === 'error');
-    if (errors.length) throw new Error('display.wgsl: ' + errors.map((m) => m.message).join('; '));
+    const module = await compileShader(device, 'display.wgsl', shaderSource);
     const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'display' } });
     return new DisplayGpu(device, pipeline);
   }

@@ -3,6 +3,8 @@
 // detector centre), DPC = float32(double(CoM) - mean CoM) with the mean over all positions in double
 // (dpc/com.cpp centered_dpc). Equal to the CPU reference bit for bit; the tests allow 1e-5 pixel.
 import shaderSource from './com.wgsl';
+import { compileShader } from '../../core/webgpu/shader';
+import wideIntSource from '../../core/webgpu/wide_int.wgsl';
 
 export interface ComMaps {
   row: Float32Array;
@@ -69,10 +71,7 @@ export class ComGpu {
   private constructor(private device: GPUDevice, private pipeline: GPUComputePipeline) {}
 
   static async create(device: GPUDevice): Promise<ComGpu> {
-    const module = device.createShaderModule({ code: shaderSource, label: 'com.wgsl' });
-    const info = await module.getCompilationInfo();
-    const errors = info.messages.filter((m) => m.type === 'error');
-    if (errors.length) throw new Error('com.wgsl: ' + errors.map((m) => m.message).join('; '));
+    const module = await compileShader(device, 'com.wgsl', wideIntSource, shaderSource);
     const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'com_sums' } });
     return new ComGpu(device, pipeline);
   }

@@ -5,6 +5,7 @@
 // double): relative L2 difference <= 1e-5, the CUDA backend's tolerance (tests/remote/e2e/local.e2e.mjs measures and reports it).
 import shaderSource from './idpc.wgsl';
 import { Dft2dGpu } from '../../core/webgpu/dft';
+import { compileShader } from '../../core/webgpu/shader';
 
 export const IDPC_TOLERANCE_RELATIVE_L2 = 1e-5;
 
@@ -44,10 +45,7 @@ export class IdpcGpu {
   private constructor(private device: GPUDevice, private dft: Dft2dGpu, private coef: GPUComputePipeline) {}
 
   static async create(device: GPUDevice): Promise<IdpcGpu> {
-    const module = device.createShaderModule({ code: shaderSource, label: 'idpc.wgsl' });
-    const info = await module.getCompilationInfo();
-    const errors = info.messages.filter((m) => m.type === 'error');
-    if (errors.length) throw new Error('idpc.wgsl: ' + errors.map((m) => m.message).join('; '));
+    const module = await compileShader(device, 'idpc.wgsl', shaderSource);
     const dft = await Dft2dGpu.create(device);
     const coef = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'coefficient' } });
     return new IdpcGpu(device, dft, coef);

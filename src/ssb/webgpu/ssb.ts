@@ -5,6 +5,7 @@
 // max |phase difference| <= 2e-4 rad (upstream's SSB tolerance); tests/remote/e2e/local.e2e.mjs measures it.
 import shaderSource from './ssb.wgsl';
 import { Dft2dGpu } from '../../core/webgpu/dft';
+import { compileShader } from '../../core/webgpu/shader';
 
 export const SSB_PHASE_TOLERANCE_RAD = 2e-4;
 const APERTURE_SLACK = 1e-5, WEIGHT_FLOOR = 0.1;
@@ -102,10 +103,7 @@ export class SsbGpu {
   private constructor(private device: GPUDevice, private pipes: Record<'gather' | 'ssb_sums', GPUComputePipeline>, private dft: Dft2dGpu) {}
 
   static async create(device: GPUDevice): Promise<SsbGpu> {
-    const module = device.createShaderModule({ code: shaderSource, label: 'ssb.wgsl' });
-    const info = await module.getCompilationInfo();
-    const errors = info.messages.filter((m) => m.type === 'error');
-    if (errors.length) throw new Error('ssb.wgsl: ' + errors.map((m) => m.message).join('; '));
+    const module = await compileShader(device, 'ssb.wgsl', shaderSource);
     const make = (entryPoint: string) => device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint } });
     return new SsbGpu(device, { gather: await make('gather'), ssb_sums: await make('ssb_sums') }, await Dft2dGpu.create(device));
   }

@@ -3,6 +3,7 @@
 // whose framing is bad gets its status from the host and is not dispatched.
 import shaderSource from './bitshuffle_lz4.wgsl';
 import { ChunkDecodeError, planChunk } from './bitshuffle_ref';
+import { compileShader } from '../../../core/webgpu/shader';
 
 export const STATUS_TEXT = ['ok', 'LZ4 input overrun', 'LZ4 output overrun', 'bad LZ4 match offset', 'decoded size differs', 'bad chunk framing'];
 export const MAX_BLOCK_BYTES = 8192;
@@ -18,10 +19,7 @@ export class BitshuffleDecoderGpu {
   private constructor(private device: GPUDevice, private pipeline: GPUComputePipeline) {}
 
   static async create(device: GPUDevice): Promise<BitshuffleDecoderGpu> {
-    const module = device.createShaderModule({ code: shaderSource, label: 'bitshuffle_lz4.wgsl' });
-    const info = await module.getCompilationInfo();
-    const errors = info.messages.filter((m) => m.type === 'error');
-    if (errors.length) throw new Error('bitshuffle_lz4.wgsl: ' + errors.map((m) => m.message).join('; '));
+    const module = await compileShader(device, 'bitshuffle_lz4.wgsl', shaderSource);
     const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'decode_blocks' } });
     return new BitshuffleDecoderGpu(device, pipeline);
   }

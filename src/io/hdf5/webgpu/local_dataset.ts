@@ -6,6 +6,7 @@ import binSource from './bin_frames.wgsl';
 import { H5FormatError } from './byte_source';
 import { BitshuffleDecoderGpu, readBuffer } from './bitshuffle_gpu';
 import { ChunkDecodeError, decodeChunkRef } from './bitshuffle_ref';
+import { compileShader } from '../../../core/webgpu/shader';
 
 export interface FrameChunks {
   chunks: Uint8Array[];   // stored bytes of each frame's chunk
@@ -149,7 +150,7 @@ const BATCH_BYTES = 64 * 1024 * 1024;  // decoded (unbinned) u32 bytes per batch
 export class FrameBinnerGpu {
   private constructor(private device: GPUDevice, private pipeline: GPUComputePipeline) {}
   static async create(device: GPUDevice): Promise<FrameBinnerGpu> {
-    const module = device.createShaderModule({ code: binSource, label: 'bin_frames.wgsl' });
+    const module = await compileShader(device, 'bin_frames.wgsl', binSource);
     const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'bin_frames' } });
     return new FrameBinnerGpu(device, pipeline);
   }
