@@ -1,6 +1,7 @@
 #pragma once
 // The one place where a computation's BF disk is defaulted: its centre and radius as given, else the fitted disk's
-// (detector::fit_bf_disk, computed only when something is missing and asked for). Used by SSB and parallax.
+// (detector::fit_bf_disk, computed only when something is missing and asked for), and the detector sampling derived
+// from it. Used by SSB and parallax.
 #include <optional>
 #include <utility>
 
@@ -18,6 +19,18 @@ class DiskDefaults {
   bool center_given() const { return center_.has_value(); }
   bool radius_given() const { return radius_.has_value(); }
   const char* center_source() const { return center_ ? "given" : "fitted BF disk"; }
+
+  // Detector sampling: `given` mrad per pixel when > 0, else the semiangle over the disk radius (given or fitted;
+  // callers check that radius is > 0 first), with where it came from.
+  struct Sampling {
+    double mrad_per_pixel;
+    const char* source;
+  };
+  Sampling sampling(double given_mrad_per_pixel, double semiangle_mrad) const {
+    if (given_mrad_per_pixel > 0) return {given_mrad_per_pixel, "given"};
+    return {semiangle_mrad / radius(),
+            radius_ ? "semiangle / given disk_radius" : "semiangle / fitted BF disk radius"};
+  }
 
  private:
   const DiskFit& fit() const {

@@ -66,12 +66,9 @@ detail::Plan make_plan(const Dataset& ds, const ParallaxParams& p, Geometry& geo
   geo.center_source = disk.center_source();
   geo.radius_px = disk.radius();
   require(geo.radius_px > 0, "the BF disk has zero radius");
-  geo.mrad_per_px = p.detector_mrad_per_pixel;
-  geo.mrad_source = "given";
-  if (!(geo.mrad_per_px > 0)) {
-    geo.mrad_per_px = p.semiangle_mrad / geo.radius_px;
-    geo.mrad_source = p.disk_radius ? "semiangle / given disk_radius" : "semiangle / fitted BF disk radius";
-  }
+  const detector::DiskDefaults::Sampling sampling = disk.sampling(p.detector_mrad_per_pixel, p.semiangle_mrad);
+  geo.mrad_per_px = sampling.mrad_per_pixel;
+  geo.mrad_source = sampling.source;
   geo.lambda = ssb::detail::wavelength_angstrom(p.energy_kev);
   const double r_use = geo.radius_px - p.edge_px;
   require(r_use > 0, "no BF-disk pixels left after edge_px");

@@ -63,14 +63,8 @@ Plan make_plan(const Dataset& ds, const SsbParams& p, std::size_t bin, nlohmann:
   const detector::DiskDefaults disk(ds, p.disk_center, p.disk_radius);
   const double cr = disk.center_row();
   const double cc = disk.center_col();
-  std::string mrad_source = "given";
-  double mrad = p.detector_mrad_per_pixel;
-  if (!(mrad > 0)) {
-    const double r = disk.radius();
-    require(r > 0, "the fitted BF disk has zero radius");
-    mrad = p.semiangle_mrad / r;
-    mrad_source = p.disk_radius ? "semiangle / given disk_radius" : "semiangle / fitted BF disk radius";
-  }
+  if (!(p.detector_mrad_per_pixel > 0)) require(disk.radius() > 0, "the fitted BF disk has zero radius");
+  const auto [mrad, mrad_source] = disk.sampling(p.detector_mrad_per_pixel, p.semiangle_mrad);
 
   Plan plan;
   plan.scan_rows = sh.scan_rows;
