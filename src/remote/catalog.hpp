@@ -24,6 +24,7 @@ struct ServedDataset {
   std::shared_ptr<void> com_cache;  // dpc::ComResult, computed once (guarded by `work`)
   std::shared_ptr<void> ssb_cache;  // ssb::Reconstructor of the last preview bin (G(K, Q) kept; guarded by `work`)
   std::shared_ptr<void> max_cache;  // Image<float>: the max pattern, computed once (guarded by `work`)
+  std::shared_ptr<void> rotation_cache;  // dpc::RotationResult of the centred DPC, computed once (guarded by `work`)
   std::shared_ptr<const cache::Cache> cache;  // set: served from a product cache alone (`ds` is empty)
 };
 

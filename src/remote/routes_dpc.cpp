@@ -22,12 +22,8 @@ const dpc::ComResult& com_of(ServedDataset& s) {  // called with s.work held
 // The calibrated rotation of the dataset's centred DPC (default reference), computed once: the CoM curl minimum, or
 // the parallax shift field when that is not determined (dpc::calibrate_rotation(ds, dpc)).
 const dpc::RotationResult& rotation_of(ServedDataset& s, const dpc::DpcResult& d) {  // called with s.work held
-  std::shared_ptr<void> r = s.ds.cached("remote.calibrated_rotation");
-  if (!r) {
-    r = std::make_shared<dpc::RotationResult>(dpc::calibrate_rotation(s.ds, d));
-    s.ds.set_cached("remote.calibrated_rotation", r);
-  }
-  return *static_cast<const dpc::RotationResult*>(r.get());
+  if (!s.rotation_cache) s.rotation_cache = std::make_shared<dpc::RotationResult>(dpc::calibrate_rotation(s.ds, d));
+  return *static_cast<const dpc::RotationResult*>(s.rotation_cache.get());
 }
 
 struct Field {
