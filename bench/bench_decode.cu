@@ -1,5 +1,5 @@
 // GPU bitshuffle+LZ4 decode kernel alone: every compressed chunk of the file already in device memory, decoded into
-// the frames over and over (CUDA events, median of 10 after warm-up), once per decoder variant (how the warp reads
+// the frames over and over (bench/cuda_timer.hpp: median of 10 after 3 warm-ups), once per decoder variant (how the warp reads
 // the compressed block). GB/s of decoded output; the goal is >= 500.
 // usage: bench_decode FILE
 #include <cuda_runtime.h>
@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "bench_common.hpp"
+#include "cuda_timer.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/device_buffer.hpp"
 #include "io/hdf5/cuda/bitshuffle_lz4_decode.hpp"
@@ -48,25 +49,17 @@ int main(int argc, char** argv) {
   io::cuda::DecodeScratch scratch{bsrc.as<std::uint64_t>(), blen.as<std::uint32_t>(), n * mb};
   const unsigned long long none = ~0ull;
   err.upload(&none, 8);
-  cudaEvent_t e0, e1;
-  QGPU_CUDA(cudaEventCreate(&e0));
-  QGPU_CUDA(cudaEventCreate(&e1));
   const double decoded = double(n) * double(fi.frame_bytes());
   char shape[128];
   std::snprintf(shape, sizeof(shape), "%zux%zux%zux%zu %s", fi.shape.scan_rows, fi.shape.scan_cols, fi.shape.det_rows,
                 fi.shape.det_cols, dtype_name(fi.dtype).c_str());
   for (const auto variant : {io::cuda::DecodeVariant::kGlobal, io::cuda::DecodeVariant::kPrefetchL2,
                              io::cuda::DecodeVariant::kStageShared}) {
-    std::vector<double> ms;
-    for (int rep = 0; rep < 13; ++rep) {
-      QGPU_CUDA(cudaEventRecord(e0));
-      io::cuda::decode_bitshuffle_lz4(db, geo, out.data(), scratch, err.as<unsigned long long>(), nullptr, variant);
-      QGPU_CUDA(cudaEventRecord(e1));
-      QGPU_CUDA(cudaEventSynchronize(e1));
-      float m = 0;
-      QGPU_CUDA(cudaEventElapsedTime(&m, e0, e1));
-      if (rep >= 3) ms.push_back(m);
-    }
+    const double ms = bench::time_ms(
+        [&] {
+          io::cuda::decode_bitshuffle_lz4(db, geo, out.data(), scratch, err.as<unsigned long long>(), nullptr, variant);
+        },
+        10);
     unsigned long long e = 0;
     err.download(&e, 8);
     if (e != none) {
@@ -77,7 +70,7 @@ int main(int argc, char** argv) {
     const bool is_default = variant == io::cuda::kDefaultDecodeVariant;
     bench::row(std::string("decode kernel alone, variant ") + io::cuda::decode_variant_name(variant) +
                    (is_default ? " (default)" : ""),
-               shape, bench::median(ms) / 1e3, decoded,
+               shape, ms / 1e3, decoded,
                "GB/s of decoded output; " + std::to_string(host.size() >> 20) + " MiB compressed");
   }
   return 0;
