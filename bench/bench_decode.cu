@@ -1,6 +1,6 @@
 // GPU bitshuffle+LZ4 decode kernel alone: every compressed chunk of the file already in device memory, decoded into
-// the frames over and over (bench/cuda_timer.hpp: median of 10 after 3 warm-ups), once per decoder variant (how the warp reads
-// the compressed block). GB/s of decoded output; the goal is >= 500.
+// the frames over and over (bench/cuda_timer.hpp: median of 10 after 3 warm-ups), once per decoder variant (how the
+// warp reads the compressed block). GB/s of decoded output; the goal is >= 500.
 // usage: bench_decode FILE
 #include <cuda_runtime.h>
 
