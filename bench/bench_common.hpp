@@ -22,6 +22,19 @@ inline double median(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+// Median wall time in ms of `reps` calls of f after `warmups` calls (host timer: for public calls whose results
+// are on the host when they return).
+template <class F> double host_median_ms(F&& f, int warmups, int reps) {
+  for (int i = 0; i < warmups; ++i) f();
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const double t0 = now_s();
+    f();
+    t.push_back((now_s() - t0) * 1e3);
+  }
+  return median(t);
+}
+
 // The benchmark dataset: written once (simulated, bitshuffle+LZ4 through the HDF5 plugin) and reused.
 inline std::string ensure_sample(const std::string& path, std::size_t scan, std::size_t det, DType dtype) {
   if (std::filesystem::exists(path)) return path;

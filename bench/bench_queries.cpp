@@ -14,16 +14,7 @@ using namespace qgpu;
 
 namespace {
 
-double median_ms(const std::function<void()>& f) {
-  for (int i = 0; i < 2; ++i) f();
-  std::vector<double> t;
-  for (int i = 0; i < 10; ++i) {
-    const double t0 = bench::now_s();
-    f();
-    t.push_back((bench::now_s() - t0) * 1e3);
-  }
-  return bench::median(t);
-}
+double median_ms(const std::function<void()>& f) { return bench::host_median_ms(f, 2, 10); }
 
 }  // namespace
 

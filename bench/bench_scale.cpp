@@ -32,16 +32,7 @@ using namespace qgpu;
 
 namespace {
 
-double median_ms(const std::function<void()>& f, int reps = 5) {
-  f();
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    const double t0 = bench::now_s();
-    f();
-    t.push_back((bench::now_s() - t0) * 1e3);
-  }
-  return bench::median(t);
-}
+double median_ms(const std::function<void()>& f) { return bench::host_median_ms(f, 1, 5); }
 
 // BIG = SMALL's chunks tiled factor x factor over the scan, written with direct chunk writes.
 void write_tiled(const std::string& big, const std::string& small, std::size_t factor) {
