@@ -1,7 +1,9 @@
 // WebGPU colormap (colormap.wgsl) and its double-precision reference, the formula of display::render.
 import shaderSource from './colormap.wgsl';
-import { VIRIDIS_RGB } from './viridis_table';
+import { COLORMAP_RGB } from './colormap_tables';
 import { compileShader } from '../../core/webgpu/shader';
+
+const VIRIDIS_RGB = COLORMAP_RGB.viridis;
 
 // RGBA table packed little-endian (r | g << 8 | b << 16 | a << 24), alpha 255.
 export function packedLut(rgb: readonly number[] = VIRIDIS_RGB): Uint32Array<ArrayBuffer> {
