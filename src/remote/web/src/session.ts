@@ -233,7 +233,7 @@ export class Session {
         query = `ssb?format=f32&bin=${s.ssbBin}&defocus=${s.defocus}`;
         const r = await f32(query);
         ms = r.ms;
-        shown = [{ panel: real, values: r.values, unit: 'rad', title: `SSB phase, defocus ${s.defocus} Å` }];
+        shown = [{ panel: real, values: r.values, unit: 'rad', title: `SSB phase, C1 ${s.defocus} Å` }];
       }
       if (signal.aborted) return;
       this.shown = shown;
