@@ -21,15 +21,21 @@ def sample_path(tmp_path_factory):
 def h5py_path(tmp_path_factory):
     """A file written by h5py through the HDF5 bitshuffle plugin: an independent writer."""
     h5py = pytest.importorskip("h5py")
+    plugin = "/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins/libh5bshuf.so"  # Debian package 'bitshuffle'
+    if not os.path.exists(plugin):
+        pytest.skip(f"independent-writer tests need the HDF5 bitshuffle plugin ({plugin}); CI installs it")
     plugin_dir = tmp_path_factory.mktemp("plugin")
-    os.symlink("/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins/libh5bshuf.so", plugin_dir / "libh5bshuf.so")
+    os.symlink(plugin, plugin_dir / "libh5bshuf.so")
     os.environ["HDF5_PLUGIN_PATH"] = str(plugin_dir)  # only bitshuffle: other plugins there fail to load
     rng = np.random.default_rng(5)
     data = rng.poisson(3.0, size=(6 * 7, 40, 36)).astype(np.uint16)
     data[:, 18:22, 16:20] += 500  # a bright centre
     path = str(tmp_path_factory.mktemp("h5py") / "eiger_like.h5")
     with h5py.File(path, "w") as f:
-        ds = f.create_dataset("/entry/data/data", data=data, chunks=(1, 40, 36), compression=32008,
-                              compression_opts=(0, 2))
+        try:
+            ds = f.create_dataset("/entry/data/data", data=data, chunks=(1, 40, 36), compression=32008,
+                                  compression_opts=(0, 2))
+        except ValueError as e:  # e.g. an h5py wheel bundling its own HDF5, which cannot load Debian's plugin
+            pytest.skip(f"this h5py cannot write filter 32008 through {plugin} ({e}); CI runs these tests")
         ds.attrs["scan_shape"] = np.array([6, 7], dtype=np.int64)
     return path, data.reshape(6, 7, 40, 36)
