@@ -129,6 +129,18 @@ Image<std::uint64_t> sum_pattern(const Dataset& ds) {
   return img;
 }
 
+Image<std::uint64_t> max_pattern(const Dataset& ds) {
+  const Shape4D& s = ds.shape();
+  Image<std::uint64_t> img;
+  img.rows = s.det_rows;
+  img.cols = s.det_cols;
+  img.data = ds.encoded()                    ? encoded_path::max_pattern(ds)
+             : ds.backend() == Backend::cuda ? cuda::max_pattern(ds)
+                                             : cpu::max_pattern(ds);
+  img.provenance = provenance_for(ds, "detector.max_pattern", {img.rows, img.cols}, "uint64", nlohmann::json::object());
+  return img;
+}
+
 Image<float> mean_pattern(const Dataset& ds) { return mean_from_sum(sum_pattern(ds), ds.shape().frames()); }
 
 Image<float> mean_from_sum(const Image<std::uint64_t>& sum, std::size_t frames) {

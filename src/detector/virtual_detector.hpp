@@ -30,6 +30,8 @@ Image<std::uint64_t> df(const Dataset& ds, Center center, double radius);
 Image<std::uint64_t> sum_pattern(const Dataset& ds);
 // Mean diffraction pattern (sum / number of frames) as float32.
 Image<float> mean_pattern(const Dataset& ds);
+// Largest count of each detector pixel over all frames (detector-shaped), exact.
+Image<std::uint64_t> max_pattern(const Dataset& ds);
 
 // Bright-field disk from the mean pattern: pixels above half of the maximum, centroid and equal-area radius.
 struct DiskFit {

@@ -1,7 +1,6 @@
 // GET /api/datasets, /api/datasets/{id}/{mean_pattern, max_pattern, disk_fit, frame, browse_plan, window}.
 #include <algorithm>
 #include <limits>
-#include <thread>
 
 #include "detector/virtual_detector.hpp"
 #include "display/pattern.hpp"
@@ -46,49 +45,15 @@ void mean_pattern(Context& ctx, const httplib::Request& req, httplib::Response& 
   send_body(res, std::move(body));
 }
 
-// Largest count of each detector pixel over the scan, from the dataset's own counts read in blocks of whole scan
-// rows (at most kMaxPatternBlockBytes each), reduced on every host core (each thread owns a range of pixels);
-// computed once per dataset.
-constexpr std::size_t kMaxPatternBlockBytes = std::size_t(256) << 20;
-
+// Largest count of each detector pixel over the scan (detector::max_pattern on the dataset's backend), as float32.
 Image<float> compute_max_pattern(const Dataset& ds) {
-  const Shape4D& sh = ds.shape();
-  const std::size_t frame = sh.det_rows * sh.det_cols;
-  const std::size_t frame_bytes = frame * dtype_size(ds.dtype());
-  std::vector<std::uint32_t> most(frame, 0);
-  const std::size_t row_bytes = frame_bytes * sh.scan_cols;
-  const std::size_t rows_per_block = std::max<std::size_t>(1, row_bytes ? kMaxPatternBlockBytes / row_bytes : 1);
-  const std::size_t cols_per_block = row_bytes > kMaxPatternBlockBytes
-                                         ? std::max<std::size_t>(1, kMaxPatternBlockBytes / std::max<std::size_t>(1, frame_bytes))
-                                         : sh.scan_cols;
-  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 64);
-  const std::size_t per_thread = (frame + threads - 1) / threads;
-  for (std::size_t r0 = 0; r0 < sh.scan_rows; r0 += rows_per_block)
-    for (std::size_t c0 = 0; c0 < sh.scan_cols; c0 += cols_per_block) {
-      const Region region{r0, c0, std::min(rows_per_block, sh.scan_rows - r0), std::min(cols_per_block, sh.scan_cols - c0)};
-      const HostArray4D h = ds.read(region);
-      const std::size_t frames = region.rows * region.cols;
-      dispatch_count_dtype(h.dtype, [&](auto t) {
-        using T = decltype(t);
-        const T* src = h.as<T>();
-        std::vector<std::thread> pool;
-        for (std::size_t k0 = 0; k0 < frame; k0 += per_thread)
-          pool.emplace_back([&, k0] {
-            const std::size_t k1 = std::min(frame, k0 + per_thread);
-            for (std::size_t f = 0; f < frames; ++f) {
-              const T* fr = src + f * frame;
-              for (std::size_t k = k0; k < k1; ++k) most[k] = std::max<std::uint32_t>(most[k], fr[k]);
-            }
-          });
-        for (auto& th : pool) th.join();
-      });
-    }
+  const Image<std::uint64_t> most = detector::max_pattern(ds);
   Image<float> img;
-  img.rows = sh.det_rows;
-  img.cols = sh.det_cols;
-  img.data.assign(most.begin(), most.end());
-  img.provenance.operation = "remote.max_pattern";
-  img.provenance.backend = "cpu";
+  img.rows = most.rows;
+  img.cols = most.cols;
+  img.data.assign(most.data.begin(), most.data.end());
+  img.provenance = most.provenance;
+  img.provenance.output_dtype = "float32";
   return img;
 }
 

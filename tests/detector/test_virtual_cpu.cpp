@@ -70,6 +70,21 @@ TEST(VirtualCpu, BrightFieldDiskOfTheSample) {
   EXPECT_EQ(total, pattern_total);
 }
 
+TEST(VirtualCpu, MaxPatternIsThePerPixelMaximumOverFrames) {
+  const Dataset ds = test::synthetic<std::uint16_t>({5, 7, 9, 600}, 65535);  // 5400 pixels: several blocks
+  const Image<std::uint64_t> most = max_pattern(ds);
+  ASSERT_EQ(most.rows, 9u);
+  ASSERT_EQ(most.cols, 600u);
+  const HostArray4D all = ds.read();
+  const std::uint16_t* c = all.as<std::uint16_t>();
+  std::vector<std::uint64_t> want(9 * 600, 0);
+  for (std::size_t f = 0; f < 35; ++f)
+    for (std::size_t k = 0; k < want.size(); ++k) want[k] = std::max<std::uint64_t>(want[k], c[f * want.size() + k]);
+  EXPECT_EQ(most.data, want);
+  EXPECT_EQ(most.provenance.operation, "detector.max_pattern");
+  EXPECT_GT(*std::max_element(want.begin(), want.end()), 60000u);  // the synthetic counts reach the dtype's top
+}
+
 TEST(VirtualCpu, MaskMustMatchTheDetector) {
   const Dataset ds = test::synthetic<std::uint8_t>({2, 2, 8, 8}, 10);
   EXPECT_THROW(virtual_image(ds, disk(9, 8, 4, 4, 2)), InvalidArgument);

@@ -28,6 +28,8 @@ template <class T> void check_all_strategies(Shape4D s, std::uint32_t max_count)
     EXPECT_EQ(a.data, b.data) << dtype_name(dtype_of<T>::value) << " " << a.provenance.parameters.dump();
   }
   EXPECT_EQ(sum_pattern(gpu).data, sum_pattern(host).data);
+  EXPECT_EQ(max_pattern(gpu).data, max_pattern(host).data);
+  EXPECT_EQ(max_pattern(gpu).provenance.backend, "cuda");
 }
 
 }  // namespace

@@ -155,6 +155,7 @@ TEST(DatasetEncoded, VirtualDetectorsAreIdentical) {
   expect_same_image(detector::adf(e, 4, 9), detector::adf(d, 4, 9), "adf");
   expect_same_image(detector::df(e, {4, 5}, 3), detector::df(d, {4, 5}, 3), "df");
   expect_same_image(detector::sum_pattern(e), detector::sum_pattern(d), "sum pattern");
+  expect_same_image(detector::max_pattern(e), detector::max_pattern(d), "max pattern");
   const detector::DiskFit fd = detector::fit_bf_disk(d), fe = detector::fit_bf_disk(e);
   EXPECT_EQ(fe.center_row, fd.center_row);
   EXPECT_EQ(fe.radius, fd.radius);

@@ -58,6 +58,7 @@ TEST(DatasetEncodedCuda, EveryQueryMatchesDenseAndTheCpuReference) {
     EXPECT_EQ(detector::bf(*d).data, detector::bf(ref).data) << d->representation();
     EXPECT_EQ(detector::adf(*d, 4, 9).data, detector::adf(ref, 4, 9).data) << d->representation();
     EXPECT_EQ(detector::sum_pattern(*d).data, detector::sum_pattern(ref).data) << d->representation();
+    EXPECT_EQ(detector::max_pattern(*d).data, detector::max_pattern(ref).data) << d->representation();
     EXPECT_TRUE(same_bits(detector::mean_pattern(*d).data, detector::mean_pattern(ref).data)) << d->representation();
     std::vector<std::uint32_t> uniform(20 * 24, 3), weighted(20 * 24, 0);
     for (std::size_t i = 0; i < uniform.size(); i += 7) uniform[i] = 0;

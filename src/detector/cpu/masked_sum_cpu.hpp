@@ -11,5 +11,7 @@ namespace qgpu::detector::cpu {
 std::vector<std::uint64_t> masked_sum(const Dataset& ds, const Mask& mask);
 // Reference: per-pixel sum over all frames.
 std::vector<std::uint64_t> sum_pattern(const Dataset& ds);
+// Per-pixel maximum over frames, on every host core (each thread owns a range of pixels).
+std::vector<std::uint64_t> max_pattern(const Dataset& ds);
 
 }  // namespace qgpu::detector::cpu

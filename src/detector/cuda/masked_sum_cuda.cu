@@ -111,6 +111,18 @@ __global__ void sum_pattern_kernel(const T* data, std::size_t frame_px, std::siz
   atomicAdd(out + px, static_cast<unsigned long long>(acc));
 }
 
+// Per-pixel maximum over frames: each thread owns one pixel for a slice of frames, then takes the maximum atomically.
+template <class T>
+__global__ void max_pattern_kernel(const T* data, std::size_t frame_px, std::size_t frames, std::size_t slice,
+                                   unsigned* out) {
+  const std::size_t px = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (px >= frame_px) return;
+  const std::size_t f0 = blockIdx.y * slice, f1 = std::min(frames, f0 + slice);
+  unsigned most = 0;
+  for (std::size_t f = f0; f < f1; ++f) most = max(most, unsigned(data[f * frame_px + px]));
+  atomicMax(out + px, most);
+}
+
 unsigned grid_for(std::size_t items, std::size_t per_block) {
   return unsigned(std::max<std::size_t>(1, std::min<std::size_t>((items + per_block - 1) / per_block, 1u << 20)));
 }
@@ -191,6 +203,23 @@ std::vector<std::uint64_t> sum_pattern(const Dataset& ds) {
   std::vector<std::uint64_t> host(s.frame_pixels());
   out.download(host.data(), host.size() * 8);
   return host;
+}
+
+std::vector<std::uint64_t> max_pattern(const Dataset& ds) {
+  const Shape4D& s = ds.shape();
+  DeviceBuffer out(std::max<std::size_t>(s.frame_pixels(), 1) * 4);
+  QGPU_CUDA(cudaMemset(out.data(), 0, out.bytes()));
+  const std::size_t slice = std::max<std::size_t>(1, (s.frames() + 255) / 256);
+  const dim3 grid(unsigned((s.frame_pixels() + 255) / 256), unsigned((s.frames() + slice - 1) / slice));
+  dispatch_count_dtype(ds.dtype(), [&](auto z) {
+    using T = decltype(z);
+    max_pattern_kernel<T><<<grid, 256>>>(ds.device_buffer().as<T>(), s.frame_pixels(), s.frames(), slice,
+                                         out.as<unsigned>());
+    QGPU_CUDA_LAUNCHED("max_pattern_kernel");
+  });
+  std::vector<unsigned> host(s.frame_pixels());
+  out.download(host.data(), host.size() * 4);
+  return std::vector<std::uint64_t>(host.begin(), host.end());
 }
 
 }  // namespace qgpu::detector::cuda

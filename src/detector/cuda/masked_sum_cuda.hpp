@@ -34,5 +34,7 @@ std::vector<std::uint64_t> masked_sum(const Dataset& ds, const SumPlan& plan);
 
 // Per-pixel sum over all frames, copied back.
 std::vector<std::uint64_t> sum_pattern(const Dataset& ds);
+// Per-pixel maximum over frames.
+std::vector<std::uint64_t> max_pattern(const Dataset& ds);
 
 }  // namespace qgpu::detector::cuda

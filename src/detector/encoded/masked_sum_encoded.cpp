@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/parallel_for.hpp"
 #include "resident/encoded/encoded_resident.hpp"
 
 namespace qgpu::detector::encoded_path {
@@ -58,6 +59,35 @@ std::vector<std::uint64_t> masked_sum(const Dataset& ds, const SumPlan& plan, st
     }
   }
   throw Error("unknown masked-sum strategy");
+}
+
+std::vector<std::uint64_t> max_pattern(const Dataset& ds) {
+  const EncodedResident& e = resident(ds);
+  const std::size_t frames = e.layout().frames, frame_px = e.shape().frame_pixels();
+  const std::vector<std::uint64_t> pattern = e.sum_pattern();
+  std::vector<std::uint64_t> out(frame_px, 0);
+  const std::size_t group = std::max<std::size_t>(
+      1, (std::size_t(512) << 20) / std::max<std::size_t>(1, frames * dtype_size(e.dtype())));
+  std::vector<std::uint32_t> pixels;
+  auto flush = [&] {
+    if (pixels.empty()) return;
+    const std::vector<std::uint8_t> counts = e.pixels(pixels);
+    dispatch_count_dtype(e.dtype(), [&](auto z) {
+      using T = decltype(z);
+      const T* c = reinterpret_cast<const T*>(counts.data());
+      parallel_for(pixels.size(), [&](std::size_t j) {
+        out[pixels[j]] = *std::max_element(c + j * frames, c + (j + 1) * frames);
+      });
+    });
+    pixels.clear();
+  };
+  for (std::uint32_t p = 0; p < frame_px; ++p) {
+    if (pattern[p] == 0) continue;  // an all-zero stream: its maximum is 0
+    pixels.push_back(p);
+    if (pixels.size() == group) flush();
+  }
+  flush();
+  return out;
 }
 
 std::vector<std::uint64_t> sum_pattern(const Dataset& ds) { return resident(ds).sum_pattern(); }

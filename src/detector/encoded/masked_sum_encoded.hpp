@@ -18,6 +18,8 @@ namespace qgpu::detector::encoded_path {
 std::vector<std::uint64_t> masked_sum(const Dataset& ds, const SumPlan& plan, std::string* used = nullptr);
 // Stored at encode time: no decoding.
 std::vector<std::uint64_t> sum_pattern(const Dataset& ds);
+// Per-pixel maximum over frames: the pixels' streams decoded in groups (at most 512 MiB of counts each).
+std::vector<std::uint64_t> max_pattern(const Dataset& ds);
 std::vector<std::uint64_t> frame_totals(const Dataset& ds);
 
 }  // namespace qgpu::detector::encoded_path
