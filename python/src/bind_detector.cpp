@@ -99,6 +99,9 @@ void bind_detector(pyb::module_& m) {
   m.def("sum_pattern", [](const Dataset& ds) {
     return image_to_python(nogil([&] { return detector::sum_pattern(ds); }));
   });
+  m.def("max_pattern", [](const Dataset& ds) {
+    return image_to_python(nogil([&] { return detector::max_pattern(ds); }));
+  });
   m.def("mean_pattern", [](const Dataset& ds) {
     return image_to_python(nogil([&] { return detector::mean_pattern(ds); }));
   });

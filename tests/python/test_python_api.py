@@ -42,6 +42,7 @@ def test_virtual_detectors_match_numpy(h5py_path):
     assert bf.provenance["backend"] == "cpu"
     assert bf.provenance["version"] == qgpu.__version__
     np.testing.assert_array_equal(qgpu.detector.sum_pattern(ds), data.sum(axis=(0, 1)))
+    np.testing.assert_array_equal(qgpu.detector.max_pattern(ds), data.max(axis=(0, 1)))
 
 
 def test_virtual_image_result_dtype_follows_the_mask(h5py_path):

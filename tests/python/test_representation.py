@@ -20,6 +20,8 @@ def _compare(dense, enc):
     assert bf_e.provenance["dense_bytes"] == enc.dense_bytes
     np.testing.assert_array_equal(qgpu.detector.adf(enc, 10.0, 20.0), qgpu.detector.adf(dense, 10.0, 20.0))
     np.testing.assert_array_equal(qgpu.detector.sum_pattern(enc), qgpu.detector.sum_pattern(dense))
+    np.testing.assert_array_equal(qgpu.detector.max_pattern(enc), dense.read().max(axis=(0, 1)))
+    np.testing.assert_array_equal(qgpu.detector.max_pattern(dense), dense.read().max(axis=(0, 1)))
     for a, b in zip(qgpu.dpc.center_of_mass(enc), qgpu.dpc.center_of_mass(dense)):
         np.testing.assert_array_equal(a, b)  # same exact sums, same float arithmetic: same bits
 

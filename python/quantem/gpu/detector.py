@@ -35,9 +35,14 @@ def sum_pattern(ds):
     return wrap(_qgpu.sum_pattern(ds))
 
 
+def max_pattern(ds):
+    """Largest count of each detector pixel over all scan positions (uint64, exact)."""
+    return wrap(_qgpu.max_pattern(ds))
+
+
 def mean_pattern(ds):
     return wrap(_qgpu.mean_pattern(ds))
 
 
-__all__ = ["bf", "adf", "df", "virtual_image", "sum_pattern", "mean_pattern", "fit_bf_disk", "disk_mask",
+__all__ = ["bf", "adf", "df", "virtual_image", "sum_pattern", "mean_pattern", "max_pattern", "fit_bf_disk", "disk_mask",
            "annulus_mask", "Result"]
