@@ -9,6 +9,7 @@
 #include "io/sample/sample.hpp"
 #include "resident/encoded/encoded_resident.hpp"
 #include "resident/encoded/stream_codec.hpp"
+#include "resident/encoded/sum_grid.hpp"
 #include "support/temp_files.hpp"
 
 using namespace qgpu;
@@ -369,4 +370,39 @@ TEST(EncodedCpu, StreamCursorRejectsMalformedStreams) {
   EXPECT_FALSE(short_n.ok) << "a sparse position past n";
   slot[0] = 9;
   EXPECT_FALSE(encoded::StreamCursor<>{}.open(slot.data(), ns, 512)) << "unknown model";
+}
+
+// The masked-sum kernel's grid (host arithmetic): blocks cover the pixel list in multiples of 32 pixels, at most
+// 65535 chunks, and the chunk count minimises waves x rounds (checked against every chunk count by brute force).
+TEST(EncodedCpu, MaskedSumGridCoversThePixelsAndBalancesTheWork) {
+  using encoded::plan_sum_grid;
+  const auto cost = [](std::size_t tiles, std::size_t npix, std::size_t warps, std::size_t slots, std::size_t per) {
+    const std::size_t groups = (npix + 31) / 32, gpb = per / 32, chunks = (groups + gpb - 1) / gpb;
+    const std::size_t rounds = (gpb + warps - 1) / warps, waves = (tiles * chunks + slots - 1) / slots;
+    return double(waves) * (double(rounds) + 0.125);
+  };
+  for (std::size_t tiles : {1u, 7u, 512u, 4096u})
+    for (std::size_t npix : {1u, 31u, 32u, 33u, 3228u, 20424u, 36864u})
+      for (std::size_t slots : {1u, 264u, 396u}) {
+        SCOPED_TRACE(std::to_string(tiles) + " tiles, " + std::to_string(npix) + " pixels, " + std::to_string(slots));
+        const encoded::SumGrid g = plan_sum_grid(tiles, npix, 8, slots);
+        ASSERT_GT(g.per_block, 0u);
+        EXPECT_EQ(g.per_block % 32, 0u);
+        EXPECT_GE(g.chunks * g.per_block, npix);
+        EXPECT_LT((g.chunks - 1) * g.per_block, npix);
+        EXPECT_LE(g.chunks, 65535u);
+        double best = -1;
+        for (std::size_t per = 32; per <= (npix + 31) / 32 * 32; per += 32) {
+          const double c = cost(tiles, npix, 8, slots, per);
+          if (best < 0 || c < best) best = c;
+        }
+        EXPECT_EQ(cost(tiles, npix, 8, slots, g.per_block), best);
+      }
+  // The BF disk of the 512x512 sample (512 tiles, 3228 pixels = 101 groups, 2 blocks of 8 warps on 132 SMs): one
+  // chunk per tile, 13 rounds per warp in 2 waves.
+  EXPECT_EQ(plan_sum_grid(512, 3228, 8, 264).chunks, 1u);
+  EXPECT_EQ(plan_sum_grid(512, 3228, 8, 264).per_block, 3232u);
+  // One tile: the fewest chunks that give every warp one group (101 groups: 13 chunks of 8 groups).
+  EXPECT_EQ(plan_sum_grid(1, 3228, 8, 264).chunks, 13u);
+  EXPECT_EQ(plan_sum_grid(1, 3228, 8, 264).per_block, 256u);
 }
