@@ -1,17 +1,18 @@
 // The fast encoded masked-sum kernel (SumKernel::fast). Same decomposition as the first (lockstep) kernel in
 // encoded_cuda.cu: blocks (tile, chunk of the pixel list), 8 warps, each warp taking 32 listed pixels at a time,
-// one stream per lane; sparse streams and rANS alphabets beyond kLaneK add weight x count to the block's shared
+// one stream per lane; sparse streams and rANS alphabets beyond LaneDecoder::kMaxK (30) add weight x count to the block's shared
 // per-position sums as they decode (decode_stream, scattered positions); constant, raw and rANS streams decode 32
 // positions at a time into a 32 x 33 transposition buffer, then lane l sums position l over the warp's streams.
 // What differs (why it is faster):
 // - A lane decodes its chunk of 32 positions in a loop specialised for its model (rANS, raw, constant) instead of
 //   one generic cursor call per value that switches on the model and carries every model's state (the first
 //   kernel's state machine: ~50 PTX instructions and several branches per rANS symbol, generic byte loads).
-// - rANS: one shared-memory load per symbol. Each lane's coarse table holds packed entries (symbol | cum[symbol]
-//   << 5 | cum[symbol + 1] << 17) for the 32 coarse slots (128 slots each), so the common case (no symbol boundary
-//   between the coarse slot's start and the slot) needs neither the cumulative table nor a search; otherwise the
-//   same forward search as the reference over the lane's cumulative table. Renormalisation bytes are read through
-//   the read-only cache, with one bounds check per byte; errors only set a flag (no per-symbol status branches).
+// - rANS (LaneDecoder, lane_decoder.hpp): one shared-memory load per symbol. Each lane's coarse table holds packed
+//   entries (symbol | cum[symbol] << 5 | cum[symbol + 1] << 17) for the 32 coarse slots (128 slots each), so the
+//   common case (no symbol boundary between the coarse slot's start and the slot) needs neither the cumulative
+//   table nor a search; otherwise the same forward search as the reference over the lane's cumulative table.
+//   Renormalisation bytes are read through the read-only cache, one bounds check per byte; errors only set a flag
+//   (no per-symbol status branches).
 // - The per-position sums: a fully unrolled loop over the 32 lanes when all of them hold dense streams (the
 //   interior of a BF disk), weights broadcast from shared memory, one 64-bit multiply-add per value and weighting.
 // - The grid is planned for balance (plan_sum_grid: waves x rounds of 32-pixel groups per warp) from the device's
@@ -21,6 +22,7 @@
 
 #include "device/cuda/cuda_check.hpp"
 #include "resident/encoded/cuda/masked_sum_kernel.hpp"
+#include "resident/encoded/lane_decoder.hpp"
 #include "resident/encoded/stream_codec.hpp"
 #include "resident/encoded/sum_grid.hpp"
 
@@ -30,130 +32,10 @@ namespace {
 
 constexpr unsigned kWarps = 8;
 constexpr unsigned kThreads = kWarps * 32;
-// Lane tables (shared memory, [warp][word][lane]: every lane reads its own bank): cum[0..kLaneK + 1] as uint16
-// pairs, then the 32 packed coarse entries.
-constexpr std::uint32_t kLaneK = 30;  // largest rANS alphabet decoded in lockstep (symbol fits 5 bits)
-constexpr std::uint32_t kCumWords = (kLaneK + 2) / 2;
-constexpr std::uint32_t kLutShift = encoded::detail::kRansLutShift;  // 7: 32 coarse slots of 128
-constexpr std::uint32_t kLutWords = encoded::detail::kRansLut;
-constexpr std::uint32_t kLaneWords = kCumWords + kLutWords;
+constexpr std::uint32_t kLaneWords = LaneDecoder::kWords;
+// Lane tables in shared memory: [warp][word][lane] (every lane reads its own bank).
 constexpr std::size_t kTableBytes = std::size_t{kWarps} * kLaneWords * 32 * sizeof(std::uint32_t);
 static_assert(kTableBytes % 8 == 0);
-static_assert(kRansScale == 4096 && kLutWords == 32, "packed entries assume 12-bit frequencies, 32 coarse slots");
-
-// One lane's dense stream: constant, raw or rANS (kZero: writes zeros).
-struct LaneDecoder {
-  std::uint32_t model = kZero;
-  std::uint32_t base = 0;  // constant: the value; raw, rANS: the base
-  std::uint32_t w = 0;     // raw: bit width
-  std::uint32_t K = 0;     // rANS: the escape symbol
-  std::uint32_t x = 0;     // rANS: state
-  const std::uint8_t* p = nullptr;    // raw: packed bits; rANS: next renormalisation byte
-  const std::uint8_t* end = nullptr;  // rANS: end of the stream
-  ByteReader esc{nullptr, nullptr};   // rANS escapes
-  std::uint32_t* col = nullptr;       // this lane's table column (stride 32 words)
-
-  __device__ std::uint32_t cum(std::uint32_t s) const { return (col[(s >> 1) * 32] >> ((s & 1u) * 16)) & 0xffffu; }
-
-  // Parses the header exactly as StreamCursor::open (same checks); false on a malformed stream (then model = kZero).
-  __device__ bool open(const std::uint8_t* s, std::uint32_t size, std::uint32_t n) {
-    model = kZero;
-    if (size == 0) return true;
-    ByteReader rd{s, s + size};
-    const std::uint32_t m = rd.byte();
-    bool ok = rd.ok;
-    if (m == kConstant) {
-      base = rd.varint();
-      ok = rd.ok;
-    } else if (m == kRaw) {
-      base = rd.varint();
-      w = rd.byte();
-      ok = rd.ok && w <= 32 &&
-           static_cast<std::uint64_t>(rd.end - rd.p) >= (static_cast<std::uint64_t>(n) * w + 7) / 8;
-      p = rd.p;
-    } else if (m == kRans) {
-      base = rd.varint();
-      K = rd.byte();
-      ok = rd.ok && K >= 1 && K <= kLaneK;
-      std::uint32_t c = 0, low = 0;  // cumulative frequency; cum[idx - 1] when idx is odd
-      for (std::uint32_t idx = 1; ok && idx <= K + 1; ++idx) {
-        const std::uint32_t f = rd.varint();
-        if (!rd.ok || f > kRansScale - c) {
-          ok = false;
-          break;
-        }
-        c += f;
-        if (idx & 1u)
-          col[(idx >> 1) * 32] = low | (c << 16);
-        else
-          low = c;
-      }
-      if (ok && c != kRansScale) ok = false;
-      if (ok) {
-        if (((K + 1) & 1u) == 0) col[((K + 1) >> 1) * 32] = low;  // cum[K + 1] alone in its word
-        const std::uint32_t esc_bytes = rd.varint();
-        ok = rd.ok && static_cast<std::uint64_t>(rd.end - rd.p) >= esc_bytes;
-        if (ok) {
-          esc = ByteReader{rd.p, rd.p + esc_bytes};
-          rd.p += esc_bytes;
-          x = 0;
-          for (std::uint32_t k = 0; k < 4; ++k) x |= static_cast<std::uint32_t>(rd.byte()) << (8 * k);
-          ok = rd.ok;
-          p = rd.p;
-          end = rd.end;
-        }
-      }
-      if (ok) {  // packed coarse entries: the reference's coarse symbol (build_rans_lut) and its interval
-        std::uint32_t sym = 0;
-        for (std::uint32_t j = 0; j < kLutWords; ++j) {
-          while (cum(sym + 1) <= (j << kLutShift)) ++sym;
-          col[(kCumWords + j) * 32] = sym | (cum(sym) << 5) | (cum(sym + 1) << 17);
-        }
-      }
-    } else {
-      ok = false;
-    }
-    if (ok) model = m;
-    return ok;
-  }
-
-  // The next rANS value (the reference's decode_stream step); sets bad on truncation or a bad escape.
-  __device__ __forceinline__ std::uint32_t rans_next(bool& bad) {
-    const std::uint32_t slot = x & (kRansScale - 1);
-    const std::uint32_t e = col[(kCumWords + (slot >> kLutShift)) * 32];
-    std::uint32_t sym = e & 31u, lo = (e >> 5) & 0xfffu, hi = e >> 17;
-    if (slot >= hi) {  // a symbol boundary inside the coarse slot: step forward as the reference
-      do {
-        lo = hi;
-        ++sym;
-        hi = cum(sym + 1);
-      } while (hi <= slot);
-    }
-    x = (hi - lo) * (x >> kRansScaleBits) + slot - lo;
-    while (x < kRansL) {
-      if (p < end) {
-        x = (x << 8) | __ldg(p);
-      } else {  // the reference runs out of bytes here: malformed
-        bad = true;
-        x = kRansL;
-      }
-      ++p;
-    }
-    if (sym < K) return base + sym;
-    const std::uint32_t v = base + K + esc.varint();
-    if (!esc.ok) bad = true;
-    return v;
-  }
-
-  __device__ __forceinline__ std::uint32_t raw_at(std::uint32_t at) const {
-    const std::uint64_t bit = static_cast<std::uint64_t>(at) * w;
-    const std::uint32_t nb = static_cast<std::uint32_t>(((bit & 7u) + w + 7) / 8);
-    std::uint64_t acc = 0;
-    for (std::uint32_t k = 0; k < nb; ++k) acc |= static_cast<std::uint64_t>(__ldg(p + (bit >> 3) + k)) << (8 * k);
-    const std::uint64_t mask = (1ull << w) - 1;
-    return base + static_cast<std::uint32_t>((acc >> (bit & 7u)) & mask);
-  }
-};
 
 template <int K>
 __global__ void __launch_bounds__(kThreads, 2)
@@ -192,9 +74,7 @@ __global__ void __launch_bounds__(kThreads, 2)
       }
     }
     const bool stored = any && size != 0;  // a stream to decode (an empty stream is all zero)
-    const std::uint8_t model = stored ? s[0] : std::uint8_t{kZero};
-    const bool dense =
-        model == kConstant || model == kRaw || (model == kRans && rans_alphabet(s, size) <= kLaneK);
+    const bool dense = stored && LaneDecoder::takes(s, size);  // constant, raw, rANS with K <= LaneDecoder::kMaxK
     if (stored && !dense) {  // sparse, rANS with a large alphabet, or a bad model byte (decode_stream rejects it)
       const bool ok = decode_stream(s, size, tr.len, 0, tr.len, [&](std::uint32_t i, std::uint32_t v) {
         for (int k = 0; k < K; ++k)
@@ -206,7 +86,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     if (mask == 0) continue;
     for (int k = 0; k < K; ++k) wsh[warp][k][lane] = dense ? wk[k] : 0u;
     LaneDecoder dec;
-    dec.col = tables + warp * (kLaneWords * 32) + lane;
+    dec.col = tables + warp * (kLaneWords * 32) + lane;  // stride 32 words
     if (dense && !dec.open(s, size, tr.len)) bad = true;  // a failed stream yields zeros (and the error)
     for (std::uint32_t c0 = 0; c0 < tr.len; c0 += 32) {
       const std::uint32_t m = tr.len - c0 < 32u ? tr.len - c0 : 32u;
