@@ -3,7 +3,7 @@
 // up to kMaxK), host and device code so that the CPU tests check it value by value against decode_stream. Its
 // rANS tables live in caller memory, kWords 32-bit words at col[0], col[stride], ... (on the GPU one column of a
 // per-warp shared array, stride 32: every lane reads its own bank):
-//   words 0 .. kCumWords-1: cum[0 .. K + 1] as uint16 pairs (cum[2i] low, cum[2i + 1] high);
+//   words 0 .. kCumWords-1: cum[0 .. K + 1], one per word (a step of the forward search is one load);
 //   words kCumWords ..    : the 32 coarse slots' packed entries sym | cum[sym] << 5 | cum[sym + 1] << 17, sym the
 //                           coarse symbol of detail::build_rans_lut (the reference's search start).
 // A symbol is then one table load when its coarse slot holds no symbol boundary below the slot (slot < cum[sym+1]),
@@ -27,7 +27,7 @@ QGPU_HD_INLINE std::uint8_t load_readonly(const std::uint8_t* p) {
 
 struct LaneDecoder {
   static constexpr std::uint32_t kMaxK = 30;  // the symbol (<= K) fits 5 bits of a packed entry
-  static constexpr std::uint32_t kCumWords = (kMaxK + 2) / 2;
+  static constexpr std::uint32_t kCumWords = kMaxK + 2;
   static constexpr std::uint32_t kLutShift = detail::kRansLutShift;  // 7: 32 coarse slots of 128
   static constexpr std::uint32_t kLutWords = detail::kRansLut;
   static constexpr std::uint32_t kWords = kCumWords + kLutWords;
@@ -38,14 +38,14 @@ struct LaneDecoder {
   std::uint32_t w = 0;          // raw: bit width
   std::uint32_t K = 0;          // rANS: the escape symbol
   std::uint32_t x = 0;          // rANS: state
-  const std::uint8_t* p = nullptr;    // raw: packed bits; rANS: next renormalisation byte
-  const std::uint8_t* end = nullptr;  // rANS: end of the stream
+  const std::uint8_t* p = nullptr;  // raw: packed bits; rANS: the stream
+  std::uint32_t at = 0, lim = 0;     // rANS: offsets of the next renormalisation byte and of the stream's end
   ByteReader esc{nullptr, nullptr};   // rANS escapes
   std::uint32_t* col = nullptr;       // the tables (kWords words, `stride` apart)
   std::uint32_t stride = 32;
 
   QGPU_HD_INLINE std::uint32_t& word(std::uint32_t i) const { return col[i * stride]; }
-  QGPU_HD_INLINE std::uint32_t cum(std::uint32_t s) const { return (word(s >> 1) >> ((s & 1u) * 16)) & 0xffffu; }
+  QGPU_HD_INLINE std::uint32_t cum(std::uint32_t s) const { return word(s); }
 
   // The alphabets this decoder takes: constant, raw, and rANS with K <= kMaxK (rans_alphabet() of the stream).
   QGPU_HD static bool takes(const std::uint8_t* s, std::uint32_t size) {
@@ -75,22 +75,19 @@ struct LaneDecoder {
       base = rd.varint();
       K = rd.byte();
       ok = rd.ok && K >= 1 && K <= kMaxK;
-      std::uint32_t c = 0, low = 0;  // c = cum[idx]; low = cum[idx - 1] when idx is odd
-      for (std::uint32_t idx = 1; ok && idx <= K + 1; ++idx) {
+      std::uint32_t c = 0;
+      if (ok) word(0) = 0;
+      for (std::uint32_t s2 = 0; ok && s2 <= K; ++s2) {
         const std::uint32_t f = rd.varint();
         if (!rd.ok || f > kRansScale - c) {
           ok = false;
           break;
         }
         c += f;
-        if (idx & 1u)
-          word(idx >> 1) = low | (c << 16);
-        else
-          low = c;
+        word(s2 + 1) = c;
       }
       if (ok && c != kRansScale) ok = false;
       if (ok) {
-        if (((K + 1) & 1u) == 0) word((K + 1) >> 1) = low;  // cum[K + 1] alone in its word
         const std::uint32_t esc_bytes = rd.varint();
         ok = rd.ok && static_cast<std::uint64_t>(rd.end - rd.p) >= esc_bytes;
         if (ok) {
@@ -99,8 +96,9 @@ struct LaneDecoder {
           x = 0;
           for (std::uint32_t k = 0; k < 4; ++k) x |= static_cast<std::uint32_t>(rd.byte()) << (8 * k);
           ok = rd.ok;
-          p = rd.p;
-          end = rd.end;
+          p = s;
+          at = static_cast<std::uint32_t>(rd.p - s);
+          lim = size;
         }
       }
       if (ok) {  // packed coarse entries (the search of detail::build_rans_lut; cum[K + 1] == 4096 ends it)
@@ -131,14 +129,9 @@ struct LaneDecoder {
       } while (hi <= slot);
     }
     x = (hi - lo) * (x >> kRansScaleBits) + slot - lo;
-    while (x < kRansL) {
-      if (p < end) {
-        x = (x << 8) | load_readonly(p);
-      } else {  // decode_stream runs out of bytes here: malformed (and the loop ends)
-        bad = true;
-        x = kRansL;
-      }
-      ++p;
+    if (x < kRansL) {  // one byte (short enough to be predicated), more only after a rare small frequency
+      renorm_byte(bad);
+      while (x < kRansL) renorm_byte(bad);
     }
     if (sym < K) return base + sym;
     const std::uint32_t v = base + K + esc.varint();
@@ -146,9 +139,20 @@ struct LaneDecoder {
     return v;
   }
 
-  // The raw value at position `at` (< n; open() checked that the packed bits are there).
-  QGPU_HD_INLINE std::uint32_t raw_at(std::uint32_t at) const {
-    const std::uint64_t bit = static_cast<std::uint64_t>(at) * w;
+  // x = x << 8 | the next byte; past the stream's end decode_stream fails: `bad`, and x = kRansL ends the loop.
+  QGPU_HD_INLINE void renorm_byte(bool& bad) {
+    if (at < lim) {
+      x = (x << 8) | load_readonly(p + at);
+    } else {
+      bad = true;
+      x = kRansL;
+    }
+    ++at;
+  }
+
+  // The raw value at position i (< n; open() checked that the packed bits are there).
+  QGPU_HD_INLINE std::uint32_t raw_at(std::uint32_t i) const {
+    const std::uint64_t bit = static_cast<std::uint64_t>(i) * w;
     const std::uint32_t nb = static_cast<std::uint32_t>(((bit & 7u) + w + 7) / 8);
     std::uint64_t acc = 0;
     for (std::uint32_t k = 0; k < nb; ++k)
@@ -159,10 +163,10 @@ struct LaneDecoder {
 
   // Values at positions 0, 1, ... in order, any model (the CPU tests' entry point; the kernel calls the
   // model-specific functions in loops of its own).
-  QGPU_HD std::uint32_t next(std::uint32_t at, bool& bad) {
+  QGPU_HD std::uint32_t next(std::uint32_t i, bool& bad) {
     switch (model) {
       case kConstant: return base;
-      case kRaw: return raw_at(at);
+      case kRaw: return raw_at(i);
       case kRans: return rans_next(bad);
       default: return 0;
     }
