@@ -1,7 +1,7 @@
 // The encoded-v1 resident on the GPU: encode time from the dense GPU-resident dataset (appended in batches of
 // whole scan rows, as the loader would), resident bytes against dense and the file, and warm query kernel times
 // (CUDA events, median of 10 after 3 warm-ups), each answer checked against the dense resident: BF, ADF and the
-// CoM sums with both masked-sum kernels (fast, the default, and the first lockstep kernel), the whole CoM product,
+// CoM sums with every masked-sum kernel (fast, the default; fast_window; the first, lockstep), the whole CoM product,
 // mean pattern, one frame, a 64x64 scan-region read; then the load of the file dense and encoded (median of 2 warm each): all the issue-8 figures of one file in one run.
 // usage: bench_encoded_cuda FILE [scan det dtype]
 #include <cuda_runtime.h>
@@ -24,10 +24,12 @@ using qgpu::bench::time_ms;
 
 namespace {
 
-// Both masked-sum kernels, the default (fast) first: one run measures them side by side.
-constexpr encoded::cuda::SumKernel kSumKernels[] = {encoded::cuda::SumKernel::fast,
-                                                    encoded::cuda::SumKernel::lockstep};
-const char* kernel_name(encoded::cuda::SumKernel k) { return k == encoded::cuda::SumKernel::fast ? "fast" : "lockstep"; }
+// Every masked-sum kernel, the default (fast) first: one run measures them side by side.
+using encoded::cuda::SumKernel;
+constexpr SumKernel kSumKernels[] = {SumKernel::fast, SumKernel::fast_window, SumKernel::lockstep};
+const char* kernel_name(SumKernel k) {
+  return k == SumKernel::fast ? "fast" : k == SumKernel::fast_window ? "fast_window" : "lockstep";
+}
 
 // Pixel offsets with r0 <= distance from the detector centre < r1, weight 1.
 void annulus(const Shape4D& s, double r0, double r1, std::vector<std::uint32_t>& px, std::vector<std::uint32_t>& w) {

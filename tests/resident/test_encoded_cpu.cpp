@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <memory>
 #include <random>
 
 #include "core/error.hpp"
@@ -419,9 +421,10 @@ bool reference_values(const std::uint8_t* s, std::uint32_t size, std::uint32_t n
 
 // Values of one stream by the fast kernel's LaneDecoder (tables in a strided column, lane 5 of 32, as on the
 // GPU); false when it rejects the stream (open or a `bad` flag).
-bool lane_values(const std::uint8_t* s, std::uint32_t size, std::uint32_t n, std::vector<std::uint32_t>& out) {
-  std::vector<std::uint32_t> tables(encoded::LaneDecoder::kWords * 32, 0xdeadbeefu);
-  encoded::LaneDecoder dec;
+template <class Decoder>
+bool lane_values_of(const std::uint8_t* s, std::uint32_t size, std::uint32_t n, std::vector<std::uint32_t>& out) {
+  std::vector<std::uint32_t> tables(Decoder::kWords * 32, 0xdeadbeefu);
+  Decoder dec;
   dec.col = tables.data() + 5;
   dec.stride = 32;
   out.assign(n, 0);
@@ -430,9 +433,26 @@ bool lane_values(const std::uint8_t* s, std::uint32_t size, std::uint32_t n, std
   return !bad;
 }
 
+// Both LaneDecoder variants (byte loads, and the word window with the stream at each of the 4 alignments: the
+// stream copied into an exact-size buffer at offset 0..3 from an aligned address): the same verdict and values,
+// returned as one.
+bool lane_values(const std::uint8_t* s, std::uint32_t size, std::uint32_t n, std::vector<std::uint32_t>& out) {
+  const bool ok = lane_values_of<encoded::LaneDecoder>(s, size, n, out);
+  std::vector<std::uint32_t> other;
+  for (std::uint32_t shift = 0; shift < 4; ++shift) {
+    const std::unique_ptr<std::uint8_t[]> storage(new std::uint8_t[shift + size]);  // exact size (new: aligned)
+    std::uint8_t* const at = storage.get() + shift;
+    if (size) std::memcpy(at, s, size);
+    const bool ok2 = lane_values_of<encoded::LaneDecoderWords>(at, size, n, other);
+    EXPECT_EQ(ok2, ok) << "word window, alignment " << shift;
+    if (ok && ok2) EXPECT_EQ(other, out) << "word window, alignment " << shift;
+  }
+  return ok;
+}
+
 }  // namespace
 
-// The fast masked-sum kernel's stream decoder (host and device code) gives the reference decoder's values for every
+// The fast masked-sum kernels' stream decoder (host and device code; both ways of reading bytes) gives the reference decoder's values for every
 // stream it takes (constant, raw, rANS with alphabets up to 30, with escapes and with symbol boundaries inside
 // coarse slots), and the reference's verdict on every truncation and on random byte changes of those streams.
 TEST(EncodedCpu, LaneDecoderEqualsReferenceDecoder) {

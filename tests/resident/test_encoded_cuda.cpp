@@ -240,12 +240,12 @@ std::vector<std::vector<std::uint64_t>> gpu_sums(const EncodedResident& r, const
 
 }  // namespace
 
-// Both masked-sum kernels (the fast default and the first, lockstep one) give the CPU reference's exact uint64 sums
-// on every count dtype, for low-count (all-rANS) and mixed (every model, large alphabets, escapes) data, tiles
-// shorter than and not a multiple of the 32-position chunk, and masks: a disk with weight 1 (BF), every pixel with
-// row and column weights (CoM), three weightings with zero and maximal weights, a reversed list with repeats, one
-// pixel, and no pixels.
-TEST(EncodedCuda, FastAndLockstepMaskedSumKernelsEqualCpu) {
+// Every masked-sum kernel (fast, the default; fast_window; the first, lockstep one) gives the CPU reference's
+// exact uint64 sums on every count dtype, for low-count (all-rANS) and mixed (every model, large alphabets,
+// escapes) data, tiles shorter than and not a multiple of the 32-position chunk, and masks: a disk with weight 1
+// (BF), every pixel with row and column weights (CoM), three weightings with zero and maximal weights, a reversed
+// list with repeats, one pixel, and no pixels.
+TEST(EncodedCuda, EveryMaskedSumKernelEqualsCpu) {
   QGPU_REQUIRE_CUDA();
   using encoded::cuda::SumKernel;
   const Shape4D shape{4, 300, 20, 20};  // 1200 frames, 400 pixels
@@ -276,6 +276,7 @@ TEST(EncodedCuda, FastAndLockstepMaskedSumKernelsEqualCpu) {
           const auto want = cpu.masked_sums(px, w);
           for (std::size_t k = 0; k < w.size(); ++k) ASSERT_EQ(want[k], test::ref_masked_sum(d, px, w[k]));
           EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::fast), want) << "fast kernel, query " << q;
+          EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::fast_window), want) << "fast_window kernel, query " << q;
           EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::lockstep), want) << "lockstep kernel, query " << q;
         }
         EXPECT_EQ(gpu.masked_sums(all, {rows, cols}), cpu.masked_sums(all, {rows, cols}));  // the default kernel
@@ -284,8 +285,8 @@ TEST(EncodedCuda, FastAndLockstepMaskedSumKernelsEqualCpu) {
 }
 
 // A rANS stream with a bad header (alphabet 0, or a frequency table that does not sum to 4096) raises FormatError
-// from both kernels' lockstep paths.
-TEST(EncodedCuda, MalformedRansStreamRaisesInBothKernels) {
+// from every kernel's lockstep path.
+TEST(EncodedCuda, MalformedRansStreamRaisesInEveryKernel) {
   QGPU_REQUIRE_CUDA();
   const Dense d = low_counts({2, 64, 4, 4}, DType::u16, 5);
   const EncodedResident cpu = encode_cpu(d, 128);
@@ -316,7 +317,8 @@ TEST(EncodedCuda, MalformedRansStreamRaisesInBothKernels) {
     for (std::uint32_t p = 0; p < 16; ++p) all[p] = p;
     px.upload(all.data(), px.bytes());
     w.upload(ones.data(), w.bytes());
-    for (auto kernel : {encoded::cuda::SumKernel::fast, encoded::cuda::SumKernel::lockstep})
+    for (auto kernel : {encoded::cuda::SumKernel::fast, encoded::cuda::SumKernel::fast_window,
+                        encoded::cuda::SumKernel::lockstep})
       EXPECT_THROW(encoded::cuda::masked_sum(cpu.layout(), refs.as<encoded::TileRef>(), px.as<std::uint32_t>(),
                                              w.as<std::uint32_t>(), 16, out.as<std::uint64_t>(), nullptr, kernel),
                    FormatError)

@@ -11,6 +11,7 @@
 // decode_stream / StreamCursor (every check of StreamCursor::open; truncated renormalisation or escape bytes set
 // `bad`).
 #include <cstdint>
+#include <cstring>
 
 #include "resident/encoded/format.hpp"
 #include "resident/encoded/stream_codec.hpp"
@@ -24,8 +25,23 @@ QGPU_HD_INLINE std::uint8_t load_readonly(const std::uint8_t* p) {
   return *p;
 #endif
 }
+// The 4 bytes at a (4-byte aligned), little endian.
+QGPU_HD_INLINE std::uint32_t load_readonly_word(const std::uint8_t* a) {
+#ifdef __CUDA_ARCH__
+  return __ldg(reinterpret_cast<const unsigned int*>(a));
+#else
+  std::uint32_t v;
+  std::memcpy(&v, a, 4);
+  return v;
+#endif
+}
 
-struct LaneDecoder {
+// kWordWindow: how rANS renormalisation bytes are read. false: one byte load per byte (through the L1 cache).
+// true: a register window of two aligned 4-byte words (the current one and the next, loaded when the current one
+// is entered, so its latency hides behind the symbols decoded meanwhile); words that reach outside the stream are
+// read byte by byte (so nothing outside [stream, stream + size) is ever read).
+template <bool kWordWindow>
+struct LaneDecoderT {
   static constexpr std::uint32_t kMaxK = 30;  // the symbol (<= K) fits 5 bits of a packed entry
   static constexpr std::uint32_t kCumWords = kMaxK + 2;
   static constexpr std::uint32_t kLutShift = detail::kRansLutShift;  // 7: 32 coarse slots of 128
@@ -40,6 +56,7 @@ struct LaneDecoder {
   std::uint32_t x = 0;          // rANS: state
   const std::uint8_t* p = nullptr;  // raw: packed bits; rANS: the stream
   std::uint32_t at = 0, lim = 0;     // rANS: offsets of the next renormalisation byte and of the stream's end
+  std::uint32_t mis = 0, cur = 0, nxt = 0;  // word window: p's offset from 4-byte alignment; current, next word
   ByteReader esc{nullptr, nullptr};   // rANS escapes
   std::uint32_t* col = nullptr;       // the tables (kWords words, `stride` apart)
   std::uint32_t stride = 32;
@@ -99,6 +116,12 @@ struct LaneDecoder {
           p = s;
           at = static_cast<std::uint32_t>(rd.p - s);
           lim = size;
+          if constexpr (kWordWindow) {
+            mis = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(s) & 3u);
+            const std::uint32_t w0 = (mis + at) & ~3u;
+            cur = load_word(w0);
+            nxt = load_word(w0 + 4);
+          }
         }
       }
       if (ok) {  // packed coarse entries (the search of detail::build_rans_lut; cum[K + 1] == 4096 ends it)
@@ -142,12 +165,33 @@ struct LaneDecoder {
   // x = x << 8 | the next byte; past the stream's end decode_stream fails: `bad`, and x = kRansL ends the loop.
   QGPU_HD_INLINE void renorm_byte(bool& bad) {
     if (at < lim) {
-      x = (x << 8) | load_readonly(p + at);
+      if constexpr (kWordWindow) {
+        const std::uint32_t q = mis + at;  // offset from the aligned address below p
+        x = (x << 8) | ((cur >> (8 * (q & 3u))) & 0xffu);
+        if ((q & 3u) == 3u) {  // the current word is used up: the next one (loaded earlier), and load the one after
+          cur = nxt;
+          nxt = load_word((q & ~3u) + 8);
+        }
+      } else {
+        x = (x << 8) | load_readonly(p + at);
+      }
     } else {
       bad = true;
       x = kRansL;
     }
     ++at;
+  }
+
+  // The aligned word at offset w0 (a multiple of 4) from the aligned address p - mis: the stream's bytes
+  // [w0 - mis, w0 - mis + 4), those outside [0, lim) read as 0.
+  QGPU_HD_INLINE std::uint32_t load_word(std::uint32_t w0) const {
+    if (w0 >= mis && w0 + 4 <= lim + mis) return load_readonly_word(p + (w0 - mis));
+    std::uint32_t v = 0;
+    for (std::uint32_t k = 0; k < 4; ++k) {
+      const std::uint32_t o = w0 + k;
+      if (o >= mis && o - mis < lim) v |= static_cast<std::uint32_t>(load_readonly(p + (o - mis))) << (8 * k);
+    }
+    return v;
   }
 
   // The raw value at position i (< n; open() checked that the packed bits are there).
@@ -172,5 +216,8 @@ struct LaneDecoder {
     }
   }
 };
+
+using LaneDecoder = LaneDecoderT<false>;
+using LaneDecoderWords = LaneDecoderT<true>;
 
 }  // namespace qgpu::encoded

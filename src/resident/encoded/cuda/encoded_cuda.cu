@@ -336,8 +336,8 @@ void masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32
   QGPU_CUDA(cudaMemsetAsync(d_out, 0, K * layout.frames * sizeof(std::uint64_t), stream));
   if (npix == 0) return;
   ErrorFlag err(stream);
-  if (kernel == SumKernel::fast) {
-    detail::launch_masked_sums_fast(layout, d_tiles, d_pixels, d_weights, npix, K,
+  if (kernel != SumKernel::lockstep) {
+    detail::launch_masked_sums_fast(layout, d_tiles, d_pixels, d_weights, npix, K, kernel == SumKernel::fast_window,
                                     reinterpret_cast<unsigned long long*>(d_out), err.ptr(), stream);
     err.check("masked_sum");
     return;

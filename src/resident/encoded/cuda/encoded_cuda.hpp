@@ -44,9 +44,10 @@ void frame_totals(const Layout& layout, const void* d_frames, std::size_t count,
 
 // Queries on the complete set of tiles (d_tiles: layout.tiles() TileRefs in device memory). Each waits for its
 // result and raises FormatError when a stream is malformed.
-// The masked-sum kernel: `fast` (masked_sum_kernel.cu, the default) or the first `lockstep` kernel (generic
-// stream cursors), kept so that bench_encoded_cuda measures both in one run. Both give the same integers.
-enum class SumKernel { fast, lockstep };
+// The masked-sum kernel: `fast` (masked_sum_kernel.cu, the default; rANS bytes one load each), `fast_window` (the
+// same with rANS bytes from a prefetched register window of aligned words) or the first `lockstep` kernel
+// (generic stream cursors), kept so that bench_encoded_cuda measures all in one run. All give the same integers.
+enum class SumKernel { fast, fast_window, lockstep };
 inline constexpr SumKernel kDefaultSumKernel = SumKernel::fast;
 // Weighted sum over npix listed pixels (device arrays) for every scan position into d_out (layout.frames uint64).
 void masked_sum(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,

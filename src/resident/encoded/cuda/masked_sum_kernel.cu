@@ -11,14 +11,17 @@
 //   entries (symbol | cum[symbol] << 5 | cum[symbol + 1] << 17) for the 32 coarse slots (128 slots each), so the
 //   common case (no symbol boundary between the coarse slot's start and the slot) needs neither the cumulative
 //   table nor a search; otherwise the same forward search as the reference over the lane's cumulative table.
-//   Renormalisation bytes are read through the read-only cache, one bounds check per byte; errors only set a flag
-//   (no per-symbol status branches).
+//   Renormalisation bytes are read through the read-only cache, one bounds check per byte, either one byte load
+//   each (SumKernel::fast) or from a register window of two aligned words, the next one loaded ahead
+//   (SumKernel::fast_window: no load latency on the decode chain and a quarter of the loads, a few more ALU
+//   instructions); errors only set a flag (no per-symbol status branches).
 // - The per-position sums: a fully unrolled loop over the 32 lanes when all of them hold dense streams (the
 //   interior of a BF disk), weights broadcast from shared memory, one 64-bit multiply-add per value and weighting.
 // - The grid is planned for balance (plan_sum_grid: waves x rounds of 32-pixel groups per warp) from the device's
 //   resident block count instead of a fixed ~2048 blocks.
 // Every product is weight (uint32) x count (uint32) as uint64, summed modulo 2^64: exactly the CPU reference.
 #include <string>
+#include <type_traits>
 
 #include "device/cuda/cuda_check.hpp"
 #include "resident/encoded/cuda/masked_sum_kernel.hpp"
@@ -37,7 +40,7 @@ constexpr std::uint32_t kLaneWords = LaneDecoder::kWords;
 constexpr std::size_t kTableBytes = std::size_t{kWarps} * kLaneWords * 32 * sizeof(std::uint32_t);
 static_assert(kTableBytes % 8 == 0);
 
-template <int K>
+template <int K, bool kWordWindow>
 __global__ void __launch_bounds__(kThreads, 2)
     masked_sum_fast_kernel(const TileRef* tiles, std::uint32_t tile, const std::uint32_t* pixels,
                            const std::uint32_t* weights, std::size_t npix, std::size_t per_block, std::size_t frames,
@@ -85,7 +88,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     const unsigned mask = __ballot_sync(0xffffffffu, dense);
     if (mask == 0) continue;
     for (int k = 0; k < K; ++k) wsh[warp][k][lane] = dense ? wk[k] : 0u;
-    LaneDecoder dec;
+    LaneDecoderT<kWordWindow> dec;
     dec.col = tables + warp * (kLaneWords * 32) + lane;  // stride 32 words
     if (dense && !dec.open(s, size, tr.len)) bad = true;  // a failed stream yields zeros (and the error)
     for (std::uint32_t c0 = 0; c0 < tr.len; c0 += 32) {
@@ -133,10 +136,10 @@ __global__ void __launch_bounds__(kThreads, 2)
       if (acc[k * tile + i]) atomicAdd(out + k * frames + first + i, acc[k * tile + i]);
 }
 
-template <int K>
+template <int K, bool kWordWindow>
 void launch(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels, const std::uint32_t* d_weights,
             std::size_t npix, unsigned long long* out, int* error, cudaStream_t stream) {
-  const auto kernel = masked_sum_fast_kernel<K>;
+  const auto kernel = masked_sum_fast_kernel<K, kWordWindow>;
   const std::size_t smem = kTableBytes + static_cast<std::size_t>(K) * layout.tile * sizeof(unsigned long long);
   QGPU_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   int device = 0, sms = 0, per_sm = 0;
@@ -154,12 +157,22 @@ void launch(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d
 }  // namespace
 
 void launch_masked_sums_fast(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
-                             const std::uint32_t* d_weights, std::size_t npix, int K, unsigned long long* out,
-                             int* error, cudaStream_t stream) {
+                             const std::uint32_t* d_weights, std::size_t npix, int K, bool word_window,
+                             unsigned long long* out, int* error, cudaStream_t stream) {
   if (npix == 0) return;
-  if (K == 1) launch<1>(layout, d_tiles, d_pixels, d_weights, npix, out, error, stream);
-  if (K == 2) launch<2>(layout, d_tiles, d_pixels, d_weights, npix, out, error, stream);
-  if (K == 3) launch<3>(layout, d_tiles, d_pixels, d_weights, npix, out, error, stream);
+  const auto go = [&](auto k, auto window) {
+    launch<decltype(k)::value, decltype(window)::value>(layout, d_tiles, d_pixels, d_weights, npix, out, error,
+                                                        stream);
+  };
+  const auto with_k = [&](auto window) {
+    if (K == 1) go(std::integral_constant<int, 1>{}, window);
+    if (K == 2) go(std::integral_constant<int, 2>{}, window);
+    if (K == 3) go(std::integral_constant<int, 3>{}, window);
+  };
+  if (word_window)
+    with_k(std::true_type{});
+  else
+    with_k(std::false_type{});
 }
 
 }  // namespace qgpu::encoded::cuda::detail
