@@ -1,8 +1,8 @@
 // The encoded-v1 resident on the GPU: encode time from the dense GPU-resident dataset (appended in batches of
 // whole scan rows, as the loader would), resident bytes against dense and the file, and warm query kernel times
-// (CUDA events, median of 10 after 3 warm-ups), each answer checked against the dense resident: BF, ADF, the CoM
-// sums (kernel) and the whole CoM product, mean pattern, one frame, a 64x64 scan-region read; then the load of the
-// file dense and encoded (median of 2 warm each): all the issue-8 figures of one file in one run.
+// (CUDA events, median of 10 after 3 warm-ups), each answer checked against the dense resident: BF, ADF and the
+// CoM sums with every masked-sum kernel (fast, the default; fast_window; the first, lockstep), the whole CoM product,
+// mean pattern, one frame, a 64x64 scan-region read; then the load of the file dense and encoded (median of 2 warm each): all the issue-8 figures of one file in one run.
 // usage: bench_encoded_cuda FILE [scan det dtype]
 #include <cuda_runtime.h>
 
@@ -23,6 +23,13 @@ using namespace qgpu;
 using qgpu::bench::time_ms;
 
 namespace {
+
+// Every masked-sum kernel, the default (fast) first: one run measures them side by side.
+using encoded::cuda::SumKernel;
+constexpr SumKernel kSumKernels[] = {SumKernel::fast, SumKernel::fast_window, SumKernel::lockstep};
+const char* kernel_name(SumKernel k) {
+  return k == SumKernel::fast ? "fast" : k == SumKernel::fast_window ? "fast_window" : "lockstep";
+}
 
 // Pixel offsets with r0 <= distance from the detector centre < r1, weight 1.
 void annulus(const Shape4D& s, double r0, double r1, std::vector<std::uint32_t>& px, std::vector<std::uint32_t>& w) {
@@ -65,18 +72,20 @@ int main(int argc, char** argv) {
     DeviceBuffer d_px(px.size() * 4), d_w(w.size() * 4);
     d_px.upload(px.data(), d_px.bytes());
     d_w.upload(w.data(), d_w.bytes());
-    const double ms = time_ms([&] {
-      encoded::cuda::masked_sum(l, enc.device_tiles(), d_px.as<std::uint32_t>(), d_w.as<std::uint32_t>(), px.size(),
-                                out.as<std::uint64_t>());
-    }, 10);
-    std::vector<std::uint64_t> got(l.frames);
-    out.download(got.data(), got.size() * 8);
     detector::SumPlan plan;
     plan.offsets = px;
     plan.weights = w;
-    const bool equal = got == detector::cuda::masked_sum(ds, plan);
-    std::printf("| encoded %s (%zu pixels) | %.3f ms | equal to dense: %s |\n", name, px.size(), ms,
-                equal ? "yes" : "NO");
+    const std::vector<std::uint64_t> want = detector::cuda::masked_sum(ds, plan);
+    for (const auto kernel : kSumKernels) {
+      const double ms = time_ms([&] {
+        encoded::cuda::masked_sum(l, enc.device_tiles(), d_px.as<std::uint32_t>(), d_w.as<std::uint32_t>(),
+                                  px.size(), out.as<std::uint64_t>(), nullptr, kernel);
+      }, 10);
+      std::vector<std::uint64_t> got(l.frames);
+      out.download(got.data(), got.size() * 8);
+      std::printf("| encoded %s (%zu pixels), %s kernel | %.3f ms | equal to dense: %s |\n", name, px.size(),
+                  kernel_name(kernel), ms, got == want ? "yes" : "NO");
+    }
   };
   std::vector<std::uint32_t> px, w;
   annulus(s, 0, s.det_rows / 6.0, px, w);
@@ -113,21 +122,23 @@ int main(int argc, char** argv) {
     DeviceBuffer d_px(all.size() * 4), d_w(w2.size() * 4), out2(2 * l.frames * 8);
     d_px.upload(all.data(), d_px.bytes());
     d_w.upload(w2.data(), d_w.bytes());
-    const double ms = time_ms([&] {
-      encoded::cuda::masked_sums(l, enc.device_tiles(), d_px.as<std::uint32_t>(), d_w.as<std::uint32_t>(),
-                                 all.size(), 2, out2.as<std::uint64_t>());
-    }, 10);
-    std::vector<std::uint64_t> got(2 * l.frames);
-    out2.download(got.data(), got.size() * 8);
     detector::SumPlan pr, pc;
     pr.offsets = pc.offsets = all;
     pr.weights = wr;
     pc.weights = wc;
     const auto dr = detector::cuda::masked_sum(ds, pr), dc = detector::cuda::masked_sum(ds, pc);
-    const bool equal = std::equal(dr.begin(), dr.end(), got.begin()) &&
-                       std::equal(dc.begin(), dc.end(), got.begin() + static_cast<std::ptrdiff_t>(l.frames));
-    std::printf("| encoded CoM sums (det_row, det_col weights, %zu pixels, kernel) | %.3f ms | equal to dense: %s |\n",
-                all.size(), ms, equal ? "yes" : "NO");
+    for (const auto kernel : kSumKernels) {
+      const double ms = time_ms([&] {
+        encoded::cuda::masked_sums(l, enc.device_tiles(), d_px.as<std::uint32_t>(), d_w.as<std::uint32_t>(),
+                                   all.size(), 2, out2.as<std::uint64_t>(), nullptr, kernel);
+      }, 10);
+      std::vector<std::uint64_t> got(2 * l.frames);
+      out2.download(got.data(), got.size() * 8);
+      const bool equal = std::equal(dr.begin(), dr.end(), got.begin()) &&
+                         std::equal(dc.begin(), dc.end(), got.begin() + static_cast<std::ptrdiff_t>(l.frames));
+      std::printf("| encoded CoM sums (det_row, det_col weights, %zu pixels), %s kernel | %.3f ms | equal to dense: %s |\n",
+                  all.size(), kernel_name(kernel), ms, equal ? "yes" : "NO");
+    }
   }
 
   // Products through the public API on a dataset loaded encoded (host results: includes the download).

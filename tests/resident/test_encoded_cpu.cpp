@@ -1,14 +1,19 @@
 // encoded-v1 CPU reference: exact round trips and queries against dense references on every dtype and shape.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <memory>
 #include <random>
 
 #include "core/error.hpp"
 #include "encoded_fixtures.hpp"
 #include "io/sample/sample.hpp"
 #include "resident/encoded/encoded_resident.hpp"
+#include "resident/encoded/lane_decoder.hpp"
 #include "resident/encoded/stream_codec.hpp"
+#include "resident/encoded/sum_grid.hpp"
 #include "support/temp_files.hpp"
 
 using namespace qgpu;
@@ -369,4 +374,163 @@ TEST(EncodedCpu, StreamCursorRejectsMalformedStreams) {
   EXPECT_FALSE(short_n.ok) << "a sparse position past n";
   slot[0] = 9;
   EXPECT_FALSE(encoded::StreamCursor<>{}.open(slot.data(), ns, 512)) << "unknown model";
+}
+
+// The masked-sum kernel's grid (host arithmetic): blocks cover the pixel list in multiples of 32 pixels, at most
+// 65535 chunks, and the chunk count minimises waves x rounds (checked against every chunk count by brute force).
+TEST(EncodedCpu, MaskedSumGridCoversThePixelsAndBalancesTheWork) {
+  using encoded::plan_sum_grid;
+  const auto cost = [](std::size_t tiles, std::size_t npix, std::size_t warps, std::size_t slots, std::size_t per) {
+    const std::size_t groups = (npix + 31) / 32, gpb = per / 32, chunks = (groups + gpb - 1) / gpb;
+    const std::size_t rounds = (gpb + warps - 1) / warps, waves = (tiles * chunks + slots - 1) / slots;
+    return double(waves) * (double(rounds) + 0.125);
+  };
+  for (std::size_t tiles : {1u, 7u, 512u, 4096u})
+    for (std::size_t npix : {1u, 31u, 32u, 33u, 3228u, 20424u, 36864u})
+      for (std::size_t slots : {1u, 264u, 396u}) {
+        SCOPED_TRACE(std::to_string(tiles) + " tiles, " + std::to_string(npix) + " pixels, " + std::to_string(slots));
+        const encoded::SumGrid g = plan_sum_grid(tiles, npix, 8, slots);
+        ASSERT_GT(g.per_block, 0u);
+        EXPECT_EQ(g.per_block % 32, 0u);
+        EXPECT_GE(g.chunks * g.per_block, npix);
+        EXPECT_LT((g.chunks - 1) * g.per_block, npix);
+        EXPECT_LE(g.chunks, 65535u);
+        double best = -1;
+        for (std::size_t per = 32; per <= (npix + 31) / 32 * 32; per += 32) {
+          const double c = cost(tiles, npix, 8, slots, per);
+          if (best < 0 || c < best) best = c;
+        }
+        EXPECT_EQ(cost(tiles, npix, 8, slots, g.per_block), best);
+      }
+  // The BF disk of the 512x512 sample (512 tiles, 3228 pixels = 101 groups, 2 blocks of 8 warps on 132 SMs): one
+  // chunk per tile, 13 rounds per warp in 2 waves.
+  EXPECT_EQ(plan_sum_grid(512, 3228, 8, 264).chunks, 1u);
+  EXPECT_EQ(plan_sum_grid(512, 3228, 8, 264).per_block, 3232u);
+  // One tile: the fewest chunks that give every warp one group (101 groups: 13 chunks of 8 groups).
+  EXPECT_EQ(plan_sum_grid(1, 3228, 8, 264).chunks, 13u);
+  EXPECT_EQ(plan_sum_grid(1, 3228, 8, 264).per_block, 256u);
+}
+
+namespace {
+
+// Values of one stream by the reference decoder (decode_stream); false when it rejects the stream.
+bool reference_values(const std::uint8_t* s, std::uint32_t size, std::uint32_t n, std::vector<std::uint32_t>& out) {
+  out.assign(n, 0);
+  return encoded::decode_stream(s, size, n, 0, n, [&](std::uint32_t i, std::uint32_t v) { out[i] = v; });
+}
+
+// Values of one stream by the fast kernel's LaneDecoder (tables in a strided column, lane 5 of 32, as on the
+// GPU); false when it rejects the stream (open or a `bad` flag).
+template <class Decoder>
+bool lane_values_of(const std::uint8_t* s, std::uint32_t size, std::uint32_t n, std::vector<std::uint32_t>& out) {
+  std::vector<std::uint32_t> tables(Decoder::kWords * 32, 0xdeadbeefu);
+  Decoder dec;
+  dec.col = tables.data() + 5;
+  dec.stride = 32;
+  out.assign(n, 0);
+  bool bad = !dec.open(s, size, n);
+  for (std::uint32_t i = 0; i < n; ++i) out[i] = dec.next(i, bad);
+  return !bad;
+}
+
+// Both LaneDecoder variants (byte loads, and the word window with the stream at each of the 4 alignments: the
+// stream copied into an exact-size buffer at offset 0..3 from an aligned address): the same verdict and values,
+// returned as one.
+bool lane_values(const std::uint8_t* s, std::uint32_t size, std::uint32_t n, std::vector<std::uint32_t>& out) {
+  const bool ok = lane_values_of<encoded::LaneDecoder>(s, size, n, out);
+  std::vector<std::uint32_t> other;
+  for (std::uint32_t shift = 0; shift < 4; ++shift) {
+    const std::unique_ptr<std::uint8_t[]> storage(new std::uint8_t[shift + size]);  // exact size (new: aligned)
+    std::uint8_t* const at = storage.get() + shift;
+    if (size) std::memcpy(at, s, size);
+    const bool ok2 = lane_values_of<encoded::LaneDecoderWords>(at, size, n, other);
+    EXPECT_EQ(ok2, ok) << "word window, alignment " << shift;
+    if (ok && ok2) EXPECT_EQ(other, out) << "word window, alignment " << shift;
+  }
+  return ok;
+}
+
+}  // namespace
+
+// The fast masked-sum kernels' stream decoder (host and device code; both ways of reading bytes) gives the reference decoder's values for every
+// stream it takes (constant, raw, rANS with alphabets up to 30, with escapes and with symbol boundaries inside
+// coarse slots), and the reference's verdict on every truncation and on random byte changes of those streams.
+TEST(EncodedCpu, LaneDecoderEqualsReferenceDecoder) {
+  std::mt19937_64 rng(42);
+  std::size_t taken = 0, rans = 0, raw = 0, constant = 0, escaped = 0, truncations = 0, mutations = 0;
+  std::vector<std::uint32_t> values, want, got;
+  std::vector<std::uint8_t> slot;
+  for (std::uint32_t n : {1u, 2u, 5u, 33u, 100u, 512u, 4096u})
+    for (int dist = 0; dist < 12; ++dist)
+      for (int rep = 0; rep < 6; ++rep) {
+        values.assign(n, 0);
+        const double mean = 0.2 + 0.9 * dist * (rep + 1);
+        std::poisson_distribution<std::uint32_t> poisson(mean);
+        std::uniform_int_distribution<std::uint32_t> any(0, 0xffffffffu), small(0, 2u + dist * 3u);
+        std::bernoulli_distribution outlier(0.02);
+        for (std::uint32_t i = 0; i < n; ++i) {
+          switch (dist % 4) {
+            case 0: values[i] = poisson(rng); break;                                           // low counts
+            case 1: values[i] = poisson(rng) + (outlier(rng) ? 1000u + rep * 100000u : 0u); break;  // escapes
+            case 2: values[i] = 7u + small(rng); break;                                       // flat alphabets
+            default: values[i] = rep == 0 ? 9u : rep == 1 ? any(rng) : (any(rng) >> (8 * (rep % 4)));  // const, raw
+          }
+        }
+        slot.assign(encoded::stream_slot_bytes(n), 0);
+        std::uint64_t sum = 0;
+        const std::uint32_t size =
+            encoded::encode_stream([&](std::uint32_t i) { return values[i]; }, n, slot.data(), &sum);
+        if (!encoded::LaneDecoder::takes(slot.data(), size)) continue;
+        ++taken;
+        rans += slot[0] == encoded::kRans;
+        raw += slot[0] == encoded::kRaw;
+        constant += slot[0] == encoded::kConstant;
+        ASSERT_TRUE(reference_values(slot.data(), size, n, want));
+        ASSERT_EQ(want, values);
+        ASSERT_TRUE(lane_values(slot.data(), size, n, got)) << "n " << n << " dist " << dist << " rep " << rep;
+        ASSERT_EQ(got, values) << "n " << n << " dist " << dist << " rep " << rep;
+        if (slot[0] == encoded::kRans) {
+          encoded::ByteReader rd{slot.data() + 1, slot.data() + size};
+          const std::uint32_t base = rd.varint(), K = rd.byte();
+          for (std::uint32_t v : values) escaped += v - base >= K;
+        }
+        // Every truncation: the same verdict (and the same values where both accept).
+        for (std::uint32_t cut = 1; cut <= size && cut <= 24; ++cut) {
+          const bool r = reference_values(slot.data(), size - cut, n, want);
+          const bool l = encoded::LaneDecoder::takes(slot.data(), size - cut) &&
+                         lane_values(slot.data(), size - cut, n, got);
+          if (!encoded::LaneDecoder::takes(slot.data(), size - cut)) continue;
+          ++truncations;
+          ASSERT_EQ(l, r) << "cut " << cut << " of " << size;
+          if (r) ASSERT_EQ(got, want);
+        }
+        // Random byte changes.
+        for (int m = 0; m < 8; ++m) {
+          std::vector<std::uint8_t> bad(slot.begin(), slot.begin() + size);
+          bad[rng() % size] = static_cast<std::uint8_t>(rng());
+          if (!encoded::LaneDecoder::takes(bad.data(), size)) continue;
+          ++mutations;
+          const bool r = reference_values(bad.data(), size, n, want);
+          const bool l = lane_values(bad.data(), size, n, got);
+          ASSERT_EQ(l, r) << "mutation " << m;
+          if (r) ASSERT_EQ(got, want);
+        }
+      }
+  std::printf("lane decoder: %zu streams (%zu rANS, %zu raw, %zu constant), %zu escapes, %zu truncations, %zu mutations\n",
+              taken, rans, raw, constant, escaped, truncations, mutations);
+  EXPECT_GT(rans, 60u);
+  EXPECT_GT(raw, 10u);
+  EXPECT_GT(constant, 5u);
+  EXPECT_GT(escaped, 0u);
+  EXPECT_GT(truncations, 500u);
+  EXPECT_GT(mutations, 500u);
+  // A stream the decoder does not take (sparse, rANS alphabets above 30) is left to the scattered path.
+  std::vector<std::uint32_t> wide(4096);
+  for (std::uint32_t i = 0; i < wide.size(); ++i) wide[i] = (i * 2654435761u) % 100;  // 100 values: K = 128
+  slot.assign(encoded::stream_slot_bytes(4096), 0);
+  std::uint64_t sum = 0;
+  const std::uint32_t size = encoded::encode_stream([&](std::uint32_t i) { return wide[i]; }, 4096, slot.data(), &sum);
+  ASSERT_EQ(slot[0], encoded::kRans);
+  EXPECT_FALSE(encoded::LaneDecoder::takes(slot.data(), size));
+  EXPECT_FALSE(encoded::LaneDecoder::takes(slot.data(), 0));
 }

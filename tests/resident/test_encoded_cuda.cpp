@@ -203,3 +203,125 @@ TEST(EncodedCuda, MalformedStreamInMaskedSumRaises) {
         << int(bad_model);
   }
 }
+
+namespace {
+
+// Low counts as in a BF disk (Poisson mean 2.5 inside radius det/3, 0.05 outside): nearly every stream inside is
+// rANS with a small alphabet, so whole warps decode rANS in lockstep (the fast kernel's full-warp sum).
+Dense low_counts(const Shape4D& shape, DType dtype, std::uint64_t seed) {
+  Dense d{shape, dtype, std::vector<std::uint8_t>(shape.elements() * dtype_size(dtype))};
+  std::mt19937_64 rng(seed);
+  std::poisson_distribution<std::uint32_t> bright(2.5), dark(0.05);
+  const double cr = (shape.det_rows - 1) / 2.0, cc = (shape.det_cols - 1) / 2.0, r = shape.det_rows / 3.0;
+  for (std::size_t f = 0; f < shape.frames(); ++f)
+    for (std::size_t p = 0; p < d.frame_pixels(); ++p) {
+      const double dr = double(p / shape.det_cols) - cr, dc = double(p % shape.det_cols) - cc;
+      d.set(f, p, dr * dr + dc * dc < r * r ? bright(rng) : dark(rng));
+    }
+  return d;
+}
+
+// encoded::cuda::masked_sums with the kernel asked for, results to the host ([k][frame]).
+std::vector<std::vector<std::uint64_t>> gpu_sums(const EncodedResident& r, const std::vector<std::uint32_t>& px,
+                                                 const std::vector<std::vector<std::uint32_t>>& w,
+                                                 encoded::cuda::SumKernel kernel) {
+  const std::size_t K = w.size(), n = px.size(), frames = r.layout().frames;
+  DeviceBuffer d_px(std::max<std::size_t>(n, 1) * 4), d_w(std::max<std::size_t>(K * n, 1) * 4), out(K * frames * 8);
+  if (n) {
+    d_px.upload(px.data(), n * 4);
+    for (std::size_t k = 0; k < K; ++k) d_w.upload(w[k].data(), n * 4, k * n * 4);
+  }
+  encoded::cuda::masked_sums(r.layout(), r.device_tiles(), d_px.as<std::uint32_t>(), d_w.as<std::uint32_t>(), n,
+                             static_cast<int>(K), out.as<std::uint64_t>(), nullptr, kernel);
+  std::vector<std::vector<std::uint64_t>> got(K, std::vector<std::uint64_t>(frames));
+  for (std::size_t k = 0; k < K; ++k) out.download(got[k].data(), frames * 8, k * frames * 8);
+  return got;
+}
+
+}  // namespace
+
+// Every masked-sum kernel (fast, the default; fast_window; the first, lockstep one) gives the CPU reference's
+// exact uint64 sums on every count dtype, for low-count (all-rANS) and mixed (every model, large alphabets,
+// escapes) data, tiles shorter than and not a multiple of the 32-position chunk, and masks: a disk with weight 1
+// (BF), every pixel with row and column weights (CoM), three weightings with zero and maximal weights, a reversed
+// list with repeats, one pixel, and no pixels.
+TEST(EncodedCuda, EveryMaskedSumKernelEqualsCpu) {
+  QGPU_REQUIRE_CUDA();
+  using encoded::cuda::SumKernel;
+  const Shape4D shape{4, 300, 20, 20};  // 1200 frames, 400 pixels
+  for (DType t : {DType::u8, DType::u16, DType::u32})
+    for (int kind = 0; kind < 2; ++kind) {
+      const Dense d = kind == 0 ? low_counts(shape, t, 7) : test::mixed(shape, t, 11);
+      std::vector<std::uint32_t> disk, ones, all, rows, cols, rnd, big, rev;
+      std::mt19937 rng(3);
+      for (std::uint32_t p = 0; p < d.frame_pixels(); ++p) {
+        const double dr = double(p / 20) - 9.5, dc = double(p % 20) - 9.5;
+        if (dr * dr + dc * dc < 36) disk.push_back(p);
+        all.push_back(p);
+        rows.push_back(p / 20);
+        cols.push_back(p % 20);
+        rnd.push_back(static_cast<std::uint32_t>(rng()));
+        big.push_back(rng() % 3 == 0 ? 0u : 0xffffffffu);
+      }
+      ones.assign(disk.size(), 1);
+      for (std::uint32_t p = 0; p < d.frame_pixels(); ++p) rev.push_back(static_cast<std::uint32_t>(d.frame_pixels()) - 1 - p / 2);
+      const std::vector<std::uint32_t> rev_w(rev.size(), 3);
+      const std::vector<std::pair<std::vector<std::uint32_t>, std::vector<std::vector<std::uint32_t>>>> queries = {
+          {disk, {ones}}, {all, {rows, cols}}, {all, {all, rnd, big}}, {rev, {rev_w}}, {{137}, {{5}}}, {{}, {{}}}};
+      for (std::uint32_t tile : {7u, 33u, 512u}) {
+        SCOPED_TRACE(dtype_name(t) + (kind == 0 ? " low counts" : " mixed") + ", tile " + std::to_string(tile));
+        const EncodedResident gpu = encode_gpu(d, tile, 300), cpu = encode_cpu(d, tile);
+        for (std::size_t q = 0; q < queries.size(); ++q) {
+          const auto& [px, w] = queries[q];
+          const auto want = cpu.masked_sums(px, w);
+          for (std::size_t k = 0; k < w.size(); ++k) ASSERT_EQ(want[k], test::ref_masked_sum(d, px, w[k]));
+          EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::fast), want) << "fast kernel, query " << q;
+          EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::fast_window), want) << "fast_window kernel, query " << q;
+          EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::lockstep), want) << "lockstep kernel, query " << q;
+        }
+        EXPECT_EQ(gpu.masked_sums(all, {rows, cols}), cpu.masked_sums(all, {rows, cols}));  // the default kernel
+      }
+    }
+}
+
+// A rANS stream with a bad header (alphabet 0, or a frequency table that does not sum to 4096) raises FormatError
+// from every kernel's lockstep path.
+TEST(EncodedCuda, MalformedRansStreamRaisesInEveryKernel) {
+  QGPU_REQUIRE_CUDA();
+  const Dense d = low_counts({2, 64, 4, 4}, DType::u16, 5);
+  const EncodedResident cpu = encode_cpu(d, 128);
+  for (int how = 0; how < 2; ++how) {
+    encoded::cpu::HostTile bad = cpu.tile_bytes(0);
+    int corrupted = 0;
+    for (std::size_t p = 0; p < 16; ++p) {
+      std::uint8_t* s = bad.payload.data() + bad.dir[p];
+      if (bad.dir[p + 1] == bad.dir[p] || s[0] != encoded::kRans) continue;
+      encoded::ByteReader rd{s + 1, bad.payload.data() + bad.dir[p + 1]};
+      rd.varint();  // base; K and the first frequency follow
+      std::uint8_t* k_byte = bad.payload.data() + (rd.p - bad.payload.data());
+      if (how == 0) {
+        *k_byte = 0;
+      } else {
+        k_byte[1] = static_cast<std::uint8_t>(k_byte[1] ^ 1u);  // the first frequency +-1: the sum is not 4096
+      }
+      ++corrupted;
+    }
+    ASSERT_GT(corrupted, 0);
+    DeviceBuffer payload(bad.payload.size()), dir(bad.dir.size() * 4), px(16 * 4), w(16 * 4), out(128 * 8),
+        refs(sizeof(encoded::TileRef));
+    payload.upload(bad.payload.data(), payload.bytes());
+    dir.upload(bad.dir.data(), dir.bytes());
+    const encoded::TileRef ref{payload.as<std::uint8_t>(), dir.as<std::uint32_t>(), bad.len, 0};
+    refs.upload(&ref, sizeof(ref));
+    std::vector<std::uint32_t> all(16), ones(16, 1);
+    for (std::uint32_t p = 0; p < 16; ++p) all[p] = p;
+    px.upload(all.data(), px.bytes());
+    w.upload(ones.data(), w.bytes());
+    for (auto kernel : {encoded::cuda::SumKernel::fast, encoded::cuda::SumKernel::fast_window,
+                        encoded::cuda::SumKernel::lockstep})
+      EXPECT_THROW(encoded::cuda::masked_sum(cpu.layout(), refs.as<encoded::TileRef>(), px.as<std::uint32_t>(),
+                                             w.as<std::uint32_t>(), 16, out.as<std::uint64_t>(), nullptr, kernel),
+                   FormatError)
+          << "corruption " << how << ", kernel " << int(kernel);
+  }
+}

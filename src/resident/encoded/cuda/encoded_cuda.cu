@@ -5,6 +5,7 @@
 
 #include "device/cuda/cuda_check.hpp"
 #include "resident/encoded/cuda/encoded_cuda.hpp"
+#include "resident/encoded/cuda/masked_sum_kernel.hpp"
 #include "resident/encoded/stream_codec.hpp"
 
 namespace qgpu::encoded::cuda {
@@ -330,11 +331,17 @@ void frame_totals(const Layout& layout, const void* d_frames, std::size_t count,
 
 void masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
                  const std::uint32_t* d_weights, std::size_t npix, int K, std::uint64_t* d_out,
-                 cudaStream_t stream) {
+                 cudaStream_t stream, SumKernel kernel) {
   if (K < 1 || K > 3) throw InvalidArgument("encoded masked sums take 1 to 3 weightings, not " + std::to_string(K));
   QGPU_CUDA(cudaMemsetAsync(d_out, 0, K * layout.frames * sizeof(std::uint64_t), stream));
   if (npix == 0) return;
   ErrorFlag err(stream);
+  if (kernel != SumKernel::lockstep) {
+    detail::launch_masked_sums_fast(layout, d_tiles, d_pixels, d_weights, npix, K, kernel == SumKernel::fast_window,
+                                    reinterpret_cast<unsigned long long*>(d_out), err.ptr(), stream);
+    err.check("masked_sum");
+    return;
+  }
   // Enough blocks to fill the GPU several times over (about 2048), each with at least one group of 32 pixels per
   // warp; every block decodes whole streams of one tile.
   const std::size_t tiles = layout.tiles();
@@ -357,8 +364,9 @@ void masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32
 }
 
 void masked_sum(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
-                const std::uint32_t* d_weights, std::size_t npix, std::uint64_t* d_out, cudaStream_t stream) {
-  masked_sums(layout, d_tiles, d_pixels, d_weights, npix, 1, d_out, stream);
+                const std::uint32_t* d_weights, std::size_t npix, std::uint64_t* d_out, cudaStream_t stream,
+                SumKernel kernel) {
+  masked_sums(layout, d_tiles, d_pixels, d_weights, npix, 1, d_out, stream, kernel);
 }
 
 void decode_frame(const Layout& layout, const TileRef* d_tiles, std::size_t index, void* d_out,
