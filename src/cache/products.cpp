@@ -6,9 +6,7 @@
 #include <set>
 
 #include "detector/virtual_detector.hpp"
-#include "dpc/com.hpp"
-#include "dpc/idpc.hpp"
-#include "dpc/rotation.hpp"
+#include "dpc/pipeline.hpp"
 
 namespace qgpu::cache {
 
@@ -136,13 +134,16 @@ ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& o) 
   for (const AdfRange& a : o.adf_ranges) add_annulus(adf_name(a.inner, a.outer), a.inner, a.outer);
 
   step("com");
-  const dpc::ComResult com = src.center_of_mass();
-  Product cr_p = product("com_row", "dpc", com.com_row), cc_p = product("com_col", "dpc", com.com_col);
-  out.products.push_back(std::move(cr_p));
-  out.products.push_back(std::move(cc_p));
+  dpc::ComResult com = src.center_of_mass();
+  out.products.push_back(product("com_row", "dpc", com.com_row));
+  out.products.push_back(product("com_col", "dpc", com.com_col));
 
-  step("dpc");
-  const dpc::DpcResult d = dpc::centered_dpc(com);
+  dpc::PipelineParams pp;
+  pp.idpc = true;
+  pp.keep_going_without_rotation = true;  // CoM and centred DPC are kept; the rest is listed as unavailable
+  pp.on_step = step;                      // "dpc", "rotation", "field", "idpc"
+  const dpc::PipelineResult res = src.dpc_pipeline(std::move(com), pp);  // CoM curl, or the parallax shift field
+  const dpc::DpcResult& d = res.dpc;
   Product dr = product("dpc_row", "dpc", d.dpc_row), dc = product("dpc_col", "dpc", d.dpc_col);
   for (Product* p : {&dr, &dc}) {
     p->attributes["ref_row"] = d.ref_row;
@@ -150,16 +151,12 @@ ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& o) 
   }
   out.products.push_back(std::move(dr));
   out.products.push_back(std::move(dc));
-
-  step("rotation");
-  dpc::RotationResult rot;
-  try {
-    rot = src.calibrate_rotation(d);  // CoM curl, or the parallax shift field when that is not determined
-  } catch (const InvalidArgument& e) {
-    for (const char* n : {"rotation", "field_row", "field_col", "idpc"})
-      out.unavailable[n] = std::string("rotation calibration failed: ") + e.what();
+  if (!res.has_field()) {
+    for (const char* n : {"rotation", "field_row", "field_col", "idpc"}) out.unavailable[n] = res.rotation_error;
     return out;
   }
+
+  const dpc::RotationResult& rot = *res.calibration;
   Image<double> curl;
   curl.rows = 2;
   curl.cols = rot.curl_by_angle.size() / 2;
@@ -174,16 +171,13 @@ ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& o) 
                    {"decided_by", rot.method}};
   out.products.push_back(std::move(rp));
 
-  step("field");
-  auto [fr, fc] = dpc::rotate_field(d, rot.angle_deg, rot.transpose);
   const nlohmann::json field_attrs = {{"angle_deg", rot.angle_deg}, {"transpose", rot.transpose ? 1.0 : 0.0}};
-  Product frp = product("field_row", "dpc", fr), fcp = product("field_col", "dpc", fc);
+  Product frp = product("field_row", "dpc", res.field_row), fcp = product("field_col", "dpc", res.field_col);
   frp.attributes = fcp.attributes = field_attrs;
   out.products.push_back(std::move(frp));
   out.products.push_back(std::move(fcp));
 
-  step("idpc");
-  out.products.push_back(product("idpc", "dpc", dpc::idpc(fr, fc)));
+  out.products.push_back(product("idpc", "dpc", *res.idpc));
   return out;
 }
 
