@@ -225,31 +225,9 @@ SsbResult run(const Dataset& ds, const SsbParams& p, std::size_t bin, const std:
   return Prepared(ds, p, bin, op).at(p.aberrations);
 }
 
-double number(const nlohmann::json& cal, const char* key) {
-  if (!cal.contains(key) || !cal.at(key).is_number())
-    throw InvalidArgument(std::string("ssb: dataset metadata has no calibration/") + key);
-  return cal.at(key).get<double>();
-}
-
 }  // namespace
 
 }  // namespace detail
-
-SsbParams params_from_metadata(const Dataset& ds) { return params_from_metadata(ds.metadata()); }
-
-SsbParams params_from_metadata(const nlohmann::json& md) {
-  if (!md.is_object() || !md.contains("calibration") || !md.at("calibration").is_object())
-    throw InvalidArgument("ssb: dataset metadata has no calibration object");
-  const nlohmann::json& cal = md.at("calibration");
-  SsbParams p;
-  p.energy_kev = detail::number(cal, "energy_kev");
-  p.semiangle_mrad = detail::number(cal, "semiangle_mrad");
-  p.scan_step_angstrom = detail::number(cal, "scan_step_angstrom");
-  if (cal.contains("detector_mrad_per_pixel")) p.detector_mrad_per_pixel = detail::number(cal, "detector_mrad_per_pixel");
-  if (cal.contains("rotation_deg")) p.rotation_deg = detail::number(cal, "rotation_deg");
-  if (cal.contains("defocus_angstrom")) p.aberrations.C1 = detail::number(cal, "defocus_angstrom");
-  return p;
-}
 
 SsbResult reconstruct(const Dataset& ds, const SsbParams& p) { return detail::run(ds, p, 1, "ssb.reconstruct"); }
 

@@ -263,3 +263,7 @@ def test_ssb_rejects_unknown_keywords(sample_path):
         qgpu.ssb.reconstruct(ds, defocs=100.0)
     with pytest.raises(ValueError, match="unknown parameter 'energie'"):
         qgpu.ssb.fit(ds, trials=5, energie=300)
+    with pytest.raises(ValueError, match=r"ssb: energy must be a finite number > 0, got -5"):
+        qgpu.ssb.reconstruct(ds, energy=-5.0)
+    with pytest.raises(ValueError, match=r"ssb: C1 \(defocus\) must be within \+-1e\+06 angstrom"):
+        qgpu.ssb.preview(ds, defocus=2e6)
