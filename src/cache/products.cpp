@@ -2,21 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <set>
 
+#include "core/number_text.hpp"
 #include "detector/virtual_detector.hpp"
 #include "dpc/pipeline.hpp"
 
 namespace qgpu::cache {
 
 namespace {
-
-std::string number(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
 
 template <class T> Product product(std::string name, std::string group, Image<T> img) {
   Product p;
@@ -50,20 +44,22 @@ DerivedRadii derive_radii(double radius, double center_row, double center_col, s
   return d;
 }
 
-std::string bf_name(double radius) { return "bf_r" + number(radius); }
-std::string adf_name(double inner, double outer) { return "adf_" + number(inner) + "_" + number(outer); }
+std::string bf_name(double radius) { return "bf_r" + number_text(radius); }
+std::string adf_name(double inner, double outer) { return "adf_" + number_text(inner) + "_" + number_text(outer); }
 
 void check_extra_detectors(const BuildOptions& o) {
   std::set<std::string> names;
   for (double r : o.bf_radii) {
-    if (!std::isfinite(r) || r <= 0) throw InvalidArgument("a bright-field radius must be > 0, got " + number(r));
-    if (!names.insert(bf_name(r)).second) throw InvalidArgument("bright-field radius " + number(r) + " given twice");
+    if (!std::isfinite(r) || r <= 0) throw InvalidArgument("a bright-field radius must be > 0, got " + number_text(r));
+    if (!names.insert(bf_name(r)).second)
+      throw InvalidArgument("bright-field radius " + number_text(r) + " given twice");
   }
   for (const AdfRange& a : o.adf_ranges) {
     if (!std::isfinite(a.inner) || !std::isfinite(a.outer) || a.inner < 0 || a.outer <= a.inner)
-      throw InvalidArgument("an annulus needs 0 <= inner < outer, got " + number(a.inner) + ".." + number(a.outer));
+      throw InvalidArgument("an annulus needs 0 <= inner < outer, got " + number_text(a.inner) + ".." +
+                            number_text(a.outer));
     if (!names.insert(adf_name(a.inner, a.outer)).second)
-      throw InvalidArgument("annulus " + number(a.inner) + ".." + number(a.outer) + " given twice");
+      throw InvalidArgument("annulus " + number_text(a.inner) + ".." + number_text(a.outer) + " given twice");
   }
 }
 
@@ -128,8 +124,8 @@ ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& o) 
   if (r.adf_possible)
     add_annulus("adf", r.adf_inner, r.adf_outer);
   else
-    out.unavailable["adf"] = "no room for an annulus 1.2R..min(3R, edge) with R = " + number(fit.radius) +
-                             " around the disk centre (" + number(cr) + ", " + number(cc) + ")";
+    out.unavailable["adf"] = "no room for an annulus 1.2R..min(3R, edge) with R = " + number_text(fit.radius) +
+                             " around the disk centre (" + number_text(cr) + ", " + number_text(cc) + ")";
   for (double radius : o.bf_radii) add_disk(bf_name(radius), radius);
   for (const AdfRange& a : o.adf_ranges) add_annulus(adf_name(a.inner, a.outer), a.inner, a.outer);
 

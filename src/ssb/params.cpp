@@ -2,28 +2,22 @@
 #include "ssb/params.hpp"
 
 #include <cmath>
-#include <cstdio>
 
 #include "core/error.hpp"
+#include "core/number_text.hpp"
 
 namespace qgpu::ssb {
 
 namespace {
 
-std::string text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
 std::string name(const ParamNamer& name_of, const std::string& key) { return name_of ? name_of(key) : "ssb: " + key; }
 
 void positive(const std::string& what, double v) {
-  if (!std::isfinite(v) || v <= 0) throw InvalidArgument(what + " must be a finite number > 0, got " + text(v));
+  if (!std::isfinite(v) || v <= 0) throw InvalidArgument(what + " must be a finite number > 0, got " + number_text(v));
 }
 
 void finite(const std::string& what, double v) {
-  if (!std::isfinite(v)) throw InvalidArgument(what + " must be a finite number, got " + text(v));
+  if (!std::isfinite(v)) throw InvalidArgument(what + " must be a finite number, got " + number_text(v));
 }
 
 // The file's value of `key`, when the calibration has it.
@@ -47,7 +41,8 @@ void check_overrides(const ParamOverrides& o, const ParamNamer& name_of) {
   if (o.C1) {
     finite(n("C1"), *o.C1);
     if (std::abs(*o.C1) > kMaxAbsC1)
-      throw InvalidArgument(n("C1") + " must be within +-" + text(kMaxAbsC1) + " angstrom, got " + text(*o.C1));
+      throw InvalidArgument(n("C1") + " must be within +-" + number_text(kMaxAbsC1) + " angstrom, got " +
+                            number_text(*o.C1));
   }
   if (o.A1) finite(n("A1"), *o.A1);
   if (o.A1_angle) finite(n("A1_angle"), *o.A1_angle);

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "detector/disk_defaults.hpp"
 #include "detector/virtual_detector.hpp"
+#include "resident/dataset_provenance.hpp"
 #include "ssb/ssb_backend.hpp"
 #include "ssb/ssb_internal.hpp"
 #include "ssb/ssb_math.hpp"
@@ -133,15 +134,8 @@ nlohmann::json aberrations_json(const Aberrations& a) {
 }
 
 Provenance provenance_for(const Dataset& ds, const SsbParams& p, const std::string& op, nlohmann::json resolved) {
-  Provenance pv;
-  pv.operation = op;
-  pv.backend = backend_name(ds.backend());
-  pv.input_dtype = dtype_name(ds.dtype());
-  pv.input_shape = ds.shape().dims();
-  pv.output_dtype = dtype_name(DType::f32);
-  pv.output_shape = {ds.shape().scan_rows, ds.shape().scan_cols};
-  set_representation(pv, ds);
-  pv.parameters = std::move(resolved);
+  Provenance pv = dataset_provenance(ds, op, dtype_name(DType::f32), {ds.shape().scan_rows, ds.shape().scan_cols},
+                                     std::move(resolved));
   if (ds.encoded()) pv.parameters["bf_gather"] = "encoded: the BF-disk pixels' streams decoded pixel-major";
   pv.parameters["energy_kev"] = p.energy_kev;
   pv.parameters["semiangle_mrad"] = p.semiangle_mrad;
