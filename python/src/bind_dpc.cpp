@@ -3,6 +3,7 @@
 #include "convert.hpp"
 #include "dpc/com.hpp"
 #include "dpc/idpc.hpp"
+#include "dpc/pipeline.hpp"
 #include "dpc/rotation.hpp"
 
 namespace qgpu::py {
@@ -17,6 +18,27 @@ dpc::DpcResult dpc_from(const pyb::array_t<float, pyb::array::c_style | pyb::arr
   d.dpc_col = image_from_python(c, backend);
   d.provenance.backend = backend;
   return d;
+}
+
+pyb::dict rotation_to_python(const dpc::RotationResult& rot) {
+  pyb::dict d;
+  d["angle_deg"] = rot.angle_deg;
+  d["transpose"] = rot.transpose;
+  d["curl_rms"] = rot.curl_rms;
+  d["divergence_rms"] = rot.divergence_rms;
+  d["confidence"] = rot.confidence;
+  d["determined"] = rot.determined;
+  d["method"] = rot.method;
+  d["warning"] = dpc::rotation_warning(rot);
+  d["provenance"] = to_python(rot.provenance.to_json());
+  return d;
+}
+
+dpc::IdpcPadding padding_of(const std::string& padding) {
+  return padding == "mirror"     ? dpc::IdpcPadding::mirror
+         : padding == "zeros"    ? dpc::IdpcPadding::zeros
+         : padding == "periodic" ? dpc::IdpcPadding::periodic
+                                 : throw InvalidArgument("padding must be 'mirror', 'zeros' or 'periodic'");
 }
 
 }  // namespace
@@ -51,18 +73,31 @@ void bind_dpc(pyb::module_& m) {
       // With the dataset: the parallax shift field decides when the CoM curl minimum is not determined.
       rot = ds ? dpc::calibrate_rotation(*ds, field) : dpc::calibrate_rotation(field);
     }
-    pyb::dict d;
-    d["angle_deg"] = rot.angle_deg;
-    d["transpose"] = rot.transpose;
-    d["curl_rms"] = rot.curl_rms;
-    d["divergence_rms"] = rot.divergence_rms;
-    d["confidence"] = rot.confidence;
-    d["determined"] = rot.determined;
-    d["method"] = rot.method;
-    d["warning"] = dpc::rotation_warning(rot);
-    d["provenance"] = to_python(rot.provenance.to_json());
-    return d;
+    return rotation_to_python(rot);
   }, pyb::arg("dpc_row"), pyb::arg("dpc_col"), pyb::arg("backend"), pyb::arg("ds") = nullptr);
+  // The whole chain as qgpu image and the service run it (dpc/pipeline.hpp).
+  m.def("dpc_pipeline", [](const Dataset& ds, const pyb::object& reference, const pyb::object& rotation,
+                           bool transpose, bool integrate, const std::string& padding) {
+    dpc::PipelineParams pp;
+    if (!reference.is_none()) pp.reference = reference.cast<std::pair<double, double>>();
+    if (!rotation.is_none()) pp.rotation = dpc::Rotation{rotation.cast<double>(), transpose};
+    pp.idpc = integrate;
+    pp.idpc_options.padding = padding_of(padding);
+    const dpc::PipelineResult r = nogil([&] { return dpc::run_pipeline(ds, pp); });
+    pyb::dict d;
+    pyb::dict com_prov = to_python(r.com.provenance.to_json());
+    com_prov["empty_frames"] = r.com.empty_frames;
+    d["com"] = pyb::make_tuple(image_to_python(r.com.com_row)[0], image_to_python(r.com.com_col)[0], com_prov);
+    d["dpc"] = pyb::make_tuple(image_to_python(r.dpc.dpc_row)[0], image_to_python(r.dpc.dpc_col)[0],
+                               to_python(r.dpc.provenance.to_json()));
+    d["field"] = pyb::make_tuple(image_to_python(r.field_row), image_to_python(r.field_col));
+    d["angle_deg"] = r.rotation.angle_deg;
+    d["transpose"] = r.rotation.transpose;
+    d["calibration"] = r.calibration ? pyb::object(rotation_to_python(*r.calibration)) : pyb::none();
+    d["idpc"] = r.idpc ? pyb::object(image_to_python(*r.idpc)) : pyb::none();
+    return d;
+  }, pyb::arg("ds"), pyb::arg("reference") = pyb::none(), pyb::arg("rotation") = pyb::none(),
+     pyb::arg("transpose") = false, pyb::arg("idpc") = true, pyb::arg("padding") = "mirror");
   m.def("rotate_field", [](const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& r,
                            const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c, double angle,
                            bool transpose, const std::string& backend) {
@@ -73,10 +108,7 @@ void bind_dpc(pyb::module_& m) {
                    const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c, const std::string& backend,
                    const std::string& padding, double step_row, double step_col) {  // backend: the inputs' own
     dpc::IdpcOptions o;
-    o.padding = padding == "mirror" ? dpc::IdpcPadding::mirror
-                : padding == "zeros" ? dpc::IdpcPadding::zeros
-                : padding == "periodic" ? dpc::IdpcPadding::periodic
-                : throw InvalidArgument("padding must be 'mirror', 'zeros' or 'periodic'");
+    o.padding = padding_of(padding);
     o.step_row = step_row;
     o.step_col = step_col;
     const Image<float> gr = image_from_python(r, backend), gc = image_from_python(c, backend);

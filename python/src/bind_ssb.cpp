@@ -1,16 +1,29 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "convert.hpp"
+#include "ssb/params.hpp"
 #include "ssb/ssb.hpp"
 
 namespace qgpu::py {
 
 namespace {
 
+// The keyword that sets each SSB parameter (errors name what the user typed).
+std::string keyword_of(const std::string& key) {
+  static const std::map<std::string, std::string> keywords = {
+      {"energy_kev", "energy"}, {"semiangle_mrad", "semiangle"}, {"scan_step_angstrom", "step"},
+      {"detector_mrad_per_pixel", "mrad_per_pixel"}, {"rotation_deg", "rotation"}, {"C1", "C1 (defocus)"}};
+  const auto it = keywords.find(key);
+  return "ssb: " + (it == keywords.end() ? key : it->second);
+}
+
+// The file's calibration with the keywords given (ssb::resolve_params, as the CLI and the service resolve theirs).
 ssb::SsbParams params(const Dataset& ds, const pyb::dict& kw) {
   static const std::vector<std::string> known = {"energy", "semiangle", "step", "mrad_per_pixel", "rotation",
                                                  "defocus", "C1", "A1", "A1_angle", "C3", "disk_center", "disk_radius",
@@ -23,31 +36,27 @@ ssb::SsbParams params(const Dataset& ds, const pyb::dict& kw) {
       throw InvalidArgument("ssb: unknown parameter '" + k + "' (known: " + list + ")");
     }
   }
-  ssb::SsbParams p;
-  if (ds.metadata().contains("calibration") && ds.metadata()["calibration"].contains("energy_kev"))
-    p = ssb::params_from_metadata(ds);
-  auto num = [&](const char* k, double& dst) {
-    if (kw.contains(k) && !kw[k].is_none()) dst = kw[k].cast<double>();
+  auto num = [&](const char* k) -> std::optional<double> {
+    if (kw.contains(k) && !kw[k].is_none()) return kw[k].cast<double>();
+    return std::nullopt;
   };
-  num("energy", p.energy_kev);
-  num("semiangle", p.semiangle_mrad);
-  num("step", p.scan_step_angstrom);
-  num("mrad_per_pixel", p.detector_mrad_per_pixel);
-  num("rotation", p.rotation_deg);
-  if (kw.contains("defocus") && kw.contains("C1") && !kw["defocus"].is_none() && !kw["C1"].is_none())
-    throw InvalidArgument("ssb: give C1 or defocus (the same Krivanek C1), not both");
-  num("defocus", p.aberrations.C1);
-  num("C1", p.aberrations.C1);
-  if (kw.contains("transpose") && !kw["transpose"].is_none()) p.transpose = kw["transpose"].cast<bool>();
-  if (kw.contains("weighting") && !kw["weighting"].is_none())
-    p.weighting = ssb::parse_weighting(kw["weighting"].cast<std::string>());
-  num("A1", p.aberrations.A1);
-  num("A1_angle", p.aberrations.A1_angle);
-  num("C3", p.aberrations.C3);
+  if (num("defocus") && num("C1")) throw InvalidArgument("ssb: give C1 or defocus (the same Krivanek C1), not both");
+  ssb::ParamOverrides o;
+  o.energy_kev = num("energy");
+  o.semiangle_mrad = num("semiangle");
+  o.scan_step_angstrom = num("step");
+  o.detector_mrad_per_pixel = num("mrad_per_pixel");
+  o.rotation_deg = num("rotation");
+  o.C1 = num("defocus") ? num("defocus") : num("C1");
+  o.A1 = num("A1");
+  o.A1_angle = num("A1_angle");
+  o.C3 = num("C3");
+  o.disk_radius = num("disk_radius");
+  if (kw.contains("transpose") && !kw["transpose"].is_none()) o.transpose = kw["transpose"].cast<bool>();
+  if (kw.contains("weighting") && !kw["weighting"].is_none()) o.weighting = kw["weighting"].cast<std::string>();
   if (kw.contains("disk_center") && !kw["disk_center"].is_none())
-    p.disk_center = kw["disk_center"].cast<std::pair<double, double>>();
-  if (kw.contains("disk_radius") && !kw["disk_radius"].is_none()) p.disk_radius = kw["disk_radius"].cast<double>();
-  return p;
+    o.disk_center = kw["disk_center"].cast<std::pair<double, double>>();
+  return ssb::resolve_params(ds.metadata(), o, keyword_of);
 }
 
 pyb::dict aberrations(const ssb::Aberrations& a) {

@@ -2,23 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <set>
 
+#include "core/number_text.hpp"
 #include "detector/virtual_detector.hpp"
-#include "dpc/com.hpp"
-#include "dpc/idpc.hpp"
-#include "dpc/rotation.hpp"
+#include "dpc/pipeline.hpp"
 
 namespace qgpu::cache {
 
 namespace {
-
-std::string number(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
 
 template <class T> Product product(std::string name, std::string group, Image<T> img) {
   Product p;
@@ -52,20 +44,22 @@ DerivedRadii derive_radii(double radius, double center_row, double center_col, s
   return d;
 }
 
-std::string bf_name(double radius) { return "bf_r" + number(radius); }
-std::string adf_name(double inner, double outer) { return "adf_" + number(inner) + "_" + number(outer); }
+std::string bf_name(double radius) { return "bf_r" + number_text(radius); }
+std::string adf_name(double inner, double outer) { return "adf_" + number_text(inner) + "_" + number_text(outer); }
 
 void check_extra_detectors(const BuildOptions& o) {
   std::set<std::string> names;
   for (double r : o.bf_radii) {
-    if (!std::isfinite(r) || r <= 0) throw InvalidArgument("a bright-field radius must be > 0, got " + number(r));
-    if (!names.insert(bf_name(r)).second) throw InvalidArgument("bright-field radius " + number(r) + " given twice");
+    if (!std::isfinite(r) || r <= 0) throw InvalidArgument("a bright-field radius must be > 0, got " + number_text(r));
+    if (!names.insert(bf_name(r)).second)
+      throw InvalidArgument("bright-field radius " + number_text(r) + " given twice");
   }
   for (const AdfRange& a : o.adf_ranges) {
     if (!std::isfinite(a.inner) || !std::isfinite(a.outer) || a.inner < 0 || a.outer <= a.inner)
-      throw InvalidArgument("an annulus needs 0 <= inner < outer, got " + number(a.inner) + ".." + number(a.outer));
+      throw InvalidArgument("an annulus needs 0 <= inner < outer, got " + number_text(a.inner) + ".." +
+                            number_text(a.outer));
     if (!names.insert(adf_name(a.inner, a.outer)).second)
-      throw InvalidArgument("annulus " + number(a.inner) + ".." + number(a.outer) + " given twice");
+      throw InvalidArgument("annulus " + number_text(a.inner) + ".." + number_text(a.outer) + " given twice");
   }
 }
 
@@ -130,19 +124,22 @@ ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& o) 
   if (r.adf_possible)
     add_annulus("adf", r.adf_inner, r.adf_outer);
   else
-    out.unavailable["adf"] = "no room for an annulus 1.2R..min(3R, edge) with R = " + number(fit.radius) +
-                             " around the disk centre (" + number(cr) + ", " + number(cc) + ")";
+    out.unavailable["adf"] = "no room for an annulus 1.2R..min(3R, edge) with R = " + number_text(fit.radius) +
+                             " around the disk centre (" + number_text(cr) + ", " + number_text(cc) + ")";
   for (double radius : o.bf_radii) add_disk(bf_name(radius), radius);
   for (const AdfRange& a : o.adf_ranges) add_annulus(adf_name(a.inner, a.outer), a.inner, a.outer);
 
   step("com");
-  const dpc::ComResult com = src.center_of_mass();
-  Product cr_p = product("com_row", "dpc", com.com_row), cc_p = product("com_col", "dpc", com.com_col);
-  out.products.push_back(std::move(cr_p));
-  out.products.push_back(std::move(cc_p));
+  dpc::ComResult com = src.center_of_mass();
+  out.products.push_back(product("com_row", "dpc", com.com_row));
+  out.products.push_back(product("com_col", "dpc", com.com_col));
 
-  step("dpc");
-  const dpc::DpcResult d = dpc::centered_dpc(com);
+  dpc::PipelineParams pp;
+  pp.idpc = true;
+  pp.keep_going_without_rotation = true;  // CoM and centred DPC are kept; the rest is listed as unavailable
+  pp.on_step = step;                      // "dpc", "rotation", "field", "idpc"
+  const dpc::PipelineResult res = src.dpc_pipeline(std::move(com), pp);  // CoM curl, or the parallax shift field
+  const dpc::DpcResult& d = res.dpc;
   Product dr = product("dpc_row", "dpc", d.dpc_row), dc = product("dpc_col", "dpc", d.dpc_col);
   for (Product* p : {&dr, &dc}) {
     p->attributes["ref_row"] = d.ref_row;
@@ -150,16 +147,12 @@ ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& o) 
   }
   out.products.push_back(std::move(dr));
   out.products.push_back(std::move(dc));
-
-  step("rotation");
-  dpc::RotationResult rot;
-  try {
-    rot = src.calibrate_rotation(d);  // CoM curl, or the parallax shift field when that is not determined
-  } catch (const InvalidArgument& e) {
-    for (const char* n : {"rotation", "field_row", "field_col", "idpc"})
-      out.unavailable[n] = std::string("rotation calibration failed: ") + e.what();
+  if (!res.has_field()) {
+    for (const char* n : {"rotation", "field_row", "field_col", "idpc"}) out.unavailable[n] = res.rotation_error;
     return out;
   }
+
+  const dpc::RotationResult& rot = *res.calibration;
   Image<double> curl;
   curl.rows = 2;
   curl.cols = rot.curl_by_angle.size() / 2;
@@ -174,16 +167,13 @@ ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& o) 
                    {"decided_by", rot.method}};
   out.products.push_back(std::move(rp));
 
-  step("field");
-  auto [fr, fc] = dpc::rotate_field(d, rot.angle_deg, rot.transpose);
   const nlohmann::json field_attrs = {{"angle_deg", rot.angle_deg}, {"transpose", rot.transpose ? 1.0 : 0.0}};
-  Product frp = product("field_row", "dpc", fr), fcp = product("field_col", "dpc", fc);
+  Product frp = product("field_row", "dpc", res.field_row), fcp = product("field_col", "dpc", res.field_col);
   frp.attributes = fcp.attributes = field_attrs;
   out.products.push_back(std::move(frp));
   out.products.push_back(std::move(fcp));
 
-  step("idpc");
-  out.products.push_back(product("idpc", "dpc", dpc::idpc(fr, fc)));
+  out.products.push_back(product("idpc", "dpc", *res.idpc));
   return out;
 }
 

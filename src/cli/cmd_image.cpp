@@ -12,9 +12,7 @@
 #include "cli/progress.hpp"
 #include "detector/virtual_detector.hpp"
 #include "display/pattern.hpp"
-#include "dpc/com.hpp"
-#include "dpc/idpc.hpp"
-#include "dpc/rotation.hpp"
+#include "dpc/pipeline.hpp"
 #include "io/hdf5/load.hpp"
 #include "mpi/split_run.hpp"
 #include "workflow/scan_products.hpp"
@@ -89,37 +87,32 @@ void compute_and_write(workflow::ScanProducts& src, const ImageArgs& a, const Ch
     write_outputs(dir, "adf", src.adf(radii.inner, radii.outer, src.center_or_fit(center)), look);
   }
   if (a.com || a.dpc || a.idpc) {
-    const dpc::ComResult com = src.center_of_mass();
+    dpc::ComResult com = src.center_of_mass();
     if (a.com) {
       write_outputs(dir, "com_row", com.com_row, look);
       write_outputs(dir, "com_col", com.com_col, look);
     }
-    const dpc::DpcResult d = dpc::centered_dpc(com);
-    double angle = 0;
-    bool transpose = false;
-    if (a.rotation.empty()) {
-      const dpc::RotationResult rot = src.calibrate_rotation(d);  // CoM curl, or parallax when defocused
-      angle = rot.angle_deg;
-      transpose = rot.transpose;
+    dpc::PipelineParams pp;
+    if (!a.rotation.empty()) pp.rotation = dpc::Rotation{a.rotation[0], a.rotation.size() > 1 && a.rotation[1] != 0};
+    pp.idpc = a.idpc;
+    const dpc::PipelineResult r = src.dpc_pipeline(std::move(com), pp);  // calibrated: CoM curl, or parallax
+    if (r.calibration) {
+      const dpc::RotationResult& rot = *r.calibration;
       std::ofstream((dir / "rotation.json").string()) << rot.provenance.to_json().dump(2) << "\n";
       if (rot.method == "parallax")
         std::printf("  rotation       %.2f deg, transpose %s (calibrated by the parallax shift field: CoM curl not "
-                    "significant; confidence %.3f)\n", angle, transpose ? "yes" : "no", rot.confidence);
+                    "significant; confidence %.3f)\n", rot.angle_deg, rot.transpose ? "yes" : "no", rot.confidence);
       else
-        std::printf("  rotation       %.2f deg, transpose %s (calibrated: RMS curl %.4g, confidence %.3f)\n", angle,
-                    transpose ? "yes" : "no", rot.curl_rms, rot.confidence);
+        std::printf("  rotation       %.2f deg, transpose %s (calibrated: RMS curl %.4g, confidence %.3f)\n",
+                    rot.angle_deg, rot.transpose ? "yes" : "no", rot.curl_rms, rot.confidence);
       if (!rot.determined) std::fprintf(stderr, "qgpu: warning: %s (--rotation ANGLE [TRANSPOSE])\n",
                                         dpc::rotation_warning(rot).c_str());
-    } else {
-      angle = a.rotation[0];
-      transpose = a.rotation.size() > 1 && a.rotation[1] != 0;
     }
-    auto [gr, gc] = dpc::rotate_field(d, angle, transpose);
     if (a.dpc) {
-      write_outputs(dir, "dpc_row", gr, look);
-      write_outputs(dir, "dpc_col", gc, look);
+      write_outputs(dir, "dpc_row", r.field_row, look);
+      write_outputs(dir, "dpc_col", r.field_col, look);
     }
-    if (a.idpc) write_outputs(dir, "idpc", dpc::idpc(gr, gc), look);
+    if (a.idpc) write_outputs(dir, "idpc", *r.idpc, look);
   }
 }
 

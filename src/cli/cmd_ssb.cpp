@@ -5,6 +5,7 @@
 #include <numeric>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "cli/checks.hpp"
 #include "cli/commands.hpp"
@@ -15,6 +16,7 @@
 #include "io/hdf5/load.hpp"
 #include "mpi/split_run.hpp"
 #include "workflow/scan_products.hpp"
+#include "ssb/params.hpp"
 #include "ssb/ssb.hpp"
 
 namespace qgpu::cli {
@@ -23,48 +25,49 @@ namespace {
 
 struct SsbArgs {
   std::string file, out = "out", backend = "auto", dataset, weighting = "auto";
-  std::optional<double> energy, semiangle, step, mrad_per_px, defocus;
-  double rotation = 0;
+  std::optional<double> energy, semiangle, step, mrad_per_px, defocus, rotation;
   std::size_t preview = 0, fit_trials = 0, bin = 4;
   std::vector<double> c1_range{-500, 500};
   bool astig = false, transpose = false;
   LoadFlags load;
 };
 
+// The flag that sets each SSB parameter (errors name what the user typed).
+std::string flag_of(const std::string& key) {
+  static const std::map<std::string, std::string> flags = {
+      {"energy_kev", "--energy"},     {"semiangle_mrad", "--semiangle"}, {"scan_step_angstrom", "--step"},
+      {"detector_mrad_per_pixel", "--mrad-per-pixel"}, {"rotation_deg", "--rotation"}, {"C1", "--defocus"},
+      {"weighting", "--weighting"}};
+  const auto it = flags.find(key);
+  return it == flags.end() ? key : it->second;
+}
+
+ssb::ParamOverrides overrides_of(const SsbArgs& a) {
+  ssb::ParamOverrides o;
+  o.energy_kev = a.energy;
+  o.semiangle_mrad = a.semiangle;
+  o.scan_step_angstrom = a.step;
+  o.detector_mrad_per_pixel = a.mrad_per_px;
+  o.rotation_deg = a.rotation;
+  if (a.transpose) o.transpose = true;
+  o.C1 = a.defocus;
+  o.weighting = a.weighting;
+  return o;
+}
+
 // Every value a user typed, checked before the file is opened.
 std::filesystem::path check(const SsbArgs& a) {
   check_backend_name(a.backend);
-  if (a.energy) check_positive("--energy", *a.energy);
-  if (a.semiangle) check_positive("--semiangle", *a.semiangle);
-  if (a.step) check_positive("--step", *a.step);
-  if (a.mrad_per_px) check_positive("--mrad-per-pixel", *a.mrad_per_px);
-  if (a.defocus) check_finite("--defocus", *a.defocus);
-  check_finite("--rotation", a.rotation);
+  ssb::check_overrides(overrides_of(a), flag_of);
   check_finite("--fit-range", a.c1_range[0]);
   check_finite("--fit-range", a.c1_range[1]);
   if (a.c1_range[0] >= a.c1_range[1]) throw InvalidArgument("--fit-range: need MIN < MAX");
   if (a.bin == 0) throw InvalidArgument("--fit-bin must be >= 1");
-  try {
-    ssb::parse_weighting(a.weighting);
-  } catch (const InvalidArgument&) {
-    throw InvalidArgument("--weighting: '" + a.weighting + "' is not one of auto, amplitude, phase, wiener");
-  }
   return output_folder(a.out);
 }
 
 ssb::SsbParams params_for(const SsbArgs& a, const nlohmann::json& metadata) {
-  ssb::SsbParams p;
-  if (metadata.contains("calibration") && metadata["calibration"].contains("energy_kev"))
-    p = ssb::params_from_metadata(metadata);
-  if (a.energy) p.energy_kev = *a.energy;
-  if (a.semiangle) p.semiangle_mrad = *a.semiangle;
-  if (a.step) p.scan_step_angstrom = *a.step;
-  if (a.mrad_per_px) p.detector_mrad_per_pixel = *a.mrad_per_px;
-  p.rotation_deg = a.rotation;
-  p.transpose = a.transpose;
-  if (a.defocus) p.aberrations.C1 = *a.defocus;
-  p.weighting = ssb::parse_weighting(a.weighting);
-  return p;
+  return ssb::resolve_params(metadata, overrides_of(a), flag_of);
 }
 
 // The SSB workflow on a dataset holding the whole scan: the optional fit, then the reconstruction or preview.
@@ -144,7 +147,8 @@ void add_ssb(CLI::App& app) {
       ->default_str("semiangle / BF disk radius");
   cmd->add_option("--rotation", a->rotation,
                   "scan-detector rotation, degrees: the angle qgpu image reports in rotation.json (positive turns "
-                  "the detector row axis towards the col axis; docs/conventions.md)");
+                  "the detector row axis towards the col axis; docs/conventions.md)")
+      ->default_str("file calibration or 0");
   cmd->add_flag("--transpose", a->transpose, "swap the detector row / col axes before the rotation (as rotation.json)");
   cmd->add_option("--defocus,--c1", a->defocus,
                   "C1 in angstrom, Krivanek sign: positive = overfocus; C1 = -defocus of py4DSTEM/abTEM/Kirkland "

@@ -7,8 +7,7 @@
 #include "cache/cache.hpp"
 #include "cli/outputs.hpp"
 #include "display/pattern.hpp"
-#include "dpc/idpc.hpp"
-#include "dpc/rotation.hpp"
+#include "dpc/pipeline.hpp"
 
 namespace qgpu::cli {
 
@@ -107,12 +106,15 @@ void image_from_cache(const CacheImageRequest& r) {
   d.dpc_row = c.f32("dpc_row");
   d.dpc_col = c.f32("dpc_col");
   d.provenance = d.dpc_row.provenance;
-  auto [gr, gc] = dpc::rotate_field(d, r.rotation[0], r.rotation.size() > 1 && r.rotation[1] != 0);
+  dpc::PipelineParams pp;
+  pp.rotation = dpc::Rotation{r.rotation[0], r.rotation.size() > 1 && r.rotation[1] != 0};
+  pp.idpc = r.idpc;
+  const dpc::PipelineResult res = dpc::run_pipeline(std::move(d), pp);
   if (r.dpc) {
-    write_outputs(dir, "dpc_row", gr, look);
-    write_outputs(dir, "dpc_col", gc, look);
+    write_outputs(dir, "dpc_row", res.field_row, look);
+    write_outputs(dir, "dpc_col", res.field_col, look);
   }
-  if (r.idpc) write_outputs(dir, "idpc", dpc::idpc(gr, gc), look);
+  if (r.idpc) write_outputs(dir, "idpc", *res.idpc, look);
 }
 
 }  // namespace qgpu::cli

@@ -9,24 +9,11 @@
 #include "detector/cuda/masked_sum_cuda.hpp"
 #include "detector/encoded/masked_sum_encoded.hpp"
 #include "detector/plan.hpp"
+#include "resident/dataset_provenance.hpp"
 
 namespace qgpu::detector {
 
 namespace {
-
-Provenance provenance_for(const Dataset& ds, const std::string& op, std::vector<std::size_t> out_shape,
-                          const std::string& out_dtype, nlohmann::json params) {
-  Provenance p;
-  p.operation = op;
-  p.backend = backend_name(ds.backend());
-  p.input_dtype = dtype_name(ds.dtype());
-  p.input_shape = ds.shape().dims();
-  p.output_dtype = out_dtype;
-  p.output_shape = std::move(out_shape);
-  set_representation(p, ds);
-  p.parameters = std::move(params);
-  return p;
-}
 
 Image<std::uint64_t> masked_image(const Dataset& ds, const Mask& mask, const std::string& op) {
   const Shape4D& s = ds.shape();
@@ -50,7 +37,7 @@ Image<std::uint64_t> masked_image(const Dataset& ds, const Mask& mask, const std
     params["strategy"] = "reference: every pixel";
     img.data = cpu::masked_sum(ds, mask);
   }
-  img.provenance = provenance_for(ds, op, {img.rows, img.cols}, "uint64", std::move(params));
+  img.provenance = dataset_provenance(ds, op, "uint64", {img.rows, img.cols}, std::move(params));
   return img;
 }
 
@@ -87,7 +74,7 @@ Image<std::int64_t> virtual_image(const Dataset& ds, const SignedMask& mask) {
   };
   add(parts.positive, 1, "positive");
   add(parts.negative, -1, "negative");
-  img.provenance = provenance_for(ds, "detector.virtual_image", {img.rows, img.cols}, "int64", std::move(params));
+  img.provenance = dataset_provenance(ds, "detector.virtual_image", "int64", {img.rows, img.cols}, std::move(params));
   return img;
 }
 
@@ -125,7 +112,7 @@ Image<std::uint64_t> sum_pattern(const Dataset& ds) {
   img.data = ds.encoded()                    ? encoded_path::sum_pattern(ds)  // stored while encoding
              : ds.backend() == Backend::cuda ? cuda::sum_pattern(ds)
                                              : cpu::sum_pattern(ds);
-  img.provenance = provenance_for(ds, "detector.sum_pattern", {img.rows, img.cols}, "uint64", nlohmann::json::object());
+  img.provenance = dataset_provenance(ds, "detector.sum_pattern", "uint64", {img.rows, img.cols});
   return img;
 }
 

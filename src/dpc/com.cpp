@@ -3,8 +3,10 @@
 #include <cmath>
 #include <string>
 
+#include "core/derived_provenance.hpp"
 #include "core/error.hpp"
 #include "dpc/com_backend.hpp"
+#include "resident/dataset_provenance.hpp"
 
 namespace qgpu::dpc {
 
@@ -51,25 +53,19 @@ ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
                          : ds.backend() == Backend::cuda ? detail::com_cuda(ds, mask)
                                                          : detail::com_cpu(ds, mask);
 
-  Provenance p;
-  p.operation = "dpc.center_of_mass";
-  p.backend = backend_name(ds.backend());
-  p.input_dtype = dtype_name(ds.dtype());
-  p.input_shape = sh.dims();
-  p.output_dtype = dtype_name(DType::f32);
-  p.output_shape = {sh.scan_rows, sh.scan_cols};
-  set_representation(p, ds);
   std::size_t selected = sh.frame_pixels();
   if (mask) {
     selected = 0;
     for (std::uint8_t m : options.mask) selected += m;
   }
-  p.parameters = {{"mask", mask != nullptr},
-                  {"mask_pixels", selected},
-                  {"coordinates", "detector pixel index (row, col), pixel (0,0) at 0"},
-                  {"accumulation", "exact uint64 sums, double division, rounded to float32"},
-                  {"empty_frame_value", {(double(sh.det_rows) - 1) / 2, (double(sh.det_cols) - 1) / 2}},
-                  {"empty_frames", maps.empty_frames}};
+  Provenance p = dataset_provenance(
+      ds, "dpc.center_of_mass", dtype_name(DType::f32), {sh.scan_rows, sh.scan_cols},
+      {{"mask", mask != nullptr},
+       {"mask_pixels", selected},
+       {"coordinates", "detector pixel index (row, col), pixel (0,0) at 0"},
+       {"accumulation", "exact uint64 sums, double division, rounded to float32"},
+       {"empty_frame_value", {(double(sh.det_rows) - 1) / 2, (double(sh.det_cols) - 1) / 2}},
+       {"empty_frames", maps.empty_frames}});
 
   ComResult r;
   r.com_row = make_map(std::move(maps.row), sh, p, "row");
@@ -102,19 +98,14 @@ DpcResult centered_dpc(const ComResult& com, std::optional<std::pair<double, dou
     r.ref_col = sc / double(a.data.size());
   }
 
-  Provenance p;
-  p.operation = "dpc.centered_dpc";
-  // A small host operation on host maps; the result keeps the CoM's backend so that later steps run there too.
-  p.backend = backend_name(backend_of(com.provenance));
-  p.input_dtype = dtype_name(DType::f32);
-  p.input_shape = {2, a.rows, a.cols};
-  p.output_dtype = dtype_name(DType::f32);
-  p.output_shape = {2, a.rows, a.cols};
-  p.copy_representation(com.provenance);  // of the dataset the CoM came from
-  p.parameters = {{"reference", {r.ref_row, r.ref_col}},
-                  {"reference_source", reference ? "given" : "mean_com"},
-                  {"com_backend", com.provenance.backend},
-                  {"computed_on", "host"}};
+  // A small host operation on host maps; the result keeps the CoM's backend so that later steps run there too, and
+  // the representation of the dataset the CoM came from.
+  Provenance p = derived_provenance("dpc.centered_dpc", backend_name(backend_of(com.provenance)), com.provenance,
+                                    {2, a.rows, a.cols}, {2, a.rows, a.cols},
+                                    {{"reference", {r.ref_row, r.ref_col}},
+                                     {"reference_source", reference ? "given" : "mean_com"},
+                                     {"com_backend", com.provenance.backend},
+                                     {"computed_on", "host"}});
 
   auto shifted = [&](const Image<float>& in, double ref, const char* component) {
     Image<float> out;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/derived_provenance.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "dpc/idpc_backend.hpp"
@@ -108,25 +109,20 @@ Image<float> idpc(const Image<float>& grad_row, const Image<float>& grad_col, co
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c) out.data[r * cols + c] = phi[(r + pr.before) * f.cols + c + pc.before];
 
-  Provenance& p = out.provenance;
-  p.operation = "dpc.idpc";
-  p.backend = backend_name(backend);
-  p.input_dtype = dtype_name(DType::f32);
-  p.input_shape = {2, rows, cols};
-  p.output_dtype = dtype_name(DType::f32);
-  p.output_shape = {rows, cols};
-  p.copy_representation(grad_row.provenance);  // of the dataset the gradients came from
-  p.parameters = {{"padding", idpc_padding_name(o.padding)},
-                  {"pad_row", {pr.before, pr.after}},
-                  {"pad_col", {pc.before, pc.after}},
-                  {"pad_requested", o.pad},
-                  {"step_row", o.step_row},
-                  {"step_col", o.step_col},
-                  {"fft", backend == Backend::cuda ? "cuFFT r2c/c2r float32 (complex64)" : "FFTW r2c/c2r float64"},
-                  {"k0", "zero"},
-                  {"nyquist", "odd-derivative term zeroed"},
-                  {"grad_row_provenance", grad_row.provenance.operation},
-                  {"grad_col_provenance", grad_col.provenance.operation}};
+  // the representation of the dataset the gradients came from
+  out.provenance = derived_provenance(
+      "dpc.idpc", backend_name(backend), grad_row.provenance, {2, rows, cols}, {rows, cols},
+      {{"padding", idpc_padding_name(o.padding)},
+       {"pad_row", {pr.before, pr.after}},
+       {"pad_col", {pc.before, pc.after}},
+       {"pad_requested", o.pad},
+       {"step_row", o.step_row},
+       {"step_col", o.step_col},
+       {"fft", backend == Backend::cuda ? "cuFFT r2c/c2r float32 (complex64)" : "FFTW r2c/c2r float64"},
+       {"k0", "zero"},
+       {"nyquist", "odd-derivative term zeroed"},
+       {"grad_row_provenance", grad_row.provenance.operation},
+       {"grad_col_provenance", grad_col.provenance.operation}});
   return out;
 }
 

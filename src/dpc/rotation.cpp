@@ -6,6 +6,7 @@
 #include <numbers>
 #include <string>
 
+#include "core/derived_provenance.hpp"
 #include "core/error.hpp"
 
 namespace qgpu::dpc {
@@ -85,18 +86,11 @@ Candidate analyse(const DpcResult& d, bool transpose) {
 }
 
 Provenance host_provenance(const char* operation, const DpcResult& d, std::vector<std::size_t> out_shape) {
-  Provenance p;
-  p.operation = operation;
-  // Host arithmetic on small maps; the result keeps its input's backend so that later steps run there too.
-  p.backend = backend_name(backend_of(d.provenance));
-  p.input_dtype = dtype_name(DType::f32);
-  p.input_shape = {2, d.dpc_row.rows, d.dpc_row.cols};
-  p.output_dtype = dtype_name(DType::f32);
-  p.output_shape = std::move(out_shape);
-  p.copy_representation(d.provenance);  // of the dataset the DPC came from
-  p.parameters["dpc_backend"] = d.provenance.backend;
-  p.parameters["computed_on"] = "host";
-  return p;
+  // Host arithmetic on small maps; the result keeps its input's backend so that later steps run there too, and the
+  // representation of the dataset the DPC came from.
+  return derived_provenance(operation, backend_name(backend_of(d.provenance)), d.provenance,
+                            {2, d.dpc_row.rows, d.dpc_row.cols}, std::move(out_shape),
+                            {{"dpc_backend", d.provenance.backend}, {"computed_on", "host"}});
 }
 
 }  // namespace

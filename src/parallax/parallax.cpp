@@ -16,6 +16,7 @@
 #include "detector/disk_defaults.hpp"
 #include "detector/virtual_detector.hpp"
 #include "parallax/parallax_backend.hpp"
+#include "resident/dataset_provenance.hpp"
 #include "ssb/ssb_math.hpp"
 
 namespace qgpu::parallax {
@@ -289,14 +290,8 @@ Run align_and_fit(const Dataset& ds, const ParallaxParams& p) {
 }
 
 Provenance provenance_for(const Dataset& ds, const ParallaxParams& p, const Run& run, const std::string& op) {
-  Provenance pv;
-  pv.operation = op;
-  pv.backend = backend_name(ds.backend());
-  pv.input_dtype = dtype_name(ds.dtype());
-  pv.input_shape = ds.shape().dims();
-  pv.output_dtype = dtype_name(DType::f32);
-  pv.output_shape = {ds.shape().scan_rows * p.upsample, ds.shape().scan_cols * p.upsample};
-  set_representation(pv, ds);
+  Provenance pv = dataset_provenance(ds, op, dtype_name(DType::f32),
+                                     {ds.shape().scan_rows * p.upsample, ds.shape().scan_cols * p.upsample});
   nlohmann::json& q = pv.parameters;
   q["energy_kev"] = p.energy_kev;
   q["semiangle_mrad"] = p.semiangle_mrad;

@@ -1,8 +1,9 @@
 // GET /api/datasets/{id}/com, /dpc, /idpc: float32 maps (json, f32 raw, or png of one component).
 // dpc and idpc use the calibrated rotation unless rotation=DEG (and transpose=0|1) is given.
-#include "dpc/com.hpp"
+#include <optional>
+
 #include "dpc/idpc.hpp"
-#include "dpc/rotation.hpp"
+#include "dpc/pipeline.hpp"
 #include "remote/cached.hpp"
 #include "remote/encode.hpp"
 #include "remote/http_error.hpp"
@@ -29,54 +30,69 @@ const dpc::RotationResult& rotation_of(ServedDataset& s, const dpc::DpcResult& d
 struct Field {
   Image<float> row, col;
   nlohmann::json info = nlohmann::json::object();
+  std::optional<Image<float>> idpc;  // when asked for
 };
 
-// From a product cache: the cached calibrated field, or the cached centred DPC rotated as asked.
-Field cached_rotated_dpc(const cache::Cache& c, const Params& p) {
-  Field f;
-  if (const auto a = p.number("rotation")) {
+// The rotation a request gives (rotation=DEG, transpose=0|1), or none: calibrated.
+std::optional<dpc::Rotation> given_rotation(const Params& p) {
+  const auto a = p.number("rotation");
+  if (!a) return std::nullopt;
+  return dpc::Rotation{*a, p.choice("transpose", {"0", "1"}, "0") == "1"};
+}
+
+Field field_of(const dpc::PipelineResult& r, nlohmann::json info) {
+  Field f{r.field_row, r.field_col, std::move(info), r.idpc};
+  f.info["angle_deg"] = r.rotation.angle_deg;
+  f.info["transpose"] = r.rotation.transpose;
+  return f;
+}
+
+// From a product cache: the cached calibrated field, or the cached centred DPC rotated as asked; integrated on the
+// host with `integrate` when given.
+Field cached_rotated_dpc(const cache::Cache& c, const Params& p, const std::optional<dpc::IdpcOptions>& integrate) {
+  if (const auto given = given_rotation(p)) {
     dpc::DpcResult d;
     d.dpc_row = c.f32("dpc_row");
     d.dpc_col = c.f32("dpc_col");
     d.provenance = d.dpc_row.provenance;  // host data
-    const bool transpose = p.choice("transpose", {"0", "1"}, "0") == "1";
-    std::tie(f.row, f.col) = dpc::rotate_field(d, *a, transpose);
-    f.info = {{"rotation", "given"}, {"angle_deg", *a}, {"transpose", transpose}};
-    return f;
+    dpc::PipelineParams pp;
+    pp.rotation = given;
+    pp.idpc = integrate.has_value();
+    if (integrate) pp.idpc_options = *integrate;
+    return field_of(dpc::run_pipeline(std::move(d), pp), {{"rotation", "given"}});
   }
   const nlohmann::json rot = c.rotation();
+  Field f;
   f.row = c.f32("field_row");
   f.col = c.f32("field_col");
   f.info = {{"rotation", "calibrated"}, {"curl_rms", rot.at("curl_rms")}, {"angle_deg", rot.at("angle_deg")},
             {"transpose", rot.at("transpose")}, {"from", "product cache"}};
+  if (integrate) f.idpc = dpc::idpc(f.row, f.col, *integrate);
   return f;
 }
 
-Field rotated_dpc(ServedDataset& s, const Params& p) {
-  if (s.cache) return cached_rotated_dpc(*s.cache, p);
-  const dpc::DpcResult d = dpc::centered_dpc(com_of(s));
-  Field f;
-  double angle = 0;
-  bool transpose = false;
-  if (const auto a = p.number("rotation")) {
-    angle = *a;
-    transpose = p.choice("transpose", {"0", "1"}, "0") == "1";
-    f.info["rotation"] = "given";
+// The DPC pipeline on a served dataset (its CoM and calibration computed once), or from its product cache.
+Field rotated_dpc(ServedDataset& s, const Params& p, const std::optional<dpc::IdpcOptions>& integrate = {}) {
+  if (s.cache) return cached_rotated_dpc(*s.cache, p, integrate);
+  dpc::PipelineParams pp;
+  pp.rotation = given_rotation(p);
+  pp.idpc = integrate.has_value();
+  if (integrate) pp.idpc_options = *integrate;
+  const dpc::PipelineResult r =
+      dpc::run_pipeline(com_of(s), pp, [&s](const dpc::DpcResult& d) { return rotation_of(s, d); });
+  nlohmann::json info;
+  if (!r.calibration) {
+    info["rotation"] = "given";
   } else {
-    const dpc::RotationResult& rot = rotation_of(s, d);
-    angle = rot.angle_deg;
-    transpose = rot.transpose;
-    f.info["rotation"] = "calibrated";
-    f.info["method"] = rot.method;
-    f.info["curl_rms"] = rot.curl_rms;
-    f.info["confidence"] = rot.confidence;
-    f.info["determined"] = rot.determined;
-    f.info["warning"] = dpc::rotation_warning(rot);
+    const dpc::RotationResult& rot = *r.calibration;
+    info["rotation"] = "calibrated";
+    info["method"] = rot.method;
+    info["curl_rms"] = rot.curl_rms;
+    info["confidence"] = rot.confidence;
+    info["determined"] = rot.determined;
+    info["warning"] = dpc::rotation_warning(rot);
   }
-  f.info["angle_deg"] = angle;
-  f.info["transpose"] = transpose;
-  std::tie(f.row, f.col) = dpc::rotate_field(d, angle, transpose);
-  return f;
+  return field_of(r, std::move(info));
 }
 
 // Two components: json {row, col}, f32 stacked [2][rows][cols], png of `component`.
@@ -138,10 +154,10 @@ void add_dpc_routes(httplib::Server& http, Context& ctx) {
                const display::DisplayOptions look = display_options(p, display::Scale::linear);
                if (d.cache && !p.number("rotation") && padding == dpc::IdpcPadding::mirror)
                  return f32_body(d.cache->f32("idpc"), format, look);
-               const Field f = rotated_dpc(d, p);  // a cache: another rotation or padding, integrated on the host
                dpc::IdpcOptions o;
                o.padding = padding;
-               return f32_body(dpc::idpc(f.row, f.col, o), format, look);
+               // a cache: another rotation or padding, integrated on the host
+               return f32_body(*rotated_dpc(d, p, o).idpc, format, look);
              });
            }));
 }

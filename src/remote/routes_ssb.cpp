@@ -1,8 +1,9 @@
 // GET /api/datasets/{id}/ssb (phase or amplitude of an SSB reconstruction at a given defocus) and /ssb_fit
-// (the defocus fit). Parameters come from the file's calibration (ssb::params_from_metadata); `defocus` (angstrom)
-// replaces C1, `bin` (default 4) is the detector binning of the preview (1: the full reconstruction). The preview
-// keeps G(K, Q) of its bin (ssb::Reconstructor in ServedDataset::ssb_cache), so a new defocus costs only the
-// aberration-dependent part: the viewer's live defocus slider.
+// (the defocus fit). Parameters come from the file's calibration with `defocus` (angstrom) replacing C1
+// (ssb::resolve_params, as the CLI and Python resolve theirs); `bin` (default 4) is the detector binning of the
+// preview (1: the full reconstruction). The preview keeps G(K, Q) of its bin (ssb::Reconstructor in
+// ServedDataset::ssb_cache), so a new defocus costs only the aberration-dependent part: the viewer's live defocus
+// slider.
 #include <algorithm>
 #include <cmath>
 
@@ -10,6 +11,7 @@
 #include "remote/encode.hpp"
 #include "remote/http_error.hpp"
 #include "remote/routes.hpp"
+#include "ssb/params.hpp"
 #include "ssb/ssb.hpp"
 
 namespace qgpu::remote {
@@ -19,7 +21,6 @@ namespace {
 const std::string kId = R"(/api/datasets/([A-Za-z0-9_.-]+))";
 constexpr std::size_t kMaxBin = 64;
 constexpr std::size_t kMaxTrials = 2000;
-constexpr double kMaxDefocus = 1e6;  // angstrom (100 um): beyond any STEM defocus
 
 std::size_t bin_of(const Params& p) {
   const std::size_t bin = p.index("bin").value_or(4);
@@ -30,9 +31,14 @@ std::size_t bin_of(const Params& p) {
 
 double defocus_bound(const Params& p, const std::string& name, double fallback) {
   const double v = p.number(name).value_or(fallback);
-  if (std::abs(v) > kMaxDefocus)
-    throw HttpError(400, "parameter '" + name + "' must be within +-" + std::to_string(int(kMaxDefocus)) + " angstrom");
+  if (std::abs(v) > ssb::kMaxAbsC1)
+    throw HttpError(400, "parameter '" + name + "' must be within +-" + std::to_string(int(ssb::kMaxAbsC1)) + " angstrom");
   return v;
+}
+
+// The query parameter that overrides each SSB parameter.
+std::string parameter_of(const std::string& key) {
+  return "parameter '" + std::string(key == "C1" ? "defocus" : key) + "'";
 }
 
 void ssb_image(Context& ctx, const httplib::Request& req, httplib::Response& res) {
@@ -47,8 +53,9 @@ void ssb_image(Context& ctx, const httplib::Request& req, httplib::Response& res
   Body body = run_on(
       s,
       [&](ServedDataset& d) {
-        ssb::SsbParams sp = ssb::params_from_metadata(d.ds);
-        if (p.has("defocus")) sp.aberrations.C1 = defocus_bound(p, "defocus", 0);
+        ssb::ParamOverrides o;
+        o.C1 = p.number("defocus");
+        const ssb::SsbParams sp = ssb::resolve_params(d.ds.metadata(), o, parameter_of);
         ssb::SsbResult r;
         if (bin == 1) {
           r = ssb::reconstruct(d.ds, sp);  // G(K, Q) of every BF pixel: too large to keep

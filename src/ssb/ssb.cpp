@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "detector/disk_defaults.hpp"
 #include "detector/virtual_detector.hpp"
+#include "resident/dataset_provenance.hpp"
 #include "ssb/ssb_backend.hpp"
 #include "ssb/ssb_internal.hpp"
 #include "ssb/ssb_math.hpp"
@@ -133,15 +134,8 @@ nlohmann::json aberrations_json(const Aberrations& a) {
 }
 
 Provenance provenance_for(const Dataset& ds, const SsbParams& p, const std::string& op, nlohmann::json resolved) {
-  Provenance pv;
-  pv.operation = op;
-  pv.backend = backend_name(ds.backend());
-  pv.input_dtype = dtype_name(ds.dtype());
-  pv.input_shape = ds.shape().dims();
-  pv.output_dtype = dtype_name(DType::f32);
-  pv.output_shape = {ds.shape().scan_rows, ds.shape().scan_cols};
-  set_representation(pv, ds);
-  pv.parameters = std::move(resolved);
+  Provenance pv = dataset_provenance(ds, op, dtype_name(DType::f32), {ds.shape().scan_rows, ds.shape().scan_cols},
+                                     std::move(resolved));
   if (ds.encoded()) pv.parameters["bf_gather"] = "encoded: the BF-disk pixels' streams decoded pixel-major";
   pv.parameters["energy_kev"] = p.energy_kev;
   pv.parameters["semiangle_mrad"] = p.semiangle_mrad;
@@ -225,31 +219,9 @@ SsbResult run(const Dataset& ds, const SsbParams& p, std::size_t bin, const std:
   return Prepared(ds, p, bin, op).at(p.aberrations);
 }
 
-double number(const nlohmann::json& cal, const char* key) {
-  if (!cal.contains(key) || !cal.at(key).is_number())
-    throw InvalidArgument(std::string("ssb: dataset metadata has no calibration/") + key);
-  return cal.at(key).get<double>();
-}
-
 }  // namespace
 
 }  // namespace detail
-
-SsbParams params_from_metadata(const Dataset& ds) { return params_from_metadata(ds.metadata()); }
-
-SsbParams params_from_metadata(const nlohmann::json& md) {
-  if (!md.is_object() || !md.contains("calibration") || !md.at("calibration").is_object())
-    throw InvalidArgument("ssb: dataset metadata has no calibration object");
-  const nlohmann::json& cal = md.at("calibration");
-  SsbParams p;
-  p.energy_kev = detail::number(cal, "energy_kev");
-  p.semiangle_mrad = detail::number(cal, "semiangle_mrad");
-  p.scan_step_angstrom = detail::number(cal, "scan_step_angstrom");
-  if (cal.contains("detector_mrad_per_pixel")) p.detector_mrad_per_pixel = detail::number(cal, "detector_mrad_per_pixel");
-  if (cal.contains("rotation_deg")) p.rotation_deg = detail::number(cal, "rotation_deg");
-  if (cal.contains("defocus_angstrom")) p.aberrations.C1 = detail::number(cal, "defocus_angstrom");
-  return p;
-}
 
 SsbResult reconstruct(const Dataset& ds, const SsbParams& p) { return detail::run(ds, p, 1, "ssb.reconstruct"); }
 

@@ -89,6 +89,7 @@ struct SsbParams {
 // Parameters from ds.metadata()["calibration"] (the loader copies the file's /entry/calibration attributes):
 // energy_kev, semiangle_mrad, scan_step_angstrom (required: InvalidArgument when missing), optional
 // detector_mrad_per_pixel, rotation_deg and defocus_angstrom (-> aberrations.C1, the nominal defocus).
+// = resolve_params(metadata, {}) (ssb/params.hpp: the same with a user's overrides).
 SsbParams params_from_metadata(const Dataset& ds);
 SsbParams params_from_metadata(const nlohmann::json& metadata);  // the same from the metadata object
 

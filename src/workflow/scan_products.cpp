@@ -33,6 +33,10 @@ Image<std::uint64_t> ScanProducts::bf_with_defaults(std::optional<double> radius
   return bf(radius ? *radius : fit_bf_disk().radius, center_or_fit(center));
 }
 
+dpc::PipelineResult ScanProducts::dpc_pipeline(dpc::ComResult com, const dpc::PipelineParams& params) {
+  return dpc::run_pipeline(std::move(com), params, [this](const dpc::DpcResult& d) { return calibrate_rotation(d); });
+}
+
 std::string DatasetProducts::summary() const {
   const Shape4D& s = ds_.shape();
   char buf[256];

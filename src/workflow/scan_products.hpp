@@ -14,6 +14,7 @@
 #include "detector/mask.hpp"
 #include "detector/virtual_detector.hpp"
 #include "dpc/com.hpp"
+#include "dpc/pipeline.hpp"
 #include "dpc/rotation.hpp"
 #include "resident/dataset.hpp"
 
@@ -63,6 +64,9 @@ class ScanProducts {
   // bf with the fitted disk's radius and/or centre where not given.
   Image<std::uint64_t> bf_with_defaults(std::optional<double> radius, std::optional<detector::Center> center);
   detector::Center center_or_fit(std::optional<detector::Center> center);
+  // The DPC workflow (dpc/pipeline.hpp) from this source's CoM (center_of_mass(), passed in so that callers can
+  // use it first) with this source's rotation calibration.
+  dpc::PipelineResult dpc_pipeline(dpc::ComResult com, const dpc::PipelineParams& params);
 
  private:
   std::optional<Image<std::uint64_t>> sum_;

@@ -13,7 +13,7 @@ from conftest import qgpu
     (["--step", "nan"], "--step must be a finite number > 0"),
     (["--fit", "10", "--fit-range", "300", "-300"], "--fit-range: need MIN < MAX"),
     (["--fit-bin", "0"], "--fit-bin must be >= 1"),
-    (["--weighting", "gamma"], "--weighting: 'gamma' is not one of auto, amplitude, phase, wiener"),
+    (["--weighting", "gamma"], "--weighting: unknown weighting 'gamma', not one of auto, amplitude, phase, wiener"),
     (["-o", "/etc/passwd/x"], "cannot create the output folder"),
 ])
 def test_bad_ssb_options_fail_before_loading(sample, tmp_path, args, message):
@@ -65,3 +65,20 @@ def test_ssb_help_states_the_conventions():
     assert r.returncode == 0
     for text in ["positive = overfocus", "C1 = -defocus", "--weighting TEXT=auto", "--transpose", "--c1"]:
         assert text in r.stdout, text
+
+
+def test_rotation_comes_from_the_file_unless_given(sample, tmp_path):
+    """ssb::resolve_params: the file's calibration/rotation_deg is used; --rotation replaces it."""
+    h5py = pytest.importorskip("h5py")
+    import shutil
+    path, _ = sample
+    rotated = tmp_path / "rotated.h5"
+    shutil.copy(path, rotated)
+    with h5py.File(rotated, "r+") as f:
+        f["/entry/calibration"].attrs["rotation_deg"] = 30.0
+    for extra, want in [([], 30.0), (["--rotation", -12.5], -12.5)]:
+        out = tmp_path / ("given" if extra else "file")
+        r = qgpu("ssb", rotated, "--backend", "cpu", "--preview", 4, *extra, "-o", out)
+        assert r.returncode == 0, r.stderr
+        params = json.load(open(out / "ssb_preview_phase.json"))["result"]["parameters"]
+        assert params["rotation_deg"] == want

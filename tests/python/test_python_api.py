@@ -1,4 +1,6 @@
 """The Python module quantem.gpu against numpy references (CPU backend here; CUDA parity where a GPU exists)."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -97,6 +99,30 @@ def test_idpc_and_display(sample_path):
     assert rgba.shape == (12, 10, 4) and rgba.dtype == np.uint8 and rgba.provenance["backend"] == "cpu"
     counts, lo, hi = qgpu.display.histogram(phase)
     assert counts.sum() == phase.size and lo < hi
+
+
+def test_dpc_pipeline_equals_the_steps(sample_path):
+    ds = qgpu.io.load(sample_path, backend="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", qgpu.dpc.RotationUndetermined)  # a small sample: either way is fine here
+        r = qgpu.dpc.pipeline(ds)
+        dr, dc = qgpu.dpc.centered_dpc(ds)
+        rot = qgpu.dpc.calibrate_rotation(dr, dc, ds)
+    np.testing.assert_array_equal(r["dpc_row"], dr)
+    np.testing.assert_array_equal(r["dpc_col"], dc)
+    assert r["calibration"]["method"] == rot["method"]
+    assert (r["angle_deg"], r["transpose"]) == (rot["angle_deg"], rot["transpose"])
+    fr, fc = qgpu.dpc.rotate_field(dr, dc, rot["angle_deg"], rot["transpose"])
+    np.testing.assert_array_equal(r["field_row"], fr)
+    np.testing.assert_array_equal(r["field_col"], fc)
+    np.testing.assert_array_equal(r["idpc"], qgpu.dpc.idpc(fr, fc))
+    given = qgpu.dpc.pipeline(ds, rotation=30.0, transpose=True, idpc=False)
+    assert given["calibration"] is None and given["idpc"] is None
+    gr, gc = qgpu.dpc.rotate_field(dr, dc, 30.0, True)
+    np.testing.assert_array_equal(given["field_row"], gr)
+    np.testing.assert_array_equal(given["field_col"], gc)
+    with pytest.raises(qgpu.InvalidArgument, match="padding"):
+        qgpu.dpc.pipeline(ds, padding="sideways")
 
 
 def test_render_pattern_shows_the_halo(sample_path):
@@ -238,3 +264,7 @@ def test_ssb_rejects_unknown_keywords(sample_path):
         qgpu.ssb.reconstruct(ds, defocs=100.0)
     with pytest.raises(ValueError, match="unknown parameter 'energie'"):
         qgpu.ssb.fit(ds, trials=5, energie=300)
+    with pytest.raises(ValueError, match=r"ssb: energy must be a finite number > 0, got -5"):
+        qgpu.ssb.reconstruct(ds, energy=-5.0)
+    with pytest.raises(ValueError, match=r"ssb: C1 \(defocus\) must be within \+-1e\+06 angstrom"):
+        qgpu.ssb.preview(ds, defocus=2e6)

@@ -27,5 +27,6 @@ def test_readme_python_example_runs_on_cpu(tmp_path):
     assert scope["diff"].dtype == np.int64
     for name in ["bf", "adf", "diff", "phase", "rgba", "ssb_phase"]:
         assert scope[name].provenance["backend"] == "cpu", name
+    np.testing.assert_array_equal(scope["chain"]["idpc"], scope["phase"])  # the one-call chain: the same iDPC
     assert scope["rgba"].shape == (16, 16, 4) and scope["rgba"].dtype == np.uint8
     assert scope["bf"].dtype == np.uint64 and int(scope["bf"].min()) > 0

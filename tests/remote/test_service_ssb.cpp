@@ -75,6 +75,16 @@ TEST(RemoteSsb, FitAnswersTheLibraryDefocus) {
   EXPECT_LE(j["defocus_angstrom"].get<double>(), 200);
 }
 
+// The defocus bound is ssb::resolve_params's (as the CLI's and Python's), named as the query parameter.
+TEST(RemoteSsb, DefocusOutOfRangeIsNamed) {
+  test::RunningServer srv;
+  auto res = srv.client().Get(srv.api("/ssb?defocus=-2e6"));
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_EQ(nlohmann::json::parse(res->body).at("error").get<std::string>(),
+            "parameter 'defocus' must be within +-1e+06 angstrom, got -2e+06");
+}
+
 TEST(RemoteSsb, BadParametersAre400) {
   test::RunningServer srv;
   for (const char* q : {"/ssb?bin=0", "/ssb?bin=65", "/ssb?defocus=abc", "/ssb?defocus=1e9", "/ssb?component=x",

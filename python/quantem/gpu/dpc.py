@@ -36,6 +36,27 @@ def calibrate_rotation(dpc_row, dpc_col, ds=None):
     return rot
 
 
+def pipeline(ds, reference=None, rotation=None, transpose=False, idpc=True, padding="mirror"):
+    """The whole DPC chain as `qgpu image` and the service run it: centre of mass -> centred DPC (CoM minus
+    reference, default the mean CoM) -> rotation (rotation=ANGLE_DEG with transpose, else calibrated as
+    calibrate_rotation(..., ds) does, parallax fallback included) -> rotated field -> iDPC (when idpc).
+    A dict: 'com_row', 'com_col', 'dpc_row', 'dpc_col', 'field_row', 'field_col', 'idpc' (Results; 'idpc' None
+    unless idpc), 'angle_deg', 'transpose' (the rotation applied) and 'calibration' (as calibrate_rotation returns
+    it; None for a given rotation). Warns (RotationUndetermined) when a calibration is not determined."""
+    r = _qgpu.dpc_pipeline(ds, reference, rotation, transpose, idpc, padding)
+    cal = r["calibration"]
+    if cal is not None and not cal["determined"]:
+        warnings.warn(cal["warning"], RotationUndetermined, stacklevel=2)
+    com_row, com_col, com_prov = r["com"]
+    dpc_row, dpc_col, dpc_prov = r["dpc"]
+    field_row, field_col = r["field"]
+    return {"com_row": Result(com_row, com_prov), "com_col": Result(com_col, com_prov),
+            "dpc_row": Result(dpc_row, dpc_prov), "dpc_col": Result(dpc_col, dpc_prov),
+            "field_row": wrap(field_row), "field_col": wrap(field_col),
+            "idpc": wrap(r["idpc"]) if r["idpc"] is not None else None,
+            "angle_deg": r["angle_deg"], "transpose": r["transpose"], "calibration": cal}
+
+
 def rotate_field(dpc_row, dpc_col, angle_deg, transpose=False):
     """The field rotated by angle_deg (after an optional transpose): (row, col) Results on the input's backend."""
     r, c = _qgpu.rotate_field(dpc_row, dpc_col, angle_deg, transpose, backend_of(dpc_row, dpc_col))

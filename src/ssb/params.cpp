@@ -1,0 +1,109 @@
+// SSB parameters: the file's calibration with a user's overrides (params.hpp); params_from_metadata (ssb.hpp).
+#include "ssb/params.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/number_text.hpp"
+
+namespace qgpu::ssb {
+
+namespace {
+
+std::string name(const ParamNamer& name_of, const std::string& key) { return name_of ? name_of(key) : "ssb: " + key; }
+
+void positive(const std::string& what, double v) {
+  if (!std::isfinite(v) || v <= 0) throw InvalidArgument(what + " must be a finite number > 0, got " + number_text(v));
+}
+
+void finite(const std::string& what, double v) {
+  if (!std::isfinite(v)) throw InvalidArgument(what + " must be a finite number, got " + number_text(v));
+}
+
+// The file's value of `key`, when the calibration has it.
+std::optional<double> file_value(const nlohmann::json& cal, const char* key) {
+  if (!cal.contains(key)) return std::nullopt;
+  if (!cal.at(key).is_number())
+    throw InvalidArgument(std::string("ssb: the file's calibration/") + key + " is not a number");
+  return cal.at(key).get<double>();
+}
+
+}  // namespace
+
+void check_overrides(const ParamOverrides& o, const ParamNamer& name_of) {
+  const auto n = [&](const char* key) { return name(name_of, key); };
+  if (o.energy_kev) positive(n("energy_kev"), *o.energy_kev);
+  if (o.semiangle_mrad) positive(n("semiangle_mrad"), *o.semiangle_mrad);
+  if (o.scan_step_angstrom) positive(n("scan_step_angstrom"), *o.scan_step_angstrom);
+  if (o.detector_mrad_per_pixel) positive(n("detector_mrad_per_pixel"), *o.detector_mrad_per_pixel);
+  if (o.disk_radius) positive(n("disk_radius"), *o.disk_radius);
+  if (o.rotation_deg) finite(n("rotation_deg"), *o.rotation_deg);
+  if (o.C1) {
+    finite(n("C1"), *o.C1);
+    if (std::abs(*o.C1) > kMaxAbsC1)
+      throw InvalidArgument(n("C1") + " must be within +-" + number_text(kMaxAbsC1) + " angstrom, got " +
+                            number_text(*o.C1));
+  }
+  if (o.A1) finite(n("A1"), *o.A1);
+  if (o.A1_angle) finite(n("A1_angle"), *o.A1_angle);
+  if (o.C3) finite(n("C3"), *o.C3);
+  if (o.disk_center) {
+    finite(n("disk_center"), o.disk_center->first);
+    finite(n("disk_center"), o.disk_center->second);
+  }
+  if (o.weighting) {
+    try {
+      parse_weighting(*o.weighting);
+    } catch (const InvalidArgument&) {
+      throw InvalidArgument(n("weighting") + ": unknown weighting '" + *o.weighting +
+                            "', not one of auto, amplitude, phase, wiener");
+    }
+  }
+}
+
+SsbParams resolve_params(const nlohmann::json& md, const ParamOverrides& o, const ParamNamer& name_of) {
+  check_overrides(o, name_of);
+  SsbParams p;
+  static const nlohmann::json none = nlohmann::json::object();
+  const nlohmann::json& cal =
+      md.is_object() && md.contains("calibration") && md.at("calibration").is_object() ? md.at("calibration") : none;
+  // the three the reconstruction cannot do without: given, or the file's (then checked as such)
+  const auto required = [&](const char* key, const std::optional<double>& given, double& dst) {
+    if (given) {
+      dst = *given;
+      return;
+    }
+    const std::optional<double> v = file_value(cal, key);
+    if (!v)
+      throw InvalidArgument("ssb: " + std::string(key) + " is missing: not in the file's calibration and not given" +
+                            (name_of ? " (" + name_of(key) + ")" : std::string()));
+    positive(std::string("ssb: the file's calibration/") + key, *v);
+    dst = *v;
+  };
+  required("energy_kev", o.energy_kev, p.energy_kev);
+  required("semiangle_mrad", o.semiangle_mrad, p.semiangle_mrad);
+  required("scan_step_angstrom", o.scan_step_angstrom, p.scan_step_angstrom);
+  const auto optional = [&](const char* file_key, const std::optional<double>& given, double& dst) {
+    if (given)
+      dst = *given;
+    else if (const std::optional<double> v = file_value(cal, file_key))
+      dst = *v;
+  };
+  optional("detector_mrad_per_pixel", o.detector_mrad_per_pixel, p.detector_mrad_per_pixel);
+  optional("rotation_deg", o.rotation_deg, p.rotation_deg);
+  optional("defocus_angstrom", o.C1, p.aberrations.C1);
+  if (o.transpose) p.transpose = *o.transpose;
+  if (o.A1) p.aberrations.A1 = *o.A1;
+  if (o.A1_angle) p.aberrations.A1_angle = *o.A1_angle;
+  if (o.C3) p.aberrations.C3 = *o.C3;
+  if (o.disk_center) p.disk_center = o.disk_center;
+  if (o.disk_radius) p.disk_radius = o.disk_radius;
+  if (o.weighting) p.weighting = parse_weighting(*o.weighting);
+  return p;
+}
+
+SsbParams params_from_metadata(const Dataset& ds) { return resolve_params(ds.metadata(), {}); }
+
+SsbParams params_from_metadata(const nlohmann::json& md) { return resolve_params(md, {}); }
+
+}  // namespace qgpu::ssb
