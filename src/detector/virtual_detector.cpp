@@ -124,7 +124,7 @@ Image<std::uint64_t> max_pattern(const Dataset& ds) {
   img.data = ds.encoded()                    ? encoded_path::max_pattern(ds)
              : ds.backend() == Backend::cuda ? cuda::max_pattern(ds)
                                              : cpu::max_pattern(ds);
-  img.provenance = provenance_for(ds, "detector.max_pattern", {img.rows, img.cols}, "uint64", nlohmann::json::object());
+  img.provenance = dataset_provenance(ds, "detector.max_pattern", "uint64", {img.rows, img.cols});
   return img;
 }
 
