@@ -25,6 +25,8 @@ struct ServedDataset {
   std::shared_ptr<void> ssb_cache;  // ssb::Reconstructor of the last preview bin (G(K, Q) kept; guarded by `work`)
   std::shared_ptr<void> max_cache;  // Image<float>: the max pattern, computed once (guarded by `work`)
   std::shared_ptr<void> rotation_cache;  // dpc::RotationResult of the centred DPC, computed once (guarded by `work`)
+  std::shared_ptr<void> dpc_cache;       // dpc::DpcResult: the centred DPC, computed once (guarded by `work`)
+  std::shared_ptr<const void> field_cache;  // the calibrated rotated field (routes_dpc.cpp), once (guarded by `work`)
   std::shared_ptr<const cache::Cache> cache;  // set: served from a product cache alone (`ds` is empty)
 };
 

@@ -31,6 +31,12 @@ struct Field {
   nlohmann::json info = nlohmann::json::object();
 };
 
+// The centred DPC of the cached CoM, computed once.
+const dpc::DpcResult& dpc_of(ServedDataset& s) {  // called with s.work held
+  if (!s.dpc_cache) s.dpc_cache = std::make_shared<dpc::DpcResult>(dpc::centered_dpc(com_of(s)));
+  return *static_cast<const dpc::DpcResult*>(s.dpc_cache.get());
+}
+
 // From a product cache: the cached calibrated field, or the cached centred DPC rotated as asked.
 Field cached_rotated_dpc(const cache::Cache& c, const Params& p) {
   Field f;
@@ -52,9 +58,12 @@ Field cached_rotated_dpc(const cache::Cache& c, const Params& p) {
   return f;
 }
 
-Field rotated_dpc(ServedDataset& s, const Params& p) {
-  if (s.cache) return cached_rotated_dpc(*s.cache, p);
-  const dpc::DpcResult d = dpc::centered_dpc(com_of(s));
+// The calibrated field is computed once (ServedDataset::field_cache); a given rotation each time.
+std::shared_ptr<const Field> rotated_dpc(ServedDataset& s, const Params& p) {
+  if (s.cache) return std::make_shared<const Field>(cached_rotated_dpc(*s.cache, p));
+  if (s.field_cache && !p.number("rotation")) return std::static_pointer_cast<const Field>(s.field_cache);
+  const timing::Stage stage("host");
+  const dpc::DpcResult& d = dpc_of(s);
   Field f;
   double angle = 0;
   bool transpose = false;
@@ -76,7 +85,9 @@ Field rotated_dpc(ServedDataset& s, const Params& p) {
   f.info["angle_deg"] = angle;
   f.info["transpose"] = transpose;
   std::tie(f.row, f.col) = dpc::rotate_field(d, angle, transpose);
-  return f;
+  auto kept = std::make_shared<const Field>(std::move(f));
+  if (!p.number("rotation")) s.field_cache = kept;
+  return kept;
 }
 
 // Two components: json {row, col}, f32 stacked [2][rows][cols], png of `component`.
@@ -106,9 +117,9 @@ dpc::IdpcPadding padding_of(const Params& p) {
 template <class F> void respond(Context& ctx, const httplib::Request& req, httplib::Response& res, F make) {
   ServedDataset& s = ctx.catalog.get(req.matches[1]);
   const Params p(req.params);
-  double ms = 0;
-  Body body = run_on(s, [&](ServedDataset& d) { return make(d, p); }, ms);
-  set_compute_ms(res, ms);
+  Timed t;
+  Body body = run_timed(s, [&](ServedDataset& d) { return make(d, p); }, t);
+  set_timing(res, t);
   send_body(res, std::move(body));
 }
 
@@ -128,7 +139,7 @@ void add_dpc_routes(httplib::Server& http, Context& ctx) {
            }));
   http.Get(kId + "/dpc", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) {
              respond(ctx, q, r, [](ServedDataset& d, const Params& p) {
-               return pair_body(rotated_dpc(d, p), p);
+               return pair_body(*rotated_dpc(d, p), p);
              });
            }));
   http.Get(kId + "/idpc", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) {
@@ -138,10 +149,10 @@ void add_dpc_routes(httplib::Server& http, Context& ctx) {
                const display::DisplayOptions look = display_options(p, display::Scale::linear);
                if (d.cache && !p.number("rotation") && padding == dpc::IdpcPadding::mirror)
                  return f32_body(d.cache->f32("idpc"), format, look);
-               const Field f = rotated_dpc(d, p);  // a cache: another rotation or padding, integrated on the host
+               const auto f = rotated_dpc(d, p);  // a cache: another rotation or padding, integrated on the host
                dpc::IdpcOptions o;
                o.padding = padding;
-               return f32_body(dpc::idpc(f.row, f.col, o), format, look);
+               return f32_body(dpc::idpc(f->row, f->col, o), format, look);
              });
            }));
 }

@@ -43,8 +43,8 @@ void ssb_image(Context& ctx, const httplib::Request& req, httplib::Response& res
   const bool amplitude = p.choice("component", {"phase", "amplitude"}, "phase") == "amplitude";
   const std::size_t bin = bin_of(p);
   const display::DisplayOptions look = display_options(p, display::Scale::linear);
-  double ms = 0;
-  Body body = run_on(
+  Timed t;
+  Body body = run_timed(
       s,
       [&](ServedDataset& d) {
         ssb::SsbParams sp = ssb::params_from_metadata(d.ds);
@@ -63,8 +63,8 @@ void ssb_image(Context& ctx, const httplib::Request& req, httplib::Response& res
         }
         return f32_body(amplitude ? r.amplitude : r.phase, format, look);
       },
-      ms);
-  set_compute_ms(res, ms);
+      t);
+  set_timing(res, t);
   send_body(res, std::move(body));
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/stage_timing.hpp"
 #include "detector/disk_defaults.hpp"
 #include "detector/virtual_detector.hpp"
 #include "ssb/ssb_backend.hpp"
@@ -203,7 +204,11 @@ struct Prepared {
     SsbParams q = p;
     q.aberrations = ab;
     validate_params(q);
-    ObjectImages obj = engine->reconstruct(ab, weighting);
+    ObjectImages obj;
+    {
+      const timing::Stage stage("compute");  // the backend claims its transfers
+      obj = engine->reconstruct(ab, weighting);
+    }
     SsbResult r;
     r.provenance = provenance_for(ds, q, op, resolved);
     auto image = [&](std::vector<float> v, const char* component) {
