@@ -3,7 +3,7 @@
 usage: python3 bench/bench_serve.py QGPU_BINARY FILE [PORT]     (BENCH_SERVE_BACKEND=cpu: smoke run without a GPU)
 Prints server-side compute time (X-Compute-Ms header) and client round trip, median of 20 after 3 warm-ups, and the
 median of each server-side stage (Server-Timing header: compute = GPU work synchronised, transfer = host<->device
-copies, host = host-side loops, render / encode = display and response encoding, other = the rest of the total)."""
+copies, host = host-side loops, prepare = SSB G(K, Q) (first request of a bin), render / encode = display and response encoding, other = the rest of the total)."""
 import json
 import os
 import statistics
@@ -55,11 +55,13 @@ try:
         "DPC given rotation (f32)": f"/api/datasets/{ds_id}/dpc?format=f32&rotation=0",
         "iDPC calibrated rotation (f32)": f"/api/datasets/{ds_id}/idpc?format=f32",
         "iDPC given rotation (f32)": f"/api/datasets/{ds_id}/idpc?format=f32&rotation=0",
+        "iDPC given rotation (png)": f"/api/datasets/{ds_id}/idpc?format=png&rotation=0",
         # The live defocus slider: a new defocus each request ({i}); the first request of a bin builds G(K, Q)
         # (printed as "first"), the others reuse it.
         "SSB slider bin 4 (f32)": f"/api/datasets/{ds_id}/ssb?format=f32&bin=4&defocus={{i}}",
         "SSB slider bin 2 (f32)": f"/api/datasets/{ds_id}/ssb?format=f32&bin=2&defocus={{i}}",
-        "SSB full, defocus 100 A (f32)": f"/api/datasets/{ds_id}/ssb?format=f32&bin=1&defocus=100",
+        # bin 1 (the full reconstruction): G of every BF pixel, kept on a GPU since the service keeps every bin
+        "SSB slider bin 1, full (f32)": f"/api/datasets/{ds_id}/ssb?format=f32&bin=1&defocus={{i}}",
         "max pattern (f32, computed once)": f"/api/datasets/{ds_id}/max_pattern?format=f32",
         "4-quadrant segment: POST uint8 mask (u64)": None,
     }
@@ -72,7 +74,7 @@ try:
                      else 0 for r in range(det_r) for c in range(det_c))
     for name, url in cases.items():
         server_ms, total_ms, first_ms, stage_ms = [], [], None, {}
-        repeats = 8 if "SSB full" in name else 23
+        repeats = 23
         for i in range(repeats):
             t = time.perf_counter()
             try:

@@ -97,6 +97,7 @@ Body pair_body(const Field& f, const Params& p) {
     const bool col = p.choice("component", {"row", "col"}, "row") == "col";
     return f32_body(col ? f.col : f.row, "png", display_options(p, display::Scale::linear));
   }
+  const timing::Stage stage("encode");
   Body body;
   if (format == "json") {
     body.is_json = true;

@@ -1,8 +1,10 @@
 // GET /api/datasets/{id}/ssb (phase or amplitude of an SSB reconstruction at a given defocus) and /ssb_fit
 // (the defocus fit). Parameters come from the file's calibration (ssb::params_from_metadata); `defocus` (angstrom)
-// replaces C1, `bin` (default 4) is the detector binning of the preview (1: the full reconstruction). The preview
-// keeps G(K, Q) of its bin (ssb::Reconstructor in ServedDataset::ssb_cache), so a new defocus costs only the
-// aberration-dependent part: the viewer's live defocus slider.
+// replaces C1, `bin` (default 4) is the detector binning of the preview (1: the full reconstruction). The service
+// keeps G(K, Q) of the last bin asked (ssb::Reconstructor in ServedDataset::ssb_cache), so a new defocus costs only
+// the aberration-dependent part: the viewer's live defocus slider. Bin 1 (G of every BF pixel) is kept only on a
+// GPU, whose engine holds what fits in its device memory budget and streams the rest (ssb/cuda/ssb_cuda.cu); on
+// the cpu backend its complex128 G (13.5 GB for 512x512 scans and 3200 BF pixels) is rebuilt on each request.
 #include <algorithm>
 #include <cmath>
 
@@ -50,8 +52,8 @@ void ssb_image(Context& ctx, const httplib::Request& req, httplib::Response& res
         ssb::SsbParams sp = ssb::params_from_metadata(d.ds);
         if (p.has("defocus")) sp.aberrations.C1 = defocus_bound(p, "defocus", 0);
         ssb::SsbResult r;
-        if (bin == 1) {
-          r = ssb::reconstruct(d.ds, sp);  // G(K, Q) of every BF pixel: too large to keep
+        if (bin == 1 && d.ds.backend() != Backend::cuda) {
+          r = ssb::reconstruct(d.ds, sp);  // G(K, Q) of every BF pixel in host memory: too large to keep
         } else {
           auto* kept = static_cast<ssb::Reconstructor*>(d.ssb_cache.get());
           if (!kept || kept->detector_bin() != bin) {

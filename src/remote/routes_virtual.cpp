@@ -26,7 +26,12 @@ void get_virtual(Context& ctx, const httplib::Request& req, httplib::Response& r
           res.set_header("X-Cached-Product", img.provenance.parameters["cache"]["name"].get<std::string>());
           return u64_body(img, format, look);
         }
-        return u64_body(compute_virtual(d.ds, v), format, look);
+        Image<std::uint64_t> img;
+        {
+          const timing::Stage stage("compute");  // the sums and their download
+          img = compute_virtual(d.ds, v);
+        }
+        return u64_body(img, format, look);
       },
       t);
   set_timing(res, t);
@@ -45,7 +50,15 @@ void post_virtual(Context& ctx, const httplib::Request& req, httplib::Response& 
                       p.text("dtype").value_or(req.get_header_value("X-DType")));
   Timed t;
   Body body = run_timed(
-      s, [&](ServedDataset& d) { return u64_body(detector::virtual_image(d.ds, mask), format, look); },
+      s,
+      [&](ServedDataset& d) {
+        Image<std::uint64_t> img;
+        {
+          const timing::Stage stage("compute");  // the sums and their download
+          img = detector::virtual_image(d.ds, mask);
+        }
+        return u64_body(img, format, look);
+      },
       t);
   set_timing(res, t);
   send_body(res, std::move(body));

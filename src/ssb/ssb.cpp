@@ -173,6 +173,7 @@ struct Prepared {
 
   Prepared(const Dataset& d, const SsbParams& params, std::size_t b, std::string operation)
       : ds(d), p(params), bin(b), op(std::move(operation)) {
+    const timing::Stage stage("prepare");  // the K set and G(K, Q): once per Reconstructor
     plan = make_plan(ds, p, bin, resolved);
     engine = make_engine(ds, plan);
     const double bf_counts = engine->mean_counts() * plan.total_weight();
