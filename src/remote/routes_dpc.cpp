@@ -1,5 +1,7 @@
 // GET /api/datasets/{id}/com, /dpc, /idpc: float32 maps (json, f32 raw, or png of one component).
 // dpc and idpc use the calibrated rotation unless rotation=DEG (and transpose=0|1) is given.
+#include <cstring>
+
 #include "dpc/com.hpp"
 #include "dpc/idpc.hpp"
 #include "dpc/rotation.hpp"
@@ -104,7 +106,10 @@ Body pair_body(const Field& f, const Params& p) {
     body.json = {{"row", image_json(f.row)}, {"col", image_json(f.col)}, {"info", f.info}};
     return body;
   }
-  body.bytes = raw_bytes(f.row.data) + raw_bytes(f.col.data);
+  const std::size_t half = f.row.data.size() * sizeof(float);  // one allocation, two copies
+  body.bytes.resize(half + f.col.data.size() * sizeof(float));
+  if (half) std::memcpy(body.bytes.data(), f.row.data.data(), half);
+  if (!f.col.data.empty()) std::memcpy(body.bytes.data() + half, f.col.data.data(), body.bytes.size() - half);
   body.dtype = "float32";
   body.shape = {2, f.row.rows, f.row.cols};
   return body;
