@@ -375,10 +375,15 @@ class CudaEngine final : public Engine {
     total_kernel<<<blocks, 256>>>(d_num_.as<float2>(), d_den_.as<float>(), nq_, segments_, d_num_tot_.as<float2>(),
                                   d_den_tot_.as<float>());
     QGPU_CUDA_LAUNCHED("ssb total_kernel");
+    QGPU_CUDA(cudaDeviceSynchronize());  // the sums' time stays in the compute stage
     std::vector<float2> nf(nq_);
     std::vector<float> df(nq_);
-    d_num_tot_.download(nf.data(), nq_ * sizeof(float2));
-    d_den_tot_.download(df.data(), nq_ * sizeof(float));
+    {
+      const timing::Stage stage("transfer");
+      d_num_tot_.download(nf.data(), nq_ * sizeof(float2));
+      d_den_tot_.download(df.data(), nq_ * sizeof(float));
+    }
+    const timing::Stage stage("host");  // the per-ring power (ssb_weighting.hpp), then its upload
     std::vector<std::complex<double>> num(nq_);
     std::vector<double> den(nq_), mult(nq_);
     for (std::size_t q = 0; q < nq_; ++q) {
