@@ -267,8 +267,6 @@ class CudaEngine final : public Engine {
     d_phi_ = DeviceBuffer(nr_ * nc_ * sizeof(float));
     d_object_ = DeviceBuffer(2 * nr_ * nc_ * sizeof(float));
     d_loss_ = DeviceBuffer(sizeof(double));
-    QGPU_CUFFT(cufftPlan2d(&inverse_.h, int(nr_), int(nc_), CUFFT_C2R));
-    inverse_.made = true;
 
     // Resident share of G: what fits in 85% of the free memory less 256 MiB for cuFFT work areas (the environment
     // variable QGPU_SSB_DEVICE_BUDGET_BYTES lowers the budget: a test and tuning knob). Transforms run in
@@ -319,6 +317,10 @@ class CudaEngine final : public Engine {
                                     float(weight_floor(plan_)),
                                     w == Weighting::phase ? float(plan_.total_weight()) : 0.0f, d_spec_.as<float2>());
         QGPU_CUDA_LAUNCHED("ssb psi_kernel");
+      }
+      if (!inverse_.made) {  // at the first reconstruction (a fit never makes one); its work area is within the
+        QGPU_CUFFT(cufftPlan2d(&inverse_.h, int(nr_), int(nc_), CUFFT_C2R));  // 256 MiB the G budget leaves
+        inverse_.made = true;
       }
       QGPU_CUFFT(cufftExecC2R(inverse_.h, d_spec_.as<cufftComplex>(), d_phi_.as<cufftReal>()));
       object_kernel<<<unsigned(std::min<std::size_t>((n + 255) / 256, 65535)), 256>>>(d_phi_.as<float>(), n,
@@ -490,7 +492,7 @@ class CudaEngine final : public Engine {
   std::size_t batch_ = 1, resident_ = 0, device_free_ = 0;
   DeviceBuffer d_k_, d_offsets_, d_pixels_, d_num_, d_den_, d_spec_, d_phi_, d_object_, d_loss_, d_g_, d_scratch_;
   std::map<std::size_t, std::unique_ptr<CufftHandle>> plans_;
-  CufftHandle inverse_;  // the object's C2R
+  CufftHandle inverse_;  // the object's C2R, made at the first reconstruction
   // Wiener weighting, made at its first evaluation: the ring of each Q, the summed num / den, the ring power.
   std::vector<std::int32_t> rings_;
   std::size_t ring_count_ = 0;
