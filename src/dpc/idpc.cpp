@@ -7,6 +7,7 @@
 #include "core/derived_provenance.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "core/stage_timing.hpp"
 #include "dpc/idpc_backend.hpp"
 
 namespace qgpu::dpc {
@@ -21,23 +22,6 @@ AxisPad axis_pad(std::size_t n, const IdpcOptions& o) {
   if (o.padding == IdpcPadding::periodic) return {};
   if (o.pad == 0) return {n / 2, n - n / 2};
   return {o.pad, o.pad};  // zeros only (validated)
-}
-
-// Padded index q -> source index, and the sign the normal component takes there (-1 inside a mirror copy,
-// 0 in zero padding). Mirror reflections stay inside the image since pad <= n for the mirror mode.
-std::size_t source_index(std::size_t q, std::size_t before, std::size_t n, bool mirror, double& sign) {
-  const long long i = static_cast<long long>(q) - static_cast<long long>(before);
-  const long long nn = static_cast<long long>(n);
-  if (i >= 0 && i < nn) {
-    sign = 1;
-    return static_cast<std::size_t>(i);
-  }
-  if (!mirror) {
-    sign = 0;
-    return 0;
-  }
-  sign = -1;
-  return static_cast<std::size_t>(i < 0 ? -i - 1 : 2 * nn - 1 - i);
 }
 
 void validate(const Image<float>& gr, const Image<float>& gc, const IdpcOptions& o) {
@@ -70,44 +54,36 @@ std::string idpc_padding_name(IdpcPadding p) {
 }
 
 Image<float> idpc(const Image<float>& grad_row, const Image<float>& grad_col, const IdpcOptions& o) {
-  validate(grad_row, grad_col, o);
+  {
+    const timing::Stage stage("host");
+    validate(grad_row, grad_col, o);
+  }
   const Backend backend = backend_of(grad_row.provenance, grad_col.provenance, "idpc");
   if (backend == Backend::cuda) resolve("cuda");  // BackendUnavailable without a usable GPU: never fall back
   const std::size_t rows = grad_row.rows, cols = grad_row.cols;
   const AxisPad pr = axis_pad(rows, o), pc = axis_pad(cols, o);
-  const bool mirror = o.padding == IdpcPadding::mirror;
 
-  detail::PeriodicField f;
-  f.rows = rows + pr.before + pr.after;
-  f.cols = cols + pc.before + pc.after;
-  if (f.rows > std::size_t(INT_MAX) || f.cols > std::size_t(INT_MAX) || f.rows * f.cols > (std::size_t(1) << 31))
-    throw InvalidArgument("idpc: padded field of " + std::to_string(f.rows) + "x" + std::to_string(f.cols) +
-                          " is too large");
+  detail::PaddedField f;
+  f.rows = rows;
+  f.cols = cols;
+  f.grad_row = grad_row.data.data();
+  f.grad_col = grad_col.data.data();
+  f.padded_rows = rows + pr.before + pr.after;
+  f.padded_cols = cols + pc.before + pc.after;
+  if (f.padded_rows > std::size_t(INT_MAX) || f.padded_cols > std::size_t(INT_MAX) ||
+      f.padded_rows * f.padded_cols > (std::size_t(1) << 31))
+    throw InvalidArgument("idpc: padded field of " + std::to_string(f.padded_rows) + "x" +
+                          std::to_string(f.padded_cols) + " is too large");
+  f.pad_row = pr.before;
+  f.pad_col = pc.before;
+  f.mirror = o.padding == IdpcPadding::mirror;
   f.step_row = o.step_row;
   f.step_col = o.step_col;
-  f.grad_row.resize(f.rows * f.cols);
-  f.grad_col.resize(f.rows * f.cols);
-  for (std::size_t q = 0; q < f.rows; ++q) {
-    double sign_r;
-    const std::size_t r = source_index(q, pr.before, rows, mirror, sign_r);
-    for (std::size_t p = 0; p < f.cols; ++p) {
-      double sign_c;
-      const std::size_t c = source_index(p, pc.before, cols, mirror, sign_c);
-      // Zero padding: zero if either index is outside. Mirror: each component flips with its own axis' mirror.
-      const bool outside = !mirror && (sign_r == 0 || sign_c == 0);
-      f.grad_row[q * f.cols + p] = outside ? 0.0f : static_cast<float>(sign_r * grad_row.data[r * cols + c]);
-      f.grad_col[q * f.cols + p] = outside ? 0.0f : static_cast<float>(sign_c * grad_col.data[r * cols + c]);
-    }
-  }
-
-  const std::vector<float> phi = backend == Backend::cuda ? detail::integrate_cufft(f) : detail::integrate_fftw(f);
 
   Image<float> out;
   out.rows = rows;
   out.cols = cols;
-  out.data.resize(rows * cols);
-  for (std::size_t r = 0; r < rows; ++r)
-    for (std::size_t c = 0; c < cols; ++c) out.data[r * cols + c] = phi[(r + pr.before) * f.cols + c + pc.before];
+  out.data = backend == Backend::cuda ? detail::integrate_cufft(f) : detail::integrate_fftw(f);
 
   // the representation of the dataset the gradients came from
   out.provenance = derived_provenance(

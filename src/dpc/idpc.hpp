@@ -14,7 +14,9 @@
 // - periodic: no padding (the field is taken as periodic); pad must be 0.
 // The result is cropped back to the input shape.
 //
-// Backend cpu: FFTW in double precision (r2c/c2r). Backend cuda: cuFFT in single precision (complex64, r2c/c2r).
+// Backend cpu: FFTW in double precision (r2c/c2r). Backend cuda: cuFFT in single precision (complex64, r2c/c2r);
+// only the unpadded gradients go to the device and the cropped potential comes back (padding and crop are kernels;
+// device buffers and plans are pooled, so repeated requests of one size allocate nothing).
 #include <cstddef>
 #include <string>
 

@@ -1,6 +1,6 @@
 #pragma once
-// Internal: the Fourier integration of an already padded (periodic) gradient field, per backend, and the
-// k-space filter both share.
+// Internal: the Fourier integration of a gradient field extended to a periodic one (mirror or zero padding), per
+// backend, and what both share: the padding rule and the k-space filter.
 #include <cstddef>
 #include <vector>
 
@@ -8,15 +8,57 @@
 
 namespace qgpu::dpc::detail {
 
-struct PeriodicField {
+// The gradients (rows x cols, host) and their periodic extension: padded_rows x padded_cols with the source at
+// (pad_row, pad_col); the backends build the extension (padded_value), integrate it and crop the source region.
+struct PaddedField {
   std::size_t rows = 0, cols = 0;
-  std::vector<float> grad_row, grad_col;  // rows * cols each
+  const float* grad_row = nullptr;  // rows * cols each, row-major
+  const float* grad_col = nullptr;
+  std::size_t padded_rows = 0, padded_cols = 0;
+  std::size_t pad_row = 0, pad_col = 0;  // padding before the source on each axis
+  bool mirror = false;                   // mirror extension; else zeros outside the source
   double step_row = 1, step_col = 1;
 };
 
-// rows * cols potential (zero mean). FFTW double / cuFFT complex64.
-std::vector<float> integrate_fftw(const PeriodicField& f);
-std::vector<float> integrate_cufft(const PeriodicField& f);
+// rows * cols potential, cropped from the padded domain's (zero mean there). FFTW double / cuFFT complex64.
+std::vector<float> integrate_fftw(const PaddedField& f);
+std::vector<float> integrate_cufft(const PaddedField& f);
+
+// Padded index q of an axis -> source index, and the sign the component normal to that axis takes there: 1 inside,
+// -1 inside a mirror copy (half-sample reflection), 0 in zero padding. Mirror reflections stay inside the source
+// since the mirror padding is at most n on each side.
+QGPU_HD inline std::size_t padded_source(std::size_t q, std::size_t before, std::size_t n, bool mirror, int& sign) {
+  const long long i = static_cast<long long>(q) - static_cast<long long>(before);
+  const long long nn = static_cast<long long>(n);
+  if (i >= 0 && i < nn) {
+    sign = 1;
+    return static_cast<std::size_t>(i);
+  }
+  if (!mirror) {
+    sign = 0;
+    return 0;
+  }
+  sign = -1;
+  return static_cast<std::size_t>(i < 0 ? -i - 1 : 2 * nn - 1 - i);
+}
+
+// The extended components at padded (q, p): zero padding gives 0 if either index is outside the source; the mirror
+// extension flips each component with its own axis' mirror (the gradient of the mirrored potential).
+QGPU_HD inline void padded_value(const float* grad_row, const float* grad_col, std::size_t rows, std::size_t cols,
+                                 std::size_t pad_row, std::size_t pad_col, bool mirror, std::size_t q, std::size_t p,
+                                 float& out_row, float& out_col) {
+  int sign_r, sign_c;
+  const std::size_t r = padded_source(q, pad_row, rows, mirror, sign_r);
+  const std::size_t c = padded_source(p, pad_col, cols, mirror, sign_c);
+  if (sign_r == 0 || sign_c == 0) {
+    out_row = 0.0f;
+    out_col = 0.0f;
+    return;
+  }
+  const float gr = grad_row[r * cols + c], gc = grad_col[r * cols + c];
+  out_row = sign_r < 0 ? -gr : gr;
+  out_col = sign_c < 0 ? -gc : gc;
+}
 
 // numpy.fft.fftfreq numerator: index i of an n-point transform -> signed frequency index.
 QGPU_HD inline long long signed_frequency(std::size_t i, std::size_t n) {

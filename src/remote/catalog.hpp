@@ -22,9 +22,11 @@ struct ServedDataset {
   int device = -1;   // CUDA device it lives on; -1: cpu, or the current device
   std::mutex work;   // one computation at a time on this dataset
   std::shared_ptr<void> com_cache;  // dpc::ComResult, computed once (guarded by `work`)
-  std::shared_ptr<void> ssb_cache;  // ssb::Reconstructor of the last preview bin (G(K, Q) kept; guarded by `work`)
+  std::shared_ptr<void> ssb_cache;  // ssb::Reconstructor of the last bin asked (G(K, Q) kept; guarded by `work`)
   std::shared_ptr<void> max_cache;  // Image<float>: the max pattern, computed once (guarded by `work`)
   std::shared_ptr<void> rotation_cache;  // dpc::RotationResult of the centred DPC, computed once (guarded by `work`)
+  std::shared_ptr<void> dpc_cache;       // dpc::DpcResult: the centred DPC, computed once (guarded by `work`)
+  std::shared_ptr<const void> field_cache;  // the calibrated rotated field (routes_dpc.cpp), once (guarded by `work`)
   std::shared_ptr<const cache::Cache> cache;  // set: served from a product cache alone (`ds` is empty)
 };
 

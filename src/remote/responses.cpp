@@ -54,7 +54,7 @@ void send_raw(httplib::Response& res, std::string bytes, const std::string& dtyp
   res.status = 200;
   res.set_header("X-DType", dtype);
   res.set_header("X-Shape", s);
-  res.set_header("Access-Control-Expose-Headers", "X-DType, X-Shape, X-Compute-Ms");
+  res.set_header("Access-Control-Expose-Headers", "X-DType, X-Shape, X-Compute-Ms, Server-Timing");
   res.body = std::move(bytes);  // no copy of large windows
   res.set_header("Content-Type", "application/octet-stream");
 }
@@ -69,6 +69,11 @@ void set_compute_ms(httplib::Response& res, double ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", ms);
   res.set_header("X-Compute-Ms", buf);
+}
+
+void set_timing(httplib::Response& res, const Timed& t) {
+  set_compute_ms(res, t.ms);
+  res.set_header("Server-Timing", timing::server_timing(t.stages, t.ms));
 }
 
 display::DisplayOptions display_options(const Params& p, display::Scale default_scale) {
@@ -101,8 +106,14 @@ namespace {
 
 // Rendered where the image's provenance says it lives (the dataset's backend).
 template <class T> Body png_body(const Image<T>& img, const display::DisplayOptions& look) {
+  display::Rgba rgba;
+  {
+    const timing::Stage stage("render");
+    rgba = display::render(as_float(img), look);
+  }
+  const timing::Stage stage("encode");
   Body b;
-  b.bytes = png_bytes(display::render(as_float(img), look));
+  b.bytes = png_bytes(rgba);
   b.content_type = "image/png";
   return b;
 }
@@ -112,6 +123,7 @@ template <class T>
 Body image_body(const Image<T>& img, const std::string& format, const display::DisplayOptions& look,
                 const char* dtype) {
   if (format == "png") return png_body(img, look);
+  const timing::Stage stage("encode");
   Body b;
   if (format == "json") {
     b.is_json = true;

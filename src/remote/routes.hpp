@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/image.hpp"
+#include "core/stage_timing.hpp"
 #include "display/options.hpp"
 #include "remote/catalog.hpp"
 #include "remote/heavy_slots.hpp"
@@ -37,6 +38,22 @@ void send_raw(httplib::Response& res, std::string bytes, const std::string& dtyp
               const std::vector<std::size_t>& shape);
 void send_png(httplib::Response& res, std::string bytes);
 void set_compute_ms(httplib::Response& res, double ms);
+
+// Server-side time of a request: run_on's milliseconds (X-Compute-Ms) and the stages the work recorded meanwhile
+// (core/stage_timing.hpp: compute, transfer, host, render, encode, ...).
+struct Timed {
+  double ms = 0;
+  std::vector<std::pair<std::string, double>> stages;
+};
+// run_on (catalog.hpp) with the stages recorded.
+template <class F> auto run_timed(ServedDataset& s, F&& f, Timed& t) {
+  timing::Recording recording;
+  auto result = run_on(s, std::forward<F>(f), t.ms);
+  t.stages = recording.stages();
+  return result;
+}
+// X-Compute-Ms and Server-Timing ("compute;dur=1.234, ..., other;dur=..., total;dur=<X-Compute-Ms>").
+void set_timing(httplib::Response& res, const Timed& t);
 
 // colormap, scale, plo / phi (percentiles), vmin / vmax; `scale` defaults to `default_scale`.
 display::DisplayOptions display_options(const Params& p, display::Scale default_scale);

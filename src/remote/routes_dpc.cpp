@@ -1,9 +1,12 @@
 // GET /api/datasets/{id}/com, /dpc, /idpc: float32 maps (json, f32 raw, or png of one component).
 // dpc and idpc use the calibrated rotation unless rotation=DEG (and transpose=0|1) is given.
+#include <cstring>
 #include <optional>
 
+#include "dpc/com.hpp"
 #include "dpc/idpc.hpp"
 #include "dpc/pipeline.hpp"
+#include "dpc/rotation.hpp"
 #include "remote/cached.hpp"
 #include "remote/encode.hpp"
 #include "remote/http_error.hpp"
@@ -30,8 +33,13 @@ const dpc::RotationResult& rotation_of(ServedDataset& s, const dpc::DpcResult& d
 struct Field {
   Image<float> row, col;
   nlohmann::json info = nlohmann::json::object();
-  std::optional<Image<float>> idpc;  // when asked for
 };
+
+// The centred DPC of the cached CoM, computed once.
+const dpc::DpcResult& dpc_of(ServedDataset& s) {  // called with s.work held
+  if (!s.dpc_cache) s.dpc_cache = std::make_shared<dpc::DpcResult>(dpc::centered_dpc(com_of(s)));
+  return *static_cast<const dpc::DpcResult*>(s.dpc_cache.get());
+}
 
 // The rotation a request gives (rotation=DEG, transpose=0|1), or none: calibrated.
 std::optional<dpc::Rotation> given_rotation(const Params& p) {
@@ -41,15 +49,14 @@ std::optional<dpc::Rotation> given_rotation(const Params& p) {
 }
 
 Field field_of(const dpc::PipelineResult& r, nlohmann::json info) {
-  Field f{r.field_row, r.field_col, std::move(info), r.idpc};
+  Field f{r.field_row, r.field_col, std::move(info)};
   f.info["angle_deg"] = r.rotation.angle_deg;
   f.info["transpose"] = r.rotation.transpose;
   return f;
 }
 
-// From a product cache: the cached calibrated field, or the cached centred DPC rotated as asked; integrated on the
-// host with `integrate` when given.
-Field cached_rotated_dpc(const cache::Cache& c, const Params& p, const std::optional<dpc::IdpcOptions>& integrate) {
+// From a product cache: the cached calibrated field, or the cached centred DPC rotated as asked (dpc::run_pipeline).
+Field cached_rotated_dpc(const cache::Cache& c, const Params& p) {
   if (const auto given = given_rotation(p)) {
     dpc::DpcResult d;
     d.dpc_row = c.f32("dpc_row");
@@ -57,8 +64,6 @@ Field cached_rotated_dpc(const cache::Cache& c, const Params& p, const std::opti
     d.provenance = d.dpc_row.provenance;  // host data
     dpc::PipelineParams pp;
     pp.rotation = given;
-    pp.idpc = integrate.has_value();
-    if (integrate) pp.idpc_options = *integrate;
     return field_of(dpc::run_pipeline(std::move(d), pp), {{"rotation", "given"}});
   }
   const nlohmann::json rot = c.rotation();
@@ -67,19 +72,20 @@ Field cached_rotated_dpc(const cache::Cache& c, const Params& p, const std::opti
   f.col = c.f32("field_col");
   f.info = {{"rotation", "calibrated"}, {"curl_rms", rot.at("curl_rms")}, {"angle_deg", rot.at("angle_deg")},
             {"transpose", rot.at("transpose")}, {"from", "product cache"}};
-  if (integrate) f.idpc = dpc::idpc(f.row, f.col, *integrate);
   return f;
 }
 
-// The DPC pipeline on a served dataset (its CoM and calibration computed once), or from its product cache.
-Field rotated_dpc(ServedDataset& s, const Params& p, const std::optional<dpc::IdpcOptions>& integrate = {}) {
-  if (s.cache) return cached_rotated_dpc(*s.cache, p, integrate);
+// The DPC pipeline (dpc::run_pipeline) from the dataset's centred DPC, with its rotation given or calibrated once;
+// the calibrated field is kept (ServedDataset::field_cache), a given rotation is applied each time.
+std::shared_ptr<const Field> rotated_dpc(ServedDataset& s, const Params& p) {
+  if (s.cache) return std::make_shared<const Field>(cached_rotated_dpc(*s.cache, p));
+  const std::optional<dpc::Rotation> given = given_rotation(p);
+  if (s.field_cache && !given) return std::static_pointer_cast<const Field>(s.field_cache);
+  const timing::Stage stage("host");
   dpc::PipelineParams pp;
-  pp.rotation = given_rotation(p);
-  pp.idpc = integrate.has_value();
-  if (integrate) pp.idpc_options = *integrate;
+  pp.rotation = given;
   const dpc::PipelineResult r =
-      dpc::run_pipeline(com_of(s), pp, [&s](const dpc::DpcResult& d) { return rotation_of(s, d); });
+      dpc::run_pipeline(dpc_of(s), pp, [&s](const dpc::DpcResult& d) { return rotation_of(s, d); });
   nlohmann::json info;
   if (!r.calibration) {
     info["rotation"] = "given";
@@ -92,7 +98,9 @@ Field rotated_dpc(ServedDataset& s, const Params& p, const std::optional<dpc::Id
     info["determined"] = rot.determined;
     info["warning"] = dpc::rotation_warning(rot);
   }
-  return field_of(r, std::move(info));
+  auto kept = std::make_shared<const Field>(field_of(r, std::move(info)));
+  if (!given) s.field_cache = kept;
+  return kept;
 }
 
 // Two components: json {row, col}, f32 stacked [2][rows][cols], png of `component`.
@@ -102,13 +110,17 @@ Body pair_body(const Field& f, const Params& p) {
     const bool col = p.choice("component", {"row", "col"}, "row") == "col";
     return f32_body(col ? f.col : f.row, "png", display_options(p, display::Scale::linear));
   }
+  const timing::Stage stage("encode");
   Body body;
   if (format == "json") {
     body.is_json = true;
     body.json = {{"row", image_json(f.row)}, {"col", image_json(f.col)}, {"info", f.info}};
     return body;
   }
-  body.bytes = raw_bytes(f.row.data) + raw_bytes(f.col.data);
+  const std::size_t half = f.row.data.size() * sizeof(float);  // one allocation, two copies
+  body.bytes.resize(half + f.col.data.size() * sizeof(float));
+  if (half) std::memcpy(body.bytes.data(), f.row.data.data(), half);
+  if (!f.col.data.empty()) std::memcpy(body.bytes.data() + half, f.col.data.data(), body.bytes.size() - half);
   body.dtype = "float32";
   body.shape = {2, f.row.rows, f.row.cols};
   return body;
@@ -122,9 +134,9 @@ dpc::IdpcPadding padding_of(const Params& p) {
 template <class F> void respond(Context& ctx, const httplib::Request& req, httplib::Response& res, F make) {
   ServedDataset& s = ctx.catalog.get(req.matches[1]);
   const Params p(req.params);
-  double ms = 0;
-  Body body = run_on(s, [&](ServedDataset& d) { return make(d, p); }, ms);
-  set_compute_ms(res, ms);
+  Timed t;
+  Body body = run_timed(s, [&](ServedDataset& d) { return make(d, p); }, t);
+  set_timing(res, t);
   send_body(res, std::move(body));
 }
 
@@ -144,7 +156,7 @@ void add_dpc_routes(httplib::Server& http, Context& ctx) {
            }));
   http.Get(kId + "/dpc", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) {
              respond(ctx, q, r, [](ServedDataset& d, const Params& p) {
-               return pair_body(rotated_dpc(d, p), p);
+               return pair_body(*rotated_dpc(d, p), p);
              });
            }));
   http.Get(kId + "/idpc", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) {
@@ -154,10 +166,11 @@ void add_dpc_routes(httplib::Server& http, Context& ctx) {
                const display::DisplayOptions look = display_options(p, display::Scale::linear);
                if (d.cache && !p.number("rotation") && padding == dpc::IdpcPadding::mirror)
                  return f32_body(d.cache->f32("idpc"), format, look);
+               // the pipeline's field (kept when calibrated), integrated as dpc::run_pipeline's last step does
+               const auto f = rotated_dpc(d, p);
                dpc::IdpcOptions o;
                o.padding = padding;
-               // a cache: another rotation or padding, integrated on the host
-               return f32_body(*rotated_dpc(d, p, o).idpc, format, look);
+               return f32_body(dpc::idpc(f->row, f->col, o), format, look);
              });
            }));
 }

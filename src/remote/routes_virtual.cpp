@@ -17,8 +17,8 @@ void get_virtual(Context& ctx, const httplib::Request& req, httplib::Response& r
   const std::string format = p.choice("format", {"json", "u64", "png"}, "json");
   const display::DisplayOptions look = display_options(p, display::Scale::linear);
   const double tolerance = p.non_negative("tolerance").value_or(0);
-  double ms = 0;
-  Body body = run_on(
+  Timed t;
+  Body body = run_timed(
       s,
       [&](ServedDataset& d) {
         if (d.cache) {
@@ -26,10 +26,15 @@ void get_virtual(Context& ctx, const httplib::Request& req, httplib::Response& r
           res.set_header("X-Cached-Product", img.provenance.parameters["cache"]["name"].get<std::string>());
           return u64_body(img, format, look);
         }
-        return u64_body(compute_virtual(d.ds, v), format, look);
+        Image<std::uint64_t> img;
+        {
+          const timing::Stage stage("compute");  // the sums and their download
+          img = compute_virtual(d.ds, v);
+        }
+        return u64_body(img, format, look);
       },
-      ms);
-  set_compute_ms(res, ms);
+      t);
+  set_timing(res, t);
   send_body(res, std::move(body));
 }
 
@@ -43,11 +48,19 @@ void post_virtual(Context& ctx, const httplib::Request& req, httplib::Response& 
   const detector::Mask mask =
       parse_mask_body(req.body, req.get_header_value("Content-Type"), sh.det_rows, sh.det_cols,
                       p.text("dtype").value_or(req.get_header_value("X-DType")));
-  double ms = 0;
-  Body body = run_on(
-      s, [&](ServedDataset& d) { return u64_body(detector::virtual_image(d.ds, mask), format, look); },
-      ms);
-  set_compute_ms(res, ms);
+  Timed t;
+  Body body = run_timed(
+      s,
+      [&](ServedDataset& d) {
+        Image<std::uint64_t> img;
+        {
+          const timing::Stage stage("compute");  // the sums and their download
+          img = detector::virtual_image(d.ds, mask);
+        }
+        return u64_body(img, format, look);
+      },
+      t);
+  set_timing(res, t);
   send_body(res, std::move(body));
 }
 

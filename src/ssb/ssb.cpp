@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/stage_timing.hpp"
 #include "detector/disk_defaults.hpp"
 #include "detector/virtual_detector.hpp"
 #include "resident/dataset_provenance.hpp"
@@ -166,6 +167,7 @@ struct Prepared {
 
   Prepared(const Dataset& d, const SsbParams& params, std::size_t b, std::string operation)
       : ds(d), p(params), bin(b), op(std::move(operation)) {
+    const timing::Stage stage("prepare");  // the K set and G(K, Q): once per Reconstructor
     plan = make_plan(ds, p, bin, resolved);
     engine = make_engine(ds, plan);
     const double bf_counts = engine->mean_counts() * plan.total_weight();
@@ -197,7 +199,11 @@ struct Prepared {
     SsbParams q = p;
     q.aberrations = ab;
     validate_params(q);
-    ObjectImages obj = engine->reconstruct(ab, weighting);
+    ObjectImages obj;
+    {
+      const timing::Stage stage("compute");  // the backend claims its transfers
+      obj = engine->reconstruct(ab, weighting);
+    }
     SsbResult r;
     r.provenance = provenance_for(ds, q, op, resolved);
     auto image = [&](std::vector<float> v, const char* component) {

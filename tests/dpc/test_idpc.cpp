@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "device/device.hpp"
 #include "dpc/idpc.hpp"
+#include "dpc/idpc_backend.hpp"
 #include "dpc_fixtures.hpp"
 
 namespace qgpu::dpc {
@@ -142,6 +143,32 @@ TEST(Idpc, CudaBackendWithoutGpuRaisesInsteadOfFallingBack) {
   if (detect().cuda_available) GTEST_SKIP() << "a GPU is available: covered by the CUDA parity tests";
   const auto f = gaussian_field(16, 16, 8);
   EXPECT_THROW(idpc(on_backend(f.grad_row, Backend::cuda), on_backend(f.grad_col, Backend::cuda)), BackendUnavailable);
+}
+
+// The periodic extension both backends build (detail::padded_value) on a 2x3 field, written out by hand: mirror
+// copies reflect about the half sample (index -1 -> 0, n -> n - 1) and negate the component normal to that axis;
+// zero padding is 0 wherever either index is outside.
+TEST(Idpc, PaddedExtensionFollowsTheMirrorAndZeroRules) {
+  const float gr[6] = {1, 2, 3, 4, 5, 6}, gc[6] = {10, 20, 30, 40, 50, 60};  // rows x cols = 2 x 3
+  auto at = [&](bool mirror, std::size_t q, std::size_t p) {  // padding 2 before on both axes
+    float a, b;
+    detail::padded_value(gr, gc, 2, 3, 2, 2, mirror, q, p, a, b);
+    return std::pair<float, float>{a, b};
+  };
+  using P = std::pair<float, float>;
+  EXPECT_EQ(at(true, 2, 2), P(1, 10));    // source (0, 0)
+  EXPECT_EQ(at(true, 3, 4), P(6, 60));    // source (1, 2)
+  EXPECT_EQ(at(true, 1, 2), P(-1, 10));   // row -1 -> row 0, row component negated
+  EXPECT_EQ(at(true, 0, 2), P(-4, 40));   // row -2 -> row 1
+  EXPECT_EQ(at(true, 4, 3), P(-5, 50));   // row 2 -> row 1
+  EXPECT_EQ(at(true, 5, 3), P(-2, 20));   // row 3 -> row 0
+  EXPECT_EQ(at(true, 2, 1), P(1, -10));   // col -1 -> col 0, col component negated
+  EXPECT_EQ(at(true, 3, 5), P(6, -60));   // col 3 -> col 2
+  EXPECT_EQ(at(true, 1, 6), P(-2, -20));  // row -1 -> row 0, col 4 -> col 1: both negated
+  EXPECT_EQ(at(false, 2, 2), P(1, 10));
+  EXPECT_EQ(at(false, 1, 2), P(0, 0));
+  EXPECT_EQ(at(false, 3, 5), P(0, 0));
+  EXPECT_EQ(at(false, 3, 4), P(6, 60));
 }
 
 }  // namespace

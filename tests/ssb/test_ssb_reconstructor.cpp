@@ -49,5 +49,41 @@ TEST(SsbReconstructor, RefusesBinZeroAndNonFiniteAberrations) {
   EXPECT_THROW(r.at(bad), InvalidArgument);
 }
 
+// Every weighting on the GPU engine through one Reconstructor (the Wiener rings and buffers are made at the first
+// evaluation and kept; phase and amplitude come from one kernel): each step equals a fresh reconstruction on the
+// GPU and, within the CUDA tolerance (test_ssb_cuda.cpp: 1e-4 relative L2), the CPU Reconstructor; a return to
+// an earlier defocus is bit for bit the earlier answer.
+TEST(SsbReconstructor, KeptWeightingsOnCudaEqualFreshAndCpu) {
+  QGPU_REQUIRE_CUDA();
+  sample::SampleSpec low = testing::spec(100);
+  low.dose_per_frame = 1000;  // where the weightings differ most
+  low.seed = 7;
+  const Dataset host = testing::simulate(low);
+  const Dataset dev = host.to_device();
+  for (Weighting w : {Weighting::amplitude, Weighting::phase, Weighting::wiener}) {
+    SsbParams p = params_from_metadata(host);
+    p.weighting = w;
+    Reconstructor g(dev, p, 2), c(host, p, 2);
+    std::vector<float> first_phase, first_amplitude;
+    for (double c1 : {100.0, -250.0, 100.0}) {
+      SCOPED_TRACE(weighting_name(w) + ", C1 " + std::to_string(c1));
+      SsbParams q = p;
+      q.aberrations.C1 = c1;
+      const SsbResult rg = g.at(q.aberrations), rc = c.at(q.aberrations);
+      expect_same(rg, preview(dev, q, 2));
+      EXPECT_LE(testing::relative_l2(rg, rc), 1e-4);
+      for (std::size_t i = 0; i < rg.phase.data.size(); ++i)  // amplitude = |1 + i tan(phase)| (ssb.hpp)
+        ASSERT_NEAR(rg.amplitude.data[i], std::hypot(1.0, std::tan(double(rg.phase.data[i]))), 1e-5) << i;
+      if (first_phase.empty()) {
+        first_phase = rg.phase.data;
+        first_amplitude = rg.amplitude.data;
+      } else if (c1 == 100.0) {
+        EXPECT_EQ(rg.phase.data, first_phase);
+        EXPECT_EQ(rg.amplitude.data, first_amplitude);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qgpu::ssb

@@ -1,7 +1,9 @@
 #include <cuda_runtime.h>
 
 #include <map>
+#include <mutex>
 #include <tuple>
+#include <vector>
 
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/cufft_check.hpp"
@@ -11,25 +13,39 @@ namespace qgpu {
 
 namespace {
 
-struct ThreadPlans {
-  std::map<std::tuple<int, int, int, int>, cufftHandle> plans;  // (device, nr, nc, type)
-  ~ThreadPlans() {
-    for (auto& [key, h] : plans) cufftDestroy(h);  // at thread exit; errors (CUDA already torn down) ignored
-  }
+using Key = std::tuple<int, int, int, int>;  // (device, nr, nc, type)
+
+struct PlanPool {
+  std::mutex m;
+  std::map<Key, std::vector<cufftHandle>> free;
 };
+
+// Never destroyed: the plans outlive every caller (no cufftDestroy after the CUDA runtime is torn down at exit).
+PlanPool& pool() {
+  static PlanPool* p = new PlanPool;
+  return *p;
+}
 
 }  // namespace
 
-cufftHandle cached_plan_2d(int nr, int nc, cufftType type) {
-  thread_local ThreadPlans cache;
-  int device = 0;
-  QGPU_CUDA(cudaGetDevice(&device));
-  const auto key = std::make_tuple(device, nr, nc, int(type));
-  if (const auto it = cache.plans.find(key); it != cache.plans.end()) return it->second;
-  cufftHandle h = 0;
-  QGPU_CUFFT(cufftPlan2d(&h, nr, nc, type));
-  cache.plans.emplace(key, h);
-  return h;
+LeasedPlan::LeasedPlan(int nr, int nc, cufftType type) : nr_(nr), nc_(nc), type_(int(type)) {
+  QGPU_CUDA(cudaGetDevice(&device_));
+  const Key key{device_, nr_, nc_, type_};
+  {
+    std::lock_guard<std::mutex> lock(pool().m);
+    auto it = pool().free.find(key);
+    if (it != pool().free.end() && !it->second.empty()) {
+      handle_ = it->second.back();
+      it->second.pop_back();
+      return;
+    }
+  }
+  QGPU_CUFFT(cufftPlan2d(&handle_, nr, nc, type));  // outside the lock: planning takes milliseconds
+}
+
+LeasedPlan::~LeasedPlan() {
+  std::lock_guard<std::mutex> lock(pool().m);
+  pool().free[Key{device_, nr_, nc_, type_}].push_back(handle_);
 }
 
 }  // namespace qgpu

@@ -1,13 +1,26 @@
 #pragma once
-// The one owner of cuFFT plans for single 2D transforms: made once per (calling thread, device, shape, type) and
-// kept for the thread's life, so repeated transforms of one size (iDPC and the SSB slider in `qgpu serve`, fits)
-// pay the plan creation (milliseconds) only the first time. A plan is used by one thread at a time: callers on
-// other threads get their own. The handle stays owned here: never destroy it.
+// The one owner of cuFFT plans for single 2D transforms that requests repeat (iDPC in `qgpu serve`, fits): a
+// process-wide pool per (device, shape, type). A LeasedPlan takes a free plan from the pool (or makes one: the
+// first time costs milliseconds) and gives it back at the end of its scope, so any thread reuses the plans of
+// earlier requests (the service answers on a pool of 64 connection threads: per-thread plans were made anew on
+// most requests). A plan is used by one lease at a time; the pool holds as many as were ever leased at once,
+// kept for the process's life. Plans run on the default stream.
 #include <cufft.h>
 
 namespace qgpu {
 
-// Plan for an nr x nc transform of `type` on the current device, on the default stream.
-cufftHandle cached_plan_2d(int nr, int nc, cufftType type);
+class LeasedPlan {
+ public:
+  // Plan for an nr x nc transform of `type` on the current device.
+  LeasedPlan(int nr, int nc, cufftType type);
+  ~LeasedPlan();
+  LeasedPlan(const LeasedPlan&) = delete;
+  LeasedPlan& operator=(const LeasedPlan&) = delete;
+  cufftHandle get() const { return handle_; }
+
+ private:
+  int device_ = 0, nr_ = 0, nc_ = 0, type_ = 0;
+  cufftHandle handle_ = 0;
+};
 
 }  // namespace qgpu

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "device/cuda/cuda_check.hpp"
-#include "device/cuda/device_buffer.hpp"
+#include "device/cuda/buffer_pool.hpp"
 #include "display/cuda/launch.hpp"
 #include "display/cuda/range_cuda.hpp"
 #include "display/scaling.hpp"
@@ -37,25 +37,25 @@ __global__ void scale_kernel(const float* in, std::size_t n, Scale scale, float*
 Range find_range_on_device(const float* d_data, std::size_t n, const DisplayOptions& o) {
   if (range_is_explicit(o)) return resolve_range(o, 0, {});
   require_int_size(n, "display range: pixel count");
-  DeviceBuffer keys(n * sizeof(float)), sorted(n * sizeof(float)), count(sizeof(unsigned long long));
+  LeasedBuffer keys(n * sizeof(float)), sorted(n * sizeof(float)), count(sizeof(unsigned long long));  // pooled
   QGPU_CUDA(cudaMemset(count.data(), 0, sizeof(unsigned long long)));
   scale_kernel<<<blocks_for(n), kThreads>>>(d_data, n, o.scale, keys.as<float>(), count.as<unsigned long long>());
   QGPU_CUDA_LAUNCHED("display scale_kernel");
   unsigned long long n_finite = 0;
-  count.download(&n_finite, sizeof n_finite);
+  count.buffer().download(&n_finite, sizeof n_finite);
   if (n_finite == 0) return resolve_range(o, 0, {});
 
   std::size_t temp_bytes = 0;
   QGPU_CUDA(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, keys.as<float>(), sorted.as<float>(),
                                            static_cast<int>(n)));
   // At least one byte: a null temp pointer would make the second call another size query.
-  DeviceBuffer temp(std::max<std::size_t>(temp_bytes, 1));
+  LeasedBuffer temp(std::max<std::size_t>(temp_bytes, 1));
   QGPU_CUDA(cub::DeviceRadixSort::SortKeys(temp.data(), temp_bytes, keys.as<float>(), sorted.as<float>(),
                                            static_cast<int>(n)));
   QGPU_CUDA_LAUNCHED("display cub::DeviceRadixSort::SortKeys");
   return resolve_range(o, static_cast<std::size_t>(n_finite), [&](std::size_t k) {
     float v = 0.0f;
-    sorted.download(&v, sizeof v, k * sizeof(float));  // synchronous: waits for the sort
+    sorted.buffer().download(&v, sizeof v, k * sizeof(float));  // synchronous: waits for the sort
     return v;
   });
 }

@@ -1,5 +1,5 @@
 #include "device/cuda/cuda_check.hpp"
-#include "device/cuda/device_buffer.hpp"
+#include "device/cuda/buffer_pool.hpp"
 #include "display/cuda/display_cuda.hpp"
 #include "display/cuda/launch.hpp"
 #include "display/cuda/range_cuda.hpp"
@@ -24,14 +24,15 @@ __global__ void render_kernel(const float* in, std::size_t n, Scale scale, doubl
 }  // namespace
 
 Range render(const float* data, std::size_t n, const DisplayOptions& o, const Lut& lut, std::uint8_t* rgba) {
-  DeviceBuffer d_in(n * sizeof(float)), d_lut(lut.size()), d_out(n * 4);
-  d_in.upload(data, n * sizeof(float));
-  d_lut.upload(lut.data(), lut.size());
+  // Pooled (device/cuda/buffer_pool.hpp): a service rendering PNGs of one size allocates nothing per request.
+  LeasedBuffer d_in(n * sizeof(float)), d_lut(lut.size()), d_out(n * 4);
+  d_in.buffer().upload(data, n * sizeof(float));
+  d_lut.buffer().upload(lut.data(), lut.size());
   const Range r = find_range_on_device(d_in.as<float>(), n, o);
   render_kernel<<<blocks_for(n), kThreads>>>(d_in.as<float>(), n, o.scale, r.lo, r.hi, d_lut.as<uchar4>(),
                                              d_out.as<uchar4>());
   QGPU_CUDA_LAUNCHED("display render_kernel");
-  d_out.download(rgba, n * 4);
+  d_out.buffer().download(rgba, n * 4);
   return r;
 }
 

@@ -5,8 +5,11 @@
 //   3. sum kernel, one thread per half-spectrum Q (grid.y splits the K loop into segments for occupancy; the
 //      segment partials are added in a fixed order, so results are deterministic): num = sum_K G conj(Gamma),
 //      den = sum_K w |Gamma|^2, with the K table and chi(K) staged in shared memory per tile;
-//   4. reconstruct: -i Psi -> one C2R -> phi_lin (Psi is anti-Hermitian, see ssb.hpp); fit loss: a one-block
-//      double reduction of the Parseval sum (Hermitian weights 2 off the j = 0 column).
+//   4. reconstruct: -i Psi -> one C2R -> phi_lin (Psi is anti-Hermitian, see ssb.hpp) -> phase and amplitude in one
+//      kernel (double atan2 / hypot, as the CPU reference) -> one download; fit loss: a one-block double reduction
+//      of the Parseval sum (Hermitian weights 2 off the j = 0 column).
+// Everything that does not depend on the aberrations is made once per engine (G, the buffers, the C2R plan, the
+// Wiener rings), so an evaluation (the live defocus slider) allocates nothing.
 // Memory: G needs groups * scan_rows * (scan_cols/2 + 1) * 8 bytes (512x512 scan, 3200 K: 3.4 GB). The groups that
 // fit in ~85% of the free device memory stay resident; the rest are regathered and transformed in batches on
 // every evaluation (slower, same result up to float summation order).
@@ -24,9 +27,9 @@
 
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "core/stage_timing.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/cufft_check.hpp"
-#include "device/cuda/cufft_plans.hpp"
 #include "device/cuda/device_buffer.hpp"
 #include "resident/encoded/cuda/encoded_cuda.hpp"
 #include "resident/encoded/encoded_resident.hpp"
@@ -200,6 +203,17 @@ __global__ void wiener_psi_kernel(const float2* __restrict__ num, const float* _
   }
 }
 
+// object = 1 + i phi_lin: phase = atan2(phi, 1), amplitude = hypot(1, phi), in double as the CPU reference, rounded
+// to float; out[0, n) = phase, out[n, 2n) = amplitude.
+__global__ void object_kernel(const float* __restrict__ phi, std::size_t n, float* __restrict__ out) {
+  for (std::size_t s = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; s < n;
+       s += std::size_t(gridDim.x) * blockDim.x) {
+    const double v = double(phi[s]);
+    out[s] = float(atan2(v, 1.0));
+    out[n + s] = float(hypot(1.0, v));
+  }
+}
+
 // out = sum_q weight(q) |num|^2 / den over the half spectrum (den > 0), one block, fixed order, double.
 __global__ void __launch_bounds__(kReduceThreads)
     loss_kernel(const float2* __restrict__ num, const float* __restrict__ den, std::uint32_t nr, std::uint32_t nch,
@@ -251,6 +265,7 @@ class CudaEngine final : public Engine {
     d_den_ = DeviceBuffer(segments_ * nq_ * sizeof(float));
     d_spec_ = DeviceBuffer(nq_ * sizeof(float2));
     d_phi_ = DeviceBuffer(nr_ * nc_ * sizeof(float));
+    d_object_ = DeviceBuffer(2 * nr_ * nc_ * sizeof(float));
     d_loss_ = DeviceBuffer(sizeof(double));
 
     // Resident share of G: what fits in 85% of the free memory less 256 MiB for cuFFT work areas (the environment
@@ -289,28 +304,36 @@ class CudaEngine final : public Engine {
   }
 
   ObjectImages reconstruct(const Aberrations& ab, Weighting w) override {
-    sums(ab, w == Weighting::phase);
-    const double i0n = i0_ * double(nr_ * nc_), scale = 1.0 / i0n;
-    const unsigned blocks = unsigned(std::min<std::size_t>((nq_ + 255) / 256, 65535));
-    if (w == Weighting::wiener) {
-      wiener_spectrum(i0n, blocks);
-    } else {
-      psi_kernel<<<blocks, 256>>>(d_num_.as<float2>(), d_den_.as<float>(), nq_, segments_, float(scale),
-                                  float(weight_floor(plan_)),
-                                  w == Weighting::phase ? float(plan_.total_weight()) : 0.0f, d_spec_.as<float2>());
-      QGPU_CUDA_LAUNCHED("ssb psi_kernel");
+    const std::size_t n = nr_ * nc_;
+    {
+      const timing::Stage stage("compute");
+      sums(ab, w == Weighting::phase);
+      const double i0n = i0_ * double(n), scale = 1.0 / i0n;
+      const unsigned blocks = unsigned(std::min<std::size_t>((nq_ + 255) / 256, 65535));
+      if (w == Weighting::wiener) {
+        wiener_spectrum(i0n, blocks);
+      } else {
+        psi_kernel<<<blocks, 256>>>(d_num_.as<float2>(), d_den_.as<float>(), nq_, segments_, float(scale),
+                                    float(weight_floor(plan_)),
+                                    w == Weighting::phase ? float(plan_.total_weight()) : 0.0f, d_spec_.as<float2>());
+        QGPU_CUDA_LAUNCHED("ssb psi_kernel");
+      }
+      if (!inverse_.made) {  // at the first reconstruction (a fit never makes one); its work area is within the
+        QGPU_CUFFT(cufftPlan2d(&inverse_.h, int(nr_), int(nc_), CUFFT_C2R));  // 256 MiB the G budget leaves
+        inverse_.made = true;
+      }
+      QGPU_CUFFT(cufftExecC2R(inverse_.h, d_spec_.as<cufftComplex>(), d_phi_.as<cufftReal>()));
+      object_kernel<<<unsigned(std::min<std::size_t>((n + 255) / 256, 65535)), 256>>>(d_phi_.as<float>(), n,
+                                                                                      d_object_.as<float>());
+      QGPU_CUDA_LAUNCHED("ssb object_kernel");
+      QGPU_CUDA(cudaDeviceSynchronize());
     }
-    const cufftHandle inv = cached_plan_2d(int(nr_), int(nc_), CUFFT_C2R);
-    QGPU_CUFFT(cufftExecC2R(inv, d_spec_.as<cufftComplex>(), d_phi_.as<cufftReal>()));
-    std::vector<float> phi(nr_ * nc_);
-    d_phi_.download(phi.data(), phi.size() * sizeof(float));  // synchronises
+    const timing::Stage stage("transfer");
     ObjectImages out;
-    out.phase.resize(phi.size());
-    out.amplitude.resize(phi.size());
-    for (std::size_t s = 0; s < phi.size(); ++s) {  // object = 1 + i phi_lin
-      out.phase[s] = float(std::atan2(double(phi[s]), 1.0));
-      out.amplitude[s] = float(std::hypot(1.0, double(phi[s])));
-    }
+    out.phase.resize(n);
+    out.amplitude.resize(n);
+    d_object_.download(out.phase.data(), n * sizeof(float));
+    d_object_.download(out.amplitude.data(), n * sizeof(float), n * sizeof(float));
     return out;
   }
 
@@ -343,14 +366,26 @@ class CudaEngine final : public Engine {
   // Wiener weighting: the summed num / den come to the host for the per-ring power (same rings and arithmetic as
   // the CPU reference, Hermitian multiplicity 2 off the j = 0 column), then wiener_psi_kernel writes the spectrum.
   void wiener_spectrum(double i0n, unsigned blocks) {
-    DeviceBuffer num_tot(nq_ * sizeof(float2)), den_tot(nq_ * sizeof(float));
-    total_kernel<<<blocks, 256>>>(d_num_.as<float2>(), d_den_.as<float>(), nq_, segments_, num_tot.as<float2>(),
-                                  den_tot.as<float>());
+    if (d_num_tot_.bytes() == 0) {  // the first Wiener evaluation: the rings and buffers, kept for the next ones
+      d_num_tot_ = DeviceBuffer(nq_ * sizeof(float2));
+      d_den_tot_ = DeviceBuffer(nq_ * sizeof(float));
+      rings_ = wiener_rings(plan_, true, ring_count_);
+      d_rings_ = DeviceBuffer(nq_ * sizeof(std::int32_t));
+      d_rings_.upload(rings_.data(), d_rings_.bytes());
+      d_power_ = DeviceBuffer(ring_count_ * sizeof(double));
+    }
+    total_kernel<<<blocks, 256>>>(d_num_.as<float2>(), d_den_.as<float>(), nq_, segments_, d_num_tot_.as<float2>(),
+                                  d_den_tot_.as<float>());
     QGPU_CUDA_LAUNCHED("ssb total_kernel");
+    QGPU_CUDA(cudaDeviceSynchronize());  // the sums' time stays in the compute stage
     std::vector<float2> nf(nq_);
     std::vector<float> df(nq_);
-    num_tot.download(nf.data(), nq_ * sizeof(float2));
-    den_tot.download(df.data(), nq_ * sizeof(float));
+    {
+      const timing::Stage stage("transfer");
+      d_num_tot_.download(nf.data(), nq_ * sizeof(float2));
+      d_den_tot_.download(df.data(), nq_ * sizeof(float));
+    }
+    const timing::Stage stage("host");  // the per-ring power (ssb_weighting.hpp), then its upload
     std::vector<std::complex<double>> num(nq_);
     std::vector<double> den(nq_), mult(nq_);
     for (std::size_t q = 0; q < nq_; ++q) {
@@ -358,16 +393,11 @@ class CudaEngine final : public Engine {
       den[q] = double(df[q]);
       mult[q] = q % nch_ == 0 ? 1.0 : 2.0;
     }
-    std::size_t ring_count = 0;
-    const std::vector<std::int32_t> rings = wiener_rings(plan_, true, ring_count);
-    const std::vector<double> power = wiener_ring_power(rings, ring_count, num.data(), den.data(), mult.data(), nq_, i0n);
-    DeviceBuffer d_rings(nq_ * sizeof(std::int32_t)), d_power(ring_count * sizeof(double));
-    d_rings.upload(rings.data(), d_rings.bytes());
-    d_power.upload(power.data(), d_power.bytes());
-    wiener_psi_kernel<<<blocks, 256>>>(num_tot.as<float2>(), den_tot.as<float>(), d_rings.as<std::int32_t>(),
-                                       d_power.as<double>(), nq_, i0n, d_spec_.as<float2>());
+    const std::vector<double> power = wiener_ring_power(rings_, ring_count_, num.data(), den.data(), mult.data(), nq_, i0n);
+    d_power_.upload(power.data(), power.size() * sizeof(double));
+    wiener_psi_kernel<<<blocks, 256>>>(d_num_tot_.as<float2>(), d_den_tot_.as<float>(), d_rings_.as<std::int32_t>(),
+                                       d_power_.as<double>(), nq_, i0n, d_spec_.as<float2>());
     QGPU_CUDA_LAUNCHED("ssb wiener_psi_kernel");
-    QGPU_CUDA(cudaDeviceSynchronize());  // the temporaries are freed on return
   }
 
   // The cuFFT plan for a batch of `count` in-place R2C transforms (cached per batch size).
@@ -460,8 +490,13 @@ class CudaEngine final : public Engine {
   std::size_t nr_, nc_, nch_, nq_, groups_;
   std::uint32_t segments_ = 1;
   std::size_t batch_ = 1, resident_ = 0, device_free_ = 0;
-  DeviceBuffer d_k_, d_offsets_, d_pixels_, d_num_, d_den_, d_spec_, d_phi_, d_loss_, d_g_, d_scratch_;
+  DeviceBuffer d_k_, d_offsets_, d_pixels_, d_num_, d_den_, d_spec_, d_phi_, d_object_, d_loss_, d_g_, d_scratch_;
   std::map<std::size_t, std::unique_ptr<CufftHandle>> plans_;
+  CufftHandle inverse_;  // the object's C2R, made at the first reconstruction
+  // Wiener weighting, made at its first evaluation: the ring of each Q, the summed num / den, the ring power.
+  std::vector<std::int32_t> rings_;
+  std::size_t ring_count_ = 0;
+  DeviceBuffer d_num_tot_, d_den_tot_, d_rings_, d_power_;
 };
 
 }  // namespace
