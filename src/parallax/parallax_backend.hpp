@@ -39,7 +39,10 @@ class Engine {
   // V_g conj(R - w_g V_g exp(+2 pi i Q.s_g)); otherwise the image's own noise correlates at its reference shift and
   // pulls the peak there at low dose), searched in the (2 w + 1)^2 window around round(predicted[g]) (w = window
   // half-width, scan pixels), sub-pixel by a 3-point parabola per axis. Ties: the first in window raster order.
-  virtual std::vector<Shift> correlate(const std::vector<Shift>& predicted, std::size_t w) = 0;
+  // windows (if not null) receives every group's correlation values on that window, [group][(2 w + 1)^2] in raster
+  // order from (round(predicted) - w): the front end's joint fit of the linear model (see parallax.cpp) reads them.
+  virtual std::vector<Shift> correlate(const std::vector<Shift>& predicted, std::size_t w,
+                                       std::vector<float>* windows = nullptr) = 0;
   std::vector<float> aligned_mean(const std::vector<Shift>& s, const std::vector<float>& weight) {
     set_reference(s, weight);
     return reference_image();

@@ -92,9 +92,10 @@ class CpuEngine final : public Engine {
     return out;
   }
 
-  std::vector<Shift> correlate(const std::vector<Shift>& predicted, std::size_t w) override {
-    const long nr = long(plan_.scan_rows), nc = long(plan_.scan_cols), hw = long(w);
+  std::vector<Shift> correlate(const std::vector<Shift>& predicted, std::size_t w, std::vector<float>* windows) override {
+    const long nr = long(plan_.scan_rows), nc = long(plan_.scan_cols), hw = long(w), side = 2 * hw + 1;
     std::vector<Shift> out(plan_.groups());
+    if (windows) windows->assign(plan_.groups() * std::size_t(side * side), 0.0f);
     for (std::size_t g = 0; g < plan_.groups(); ++g) {
       load(g);
       fftw_execute(fwd_.p);
@@ -106,6 +107,9 @@ class CpuEngine final : public Engine {
       fftw_execute(inv_.p);
       auto at = [&](long r, long c) { return buf_.c()[wrap_index(r, nr) * nc + wrap_index(c, nc)].real(); };
       const long pr = std::lround(predicted[g].row), pc = std::lround(predicted[g].col);
+      if (windows)
+        for (long k = 0; k < side * side; ++k)
+          (*windows)[g * std::size_t(side * side) + std::size_t(k)] = float(at(pr - hw + k / side, pc - hw + k % side));
       long br = pr - hw, bc = pc - hw;
       for (long r = pr - hw; r <= pr + hw; ++r)
         for (long c = pc - hw; c <= pc + hw; ++c)

@@ -185,6 +185,21 @@ __global__ void peak_kernel(const float* __restrict__ cc, std::uint32_t nr, std:
   shifts[g0 + blockIdx.x] = make_double2(double(r) + dr, double(c) + dc);
 }
 
+// win[g][k] = cc at window element k (raster order from round(predicted) - w) for g = g0 + b, as the CPU.
+__global__ void window_kernel(const float* __restrict__ cc, std::uint32_t nr, std::uint32_t nc, std::uint32_t g0,
+                              std::size_t count, const double2* __restrict__ predicted, std::uint32_t w,
+                              float* __restrict__ win) {
+  const long side = 2 * long(w) + 1;
+  const std::size_t t = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= count * std::size_t(side * side)) return;
+  const std::size_t b = t / std::size_t(side * side);
+  const long k = long(t % std::size_t(side * side));
+  const double2 pred = predicted[g0 + b];
+  const long r = lround(pred.x) - long(w) + k / side, c = lround(pred.y) - long(w) + k % side;
+  win[(std::size_t(g0) + b) * std::size_t(side * side) + std::size_t(k)] =
+      cc[b * std::size_t(nr) * nc + std::size_t(wrap(r, nr)) * nc + std::size_t(wrap(c, nc))];
+}
+
 // ref[q] = sum_g w_g spec[g][q] exp(+2 pi i Q.s_g) on the half spectrum (Nyquist row/column of even sizes = 0).
 __global__ void reference_kernel(const float2* __restrict__ spec, const double2* __restrict__ shifts,
                                  const float* __restrict__ weight, std::uint32_t groups, std::uint32_t nr,
@@ -330,8 +345,10 @@ class CudaEngine final : public Engine {
     return out;
   }
 
-  std::vector<Shift> correlate(const std::vector<Shift>& predicted, std::size_t w) override {
+  std::vector<Shift> correlate(const std::vector<Shift>& predicted, std::size_t w, std::vector<float>* windows) override {
     upload_shifts(predicted, d_pred_);
+    const std::size_t side2 = (2 * w + 1) * (2 * w + 1);
+    DeviceBuffer d_win(windows ? groups_ * side2 * sizeof(float) : sizeof(float));
     for (std::size_t g0 = 0; g0 < groups_; g0 += batch_) {
       const std::size_t count = std::min(batch_, groups_ - g0);
       cross_kernel<<<blocks_for(nq_ * count), kThreads>>>(d_spec_.as<float2>(), d_ref_spec_.as<float2>(),
@@ -345,6 +362,16 @@ class CudaEngine final : public Engine {
                                                  std::uint32_t(g0), d_pred_.as<double2>(), std::uint32_t(w),
                                                  d_shifts_.as<double2>());
       QGPU_CUDA_LAUNCHED("parallax peak_kernel");
+      if (windows) {
+        window_kernel<<<blocks_for(count * side2), kThreads>>>(d_cc_.as<float>(), std::uint32_t(nr_), std::uint32_t(nc_),
+                                                             std::uint32_t(g0), count, d_pred_.as<double2>(),
+                                                             std::uint32_t(w), d_win.as<float>());
+        QGPU_CUDA_LAUNCHED("parallax window_kernel");
+      }
+    }
+    if (windows) {
+      windows->resize(groups_ * side2);
+      d_win.download(windows->data(), groups_ * side2 * sizeof(float));
     }
     std::vector<double2> s(groups_);
     d_shifts_.download(s.data(), groups_ * sizeof(double2));
