@@ -79,7 +79,7 @@ class CpuEngine final : public Engine {
       load(g);
       fftw_execute(fwd_.p);
       for (std::size_t q = 0; q < n_; ++q)
-        if (!nyquist(q)) spec_ref_[q] += double(weight[g]) * buf_.c()[q] * ramp(q, sh[g]);
+        if (!nyquist(q)) spec_ref_[q] += double(weight[g]) * buf_.c()[q] * sideband(g, q) * ramp(q, sh[g]);
     }
   }
 
@@ -101,7 +101,7 @@ class CpuEngine final : public Engine {
       fftw_execute(fwd_.p);
       const double wg = ref_weight_.empty() ? 0.0 : double(ref_weight_[g]);
       for (std::size_t q = 0; q < n_; ++q) {
-        const std::complex<double> v = buf_.c()[q];
+        const std::complex<double> v = buf_.c()[q] * sideband(g, q);
         buf_.c()[q] = nyquist(q) ? 0.0 : v * std::conj(spec_ref_[q] - wg * v * ramp(q, ref_shift_[g]));
       }
       fftw_execute(inv_.p);
@@ -157,6 +157,17 @@ class CpuEngine final : public Engine {
   }
 
  private:
+  void set_sideband(const Sideband& sb) override { sb_ = sb; }
+
+  std::complex<double> sideband(std::size_t g, std::size_t q) const {
+    if (!sb_.on) return 1.0;
+    const std::size_t nr = plan_.scan_rows, nc = plan_.scan_cols;
+    double re = 0, im = 0;
+    sideband_factor(sb_.k[g].row, sb_.k[g].col, double(signed_index(q / nc, nr)) * sb_.q_row,
+                    double(signed_index(q % nc, nc)) * sb_.q_col, sb_.k_aperture, sb_.alpha_per_q2, re, im);
+    return {re, im};
+  }
+
   bool nyquist(std::size_t q) const {
     const std::size_t nr = plan_.scan_rows, nc = plan_.scan_cols, i = q / nc, j = q % nc;
     return (nr % 2 == 0 && i == nr / 2) || (nc % 2 == 0 && j == nc / 2);
@@ -182,6 +193,7 @@ class CpuEngine final : public Engine {
   std::vector<Shift> ref_shift_;
   std::vector<float> ref_weight_;
   double ref_wsum_ = 0;
+  Sideband sb_;
   FftwPlan fwd_, inv_;
 };
 
