@@ -187,13 +187,13 @@ void catmull_rom(double t, double w[4], double dw[4]) {
 }
 
 // Joint fit of the linear model: maximises sum_g c_g(M d_g + b) over the groups in use, c_g the correlation of group g
-// (Catmull-Rom interpolated on its window; a model that puts a group outside its window's interior is not admissible:
-// -infinity), starting from the per-group
-// least-squares fit (m, b). The per-group peak (argmax + parabola) is a non-linear function of a noisy map: at low
-// dose the correlation's asymmetric flanks win often enough to bias the least-squares C1 (+10 % at 4000 counts per
-// frame on the 96 px sample), while the expectation of the summed correlation is the noise-free one (leave-one-out
-// reference), so its maximum is not dose-dependent. Gradient ascent in shift units (matrix entries times the rms group
-// offset, scan px) with an adaptive step: grows 1.3x on success, halves on failure, stops below 1e-4 px.
+// on its window (Catmull-Rom interpolated; a model that puts a group outside its window's interior is not admissible:
+// -infinity), from the start (m, b); returns the maximum. Why: the per-group peak (argmax + parabola) is a non-linear
+// function of a noisy map; at low dose the maps' asymmetric flanks win often enough to bias the least squares of the
+// peaks (C1 +10 % at 4000 counts per frame on the 96 px sample), while the expectation of the summed correlation is
+// the noise-free one (leave-one-out reference), so its maximum does not move with the dose. Gradient ascent in shift
+// units (matrix entries times the rms group offset, scan px), step 0.1 px growing 1.3x on success, halving on
+// failure, stopping below 1e-4 px (or after 1000 steps).
 double refine_jointly(const detail::Plan& plan, const std::vector<float>& windows, const std::vector<detail::Shift>& centre,
                     const std::vector<bool>& use, std::size_t w, double m[4], double b[2]) {
   const std::size_t ng = plan.groups();
@@ -378,7 +378,6 @@ Run align_and_fit(const Dataset& ds, const ParallaxParams& p) {
                       m[2] * run.plan.det_row[g] + m[3] * run.plan.det_col[g] + b[1]};
     const double confidence = f.model_rms_px > 0 ? 1.0 - f.residual_rms_px / f.model_rms_px : 0.0;
     run.engine->set_sideband(sideband_for(run.plan, run.geo, p, m, confidence));
-    if (getenv("PLXDBG")) fprintf(stderr, "stage %zu conf %.3f m %.4f %.4f\n", st, confidence, m[0], m[3]);
   }
   run.engine->set_sideband(detail::Sideband{});
   run.fitted = predicted;

@@ -1,10 +1,9 @@
 // Parallax (tilt-corrected bright field) CPU reference on simulated defocused samples with known truth.
 //
 // The simulator writes C1 (defocus_angstrom, chi = +pi lambda C1 k^2), no rotation, and the object phase. Known
-// rotations / transposes come from permuting the detector pixels of the same data. Tolerances: C1 within 4 % of
-// +-150 A (kC1Tolerance; the issue's goal is 2 %: the joint fit measures 146.8 A here at 60000 and 145.9 A at 4000
-// counts per frame, a dose-independent -2..-3 % that the single-sideband content of the outer groups' images leaves,
-// see docs/design.md), rotation within 1 deg; the tilt-corrected image at the scan positions correlates with the
+// rotations / transposes come from permuting the detector pixels of the same data. Tolerances: C1 within 2 % of
+// +-150 A at 60000 counts per frame (the issue's goal; measured 152.2 A), 3 % at 4000 (measured 154.0 A: a +1.5 %
+// dose-independent rest, see docs/design.md, plus 1.2 % that the dose still moves it here), rotation within 1 deg; the tilt-corrected image at the scan positions correlates with the
 // truth phase clearly better (+0.2) than the plain BF image (which the 3 A spread of the shifts blurs).
 #include <gtest/gtest.h>
 
@@ -20,7 +19,7 @@
 namespace qgpu::parallax {
 namespace {
 
-constexpr double kC1Tolerance = 0.04 * 150;  // angstrom, see the header comment
+constexpr double kC1Tolerance = 0.02 * 150;  // angstrom, at the fixture's 60000 counts per frame
 
 TEST(ParallaxMath, ParabolaVertexIsExactForAQuadratic) {
   for (double x0 : {-0.4, -0.1, 0.0, 0.25, 0.45}) {
@@ -169,28 +168,27 @@ TEST(ParallaxCpu, RejectsBadParametersAndMissingCalibration) {
   EXPECT_THROW(params_from_metadata(bare), InvalidArgument);
 }
 
-// Issue 14: the fitted C1 must not depend on the dose. Before the joint fit the least-squares fit of the per-group
-// peaks gave 146.97 A at 60000 and 164.66 A at 4000 counts per frame on the 64x64 x 96x96 sample (the peaks of noisy
-// correlation maps fall on the maps' asymmetric flanks). Printed per dose; see docs/benchmarks.md for the table.
+// Issue 14: the fitted C1 must not depend on the dose. Before the joint fit and the sideband correction the least
+// squares of the per-group peaks gave 146.97 A at 60000 and 164.66 A at 4000 counts per frame on the 64x64 x 96x96
+// sample (qgpu sample); now 151.96 and 152.71 A (docs/benchmarks.md). Here (64 px detector, 357 BF pixels) measured
+// 152.21 A at 60000, 153.96 A at 4000 and 153.26 A at 1000 counts per frame.
 TEST(ParallaxCpu, DefocusDoesNotDependOnTheDose) {
   std::map<double, double> c1;
-  for (double dose : {60000.0, 4000.0}) {
+  for (double dose : {60000.0, 4000.0, 1000.0}) {
     const Dataset& ds = testing::dataset(150, dose);
     const ParallaxResult r = fit_only(ds, params_from_metadata(ds));
     c1[dose] = r.fit.C1;
     std::printf("dose %.0f counts/frame: C1 %.2f A, rotation %.2f deg, confidence %.3f\n", dose, r.fit.C1,
                 r.fit.rotation_deg, r.fit.confidence);
-    EXPECT_NEAR(r.fit.C1, 150.0, kC1Tolerance) << dose;
     EXPECT_LE(testing::angle_distance(r.fit.rotation_deg, 0.0), 1.0) << dose;
     EXPECT_FALSE(r.fit.transpose) << dose;
   }
-  EXPECT_NEAR(c1[4000], c1[60000], 0.01 * 150);  // measured 0.9 A apart
-  // 1000 counts per frame (2.8 counts per BF pixel here) is below what this alignment holds: the first stage (inner
-  // 30 % of the disc) already locks onto noise (measured 110.8 A, rotation 320 deg). Reported, not asserted.
-  const Dataset& low = testing::dataset(150, 1000);
-  const ParallaxResult r = fit_only(low, params_from_metadata(low));
-  std::printf("dose 1000 counts/frame: C1 %.2f A, rotation %.2f deg, confidence %.3f (not asserted)\n", r.fit.C1,
-              r.fit.rotation_deg, r.fit.confidence);
+  EXPECT_NEAR(c1[60000], 150.0, 0.02 * 150);
+  EXPECT_NEAR(c1[4000], 150.0, 0.03 * 150);
+  EXPECT_NEAR(c1[4000], c1[60000], 0.015 * 150);
+  // 1000 counts per frame (2.8 counts per BF pixel per frame): 5 %. At this dose the first stage (inner 30 % of the
+  // disc, 61 pixels) is close to losing the lattice: on the 96 px sample (1.0 count per pixel) it does (118.7 A).
+  EXPECT_NEAR(c1[1000], 150.0, 0.05 * 150);
 }
 
 TEST(ParallaxCpu, FitJsonStatesTheConventions) {
