@@ -13,7 +13,10 @@
 //     +-search_px of the predicted shift, sub-pixel by a 3-point parabola per axis; staged: the groups within 30 %
 //     of the disc first (prediction 0), then 55 %, 80 %, 100 % predicted by the previous stage's linear fit (a
 //     crystal correlates at every lattice vector; this keeps each stage on the right peak); after each stage the
-//     reference is re-made as the mean of all images Fourier-shifted back by the predicted shifts;
+//     reference is re-made as the mean of all images Fourier-shifted back by the predicted shifts; each stage's
+//     least-squares fit of the peaks is refined by the joint fit (the model maximising the summed correlations of the
+//     groups: not biased by the dose); from the second stage on the group spectra get the single-sideband phase
+//     correction (parallax_backend.hpp, sideband_factor; docs/design.md);
 // (3) least-squares fit s = M d + b (d = group centroid offset from the disk centre, detector pixels (row, col);
 //     s in scan pixels (row, col)); M in angstrom per radian = -S R(angle) T^transpose, with R and T the
 //     dpc/rotation.hpp conventions (transpose first, then rotate; positive angles turn the row axis towards the

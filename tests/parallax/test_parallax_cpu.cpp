@@ -2,11 +2,14 @@
 //
 // The simulator writes C1 (defocus_angstrom, chi = +pi lambda C1 k^2), no rotation, and the object phase. Known
 // rotations / transposes come from permuting the detector pixels of the same data. Tolerances: C1 within 2 % of
-// +-150 A (the issue's goal), rotation within 1 deg; the tilt-corrected image at the scan positions correlates with the
+// +-150 A at 60000 counts per frame (the issue's goal; measured 152.2 A), 3 % at 4000 (measured 154.0 A: a +1.5 %
+// dose-independent rest, see docs/design.md, plus 1.2 % that the dose still moves it here), rotation within 1 deg; the tilt-corrected image at the scan positions correlates with the
 // truth phase clearly better (+0.2) than the plain BF image (which the 3 A spread of the shifts blurs).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <map>
 
 #include "core/error.hpp"
 #include "parallax/parallax.hpp"
@@ -15,6 +18,8 @@
 
 namespace qgpu::parallax {
 namespace {
+
+constexpr double kC1Tolerance = 0.02 * 150;  // angstrom, at the fixture's 60000 counts per frame
 
 TEST(ParallaxMath, ParabolaVertexIsExactForAQuadratic) {
   for (double x0 : {-0.4, -0.1, 0.0, 0.25, 0.45}) {
@@ -30,7 +35,7 @@ TEST(ParallaxCpu, FitsDefocusRotationAndTransposeAt150Angstrom) {
   const ParallaxParams p = params_from_metadata(ds);
   EXPECT_EQ(p.c1_sign_hint, 1.0);
   const ParallaxResult r = fit_only(ds, p);
-  EXPECT_NEAR(r.fit.C1, 150.0, 3.0);
+  EXPECT_NEAR(r.fit.C1, 150.0, kC1Tolerance);
   EXPECT_LE(testing::angle_distance(r.fit.rotation_deg, 0.0), 1.0);
   EXPECT_FALSE(r.fit.transpose);
   EXPECT_LT(r.fit.A1, 7.5);  // no astigmatism simulated: below 5 % of C1
@@ -52,7 +57,7 @@ TEST(ParallaxCpu, FitsDefocusRotationAndTransposeAt150Angstrom) {
 TEST(ParallaxCpu, NegativeDefocusFlipsTheSignNotTheRotation) {
   const Dataset& ds = testing::dataset(-150);
   const ParallaxResult r = fit_only(ds, params_from_metadata(ds));
-  EXPECT_NEAR(r.fit.C1, -150.0, 3.0);
+  EXPECT_NEAR(r.fit.C1, -150.0, kC1Tolerance);
   EXPECT_LE(testing::angle_distance(r.fit.rotation_deg, 0.0), 1.0);
   EXPECT_FALSE(r.fit.transpose);
 }
@@ -64,7 +69,7 @@ TEST(ParallaxCpu, SignFromTheSkewnessWithoutNominalDefocus) {
     p.c1_sign_hint = 0;
     const ParallaxResult r = fit_only(testing::dataset(c1), p);
     EXPECT_EQ(r.fit.sign_method, "skewness of the tilt-corrected image");
-    EXPECT_NEAR(r.fit.C1, c1, 0.02 * 150) << c1;
+    EXPECT_NEAR(r.fit.C1, c1, kC1Tolerance) << c1;
     EXPECT_LE(testing::angle_distance(r.fit.rotation_deg, 0.0), 1.0) << c1;
     EXPECT_GT(r.fit.sign_confidence, 0.1) << c1;
   }
@@ -93,7 +98,7 @@ TEST(ParallaxCpu, RecoversKnownRotationsAndTransposes) {
     const ParallaxResult r = fit_only(d, params_from_metadata(d));
     EXPECT_EQ(r.fit.transpose, k.transpose) << k.name;
     EXPECT_LE(testing::angle_distance(r.fit.rotation_deg, k.angle), 1.0) << k.name << ": " << r.fit.rotation_deg;
-    EXPECT_NEAR(r.fit.C1, 150.0, 3.0) << k.name;
+    EXPECT_NEAR(r.fit.C1, 150.0, kC1Tolerance) << k.name;
   }
 }
 
@@ -119,7 +124,7 @@ TEST(ParallaxCpu, BinnedGroupsGiveTheSameDefocus) {
   const ParallaxResult r = fit_only(ds, p);
   EXPECT_EQ(r.provenance.parameters.at("detector_bin").get<std::size_t>(), 3u);
   EXPECT_LT(r.det_row.size(), 60u);
-  EXPECT_NEAR(r.fit.C1, 150.0, 3.0);
+  EXPECT_NEAR(r.fit.C1, 150.0, kC1Tolerance);
   EXPECT_LE(testing::angle_distance(r.fit.rotation_deg, 0.0), 1.0);
 }
 
@@ -161,6 +166,29 @@ TEST(ParallaxCpu, RejectsBadParametersAndMissingCalibration) {
   h.bytes.resize(h.shape.elements() * 2);
   const Dataset bare = Dataset::from_host(std::move(h), nlohmann::json::object(), Provenance{});
   EXPECT_THROW(params_from_metadata(bare), InvalidArgument);
+}
+
+// Issue 14: the fitted C1 must not depend on the dose. Before the joint fit and the sideband correction the least
+// squares of the per-group peaks gave 146.97 A at 60000 and 164.66 A at 4000 counts per frame on the 64x64 x 96x96
+// sample (qgpu sample); now 151.96 and 152.71 A (docs/benchmarks.md). Here (64 px detector, 357 BF pixels) measured
+// 152.21 A at 60000, 153.96 A at 4000 and 153.26 A at 1000 counts per frame.
+TEST(ParallaxCpu, DefocusDoesNotDependOnTheDose) {
+  std::map<double, double> c1;
+  for (double dose : {60000.0, 4000.0, 1000.0}) {
+    const Dataset& ds = testing::dataset(150, dose);
+    const ParallaxResult r = fit_only(ds, params_from_metadata(ds));
+    c1[dose] = r.fit.C1;
+    std::printf("dose %.0f counts/frame: C1 %.2f A, rotation %.2f deg, confidence %.3f\n", dose, r.fit.C1,
+                r.fit.rotation_deg, r.fit.confidence);
+    EXPECT_LE(testing::angle_distance(r.fit.rotation_deg, 0.0), 1.0) << dose;
+    EXPECT_FALSE(r.fit.transpose) << dose;
+  }
+  EXPECT_NEAR(c1[60000], 150.0, 0.02 * 150);
+  EXPECT_NEAR(c1[4000], 150.0, 0.03 * 150);
+  EXPECT_NEAR(c1[4000], c1[60000], 0.015 * 150);
+  // 1000 counts per frame (2.8 counts per BF pixel per frame): 5 %. At this dose the first stage (inner 30 % of the
+  // disc, 61 pixels) is close to losing the lattice: on the 96 px sample (1.0 count per pixel) it does (118.7 A).
+  EXPECT_NEAR(c1[1000], 150.0, 0.05 * 150);
 }
 
 TEST(ParallaxCpu, FitJsonStatesTheConventions) {

@@ -79,7 +79,7 @@ class CpuEngine final : public Engine {
       load(g);
       fftw_execute(fwd_.p);
       for (std::size_t q = 0; q < n_; ++q)
-        if (!nyquist(q)) spec_ref_[q] += double(weight[g]) * buf_.c()[q] * ramp(q, sh[g]);
+        if (!nyquist(q)) spec_ref_[q] += double(weight[g]) * buf_.c()[q] * sideband(g, q) * ramp(q, sh[g]);
     }
   }
 
@@ -92,20 +92,24 @@ class CpuEngine final : public Engine {
     return out;
   }
 
-  std::vector<Shift> correlate(const std::vector<Shift>& predicted, std::size_t w) override {
-    const long nr = long(plan_.scan_rows), nc = long(plan_.scan_cols), hw = long(w);
+  std::vector<Shift> correlate(const std::vector<Shift>& predicted, std::size_t w, std::vector<float>* windows) override {
+    const long nr = long(plan_.scan_rows), nc = long(plan_.scan_cols), hw = long(w), side = 2 * hw + 1;
     std::vector<Shift> out(plan_.groups());
+    if (windows) windows->assign(plan_.groups() * std::size_t(side * side), 0.0f);
     for (std::size_t g = 0; g < plan_.groups(); ++g) {
       load(g);
       fftw_execute(fwd_.p);
       const double wg = ref_weight_.empty() ? 0.0 : double(ref_weight_[g]);
       for (std::size_t q = 0; q < n_; ++q) {
-        const std::complex<double> v = buf_.c()[q];
+        const std::complex<double> v = buf_.c()[q] * sideband(g, q);
         buf_.c()[q] = nyquist(q) ? 0.0 : v * std::conj(spec_ref_[q] - wg * v * ramp(q, ref_shift_[g]));
       }
       fftw_execute(inv_.p);
       auto at = [&](long r, long c) { return buf_.c()[wrap_index(r, nr) * nc + wrap_index(c, nc)].real(); };
       const long pr = std::lround(predicted[g].row), pc = std::lround(predicted[g].col);
+      if (windows)
+        for (long k = 0; k < side * side; ++k)
+          (*windows)[g * std::size_t(side * side) + std::size_t(k)] = float(at(pr - hw + k / side, pc - hw + k % side));
       long br = pr - hw, bc = pc - hw;
       for (long r = pr - hw; r <= pr + hw; ++r)
         for (long c = pc - hw; c <= pc + hw; ++c)
@@ -153,6 +157,17 @@ class CpuEngine final : public Engine {
   }
 
  private:
+  void set_sideband(const Sideband& sb) override { sb_ = sb; }
+
+  std::complex<double> sideband(std::size_t g, std::size_t q) const {
+    if (!sb_.on) return 1.0;
+    const std::size_t nr = plan_.scan_rows, nc = plan_.scan_cols;
+    double re = 0, im = 0;
+    sideband_factor(sb_.k[g].row, sb_.k[g].col, double(signed_index(q / nc, nr)) * sb_.q_row,
+                    double(signed_index(q % nc, nc)) * sb_.q_col, sb_.k_aperture, sb_.alpha_per_q2, re, im);
+    return {re, im};
+  }
+
   bool nyquist(std::size_t q) const {
     const std::size_t nr = plan_.scan_rows, nc = plan_.scan_cols, i = q / nc, j = q % nc;
     return (nr % 2 == 0 && i == nr / 2) || (nc % 2 == 0 && j == nc / 2);
@@ -178,6 +193,7 @@ class CpuEngine final : public Engine {
   std::vector<Shift> ref_shift_;
   std::vector<float> ref_weight_;
   double ref_wsum_ = 0;
+  Sideband sb_;
   FftwPlan fwd_, inv_;
 };
 

@@ -122,11 +122,28 @@ __device__ float2 ramp(std::uint32_t i, std::uint32_t j, std::uint32_t nr, std::
   return make_float2(cs, sn);
 }
 
+// The single-sideband correction on the device (see sideband_factor in parallax_backend.hpp); on = 0: none.
+struct SidebandArgs {
+  int on = 0;
+  double k_aperture = 0, alpha_per_q2 = 0, q_row = 0, q_col = 0;
+  const double2* k = nullptr;  // per group, 1/A
+};
+
+// spec value of group g at half-spectrum (i, j) times its sideband factor.
+__device__ float2 corrected(float2 v, const SidebandArgs& sb, std::uint32_t g, std::uint32_t i, std::uint32_t j,
+                            std::uint32_t nr) {
+  if (!sb.on) return v;
+  const double qr = (i <= nr / 2 ? double(i) : double(i) - double(nr)) * sb.q_row, qc = double(j) * sb.q_col;
+  double re = 0, im = 0;
+  sideband_factor(sb.k[g].x, sb.k[g].y, qr, qc, sb.k_aperture, sb.alpha_per_q2, re, im);
+  return make_float2(float(v.x * re - v.y * im), float(v.x * im + v.y * re));
+}
+
 // prod[b][q] = V conj(R - w_g V ramp(s_g)) for g = g0 + b (leave one out, see parallax_backend.hpp); Nyquist = 0.
 __global__ void cross_kernel(const float2* __restrict__ spec, const float2* __restrict__ ref,
                              const double2* __restrict__ ref_shift, const float* __restrict__ weight,
                              std::uint32_t g0, std::uint32_t nr, std::uint32_t nc, std::uint32_t nch,
-                             std::size_t count, float2* __restrict__ prod) {
+                             std::size_t count, SidebandArgs sb, float2* __restrict__ prod) {
   const std::size_t nq = std::size_t(nr) * nch;
   const std::size_t k = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k >= nq * count) return;
@@ -136,7 +153,7 @@ __global__ void cross_kernel(const float2* __restrict__ spec, const float2* __re
     prod[k] = make_float2(0, 0);
     return;
   }
-  const float2 v = spec[std::size_t(g) * nq + q], e = ramp(i, j, nr, nc, ref_shift[g]);
+  const float2 v = corrected(spec[std::size_t(g) * nq + q], sb, g, i, j, nr), e = ramp(i, j, nr, nc, ref_shift[g]);
   const float wg = weight[g];
   const float2 r = make_float2(ref[q].x - wg * (v.x * e.x - v.y * e.y), ref[q].y - wg * (v.x * e.y + v.y * e.x));
   prod[k] = make_float2(v.x * r.x + v.y * r.y, v.y * r.x - v.x * r.y);
@@ -185,10 +202,25 @@ __global__ void peak_kernel(const float* __restrict__ cc, std::uint32_t nr, std:
   shifts[g0 + blockIdx.x] = make_double2(double(r) + dr, double(c) + dc);
 }
 
+// win[g][k] = cc at window element k (raster order from round(predicted) - w) for g = g0 + b, as the CPU.
+__global__ void window_kernel(const float* __restrict__ cc, std::uint32_t nr, std::uint32_t nc, std::uint32_t g0,
+                              std::size_t count, const double2* __restrict__ predicted, std::uint32_t w,
+                              float* __restrict__ win) {
+  const long side = 2 * long(w) + 1;
+  const std::size_t t = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= count * std::size_t(side * side)) return;
+  const std::size_t b = t / std::size_t(side * side);
+  const long k = long(t % std::size_t(side * side));
+  const double2 pred = predicted[g0 + b];
+  const long r = lround(pred.x) - long(w) + k / side, c = lround(pred.y) - long(w) + k % side;
+  win[(std::size_t(g0) + b) * std::size_t(side * side) + std::size_t(k)] =
+      cc[b * std::size_t(nr) * nc + std::size_t(wrap(r, nr)) * nc + std::size_t(wrap(c, nc))];
+}
+
 // ref[q] = sum_g w_g spec[g][q] exp(+2 pi i Q.s_g) on the half spectrum (Nyquist row/column of even sizes = 0).
 __global__ void reference_kernel(const float2* __restrict__ spec, const double2* __restrict__ shifts,
                                  const float* __restrict__ weight, std::uint32_t groups, std::uint32_t nr,
-                                 std::uint32_t nc, std::uint32_t nch, float2* __restrict__ ref) {
+                                 std::uint32_t nc, std::uint32_t nch, SidebandArgs sb, float2* __restrict__ ref) {
   const std::size_t q = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::size_t nq = std::size_t(nr) * nch;
   if (q >= nq) return;
@@ -201,7 +233,7 @@ __global__ void reference_kernel(const float2* __restrict__ spec, const double2*
   for (std::uint32_t g = 0; g < groups; ++g) {
     const float wg = weight[g];
     if (wg == 0) continue;
-    const float2 a = spec[std::size_t(g) * nq + q], e = ramp(i, j, nr, nc, shifts[g]);
+    const float2 a = corrected(spec[std::size_t(g) * nq + q], sb, g, i, j, nr), e = ramp(i, j, nr, nc, shifts[g]);
     ax += wg * (a.x * e.x - a.y * e.y);
     ay += wg * (a.x * e.y + a.y * e.x);
   }
@@ -267,6 +299,7 @@ class CudaEngine final : public Engine {
     d_v_ = DeviceBuffer(groups_ * n_ * sizeof(float));
     d_spec_ = DeviceBuffer(groups_ * nq_ * sizeof(float2));
     d_shifts_ = DeviceBuffer(groups_ * sizeof(double2));
+    d_sb_k_ = DeviceBuffer(groups_ * sizeof(double2));
     d_pred_ = DeviceBuffer(groups_ * sizeof(double2));
     d_weight_ = DeviceBuffer(groups_ * sizeof(float));
     d_ref_shift_ = DeviceBuffer(groups_ * sizeof(double2));
@@ -314,8 +347,16 @@ class CudaEngine final : public Engine {
     for (float w : weight) ref_wsum_ += w;
     reference_kernel<<<blocks_for(nq_), kThreads>>>(d_spec_.as<float2>(), d_ref_shift_.as<double2>(),
                                                     d_weight_.as<float>(), std::uint32_t(groups_), std::uint32_t(nr_),
-                                                    std::uint32_t(nc_), std::uint32_t(nch_), d_ref_spec_.as<float2>());
+                                                    std::uint32_t(nc_), std::uint32_t(nch_), sb_,
+                                                    d_ref_spec_.as<float2>());
     QGPU_CUDA_LAUNCHED("parallax reference_kernel");
+  }
+
+  void set_sideband(const Sideband& sb) override {
+    sb_ = SidebandArgs{};
+    if (!sb.on) return;
+    upload_shifts(sb.k, d_sb_k_);
+    sb_ = {1, sb.k_aperture, sb.alpha_per_q2, sb.q_row, sb.q_col, d_sb_k_.as<double2>()};
   }
 
   std::vector<float> reference_image() override {
@@ -330,14 +371,16 @@ class CudaEngine final : public Engine {
     return out;
   }
 
-  std::vector<Shift> correlate(const std::vector<Shift>& predicted, std::size_t w) override {
+  std::vector<Shift> correlate(const std::vector<Shift>& predicted, std::size_t w, std::vector<float>* windows) override {
     upload_shifts(predicted, d_pred_);
+    const std::size_t side2 = (2 * w + 1) * (2 * w + 1);
+    DeviceBuffer d_win(windows ? groups_ * side2 * sizeof(float) : sizeof(float));
     for (std::size_t g0 = 0; g0 < groups_; g0 += batch_) {
       const std::size_t count = std::min(batch_, groups_ - g0);
       cross_kernel<<<blocks_for(nq_ * count), kThreads>>>(d_spec_.as<float2>(), d_ref_spec_.as<float2>(),
                                                            d_ref_shift_.as<double2>(), d_weight_.as<float>(),
                                                            std::uint32_t(g0), std::uint32_t(nr_), std::uint32_t(nc_),
-                                                           std::uint32_t(nch_), count, d_prod_.as<float2>());
+                                                           std::uint32_t(nch_), count, sb_, d_prod_.as<float2>());
       QGPU_CUDA_LAUNCHED("parallax cross_kernel");
       QGPU_CUFFT(cufftExecC2R(count == batch_ ? c2r_.h : c2r_tail(count), d_prod_.as<cufftComplex>(),
                               d_cc_.as<cufftReal>()));
@@ -345,6 +388,16 @@ class CudaEngine final : public Engine {
                                                  std::uint32_t(g0), d_pred_.as<double2>(), std::uint32_t(w),
                                                  d_shifts_.as<double2>());
       QGPU_CUDA_LAUNCHED("parallax peak_kernel");
+      if (windows) {
+        window_kernel<<<blocks_for(count * side2), kThreads>>>(d_cc_.as<float>(), std::uint32_t(nr_), std::uint32_t(nc_),
+                                                             std::uint32_t(g0), count, d_pred_.as<double2>(),
+                                                             std::uint32_t(w), d_win.as<float>());
+        QGPU_CUDA_LAUNCHED("parallax window_kernel");
+      }
+    }
+    if (windows) {
+      windows->resize(groups_ * side2);
+      d_win.download(windows->data(), groups_ * side2 * sizeof(float));
     }
     std::vector<double2> s(groups_);
     d_shifts_.download(s.data(), groups_ * sizeof(double2));
@@ -444,6 +497,8 @@ class CudaEngine final : public Engine {
   const Plan& plan_;
   std::size_t nr_, nc_, nch_, n_, nq_, groups_, batch_ = 1;
   double ref_wsum_ = 0;
+  SidebandArgs sb_;
+  DeviceBuffer d_sb_k_;
   DeviceBuffer d_v_, d_spec_, d_shifts_, d_pred_, d_weight_, d_ref_shift_, d_offsets_, d_pixels_, d_ref_, d_ref_spec_, d_prod_, d_cc_;
   CufftHandle r2c_, c2r_, r2c_one_, c2r_one_, r2c_tail_, c2r_tail_;
 };
