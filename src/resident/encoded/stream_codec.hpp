@@ -99,17 +99,23 @@ QGPU_HD inline void build_rans_lut(const std::uint16_t* cum, std::uint8_t* lut) 
 QGPU_HD inline std::uint32_t rans_size_floor(std::uint32_t base) { return 11u + varint_size(base); }
 
 // Tries the rANS model; writes the stream to slot and returns its size when smaller than `best`, else 0. slot
-// holds at least best bytes (the stream is smaller than best when it is written).
+// holds at least best bytes (the stream is smaller than best when it is written). counts4, when given (only for
+// base 0 and range <= 3), holds the counts of the values 0..3 (16 bits each, StreamStats::low): the histogram
+// without another pass over the values.
 template <class Get>
 QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t base, std::uint32_t range,
-                               std::uint8_t* slot, std::uint32_t best) {
+                               std::uint8_t* slot, std::uint32_t best, const std::uint64_t* counts4 = nullptr) {
   // freq[] holds the symbol counts (<= n <= kMaxTile: 16 bits), then the frequencies (normalised in place).
   std::uint16_t freq[kMaxAlphabet + 1];
   for (std::uint32_t s = 0; s <= kMaxAlphabet; ++s) freq[s] = 0;
-  for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) {
-    const std::uint32_t d = v - base;
-    ++freq[d < kMaxAlphabet ? d : kMaxAlphabet];
-  });
+  if (counts4) {
+    for (std::uint32_t s = 0; s < 4; ++s) freq[s] = static_cast<std::uint16_t>(*counts4 >> (16 * s));
+  } else {
+    for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) {
+      const std::uint32_t d = v - base;
+      ++freq[d < kMaxAlphabet ? d : kMaxAlphabet];
+    });
+  }
   // Alphabet: the smallest candidate K that covers the range, or leaves at most n/32 values escaped.
   const std::uint32_t candidates[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
   // Values escaped by alphabet c: n minus the values below c (a running prefix sum over the histogram, so each
@@ -137,8 +143,9 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
     cum[s + 1] = static_cast<std::uint16_t>(cum[s] + freq[s]);
     table += varint_size(freq[s]);
   }
-  std::uint32_t esc_bytes = 0;
-  if (esc_count)
+  // Escaped values are value - base - K <= range - K: one varint byte each when that is below 128 (no pass).
+  std::uint32_t esc_bytes = range - K < 128u ? esc_count : 0u;
+  if (esc_count && range - K >= 128u)
     for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) {
       const std::uint32_t d = v - base;
       if (d >= K) esc_bytes += varint_size(d - K);
@@ -206,6 +213,7 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
 // stream from this pass before it encodes.
 struct StreamStats {
   std::uint64_t total = 0;
+  std::uint64_t low = 0;  // counts of the values 0, 1, 2, 3 (16 bits each): the rANS histogram when mn = 0, mx <= 3
   std::uint32_t mn = 0, mx = 0, nnz = 0;
   std::uint32_t sparse_total = 0, raw = 0, bound = 0;
 };
@@ -213,9 +221,10 @@ struct StreamStats {
 template <class Get>
 QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n) {
   std::uint32_t mn = 0xffffffffu, mx = 0, nnz = 0, sparse = 0;
-  std::uint64_t total = 0;
+  std::uint64_t total = 0, low = 0;
   std::uint32_t next = 0;  // position after the previous nonzero
   detail::for_each_value(get, n, [&](std::uint32_t i, std::uint32_t v) {
+    if (v < 4u) low += std::uint64_t{1} << (16u * v);
     mn = v < mn ? v : mn;
     mx = v > mx ? v : mx;
     total += v;
@@ -228,6 +237,7 @@ QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n) {
   });
   StreamStats st;
   st.total = total;
+  st.low = low;
   st.mn = mn;
   st.mx = mx;
   st.nnz = nnz;
@@ -255,7 +265,9 @@ QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, 
   }
   const std::uint32_t best = st.bound;
   if (best > detail::rans_size_floor(st.mn))
-    if (const std::uint32_t r = detail::try_rans(get, n, st.mn, st.mx - st.mn, slot, best)) return r;
+    if (const std::uint32_t r = detail::try_rans(get, n, st.mn, st.mx - st.mn, slot, best,
+                                                 st.mn == 0 && st.mx <= 3 ? &st.low : nullptr))
+      return r;
   std::uint8_t* p = slot;
   if (st.sparse_total < st.raw) {
     *p++ = kSparse;
