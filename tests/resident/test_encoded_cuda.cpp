@@ -108,9 +108,14 @@ TEST(EncodedCuda, SimulatedSample) {
 
 TEST(EncodedCuda, ManyTilesEncodedInSeveralScratchGroups) {
   QGPU_REQUIRE_CUDA();
-  // 256 x 256 pixels x 512 positions need 135 MB of encode slots per tile: one tile per 256 MiB scratch group.
+  // 256 x 256 pixels x 512 positions need 135 MB of encode slots per tile: one tile per 256 MiB scratch group of
+  // the slots encoder (QGPU_ENCODER=slots), the compact encoder reserves about the encoded bytes: both checked.
   const Dense d = test::mixed({5, 311, 256, 256}, DType::u8, 11);  // 1555 frames: 4 tiles
   expect_same(encode_gpu(d, encoded::kDefaultTile, 311), encode_cpu(d, encoded::kDefaultTile), d);
+  ::setenv("QGPU_ENCODER", "slots", 1);
+  const EncodedResident slots = encode_gpu(d, encoded::kDefaultTile, 311);
+  ::unsetenv("QGPU_ENCODER");
+  expect_same(slots, encode_cpu(d, encoded::kDefaultTile), d);
 }
 
 TEST(EncodedCuda, CopiesBetweenHostAndGpuKeepTheBytes) {

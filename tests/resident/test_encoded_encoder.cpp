@@ -179,7 +179,7 @@ TEST(EncodedEncoder, RansFromTheStatisticsCountsEqualsTheCountingPass) {
           ASSERT_EQ((st.low >> (16 * s)) & 0xffffu, std::uint64_t(std::count(v.begin(), v.end(), s)));
         const std::uint32_t big = 16 * n + 1024;
         std::vector<std::uint8_t> a(big), b(big);
-        const std::uint32_t ra = detail::try_rans(get, n, 0, st.mx, a.data(), big, &st.low);
+        const std::uint32_t ra = detail::try_rans(get, n, 0, st.mx, a.data(), big, st.low);
         const std::uint32_t rb = detail::try_rans(get, n, 0, st.mx, b.data(), big);
         ASSERT_EQ(ra, rb) << "n " << n << " top " << top;
         ASSERT_TRUE(std::equal(a.begin(), a.begin() + ra, b.begin()));

@@ -99,17 +99,17 @@ QGPU_HD inline void build_rans_lut(const std::uint16_t* cum, std::uint8_t* lut) 
 QGPU_HD inline std::uint32_t rans_size_floor(std::uint32_t base) { return 11u + varint_size(base); }
 
 // Tries the rANS model; writes the stream to slot and returns its size when smaller than `best`, else 0. slot
-// holds at least best bytes (the stream is smaller than best when it is written). counts4, when given (only for
+// holds at least best bytes (the stream is smaller than best when it is written). counts4, when nonzero (only for
 // base 0 and range <= 3), holds the counts of the values 0..3 (16 bits each, StreamStats::low): the histogram
 // without another pass over the values.
 template <class Get>
 QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t base, std::uint32_t range,
-                               std::uint8_t* slot, std::uint32_t best, const std::uint64_t* counts4 = nullptr) {
+                               std::uint8_t* slot, std::uint32_t best, std::uint64_t counts4 = 0) {
   // freq[] holds the symbol counts (<= n <= kMaxTile: 16 bits), then the frequencies (normalised in place).
   std::uint16_t freq[kMaxAlphabet + 1];
   for (std::uint32_t s = 0; s <= kMaxAlphabet; ++s) freq[s] = 0;
   if (counts4) {
-    for (std::uint32_t s = 0; s < 4; ++s) freq[s] = static_cast<std::uint16_t>(*counts4 >> (16 * s));
+    for (std::uint32_t s = 0; s < 4; ++s) freq[s] = static_cast<std::uint16_t>(counts4 >> (16 * s));
   } else {
     for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) {
       const std::uint32_t d = v - base;
@@ -266,7 +266,7 @@ QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, 
   const std::uint32_t best = st.bound;
   if (best > detail::rans_size_floor(st.mn))
     if (const std::uint32_t r = detail::try_rans(get, n, st.mn, st.mx - st.mn, slot, best,
-                                                 st.mn == 0 && st.mx <= 3 ? &st.low : nullptr))
+                                                 st.mn == 0 && st.mx <= 3 ? st.low : 0))
       return r;
   std::uint8_t* p = slot;
   if (st.sparse_total < st.raw) {
