@@ -223,12 +223,14 @@ struct GpuEncoded {
   encoded::cuda::EncodeTiming timing;
 };
 
-GpuEncoded encode_direct(const Dense& d, std::uint32_t tile, bool compact, std::size_t max_scratch = 0) {
+GpuEncoded encode_direct(const Dense& d, std::uint32_t tile, bool compact, std::size_t max_scratch = 0,
+                         encoded::cuda::CompactScratch* kept = nullptr) {
   const encoded::Layout l{d.shape.frames(), d.frame_pixels(), d.dtype, tile};
   DeviceBuffer dev(d.bytes.size()), sums(l.frame_pixels * 8);
   dev.upload(d.bytes.data(), d.bytes.size());
   QGPU_CUDA(cudaMemset(sums.data(), 0, sums.bytes()));
-  encoded::cuda::CompactScratch cs;
+  encoded::cuda::CompactScratch local;
+  encoded::cuda::CompactScratch& cs = kept ? *kept : local;
   cs.max_bytes = max_scratch;
   GpuEncoded out;
   const auto groups = compact ? encoded::cuda::encode_compact(l, dev.data(), l.frames, sums.as<std::uint64_t>(),
@@ -307,11 +309,18 @@ TEST(EncodedCuda, CompactEncoderRetriesInSmallerGroupsWhenItsScratchIsShort) {
   std::mt19937 rng(5);
   for (std::size_t f = 0; f < d.shape.frames(); ++f)
     for (std::size_t p = 0; p < d.frame_pixels(); p += 2) d.set(f, p, static_cast<std::uint32_t>(rng()));
-  const GpuEncoded g = encode_direct(d, 512, true, 1);
+  encoded::cuda::CompactScratch kept;
+  const GpuEncoded g = encode_direct(d, 512, true, 1, &kept);
   expect_cpu_bytes(g, d, 512);
   EXPECT_GT(g.timing.retries, 0u);
   EXPECT_GT(g.timing.groups, 2u);
   EXPECT_LE(g.timing.reserved_bytes, 7 * 64 * encoded::cuda::stream_bound_bytes(512, 4));
+  EXPECT_GT(kept.tile_bytes_hint, 0u);
+  // A second call with the kept scratch sizes its groups from the first: no failed attempt, the same bytes.
+  const GpuEncoded again = encode_direct(d, 512, true, 1, &kept);
+  expect_cpu_bytes(again, d, 512);
+  EXPECT_EQ(again.timing.retries, 0u);
+  EXPECT_GT(again.timing.groups, 2u);
   // The same data with the default scratch: one group.
   const GpuEncoded one = encode_direct(d, 512, true);
   expect_cpu_bytes(one, d, 512);

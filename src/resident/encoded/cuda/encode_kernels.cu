@@ -172,6 +172,7 @@ struct Encoder {
     QGPU_CUDA(cudaStreamSynchronize(stream));
     timing.host_wait_ms += ms_since(w0);
     ++timing.groups;
+    ws.tile_bytes_hint = (used + g - 1) / g;
     if (used > cap) {
       *needed = used;
       ++timing.retries;
@@ -275,6 +276,7 @@ std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_fram
   if (count == 0) return out;
   CompactScratch local;
   CompactScratch& ws = reuse ? *reuse : local;
+  // (ws.tile_bytes_hint: the reserved bytes per tile of the previous group, which sizes the groups of this call.)
   EncodeTiming t;
   t.calls = 1;
   Encoder e{layout, d_frames, count, layout.frame_pixels, layout.tile, dtype_size(layout.dtype), d_sum_pattern,
@@ -293,7 +295,12 @@ std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_fram
   ensure(ws.offsets, group * P * sizeof(std::uint32_t), stream);
   ensure(ws.base, group * sizeof(std::uint64_t), stream);
   ensure(ws.cursor, sizeof(unsigned long long), stream);
-  for (std::size_t t0 = 0; t0 < ntiles; t0 += group) e.run(t0, std::min(group, ntiles - t0), out);
+  // Groups of at most `group` tiles, fewer when the previous group's bounds say that they would not fit (data less
+  // sparse than the scratch was sized for: no failed attempt per batch).
+  std::size_t per = group;
+  if (ws.tile_bytes_hint)
+    per = std::clamp<std::size_t>(static_cast<std::size_t>(0.9 * double(e.cap) / double(ws.tile_bytes_hint)), 1, group);
+  for (std::size_t t0 = 0; t0 < ntiles; t0 += per) e.run(t0, std::min(per, ntiles - t0), out);
   QGPU_CUDA(cudaStreamSynchronize(stream));
   for (const auto& ev : e.events) {
     t.stats_encode_ms += ev->between(0, 1);

@@ -41,6 +41,7 @@ struct CompactScratch {
   // Tests: a smaller compact scratch than the default (never below one tile's worst case), so that groups must be
   // encoded again in smaller groups.
   std::size_t max_bytes = 0;
+  std::uint64_t tile_bytes_hint = 0;  // reserved bytes per tile of the last group (sizes the next call's groups)
 };
 
 // Stage times of the encoder (CUDA events on its stream, summed over calls) and what it did.
