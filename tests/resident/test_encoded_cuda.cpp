@@ -219,22 +219,23 @@ namespace {
 
 struct GpuEncoded {
   std::vector<encoded::cpu::HostTile> tiles;
-  std::vector<std::uint64_t> sums;
+  std::vector<std::uint64_t> sums, totals;  // totals: the compact encoder's (empty for the slots encoder)
   encoded::cuda::EncodeTiming timing;
 };
 
 GpuEncoded encode_direct(const Dense& d, std::uint32_t tile, bool compact, std::size_t max_scratch = 0,
                          encoded::cuda::CompactScratch* kept = nullptr) {
   const encoded::Layout l{d.shape.frames(), d.frame_pixels(), d.dtype, tile};
-  DeviceBuffer dev(d.bytes.size()), sums(l.frame_pixels * 8);
+  DeviceBuffer dev(d.bytes.size()), sums(l.frame_pixels * 8), totals(l.frames * 8);
   dev.upload(d.bytes.data(), d.bytes.size());
   QGPU_CUDA(cudaMemset(sums.data(), 0, sums.bytes()));
+  QGPU_CUDA(cudaMemset(totals.data(), 0xff, totals.bytes()));  // every total must be written
   encoded::cuda::CompactScratch local;
   encoded::cuda::CompactScratch& cs = kept ? *kept : local;
   cs.max_bytes = max_scratch;
   GpuEncoded out;
   const auto groups = compact ? encoded::cuda::encode_compact(l, dev.data(), l.frames, sums.as<std::uint64_t>(),
-                                                              nullptr, &cs, &out.timing)
+                                                              totals.as<std::uint64_t>(), nullptr, &cs, &out.timing)
                               : encoded::cuda::encode(l, dev.data(), l.frames, sums.as<std::uint64_t>());
   for (const auto& g : groups)
     for (const auto& r : g.refs) {
@@ -249,6 +250,10 @@ GpuEncoded encode_direct(const Dense& d, std::uint32_t tile, bool compact, std::
     }
   out.sums.resize(l.frame_pixels);
   sums.download(out.sums.data(), sums.bytes());
+  if (compact) {
+    out.totals.resize(l.frames);
+    totals.download(out.totals.data(), totals.bytes());
+  }
   return out;
 }
 
@@ -263,6 +268,7 @@ void expect_cpu_bytes(const GpuEncoded& g, const Dense& d, std::uint32_t tile) {
     EXPECT_TRUE(g.tiles[k].payload == c.payload) << "tile " << k << ": stream bytes differ";
   }
   EXPECT_EQ(g.sums, test::ref_sum_pattern(d));
+  if (!g.totals.empty()) EXPECT_EQ(g.totals, test::ref_totals(d));
 }
 
 Dense filled_gpu(const Shape4D& s, DType t, std::uint32_t v) {
@@ -280,8 +286,12 @@ TEST(EncodedCuda, CompactAndSlotsEncodersWriteTheCpuBytes) {
     Shape4D shape;
     std::uint32_t tile;
   };
+  // Frame totals summed in the statistics pass (uint8/16, >= 256 pixels, tiles <= 1024; blocks of 256 streams
+  // across two tiles when the pixel count is not a multiple of 256: 17 x 19, 23 x 29) and by frame_totals (the
+  // others).
   const Case cases[] = {{{7, 9, 7, 5}, 16},       {{3, 7, 1, 1}, 1},      {{5, 13, 17, 19}, 33},
-                        {{37, 29, 13, 11}, 512},  {{3, 700, 9, 7}, 4096}, {{2, 300, 16, 16}, 5}};
+                        {{37, 29, 13, 11}, 512},  {{3, 700, 9, 7}, 4096}, {{2, 300, 16, 16}, 5},
+                        {{3, 100, 23, 29}, 64},   {{2, 50, 16, 32}, 1024}};
   for (DType t : {DType::u8, DType::u16, DType::u32})
     for (const Case& c : cases)
       for (int kind = 0; kind < 3; ++kind) {

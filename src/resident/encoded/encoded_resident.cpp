@@ -88,8 +88,9 @@ void EncodedResident::encode_frames(const void* frames, std::size_t count, CUstr
     auto* const sums = s_->d_sum_pattern->as<std::uint64_t>();
     for (auto& g : s_->slots_encoder
                        ? encoded::cuda::encode(l, frames, count, sums, stream, &s_->scratch)
-                       : encoded::cuda::encode_compact(l, frames, count, sums, stream, &s_->compact_scratch,
-                                                       &s_->timing)) {
+                       : encoded::cuda::encode_compact(l, frames, count, sums,
+                                                       s_->d_totals->as<std::uint64_t>() + s_->refs.size() * l.tile,
+                                                       stream, &s_->compact_scratch, &s_->timing)) {
       s_->refs.insert(s_->refs.end(), g.refs.begin(), g.refs.end());
       s_->groups.push_back(std::move(g));
     }
@@ -107,7 +108,7 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
   const auto* src = static_cast<const std::uint8_t*>(frames);
   if (cpu)
     encoded::cpu::frame_totals(l, frames, count, s_->host_totals);
-  else
+  else if (s_->slots_encoder)  // the default encoder computes the totals of the frames it encodes
     encoded::cuda::frame_totals(l, frames, count, s_->d_totals->as<std::uint64_t>() + s_->appended, stream);
   const bool final = s_->appended + count == l.frames;
   const auto stage = [&](const std::uint8_t* from, std::size_t n) {  // into the staging tile after s_->pending

@@ -218,12 +218,19 @@ struct StreamStats {
   std::uint32_t sparse_total = 0, raw = 0, bound = 0;
 };
 
-template <class Get>
-QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n) {
+// A stream_stats hook that does nothing (the CUDA encoder's hook sums the frame totals across its warp).
+struct NoValueHook {
+  QGPU_HD void operator()(std::uint32_t, std::uint32_t) const {}
+};
+
+// hook(i, value) is called for every position i in order.
+template <class Get, class Hook = NoValueHook>
+QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& hook = Hook{}) {
   std::uint32_t mn = 0xffffffffu, mx = 0, nnz = 0, sparse = 0;
   std::uint64_t total = 0, low = 0;
   std::uint32_t next = 0;  // position after the previous nonzero
   detail::for_each_value(get, n, [&](std::uint32_t i, std::uint32_t v) {
+    hook(i, v);
     if (v < 4u) low += std::uint64_t{1} << (16u * v);
     mn = v < mn ? v : mn;
     mx = v > mx ? v : mx;

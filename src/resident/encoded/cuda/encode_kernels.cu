@@ -13,35 +13,63 @@ namespace qgpu::encoded::cuda {
 namespace {
 
 constexpr unsigned kEncThreads = 256;
+constexpr std::uint32_t kFusedTotalsTile = 1024;  // [2][tile] uint64 frame sums: 16 KiB of shared memory
 
 // One thread per stream s = tile * P + pixel of the group (adjacent threads read adjacent pixels of a frame:
 // coalesced). Pass 1: the stream's statistics (and its sum, when add_sums); the block scans the streams' size bounds
 // and reserves them in the scratch with one atomic add on *cursor. A block whose reservation ends past `cap` stops
 // (the host sees *cursor > cap and encodes the group again in smaller groups); otherwise each thread encodes its
 // stream into its reservation, records where (offsets[s]) and writes its size to dir.
-template <class T>
+// kTotals (uint8/16 counts, tiles <= kFusedTotalsTile, P >= kEncThreads: a block spans at most two tiles): the
+// statistics pass also sums each frame over the block's pixels (a warp reduction over the lanes of one tile, then
+// one shared atomic per warp) and the block adds them to totals (the group's frames, zeroed) when add_sums.
+template <class T, bool kTotals>
 __global__ void __launch_bounds__(kEncThreads)
     encode_reserve(const T* __restrict__ frames, std::size_t P, std::uint32_t tile, std::size_t count,
                    std::size_t streams, std::uint8_t* scratch, unsigned long long cap, unsigned long long* cursor,
-                   std::uint32_t* offsets, std::uint32_t* dir, unsigned long long* sum_pattern, int add_sums) {
+                   std::uint32_t* offsets, std::uint32_t* dir, unsigned long long* sum_pattern,
+                   unsigned long long* totals, int add_sums) {
   using Scan = cub::BlockScan<std::uint32_t, kEncThreads>;
   __shared__ typename Scan::TempStorage tmp;
   __shared__ unsigned long long block_at;
+  extern __shared__ unsigned long long tot[];  // kTotals: [2][tile] frame sums of the block's (at most 2) tiles
   const std::size_t s = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   const bool live = s < streams;
   const std::size_t t = live ? s / P : 0, p = live ? s % P : 0, first = t * tile;
   const auto n = live ? static_cast<std::uint32_t>(count - first < tile ? count - first : tile) : 0u;
   const T* base = frames + first * P + p;
   const auto get = [base, P](std::uint32_t i) { return static_cast<std::uint32_t>(base[i * P]); };
+  const std::size_t block_tile = blockIdx.x * static_cast<std::size_t>(blockDim.x) / P;  // the block's first tile
+  const bool fuse = kTotals && add_sums;
+  if (fuse) {
+    for (std::uint32_t j = threadIdx.x; j < 2 * tile; j += blockDim.x) tot[j] = 0;
+    __syncthreads();
+  }
   StreamStats st;
+  // Every lane of the warp takes part in the ballot; the live lanes of one tile (the same n) form tile_mask and
+  // reduce each position together (each of them calls the hook n times, in order).
+  const unsigned live_mask = fuse ? __ballot_sync(0xffffffffu, live) : 0u;
   if (live) {
-    st = stream_stats(get, n);
+    if (fuse) {
+      const unsigned tile_mask = __match_any_sync(live_mask, static_cast<unsigned long long>(t));
+      const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(tile_mask) - 1);
+      unsigned long long* const row = tot + (t - block_tile) * tile;
+      st = stream_stats(get, n, [&](std::uint32_t i, std::uint32_t v) {
+        const unsigned sum = __reduce_add_sync(tile_mask, v);  // <= 32 x 65535: no overflow for uint8/16
+        if (leader && sum) atomicAdd(row + i, static_cast<unsigned long long>(sum));
+      });
+    } else {
+      st = stream_stats(get, n);
+    }
     if (add_sums && st.total) atomicAdd(sum_pattern + p, static_cast<unsigned long long>(st.total));
   }
   std::uint32_t at = 0, block_bytes = 0;  // <= 256 streams x (7 + 4 x 4096) bytes: 32 bits
   Scan(tmp).ExclusiveSum(st.bound, at, block_bytes);
   if (threadIdx.x == 0) block_at = atomicAdd(cursor, static_cast<unsigned long long>(block_bytes));
-  __syncthreads();
+  __syncthreads();  // also: every thread's statistics pass (and its shared frame sums) is done
+  if (fuse)
+    for (std::uint32_t j = threadIdx.x; j < 2 * tile; j += blockDim.x)
+      if (tot[j]) atomicAdd(totals + (block_tile + j / tile) * tile + j % tile, tot[j]);
   const unsigned long long b = block_at;
   if (!live || b + block_bytes > cap) return;
   const unsigned long long o = b + at;  // < cap <= 2^32
@@ -135,6 +163,8 @@ struct Encoder {
   const void* frames;
   std::size_t count, P, T, elem;
   std::uint64_t* sum_pattern;
+  std::uint64_t* totals;  // the call's frames (fused: summed by encode_reserve)
+  bool fused;
   cudaStream_t stream;
   CompactScratch& ws;
   EncodeTiming& timing;
@@ -150,12 +180,20 @@ struct Encoder {
     auto* cursor = ws.cursor->as<unsigned long long>();
     auto ev = std::make_unique<GroupEvents>(stream);
     QGPU_CUDA(cudaMemsetAsync(cursor, 0, sizeof(unsigned long long), stream));
+    auto* const tot = fused ? reinterpret_cast<unsigned long long*>(totals + t0 * T) : nullptr;
     dispatch_count_dtype(layout.dtype, [&](auto z) {
       using V = decltype(z);
       const V* f = reinterpret_cast<const V*>(static_cast<const std::uint8_t*>(frames) + t0 * T * P * elem);
-      encode_reserve<V><<<blocks_of(streams, kEncThreads), kEncThreads, 0, stream>>>(
-          f, P, layout.tile, frames_g, streams, ws.bytes->as<std::uint8_t>(), cap, cursor,
-          ws.offsets->as<std::uint32_t>(), dir, reinterpret_cast<unsigned long long*>(sum_pattern), add_sums ? 1 : 0);
+      const auto launch = [&](auto kernel, std::size_t smem) {
+        kernel<<<blocks_of(streams, kEncThreads), kEncThreads, smem, stream>>>(
+            f, P, layout.tile, frames_g, streams, ws.bytes->as<std::uint8_t>(), cap, cursor,
+            ws.offsets->as<std::uint32_t>(), dir, reinterpret_cast<unsigned long long*>(sum_pattern), tot,
+            add_sums ? 1 : 0);
+      };
+      if (fused)
+        launch(encode_reserve<V, true>, 2 * T * sizeof(unsigned long long));
+      else
+        launch(encode_reserve<V, false>, 0);
     });
     QGPU_CUDA_LAUNCHED("encode_reserve");
     QGPU_CUDA(cudaEventRecord(ev->e[1], stream));
@@ -269,8 +307,8 @@ std::size_t compact_scratch_bytes(const Layout& layout) {
 }
 
 std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_frames, std::size_t count,
-                                        std::uint64_t* d_sum_pattern, cudaStream_t stream, CompactScratch* reuse,
-                                        EncodeTiming* timing) {
+                                        std::uint64_t* d_sum_pattern, std::uint64_t* d_totals, cudaStream_t stream,
+                                        CompactScratch* reuse, EncodeTiming* timing) {
   validate(layout);
   std::vector<DeviceTiles> out;
   if (count == 0) return out;
@@ -279,7 +317,15 @@ std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_fram
   // (ws.tile_bytes_hint: the reserved bytes per tile of the previous group, which sizes the groups of this call.)
   EncodeTiming t;
   t.calls = 1;
-  Encoder e{layout, d_frames, count, layout.frame_pixels, layout.tile, dtype_size(layout.dtype), d_sum_pattern,
+  const std::size_t elem = dtype_size(layout.dtype);
+  // The frame totals: summed in the statistics pass when a block spans at most two tiles of uint8/16 counts (no
+  // overflow of a warp's 32-bit sum), else by frame_totals (one more pass over the frames).
+  const bool fused = d_totals && elem <= 2 && layout.tile <= kFusedTotalsTile && layout.frame_pixels >= kEncThreads;
+  if (fused)
+    QGPU_CUDA(cudaMemsetAsync(d_totals, 0, count * sizeof(std::uint64_t), stream));
+  else if (d_totals)
+    frame_totals(layout, d_frames, count, d_totals, stream);
+  Encoder e{layout, d_frames, count, layout.frame_pixels, layout.tile, elem, d_sum_pattern, d_totals, fused,
             stream, ws, t, {}, 0};
   const std::size_t P = e.P, T = e.T;
   const std::size_t ntiles = (count + T - 1) / T;

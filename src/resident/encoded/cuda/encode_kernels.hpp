@@ -58,12 +58,14 @@ struct EncodeTiming {
 };
 
 // Encodes `count` dense frames at d_frames (device, layout dtype, frame-major) as ceil(count / tile) tiles (the last
-// one shorter when count is not a multiple of layout.tile) and adds every pixel's sum to d_sum_pattern. Bytes
-// identical to cpu::encode_tile and to `encode`. All work on `stream`; returns when it is done. `timing`, when
-// given, gets this call's stage times added.
+// one shorter when count is not a multiple of layout.tile), adds every pixel's sum to d_sum_pattern and, when
+// d_totals is given, writes each frame's total there (count uint64; for uint8/16 counts with tiles <= 1024 and at
+// least 256 pixels summed in the encoder's statistics pass, else by frame_totals). Bytes identical to
+// cpu::encode_tile and to `encode`. All work on `stream`; returns when it is done. `timing`, when given, gets this
+// call's stage times added.
 std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_frames, std::size_t count,
-                                        std::uint64_t* d_sum_pattern, cudaStream_t stream, CompactScratch* scratch,
-                                        EncodeTiming* timing = nullptr);
+                                        std::uint64_t* d_sum_pattern, std::uint64_t* d_totals, cudaStream_t stream,
+                                        CompactScratch* scratch, EncodeTiming* timing = nullptr);
 
 // The device scratch encode_compact allocates at most for this layout (admission counts it).
 std::size_t compact_scratch_bytes(const Layout& layout);
