@@ -2,11 +2,15 @@
 // whole scan rows, as the loader would), resident bytes against dense and the file, and warm query kernel times
 // (CUDA events, median of 10 after 3 warm-ups), each answer checked against the dense resident: BF, ADF and the
 // CoM sums with every masked-sum kernel (fast, the default; fast_window; the first, lockstep), the whole CoM product,
-// mean pattern, one frame, a 64x64 scan-region read; then the load of the file dense and encoded (median of 2 warm each): all the issue-8 figures of one file in one run.
+// mean pattern, one frame, a 64x64 scan-region read; then the load of the file dense and encoded (median of 2 warm
+// each): all the issue-8 figures of one file in one run. The encoder's stage times (statistics + encode kernel,
+// tile offsets, compaction, host waits and allocations) are printed for the encode from dense and the encoded load,
+// and the first CUDA encoder (QGPU_ENCODER=slots) runs beside it.
 // usage: bench_encoded_cuda FILE [scan det dtype]
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 
@@ -52,19 +56,49 @@ int main(int argc, char** argv) {
   const std::size_t fb = s.frame_pixels() * dtype_size(ds.dtype());
   const auto* dense = ds.device_buffer().as<std::uint8_t>();
 
-  const double t0 = bench::now_s();
-  EncodedResident enc(s, ds.dtype(), Backend::cuda);
-  const std::size_t rows_per_batch = std::max<std::size_t>(1, (std::size_t{512} << 20) / (fb * s.scan_cols));
-  for (std::size_t r = 0; r < s.scan_rows; r += rows_per_batch) {
-    const std::size_t rows = std::min(rows_per_batch, s.scan_rows - r);
-    enc.append(dense + r * s.scan_cols * fb, rows * s.scan_cols);
-  }
-  QGPU_CUDA(cudaDeviceSynchronize());
-  const double encode_s = bench::now_s() - t0;
+  // Encode from the dense GPU resident in batches of whole scan rows (512 MiB as before, and 2 GiB as the loader
+  // stages them), with the default (compact) encoder and the first one (QGPU_ENCODER=slots), side by side.
+  const auto encode_all = [&](std::size_t batch_bytes, bool slots, double* seconds) {
+    if (slots) ::setenv("QGPU_ENCODER", "slots", 1);
+    EncodedResident r(s, ds.dtype(), Backend::cuda);
+    ::unsetenv("QGPU_ENCODER");
+    QGPU_CUDA(cudaDeviceSynchronize());
+    const double a = bench::now_s();
+    const std::size_t rows_per_batch = std::max<std::size_t>(1, batch_bytes / (fb * s.scan_cols));
+    for (std::size_t r0 = 0; r0 < s.scan_rows; r0 += rows_per_batch) {
+      const std::size_t rows = std::min(rows_per_batch, s.scan_rows - r0);
+      r.append(dense + r0 * s.scan_cols * fb, rows * s.scan_cols);
+    }
+    QGPU_CUDA(cudaDeviceSynchronize());
+    *seconds = bench::now_s() - a;
+    return r;
+  };
   const double file = double(std::filesystem::file_size(argv[1]));
-  std::printf("encode %.3f s (%.1f GB/s dense); resident %.3f GB, dense %.3f GB (%.1fx), file %.3f GB (%.2f of the file)\n",
-              encode_s, enc.dense_bytes() / encode_s / 1e9, enc.resident_bytes() / 1e9, enc.dense_bytes() / 1e9,
+  double encode_s = 0, warm_s = 0, big_s = 0, slots_s = 0;
+  (void)encode_all(std::size_t{512} << 20, false, &warm_s);  // first use: module load, allocations
+  EncodedResident enc = encode_all(std::size_t{512} << 20, false, &encode_s);
+  std::printf("encode %.3f s (%.1f GB/s dense; first run %.3f s); resident %.3f GB, dense %.3f GB (%.1fx), file %.3f GB "
+              "(%.2f of the file)\n",
+              encode_s, enc.dense_bytes() / encode_s / 1e9, warm_s, enc.resident_bytes() / 1e9, enc.dense_bytes() / 1e9,
               double(enc.dense_bytes()) / enc.resident_bytes(), file / 1e9, enc.resident_bytes() / file);
+  std::printf("  encoder stages (512 MiB batches): %s\n", enc.encoder_stages().c_str());
+  {
+    const EncodedResident big = encode_all(std::size_t{2} << 30, false, &big_s);
+    std::printf("encode in 2 GiB batches (as the loader) %.3f s (%.1f GB/s dense)\n  encoder stages: %s\n", big_s,
+                big.dense_bytes() / big_s / 1e9, big.encoder_stages().c_str());
+  }
+  {
+    const EncodedResident slots = encode_all(std::size_t{512} << 20, true, &slots_s);
+    bool same = slots.resident_bytes() == enc.resident_bytes() && slots.tiles().size() == enc.tiles().size();
+    const std::size_t nt = enc.tiles().size();
+    for (std::size_t k : {std::size_t{0}, nt / 3, nt / 2, nt - 1}) {
+      const auto a = enc.tile_bytes(k), b = slots.tile_bytes(k);
+      same = same && a.dir == b.dir && a.payload == b.payload;
+    }
+    std::printf("encode with the first encoder (QGPU_ENCODER=slots, 512 MiB batches) %.3f s: %.2fx the default; "
+                "same bytes (resident size, tiles 0, 1/3, 1/2, last): %s\n",
+                slots_s, slots_s / encode_s, same ? "yes" : "NO");
+  }
 
   const encoded::Layout& l = enc.layout();
   DeviceBuffer out(l.frames * 8);
@@ -159,8 +193,13 @@ int main(int argc, char** argv) {
   Dataset dse = ds;
   const double enc_load = load_ms("encoded", &dse);
   const double dense_load = load_ms("dense", nullptr);
-  std::printf("| load dense | %.1f ms |\n| load encoded | %.1f ms | %.2fx the dense load |\n", dense_load, enc_load,
-              enc_load / dense_load);
+  ::setenv("QGPU_ENCODER", "slots", 1);
+  const double slots_load = load_ms("encoded", nullptr);
+  ::unsetenv("QGPU_ENCODER");
+  std::printf("| load dense | %.1f ms |\n| load encoded | %.1f ms | %.2fx the dense load |\n"
+              "| load encoded, first encoder (QGPU_ENCODER=slots) | %.1f ms | %.2fx the dense load |\n",
+              dense_load, enc_load, enc_load / dense_load, slots_load, slots_load / dense_load);
+  if (dse.encoded()) std::printf("  encoder stages of the last encoded load: %s\n", dse.encoded()->encoder_stages().c_str());
   const double com_ms = time_ms([&] { (void)dpc::center_of_mass(dse); }, 10);
   const auto com_e = dpc::center_of_mass(dse), com_d = dpc::center_of_mass(ds);
   std::printf("| encoded CoM (center_of_mass, whole product) | %.3f ms | equal to dense: %s |\n", com_ms,

@@ -2,12 +2,14 @@
 // GPU-resident encoded form equals the CPU reference and the dense data.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/device_buffer.hpp"
 #include "encoded_fixtures.hpp"
 #include "io/sample/sample.hpp"
+#include "resident/encoded/cuda/encode_kernels.hpp"
 #include "resident/encoded/cuda/encoded_cuda.hpp"
 #include "resident/encoded/encoded_resident.hpp"
 #include "support/cuda_required.hpp"
@@ -106,9 +108,14 @@ TEST(EncodedCuda, SimulatedSample) {
 
 TEST(EncodedCuda, ManyTilesEncodedInSeveralScratchGroups) {
   QGPU_REQUIRE_CUDA();
-  // 256 x 256 pixels x 512 positions need 135 MB of encode slots per tile: one tile per 256 MiB scratch group.
+  // 256 x 256 pixels x 512 positions need 135 MB of encode slots per tile: one tile per 256 MiB scratch group of
+  // the slots encoder (QGPU_ENCODER=slots), the compact encoder reserves about the encoded bytes: both checked.
   const Dense d = test::mixed({5, 311, 256, 256}, DType::u8, 11);  // 1555 frames: 4 tiles
   expect_same(encode_gpu(d, encoded::kDefaultTile, 311), encode_cpu(d, encoded::kDefaultTile), d);
+  ::setenv("QGPU_ENCODER", "slots", 1);
+  const EncodedResident slots = encode_gpu(d, encoded::kDefaultTile, 311);
+  ::unsetenv("QGPU_ENCODER");
+  expect_same(slots, encode_cpu(d, encoded::kDefaultTile), d);
 }
 
 TEST(EncodedCuda, CopiesBetweenHostAndGpuKeepTheBytes) {
@@ -240,6 +247,75 @@ std::vector<std::vector<std::uint64_t>> gpu_sums(const EncodedResident& r, const
 
 }  // namespace
 
+// The two CUDA encoders called directly: encode_compact (the default) and encode (QGPU_ENCODER=slots) write the
+// CPU reference's bytes and sums for every dtype, odd detector sizes (not multiples of a warp or block), frame
+// counts not a multiple of the tile, tile lengths 1..4096, all-zero, saturated and mixed data; and encode_compact
+// with a scratch too small for a group encodes it again in smaller groups, adding the sums once.
+namespace {
+
+struct GpuEncoded {
+  std::vector<encoded::cpu::HostTile> tiles;
+  std::vector<std::uint64_t> sums, totals;  // totals: the compact encoder's (empty for the slots encoder)
+  encoded::cuda::EncodeTiming timing;
+};
+
+GpuEncoded encode_direct(const Dense& d, std::uint32_t tile, bool compact, std::size_t max_scratch = 0,
+                         encoded::cuda::CompactScratch* kept = nullptr) {
+  const encoded::Layout l{d.shape.frames(), d.frame_pixels(), d.dtype, tile};
+  DeviceBuffer dev(d.bytes.size()), sums(l.frame_pixels * 8), totals(l.frames * 8);
+  dev.upload(d.bytes.data(), d.bytes.size());
+  QGPU_CUDA(cudaMemset(sums.data(), 0, sums.bytes()));
+  QGPU_CUDA(cudaMemset(totals.data(), 0xff, totals.bytes()));  // every total must be written
+  encoded::cuda::CompactScratch local;
+  encoded::cuda::CompactScratch& cs = kept ? *kept : local;
+  cs.max_bytes = max_scratch;
+  GpuEncoded out;
+  const auto groups = compact ? encoded::cuda::encode_compact(l, dev.data(), l.frames, sums.as<std::uint64_t>(),
+                                                              totals.as<std::uint64_t>(), nullptr, &cs, &out.timing)
+                              : encoded::cuda::encode(l, dev.data(), l.frames, sums.as<std::uint64_t>());
+  for (const auto& g : groups)
+    for (const auto& r : g.refs) {
+      encoded::cpu::HostTile t;
+      t.len = r.len;
+      t.dir.resize(l.frame_pixels + 1);
+      QGPU_CUDA(cudaMemcpy(t.dir.data(), r.dir, t.dir.size() * 4, cudaMemcpyDeviceToHost));
+      t.payload.resize(t.dir.back());
+      if (!t.payload.empty())
+        QGPU_CUDA(cudaMemcpy(t.payload.data(), r.payload, t.payload.size(), cudaMemcpyDeviceToHost));
+      out.tiles.push_back(std::move(t));
+    }
+  out.sums.resize(l.frame_pixels);
+  sums.download(out.sums.data(), sums.bytes());
+  if (compact) {
+    out.totals.resize(l.frames);
+    totals.download(out.totals.data(), totals.bytes());
+  }
+  return out;
+}
+
+void expect_cpu_bytes(const GpuEncoded& g, const Dense& d, std::uint32_t tile) {
+  const encoded::Layout l{d.shape.frames(), d.frame_pixels(), d.dtype, tile};
+  ASSERT_EQ(g.tiles.size(), l.tiles());
+  const std::size_t fb = l.frame_pixels * dtype_size(d.dtype);
+  for (std::size_t k = 0; k < l.tiles(); ++k) {
+    const auto c = encoded::cpu::encode_tile(l, d.bytes.data() + k * tile * fb, l.tile_len(k));
+    EXPECT_EQ(g.tiles[k].len, c.len) << "tile " << k;
+    EXPECT_EQ(g.tiles[k].dir, c.dir) << "tile " << k << ": directories differ";
+    EXPECT_TRUE(g.tiles[k].payload == c.payload) << "tile " << k << ": stream bytes differ";
+  }
+  EXPECT_EQ(g.sums, test::ref_sum_pattern(d));
+  if (!g.totals.empty()) EXPECT_EQ(g.totals, test::ref_totals(d));
+}
+
+Dense filled_gpu(const Shape4D& s, DType t, std::uint32_t v) {
+  Dense d{s, t, std::vector<std::uint8_t>(s.elements() * dtype_size(t))};
+  for (std::size_t f = 0; f < s.frames(); ++f)
+    for (std::size_t p = 0; p < d.frame_pixels(); ++p) d.set(f, p, v);
+  return d;
+}
+
+}  // namespace
+
 // Every masked-sum kernel (fast, the default; fast_window; the first, lockstep one) gives the CPU reference's
 // exact uint64 sums on every count dtype, for low-count (all-rANS) and mixed (every model, large alphabets,
 // escapes) data, tiles shorter than and not a multiple of the 32-position chunk, and masks: a disk with weight 1
@@ -324,4 +400,76 @@ TEST(EncodedCuda, MalformedRansStreamRaisesInEveryKernel) {
                    FormatError)
           << "corruption " << how << ", kernel " << int(kernel);
   }
+}
+
+TEST(EncodedCuda, CompactAndSlotsEncodersWriteTheCpuBytes) {
+  QGPU_REQUIRE_CUDA();
+  struct Case {
+    Shape4D shape;
+    std::uint32_t tile;
+  };
+  // Frame totals summed in the statistics pass (uint8/16, >= 256 pixels, tiles <= 1024; blocks of 256 streams
+  // across two tiles when the pixel count is not a multiple of 256: 17 x 19, 23 x 29) and by frame_totals (the
+  // others).
+  const Case cases[] = {{{7, 9, 7, 5}, 16},       {{3, 7, 1, 1}, 1},      {{5, 13, 17, 19}, 33},
+                        {{37, 29, 13, 11}, 512},  {{3, 700, 9, 7}, 4096}, {{2, 300, 16, 16}, 5},
+                        {{3, 100, 23, 29}, 64},   {{2, 50, 16, 32}, 1024}};
+  for (DType t : {DType::u8, DType::u16, DType::u32})
+    for (const Case& c : cases)
+      for (int kind = 0; kind < 3; ++kind) {
+        SCOPED_TRACE(dtype_name(t) + " tile " + std::to_string(c.tile) + " kind " + std::to_string(kind) +
+                     " detector " + std::to_string(c.shape.det_rows) + "x" + std::to_string(c.shape.det_cols));
+        const Dense d = kind == 0   ? test::mixed(c.shape, t, 3 + c.tile)
+                        : kind == 1 ? filled_gpu(c.shape, t, 0)
+                                    : filled_gpu(c.shape, t, test::max_count(t));
+        const GpuEncoded g = encode_direct(d, c.tile, true);
+        expect_cpu_bytes(g, d, c.tile);
+        EXPECT_EQ(g.timing.calls, 1u);
+        EXPECT_EQ(g.timing.retries, 0u);
+        if (kind == 1) EXPECT_EQ(g.timing.payload_bytes, 0u);  // all zero: empty streams only
+        if (kind == 0) expect_cpu_bytes(encode_direct(d, c.tile, false), d, c.tile);
+      }
+}
+
+TEST(EncodedCuda, CompactEncoderRetriesInSmallerGroupsWhenItsScratchIsShort) {
+  QGPU_REQUIRE_CUDA();
+  // Full-range u32 values in every other pixel: every such stream is raw (about 2050 bytes for 512 values); a
+  // scratch of one tile's worst case (64 x 2055 bytes) holds one of the seven tiles, so the group of all seven is
+  // encoded again in smaller groups (sized from what the first attempt needed, halved while one does not fit),
+  // and the sums are added once.
+  Dense d = test::mixed({7, 512, 8, 8}, DType::u32, 21);  // 3584 frames: 7 tiles of 512
+  std::mt19937 rng(5);
+  for (std::size_t f = 0; f < d.shape.frames(); ++f)
+    for (std::size_t p = 0; p < d.frame_pixels(); p += 2) d.set(f, p, static_cast<std::uint32_t>(rng()));
+  encoded::cuda::CompactScratch kept;
+  const GpuEncoded g = encode_direct(d, 512, true, 1, &kept);
+  expect_cpu_bytes(g, d, 512);
+  EXPECT_GT(g.timing.retries, 0u);
+  EXPECT_GT(g.timing.groups, 2u);
+  EXPECT_LE(g.timing.reserved_bytes, 7 * 64 * encoded::cuda::stream_bound_bytes(512, 4));
+  EXPECT_GT(kept.tile_bytes_hint, 0u);
+  // A second call with the kept scratch sizes its groups from the first: no failed attempt, the same bytes.
+  const GpuEncoded again = encode_direct(d, 512, true, 1, &kept);
+  expect_cpu_bytes(again, d, 512);
+  EXPECT_EQ(again.timing.retries, 0u);
+  EXPECT_GT(again.timing.groups, 2u);
+  // The same data with the default scratch: one group.
+  const GpuEncoded one = encode_direct(d, 512, true);
+  expect_cpu_bytes(one, d, 512);
+  EXPECT_EQ(one.timing.groups, 1u);
+  EXPECT_EQ(one.timing.retries, 0u);
+}
+
+TEST(EncodedCuda, SlotsEncoderThroughTheResidentWhenAskedFor) {
+  QGPU_REQUIRE_CUDA();
+  const Dense d = test::mixed({9, 13, 6, 9}, DType::u16, 4);
+  ::setenv("QGPU_ENCODER", "slots", 1);
+  const EncodedResident slots = encode_gpu(d, 32, 13);
+  ::unsetenv("QGPU_ENCODER");
+  const EncodedResident compact = encode_gpu(d, 32, 13);
+  EXPECT_NE(slots.encoder_stages().find("slots"), std::string::npos);
+  EXPECT_NE(compact.encoder_stages().find("stats+encode"), std::string::npos);
+  const EncodedResident cpu = encode_cpu(d, 32);
+  expect_same(slots, cpu, d);
+  expect_same(compact, cpu, d);
 }

@@ -12,6 +12,7 @@
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "device/cuda/cuda_check.hpp"
+#include "resident/encoded/cuda/encode_kernels.hpp"
 #include "resident/encoded/format.hpp"
 
 namespace qgpu::io {
@@ -114,9 +115,14 @@ Admission admit(const LoadPlan& plan, Backend backend, const std::string& reques
   const std::size_t P = plan.out_shape.frame_pixels();
   const std::size_t tiles = (plan.out_shape.frames() + encoded::kDefaultTile - 1) / encoded::kDefaultTile;
   const std::size_t slot = encoded::stream_slot_bytes(encoded::kDefaultTile);
+  // The slots encoder's scratch (QGPU_ENCODER=slots), which bounds the default encoder's compact scratch (its
+  // streams' bounds are at most the slots), plus the default encoder's per-stream offsets of one group.
+  const std::size_t group_streams =
+      std::min(tiles, std::max<std::size_t>(1, encoded::cuda::kMaxGroupStreams / std::max<std::size_t>(P, 1))) * P;
   const std::size_t encoder =
-      cuda ? std::min(checked_mul(checked_mul(tiles, P, "encoder"), slot, "encoder"),
-                      std::max(kEncoderScratch, checked_mul(P, slot, "encoder")))
+      cuda ? checked_add(std::min(checked_mul(checked_mul(tiles, P, "encoder"), slot, "encoder"),
+                                  std::max(kEncoderScratch, checked_mul(P, slot, "encoder"))),
+                         checked_mul(group_streams, 4, "encoder offsets"), "encoder")
            : 0;
   const std::size_t tile_staging =
       std::min<std::size_t>(encoded::kDefaultTile, plan.out_shape.frames()) * out_frame_bytes;

@@ -1,12 +1,14 @@
 #include "resident/encoded/encoded_resident.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "core/error.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/device_buffer.hpp"
+#include "resident/encoded/cuda/encode_kernels.hpp"
 #include "resident/encoded/cuda/encoded_cuda.hpp"
 
 namespace qgpu {
@@ -24,7 +26,10 @@ struct EncodedResident::Storage {
   // cuda backend
   std::vector<encoded::cuda::DeviceTiles> groups;
   std::unique_ptr<DeviceBuffer> d_totals, d_sum_pattern, d_pending, d_refs;
-  encoded::cuda::EncodeScratch scratch;  // reused by every append, released when the last frame is encoded
+  encoded::cuda::EncodeScratch scratch;          // the slots encoder's, reused by every append, released at the end
+  encoded::cuda::CompactScratch compact_scratch;  // the default encoder's, likewise
+  encoded::cuda::EncodeTiming timing;             // the default encoder's stage times, summed over appends
+  bool slots_encoder = false;                     // QGPU_ENCODER=slots: the first CUDA encoder (for comparison)
 };
 
 namespace {
@@ -55,6 +60,8 @@ EncodedResident::EncodedResident(const Shape4D& shape, DType dtype, Backend back
     QGPU_CUDA(cudaMemset(s_->d_sum_pattern->data(), 0, s_->d_sum_pattern->bytes()));
     QGPU_CUDA(cudaStreamSynchronize(nullptr));  // done before appends on other streams add to it
     s_->d_pending = std::make_unique<DeviceBuffer>(staging);
+    const char* path = std::getenv("QGPU_ENCODER");
+    s_->slots_encoder = path && std::string(path) == "slots";
   }
 }
 
@@ -78,8 +85,12 @@ void EncodedResident::encode_frames(const void* frames, std::size_t count, CUstr
       s_->refs.push_back(t.ref());
     }
   } else {
-    for (auto& g : encoded::cuda::encode(l, frames, count, s_->d_sum_pattern->as<std::uint64_t>(), stream,
-                                         &s_->scratch)) {
+    auto* const sums = s_->d_sum_pattern->as<std::uint64_t>();
+    for (auto& g : s_->slots_encoder
+                       ? encoded::cuda::encode(l, frames, count, sums, stream, &s_->scratch)
+                       : encoded::cuda::encode_compact(l, frames, count, sums,
+                                                       s_->d_totals->as<std::uint64_t>() + s_->refs.size() * l.tile,
+                                                       stream, &s_->compact_scratch, &s_->timing)) {
       s_->refs.insert(s_->refs.end(), g.refs.begin(), g.refs.end());
       s_->groups.push_back(std::move(g));
     }
@@ -97,7 +108,7 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
   const auto* src = static_cast<const std::uint8_t*>(frames);
   if (cpu)
     encoded::cpu::frame_totals(l, frames, count, s_->host_totals);
-  else
+  else if (s_->slots_encoder)  // the default encoder computes the totals of the frames it encodes
     encoded::cuda::frame_totals(l, frames, count, s_->d_totals->as<std::uint64_t>() + s_->appended, stream);
   const bool final = s_->appended + count == l.frames;
   const auto stage = [&](const std::uint8_t* from, std::size_t n) {  // into the staging tile after s_->pending
@@ -130,11 +141,18 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
     s_->host_pending = {};
     s_->d_pending.reset();
     s_->scratch = {};
+    s_->compact_scratch = {};
     if (!cpu) {
       s_->d_refs = std::make_unique<DeviceBuffer>(s_->refs.size() * sizeof(encoded::TileRef));
       s_->d_refs->upload(s_->refs.data(), s_->d_refs->bytes());
     }
   }
+}
+
+std::string EncodedResident::encoder_stages() const {
+  if (s_->backend != Backend::cuda) return "";
+  if (s_->slots_encoder) return "slots encoder (QGPU_ENCODER=slots): no stage times";
+  return s_->timing.summary();
 }
 
 std::size_t EncodedResident::resident_bytes() const {

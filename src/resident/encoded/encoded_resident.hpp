@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -43,6 +44,8 @@ class EncodedResident {
   std::string storage_schema() const { return kStorageSchema; }
   std::size_t resident_bytes() const;  // everything held: streams, directories, totals, sum pattern, staging
   std::size_t dense_bytes() const { return shape().elements() * dtype_size(dtype()); }
+  // cuda: the encoder's stage times summed over the appends so far (one line; see encode_kernels.hpp), "" for cpu.
+  std::string encoder_stages() const;
 
   // Queries (need complete(); else InvalidArgument). Same integers on both backends.
   // Sum over the listed pixel offsets (det_row * det_cols + det_col) times their weights, per scan position.

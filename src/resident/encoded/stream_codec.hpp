@@ -19,18 +19,47 @@
 
 namespace qgpu::encoded {
 
+// Loops over a fixed number of loaded values are unrolled on the device, so that a thread has several loads in
+// flight (a GPU thread reads its stream with one load per value; the loop bodies do not depend on each other's
+// loads).
+#if defined(__CUDA_ARCH__)
+#define QGPU_ENC_UNROLL _Pragma("unroll")
+#else
+#define QGPU_ENC_UNROLL
+#endif
+
 namespace detail {
 
+inline constexpr std::uint32_t kLoadAhead = 8;  // values loaded before they are used (one chunk)
+
+// Calls f(i, get(i)) for i = 0 .. n-1 in order, loading kLoadAhead values ahead.
+template <class Get, class F>
+QGPU_HD inline void for_each_value(const Get& get, std::uint32_t n, F&& f) {
+  std::uint32_t i = 0;
+  for (; i + kLoadAhead <= n; i += kLoadAhead) {
+    std::uint32_t v[kLoadAhead];
+    QGPU_ENC_UNROLL
+    for (std::uint32_t k = 0; k < kLoadAhead; ++k) v[k] = get(i + k);
+    QGPU_ENC_UNROLL
+    for (std::uint32_t k = 0; k < kLoadAhead; ++k) f(i + k, v[k]);
+  }
+  for (; i < n; ++i) f(i, get(i));
+}
+
 // Normalises symbol counts (total n > 0) to frequencies summing to kRansScale; every present symbol keeps >= 1.
+// freq may be counts (normalised in place).
 QGPU_HD inline void normalise_frequencies(const std::uint16_t* counts, std::uint32_t symbols, std::uint32_t n,
                                           std::uint16_t* freq) {
-  std::uint32_t sum = 0, largest = 0;
+  std::uint32_t sum = 0, largest = 0, largest_count = 0;  // the first symbol with the most counts
   for (std::uint32_t s = 0; s < symbols; ++s) {
-    freq[s] = static_cast<std::uint16_t>(
-        counts[s] == 0 ? 0u : (static_cast<std::uint32_t>(counts[s]) * kRansScale) / n);
-    if (counts[s] && freq[s] == 0) freq[s] = 1;
+    const std::uint32_t c = counts[s];
+    freq[s] = static_cast<std::uint16_t>(c == 0 ? 0u : (c * kRansScale) / n);
+    if (c && freq[s] == 0) freq[s] = 1;
     sum += freq[s];
-    if (counts[s] > counts[largest]) largest = s;
+    if (c > largest_count) {
+      largest = s;
+      largest_count = c;
+    }
   }
   if (sum < kRansScale) {
     freq[largest] = static_cast<std::uint16_t>(freq[largest] + (kRansScale - sum));
@@ -60,15 +89,32 @@ QGPU_HD inline void build_rans_lut(const std::uint16_t* cum, std::uint8_t* lut) 
   }
 }
 
-// Tries the rANS model; writes the stream to slot and returns its size when smaller than `best`, else 0.
+// Smallest size a rANS stream with this base can have: model byte, base, K byte, varint escape byte count (>= 1)
+// and the 4-byte state (= 7 + varint_size(base)), plus the frequency table and the escapes, which together take at
+// least 4 bytes: the range is >= 1 (else the stream is constant), so either K <= range, some value is escaped
+// (>= 1 escape byte) and the K + 1 >= 2 frequencies take >= K + 2 >= 3 bytes, or K = range + 1 >= 2 and the K + 1
+// >= 3 frequencies take >= K + 2 >= 4 bytes; in both cases with K + 1 <= 32 one frequency is >= 4096 / 32 = 128 (a
+// two-byte varint; with K + 1 > 32 the table alone takes >= 33 bytes). try_rans returns 0 for best <= this, so it
+// is skipped without reading the values (tested against the full computation).
+QGPU_HD inline std::uint32_t rans_size_floor(std::uint32_t base) { return 11u + varint_size(base); }
+
+// Tries the rANS model; writes the stream to slot and returns its size when smaller than `best`, else 0. slot
+// holds at least best bytes (the stream is smaller than best when it is written). counts4, when nonzero (only for
+// base 0 and range <= 3), holds the counts of the values 0..3 (16 bits each, StreamStats::low): the histogram
+// without another pass over the values.
 template <class Get>
 QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t base, std::uint32_t range,
-                               std::uint8_t* slot, std::uint32_t slot_bytes, std::uint32_t best) {
-  std::uint16_t hist[kMaxAlphabet + 1];  // counts <= n <= kMaxTile fit 16 bits
-  for (std::uint32_t s = 0; s <= kMaxAlphabet; ++s) hist[s] = 0;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const std::uint32_t d = get(i) - base;
-    ++hist[d < kMaxAlphabet ? d : kMaxAlphabet];
+                               std::uint8_t* slot, std::uint32_t best, std::uint64_t counts4 = 0) {
+  // freq[] holds the symbol counts (<= n <= kMaxTile: 16 bits), then the frequencies (normalised in place).
+  std::uint16_t freq[kMaxAlphabet + 1];
+  for (std::uint32_t s = 0; s <= kMaxAlphabet; ++s) freq[s] = 0;
+  if (counts4) {
+    for (std::uint32_t s = 0; s < 4; ++s) freq[s] = static_cast<std::uint16_t>(counts4 >> (16 * s));
+  } else {
+    for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) {
+      const std::uint32_t d = v - base;
+      ++freq[d < kMaxAlphabet ? d : kMaxAlphabet];
+    });
   }
   // Alphabet: the smallest candidate K that covers the range, or leaves at most n/32 values escaped.
   const std::uint32_t candidates[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
@@ -80,48 +126,61 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
       K = range + 1;
       break;
     }
-    while (counted < c) below += hist[counted++];
+    while (counted < c) below += freq[counted++];
     if ((n - below) * 32u <= n) {
       K = c;
       break;
     }
   }
-  while (counted < K) below += hist[counted++];
+  while (counted < K) below += freq[counted++];
   const std::uint32_t esc_count = n - below;
-  hist[K] = static_cast<std::uint16_t>(esc_count);
-  std::uint16_t freq[kMaxAlphabet + 1], cum[kMaxAlphabet + 2];
-  normalise_frequencies(hist, K + 1, n, freq);
+  freq[K] = static_cast<std::uint16_t>(esc_count);
+  normalise_frequencies(freq, K + 1, n, freq);
+  std::uint16_t cum[kMaxAlphabet + 2];
   cum[0] = 0;
   std::uint32_t table = 0;
   for (std::uint32_t s = 0; s <= K; ++s) {
     cum[s + 1] = static_cast<std::uint16_t>(cum[s] + freq[s]);
     table += varint_size(freq[s]);
   }
-  std::uint32_t esc_bytes = 0;
-  if (esc_count)
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const std::uint32_t d = get(i) - base;
+  // Escaped values are value - base - K <= range - K: one varint byte each when that is below 128 (no pass).
+  std::uint32_t esc_bytes = range - K < 128u ? esc_count : 0u;
+  if (esc_count && range - K >= 128u)
+    for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) {
+      const std::uint32_t d = v - base;
       if (d >= K) esc_bytes += varint_size(d - K);
-    }
+    });
   const std::uint64_t header64 =
       1ull + varint_size(base) + 1 + table + varint_size(esc_bytes) + static_cast<std::uint64_t>(esc_bytes);
   if (header64 + 4 >= best) return 0;
   const std::uint32_t header = static_cast<std::uint32_t>(header64);
   const std::uint32_t limit = best - header;  // the rANS bytes must stay below this for rANS to win
-  std::uint8_t* const end = slot + slot_bytes;
+  std::uint8_t* const end = slot + best;
   std::uint8_t* ptr = end;
   std::uint32_t x = kRansL;
-  for (std::uint32_t i = n; i-- > 0;) {
-    const std::uint32_t d = get(i) - base;
+  // One symbol, encoded backwards; false when the rANS bytes reach the limit (rANS loses).
+  const auto put = [&](std::uint32_t d) {
     const std::uint32_t s = d < K ? d : K;
     const std::uint32_t f = freq[s];
     const std::uint32_t x_max = ((kRansL >> kRansScaleBits) << 8) * f;
     while (x >= x_max) {
-      if (static_cast<std::uint32_t>(end - ptr) + 1 + 4 >= limit) return 0;
+      if (static_cast<std::uint32_t>(end - ptr) + 1 + 4 >= limit) return false;
       *--ptr = static_cast<std::uint8_t>(x & 0xffu);
       x >>= 8;
     }
     x = ((x / f) << kRansScaleBits) + (x % f) + cum[s];
+    return true;
+  };
+  std::uint32_t i = n;
+  for (; i % kLoadAhead; --i)
+    if (!put(get(i - 1) - base)) return 0;
+  for (; i > 0; i -= kLoadAhead) {
+    std::uint32_t d[kLoadAhead];
+    QGPU_ENC_UNROLL
+    for (std::uint32_t k = 0; k < kLoadAhead; ++k) d[k] = get(i - 1 - k) - base;
+    QGPU_ENC_UNROLL
+    for (std::uint32_t k = 0; k < kLoadAhead; ++k)
+      if (!put(d[k])) return 0;
   }
   if (static_cast<std::uint32_t>(end - ptr) + 4 >= limit) return 0;
   ptr -= 4;
@@ -130,7 +189,7 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   ptr[2] = static_cast<std::uint8_t>(x >> 16);
   ptr[3] = static_cast<std::uint8_t>(x >> 24);
   const std::uint32_t rans_bytes = static_cast<std::uint32_t>(end - ptr);
-  // Header, table and escapes at the front (they end before ptr, since header + rans_bytes < best <= slot_bytes).
+  // Header, table and escapes at the front (they end before ptr, since header + rans_bytes < best).
   std::uint8_t* p = slot;
   *p++ = kRans;
   p = put_varint(p, base);
@@ -138,25 +197,41 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   for (std::uint32_t s = 0; s <= K; ++s) p = put_varint(p, freq[s]);
   p = put_varint(p, esc_bytes);
   if (esc_count)
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const std::uint32_t d = get(i) - base;
+    for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) {
+      const std::uint32_t d = v - base;
       if (d >= K) p = put_varint(p, d - K);
-    }
+    });
   for (std::uint32_t j = 0; j < rans_bytes; ++j) p[j] = ptr[j];  // forward copy: p + j < ptr + j
   return header + rans_bytes;
 }
 
 }  // namespace detail
 
-// Encodes the n values get(0..n-1) (n <= kMaxTile) into slot (stream_slot_bytes(n) bytes); returns the stream
-// size (0 for an all-zero stream) and stores the values' sum in *sum.
-template <class Get>
-QGPU_HD std::uint32_t encode_stream(const Get& get, std::uint32_t n, std::uint8_t* slot, std::uint64_t* sum) {
-  std::uint32_t mn = 0xffffffffu, mx = 0, nnz = 0, sparse = 0;
+// What one pass over a stream's values tells the encoder: its sum, range, the exact sparse and raw sizes, and
+// `bound`, the size the encoded stream cannot exceed (0: the zero model; constant: its size; else the smaller of
+// the sparse and raw sizes, since rANS is kept only when smaller). The CUDA encoder reserves `bound` bytes per
+// stream from this pass before it encodes.
+struct StreamStats {
   std::uint64_t total = 0;
+  std::uint64_t low = 0;  // counts of the values 0, 1, 2, 3 (16 bits each): the rANS histogram when mn = 0, mx <= 3
+  std::uint32_t mn = 0, mx = 0, nnz = 0;
+  std::uint32_t sparse_total = 0, raw = 0, bound = 0;
+};
+
+// A stream_stats hook that does nothing (the CUDA encoder's hook sums the frame totals across its warp).
+struct NoValueHook {
+  QGPU_HD void operator()(std::uint32_t, std::uint32_t) const {}
+};
+
+// hook(i, value) is called for every position i in order.
+template <class Get, class Hook = NoValueHook>
+QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& hook = Hook{}) {
+  std::uint32_t mn = 0xffffffffu, mx = 0, nnz = 0, sparse = 0;
+  std::uint64_t total = 0, low = 0;
   std::uint32_t next = 0;  // position after the previous nonzero
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const std::uint32_t v = get(i);
+  detail::for_each_value(get, n, [&](std::uint32_t i, std::uint32_t v) {
+    hook(i, v);
+    if (v < 4u) low += std::uint64_t{1} << (16u * v);
     mn = v < mn ? v : mn;
     mx = v > mx ? v : mx;
     total += v;
@@ -166,45 +241,77 @@ QGPU_HD std::uint32_t encode_stream(const Get& get, std::uint32_t n, std::uint8_
       ++nnz;
       next = i + 1;
     }
-  }
-  *sum = total;
-  if (n == 0 || mx == 0) return 0;  // the zero model: an empty stream
+  });
+  StreamStats st;
+  st.total = total;
+  st.low = low;
+  st.mn = mn;
+  st.mx = mx;
+  st.nnz = nnz;
+  if (n == 0 || mx == 0) return st;  // the zero model: bound 0
   if (mn == mx) {
-    slot[0] = kConstant;
-    return static_cast<std::uint32_t>(put_varint(slot + 1, mx) - slot);
+    st.bound = 1 + varint_size(mx);
+    return st;
   }
   const std::uint32_t w = bit_width(mx - mn);
   const std::uint32_t packed = static_cast<std::uint32_t>((static_cast<std::uint64_t>(n) * w + 7) / 8);
-  const std::uint32_t raw = 1 + varint_size(mn) + 1 + packed;
-  const std::uint32_t sparse_total = 1 + varint_size(nnz) + sparse;
-  const std::uint32_t best = sparse_total < raw ? sparse_total : raw;
-  if (const std::uint32_t r = detail::try_rans(get, n, mn, mx - mn, slot, stream_slot_bytes(n), best)) return r;
+  st.raw = 1 + varint_size(mn) + 1 + packed;
+  st.sparse_total = 1 + varint_size(nnz) + sparse;
+  st.bound = st.sparse_total < st.raw ? st.sparse_total : st.raw;
+  return st;
+}
+
+// Encodes the n values get(0..n-1) (n <= kMaxTile), whose stream_stats are st, into slot (at least st.bound
+// bytes); returns the stream size (0 for an all-zero stream, <= st.bound).
+template <class Get>
+QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, std::uint32_t n, std::uint8_t* slot) {
+  if (st.bound == 0) return 0;  // the zero model: an empty stream
+  if (st.mn == st.mx) {
+    slot[0] = kConstant;
+    return static_cast<std::uint32_t>(put_varint(slot + 1, st.mx) - slot);
+  }
+  const std::uint32_t best = st.bound;
+  if (best > detail::rans_size_floor(st.mn))
+    if (const std::uint32_t r = detail::try_rans(get, n, st.mn, st.mx - st.mn, slot, best,
+                                                 st.mn == 0 && st.mx <= 3 ? st.low : 0))
+      return r;
   std::uint8_t* p = slot;
-  if (sparse_total < raw) {
+  if (st.sparse_total < st.raw) {
     *p++ = kSparse;
-    p = put_varint(p, nnz);
+    p = put_varint(p, st.nnz);
     std::uint32_t after = 0;
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const std::uint32_t v = get(i);
-      if (!v) continue;
+    detail::for_each_value(get, n, [&](std::uint32_t i, std::uint32_t v) {
+      if (!v) return;
       const std::uint32_t big = v != 1u;
       p = put_varint(p, ((i - after) << 1) | big);
       if (big) p = put_varint(p, v - 2);
       after = i + 1;
-    }
+    });
     return static_cast<std::uint32_t>(p - slot);
   }
+  const std::uint32_t w = bit_width(st.mx - st.mn);
+  const std::uint32_t packed = st.raw - 2 - varint_size(st.mn);
   *p++ = kRaw;
-  p = put_varint(p, mn);
+  p = put_varint(p, st.mn);
   *p++ = static_cast<std::uint8_t>(w);
   for (std::uint32_t j = 0; j < packed; ++j) p[j] = 0;
-  for (std::uint32_t i = 0; i < n; ++i) {
+  const std::uint32_t mn = st.mn;
+  detail::for_each_value(get, n, [&](std::uint32_t i, std::uint32_t v) {
     const std::uint64_t bit = static_cast<std::uint64_t>(i) * w;
-    const std::uint64_t acc = static_cast<std::uint64_t>(get(i) - mn) << (bit & 7u);
+    const std::uint64_t acc = static_cast<std::uint64_t>(v - mn) << (bit & 7u);
     const std::uint32_t nb = static_cast<std::uint32_t>(((bit & 7u) + w + 7) / 8);
     for (std::uint32_t k = 0; k < nb; ++k) p[(bit >> 3) + k] |= static_cast<std::uint8_t>(acc >> (8 * k));
-  }
-  return raw;
+  });
+  return st.raw;
+}
+
+// Encodes the n values get(0..n-1) (n <= kMaxTile) into slot (stream_slot_bytes(n) bytes); returns the stream
+// size (0 for an all-zero stream) and stores the values' sum in *sum.
+template <class Get>
+QGPU_HD std::uint32_t encode_stream(const Get& get, std::uint32_t n, std::uint8_t* slot, std::uint64_t* sum) {
+  const StreamStats st = stream_stats(get, n);
+  *sum = st.total;
+  return encode_stream_with(st, get, n, slot);
 }
 
 // Decodes the stream s (size bytes) of n values and calls put(i, value) for every nonzero value at positions

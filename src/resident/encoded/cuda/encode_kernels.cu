@@ -1,0 +1,360 @@
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cub/block/block_scan.cuh>
+
+#include "core/error.hpp"
+#include "device/cuda/cuda_check.hpp"
+#include "resident/encoded/cuda/encode_kernels.hpp"
+#include "resident/encoded/stream_codec.hpp"
+
+namespace qgpu::encoded::cuda {
+
+namespace {
+
+constexpr unsigned kEncThreads = 256;
+constexpr std::uint32_t kFusedTotalsTile = 1024;  // [2][tile] uint64 frame sums: 16 KiB of shared memory
+
+// One thread per stream s = tile * P + pixel of the group (adjacent threads read adjacent pixels of a frame:
+// coalesced). Pass 1: the stream's statistics (and its sum, when add_sums); the block scans the streams' size bounds
+// and reserves them in the scratch with one atomic add on *cursor. A block whose reservation ends past `cap` stops
+// (the host sees *cursor > cap and encodes the group again in smaller groups); otherwise each thread encodes its
+// stream into its reservation, records where (offsets[s]) and writes its size to dir.
+// kTotals (uint8/16 counts, tiles <= kFusedTotalsTile, P >= kEncThreads: a block spans at most two tiles): the
+// statistics pass also sums each frame over the block's pixels (a warp reduction over the lanes of one tile, then
+// one shared atomic per warp) and the block adds them to totals (the group's frames, zeroed) when add_sums.
+template <class T, bool kTotals>
+__global__ void __launch_bounds__(kEncThreads)
+    encode_reserve(const T* __restrict__ frames, std::size_t P, std::uint32_t tile, std::size_t count,
+                   std::size_t streams, std::uint8_t* scratch, unsigned long long cap, unsigned long long* cursor,
+                   std::uint32_t* offsets, std::uint32_t* dir, unsigned long long* sum_pattern,
+                   unsigned long long* totals, int add_sums) {
+  using Scan = cub::BlockScan<std::uint32_t, kEncThreads>;
+  __shared__ typename Scan::TempStorage tmp;
+  __shared__ unsigned long long block_at;
+  extern __shared__ unsigned long long tot[];  // kTotals: [2][tile] frame sums of the block's (at most 2) tiles
+  const std::size_t s = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  const bool live = s < streams;
+  const std::size_t t = live ? s / P : 0, p = live ? s % P : 0, first = t * tile;
+  const auto n = live ? static_cast<std::uint32_t>(count - first < tile ? count - first : tile) : 0u;
+  const T* base = frames + first * P + p;
+  const auto get = [base, P](std::uint32_t i) { return static_cast<std::uint32_t>(base[i * P]); };
+  const std::size_t block_tile = blockIdx.x * static_cast<std::size_t>(blockDim.x) / P;  // the block's first tile
+  const bool fuse = kTotals && add_sums;
+  if (fuse) {
+    for (std::uint32_t j = threadIdx.x; j < 2 * tile; j += blockDim.x) tot[j] = 0;
+    __syncthreads();
+  }
+  StreamStats st;
+  // Every lane of the warp takes part in the ballot; the live lanes of one tile (the same n) form tile_mask and
+  // reduce each position together (each of them calls the hook n times, in order).
+  const unsigned live_mask = fuse ? __ballot_sync(0xffffffffu, live) : 0u;
+  if (live) {
+    if (fuse) {
+      const unsigned tile_mask = __match_any_sync(live_mask, static_cast<unsigned long long>(t));
+      const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(tile_mask) - 1);
+      unsigned long long* const row = tot + (t - block_tile) * tile;
+      st = stream_stats(get, n, [&](std::uint32_t i, std::uint32_t v) {
+        const unsigned sum = __reduce_add_sync(tile_mask, v);  // <= 32 x 65535: no overflow for uint8/16
+        if (leader && sum) atomicAdd(row + i, static_cast<unsigned long long>(sum));
+      });
+    } else {
+      st = stream_stats(get, n);
+    }
+    if (add_sums && st.total) atomicAdd(sum_pattern + p, static_cast<unsigned long long>(st.total));
+  }
+  std::uint32_t at = 0, block_bytes = 0;  // <= 256 streams x (7 + 4 x 4096) bytes: 32 bits
+  Scan(tmp).ExclusiveSum(st.bound, at, block_bytes);
+  if (threadIdx.x == 0) block_at = atomicAdd(cursor, static_cast<unsigned long long>(block_bytes));
+  __syncthreads();  // also: every thread's statistics pass (and its shared frame sums) is done
+  if (fuse)
+    for (std::uint32_t j = threadIdx.x; j < 2 * tile; j += blockDim.x)
+      if (tot[j]) atomicAdd(totals + (block_tile + j / tile) * tile + j % tile, tot[j]);
+  const unsigned long long b = block_at;
+  if (!live || b + block_bytes > cap) return;
+  const unsigned long long o = b + at;  // < cap <= 2^32
+  offsets[s] = static_cast<std::uint32_t>(o);
+  dir[t * (P + 1) + p] = encode_stream_with(st, get, n, scratch + o);
+}
+
+// One block per tile: stream sizes -> exclusive offsets in place, dir[P] = the tile's payload bytes.
+__global__ void tile_offsets(std::uint32_t* dir, std::size_t P) {
+  using Scan = cub::BlockScan<std::uint32_t, 1024>;
+  __shared__ typename Scan::TempStorage tmp;
+  std::uint32_t* d = dir + blockIdx.x * (P + 1);
+  std::uint32_t carry = 0;
+  for (std::size_t c = 0; c < P; c += 1024) {
+    const std::size_t i = c + threadIdx.x;
+    std::uint32_t v = i < P ? d[i] : 0u, excl = 0, agg = 0;
+    Scan(tmp).ExclusiveSum(v, excl, agg);
+    if (i < P) d[i] = carry + excl;
+    carry += agg;
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) d[P] = carry;
+}
+
+// A warp per 32 consecutive streams copies them one after another from the scratch into the payload, each lane a
+// byte (streams are mostly a few to a few hundred bytes: coalesced, instead of one thread per stream copying bytes
+// one by one).
+__global__ void compact_warps(const std::uint8_t* __restrict__ scratch, const std::uint32_t* __restrict__ offsets,
+                              const std::uint32_t* __restrict__ dir, std::size_t P, std::size_t streams,
+                              const std::uint64_t* __restrict__ tile_base, std::uint8_t* __restrict__ payload) {
+  const std::size_t warp = (blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x) >> 5;
+  const unsigned lane = threadIdx.x & 31u;
+  const std::size_t s = warp * 32 + lane;
+  std::uint32_t len = 0, src = 0;
+  unsigned long long dst = 0;
+  if (s < streams) {
+    const std::size_t t = s / P, p = s % P;
+    const std::uint32_t* d = dir + t * (P + 1);
+    const std::uint32_t o = d[p];
+    len = d[p + 1] - o;
+    if (len) {
+      src = offsets[s];
+      dst = tile_base[t] + o;
+    }
+  }
+  for (int j = 0; j < 32; ++j) {
+    const std::uint32_t lj = __shfl_sync(0xffffffffu, len, j);
+    if (lj == 0) continue;  // warp-uniform
+    const std::uint32_t sj = __shfl_sync(0xffffffffu, src, j);
+    const unsigned long long dj = __shfl_sync(0xffffffffu, dst, j);
+    for (std::uint32_t k = lane; k < lj; k += 32) payload[dj + k] = scratch[sj + k];
+  }
+}
+
+unsigned blocks_of(std::size_t n, unsigned threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
+
+// Grows buf to at least `bytes` (the old contents are not kept); waits for `stream` first, since work queued on it
+// may still use the old allocation.
+void ensure(std::unique_ptr<DeviceBuffer>& buf, std::size_t bytes, cudaStream_t stream) {
+  if (buf && buf->bytes() >= bytes) return;
+  if (buf) QGPU_CUDA(cudaStreamSynchronize(stream));
+  buf.reset();
+  buf = std::make_unique<DeviceBuffer>(std::max<std::size_t>(bytes, 1));
+}
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point a) { return std::chrono::duration<double, std::milli>(Clock::now() - a).count(); }
+
+// Events around the kernels of one group, read when the call has finished.
+struct GroupEvents {
+  cudaEvent_t e[4] = {};
+  bool compacted = false;  // e[3] recorded (not for a group encoded again)
+  explicit GroupEvents(cudaStream_t s) {
+    for (auto& x : e) QGPU_CUDA(cudaEventCreate(&x));
+    QGPU_CUDA(cudaEventRecord(e[0], s));
+  }
+  ~GroupEvents() {
+    for (auto& x : e)
+      if (x) cudaEventDestroy(x);
+  }
+  GroupEvents(const GroupEvents&) = delete;
+  GroupEvents& operator=(const GroupEvents&) = delete;
+  float between(int a, int b) const {
+    float ms = 0;
+    return cudaEventElapsedTime(&ms, e[a], e[b]) == cudaSuccess ? ms : 0.f;
+  }
+};
+
+struct Encoder {
+  const Layout& layout;
+  const void* frames;
+  std::size_t count, P, T, elem;
+  std::uint64_t* sum_pattern;
+  std::uint64_t* totals;  // the call's frames (fused: summed by encode_reserve)
+  bool fused;
+  cudaStream_t stream;
+  CompactScratch& ws;
+  EncodeTiming& timing;
+  std::vector<std::unique_ptr<GroupEvents>> events;
+  std::size_t cap = 0;
+
+  // Encodes tiles [t0, t0 + g) of the batch with their directories at dir (shared by the group that owns it).
+  // Returns false (and the bytes the group needs) when the scratch was too small; then nothing is returned.
+  bool group(std::size_t t0, std::size_t g, const std::shared_ptr<DeviceBuffer>& dir_buf, std::size_t dir_tile0,
+             bool add_sums, std::vector<DeviceTiles>& out, unsigned long long* needed) {
+    const std::size_t frames_g = std::min(count - t0 * T, g * T), streams = g * P;
+    std::uint32_t* dir = dir_buf->as<std::uint32_t>() + dir_tile0 * (P + 1);
+    auto* cursor = ws.cursor->as<unsigned long long>();
+    auto ev = std::make_unique<GroupEvents>(stream);
+    QGPU_CUDA(cudaMemsetAsync(cursor, 0, sizeof(unsigned long long), stream));
+    auto* const tot = fused ? reinterpret_cast<unsigned long long*>(totals + t0 * T) : nullptr;
+    dispatch_count_dtype(layout.dtype, [&](auto z) {
+      using V = decltype(z);
+      const V* f = reinterpret_cast<const V*>(static_cast<const std::uint8_t*>(frames) + t0 * T * P * elem);
+      const auto launch = [&](auto kernel, std::size_t smem) {
+        kernel<<<blocks_of(streams, kEncThreads), kEncThreads, smem, stream>>>(
+            f, P, layout.tile, frames_g, streams, ws.bytes->as<std::uint8_t>(), cap, cursor,
+            ws.offsets->as<std::uint32_t>(), dir, reinterpret_cast<unsigned long long*>(sum_pattern), tot,
+            add_sums ? 1 : 0);
+      };
+      if (fused)
+        launch(encode_reserve<V, true>, 2 * T * sizeof(unsigned long long));
+      else
+        launch(encode_reserve<V, false>, 0);
+    });
+    QGPU_CUDA_LAUNCHED("encode_reserve");
+    QGPU_CUDA(cudaEventRecord(ev->e[1], stream));
+    tile_offsets<<<static_cast<unsigned>(g), 1024, 0, stream>>>(dir, P);
+    QGPU_CUDA_LAUNCHED("encoded tile_offsets");
+    QGPU_CUDA(cudaEventRecord(ev->e[2], stream));
+    // The sizes: the cursor (all blocks' reservations) and each tile's payload bytes (dir[P] of each tile).
+    std::vector<std::uint32_t> tile_bytes(g);
+    unsigned long long used = 0;
+    QGPU_CUDA(cudaMemcpyAsync(&used, cursor, sizeof used, cudaMemcpyDeviceToHost, stream));
+    QGPU_CUDA(cudaMemcpy2DAsync(tile_bytes.data(), sizeof(std::uint32_t), dir + P, (P + 1) * sizeof(std::uint32_t),
+                                sizeof(std::uint32_t), g, cudaMemcpyDeviceToHost, stream));
+    const auto w0 = Clock::now();
+    QGPU_CUDA(cudaStreamSynchronize(stream));
+    timing.host_wait_ms += ms_since(w0);
+    ++timing.groups;
+    ws.tile_bytes_hint = (used + g - 1) / g;
+    if (used > cap) {
+      *needed = used;
+      ++timing.retries;
+      events.push_back(std::move(ev));
+      return false;
+    }
+    timing.reserved_bytes += used;
+    std::vector<std::uint64_t> base(g);
+    std::uint64_t total = 0;
+    for (std::size_t k = 0; k < g; ++k) {
+      base[k] = total;
+      total += tile_bytes[k];
+    }
+    timing.payload_bytes += total;
+    DeviceTiles tiles;
+    tiles.dir = dir_buf;
+    const auto a0 = Clock::now();
+    tiles.payload = std::make_shared<DeviceBuffer>(std::max<std::uint64_t>(total, 1));
+    timing.host_alloc_ms += ms_since(a0);
+    // base (pageable) is staged before the call returns; an earlier group's compaction that read ws.base ran before
+    // this copy (same stream, and the host waited above).
+    QGPU_CUDA(cudaMemcpyAsync(ws.base->data(), base.data(), g * sizeof(std::uint64_t), cudaMemcpyHostToDevice,
+                              stream));
+    compact_warps<<<blocks_of(streams, kEncThreads), kEncThreads, 0, stream>>>(
+        ws.bytes->as<std::uint8_t>(), ws.offsets->as<std::uint32_t>(), dir, P, streams, ws.base->as<std::uint64_t>(),
+        tiles.payload->as<std::uint8_t>());
+    QGPU_CUDA_LAUNCHED("encoded compact_warps");
+    QGPU_CUDA(cudaEventRecord(ev->e[3], stream));
+    ev->compacted = true;
+    for (std::size_t k = 0; k < g; ++k) {
+      const auto len = static_cast<std::uint32_t>(std::min(T, frames_g - k * T));
+      tiles.refs.push_back({tiles.payload->as<std::uint8_t>() + base[k], dir + k * (P + 1), len, 0});
+    }
+    out.push_back(std::move(tiles));
+    events.push_back(std::move(ev));
+    return true;
+  }
+
+  // Tiles [t0, t0 + g): one directory allocation; on a short scratch the same tiles again in groups sized from what
+  // the first attempt needed (the sums were added by it), halving while a group still does not fit (a single tile
+  // always fits: cap >= P x the largest stream).
+  void run(std::size_t t0, std::size_t g, std::vector<DeviceTiles>& out) {
+    const auto a0 = Clock::now();
+    auto dir = std::make_shared<DeviceBuffer>(g * (P + 1) * sizeof(std::uint32_t));
+    timing.host_alloc_ms += ms_since(a0);
+    unsigned long long needed = 0;
+    if (group(t0, g, dir, 0, true, out, &needed)) return;
+    std::size_t sub = std::max<std::size_t>(1, static_cast<std::size_t>(double(g) * double(cap) / double(needed) * 0.9));
+    for (std::size_t k = 0; k < g;) {
+      const std::size_t n = std::min(sub, g - k);
+      if (group(t0 + k, n, dir, k, false, out, &needed)) {
+        k += n;
+      } else {
+        if (n == 1) throw Error("encoded: one tile does not fit the encoder scratch");  // cannot happen (cap)
+        sub = std::max<std::size_t>(1, n / 2);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+EncodeTiming& EncodeTiming::operator+=(const EncodeTiming& o) {
+  stats_encode_ms += o.stats_encode_ms;
+  offsets_ms += o.offsets_ms;
+  compact_ms += o.compact_ms;
+  host_wait_ms += o.host_wait_ms;
+  host_alloc_ms += o.host_alloc_ms;
+  calls += o.calls;
+  groups += o.groups;
+  retries += o.retries;
+  reserved_bytes += o.reserved_bytes;
+  payload_bytes += o.payload_bytes;
+  return *this;
+}
+
+std::string EncodeTiming::summary() const {
+  char s[512];
+  std::snprintf(s, sizeof s,
+                "stats+encode %.2f ms, tile offsets %.2f ms, compact %.2f ms (GPU); host waits %.2f ms, allocations "
+                "%.2f ms; %zu calls, %zu groups, %zu retried; reserved %.3f GB, payload %.3f GB",
+                stats_encode_ms, offsets_ms, compact_ms, host_wait_ms, host_alloc_ms, calls, groups, retries,
+                double(reserved_bytes) / 1e9, double(payload_bytes) / 1e9);
+  return s;
+}
+
+std::size_t compact_scratch_bytes(const Layout& layout) {
+  const std::size_t P = layout.frame_pixels, elem = dtype_size(layout.dtype);
+  const std::size_t one_tile = P * stream_bound_bytes(layout.tile, elem);
+  const std::size_t all = layout.tiles() * one_tile;
+  const std::size_t cap = std::min(all, std::max(kCompactScratch, one_tile));
+  const std::size_t group_tiles = std::min(layout.tiles(), std::max<std::size_t>(1, kMaxGroupStreams / P));
+  return cap + group_tiles * P * sizeof(std::uint32_t) + group_tiles * sizeof(std::uint64_t) + 8;
+}
+
+std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_frames, std::size_t count,
+                                        std::uint64_t* d_sum_pattern, std::uint64_t* d_totals, cudaStream_t stream,
+                                        CompactScratch* reuse, EncodeTiming* timing) {
+  validate(layout);
+  std::vector<DeviceTiles> out;
+  if (count == 0) return out;
+  CompactScratch local;
+  CompactScratch& ws = reuse ? *reuse : local;
+  // (ws.tile_bytes_hint: the reserved bytes per tile of the previous group, which sizes the groups of this call.)
+  EncodeTiming t;
+  t.calls = 1;
+  const std::size_t elem = dtype_size(layout.dtype);
+  // The frame totals: summed in the statistics pass when a block spans at most two tiles of uint8/16 counts (no
+  // overflow of a warp's 32-bit sum), else by frame_totals (one more pass over the frames).
+  const bool fused = d_totals && elem <= 2 && layout.tile <= kFusedTotalsTile && layout.frame_pixels >= kEncThreads;
+  if (fused)
+    QGPU_CUDA(cudaMemsetAsync(d_totals, 0, count * sizeof(std::uint64_t), stream));
+  else if (d_totals)
+    frame_totals(layout, d_frames, count, d_totals, stream);
+  Encoder e{layout, d_frames, count, layout.frame_pixels, layout.tile, elem, d_sum_pattern, d_totals, fused,
+            stream, ws, t, {}, 0};
+  const std::size_t P = e.P, T = e.T;
+  const std::size_t ntiles = (count + T - 1) / T;
+  const std::size_t group = std::min(ntiles, std::max<std::size_t>(1, kMaxGroupStreams / P));
+  // The scratch: kCompactScratch, at least one tile's worst case, at most this call's worst case. validate() bounds
+  // one tile's worst case (<= P x stream_slot_bytes(tile)) by 4 GiB: 32-bit offsets.
+  const std::size_t one_tile = P * stream_bound_bytes(layout.tile, e.elem);
+  e.cap = std::min(ntiles * one_tile, std::max(kCompactScratch, one_tile));
+  if (ws.max_bytes) e.cap = std::min(e.cap, std::max(ws.max_bytes, one_tile));
+  ensure(ws.bytes, e.cap, stream);
+  if (!ws.max_bytes) e.cap = ws.bytes->bytes();  // a larger kept scratch is used whole
+  if (e.cap > (std::size_t{1} << 32)) e.cap = std::size_t{1} << 32;
+  ensure(ws.offsets, group * P * sizeof(std::uint32_t), stream);
+  ensure(ws.base, group * sizeof(std::uint64_t), stream);
+  ensure(ws.cursor, sizeof(unsigned long long), stream);
+  // Groups of at most `group` tiles, fewer when the previous group's bounds say that they would not fit (data less
+  // sparse than the scratch was sized for: no failed attempt per batch).
+  std::size_t per = group;
+  if (ws.tile_bytes_hint)
+    per = std::clamp<std::size_t>(static_cast<std::size_t>(0.9 * double(e.cap) / double(ws.tile_bytes_hint)), 1, group);
+  for (std::size_t t0 = 0; t0 < ntiles; t0 += per) e.run(t0, std::min(per, ntiles - t0), out);
+  QGPU_CUDA(cudaStreamSynchronize(stream));
+  for (const auto& ev : e.events) {
+    t.stats_encode_ms += ev->between(0, 1);
+    t.offsets_ms += ev->between(1, 2);
+    if (ev->compacted) t.compact_ms += ev->between(2, 3);
+  }
+  if (timing) *timing += t;
+  return out;
+}
+
+}  // namespace qgpu::encoded::cuda

@@ -1,0 +1,73 @@
+#pragma once
+// The CUDA encoder of encoded-v1 (the default since 2026-12-03; `encode` in encoded_cuda.hpp, the first encoder
+// with one fixed-size scratch slot per stream, stays as the `slots` path for comparison). Same bytes as the CPU
+// reference (stream_codec.hpp: one thread per stream, the same code).
+//
+// One launch per batch: every tile of the batch at once (a group of at most kMaxGroupStreams streams), so that the
+// long rANS streams of the bright-field disk of many tiles run concurrently instead of one group of three tiles
+// after another. Each thread makes one pass over its stream's values (stream_stats: sum, range, the exact sparse and
+// raw sizes, hence a bound on the encoded size); the block scans the bounds and reserves that many bytes of a
+// compact scratch with one atomic add; then each thread encodes into its reservation. The scratch holds about the
+// encoded bytes of the batch (not 4 bytes per value); when a group does not fit, the host encodes it again in
+// smaller groups (the sums are added once, by the first attempt). Then one block per tile scans the sizes into the
+// directory, the host waits once for the tiles' byte counts (the payload is allocated to the exact size) and a
+// warp per 32 streams copies them into the payload.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device/cuda/device_buffer.hpp"
+#include "resident/encoded/cuda/encoded_cuda.hpp"
+#include "resident/encoded/layout.hpp"
+
+namespace qgpu::encoded::cuda {
+
+// Streams of one launch at most (their scratch offsets: 4 bytes each, 16 MiB).
+inline constexpr std::size_t kMaxGroupStreams = std::size_t{1} << 22;
+// The compact scratch: this much, or one tile's worst case when larger, or the group's worst case when smaller.
+inline constexpr std::size_t kCompactScratch = std::size_t{256} << 20;
+
+// Largest stream the encoder can write for n values of elem bytes: the raw model (model byte, base varint <= 5,
+// width byte, n * elem bytes).
+inline std::size_t stream_bound_bytes(std::uint32_t n, std::size_t elem) { return 7 + elem * n; }
+
+// Device scratch kept by a caller that encodes many batches (allocated when too small, reused after).
+struct CompactScratch {
+  std::unique_ptr<DeviceBuffer> bytes, offsets, cursor, base;
+  // Tests: a smaller compact scratch than the default (never below one tile's worst case), so that groups must be
+  // encoded again in smaller groups.
+  std::size_t max_bytes = 0;
+  std::uint64_t tile_bytes_hint = 0;  // reserved bytes per tile of the last group (sizes the next call's groups)
+};
+
+// Stage times of the encoder (CUDA events on its stream, summed over calls) and what it did.
+struct EncodeTiming {
+  double stats_encode_ms = 0;  // the one kernel: statistics pass, reservation, encode into the scratch
+  double offsets_ms = 0;       // per-tile scans of the stream sizes
+  double compact_ms = 0;       // copy into the exact-size payload
+  double host_wait_ms = 0;     // host blocked on the stream for the sizes (includes the kernels before it)
+  double host_alloc_ms = 0;    // payload and directory allocations (cudaMalloc)
+  std::size_t calls = 0, groups = 0, retries = 0;  // retries: groups encoded again because the scratch was short
+  std::uint64_t reserved_bytes = 0, payload_bytes = 0;  // sum of the stream bounds; encoded bytes
+  EncodeTiming& operator+=(const EncodeTiming& o);
+  std::string summary() const;  // one line
+};
+
+// Encodes `count` dense frames at d_frames (device, layout dtype, frame-major) as ceil(count / tile) tiles (the last
+// one shorter when count is not a multiple of layout.tile), adds every pixel's sum to d_sum_pattern and, when
+// d_totals is given, writes each frame's total there (count uint64; for uint8/16 counts with tiles <= 1024 and at
+// least 256 pixels summed in the encoder's statistics pass, else by frame_totals). Bytes identical to
+// cpu::encode_tile and to `encode`. All work on `stream`; returns when it is done. `timing`, when given, gets this
+// call's stage times added.
+std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_frames, std::size_t count,
+                                        std::uint64_t* d_sum_pattern, std::uint64_t* d_totals, cudaStream_t stream,
+                                        CompactScratch* scratch, EncodeTiming* timing = nullptr);
+
+// The device scratch encode_compact allocates at most for this layout (admission counts it).
+std::size_t compact_scratch_bytes(const Layout& layout);
+
+}  // namespace qgpu::encoded::cuda

@@ -1,0 +1,189 @@
+// The shared encoded-v1 stream encoder (stream_codec.hpp, run by the CPU reference and the CUDA encoders): the same
+// bytes as the frozen first encoder (encoded_v1_oracle.hpp) for every kind of stream, and the facts the CUDA
+// encoder's compact scratch relies on: a stream never exceeds its statistics' bound, nor the bound the scratch is
+// sized by, and the rANS size floor that lets the encoder skip the rANS trial is a floor.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "encoded_v1_oracle.hpp"
+#include "resident/encoded/cuda/encode_kernels.hpp"
+#include "resident/encoded/stream_codec.hpp"
+
+using namespace qgpu;
+using namespace qgpu::encoded;
+
+namespace {
+
+// A stream of n values no larger than mx, drawn from distribution `kind`.
+std::vector<std::uint32_t> make_stream(int kind, std::uint32_t n, std::uint32_t mx, std::mt19937_64& rng) {
+  std::vector<std::uint32_t> v(n, 0);
+  std::uniform_int_distribution<std::uint32_t> any(0, mx);
+  std::poisson_distribution<std::uint32_t> small(1.5), mid(12.0), large(800.0);
+  std::bernoulli_distribution rare(0.01), some(0.1), half(0.5);
+  const std::uint32_t c = std::max<std::uint32_t>(1, any(rng));
+  for (std::uint32_t i = 0; i < n; ++i) {
+    std::uint32_t x = 0;
+    switch (kind) {
+      case 0: x = 0; break;                                          // all zero
+      case 1: x = c; break;                                          // constant
+      case 2: x = mx; break;                                         // saturated
+      case 3: x = rare(rng) ? 1u : 0u; break;                        // sparse ones (long gaps)
+      case 4: x = rare(rng) ? any(rng) : 0u; break;                  // sparse, any value
+      case 5: x = some(rng) ? (half(rng) ? 1u : 2u + small(rng)) : 0u; break;  // sparse, short gaps
+      case 6: x = small(rng); break;                                 // Poisson 1.5
+      case 7: x = mid(rng); break;                                   // Poisson 12 (rANS, larger alphabets)
+      case 8: x = large(rng); break;                                 // Poisson 800 (raw or rANS with a base)
+      case 9: x = any(rng); break;                                   // full range (raw)
+      case 10: x = half(rng) ? mx : 0u; break;                       // zero or saturated
+      case 11: x = small(rng) + (rare(rng) ? mx / 2 : 0u); break;    // Poisson with outliers (escapes)
+      case 12: x = mx - (rare(rng) ? 1u : 0u); break;                // saturated with rare dips (large base)
+      case 13: x = 1000u + small(rng); break;                        // offset Poisson (base > 0)
+      case 14: x = i % 200u; break;                                  // a ramp over 200 values (K = 128 escapes)
+      case 15: x = (i == n - 1) ? mx : 0u; break;                    // one value at the end
+    }
+    v[i] = std::min(x, mx);
+  }
+  return v;
+}
+
+constexpr int kKinds = 16;
+const std::uint32_t kLengths[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 100, 511, 512, 1000, 4096};
+const std::uint32_t kMax[] = {0xffu, 0xffffu, 0xffffffffu};
+const std::size_t kElem[] = {1, 2, 4};
+
+}  // namespace
+
+TEST(EncodedEncoder, SameBytesAsTheFrozenFirstEncoder) {
+  std::mt19937_64 rng(42);
+  std::size_t streams = 0, by_model[5] = {};
+  for (int d = 0; d < 3; ++d)
+    for (std::uint32_t n : kLengths)
+      for (int kind = 0; kind < kKinds; ++kind)
+        for (int rep = 0; rep < (n <= 512 ? 3 : 1); ++rep) {
+          const std::vector<std::uint32_t> v = make_stream(kind, n, kMax[d], rng);
+          const auto get = [&](std::uint32_t i) { return v[i]; };
+          std::vector<std::uint8_t> a(stream_slot_bytes(n)), b(stream_slot_bytes(n));
+          std::uint64_t sa = 1, sb = 2;
+          const std::uint32_t na = encode_stream(get, n, a.data(), &sa);
+          const std::uint32_t nb = test::v1_oracle::encode_stream(get, n, b.data(), &sb);
+          ASSERT_EQ(na, nb) << "dtype " << d << " n " << n << " kind " << kind;
+          ASSERT_TRUE(std::equal(a.begin(), a.begin() + na, b.begin())) << "dtype " << d << " n " << n << " kind " << kind;
+          ASSERT_EQ(sa, sb);
+          ++streams;
+          ++by_model[na ? a[0] : 0];
+        }
+  // Every model was exercised.
+  for (int m = 0; m < 5; ++m) EXPECT_GT(by_model[m], 0u) << "model " << m;
+  EXPECT_GT(streams, 2000u);
+}
+
+// The CUDA encoder reserves StreamStats::bound bytes per stream (and sizes its scratch by stream_bound_bytes): the
+// encoder writes nothing beyond the bound, and the bound is within stream_bound_bytes.
+TEST(EncodedEncoder, StreamsStayWithinTheirBound) {
+  std::mt19937_64 rng(7);
+  for (int d = 0; d < 3; ++d)
+    for (std::uint32_t n : kLengths)
+      for (int kind = 0; kind < kKinds; ++kind) {
+        const std::vector<std::uint32_t> v = make_stream(kind, n, kMax[d], rng);
+        const auto get = [&](std::uint32_t i) { return v[i]; };
+        const StreamStats st = stream_stats(get, n);
+        ASSERT_LE(st.bound, cuda::stream_bound_bytes(n, kElem[d])) << "dtype " << d << " n " << n << " kind " << kind;
+        constexpr std::uint32_t kGuard = 64;
+        std::vector<std::uint8_t> slot(st.bound + kGuard, 0xa5);
+        const std::uint32_t size = encode_stream_with(st, get, n, slot.data());
+        ASSERT_LE(size, st.bound);
+        for (std::uint32_t j = st.bound; j < slot.size(); ++j)
+          ASSERT_EQ(slot[j], 0xa5) << "written past the bound: dtype " << d << " n " << n << " kind " << kind;
+        // The same bytes as with the full slot.
+        std::vector<std::uint8_t> full(stream_slot_bytes(n));
+        std::uint64_t sum = 0;
+        ASSERT_EQ(encode_stream(get, n, full.data(), &sum), size);
+        ASSERT_TRUE(std::equal(slot.begin(), slot.begin() + size, full.begin()));
+        std::uint64_t total = 0;
+        for (std::uint32_t x : v) total += x;
+        EXPECT_EQ(st.total, total);
+      }
+}
+
+// The encoder skips the rANS trial when the best of sparse and raw is at most rans_size_floor(base) (rANS is kept
+// only when strictly smaller than the best): every rANS stream (computed without a size limit) is at least that
+// floor, and some reach it.
+TEST(EncodedEncoder, RansSizeFloorIsAFloor) {
+  std::mt19937_64 rng(3);
+  std::size_t tried = 0, at_floor = 0;
+  for (int d = 0; d < 3; ++d)
+    for (std::uint32_t n : kLengths)
+      for (int kind = 0; kind < kKinds; ++kind)
+        for (int rep = 0; rep < 4; ++rep) {
+          const std::vector<std::uint32_t> v = make_stream(kind, n, kMax[d], rng);
+          const auto get = [&](std::uint32_t i) { return v[i]; };
+          const StreamStats st = stream_stats(get, n);
+          if (st.bound == 0 || st.mn == st.mx) continue;
+          const std::uint32_t unlimited = 16 * n + 1024;
+          std::vector<std::uint8_t> slot(unlimited);
+          const std::uint32_t r = detail::try_rans(get, n, st.mn, st.mx - st.mn, slot.data(), unlimited);
+          ASSERT_GT(r, 0u);
+          EXPECT_GE(r, detail::rans_size_floor(st.mn)) << "dtype " << d << " n " << n << " kind " << kind;
+          if (r == detail::rans_size_floor(st.mn)) ++at_floor;
+          ++tried;
+        }
+  EXPECT_GT(tried, 1000u);
+  EXPECT_GT(at_floor, 0u);  // the floor is tight
+}
+
+// Stated cases: the smallest rANS streams sit just above the floor.
+TEST(EncodedEncoder, RansSizeFloorValues) {
+  EXPECT_EQ(detail::rans_size_floor(0), 12u);
+  EXPECT_EQ(detail::rans_size_floor(127), 12u);
+  EXPECT_EQ(detail::rans_size_floor(128), 13u);
+  EXPECT_EQ(detail::rans_size_floor(0xffffffffu), 16u);
+  // 0/1 values, half each, n = 64: K = 2 (covers the range), table 2048, 2048, 0 (2 + 2 + 1 bytes), no escapes:
+  // 1 + 1 + 1 + 5 + 1 + 0 + 4 state + 64 bits of renormalisation (8 bytes) = 21 bytes.
+  std::vector<std::uint32_t> v(64);
+  for (std::uint32_t i = 0; i < 64; ++i) v[i] = i & 1u;
+  std::vector<std::uint8_t> slot(4096);
+  const auto get = [&](std::uint32_t i) { return v[i]; };
+  EXPECT_EQ(detail::try_rans(get, 64, 0, 1, slot.data(), 4096), 21u);
+}
+
+TEST(EncodedEncoder, CompactScratchBoundsOneTileAndTheWholeDataset) {
+  encoded::Layout l{1000, 36864, DType::u16, 512};  // 2 tiles
+  const std::size_t one = 36864 * cuda::stream_bound_bytes(512, 2);
+  const std::size_t offsets = 2 * 36864 * 4 + 2 * 8 + 8;
+  EXPECT_EQ(cuda::compact_scratch_bytes(l), 2 * one + offsets);  // both tiles' worst case < 256 MiB
+  l.frames = 262144;                                             // 512 tiles, 113 per group
+  EXPECT_EQ(cuda::compact_scratch_bytes(l), cuda::kCompactScratch + 113 * 36864 * 4 + 113 * 8 + 8);
+}
+
+// Streams of values 0..3 (with a zero): the rANS trial from the statistics' counts (no histogram pass) writes the
+// same stream as the trial that counts the values itself.
+TEST(EncodedEncoder, RansFromTheStatisticsCountsEqualsTheCountingPass) {
+  std::mt19937_64 rng(11);
+  std::size_t rans = 0;
+  for (std::uint32_t n : kLengths)
+    for (std::uint32_t top = 1; top <= 3; ++top)
+      for (int rep = 0; rep < 20; ++rep) {
+        std::vector<std::uint32_t> v(n);
+        std::uniform_int_distribution<std::uint32_t> any(0, top);
+        std::bernoulli_distribution zero(rep % 4 * 0.3);
+        for (auto& x : v) x = zero(rng) ? 0u : any(rng);
+        v[0] = 0;
+        v[n - 1] = n > 1 ? top : 0u;
+        const auto get = [&](std::uint32_t i) { return v[i]; };
+        const StreamStats st = stream_stats(get, n);
+        if (st.mx == 0) continue;
+        for (std::uint32_t s = 0; s < 4; ++s)
+          ASSERT_EQ((st.low >> (16 * s)) & 0xffffu, std::uint64_t(std::count(v.begin(), v.end(), s)));
+        const std::uint32_t big = 16 * n + 1024;
+        std::vector<std::uint8_t> a(big), b(big);
+        const std::uint32_t ra = detail::try_rans(get, n, 0, st.mx, a.data(), big, st.low);
+        const std::uint32_t rb = detail::try_rans(get, n, 0, st.mx, b.data(), big);
+        ASSERT_EQ(ra, rb) << "n " << n << " top " << top;
+        ASSERT_TRUE(std::equal(a.begin(), a.begin() + ra, b.begin()));
+        rans += ra > 0;
+      }
+  EXPECT_GT(rans, 100u);
+}
