@@ -14,7 +14,7 @@
 namespace qgpu {
 namespace {
 
-TEST(DevicePools, BuffersAreReusedAcrossLeasesAndThreads) {
+TEST(DevicePoolsCuda, BuffersAreReusedAcrossLeasesAndThreads) {
   QGPU_REQUIRE_CUDA();
   constexpr std::size_t kBytes = (std::size_t(3) << 20) + 12345;  // a size no other test of this binary uses
   void* first = nullptr;
@@ -45,14 +45,14 @@ TEST(DevicePools, BuffersAreReusedAcrossLeasesAndThreads) {
   EXPECT_EQ(in, out);
 }
 
-TEST(DevicePools, BuffersBeyondTheIdleCapAreFreed) {
+TEST(DevicePoolsCuda, BuffersBeyondTheIdleCapAreFreed) {
   QGPU_REQUIRE_CUDA();
   const std::size_t before = pooled_idle_bytes();
   { LeasedBuffer big(kPoolIdleBytes + 1); }  // larger than the cap: freed on return, never kept
   EXPECT_EQ(pooled_idle_bytes(), before);
 }
 
-TEST(DevicePools, PlansAreReusedAndDistinctWhileHeld) {
+TEST(DevicePoolsCuda, PlansAreReusedAndDistinctWhileHeld) {
   QGPU_REQUIRE_CUDA();
   cufftHandle first = 0;
   {
