@@ -108,7 +108,7 @@ void add_parallax(CLI::App& app) {
                   "known sign of C1 (chi = +pi lambda C1 k^2): > 0 or < 0; 0 = from the image (atoms positive)")
       ->default_str("sign of the file's defocus_angstrom, else 0");
   cmd->add_option("--upsample", a->upsample, "tilt-corrected image sampling: scan step / UPSAMPLE (1..8)");
-  cmd->add_option("--bin", a->bin, "sum BF-disk pixels in BIN x BIN groups (0: auto, <= 1024 groups)");
+  cmd->add_option("--bin", a->bin, "sum BF-disk pixels in BIN x BIN groups (0: auto: >= 10 counts per group and frame, <= 1024 groups)");
   cmd->add_option("--iterations", a->iterations, "align / re-sum passes over the whole disc after the staged ones");
   cmd->add_option("--search", a->search, "correlation peak search half-width around the predicted shift, scan px");
   cmd->add_option("--edge", a->edge, "leave out pixels closer than this to the BF disk edge, detector px");

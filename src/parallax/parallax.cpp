@@ -52,6 +52,7 @@ void validate(const ParallaxParams& p) {
 struct Geometry {
   double center_row = 0, center_col = 0, radius_px = 0, mrad_per_px = 0, lambda = 0;
   std::size_t bin = 1;
+  double counts_per_pixel = -1;  // mean counts per BF pixel per frame (auto binning); -1: bin given
   std::string mrad_source, center_source;
 };
 
@@ -91,6 +92,20 @@ detail::Plan make_plan(const Dataset& ds, const ParallaxParams& p, Geometry& geo
   };
   std::size_t bin = p.detector_bin ? p.detector_bin : 1;
   auto blocks = group(bin);
+  if (p.detector_bin == 0) {
+    // Mean counts per BF pixel per frame, from the summed pattern (stored for an encoded resident).
+    const Image<std::uint64_t> sum = detector::sum_pattern(ds);
+    double counts = 0;
+    for (std::uint32_t q : inside) counts += double(sum.data[q]);
+    const double per_px = counts / (double(inside.size()) * double(sh.frames()));
+    while (double(bin * bin) * per_px < kAutoMinGroupCounts) {
+      auto coarser = group(bin + 1);
+      if (coarser.size() < kAutoMinGroups) break;
+      blocks = std::move(coarser);
+      ++bin;
+    }
+    geo.counts_per_pixel = per_px;
+  }
   while (p.detector_bin == 0 && blocks.size() > kAutoMaxGroups) blocks = group(++bin);
   require(blocks.size() >= 3, "fewer than 3 pixel groups in the BF disk (detector_bin too large)");
   geo.bin = bin;
@@ -441,6 +456,7 @@ Provenance provenance_for(const Dataset& ds, const ParallaxParams& p, const Run&
   q["edge_px"] = p.edge_px;
   q["detector_bin"] = run.geo.bin;
   q["detector_bin_source"] = p.detector_bin ? "given" : "auto";
+  if (run.geo.counts_per_pixel >= 0) q["counts_per_bf_pixel_per_frame"] = run.geo.counts_per_pixel;
   q["bf_pixels"] = run.plan.pixels.size();
   q["groups"] = run.plan.groups();
   q["iterations"] = p.iterations;

@@ -170,8 +170,8 @@ TEST(ParallaxCpu, RejectsBadParametersAndMissingCalibration) {
 
 // Issue 14: the fitted C1 must not depend on the dose. Before the joint fit and the sideband correction the least
 // squares of the per-group peaks gave 146.97 A at 60000 and 164.66 A at 4000 counts per frame on the 64x64 x 96x96
-// sample (qgpu sample); now 151.96 and 152.71 A (docs/benchmarks.md). Here (64 px detector, 357 BF pixels) measured
-// 152.21 A at 60000, 153.96 A at 4000 and 153.26 A at 1000 counts per frame.
+// sample (qgpu sample); now 151.96 and 152.34 A (docs/benchmarks.md). Here (64 px detector, 357 BF pixels) measured
+// 152.21 A at 60000, 153.96 A at 4000 and 154.72 A at 1000 counts per frame (auto bin 1, 1, 2).
 TEST(ParallaxCpu, DefocusDoesNotDependOnTheDose) {
   std::map<double, double> c1;
   for (double dose : {60000.0, 4000.0, 1000.0}) {
@@ -186,9 +186,29 @@ TEST(ParallaxCpu, DefocusDoesNotDependOnTheDose) {
   EXPECT_NEAR(c1[60000], 150.0, 0.02 * 150);
   EXPECT_NEAR(c1[4000], 150.0, 0.03 * 150);
   EXPECT_NEAR(c1[4000], c1[60000], 0.015 * 150);
-  // 1000 counts per frame (2.8 counts per BF pixel per frame): 5 %. At this dose the first stage (inner 30 % of the
-  // disc, 61 pixels) is close to losing the lattice: on the 96 px sample (1.0 count per pixel) it does (118.7 A).
+  // 1000 counts per frame (2.8 counts per BF pixel per frame, auto bin 2): 5 %. Without binning the first stage
+  // (inner 30 % of the disc, 61 pixels) is close to losing the lattice: on the 96 px sample (1.3 counts per pixel) it
+  // does at bin 1 (118.7 A); the dose-aware auto bin holds it there (AutoBinningByDoseHoldsTheFitAtLowDose).
   EXPECT_NEAR(c1[1000], 150.0, 0.05 * 150);
+}
+
+// Auto binning follows the dose: each group gets >= kAutoMinGroupCounts counts per frame. On the 96 px sample at
+// 1000 counts per frame (1.4 per BF pixel) bin 1 and 2 lose the lattice (118.7 and 96.9 A) and bin 3 fits 149.3 A.
+TEST(ParallaxCpu, AutoBinningByDoseHoldsTheFitAtLowDose) {
+  sample::SampleSpec s;  // as `qgpu sample --defocus 150 --dose 1000`
+  s.scan_rows = s.scan_cols = 64;
+  s.det_rows = s.det_cols = 96;
+  s.defocus_angstrom = 150;
+  s.dose_per_frame = 1000;
+  const Dataset ds = ssb::testing::simulate(s);
+  const ParallaxResult r = fit_only(ds, params_from_metadata(ds));
+  const nlohmann::json& q = r.provenance.parameters;
+  EXPECT_EQ(q.at("detector_bin_source").get<std::string>(), "auto");
+  EXPECT_EQ(q.at("detector_bin").get<std::size_t>(), 3u);
+  EXPECT_NEAR(q.at("counts_per_bf_pixel_per_frame").get<double>(), 1.4, 0.3);
+  EXPECT_NEAR(r.fit.C1, 150.0, 0.02 * 150);
+  EXPECT_LE(testing::angle_distance(r.fit.rotation_deg, 0.0), 1.0);
+  EXPECT_FALSE(r.fit.transpose);
 }
 
 TEST(ParallaxCpu, FitJsonStatesTheConventions) {

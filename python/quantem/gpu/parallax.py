@@ -1,6 +1,6 @@
 """Parallax / tilt-corrected bright field. Calibration defaults come from the file (/entry/calibration); keyword
 arguments override: energy (keV), semiangle (mrad), step (angstrom), mrad_per_pixel, disk_center, disk_radius,
-edge (px left out at the disk edge), detector_bin (0 = auto), upsample (2), iterations (3), search (px),
+edge (px left out at the disk edge), detector_bin (0 = auto: by dose, >= 10 counts per group and frame), upsample (2), iterations (3), search (px),
 measured_shifts (False: shift-and-sum with the linear fit), defocus_sign (known sign of C1; 0 = from the image).
 
 C1 follows the SSB convention (chi = +pi lambda C1 k^2; a BF-pixel image shifts by -C1 * tilt); rotation_deg and
