@@ -79,6 +79,7 @@ void run(const ParallaxArgs& a) {
               f.A1_angle * 180.0 / 3.14159265358979323846, f.rotation_deg, f.transpose ? "yes" : "no");
   std::printf("                 residual %.3f px of %.3f px (confidence %.3f), C1 sign by %s\n", f.residual_rms_px,
               f.model_rms_px, f.confidence, f.sign_method.c_str());
+  if (!f.determined()) std::fprintf(stderr, "warning: %s\n", f.warning().c_str());
   display::DisplayOptions look;
   look.colormap = "gray";
   look.lower_percentile = 0.5;

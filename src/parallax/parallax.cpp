@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <complex>
 #include <limits>
 #include <map>
@@ -522,6 +523,18 @@ ParallaxParams params_from_metadata(const Dataset& ds) {
   return p;
 }
 
+bool ParallaxFit::determined() const { return confidence >= kParallaxConfident; }
+
+std::string ParallaxFit::warning() const {
+  if (determined()) return "";
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "no parallax measured (confidence %.2f < %.2f): the data is in focus or too noisy for the shift fit, "
+                "so C1, astigmatism and rotation from it are not reliable (bin the detector, --bin, or use more dose)",
+                confidence, kParallaxConfident);
+  return buf;
+}
+
 nlohmann::json fit_json(const ParallaxFit& f) {
   return {{"C1_angstrom", f.C1},
           {"C1_convention", "ssb: chi = +pi lambda C1 k^2 (the simulator's defocus_angstrom); shift s(K) = -C1 * tilt"},
@@ -537,7 +550,10 @@ nlohmann::json fit_json(const ParallaxFit& f) {
           {"model_rms_px", f.model_rms_px},
           {"confidence", f.confidence},
           {"sign_method", f.sign_method},
-          {"sign_confidence", f.sign_confidence}};
+          {"sign_confidence", f.sign_confidence},
+          {"determined", f.determined()},
+          {"determined_rule", "confidence >= 0.6"},
+          {"warning", f.warning()}};
 }
 
 ParallaxResult run(const Dataset& ds, const ParallaxParams& p) {

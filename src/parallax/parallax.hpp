@@ -81,7 +81,12 @@ struct ParallaxFit {
   double confidence = 0;               // max(0, 1 - residual / model): 0 = no parallax seen (in focus / noise)
   std::string sign_method;             // "nominal defocus sign" | "skewness of the tilt-corrected image"
   double sign_confidence = 0;          // 1 for the nominal sign, min(1, |skewness|) otherwise
+  // confidence >= kParallaxConfident: every fit of the simulated samples from 1000 counts per frame up reaches 0.73;
+  // in-focus data (no parallax to see) and a lattice lost to noise give 0.0-0.40 with a meaningless C1.
+  bool determined() const;
+  std::string warning() const;  // empty when determined
 };
+inline constexpr double kParallaxConfident = 0.6;
 
 struct ParallaxResult {
   Image<float> image;  // tilt-corrected, (scan_rows * upsample) x (scan_cols * upsample)

@@ -211,6 +211,23 @@ TEST(ParallaxCpu, AutoBinningByDoseHoldsTheFitAtLowDose) {
   EXPECT_FALSE(r.fit.transpose);
 }
 
+// In focus there is no parallax to measure: the fit says so (determined false, a warning) instead of offering a
+// C1 that is noise (the 96 px sample at C1 = 0 fits 95.8 A at confidence 0.31).
+TEST(ParallaxCpu, InFocusDataIsReportedUndetermined) {
+  const Dataset& ds = testing::dataset(0, 60000);
+  const ParallaxResult r = fit_only(ds, params_from_metadata(ds));
+  std::printf("in focus: C1 %.2f A, confidence %.3f\n", r.fit.C1, r.fit.confidence);
+  EXPECT_FALSE(r.fit.determined());
+  EXPECT_NE(r.fit.warning().find("no parallax measured"), std::string::npos);
+  const nlohmann::json j = fit_json(r.fit);
+  EXPECT_FALSE(j.at("determined").get<bool>());
+  const Dataset& defocused = testing::dataset(150, 60000);
+  const ParallaxResult d = fit_only(defocused, params_from_metadata(defocused));
+  EXPECT_TRUE(d.fit.determined());
+  EXPECT_EQ(d.fit.warning(), "");
+  EXPECT_TRUE(fit_json(d.fit).at("determined").get<bool>());
+}
+
 TEST(ParallaxCpu, FitJsonStatesTheConventions) {
   ParallaxFit f;
   f.C1 = 150;

@@ -17,6 +17,7 @@ def test_parallax_fits_the_defocus_and_beats_the_bright_field(defocused):
     ds = qgpu.io.load(defocused, backend="cpu")
     r = qgpu.parallax.run(ds)
     fit = r["fit"]
+    assert fit["determined"] is True and fit["warning"] == ""
     assert abs(fit["C1_angstrom"] - 150.0) < 3.0
     assert min(fit["rotation_deg"], 360 - fit["rotation_deg"]) < 1.0 and fit["transpose"] is False
     assert r["image"].shape == (96, 112) and r["image"].provenance["operation"] == "parallax.run"
@@ -28,6 +29,15 @@ def test_parallax_fits_the_defocus_and_beats_the_bright_field(defocused):
     c_tc = np.corrcoef(np.asarray(r["image"])[::2, ::2].ravel(), truth.ravel())[0, 1]
     c_bf = np.corrcoef(np.asarray(r["bf"]).ravel(), truth.ravel())[0, 1]
     assert c_tc > c_bf + 0.2, (c_tc, c_bf)
+
+
+def test_in_focus_fit_warns_that_it_saw_no_parallax(tmp_path):
+    path = str(tmp_path / "focus.h5")
+    qgpu.io.write_sample(path, scan=(48, 56), detector=(64, 64), defocus=0.0, dose=60000.0)
+    ds = qgpu.io.load(path, backend="cpu")
+    with pytest.warns(qgpu.parallax.ParallaxUndetermined, match="no parallax measured"):
+        f = qgpu.parallax.fit(ds)
+    assert f["fit"]["determined"] is False and f["fit"]["confidence"] < 0.6
 
 
 def test_parallax_fit_only_and_options(defocused):

@@ -5,8 +5,21 @@ measured_shifts (False: shift-and-sum with the linear fit), defocus_sign (known 
 
 C1 follows the SSB convention (chi = +pi lambda C1 k^2; a BF-pixel image shifts by -C1 * tilt); rotation_deg and
 transpose follow quantem.gpu.dpc (transpose first, then rotate)."""
+import warnings
+
 from . import _qgpu
 from .result import wrap
+
+
+class ParallaxUndetermined(UserWarning):
+    """The shift fit saw no parallax (in-focus or too noisy data): its C1 and rotation are not reliable."""
+
+
+def _warn(out):
+    fit = out.get("fit", {})
+    if not fit.get("determined", True):
+        warnings.warn(fit["warning"], ParallaxUndetermined, stacklevel=3)
+    return out
 
 
 def _unwrap(d):
@@ -19,11 +32,12 @@ def _unwrap(d):
 
 def run(ds, **params):
     """{'image': tilt-corrected BF (Result, scan x upsample), 'bf': plain BF contrast (Result), 'fit': {C1_angstrom,
-    A1_angstrom, A1_angle_rad, rotation_deg, transpose, confidence, ...}, 'det_row', 'det_col', 'shift_row',
-    'shift_col' (per BF-pixel group), 'provenance'}."""
-    return _unwrap(_qgpu.parallax_run(ds, params))
+    A1_angstrom, A1_angle_rad, rotation_deg, transpose, confidence, determined, warning, ...}, 'det_row', 'det_col',
+    'shift_row', 'shift_col' (per BF-pixel group), 'provenance'}. Warns (ParallaxUndetermined) when the fit saw no
+    parallax (confidence < 0.6: in-focus or too noisy data), whose C1 and rotation are then not reliable."""
+    return _warn(_unwrap(_qgpu.parallax_run(ds, params)))
 
 
 def fit(ds, **params):
     """Only the alignment and the shift fit (no upsampled image): the same dict without 'image'."""
-    return _unwrap(_qgpu.parallax_fit(ds, params))
+    return _warn(_unwrap(_qgpu.parallax_fit(ds, params)))
