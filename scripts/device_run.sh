@@ -12,7 +12,7 @@ B=.devbin
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version,memory.total --format=csv,noheader | tee "$LOG/gpu.txt"
 nproc | sed 's/^/cores: /'
 step() { local name=$1 limit=$2; shift 2; local t0=$SECONDS; timeout "$limit" "$@" >"$LOG/$name.log" 2>&1; local rc=$?
-         echo "== $name rc=$rc $((SECONDS - t0)) s"; grep -E '^\||written in|rror|Failure' "$LOG/$name.log" | head -30; return 0; }
+         echo "== $name rc=$rc $((SECONDS - t0)) s"; grep -E '^\||written in|rror|Failure| passed| failed' "$LOG/$name.log" | head -30; return 0; }
 for s in "$@"; do
   case $s in
     tests)
