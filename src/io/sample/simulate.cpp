@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/fftw_planner.hpp"
+#include "core/rng.hpp"
 #include "io/sample/sample.hpp"
 
 namespace qgpu::sample {
@@ -17,33 +18,6 @@ namespace qgpu::sample {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-
-std::uint64_t splitmix64(std::uint64_t& x) {
-  std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-// Small fast generator (xoshiro256**), seeded per frame so results do not depend on threading.
-struct Rng {
-  std::uint64_t s[4];
-  explicit Rng(std::uint64_t seed) {
-    for (auto& v : s) v = splitmix64(seed);
-  }
-  std::uint64_t next() {
-    const std::uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return r;
-  }
-  double uniform() { return double(next() >> 11) * 0x1.0p-53; }
-  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-};
 
 std::uint64_t poisson(Rng& rng, double lambda) {
   if (lambda <= 0) return 0;
