@@ -30,9 +30,13 @@ namespace {
 
 // Every masked-sum kernel, the default (fast) first: one run measures them side by side.
 using encoded::cuda::SumKernel;
-constexpr SumKernel kSumKernels[] = {SumKernel::fast, SumKernel::fast_window, SumKernel::lockstep};
+constexpr SumKernel kSumKernels[] = {SumKernel::fast, SumKernel::fast_window, SumKernel::lockstep,
+                                     SumKernel::fast_ilp};
 const char* kernel_name(SumKernel k) {
-  return k == SumKernel::fast ? "fast" : k == SumKernel::fast_window ? "fast_window" : "lockstep";
+  return k == SumKernel::fast          ? "fast"
+         : k == SumKernel::fast_window ? "fast_window"
+         : k == SumKernel::fast_ilp    ? "fast_ilp"
+                                       : "lockstep";
 }
 
 // Pixel offsets with r0 <= distance from the detector centre < r1, weight 1.
