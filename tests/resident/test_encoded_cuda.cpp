@@ -474,3 +474,27 @@ TEST(EncodedCuda, SlotsEncoderThroughTheResidentWhenAskedFor) {
   expect_same(slots, cpu, d);
   expect_same(compact, cpu, d);
 }
+
+// QGPU_SUM_KERNEL picks the kernel of the products (unset or empty: the default), and an unknown name is refused
+// with a message naming it (host code: runs without a GPU).
+TEST(EncodedCuda, SumKernelOfTheProductsFromTheEnvironment) {
+  using encoded::cuda::SumKernel;
+  ::unsetenv("QGPU_SUM_KERNEL");
+  EXPECT_EQ(encoded::cuda::query_sum_kernel(), encoded::cuda::kDefaultSumKernel);
+  EXPECT_EQ(encoded::cuda::kDefaultSumKernel, SumKernel::fast);
+  ::setenv("QGPU_SUM_KERNEL", "", 1);
+  EXPECT_EQ(encoded::cuda::query_sum_kernel(), SumKernel::fast);
+  for (SumKernel k : {SumKernel::fast, SumKernel::fast_window, SumKernel::fast_ilp, SumKernel::lockstep}) {
+    ::setenv("QGPU_SUM_KERNEL", encoded::cuda::sum_kernel_name(k), 1);
+    EXPECT_EQ(encoded::cuda::query_sum_kernel(), k) << encoded::cuda::sum_kernel_name(k);
+  }
+  EXPECT_STREQ(encoded::cuda::sum_kernel_name(SumKernel::fast_ilp), "fast_ilp");
+  ::setenv("QGPU_SUM_KERNEL", "fastest", 1);
+  try {
+    (void)encoded::cuda::query_sum_kernel();
+    ADD_FAILURE() << "an unknown kernel name was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("QGPU_SUM_KERNEL=fastest"), std::string::npos) << e.what();
+  }
+  ::unsetenv("QGPU_SUM_KERNEL");
+}

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdlib>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <string>
@@ -327,6 +328,24 @@ void frame_totals(const Layout& layout, const void* d_frames, std::size_t count,
                                                     d_out);
   });
   QGPU_CUDA_LAUNCHED("encoded frame totals");
+}
+
+const char* sum_kernel_name(SumKernel k) {
+  switch (k) {
+    case SumKernel::fast: return "fast";
+    case SumKernel::fast_window: return "fast_window";
+    case SumKernel::fast_ilp: return "fast_ilp";
+    case SumKernel::lockstep: return "lockstep";
+  }
+  return "?";
+}
+
+SumKernel query_sum_kernel() {
+  const char* v = std::getenv("QGPU_SUM_KERNEL");
+  if (!v || !*v) return kDefaultSumKernel;
+  for (SumKernel k : {SumKernel::fast, SumKernel::fast_window, SumKernel::fast_ilp, SumKernel::lockstep})
+    if (std::string(v) == sum_kernel_name(k)) return k;
+  throw InvalidArgument(std::string("QGPU_SUM_KERNEL=") + v + " is not fast, fast_window, fast_ilp or lockstep");
 }
 
 void masked_sums_async(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,

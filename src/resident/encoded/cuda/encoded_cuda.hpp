@@ -50,6 +50,11 @@ void frame_totals(const Layout& layout, const void* d_frames, std::size_t count,
 // (generic stream cursors), kept so that bench_encoded_cuda measures all in one run. All give the same integers.
 enum class SumKernel { fast, fast_window, lockstep, fast_ilp };
 inline constexpr SumKernel kDefaultSumKernel = SumKernel::fast;
+// The kernel the products use (EncodedResident::masked_sums, the encoded CoM): QGPU_SUM_KERNEL = fast,
+// fast_window, fast_ilp or lockstep when set (to compare whole products without a rebuild), else
+// kDefaultSumKernel; InvalidArgument naming any other value.
+SumKernel query_sum_kernel();
+const char* sum_kernel_name(SumKernel k);
 // Weighted sum over npix listed pixels (device arrays) for every scan position into d_out (layout.frames uint64).
 void masked_sum(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
                 const std::uint32_t* d_weights, std::size_t npix, std::uint64_t* d_out, cudaStream_t stream = nullptr,
