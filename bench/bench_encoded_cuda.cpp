@@ -1,7 +1,7 @@
 // The encoded-v1 resident on the GPU: encode time from the dense GPU-resident dataset (appended in batches of
 // whole scan rows, as the loader would), resident bytes against dense and the file, and warm query kernel times
 // (CUDA events, median of 10 after 3 warm-ups), each answer checked against the dense resident: BF, ADF and the
-// CoM sums with every masked-sum kernel (fast, the default; fast_window; the first, lockstep; fast_ilp), the whole CoM
+// CoM sums with every masked-sum kernel (fast, the default; fast_window; the first, lockstep; fast_ilp, fast_ilp_window), the whole CoM
 // product (with each kernel through QGPU_SUM_KERNEL),
 // mean pattern, one frame, a 64x64 scan-region read; then the load of the file dense and encoded (median of 2 warm
 // each): all the issue-8 figures of one file in one run. The encoder's stage times (statistics + encode kernel,
@@ -32,7 +32,7 @@ namespace {
 // Every masked-sum kernel, the default (fast) first: one run measures them side by side.
 using encoded::cuda::SumKernel;
 constexpr SumKernel kSumKernels[] = {SumKernel::fast, SumKernel::fast_window, SumKernel::lockstep,
-                                     SumKernel::fast_ilp};
+                                     SumKernel::fast_ilp, SumKernel::fast_ilp_window};
 const char* kernel_name(SumKernel k) { return encoded::cuda::sum_kernel_name(k); }
 
 // Pixel offsets with r0 <= distance from the detector centre < r1, weight 1.

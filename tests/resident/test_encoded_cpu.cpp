@@ -453,6 +453,11 @@ bool lane_values(const std::uint8_t* s, std::uint32_t size, std::uint32_t n, std
     const bool ok2 = lane_values_of<encoded::LaneDecoderWords>(at, size, n, other);
     EXPECT_EQ(ok2, ok) << "word window, alignment " << shift;
     if (ok && ok2) EXPECT_EQ(other, out) << "word window, alignment " << shift;
+    if (encoded::LaneDecoderPackedWords::takes(at, size)) {
+      const bool ok4 = lane_values_of<encoded::LaneDecoderPackedWords>(at, size, n, other);
+      EXPECT_EQ(ok4, ok) << "packed tables, word window, alignment " << shift;
+      if (ok && ok4) EXPECT_EQ(other, out) << "packed tables, word window, alignment " << shift;
+    }
   }
   if (encoded::LaneDecoderPacked::takes(s, size)) {  // SumKernel::fast_ilp's smaller tables (alphabets up to 24)
     ++packed_checked;
@@ -472,6 +477,7 @@ bool lane_values(const std::uint8_t* s, std::uint32_t size, std::uint32_t n, std
 TEST(EncodedCpu, LaneDecoderEqualsReferenceDecoder) {
   std::mt19937_64 rng(42);
   std::size_t taken = 0, rans = 0, raw = 0, constant = 0, escaped = 0, truncations = 0, mutations = 0;
+  std::size_t packed_escaped = 0, packed_long_escapes = 0;  // escapes in streams the packed decoders take
   std::vector<std::uint32_t> values, want, got;
   std::vector<std::uint8_t> slot;
   for (std::uint32_t n : {1u, 2u, 5u, 33u, 100u, 512u, 4096u})
@@ -506,7 +512,12 @@ TEST(EncodedCpu, LaneDecoderEqualsReferenceDecoder) {
         if (slot[0] == encoded::kRans) {
           encoded::ByteReader rd{slot.data() + 1, slot.data() + size};
           const std::uint32_t base = rd.varint(), K = rd.byte();
-          for (std::uint32_t v : values) escaped += v - base >= K;
+          const bool packed = encoded::LaneDecoderPacked::takes(slot.data(), size);
+          for (std::uint32_t v : values) {
+            escaped += v - base >= K;
+            packed_escaped += packed && v - base >= K;
+            packed_long_escapes += packed && v - base >= K && v - base - K >= 128;  // multi-byte varints
+          }
         }
         // Every truncation: the same verdict (and the same values where both accept).
         for (std::uint32_t cut = 1; cut <= size && cut <= 24; ++cut) {
@@ -539,6 +550,10 @@ TEST(EncodedCpu, LaneDecoderEqualsReferenceDecoder) {
   EXPECT_GT(truncations, 500u);
   EXPECT_GT(mutations, 500u);
   EXPECT_GT(packed_checked, 1000u);
+  std::printf("packed decoders: %zu stream checks, %zu escapes (%zu of several bytes)\n", packed_checked,
+              packed_escaped, packed_long_escapes);
+  EXPECT_GT(packed_escaped, 100u);
+  EXPECT_GT(packed_long_escapes, 10u);
   // A stream the decoder does not take (sparse, rANS alphabets above 30) is left to the scattered path.
   std::vector<std::uint32_t> wide(4096);
   for (std::uint32_t i = 0; i < wide.size(); ++i) wide[i] = (i * 2654435761u) % 100;  // 100 values: K = 128

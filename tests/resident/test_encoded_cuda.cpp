@@ -316,7 +316,7 @@ Dense filled_gpu(const Shape4D& s, DType t, std::uint32_t v) {
 
 }  // namespace
 
-// Every masked-sum kernel (fast, the default; fast_window; fast_ilp; the first, lockstep one) gives the CPU reference's
+// Every masked-sum kernel (fast, the default; fast_window; fast_ilp, fast_ilp_window; the first, lockstep one) gives the CPU reference's
 // exact uint64 sums on every count dtype, for low-count (all-rANS) and mixed (every model, large alphabets,
 // escapes) data, tiles shorter than and not a multiple of the 32-position chunk, and masks: a disk with weight 1
 // (BF), every pixel with row and column weights (CoM), three weightings with zero and maximal weights, a reversed
@@ -355,6 +355,7 @@ TEST(EncodedCuda, EveryMaskedSumKernelEqualsCpu) {
           EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::fast_window), want) << "fast_window kernel, query " << q;
           EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::lockstep), want) << "lockstep kernel, query " << q;
           EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::fast_ilp), want) << "fast_ilp kernel, query " << q;
+          EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::fast_ilp_window), want) << "fast_ilp_window kernel, query " << q;
         }
         EXPECT_EQ(gpu.masked_sums(all, {rows, cols}), cpu.masked_sums(all, {rows, cols}));  // the default kernel
       }
@@ -395,7 +396,8 @@ TEST(EncodedCuda, MalformedRansStreamRaisesInEveryKernel) {
     px.upload(all.data(), px.bytes());
     w.upload(ones.data(), w.bytes());
     for (auto kernel : {encoded::cuda::SumKernel::fast, encoded::cuda::SumKernel::fast_window,
-                        encoded::cuda::SumKernel::lockstep, encoded::cuda::SumKernel::fast_ilp})
+                        encoded::cuda::SumKernel::lockstep, encoded::cuda::SumKernel::fast_ilp,
+                        encoded::cuda::SumKernel::fast_ilp_window})
       EXPECT_THROW(encoded::cuda::masked_sum(cpu.layout(), refs.as<encoded::TileRef>(), px.as<std::uint32_t>(),
                                              w.as<std::uint32_t>(), 16, out.as<std::uint64_t>(), nullptr, kernel),
                    FormatError)
@@ -484,7 +486,8 @@ TEST(EncodedCuda, SumKernelOfTheProductsFromTheEnvironment) {
   EXPECT_EQ(encoded::cuda::kDefaultSumKernel, SumKernel::fast);
   ::setenv("QGPU_SUM_KERNEL", "", 1);
   EXPECT_EQ(encoded::cuda::query_sum_kernel(), SumKernel::fast);
-  for (SumKernel k : {SumKernel::fast, SumKernel::fast_window, SumKernel::fast_ilp, SumKernel::lockstep}) {
+  for (SumKernel k : {SumKernel::fast, SumKernel::fast_window, SumKernel::fast_ilp, SumKernel::fast_ilp_window,
+                      SumKernel::lockstep}) {
     ::setenv("QGPU_SUM_KERNEL", encoded::cuda::sum_kernel_name(k), 1);
     EXPECT_EQ(encoded::cuda::query_sum_kernel(), k) << encoded::cuda::sum_kernel_name(k);
   }

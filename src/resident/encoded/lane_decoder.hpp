@@ -38,7 +38,8 @@ QGPU_HD_INLINE std::uint32_t load_readonly_word(const std::uint8_t* a) {
 
 // kPacked: the smaller table of SumKernel::fast_ilp (kWords = 45 instead of 64, so that more streams fit in shared
 // memory): words 0 .. 31 the packed coarse entries, then cum[0 .. K + 1] as 16-bit halves (cum[s] in word
-// 32 + s / 2, bits 16 * (s % 2)), alphabets up to kMaxK = 24.
+// 32 + s / 2, bits 16 * (s % 2)), alphabets up to kMaxK = 24; and the next escape byte loaded ahead (when the
+// stream is opened and after each escape), so that an escape's load latency is not on the decode chain.
 // kWordWindow: how rANS renormalisation bytes are read. false: one byte load per byte (through the L1 cache).
 // true: a register window of two aligned 4-byte words (the current one and the next, loaded when the current one
 // is entered, so its latency hides behind the symbols decoded meanwhile); words that reach outside the stream are
@@ -63,6 +64,7 @@ struct LaneDecoderT {
   std::uint32_t at = 0, lim = 0;     // rANS: offsets of the next renormalisation byte and of the stream's end
   std::uint32_t mis = 0, cur = 0, nxt = 0;  // word window: p's offset from 4-byte alignment; current, next word
   ByteReader esc{nullptr, nullptr};   // rANS escapes
+  std::uint32_t eb = 0;               // kPacked: the escape byte at esc.p, loaded ahead (0 past the end)
   std::uint32_t* col = nullptr;       // the tables (kWords words, `stride` apart)
   std::uint32_t stride = 32;
 
@@ -128,6 +130,7 @@ struct LaneDecoderT {
         ok = rd.ok && static_cast<std::uint64_t>(rd.end - rd.p) >= esc_bytes;
         if (ok) {
           esc = ByteReader{rd.p, rd.p + esc_bytes};
+          if constexpr (kPacked) eb = esc_bytes ? load_readonly(esc.p) : 0u;
           rd.p += esc_bytes;
           x = 0;
           for (std::uint32_t k = 0; k < 4; ++k) x |= static_cast<std::uint32_t>(rd.byte()) << (8 * k);
@@ -192,8 +195,33 @@ struct LaneDecoderT {
   // The value of symbol sym (an escape reads the next escape varint).
   QGPU_HD_INLINE std::uint32_t rans_value(std::uint32_t sym, bool& bad) {
     if (sym < K) return base + sym;
-    const std::uint32_t v = base + K + esc.varint();
-    if (!esc.ok) bad = true;
+    if constexpr (kPacked) {
+      return base + K + escape_ahead(bad);
+    } else {
+      const std::uint32_t v = base + K + esc.varint();
+      if (!esc.ok) bad = true;
+      return v;
+    }
+  }
+
+  // ByteReader::varint over the escapes, its first byte the one loaded ahead (eb); then loads the next one ahead.
+  // Past the end, or a sixth byte, sets bad (the values no longer matter).
+  QGPU_HD_INLINE std::uint32_t escape_ahead(bool& bad) {
+    if (esc.p >= esc.end) {
+      bad = true;
+      return 0;
+    }
+    std::uint32_t b = eb, v = b & 0x7fu;
+    ++esc.p;
+    for (std::uint32_t shift = 7; b & 0x80u; shift += 7) {  // more bytes (escapes of 128 and more)
+      if (shift == 35 || esc.p >= esc.end) {
+        bad = true;
+        return 0;
+      }
+      b = load_readonly(esc.p++);
+      v |= (b & 0x7fu) << shift;
+    }
+    eb = esc.p < esc.end ? load_readonly(esc.p) : 0u;
     return v;
   }
 
@@ -255,5 +283,6 @@ struct LaneDecoderT {
 using LaneDecoder = LaneDecoderT<false>;
 using LaneDecoderWords = LaneDecoderT<true>;
 using LaneDecoderPacked = LaneDecoderT<false, true>;
+using LaneDecoderPackedWords = LaneDecoderT<true, true>;
 
 }  // namespace qgpu::encoded

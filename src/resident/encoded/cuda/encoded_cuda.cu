@@ -335,6 +335,7 @@ const char* sum_kernel_name(SumKernel k) {
     case SumKernel::fast: return "fast";
     case SumKernel::fast_window: return "fast_window";
     case SumKernel::fast_ilp: return "fast_ilp";
+    case SumKernel::fast_ilp_window: return "fast_ilp_window";
     case SumKernel::lockstep: return "lockstep";
   }
   return "?";
@@ -343,9 +344,11 @@ const char* sum_kernel_name(SumKernel k) {
 SumKernel query_sum_kernel() {
   const char* v = std::getenv("QGPU_SUM_KERNEL");
   if (!v || !*v) return kDefaultSumKernel;
-  for (SumKernel k : {SumKernel::fast, SumKernel::fast_window, SumKernel::fast_ilp, SumKernel::lockstep})
+  for (SumKernel k : {SumKernel::fast, SumKernel::fast_window, SumKernel::fast_ilp, SumKernel::fast_ilp_window,
+                      SumKernel::lockstep})
     if (std::string(v) == sum_kernel_name(k)) return k;
-  throw InvalidArgument(std::string("QGPU_SUM_KERNEL=") + v + " is not fast, fast_window, fast_ilp or lockstep");
+  throw InvalidArgument(std::string("QGPU_SUM_KERNEL=") + v +
+                        " is not fast, fast_window, fast_ilp, fast_ilp_window or lockstep");
 }
 
 void masked_sums_async(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
@@ -355,8 +358,9 @@ void masked_sums_async(const Layout& layout, const TileRef* d_tiles, const std::
   QGPU_CUDA(cudaMemsetAsync(d_out, 0, K * layout.frames * sizeof(std::uint64_t), stream));
   if (npix == 0) return;
   auto* out = reinterpret_cast<unsigned long long*>(d_out);
-  if (kernel == SumKernel::fast_ilp) {
-    detail::launch_masked_sums_ilp(layout, d_tiles, d_pixels, d_weights, npix, K, out, d_error, stream);
+  if (kernel == SumKernel::fast_ilp || kernel == SumKernel::fast_ilp_window) {
+    detail::launch_masked_sums_ilp(layout, d_tiles, d_pixels, d_weights, npix, K,
+                                   kernel == SumKernel::fast_ilp_window, out, d_error, stream);
     return;
   }
   if (kernel != SumKernel::lockstep) {

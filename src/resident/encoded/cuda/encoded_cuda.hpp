@@ -46,12 +46,13 @@ void frame_totals(const Layout& layout, const void* d_frames, std::size_t count,
 // result and raises FormatError when a stream is malformed.
 // The masked-sum kernel: `fast` (masked_sum_kernel.cu, the default; rANS bytes one load each), `fast_window` (the
 // same with rANS bytes from a prefetched register window of aligned words), `fast_ilp` (masked_sum_ilp_kernel.cu:
-// two streams per lane interleaved, smaller shared tables, 3 blocks per SM) or the first `lockstep` kernel
+// two streams per lane interleaved, smaller shared tables, 3 blocks per SM, escape bytes loaded ahead),
+// `fast_ilp_window` (the same with fast_window's renormalisation bytes) or the first `lockstep` kernel
 // (generic stream cursors), kept so that bench_encoded_cuda measures all in one run. All give the same integers.
-enum class SumKernel { fast, fast_window, lockstep, fast_ilp };
+enum class SumKernel { fast, fast_window, lockstep, fast_ilp, fast_ilp_window };
 inline constexpr SumKernel kDefaultSumKernel = SumKernel::fast;
 // The kernel the products use (EncodedResident::masked_sums, the encoded CoM): QGPU_SUM_KERNEL = fast,
-// fast_window, fast_ilp or lockstep when set (to compare whole products without a rebuild), else
+// fast_window, fast_ilp, fast_ilp_window or lockstep when set (to compare whole products without a rebuild), else
 // kDefaultSumKernel; InvalidArgument naming any other value.
 SumKernel query_sum_kernel();
 const char* sum_kernel_name(SumKernel k);

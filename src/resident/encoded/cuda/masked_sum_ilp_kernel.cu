@@ -13,6 +13,8 @@
 //   32-63; the second half's rows are 16 words further, so that the two halves read different banks), then one
 //   shuffle adds the halves; weights are read from the rows' pad words (0 for rows without a dense stream, whose
 //   values are then ignored).
+// - Escapes: the next escape byte is loaded ahead (LaneDecoderPacked), off the decode chain.
+// SumKernel::fast_ilp_window reads renormalisation bytes through the word window of fast_window.
 // Every product is weight (uint32) x count (uint32) as uint64, summed modulo 2^64: exactly the CPU reference.
 #include <type_traits>
 
@@ -26,7 +28,9 @@ namespace qgpu::encoded::cuda::detail {
 
 namespace {
 
-using Decoder = LaneDecoderPacked;
+template <bool kWordWindow>
+using DecoderT = LaneDecoderT<kWordWindow, true>;
+using Decoder = DecoderT<false>;  // the table geometry (the same for both)
 constexpr unsigned kWarps = 4;
 constexpr unsigned kThreads = kWarps * 32;
 constexpr unsigned kStreams = 64;  // per warp: two per lane
@@ -49,7 +53,8 @@ constexpr std::size_t shared_bytes(std::uint32_t tile) {
 }
 
 // Chunk positions [c0, c0 + m) of one stream into row (any model; kZero rows get zeros).
-__device__ __forceinline__ void fill_row(Decoder& dec, std::uint32_t* row, std::uint32_t c0, std::uint32_t m,
+template <class Dec>
+__device__ __forceinline__ void fill_row(Dec& dec, std::uint32_t* row, std::uint32_t c0, std::uint32_t m,
                                          bool& bad) {
   if (dec.model == kRans) {
     for (std::uint32_t u = 0; u < m; ++u) row[u] = dec.rans_next(bad);
@@ -61,12 +66,13 @@ __device__ __forceinline__ void fill_row(Decoder& dec, std::uint32_t* row, std::
   }
 }
 
-template <int K>
+template <int K, bool kWordWindow>
 __global__ void __launch_bounds__(kThreads, 3)
     masked_sum_ilp_kernel(const TileRef* tiles, std::uint32_t tile, const std::uint32_t* pixels,
                           const std::uint32_t* weights, std::size_t npix, std::size_t per_block, std::size_t frames,
                           unsigned long long* out, int* error) {
   constexpr unsigned S = kRowStride<K>;
+  using Dec = DecoderT<kWordWindow>;
   extern __shared__ unsigned long long dyn[];
   unsigned long long* const acc = dyn;  // [K][tile]
   auto* const tables = reinterpret_cast<std::uint32_t*>(dyn + static_cast<std::size_t>(K) * tile);
@@ -86,7 +92,7 @@ __global__ void __launch_bounds__(kThreads, 3)
 
   // Reads listed pixel j's stream and weights; scattered streams are summed here; a dense stream is opened in dec.
   // Writes the row's weights (0 unless dense). Returns whether the stream is dense.
-  const auto prepare = [&](std::size_t j, std::uint32_t* row, Decoder& dec) {
+  const auto prepare = [&](std::size_t j, std::uint32_t* row, Dec& dec) {
     std::uint32_t wk[K];
     const std::uint8_t* s = nullptr;
     std::uint32_t size = 0;
@@ -102,7 +108,7 @@ __global__ void __launch_bounds__(kThreads, 3)
       }
     }
     const bool stored = any && size != 0;
-    const bool dense = stored && Decoder::takes(s, size);
+    const bool dense = stored && Dec::takes(s, size);
     if (stored && !dense) {  // sparse, rANS with an alphabet above 24, or a bad model byte (decode_stream rejects it)
       const bool ok = decode_stream(s, size, tr.len, 0, tr.len, [&](std::uint32_t i, std::uint32_t v) {
         for (int k = 0; k < K; ++k)
@@ -117,7 +123,7 @@ __global__ void __launch_bounds__(kThreads, 3)
 
   // g is the same for all lanes of a warp: the loop, the ballot and the __syncwarp calls are warp-uniform.
   for (std::size_t g = j0 + warp * kStreams; g < j1; g += kWarps * kStreams) {
-    Decoder da, db;
+    Dec da, db;
     da.col = table;
     db.col = table + 32;
     da.stride = db.stride = kStreams;
@@ -163,10 +169,10 @@ __global__ void __launch_bounds__(kThreads, 3)
       if (acc[k * tile + i]) atomicAdd(out + k * frames + first + i, acc[k * tile + i]);
 }
 
-template <int K>
+template <int K, bool kWordWindow>
 void launch(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels, const std::uint32_t* d_weights,
             std::size_t npix, unsigned long long* out, int* error, cudaStream_t stream) {
-  const auto kernel = masked_sum_ilp_kernel<K>;
+  const auto kernel = masked_sum_ilp_kernel<K, kWordWindow>;
   const std::size_t smem = shared_bytes<K>(layout.tile);
   QGPU_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   QGPU_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
@@ -186,12 +192,22 @@ void launch(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d
 }  // namespace
 
 void launch_masked_sums_ilp(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
-                            const std::uint32_t* d_weights, std::size_t npix, int K, unsigned long long* out,
-                            int* error, cudaStream_t stream) {
+                            const std::uint32_t* d_weights, std::size_t npix, int K, bool word_window,
+                            unsigned long long* out, int* error, cudaStream_t stream) {
   if (npix == 0) return;
-  if (K == 1) launch<1>(layout, d_tiles, d_pixels, d_weights, npix, out, error, stream);
-  if (K == 2) launch<2>(layout, d_tiles, d_pixels, d_weights, npix, out, error, stream);
-  if (K == 3) launch<3>(layout, d_tiles, d_pixels, d_weights, npix, out, error, stream);
+  const auto go = [&](auto k, auto window) {
+    launch<decltype(k)::value, decltype(window)::value>(layout, d_tiles, d_pixels, d_weights, npix, out, error,
+                                                        stream);
+  };
+  const auto with_k = [&](auto window) {
+    if (K == 1) go(std::integral_constant<int, 1>{}, window);
+    if (K == 2) go(std::integral_constant<int, 2>{}, window);
+    if (K == 3) go(std::integral_constant<int, 3>{}, window);
+  };
+  if (word_window)
+    with_k(std::true_type{});
+  else
+    with_k(std::false_type{});
 }
 
 }  // namespace qgpu::encoded::cuda::detail
