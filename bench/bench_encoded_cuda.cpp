@@ -2,7 +2,7 @@
 // whole scan rows, as the loader would), resident bytes against dense and the file, and warm query kernel times
 // (CUDA events, median of 10 after 3 warm-ups), each answer checked against the dense resident: BF, ADF and the
 // CoM sums with every masked-sum kernel (fast, the default; fast_window; the first, lockstep; fast_ilp, fast_ilp_window), the whole CoM
-// product (with each kernel through QGPU_SUM_KERNEL),
+// product and the whole BF product (with each kernel through QGPU_SUM_KERNEL),
 // mean pattern, one frame, a 64x64 scan-region read; then the load of the file dense and encoded (median of 2 warm
 // each): all the issue-8 figures of one file in one run. The encoder's stage times (statistics + encode kernel,
 // tile offsets, compaction, host waits and allocations) are printed for the encode from dense and the encoded load,
@@ -210,6 +210,15 @@ int main(int argc, char** argv) {
                 kernel == encoded::cuda::kDefaultSumKernel ? "" : ", QGPU_SUM_KERNEL=",
                 kernel == encoded::cuda::kDefaultSumKernel ? "" : kernel_name(kernel), com_ms,
                 com_e.com_row.data == com_d.com_row.data && com_e.com_col.data == com_d.com_col.data ? "yes" : "NO");
+  }
+  const auto bf_d = detector::bf(ds);
+  for (const auto kernel : kSumKernels) {  // the BF image (default radius) as a whole product, every kernel
+    if (kernel != encoded::cuda::kDefaultSumKernel) ::setenv("QGPU_SUM_KERNEL", kernel_name(kernel), 1);
+    const double bf_ms = time_ms([&] { (void)detector::bf(dse); }, 10);
+    const auto bf_e = detector::bf(dse);
+    ::unsetenv("QGPU_SUM_KERNEL");
+    std::printf("| encoded BF (bf, whole product), QGPU_SUM_KERNEL=%s | %.3f ms | equal to dense: %s |\n",
+                kernel_name(kernel), bf_ms, bf_e.data == bf_d.data ? "yes" : "NO");
   }
   const double mean_ms = time_ms([&] { (void)detector::mean_pattern(dse); }, 10);
   std::printf("| encoded mean pattern (mean_pattern, whole product) | %.3f ms | equal to dense: %s |\n", mean_ms,
