@@ -1,7 +1,8 @@
 // The encoded-v1 resident on the GPU: encode time from the dense GPU-resident dataset (appended in batches of
 // whole scan rows, as the loader would), resident bytes against dense and the file, and warm query kernel times
 // (CUDA events, median of 10 after 3 warm-ups), each answer checked against the dense resident: BF, ADF and the
-// CoM sums with every masked-sum kernel (fast, the default; fast_window; the first, lockstep), the whole CoM product,
+// CoM sums with every masked-sum kernel (fast, the default; fast_window; the first, lockstep; fast_ilp, fast_ilp_window), the whole CoM
+// product and the whole BF product (with each kernel through QGPU_SUM_KERNEL),
 // mean pattern, one frame, a 64x64 scan-region read; then the load of the file dense and encoded (median of 2 warm
 // each): all the issue-8 figures of one file in one run. The encoder's stage times (statistics + encode kernel,
 // tile offsets, compaction, host waits and allocations) are printed for the encode from dense and the encoded load,
@@ -30,10 +31,9 @@ namespace {
 
 // Every masked-sum kernel, the default (fast) first: one run measures them side by side.
 using encoded::cuda::SumKernel;
-constexpr SumKernel kSumKernels[] = {SumKernel::fast, SumKernel::fast_window, SumKernel::lockstep};
-const char* kernel_name(SumKernel k) {
-  return k == SumKernel::fast ? "fast" : k == SumKernel::fast_window ? "fast_window" : "lockstep";
-}
+constexpr SumKernel kSumKernels[] = {SumKernel::fast, SumKernel::fast_window, SumKernel::lockstep,
+                                     SumKernel::fast_ilp, SumKernel::fast_ilp_window};
+const char* kernel_name(SumKernel k) { return encoded::cuda::sum_kernel_name(k); }
 
 // Pixel offsets with r0 <= distance from the detector centre < r1, weight 1.
 void annulus(const Shape4D& s, double r0, double r1, std::vector<std::uint32_t>& px, std::vector<std::uint32_t>& w) {
@@ -200,10 +200,26 @@ int main(int argc, char** argv) {
               "| load encoded, first encoder (QGPU_ENCODER=slots) | %.1f ms | %.2fx the dense load |\n",
               dense_load, enc_load, enc_load / dense_load, slots_load, slots_load / dense_load);
   if (dse.encoded()) std::printf("  encoder stages of the last encoded load: %s\n", dse.encoded()->encoder_stages().c_str());
-  const double com_ms = time_ms([&] { (void)dpc::center_of_mass(dse); }, 10);
-  const auto com_e = dpc::center_of_mass(dse), com_d = dpc::center_of_mass(ds);
-  std::printf("| encoded CoM (center_of_mass, whole product) | %.3f ms | equal to dense: %s |\n", com_ms,
-              com_e.com_row.data == com_d.com_row.data && com_e.com_col.data == com_d.com_col.data ? "yes" : "NO");
+  const auto com_d = dpc::center_of_mass(ds);
+  for (const auto kernel : kSumKernels) {  // the default first (its row keeps the name it had)
+    if (kernel != encoded::cuda::kDefaultSumKernel) ::setenv("QGPU_SUM_KERNEL", kernel_name(kernel), 1);
+    const double com_ms = time_ms([&] { (void)dpc::center_of_mass(dse); }, 10);
+    const auto com_e = dpc::center_of_mass(dse);
+    ::unsetenv("QGPU_SUM_KERNEL");
+    std::printf("| encoded CoM (center_of_mass, whole product)%s%s | %.3f ms | equal to dense: %s |\n",
+                kernel == encoded::cuda::kDefaultSumKernel ? "" : ", QGPU_SUM_KERNEL=",
+                kernel == encoded::cuda::kDefaultSumKernel ? "" : kernel_name(kernel), com_ms,
+                com_e.com_row.data == com_d.com_row.data && com_e.com_col.data == com_d.com_col.data ? "yes" : "NO");
+  }
+  const auto bf_d = detector::bf(ds);
+  for (const auto kernel : kSumKernels) {  // the BF image (default radius) as a whole product, every kernel
+    if (kernel != encoded::cuda::kDefaultSumKernel) ::setenv("QGPU_SUM_KERNEL", kernel_name(kernel), 1);
+    const double bf_ms = time_ms([&] { (void)detector::bf(dse); }, 10);
+    const auto bf_e = detector::bf(dse);
+    ::unsetenv("QGPU_SUM_KERNEL");
+    std::printf("| encoded BF (bf, whole product), QGPU_SUM_KERNEL=%s | %.3f ms | equal to dense: %s |\n",
+                kernel_name(kernel), bf_ms, bf_e.data == bf_d.data ? "yes" : "NO");
+  }
   const double mean_ms = time_ms([&] { (void)detector::mean_pattern(dse); }, 10);
   std::printf("| encoded mean pattern (mean_pattern, whole product) | %.3f ms | equal to dense: %s |\n", mean_ms,
               detector::mean_pattern(dse).data == detector::mean_pattern(ds).data ? "yes" : "NO");

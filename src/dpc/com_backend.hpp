@@ -17,5 +17,14 @@ struct ComMaps {
 ComMaps com_cpu(const Dataset& ds, const std::uint8_t* mask);   // ds.backend() == cpu
 ComMaps com_cuda(const Dataset& ds, const std::uint8_t* mask);  // ds.backend() == cuda
 ComMaps com_encoded(const Dataset& ds, const std::uint8_t* mask);  // ds.encoded(): either backend
+// The encoded CoM of a GPU-resident encoded dataset, sums and division on the device (com_encoded's cuda path).
+ComMaps com_encoded_cuda(const Dataset& ds, const std::uint8_t* mask);
+
+// The encoded CoM's pixel list (the selected pixels in row-major order, all without a mask) and their det_row and
+// det_col weights.
+struct ComPixelLists {
+  std::vector<std::uint32_t> pixels, rows, cols;
+};
+ComPixelLists com_pixel_lists(const Shape4D& sh, const std::uint8_t* mask);
 
 }  // namespace qgpu::dpc::detail

@@ -1,6 +1,7 @@
 // CoM on an encoded dataset: the exact sums S, Sr, Sc come from the encoded resident's masked sums (weights 1,
 // det_row and det_col over the selected pixels, one decode of their streams; without a mask S is the stored frame
-// totals), then the same host/device arithmetic as the dense backends (com_math.hpp): identical float bits.
+// totals), then the same host/device arithmetic as the dense backends (com_math.hpp): identical float bits. A
+// GPU-resident dataset stays on the device until the float maps (com_encoded_cuda, cuda/com_encoded_cuda.cu).
 #include <algorithm>
 #include <string>
 
@@ -11,25 +12,34 @@
 
 namespace qgpu::dpc::detail {
 
-ComMaps com_encoded(const Dataset& ds, const std::uint8_t* mask) {
-  const EncodedResident* e = ds.encoded();
-  if (!e) throw Error("encoded CoM on a dense dataset");
-  const Shape4D& sh = ds.shape();
-  std::vector<std::uint32_t> px, wr, wc, ones;
+ComPixelLists com_pixel_lists(const Shape4D& sh, const std::uint8_t* mask) {
+  ComPixelLists l;
+  const std::size_t n = sh.det_rows * sh.det_cols;
+  l.pixels.reserve(n);
+  l.rows.reserve(n);
+  l.cols.reserve(n);
   for (std::size_t r = 0; r < sh.det_rows; ++r)
     for (std::size_t c = 0; c < sh.det_cols; ++c) {
       const std::size_t i = r * sh.det_cols + c;
       if (mask && !mask[i]) continue;
-      px.push_back(std::uint32_t(i));
-      wr.push_back(std::uint32_t(r));
-      wc.push_back(std::uint32_t(c));
-      ones.push_back(1);
+      l.pixels.push_back(std::uint32_t(i));
+      l.rows.push_back(std::uint32_t(r));
+      l.cols.push_back(std::uint32_t(c));
     }
+  return l;
+}
+
+ComMaps com_encoded(const Dataset& ds, const std::uint8_t* mask) {
+  const EncodedResident* e = ds.encoded();
+  if (!e) throw Error("encoded CoM on a dense dataset");
+  if (e->backend() == Backend::cuda) return com_encoded_cuda(ds, mask);
+  const Shape4D& sh = ds.shape();
+  const ComPixelLists l = com_pixel_lists(sh, mask);
   std::vector<std::vector<std::uint64_t>> sums;
   if (mask) {
-    sums = e->masked_sums(px, {ones, wr, wc});
+    sums = e->masked_sums(l.pixels, {std::vector<std::uint32_t>(l.pixels.size(), 1), l.rows, l.cols});
   } else {
-    sums = e->masked_sums(px, {wr, wc});
+    sums = e->masked_sums(l.pixels, {l.rows, l.cols});
     sums.insert(sums.begin(), e->frame_totals());
   }
   const std::size_t frames = sh.frames();

@@ -376,32 +376,37 @@ TEST(EncodedCpu, StreamCursorRejectsMalformedStreams) {
   EXPECT_FALSE(encoded::StreamCursor<>{}.open(slot.data(), ns, 512)) << "unknown model";
 }
 
-// The masked-sum kernel's grid (host arithmetic): blocks cover the pixel list in multiples of 32 pixels, at most
-// 65535 chunks, and the chunk count minimises waves x rounds (checked against every chunk count by brute force).
+// The masked-sum kernel's grid (host arithmetic): blocks cover the pixel list in multiples of the warp's group (32
+// pixels, or 64 for fast_ilp), at most 65535 chunks, and the chunk count minimises waves x rounds (checked against
+// every chunk count by brute force).
 TEST(EncodedCpu, MaskedSumGridCoversThePixelsAndBalancesTheWork) {
   using encoded::plan_sum_grid;
-  const auto cost = [](std::size_t tiles, std::size_t npix, std::size_t warps, std::size_t slots, std::size_t per) {
-    const std::size_t groups = (npix + 31) / 32, gpb = per / 32, chunks = (groups + gpb - 1) / gpb;
+  const auto cost = [](std::size_t tiles, std::size_t npix, std::size_t warps, std::size_t slots, std::size_t per,
+                       std::size_t group) {
+    const std::size_t groups = (npix + group - 1) / group, gpb = per / group, chunks = (groups + gpb - 1) / gpb;
     const std::size_t rounds = (gpb + warps - 1) / warps, waves = (tiles * chunks + slots - 1) / slots;
     return double(waves) * (double(rounds) + 0.125);
   };
-  for (std::size_t tiles : {1u, 7u, 512u, 4096u})
-    for (std::size_t npix : {1u, 31u, 32u, 33u, 3228u, 20424u, 36864u})
-      for (std::size_t slots : {1u, 264u, 396u}) {
-        SCOPED_TRACE(std::to_string(tiles) + " tiles, " + std::to_string(npix) + " pixels, " + std::to_string(slots));
-        const encoded::SumGrid g = plan_sum_grid(tiles, npix, 8, slots);
-        ASSERT_GT(g.per_block, 0u);
-        EXPECT_EQ(g.per_block % 32, 0u);
-        EXPECT_GE(g.chunks * g.per_block, npix);
-        EXPECT_LT((g.chunks - 1) * g.per_block, npix);
-        EXPECT_LE(g.chunks, 65535u);
-        double best = -1;
-        for (std::size_t per = 32; per <= (npix + 31) / 32 * 32; per += 32) {
-          const double c = cost(tiles, npix, 8, slots, per);
-          if (best < 0 || c < best) best = c;
+  for (std::size_t group : {32u, 64u})
+    for (std::size_t tiles : {1u, 7u, 512u, 4096u})
+      for (std::size_t npix : {1u, 31u, 32u, 33u, 3228u, 20424u, 36864u})
+        for (std::size_t slots : {1u, 264u, 396u}) {
+          SCOPED_TRACE(std::to_string(tiles) + " tiles, " + std::to_string(npix) + " pixels, " +
+                       std::to_string(slots) + " slots, group " + std::to_string(group));
+          const std::size_t warps = group == 32 ? 8 : 4;
+          const encoded::SumGrid g = plan_sum_grid(tiles, npix, warps, slots, group);
+          ASSERT_GT(g.per_block, 0u);
+          EXPECT_EQ(g.per_block % group, 0u);
+          EXPECT_GE(g.chunks * g.per_block, npix);
+          EXPECT_LT((g.chunks - 1) * g.per_block, npix);
+          EXPECT_LE(g.chunks, 65535u);
+          double best = -1;
+          for (std::size_t per = group; per <= (npix + group - 1) / group * group; per += group) {
+            const double c = cost(tiles, npix, warps, slots, per, group);
+            if (best < 0 || c < best) best = c;
+          }
+          EXPECT_EQ(cost(tiles, npix, warps, slots, g.per_block, group), best);
         }
-        EXPECT_EQ(cost(tiles, npix, 8, slots, g.per_block), best);
-      }
   // The BF disk of the 512x512 sample (512 tiles, 3228 pixels = 101 groups, 2 blocks of 8 warps on 132 SMs): one
   // chunk per tile, 13 rounds per warp in 2 waves.
   EXPECT_EQ(plan_sum_grid(512, 3228, 8, 264).chunks, 1u);
@@ -433,6 +438,8 @@ bool lane_values_of(const std::uint8_t* s, std::uint32_t size, std::uint32_t n, 
   return !bad;
 }
 
+std::size_t packed_checked = 0;  // streams lane_values also decoded with LaneDecoderPacked
+
 // Both LaneDecoder variants (byte loads, and the word window with the stream at each of the 4 alignments: the
 // stream copied into an exact-size buffer at offset 0..3 from an aligned address): the same verdict and values,
 // returned as one.
@@ -446,18 +453,31 @@ bool lane_values(const std::uint8_t* s, std::uint32_t size, std::uint32_t n, std
     const bool ok2 = lane_values_of<encoded::LaneDecoderWords>(at, size, n, other);
     EXPECT_EQ(ok2, ok) << "word window, alignment " << shift;
     if (ok && ok2) EXPECT_EQ(other, out) << "word window, alignment " << shift;
+    if (encoded::LaneDecoderPackedWords::takes(at, size)) {
+      const bool ok4 = lane_values_of<encoded::LaneDecoderPackedWords>(at, size, n, other);
+      EXPECT_EQ(ok4, ok) << "packed tables, word window, alignment " << shift;
+      if (ok && ok4) EXPECT_EQ(other, out) << "packed tables, word window, alignment " << shift;
+    }
+  }
+  if (encoded::LaneDecoderPacked::takes(s, size)) {  // SumKernel::fast_ilp's smaller tables (alphabets up to 24)
+    ++packed_checked;
+    const bool ok3 = lane_values_of<encoded::LaneDecoderPacked>(s, size, n, other);
+    EXPECT_EQ(ok3, ok) << "packed tables";
+    if (ok && ok3) EXPECT_EQ(other, out) << "packed tables";
   }
   return ok;
 }
 
 }  // namespace
 
-// The fast masked-sum kernels' stream decoder (host and device code; both ways of reading bytes) gives the reference decoder's values for every
+// The fast masked-sum kernels' stream decoder (host and device code; both ways of reading bytes, and the packed
+// tables of fast_ilp) gives the reference decoder's values for every
 // stream it takes (constant, raw, rANS with alphabets up to 30, with escapes and with symbol boundaries inside
 // coarse slots), and the reference's verdict on every truncation and on random byte changes of those streams.
 TEST(EncodedCpu, LaneDecoderEqualsReferenceDecoder) {
   std::mt19937_64 rng(42);
   std::size_t taken = 0, rans = 0, raw = 0, constant = 0, escaped = 0, truncations = 0, mutations = 0;
+  std::size_t packed_escaped = 0, packed_long_escapes = 0;  // escapes in streams the packed decoders take
   std::vector<std::uint32_t> values, want, got;
   std::vector<std::uint8_t> slot;
   for (std::uint32_t n : {1u, 2u, 5u, 33u, 100u, 512u, 4096u})
@@ -492,7 +512,12 @@ TEST(EncodedCpu, LaneDecoderEqualsReferenceDecoder) {
         if (slot[0] == encoded::kRans) {
           encoded::ByteReader rd{slot.data() + 1, slot.data() + size};
           const std::uint32_t base = rd.varint(), K = rd.byte();
-          for (std::uint32_t v : values) escaped += v - base >= K;
+          const bool packed = encoded::LaneDecoderPacked::takes(slot.data(), size);
+          for (std::uint32_t v : values) {
+            escaped += v - base >= K;
+            packed_escaped += packed && v - base >= K;
+            packed_long_escapes += packed && v - base >= K && v - base - K >= 128;  // multi-byte varints
+          }
         }
         // Every truncation: the same verdict (and the same values where both accept).
         for (std::uint32_t cut = 1; cut <= size && cut <= 24; ++cut) {
@@ -524,6 +549,11 @@ TEST(EncodedCpu, LaneDecoderEqualsReferenceDecoder) {
   EXPECT_GT(escaped, 0u);
   EXPECT_GT(truncations, 500u);
   EXPECT_GT(mutations, 500u);
+  EXPECT_GT(packed_checked, 1000u);
+  std::printf("packed decoders: %zu stream checks, %zu escapes (%zu of several bytes)\n", packed_checked,
+              packed_escaped, packed_long_escapes);
+  EXPECT_GT(packed_escaped, 100u);
+  EXPECT_GT(packed_long_escapes, 10u);
   // A stream the decoder does not take (sparse, rANS alphabets above 30) is left to the scattered path.
   std::vector<std::uint32_t> wide(4096);
   for (std::uint32_t i = 0; i < wide.size(); ++i) wide[i] = (i * 2654435761u) % 100;  // 100 values: K = 128

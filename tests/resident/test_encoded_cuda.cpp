@@ -316,7 +316,7 @@ Dense filled_gpu(const Shape4D& s, DType t, std::uint32_t v) {
 
 }  // namespace
 
-// Every masked-sum kernel (fast, the default; fast_window; the first, lockstep one) gives the CPU reference's
+// Every masked-sum kernel (fast, the default; fast_window; fast_ilp, fast_ilp_window; the first, lockstep one) gives the CPU reference's
 // exact uint64 sums on every count dtype, for low-count (all-rANS) and mixed (every model, large alphabets,
 // escapes) data, tiles shorter than and not a multiple of the 32-position chunk, and masks: a disk with weight 1
 // (BF), every pixel with row and column weights (CoM), three weightings with zero and maximal weights, a reversed
@@ -354,6 +354,8 @@ TEST(EncodedCuda, EveryMaskedSumKernelEqualsCpu) {
           EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::fast), want) << "fast kernel, query " << q;
           EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::fast_window), want) << "fast_window kernel, query " << q;
           EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::lockstep), want) << "lockstep kernel, query " << q;
+          EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::fast_ilp), want) << "fast_ilp kernel, query " << q;
+          EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::fast_ilp_window), want) << "fast_ilp_window kernel, query " << q;
         }
         EXPECT_EQ(gpu.masked_sums(all, {rows, cols}), cpu.masked_sums(all, {rows, cols}));  // the default kernel
       }
@@ -394,7 +396,8 @@ TEST(EncodedCuda, MalformedRansStreamRaisesInEveryKernel) {
     px.upload(all.data(), px.bytes());
     w.upload(ones.data(), w.bytes());
     for (auto kernel : {encoded::cuda::SumKernel::fast, encoded::cuda::SumKernel::fast_window,
-                        encoded::cuda::SumKernel::lockstep})
+                        encoded::cuda::SumKernel::lockstep, encoded::cuda::SumKernel::fast_ilp,
+                        encoded::cuda::SumKernel::fast_ilp_window})
       EXPECT_THROW(encoded::cuda::masked_sum(cpu.layout(), refs.as<encoded::TileRef>(), px.as<std::uint32_t>(),
                                              w.as<std::uint32_t>(), 16, out.as<std::uint64_t>(), nullptr, kernel),
                    FormatError)
@@ -472,4 +475,29 @@ TEST(EncodedCuda, SlotsEncoderThroughTheResidentWhenAskedFor) {
   const EncodedResident cpu = encode_cpu(d, 32);
   expect_same(slots, cpu, d);
   expect_same(compact, cpu, d);
+}
+
+// QGPU_SUM_KERNEL picks the kernel of the products (unset or empty: the default), and an unknown name is refused
+// with a message naming it (host code: runs without a GPU).
+TEST(EncodedCuda, SumKernelOfTheProductsFromTheEnvironment) {
+  using encoded::cuda::SumKernel;
+  ::unsetenv("QGPU_SUM_KERNEL");
+  EXPECT_EQ(encoded::cuda::query_sum_kernel(), encoded::cuda::kDefaultSumKernel);
+  EXPECT_EQ(encoded::cuda::kDefaultSumKernel, SumKernel::fast);
+  ::setenv("QGPU_SUM_KERNEL", "", 1);
+  EXPECT_EQ(encoded::cuda::query_sum_kernel(), SumKernel::fast);
+  for (SumKernel k : {SumKernel::fast, SumKernel::fast_window, SumKernel::fast_ilp, SumKernel::fast_ilp_window,
+                      SumKernel::lockstep}) {
+    ::setenv("QGPU_SUM_KERNEL", encoded::cuda::sum_kernel_name(k), 1);
+    EXPECT_EQ(encoded::cuda::query_sum_kernel(), k) << encoded::cuda::sum_kernel_name(k);
+  }
+  EXPECT_STREQ(encoded::cuda::sum_kernel_name(SumKernel::fast_ilp), "fast_ilp");
+  ::setenv("QGPU_SUM_KERNEL", "fastest", 1);
+  try {
+    (void)encoded::cuda::query_sum_kernel();
+    ADD_FAILURE() << "an unknown kernel name was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("QGPU_SUM_KERNEL=fastest"), std::string::npos) << e.what();
+  }
+  ::unsetenv("QGPU_SUM_KERNEL");
 }

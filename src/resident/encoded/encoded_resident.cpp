@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "device/cuda/cuda_check.hpp"
+#include "device/cuda/buffer_pool.hpp"
 #include "device/cuda/device_buffer.hpp"
 #include "resident/encoded/cuda/encode_kernels.hpp"
 #include "resident/encoded/cuda/encoded_cuda.hpp"
@@ -203,17 +204,20 @@ std::vector<std::vector<std::uint64_t>> EncodedResident::masked_sums(
   for (std::uint32_t p : pixels)
     if (p >= l.frame_pixels) throw RegionError("masked sum pixel " + std::to_string(p) + " is outside the frame");
   const std::size_t K = weights.size(), n = pixels.size();
-  DeviceBuffer d_out(K * l.frames * sizeof(std::uint64_t));
-  DeviceBuffer d_pix(n * sizeof(std::uint32_t)), d_w(K * n * sizeof(std::uint32_t));
+  // Pooled device buffers (no cudaMalloc / cudaFree, which synchronises the device, per query).
+  LeasedBuffer d_out(K * l.frames * sizeof(std::uint64_t));
+  LeasedBuffer d_pix(n * sizeof(std::uint32_t)), d_w(K * n * sizeof(std::uint32_t));
   if (n) {
-    d_pix.upload(pixels.data(), d_pix.bytes());
-    for (std::size_t k = 0; k < K; ++k) d_w.upload(weights[k].data(), n * sizeof(std::uint32_t), k * n * sizeof(std::uint32_t));
+    d_pix.buffer().upload(pixels.data(), d_pix.bytes());
+    for (std::size_t k = 0; k < K; ++k)
+      d_w.buffer().upload(weights[k].data(), n * sizeof(std::uint32_t), k * n * sizeof(std::uint32_t));
   }
   encoded::cuda::masked_sums(l, device_tiles(), d_pix.as<std::uint32_t>(), d_w.as<std::uint32_t>(), n,
-                             static_cast<int>(K), d_out.as<std::uint64_t>());
+                             static_cast<int>(K), d_out.as<std::uint64_t>(), nullptr,
+                             encoded::cuda::query_sum_kernel());
   std::vector<std::vector<std::uint64_t>> out(K, std::vector<std::uint64_t>(l.frames));
   for (std::size_t k = 0; k < K; ++k)
-    d_out.download(out[k].data(), l.frames * sizeof(std::uint64_t), k * l.frames * sizeof(std::uint64_t));
+    d_out.buffer().download(out[k].data(), l.frames * sizeof(std::uint64_t), k * l.frames * sizeof(std::uint64_t));
   return out;
 }
 

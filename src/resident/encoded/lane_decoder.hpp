@@ -36,17 +36,23 @@ QGPU_HD_INLINE std::uint32_t load_readonly_word(const std::uint8_t* a) {
 #endif
 }
 
+// kPacked: the smaller table of SumKernel::fast_ilp (kWords = 45 instead of 64, so that more streams fit in shared
+// memory): words 0 .. 31 the packed coarse entries, then cum[0 .. K + 1] as 16-bit halves (cum[s] in word
+// 32 + s / 2, bits 16 * (s % 2)), alphabets up to kMaxK = 24; and the next escape byte loaded ahead (when the
+// stream is opened and after each escape), so that an escape's load latency is not on the decode chain.
 // kWordWindow: how rANS renormalisation bytes are read. false: one byte load per byte (through the L1 cache).
 // true: a register window of two aligned 4-byte words (the current one and the next, loaded when the current one
 // is entered, so its latency hides behind the symbols decoded meanwhile); words that reach outside the stream are
 // read byte by byte (so nothing outside [stream, stream + size) is ever read).
-template <bool kWordWindow>
+template <bool kWordWindow, bool kPacked = false>
 struct LaneDecoderT {
-  static constexpr std::uint32_t kMaxK = 30;  // the symbol (<= K) fits 5 bits of a packed entry
-  static constexpr std::uint32_t kCumWords = kMaxK + 2;
+  static constexpr std::uint32_t kMaxK = kPacked ? 24 : 30;  // the symbol (<= K) fits 5 bits of a packed entry
+  static constexpr std::uint32_t kCumWords = kPacked ? (kMaxK + 3) / 2 : kMaxK + 2;
   static constexpr std::uint32_t kLutShift = detail::kRansLutShift;  // 7: 32 coarse slots of 128
   static constexpr std::uint32_t kLutWords = detail::kRansLut;
   static constexpr std::uint32_t kWords = kCumWords + kLutWords;
+  static constexpr std::uint32_t kCumBase = kPacked ? kLutWords : 0;  // first word of cum
+  static constexpr std::uint32_t kLutBase = kPacked ? 0 : kCumWords;  // first word of the coarse entries
   static_assert(kRansScale == 4096 && kLutWords == 32, "packed entries assume 12-bit frequencies, 32 coarse slots");
 
   std::uint32_t model = kZero;  // kZero after open() of an empty or malformed stream: values 0
@@ -58,11 +64,26 @@ struct LaneDecoderT {
   std::uint32_t at = 0, lim = 0;     // rANS: offsets of the next renormalisation byte and of the stream's end
   std::uint32_t mis = 0, cur = 0, nxt = 0;  // word window: p's offset from 4-byte alignment; current, next word
   ByteReader esc{nullptr, nullptr};   // rANS escapes
+  std::uint32_t eb = 0;               // kPacked: the escape byte at esc.p, loaded ahead (0 past the end)
   std::uint32_t* col = nullptr;       // the tables (kWords words, `stride` apart)
   std::uint32_t stride = 32;
 
   QGPU_HD_INLINE std::uint32_t& word(std::uint32_t i) const { return col[i * stride]; }
-  QGPU_HD_INLINE std::uint32_t cum(std::uint32_t s) const { return word(s); }
+  QGPU_HD_INLINE std::uint32_t cum(std::uint32_t s) const {
+    if constexpr (kPacked)
+      return (word(kCumBase + (s >> 1)) >> (16u * (s & 1u))) & 0xffffu;
+    else
+      return word(s);
+  }
+  // Writes cum[s] = c; called for s = 0, 1, 2, ... in order (packed: an even s starts its word).
+  QGPU_HD_INLINE void set_cum(std::uint32_t s, std::uint32_t c) const {
+    if constexpr (kPacked) {
+      std::uint32_t& wd = word(kCumBase + (s >> 1));
+      wd = (s & 1u) ? (wd | (c << 16)) : c;
+    } else {
+      word(s) = c;
+    }
+  }
 
   // The alphabets this decoder takes: constant, raw, and rANS with K <= kMaxK (rans_alphabet() of the stream).
   QGPU_HD static bool takes(const std::uint8_t* s, std::uint32_t size) {
@@ -93,7 +114,7 @@ struct LaneDecoderT {
       K = rd.byte();
       ok = rd.ok && K >= 1 && K <= kMaxK;
       std::uint32_t c = 0;
-      if (ok) word(0) = 0;
+      if (ok) set_cum(0, 0);
       for (std::uint32_t s2 = 0; ok && s2 <= K; ++s2) {
         const std::uint32_t f = rd.varint();
         if (!rd.ok || f > kRansScale - c) {
@@ -101,7 +122,7 @@ struct LaneDecoderT {
           break;
         }
         c += f;
-        word(s2 + 1) = c;
+        set_cum(s2 + 1, c);
       }
       if (ok && c != kRansScale) ok = false;
       if (ok) {
@@ -109,6 +130,7 @@ struct LaneDecoderT {
         ok = rd.ok && static_cast<std::uint64_t>(rd.end - rd.p) >= esc_bytes;
         if (ok) {
           esc = ByteReader{rd.p, rd.p + esc_bytes};
+          if constexpr (kPacked) eb = esc_bytes ? load_readonly(esc.p) : 0u;
           rd.p += esc_bytes;
           x = 0;
           for (std::uint32_t k = 0; k < 4; ++k) x |= static_cast<std::uint32_t>(rd.byte()) << (8 * k);
@@ -128,7 +150,7 @@ struct LaneDecoderT {
         std::uint32_t sym = 0;
         for (std::uint32_t j = 0; j < kLutWords; ++j) {
           while (cum(sym + 1) <= (j << kLutShift)) ++sym;
-          word(kCumWords + j) = sym | (cum(sym) << 5) | (cum(sym + 1) << 17);
+          word(kLutBase + j) = sym | (cum(sym) << 5) | (cum(sym + 1) << 17);
         }
       }
     } else {
@@ -139,10 +161,20 @@ struct LaneDecoderT {
   }
 
   // The next rANS value (decode_stream's step); sets bad where decode_stream would fail (renormalisation or
-  // escape bytes run out).
+  // escape bytes run out). The four steps are also callable one by one, so that a kernel decoding two streams per
+  // thread can interleave them (both table loads, then both state updates, ...).
   QGPU_HD_INLINE std::uint32_t rans_next(bool& bad) {
+    const std::uint32_t sym = rans_advance(rans_entry());
+    rans_renorm(bad);
+    return rans_value(sym, bad);
+  }
+  // The packed coarse entry of the state's slot (one table load).
+  QGPU_HD_INLINE std::uint32_t rans_entry() const {
+    return word(kLutBase + ((x & (kRansScale - 1)) >> kLutShift));
+  }
+  // The symbol of the state's slot (e = rans_entry()); x becomes the decoded state before renormalisation.
+  QGPU_HD_INLINE std::uint32_t rans_advance(std::uint32_t e) {
     const std::uint32_t slot = x & (kRansScale - 1);
-    const std::uint32_t e = word(kCumWords + (slot >> kLutShift));
     std::uint32_t sym = e & 31u, lo = (e >> 5) & 0xfffu, hi = e >> 17;
     if (slot >= hi) {  // a symbol boundary inside the coarse slot: step forward as the reference does
       do {
@@ -152,13 +184,44 @@ struct LaneDecoderT {
       } while (hi <= slot);
     }
     x = (hi - lo) * (x >> kRansScaleBits) + slot - lo;
+    return sym;
+  }
+  QGPU_HD_INLINE void rans_renorm(bool& bad) {
     if (x < kRansL) {  // one byte (short enough to be predicated), more only after a rare small frequency
       renorm_byte(bad);
       while (x < kRansL) renorm_byte(bad);
     }
+  }
+  // The value of symbol sym (an escape reads the next escape varint).
+  QGPU_HD_INLINE std::uint32_t rans_value(std::uint32_t sym, bool& bad) {
     if (sym < K) return base + sym;
-    const std::uint32_t v = base + K + esc.varint();
-    if (!esc.ok) bad = true;
+    if constexpr (kPacked) {
+      return base + K + escape_ahead(bad);
+    } else {
+      const std::uint32_t v = base + K + esc.varint();
+      if (!esc.ok) bad = true;
+      return v;
+    }
+  }
+
+  // ByteReader::varint over the escapes, its first byte the one loaded ahead (eb); then loads the next one ahead.
+  // Past the end, or a sixth byte, sets bad (the values no longer matter).
+  QGPU_HD_INLINE std::uint32_t escape_ahead(bool& bad) {
+    if (esc.p >= esc.end) {
+      bad = true;
+      return 0;
+    }
+    std::uint32_t b = eb, v = b & 0x7fu;
+    ++esc.p;
+    for (std::uint32_t shift = 7; b & 0x80u; shift += 7) {  // more bytes (escapes of 128 and more)
+      if (shift == 35 || esc.p >= esc.end) {
+        bad = true;
+        return 0;
+      }
+      b = load_readonly(esc.p++);
+      v |= (b & 0x7fu) << shift;
+    }
+    eb = esc.p < esc.end ? load_readonly(esc.p) : 0u;
     return v;
   }
 
@@ -219,5 +282,7 @@ struct LaneDecoderT {
 
 using LaneDecoder = LaneDecoderT<false>;
 using LaneDecoderWords = LaneDecoderT<true>;
+using LaneDecoderPacked = LaneDecoderT<false, true>;
+using LaneDecoderPackedWords = LaneDecoderT<true, true>;
 
 }  // namespace qgpu::encoded

@@ -1,6 +1,7 @@
 #pragma once
 // Grid of the encoded masked-sum kernel (host-side arithmetic only, tested on the CPU): blocks (tile, chunk of the
-// pixel list); each block's warps take groups of 32 listed pixels in turn. The chunk count is chosen to balance the
+// pixel list); each block's warps take groups of `group` listed pixels in turn (32: one stream per lane; 64 for
+// SumKernel::fast_ilp, two streams per lane). The chunk count is chosen to balance the
 // work: a block's warps need ceil(groups per block / warps) rounds, the grid needs ceil(blocks / resident blocks)
 // waves, and the time is about waves x rounds (plus a small per-block cost: zeroing and flushing its sums).
 #include <cstddef>
@@ -10,17 +11,19 @@ namespace qgpu::encoded {
 
 struct SumGrid {
   std::size_t chunks = 1;     // blocks per tile (grid.y)
-  std::size_t per_block = 0;  // listed pixels per block, a multiple of 32 (the last chunk may hold fewer)
+  std::size_t per_block = 0;  // listed pixels per block, a multiple of `group` (the last chunk may hold fewer)
 };
 
-// tiles >= 1, npix >= 1, warps >= 1 per block; slots = blocks resident on the whole device at once (>= 1).
-// At most 65535 chunks (the grid's y limit).
-inline SumGrid plan_sum_grid(std::size_t tiles, std::size_t npix, std::size_t warps, std::size_t slots) {
+// tiles >= 1, npix >= 1, warps >= 1 per block; slots = blocks resident on the whole device at once (>= 1);
+// group >= 1 pixels per warp and round. At most 65535 chunks (the grid's y limit).
+inline SumGrid plan_sum_grid(std::size_t tiles, std::size_t npix, std::size_t warps, std::size_t slots,
+                             std::size_t group = 32) {
   if (tiles == 0) tiles = 1;
   if (warps == 0) warps = 1;
   if (slots == 0) slots = 1;
-  const std::size_t groups = (npix + 31) / 32;
-  if (groups == 0) return {1, 32};
+  if (group == 0) group = 32;
+  const std::size_t groups = (npix + group - 1) / group;
+  if (groups == 0) return {1, group};
   // Candidates: every distinct groups-per-block value reachable with at most 65535 chunks (and at most 4096
   // candidates tried: beyond that, per-block groups of one round dominate anyway).
   std::size_t best_c = 1;
@@ -42,7 +45,7 @@ inline SumGrid plan_sum_grid(std::size_t tiles, std::size_t npix, std::size_t wa
   }
   const std::size_t gpb = (groups + best_c - 1) / best_c;
   SumGrid g;
-  g.per_block = gpb * 32;
+  g.per_block = gpb * group;
   g.chunks = (npix + g.per_block - 1) / g.per_block;
   return g;
 }

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdlib>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <string>
@@ -329,17 +330,42 @@ void frame_totals(const Layout& layout, const void* d_frames, std::size_t count,
   QGPU_CUDA_LAUNCHED("encoded frame totals");
 }
 
-void masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
-                 const std::uint32_t* d_weights, std::size_t npix, int K, std::uint64_t* d_out,
-                 cudaStream_t stream, SumKernel kernel) {
+const char* sum_kernel_name(SumKernel k) {
+  switch (k) {
+    case SumKernel::fast: return "fast";
+    case SumKernel::fast_window: return "fast_window";
+    case SumKernel::fast_ilp: return "fast_ilp";
+    case SumKernel::fast_ilp_window: return "fast_ilp_window";
+    case SumKernel::lockstep: return "lockstep";
+  }
+  return "?";
+}
+
+SumKernel query_sum_kernel() {
+  const char* v = std::getenv("QGPU_SUM_KERNEL");
+  if (!v || !*v) return kDefaultSumKernel;
+  for (SumKernel k : {SumKernel::fast, SumKernel::fast_window, SumKernel::fast_ilp, SumKernel::fast_ilp_window,
+                      SumKernel::lockstep})
+    if (std::string(v) == sum_kernel_name(k)) return k;
+  throw InvalidArgument(std::string("QGPU_SUM_KERNEL=") + v +
+                        " is not fast, fast_window, fast_ilp, fast_ilp_window or lockstep");
+}
+
+void masked_sums_async(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
+                       const std::uint32_t* d_weights, std::size_t npix, int K, std::uint64_t* d_out, int* d_error,
+                       cudaStream_t stream, SumKernel kernel) {
   if (K < 1 || K > 3) throw InvalidArgument("encoded masked sums take 1 to 3 weightings, not " + std::to_string(K));
   QGPU_CUDA(cudaMemsetAsync(d_out, 0, K * layout.frames * sizeof(std::uint64_t), stream));
   if (npix == 0) return;
-  ErrorFlag err(stream);
+  auto* out = reinterpret_cast<unsigned long long*>(d_out);
+  if (kernel == SumKernel::fast_ilp || kernel == SumKernel::fast_ilp_window) {
+    detail::launch_masked_sums_ilp(layout, d_tiles, d_pixels, d_weights, npix, K,
+                                   kernel == SumKernel::fast_ilp_window, out, d_error, stream);
+    return;
+  }
   if (kernel != SumKernel::lockstep) {
     detail::launch_masked_sums_fast(layout, d_tiles, d_pixels, d_weights, npix, K, kernel == SumKernel::fast_window,
-                                    reinterpret_cast<unsigned long long*>(d_out), err.ptr(), stream);
-    err.check("masked_sum");
+                                    out, d_error, stream);
     return;
   }
   // Enough blocks to fill the GPU several times over (about 2048), each with at least one group of 32 pixels per
@@ -350,16 +376,27 @@ void masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32
   const std::size_t per_block = (npix + chunks - 1) / chunks;
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks));
   const std::size_t smem = kSumTableBytes + static_cast<std::size_t>(K) * layout.tile * sizeof(unsigned long long);
-  auto* out = reinterpret_cast<unsigned long long*>(d_out);
   const auto launch = [&](auto kernel) {
     QGPU_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     kernel<<<grid, kSumThreads, smem, stream>>>(d_tiles, layout.tile, d_pixels, d_weights, npix, per_block,
-                                                layout.frames, out, err.ptr());
+                                                layout.frames, out, d_error);
   };
   if (K == 1) launch(masked_sum_kernel<1>);
   if (K == 2) launch(masked_sum_kernel<2>);
   if (K == 3) launch(masked_sum_kernel<3>);
   QGPU_CUDA_LAUNCHED("encoded masked_sum");
+}
+
+void masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
+                 const std::uint32_t* d_weights, std::size_t npix, int K, std::uint64_t* d_out,
+                 cudaStream_t stream, SumKernel kernel) {
+  if (K < 1 || K > 3) throw InvalidArgument("encoded masked sums take 1 to 3 weightings, not " + std::to_string(K));
+  if (npix == 0) {
+    QGPU_CUDA(cudaMemsetAsync(d_out, 0, K * layout.frames * sizeof(std::uint64_t), stream));
+    return;
+  }
+  ErrorFlag err(stream);
+  masked_sums_async(layout, d_tiles, d_pixels, d_weights, npix, K, d_out, err.ptr(), stream, kernel);
   err.check("masked_sum");
 }
 

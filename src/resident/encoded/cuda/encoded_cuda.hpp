@@ -45,10 +45,17 @@ void frame_totals(const Layout& layout, const void* d_frames, std::size_t count,
 // Queries on the complete set of tiles (d_tiles: layout.tiles() TileRefs in device memory). Each waits for its
 // result and raises FormatError when a stream is malformed.
 // The masked-sum kernel: `fast` (masked_sum_kernel.cu, the default; rANS bytes one load each), `fast_window` (the
-// same with rANS bytes from a prefetched register window of aligned words) or the first `lockstep` kernel
+// same with rANS bytes from a prefetched register window of aligned words), `fast_ilp` (masked_sum_ilp_kernel.cu:
+// two streams per lane interleaved, smaller shared tables, 3 blocks per SM, escape bytes loaded ahead),
+// `fast_ilp_window` (the same with fast_window's renormalisation bytes) or the first `lockstep` kernel
 // (generic stream cursors), kept so that bench_encoded_cuda measures all in one run. All give the same integers.
-enum class SumKernel { fast, fast_window, lockstep };
+enum class SumKernel { fast, fast_window, lockstep, fast_ilp, fast_ilp_window };
 inline constexpr SumKernel kDefaultSumKernel = SumKernel::fast;
+// The kernel the products use (EncodedResident::masked_sums, the encoded CoM): QGPU_SUM_KERNEL = fast,
+// fast_window, fast_ilp, fast_ilp_window or lockstep when set (to compare whole products without a rebuild), else
+// kDefaultSumKernel; InvalidArgument naming any other value.
+SumKernel query_sum_kernel();
+const char* sum_kernel_name(SumKernel k);
 // Weighted sum over npix listed pixels (device arrays) for every scan position into d_out (layout.frames uint64).
 void masked_sum(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
                 const std::uint32_t* d_weights, std::size_t npix, std::uint64_t* d_out, cudaStream_t stream = nullptr,
@@ -58,6 +65,11 @@ void masked_sum(const Layout& layout, const TileRef* d_tiles, const std::uint32_
 void masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
                  const std::uint32_t* d_weights, std::size_t npix, int K, std::uint64_t* d_out,
                  cudaStream_t stream = nullptr, SumKernel kernel = kDefaultSumKernel);
+// masked_sums without waiting: sets *d_error (a device int, zeroed by the caller) to 1 on a malformed stream; the
+// caller checks it after its own work on `stream` (one wait for a whole product). d_out is zeroed here.
+void masked_sums_async(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
+                       const std::uint32_t* d_weights, std::size_t npix, int K, std::uint64_t* d_out, int* d_error,
+                       cudaStream_t stream = nullptr, SumKernel kernel = kDefaultSumKernel);
 // Frame `index` decoded to dense native counts at d_out (frame_pixels values).
 void decode_frame(const Layout& layout, const TileRef* d_tiles, std::size_t index, void* d_out,
                   cudaStream_t stream = nullptr);

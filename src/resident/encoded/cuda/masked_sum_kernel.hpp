@@ -1,6 +1,6 @@
 #pragma once
-// The fast encoded masked-sum kernel (masked_sum_kernel.cu), launched by encoded::cuda::masked_sums when
-// SumKernel::fast or fast_window is asked for. Internal to the encoded CUDA backend.
+// The fast encoded masked-sum kernels (masked_sum_kernel.cu, masked_sum_ilp_kernel.cu), launched by
+// encoded::cuda::masked_sums when SumKernel::fast, fast_window, fast_ilp or fast_ilp_window is asked for. Internal to the encoded CUDA backend.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -17,5 +17,11 @@ namespace qgpu::encoded::cuda::detail {
 void launch_masked_sums_fast(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
                              const std::uint32_t* d_weights, std::size_t npix, int K, bool word_window,
                              unsigned long long* out, int* error, cudaStream_t stream);
+
+// The same sums with two streams per lane and smaller shared tables (SumKernel::fast_ilp; word_window:
+// fast_ilp_window).
+void launch_masked_sums_ilp(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
+                            const std::uint32_t* d_weights, std::size_t npix, int K, bool word_window,
+                            unsigned long long* out, int* error, cudaStream_t stream);
 
 }  // namespace qgpu::encoded::cuda::detail

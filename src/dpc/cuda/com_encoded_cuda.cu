@@ -1,0 +1,106 @@
+// CoM on a GPU-resident encoded dataset, all on the device: the masked sums (encoded::cuda::masked_sums_async)
+// into pooled buffers (no cudaMalloc per call), S from the stored device frame totals when there is no mask (else
+// a third weighting of ones), then one kernel applies com_from_sums (the host reference's code and double
+// arithmetic: identical float bits) and counts empty and possibly wrapped frames. One wait at the end; only the
+// float maps and three flags come back (not the 3 x frames uint64 sums).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <vector>
+
+#include "core/error.hpp"
+#include "device/cuda/buffer_pool.hpp"
+#include "device/cuda/cuda_check.hpp"
+#include "dpc/com_backend.hpp"
+#include "dpc/com_math.hpp"
+#include "resident/encoded/cuda/encoded_cuda.hpp"
+#include "resident/encoded/encoded_resident.hpp"
+
+namespace qgpu::dpc::detail {
+
+namespace {
+
+constexpr unsigned kThreads = 256;
+
+// Flags: [0, 8) empty-frame count, [8, 12) a frame's sums may have wrapped, [12, 16) a malformed stream.
+struct Flags {
+  unsigned long long empty;
+  int wrapped;
+  int malformed;
+};
+
+__global__ void com_finish_kernel(const unsigned long long* s, const unsigned long long* sr,
+                                  const unsigned long long* sc, std::size_t frames, double centre_row,
+                                  double centre_col, std::uint64_t max_index, float* rows, float* cols,
+                                  Flags* flags) {
+  const std::size_t f = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  bool empty = false;
+  if (f < frames) {
+    const std::uint64_t total = s[f];
+    if (com_sums_may_wrap(total, max_index)) atomicExch(&flags->wrapped, 1);
+    empty = total == 0;
+    com_from_sums(total, sr[f], sc[f], centre_row, centre_col, rows[f], cols[f]);
+  }
+  const unsigned n = __popc(__ballot_sync(0xffffffffu, empty));
+  if ((threadIdx.x & 31u) == 0 && n) atomicAdd(&flags->empty, static_cast<unsigned long long>(n));
+}
+
+}  // namespace
+
+ComMaps com_encoded_cuda(const Dataset& ds, const std::uint8_t* mask) {
+  const EncodedResident* e = ds.encoded();
+  if (!e || e->backend() != Backend::cuda) throw Error("encoded CoM (cuda) on a dataset not encoded on the GPU");
+  const Shape4D& sh = ds.shape();
+  const std::size_t frames = sh.frames();
+  if ((frames + kThreads - 1) / kThreads > std::size_t(INT_MAX))
+    throw InvalidArgument("CoM (encoded, cuda): too many frames");
+  // Pixel list then the weightings, [k][npix]: with a mask ones (S), det_row, det_col; without, det_row, det_col
+  // (S is the stored frame totals).
+  const ComPixelLists lists = com_pixel_lists(sh, mask);
+  const std::size_t n = lists.pixels.size(), K = mask ? 3 : 2;
+  std::vector<std::uint32_t> host_in;
+  host_in.reserve((K + 1) * n);
+  host_in.insert(host_in.end(), lists.pixels.begin(), lists.pixels.end());
+  if (mask) host_in.insert(host_in.end(), n, 1u);
+  host_in.insert(host_in.end(), lists.rows.begin(), lists.rows.end());
+  host_in.insert(host_in.end(), lists.cols.begin(), lists.cols.end());
+
+  LeasedBuffer d_in(host_in.size() * sizeof(std::uint32_t)), d_sums(K * frames * sizeof(std::uint64_t)),
+      d_maps(2 * frames * sizeof(float)), d_flags(sizeof(Flags));
+  const cudaStream_t stream = nullptr;  // the legacy default stream, as the other encoded queries
+  QGPU_CUDA(cudaMemsetAsync(d_flags.data(), 0, sizeof(Flags), stream));
+  QGPU_CUDA(cudaMemcpyAsync(d_in.data(), host_in.data(), d_in.bytes(), cudaMemcpyHostToDevice, stream));
+  auto* const flags = d_flags.as<Flags>();
+  const std::uint32_t* const d_pixels = d_in.as<std::uint32_t>();
+  encoded::cuda::masked_sums_async(e->layout(), e->device_tiles(), d_pixels, d_pixels + n, n, static_cast<int>(K),
+                                   d_sums.as<std::uint64_t>(), &flags->malformed, stream,
+                                   encoded::cuda::query_sum_kernel());
+  const auto* const sums = d_sums.as<unsigned long long>();
+  const auto* const s = mask ? sums : reinterpret_cast<const unsigned long long*>(e->device_frame_totals());
+  const auto* const sr = sums + (K - 2) * frames;
+  const auto* const sc = sr + frames;
+  float* const rows = d_maps.as<float>();
+  const auto blocks = static_cast<unsigned>((frames + kThreads - 1) / kThreads);
+  com_finish_kernel<<<blocks, kThreads, 0, stream>>>(s, sr, sc, frames, (double(sh.det_rows) - 1) / 2,
+                                                     (double(sh.det_cols) - 1) / 2,
+                                                     std::max(sh.det_rows, sh.det_cols) - 1, rows, rows + frames,
+                                                     flags);
+  QGPU_CUDA_LAUNCHED("encoded CoM finish");
+  ComMaps out;
+  out.row.resize(frames);
+  out.col.resize(frames);
+  Flags f{};
+  QGPU_CUDA(cudaMemcpyAsync(&f, flags, sizeof(Flags), cudaMemcpyDeviceToHost, stream));
+  QGPU_CUDA(cudaMemcpyAsync(out.row.data(), rows, frames * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  QGPU_CUDA(cudaMemcpyAsync(out.col.data(), rows + frames, frames * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  QGPU_CUDA(cudaStreamSynchronize(stream));
+  if (f.malformed) throw FormatError("encoded resident: a malformed stream in masked_sum");
+  if (f.wrapped)
+    throw Error("CoM: a frame's weighted sums exceed the exact uint64 range (counts too large for this detector)");
+  out.empty_frames = f.empty;
+  return out;
+}
+
+}  // namespace qgpu::dpc::detail
