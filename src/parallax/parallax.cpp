@@ -86,9 +86,18 @@ detail::Plan make_plan(const Dataset& ds, const ParallaxParams& p, Geometry& geo
     }
   require(inside.size() >= 3, "fewer than 3 detector pixels inside the BF disk");
 
+  // bin x bin groups on the whole detector's grid: a detector crop (e.g. the MPI run's gathered BF-disk box,
+  // workflow::crop_like records its origin) groups the same pixels as the whole detector.
+  std::size_t origin_r = 0, origin_c = 0;
+  const nlohmann::json& prov = ds.provenance().parameters;
+  if (prov.is_object() && prov.contains("detector_crop") && prov["detector_crop"].is_object()) {
+    origin_r = prov["detector_crop"].value("row0", std::size_t(0));
+    origin_c = prov["detector_crop"].value("col0", std::size_t(0));
+  }
   auto group = [&](std::size_t bin) {
     std::map<std::pair<std::size_t, std::size_t>, std::vector<std::uint32_t>> blocks;
-    for (std::uint32_t q : inside) blocks[{q / sh.det_cols / bin, q % sh.det_cols / bin}].push_back(q);
+    for (std::uint32_t q : inside)
+      blocks[{(q / sh.det_cols + origin_r) / bin, (q % sh.det_cols + origin_c) / bin}].push_back(q);
     return blocks;
   };
   std::size_t bin = p.detector_bin ? p.detector_bin : 1;
