@@ -1,7 +1,8 @@
 // The shared encoded-v1 stream encoder (stream_codec.hpp, run by the CPU reference and the CUDA encoders): the same
 // bytes as the frozen first encoder (encoded_v1_oracle.hpp) for every kind of stream, and the facts the CUDA
 // encoder's compact scratch relies on: a stream never exceeds its statistics' bound, nor the bound the scratch is
-// sized by, and the rANS size floor that lets the encoder skip the rANS trial is a floor.
+// sized by (also for a stream left where it was built, as the CUDA encoder has it), the rANS size floor that lets the
+// encoder skip the rANS trial is a floor, and the rANS encoder's reciprocal division is the division.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -84,6 +85,7 @@ TEST(EncodedEncoder, SameBytesAsTheFrozenFirstEncoder) {
 // encoder writes nothing beyond the bound, and the bound is within stream_bound_bytes.
 TEST(EncodedEncoder, StreamsStayWithinTheirBound) {
   std::mt19937_64 rng(7);
+  std::size_t moved = 0;
   for (int d = 0; d < 3; ++d)
     for (std::uint32_t n : kLengths)
       for (int kind = 0; kind < kKinds; ++kind) {
@@ -105,7 +107,49 @@ TEST(EncodedEncoder, StreamsStayWithinTheirBound) {
         std::uint64_t total = 0;
         for (std::uint32_t x : v) total += x;
         EXPECT_EQ(st.total, total);
+        // As the CUDA encoder calls it: the stream left where it was built (slot + at), the same bytes, within the
+        // bound.
+        std::vector<std::uint8_t> kept(st.bound + kGuard, 0xa5);
+        std::uint32_t at = 12345;
+        ASSERT_EQ(encode_stream_with(st, get, n, kept.data(), &at), size);
+        ASSERT_LE(std::uint64_t{at} + size, st.bound) << "dtype " << d << " n " << n << " kind " << kind;
+        if (size == 0 || kept[at] != kRans) ASSERT_EQ(at, 0u);  // only rANS streams move
+        ASSERT_TRUE(std::equal(kept.begin() + at, kept.begin() + at + size, full.begin()))
+            << "dtype " << d << " n " << n << " kind " << kind;
+        for (std::uint32_t j = st.bound; j < kept.size(); ++j) ASSERT_EQ(kept[j], 0xa5);
+        moved += at > 0;
       }
+  EXPECT_GT(moved, 20u);  // rANS streams were left in place
+}
+
+// The rANS encoder's division by a frequency as a multiplication (RansReciprocal): x / f for every frequency
+// 1..4096 at the states around every multiple of f near 0, 2^31 and x_max = 2^19 f (the largest state divided),
+// and at random states below 2^31.
+TEST(EncodedEncoder, RansReciprocalEqualsTheDivision) {
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<std::uint32_t> any(0, 0x7fffffffu);
+  std::size_t checked = 0;
+  for (std::uint32_t f = 1; f <= kRansScale; ++f) {
+    const detail::RansReciprocal r = detail::RansReciprocal::of(f);
+    const auto check = [&](std::uint64_t x) {
+      if (x >= (std::uint64_t{1} << 31)) return;
+      const auto x32 = static_cast<std::uint32_t>(x);
+      ASSERT_EQ(r.quotient(x32), x32 / f) << "f " << f << " x " << x;
+      ++checked;
+    };
+    const std::uint64_t x_max = std::uint64_t{(kRansL >> kRansScaleBits) << 8} * f;
+    for (const std::uint64_t top : {std::uint64_t{0}, x_max, std::uint64_t{1} << 31})
+      for (std::int64_t k = -3; k <= 3; ++k) {
+        const std::int64_t m = static_cast<std::int64_t>(top / f) + k;
+        if (m < 0) continue;
+        for (std::int64_t e = -1; e <= 1; ++e)
+          if (m * static_cast<std::int64_t>(f) + e >= 0) check(static_cast<std::uint64_t>(m * f + e));
+      }
+    for (int i = 0; i < 64; ++i) check(any(rng));
+  }
+  EXPECT_EQ(detail::RansReciprocal::of(1).quotient(0x7fffffffu), 0x7fffffffu);
+  EXPECT_EQ(detail::RansReciprocal::of(4096).quotient(0x7fffffffu), 0x7fffffffu >> 12);
+  EXPECT_GT(checked, std::size_t{4096} * 100);
 }
 
 // The encoder skips the rANS trial when the best of sparse and raw is at most rans_size_floor(base) (rANS is kept

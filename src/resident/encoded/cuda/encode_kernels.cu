@@ -19,7 +19,7 @@ constexpr std::uint32_t kFusedTotalsTile = 1024;  // [2][tile] uint64 frame sums
 // coalesced). Pass 1: the stream's statistics (and its sum, when add_sums); the block scans the streams' size bounds
 // and reserves them in the scratch with one atomic add on *cursor. A block whose reservation ends past `cap` stops
 // (the host sees *cursor > cap and encodes the group again in smaller groups); otherwise each thread encodes its
-// stream into its reservation, records where (offsets[s]) and writes its size to dir.
+// stream into its reservation, records where it starts there (offsets[s]) and writes its size to dir.
 // kTotals (uint8/16 counts, tiles <= kFusedTotalsTile, P >= kEncThreads: a block spans at most two tiles): the
 // statistics pass also sums each frame over the block's pixels (a warp reduction over the lanes of one tile, then
 // one shared atomic per warp) and the block adds them to totals (the group's frames, zeroed) when add_sums.
@@ -73,8 +73,11 @@ __global__ void __launch_bounds__(kEncThreads)
   const unsigned long long b = block_at;
   if (!live || b + block_bytes > cap) return;
   const unsigned long long o = b + at;  // < cap <= 2^32
-  offsets[s] = static_cast<std::uint32_t>(o);
-  dir[t * (P + 1) + p] = encode_stream_with(st, get, n, scratch + o);
+  // A rANS stream stays where the encoder built it (start: at most its bound - size past o; the compaction copies it
+  // from there), not copied byte by byte to o.
+  std::uint32_t start = 0;
+  dir[t * (P + 1) + p] = encode_stream_with(st, get, n, scratch + o, &start);
+  offsets[s] = static_cast<std::uint32_t>(o + start);  // <= b + block_bytes <= cap
 }
 
 // One block per tile: stream sizes -> exclusive offsets in place, dir[P] = the tile's payload bytes.
