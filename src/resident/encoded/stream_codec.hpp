@@ -257,17 +257,21 @@ struct StreamStats {
 };
 
 // A stream_stats hook that does nothing (the CUDA encoder's hook sums the frame totals across its warp).
+// skip(zero): whether the kLoadAhead values of a chunk, all zero when `zero`, may skip the per-value work; a hook
+// with collective operations across threads answers for all of them (the CUDA hook: every lane of its tile).
 struct NoValueHook {
   QGPU_HD void operator()(std::uint32_t, std::uint32_t) const {}
+  QGPU_HD bool skip(bool zero) const { return zero; }
 };
 
-// hook(i, value) is called for every position i in order.
+// hook(i, value) is called for every position i in order, except in chunks of kLoadAhead zeros that hook.skip
+// lets pass (zeros change nothing but the zero count and the minimum; a hook on zeros has nothing to add).
 template <class Get, class Hook = NoValueHook>
 QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& hook = Hook{}) {
-  std::uint32_t mn = 0xffffffffu, mx = 0, nnz = 0, sparse = 0;
+  std::uint32_t mn = 0xffffffffu, mx = 0, nnz = 0, sparse = 0, skipped = 0;
   std::uint64_t total = 0, low = 0;
   std::uint32_t next = 0;  // position after the previous nonzero
-  detail::for_each_value(get, n, [&](std::uint32_t i, std::uint32_t v) {
+  const auto value = [&](std::uint32_t i, std::uint32_t v) {
     hook(i, v);
     if (v < 4u) low += std::uint64_t{1} << (16u * v);
     mn = v < mn ? v : mn;
@@ -279,7 +283,29 @@ QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& ho
       ++nnz;
       next = i + 1;
     }
-  });
+  };
+  // As detail::for_each_value, with the test for a chunk of zeros (most streams are all zero outside the
+  // bright-field disk: a few instructions per chunk instead of the work per value).
+  std::uint32_t i = 0;
+  for (; i + detail::kLoadAhead <= n; i += detail::kLoadAhead) {
+    std::uint32_t v[detail::kLoadAhead], any = 0;
+    QGPU_ENC_UNROLL
+    for (std::uint32_t k = 0; k < detail::kLoadAhead; ++k) {
+      v[k] = get(i + k);
+      any |= v[k];
+    }
+    if (hook.skip(any == 0)) {
+      skipped += detail::kLoadAhead;
+      continue;
+    }
+    QGPU_ENC_UNROLL
+    for (std::uint32_t k = 0; k < detail::kLoadAhead; ++k) value(i + k, v[k]);
+  }
+  for (; i < n; ++i) value(i, get(i));
+  if (skipped) {  // skipped <= n <= kMaxTile: the zero count stays within its 16 bits
+    low += skipped;
+    mn = 0;
+  }
   StreamStats st;
   st.total = total;
   st.low = low;

@@ -13,7 +13,23 @@ namespace qgpu::encoded::cuda {
 namespace {
 
 constexpr unsigned kEncThreads = 256;
-constexpr std::uint32_t kFusedTotalsTile = 1024;  // [2][tile] uint64 frame sums: 16 KiB of shared memory
+constexpr std::uint32_t kFusedTotalsTile = 1024;  // [2][tile] uint32 frame sums: 8 KiB of shared memory
+
+// The statistics pass's hook of a fused launch: each position's values summed over the live lanes of one tile
+// (tile_mask: the same n, so they call it together) and added by one of them to the block's frame sum of that
+// position (32 bits: a block holds at most kEncThreads pixels of a frame, each < 2^16; a native shared atomic, where
+// a 64-bit one is a compare-and-swap loop). A chunk of zeros is skipped only when it is zero on every lane of the
+// tile (the reduction is collective).
+struct FrameSumHook {
+  unsigned tile_mask;
+  bool leader;
+  unsigned* row;  // the block's frame sums of this lane's tile
+  __device__ void operator()(std::uint32_t i, std::uint32_t v) const {
+    const unsigned sum = __reduce_add_sync(tile_mask, v);  // <= 32 x 65535: no overflow for uint8/16
+    if (leader && sum) atomicAdd(row + i, sum);
+  }
+  __device__ bool skip(bool zero) const { return __all_sync(tile_mask, zero); }
+};
 
 // One thread per stream s = tile * P + pixel of the group (adjacent threads read adjacent pixels of a frame:
 // coalesced). Pass 1: the stream's statistics (and its sum, when add_sums); the block scans the streams' size bounds
@@ -22,7 +38,8 @@ constexpr std::uint32_t kFusedTotalsTile = 1024;  // [2][tile] uint64 frame sums
 // stream into its reservation, records where it starts there (offsets[s]) and writes its size to dir.
 // kTotals (uint8/16 counts, tiles <= kFusedTotalsTile, P >= kEncThreads: a block spans at most two tiles): the
 // statistics pass also sums each frame over the block's pixels (a warp reduction over the lanes of one tile, then
-// one shared atomic per warp) and the block adds them to totals (the group's frames, zeroed) when add_sums.
+// one 32-bit shared atomic per warp: FrameSumHook) and the block adds them to totals (the group's frames, zeroed)
+// when add_sums.
 template <class T, bool kTotals>
 __global__ void __launch_bounds__(kEncThreads)
     encode_reserve(const T* __restrict__ frames, std::size_t P, std::uint32_t tile, std::size_t count,
@@ -32,7 +49,7 @@ __global__ void __launch_bounds__(kEncThreads)
   using Scan = cub::BlockScan<std::uint32_t, kEncThreads>;
   __shared__ typename Scan::TempStorage tmp;
   __shared__ unsigned long long block_at;
-  extern __shared__ unsigned long long tot[];  // kTotals: [2][tile] frame sums of the block's (at most 2) tiles
+  extern __shared__ unsigned tot[];  // kTotals: [2][tile] frame sums of the block's (at most 2) tiles
   const std::size_t s = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   const bool live = s < streams;
   const std::size_t t = live ? s / P : 0, p = live ? s % P : 0, first = t * tile;
@@ -53,11 +70,7 @@ __global__ void __launch_bounds__(kEncThreads)
     if (fuse) {
       const unsigned tile_mask = __match_any_sync(live_mask, static_cast<unsigned long long>(t));
       const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(tile_mask) - 1);
-      unsigned long long* const row = tot + (t - block_tile) * tile;
-      st = stream_stats(get, n, [&](std::uint32_t i, std::uint32_t v) {
-        const unsigned sum = __reduce_add_sync(tile_mask, v);  // <= 32 x 65535: no overflow for uint8/16
-        if (leader && sum) atomicAdd(row + i, static_cast<unsigned long long>(sum));
-      });
+      st = stream_stats(get, n, FrameSumHook{tile_mask, leader, tot + (t - block_tile) * tile});
     } else {
       st = stream_stats(get, n);
     }
@@ -69,7 +82,7 @@ __global__ void __launch_bounds__(kEncThreads)
   __syncthreads();  // also: every thread's statistics pass (and its shared frame sums) is done
   if (fuse)
     for (std::uint32_t j = threadIdx.x; j < 2 * tile; j += blockDim.x)
-      if (tot[j]) atomicAdd(totals + (block_tile + j / tile) * tile + j % tile, tot[j]);
+      if (tot[j]) atomicAdd(totals + (block_tile + j / tile) * tile + j % tile, static_cast<unsigned long long>(tot[j]));
   const unsigned long long b = block_at;
   if (!live || b + block_bytes > cap) return;
   const unsigned long long o = b + at;  // < cap <= 2^32
@@ -194,7 +207,7 @@ struct Encoder {
             add_sums ? 1 : 0);
       };
       if (fused)
-        launch(encode_reserve<V, true>, 2 * T * sizeof(unsigned long long));
+        launch(encode_reserve<V, true>, 2 * T * sizeof(unsigned));
       else
         launch(encode_reserve<V, false>, 0);
     });
