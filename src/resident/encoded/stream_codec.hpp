@@ -121,14 +121,14 @@ struct RansReciprocal {
 };
 
 // Tries the rANS model; writes the stream to slot and returns its size when smaller than `best`, else 0. slot
-// holds at least best bytes (the stream is smaller than best when it is written). counts4, when nonzero (only for
-// base 0 and range <= 3), holds the counts of the values 0..3 (16 bits each, StreamStats::low): the histogram
+// holds at least best bytes (the stream is smaller than best when it is written). counts16, when given (only for
+// base 0 and range < kCountedValues), holds the counts of the values 0..15 (StreamStats::counts): the histogram
 // without another pass over the values. at: null, the stream starts at slot; else the stream is left where the
 // encoder built it, at slot + *at (<= best - size; no byte copy to the front: the CUDA encoder's compaction copies
 // it from there).
 template <class Get>
 QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t base, std::uint32_t range,
-                               std::uint8_t* slot, std::uint32_t best, std::uint64_t counts4 = 0,
+                               std::uint8_t* slot, std::uint32_t best, const std::uint64_t* counts16 = nullptr,
                                std::uint32_t* at = nullptr) {
   // freq[] holds the symbol counts (<= n <= kMaxTile: 16 bits), then the frequencies (normalised in place). Values
   // minus base are <= range: the counts, the alphabet K <= range + 1 and the escape count use freq[0 .. range + 1]
@@ -136,8 +136,9 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   std::uint16_t freq[kMaxAlphabet + 1];
   const std::uint32_t used = range < kMaxAlphabet ? range + 1 : kMaxAlphabet;
   for (std::uint32_t s = 0; s <= used; ++s) freq[s] = 0;
-  if (counts4) {
-    for (std::uint32_t s = 0; s < 4; ++s) freq[s] = static_cast<std::uint16_t>(counts4 >> (16 * s));
+  if (counts16) {
+    for (std::uint32_t s = 0; s <= range; ++s)
+      freq[s] = static_cast<std::uint16_t>(counts16[s >> 2] >> (16 * (s & 3u)));
   } else {
     for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) {
       const std::uint32_t d = v - base;
@@ -249,9 +250,12 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
 // `bound`, the size the encoded stream cannot exceed (0: the zero model; constant: its size; else the smaller of
 // the sparse and raw sizes, since rANS is kept only when smaller). The CUDA encoder reserves `bound` bytes per
 // stream from this pass before it encodes.
+inline constexpr std::uint32_t kCountedValues = 16;  // StreamStats::counts
 struct StreamStats {
   std::uint64_t total = 0;
-  std::uint64_t low = 0;  // counts of the values 0, 1, 2, 3 (16 bits each): the rANS histogram when mn = 0, mx <= 3
+  // Counts of the values 0..15 (value v: bits 16 (v & 3) .. + 15 of counts[v >> 2]; n <= kMaxTile < 2^16): the rANS
+  // histogram when mn = 0 and mx < kCountedValues (the bright-field disk at low dose), without another pass.
+  std::uint64_t counts[4] = {0, 0, 0, 0};
   std::uint32_t mn = 0, mx = 0, nnz = 0;
   std::uint32_t sparse_total = 0, raw = 0, bound = 0;
 };
@@ -269,11 +273,18 @@ struct NoValueHook {
 template <class Get, class Hook = NoValueHook>
 QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& hook = Hook{}) {
   std::uint32_t mn = 0xffffffffu, mx = 0, nnz = 0, sparse = 0, skipped = 0;
-  std::uint64_t total = 0, low = 0;
+  std::uint64_t total = 0, c0 = 0, c1 = 0, c2 = 0, c3 = 0;  // StreamStats::counts (four registers on a GPU)
   std::uint32_t next = 0;  // position after the previous nonzero
   const auto value = [&](std::uint32_t i, std::uint32_t v) {
     hook(i, v);
-    if (v < 4u) low += std::uint64_t{1} << (16u * v);
+    if (v < kCountedValues) {
+      const std::uint64_t one = std::uint64_t{1} << (16u * (v & 3u));
+      const std::uint32_t q = v >> 2;
+      c0 += q == 0 ? one : 0;
+      c1 += q == 1 ? one : 0;
+      c2 += q == 2 ? one : 0;
+      c3 += q == 3 ? one : 0;
+    }
     mn = v < mn ? v : mn;
     mx = v > mx ? v : mx;
     total += v;
@@ -303,12 +314,15 @@ QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& ho
   }
   for (; i < n; ++i) value(i, get(i));
   if (skipped) {  // skipped <= n <= kMaxTile: the zero count stays within its 16 bits
-    low += skipped;
+    c0 += skipped;
     mn = 0;
   }
   StreamStats st;
   st.total = total;
-  st.low = low;
+  st.counts[0] = c0;
+  st.counts[1] = c1;
+  st.counts[2] = c2;
+  st.counts[3] = c3;
   st.mn = mn;
   st.mx = mx;
   st.nnz = nnz;
@@ -340,7 +354,7 @@ QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, 
   const std::uint32_t best = st.bound;
   if (best > detail::rans_size_floor(st.mn))
     if (const std::uint32_t r = detail::try_rans(get, n, st.mn, st.mx - st.mn, slot, best,
-                                                 st.mn == 0 && st.mx <= 3 ? st.low : 0, at))
+                                                 st.mn == 0 && st.mx < kCountedValues ? st.counts : nullptr, at))
       return r;
   std::uint8_t* p = slot;
   if (st.sparse_total < st.raw) {
