@@ -93,19 +93,28 @@ __global__ void __launch_bounds__(kEncThreads)
   offsets[s] = static_cast<std::uint32_t>(o + start);  // <= b + block_bytes <= cap
 }
 
-// One block per tile: stream sizes -> exclusive offsets in place, dir[P] = the tile's payload bytes.
-__global__ void tile_offsets(std::uint32_t* dir, std::size_t P) {
-  using Scan = cub::BlockScan<std::uint32_t, 1024>;
+// One block per tile: stream sizes -> exclusive offsets in place, dir[P] = the tile's payload bytes. 256 threads of
+// 8 consecutive sizes each (2048 per step; a thread's 32 bytes are whole sectors): small blocks, so that they find
+// room beside the decoder's blocks during a load (a 1024-thread block waited for a whole decode kernel to drain).
+constexpr unsigned kOffsetThreads = 256, kOffsetItems = 8;
+__global__ void __launch_bounds__(kOffsetThreads) tile_offsets(std::uint32_t* dir, std::size_t P) {
+  using Scan = cub::BlockScan<std::uint32_t, kOffsetThreads>;
   __shared__ typename Scan::TempStorage tmp;
   std::uint32_t* d = dir + blockIdx.x * (P + 1);
   std::uint32_t carry = 0;
-  for (std::size_t c = 0; c < P; c += 1024) {
-    const std::size_t i = c + threadIdx.x;
-    std::uint32_t v = i < P ? d[i] : 0u, excl = 0, agg = 0;
-    Scan(tmp).ExclusiveSum(v, excl, agg);
-    if (i < P) d[i] = carry + excl;
+  constexpr std::size_t kStep = std::size_t{kOffsetThreads} * kOffsetItems;
+  for (std::size_t c = 0; c < P; c += kStep) {
+    const std::size_t i0 = c + std::size_t{threadIdx.x} * kOffsetItems;
+    std::uint32_t v[kOffsetItems];
+#pragma unroll
+    for (unsigned k = 0; k < kOffsetItems; ++k) v[k] = i0 + k < P ? d[i0 + k] : 0u;
+    std::uint32_t agg = 0;
+    Scan(tmp).ExclusiveSum(v, v, agg);  // in place: v[k] = the sizes before item i0 + k in this step
+#pragma unroll
+    for (unsigned k = 0; k < kOffsetItems; ++k)
+      if (i0 + k < P) d[i0 + k] = carry + v[k];
     carry += agg;
-    __syncthreads();
+    __syncthreads();  // tmp is reused by the next step
   }
   if (threadIdx.x == 0) d[P] = carry;
 }
@@ -213,7 +222,7 @@ struct Encoder {
     });
     QGPU_CUDA_LAUNCHED("encode_reserve");
     QGPU_CUDA(cudaEventRecord(ev->e[1], stream));
-    tile_offsets<<<static_cast<unsigned>(g), 1024, 0, stream>>>(dir, P);
+    tile_offsets<<<static_cast<unsigned>(g), kOffsetThreads, 0, stream>>>(dir, P);
     QGPU_CUDA_LAUNCHED("encoded tile_offsets");
     QGPU_CUDA(cudaEventRecord(ev->e[2], stream));
     // The sizes: the cursor (all blocks' reservations) and each tile's payload bytes (dir[P] of each tile).
