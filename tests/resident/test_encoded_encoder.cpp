@@ -85,7 +85,7 @@ TEST(EncodedEncoder, SameBytesAsTheFrozenFirstEncoder) {
 // encoder writes nothing beyond the bound, and the bound is within stream_bound_bytes.
 TEST(EncodedEncoder, StreamsStayWithinTheirBound) {
   std::mt19937_64 rng(7);
-  std::size_t moved = 0;
+  std::size_t moved = 0, escaped = 0;
   for (int d = 0; d < 3; ++d)
     for (std::uint32_t n : kLengths)
       for (int kind = 0; kind < kKinds; ++kind) {
@@ -118,8 +118,17 @@ TEST(EncodedEncoder, StreamsStayWithinTheirBound) {
             << "dtype " << d << " n " << n << " kind " << kind;
         for (std::uint32_t j = st.bound; j < kept.size(); ++j) ASSERT_EQ(kept[j], 0xa5);
         moved += at > 0;
+        if (size && kept[at] == kRans) {  // rANS with escapes (written by the backward pass when one byte each)
+          ByteReader rd{kept.data() + at, kept.data() + at + size};
+          rd.byte();
+          rd.varint();
+          const std::uint32_t K = rd.byte();
+          for (std::uint32_t s = 0; s <= K; ++s) rd.varint();
+          escaped += rd.ok && rd.varint() > 0;
+        }
       }
-  EXPECT_GT(moved, 20u);  // rANS streams were left in place
+  EXPECT_GT(moved, 20u);   // rANS streams were left in place
+  EXPECT_GT(escaped, 5u);  // some with escapes
 }
 
 // The rANS encoder's division by a frequency as a multiplication (RansReciprocal): x / f for every frequency

@@ -192,9 +192,16 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   std::uint8_t* const end = slot + best;
   std::uint8_t* ptr = end;
   std::uint32_t x = kRansL;
+  // One-byte escapes (every escaped value - base - K <= range - K < 128) are written as the backward pass meets them,
+  // last first, down from slot + header: in position order at the end of the header as it sits at slot (no pass of
+  // their own; the rANS bytes stay above slot + header + 4, see limit).
+  const std::uint32_t fields = header - esc_bytes;  // model byte .. escape byte count
+  const bool one_byte_escapes = esc_count && range - K < 128u;
+  std::uint8_t* esc = slot + header;
   // One symbol, encoded backwards; false when the rANS bytes reach the limit (rANS loses).
   const auto put = [&](std::uint32_t d) {
     const std::uint32_t s = d < K ? d : K;
+    if (d >= K && one_byte_escapes) *--esc = static_cast<std::uint8_t>(d - K);
     const std::uint32_t w = sym[s], r = rcp[s], f = w & 0x1fffu;
     const std::uint32_t x_max = ((kRansL >> kRansScaleBits) << 8) * f;
     while (x >= x_max) {
@@ -227,14 +234,23 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   const std::uint32_t rans_bytes = static_cast<std::uint32_t>(end - ptr);
   // Header, table and escapes at the front, or (at) just before the rANS bytes (they start after slot, since
   // header + rans_bytes < best).
-  std::uint8_t* p = at ? ptr - header : slot;
-  if (at) *at = static_cast<std::uint32_t>(p - slot);
+  std::uint8_t* const out = at ? ptr - header : slot;
+  if (at) {
+    *at = static_cast<std::uint32_t>(out - slot);
+    // The one-byte escapes move from slot + fields up to out + fields = ptr - esc_bytes (last byte first: the
+    // regions may overlap, the destination is higher) before the fields below them are written.
+    if (one_byte_escapes)
+      for (std::uint32_t j = esc_bytes; j-- > 0;) out[fields + j] = slot[fields + j];
+  }
+  std::uint8_t* p = out;
   *p++ = kRans;
   p = put_varint(p, base);
   *p++ = static_cast<std::uint8_t>(K);
   for (std::uint32_t s = 0; s <= K; ++s) p = put_varint(p, freq[s]);
   p = put_varint(p, esc_bytes);
-  if (esc_count)
+  if (one_byte_escapes)
+    p += esc_bytes;  // already in place
+  else if (esc_count)
     for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) {
       const std::uint32_t d = v - base;
       if (d >= K) p = put_varint(p, d - K);
