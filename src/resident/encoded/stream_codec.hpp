@@ -31,6 +31,9 @@ namespace qgpu::encoded {
 namespace detail {
 
 inline constexpr std::uint32_t kLoadAhead = 8;  // values loaded before they are used (one chunk)
+// The statistics pass (stream_stats), which reads every value of the batch from device memory once, loads twice as
+// many ahead (more loads in flight per thread; the CUDA encoder's registers stay at 64, no spills).
+inline constexpr std::uint32_t kStatsAhead = 16;
 
 // Calls f(i, get(i)) for i = 0 .. n-1 in order, loading kLoadAhead values ahead.
 template <class Get, class F>
@@ -277,14 +280,14 @@ struct StreamStats {
 };
 
 // A stream_stats hook that does nothing (the CUDA encoder's hook sums the frame totals across its warp).
-// skip(zero): whether the kLoadAhead values of a chunk, all zero when `zero`, may skip the per-value work; a hook
+// skip(zero): whether the kStatsAhead values of a chunk, all zero when `zero`, may skip the per-value work; a hook
 // with collective operations across threads answers for all of them (the CUDA hook: every lane of its tile).
 struct NoValueHook {
   QGPU_HD void operator()(std::uint32_t, std::uint32_t) const {}
   QGPU_HD bool skip(bool zero) const { return zero; }
 };
 
-// hook(i, value) is called for every position i in order, except in chunks of kLoadAhead zeros that hook.skip
+// hook(i, value) is called for every position i in order, except in chunks of kStatsAhead zeros that hook.skip
 // lets pass (zeros change nothing but the zero count and the minimum; a hook on zeros has nothing to add).
 template <class Get, class Hook = NoValueHook>
 QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& hook = Hook{}) {
@@ -314,19 +317,19 @@ QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& ho
   // As detail::for_each_value, with the test for a chunk of zeros (most streams are all zero outside the
   // bright-field disk: a few instructions per chunk instead of the work per value).
   std::uint32_t i = 0;
-  for (; i + detail::kLoadAhead <= n; i += detail::kLoadAhead) {
-    std::uint32_t v[detail::kLoadAhead], any = 0;
+  for (; i + detail::kStatsAhead <= n; i += detail::kStatsAhead) {
+    std::uint32_t v[detail::kStatsAhead], any = 0;
     QGPU_ENC_UNROLL
-    for (std::uint32_t k = 0; k < detail::kLoadAhead; ++k) {
+    for (std::uint32_t k = 0; k < detail::kStatsAhead; ++k) {
       v[k] = get(i + k);
       any |= v[k];
     }
     if (hook.skip(any == 0)) {
-      skipped += detail::kLoadAhead;
+      skipped += detail::kStatsAhead;
       continue;
     }
     QGPU_ENC_UNROLL
-    for (std::uint32_t k = 0; k < detail::kLoadAhead; ++k) value(i + k, v[k]);
+    for (std::uint32_t k = 0; k < detail::kStatsAhead; ++k) value(i + k, v[k]);
   }
   for (; i < n; ++i) value(i, get(i));
   if (skipped) {  // skipped <= n <= kMaxTile: the zero count stays within its 16 bits
