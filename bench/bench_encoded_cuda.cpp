@@ -6,7 +6,8 @@
 // mean pattern, one frame, a 64x64 scan-region read; then the load of the file dense and encoded (median of 2 warm
 // each): all the issue-8 figures of one file in one run. The encoder's stage times (statistics + encode kernel,
 // tile offsets, compaction, host waits and allocations) are printed for the encode from dense and the encoded load,
-// and the first CUDA encoder (QGPU_ENCODER=slots) runs beside it.
+// and the first CUDA encoder (QGPU_ENCODER=slots) runs beside it, as do the encoded loads with the other stream
+// priorities (QGPU_ENCODER_PRIORITY=same, low).
 // usage: bench_encoded_cuda FILE [scan det dtype]
 #include <cuda_runtime.h>
 
@@ -199,6 +200,15 @@ int main(int argc, char** argv) {
   std::printf("| load dense | %.1f ms |\n| load encoded | %.1f ms | %.2fx the dense load |\n"
               "| load encoded, first encoder (QGPU_ENCODER=slots) | %.1f ms | %.2fx the dense load |\n",
               dense_load, enc_load, enc_load / dense_load, slots_load, slots_load / dense_load);
+  // The stream priorities of the encoded load (encode_worker.hpp): the default gives the encoder stream the
+  // priority; "same" is the behaviour before, "low" gives it to the decode stream.
+  for (const char* mode : {"same", "low"}) {
+    ::setenv("QGPU_ENCODER_PRIORITY", mode, 1);
+    const double t = load_ms("encoded", nullptr);
+    std::printf("| load encoded, QGPU_ENCODER_PRIORITY=%s | %.1f ms | %.2fx the dense load |\n", mode, t,
+                t / dense_load);
+  }
+  ::unsetenv("QGPU_ENCODER_PRIORITY");
   if (dse.encoded()) std::printf("  encoder stages of the last encoded load: %s\n", dse.encoded()->encoder_stages().c_str());
   const auto com_d = dpc::center_of_mass(ds);
   for (const auto kernel : kSumKernels) {  // the default first (its row keeps the name it had)

@@ -1,8 +1,11 @@
 // Load throughput on one file, every path in one run: the CUDA pipeline (parallel coalesced preads, pinned copies,
 // GPU bitshuffle+LZ4 decode) with its stage timings, the same with one read thread, our host decoder on all cores,
-// and the HDF5 C API + bitshuffle plugin reference (one thread, on a band of scan rows to keep the run short).
+// and the HDF5 C API + bitshuffle plugin reference (one thread, on a band of scan rows to keep the run short); the
+// encoded load also with the other stream priorities (QGPU_ENCODER_PRIORITY), and per-batch timelines of a dense and
+// an encoded load on stderr (QGPU_LOAD_TIMELINE).
 // usage: bench_load FILE [scan det dtype] [--skip-cpu] [--reference-rows N] [--direct] [--write-only]
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -78,6 +81,25 @@ int main(int argc, char** argv) {
   enc.representation = "encoded";
   t = timed_load(path, enc, 2, &detail);
   bench::row("load cuda into the encoded representation, median of 2 warm", shape, t, decoded, detail);
+  // The stream priorities of the encoded load (encode_worker.hpp; default: the encoder's stream first).
+  for (const char* mode : {"same", "low"}) {
+    ::setenv("QGPU_ENCODER_PRIORITY", mode, 1);
+    t = timed_load(path, enc, 2, &detail);
+    bench::row(std::string("load cuda into the encoded representation, QGPU_ENCODER_PRIORITY=") + mode +
+                   ", median of 2 warm", shape, t, decoded, detail);
+  }
+  ::unsetenv("QGPU_ENCODER_PRIORITY");
+  // One more load of each with the per-batch timeline on stderr (QGPU_LOAD_TIMELINE; not timed above).
+  ::setenv("QGPU_LOAD_TIMELINE", "1", 1);
+  std::fprintf(stderr, "timeline of a dense load:\n");
+  (void)io::load(path, cuda);
+  std::fprintf(stderr, "timeline of an encoded load:\n");
+  (void)io::load(path, enc);
+  ::setenv("QGPU_ENCODER_PRIORITY", "same", 1);
+  std::fprintf(stderr, "timeline of an encoded load, QGPU_ENCODER_PRIORITY=same:\n");
+  (void)io::load(path, enc);
+  ::unsetenv("QGPU_ENCODER_PRIORITY");
+  ::unsetenv("QGPU_LOAD_TIMELINE");
   io::LoadOptions one = cuda;
   one.read_threads = 1;
   t = timed_load(path, one, 1, &detail);

@@ -1,7 +1,8 @@
 // The shared encoded-v1 stream encoder (stream_codec.hpp, run by the CPU reference and the CUDA encoders): the same
 // bytes as the frozen first encoder (encoded_v1_oracle.hpp) for every kind of stream, and the facts the CUDA
 // encoder's compact scratch relies on: a stream never exceeds its statistics' bound, nor the bound the scratch is
-// sized by, and the rANS size floor that lets the encoder skip the rANS trial is a floor.
+// sized by (also for a stream left where it was built, as the CUDA encoder has it), the rANS size floor that lets the
+// encoder skip the rANS trial is a floor, and the rANS encoder's reciprocal division is the division.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -84,6 +85,7 @@ TEST(EncodedEncoder, SameBytesAsTheFrozenFirstEncoder) {
 // encoder writes nothing beyond the bound, and the bound is within stream_bound_bytes.
 TEST(EncodedEncoder, StreamsStayWithinTheirBound) {
   std::mt19937_64 rng(7);
+  std::size_t moved = 0, escaped = 0;
   for (int d = 0; d < 3; ++d)
     for (std::uint32_t n : kLengths)
       for (int kind = 0; kind < kKinds; ++kind) {
@@ -105,7 +107,58 @@ TEST(EncodedEncoder, StreamsStayWithinTheirBound) {
         std::uint64_t total = 0;
         for (std::uint32_t x : v) total += x;
         EXPECT_EQ(st.total, total);
+        // As the CUDA encoder calls it: the stream left where it was built (slot + at), the same bytes, within the
+        // bound.
+        std::vector<std::uint8_t> kept(st.bound + kGuard, 0xa5);
+        std::uint32_t at = 12345;
+        ASSERT_EQ(encode_stream_with(st, get, n, kept.data(), &at), size);
+        ASSERT_LE(std::uint64_t{at} + size, st.bound) << "dtype " << d << " n " << n << " kind " << kind;
+        if (size == 0 || kept[at] != kRans) ASSERT_EQ(at, 0u);  // only rANS streams move
+        ASSERT_TRUE(std::equal(kept.begin() + at, kept.begin() + at + size, full.begin()))
+            << "dtype " << d << " n " << n << " kind " << kind;
+        for (std::uint32_t j = st.bound; j < kept.size(); ++j) ASSERT_EQ(kept[j], 0xa5);
+        moved += at > 0;
+        if (size && kept[at] == kRans) {  // rANS with escapes (written by the backward pass when one byte each)
+          ByteReader rd{kept.data() + at, kept.data() + at + size};
+          rd.byte();
+          rd.varint();
+          const std::uint32_t K = rd.byte();
+          for (std::uint32_t s = 0; s <= K; ++s) rd.varint();
+          escaped += rd.ok && rd.varint() > 0;
+        }
       }
+  EXPECT_GT(moved, 20u);   // rANS streams were left in place
+  EXPECT_GT(escaped, 5u);  // some with escapes
+}
+
+// The rANS encoder's division by a frequency as a multiplication (RansReciprocal): x / f for every frequency
+// 1..4096 at the states around every multiple of f near 0, 2^31 and x_max = 2^19 f (the largest state divided),
+// and at random states below 2^31.
+TEST(EncodedEncoder, RansReciprocalEqualsTheDivision) {
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<std::uint32_t> any(0, 0x7fffffffu);
+  std::size_t checked = 0;
+  for (std::uint32_t f = 1; f <= kRansScale; ++f) {
+    const detail::RansReciprocal r = detail::RansReciprocal::of(f);
+    const auto check = [&](std::uint64_t x) {
+      if (x >= (std::uint64_t{1} << 31)) return;
+      const auto x32 = static_cast<std::uint32_t>(x);
+      ASSERT_EQ(r.quotient(x32), x32 / f) << "f " << f << " x " << x;
+      ++checked;
+    };
+    const std::uint64_t x_max = std::uint64_t{(kRansL >> kRansScaleBits) << 8} * f;
+    for (const std::uint64_t top : {std::uint64_t{0}, x_max, std::uint64_t{1} << 31})
+      for (std::int64_t k = -3; k <= 3; ++k) {
+        const std::int64_t m = static_cast<std::int64_t>(top / f) + k;
+        if (m < 0) continue;
+        for (std::int64_t e = -1; e <= 1; ++e)
+          if (m * static_cast<std::int64_t>(f) + e >= 0) check(static_cast<std::uint64_t>(m * f + e));
+      }
+    for (int i = 0; i < 64; ++i) check(any(rng));
+  }
+  EXPECT_EQ(detail::RansReciprocal::of(1).quotient(0x7fffffffu), 0x7fffffffu);
+  EXPECT_EQ(detail::RansReciprocal::of(4096).quotient(0x7fffffffu), 0x7fffffffu >> 12);
+  EXPECT_GT(checked, std::size_t{4096} * 100);
 }
 
 // The encoder skips the rANS trial when the best of sparse and raw is at most rans_size_floor(base) (rANS is kept
@@ -158,13 +211,13 @@ TEST(EncodedEncoder, CompactScratchBoundsOneTileAndTheWholeDataset) {
   EXPECT_EQ(cuda::compact_scratch_bytes(l), cuda::kCompactScratch + 113 * 36864 * 4 + 113 * 8 + 8);
 }
 
-// Streams of values 0..3 (with a zero): the rANS trial from the statistics' counts (no histogram pass) writes the
+// Streams of values 0..15 (with a zero): the rANS trial from the statistics' counts (no histogram pass) writes the
 // same stream as the trial that counts the values itself.
 TEST(EncodedEncoder, RansFromTheStatisticsCountsEqualsTheCountingPass) {
   std::mt19937_64 rng(11);
   std::size_t rans = 0;
   for (std::uint32_t n : kLengths)
-    for (std::uint32_t top = 1; top <= 3; ++top)
+    for (std::uint32_t top = 1; top < kCountedValues; ++top)
       for (int rep = 0; rep < 20; ++rep) {
         std::vector<std::uint32_t> v(n);
         std::uniform_int_distribution<std::uint32_t> any(0, top);
@@ -175,11 +228,12 @@ TEST(EncodedEncoder, RansFromTheStatisticsCountsEqualsTheCountingPass) {
         const auto get = [&](std::uint32_t i) { return v[i]; };
         const StreamStats st = stream_stats(get, n);
         if (st.mx == 0) continue;
-        for (std::uint32_t s = 0; s < 4; ++s)
-          ASSERT_EQ((st.low >> (16 * s)) & 0xffffu, std::uint64_t(std::count(v.begin(), v.end(), s)));
+        for (std::uint32_t s = 0; s < kCountedValues; ++s)
+          ASSERT_EQ((st.counts[s >> 2] >> (16 * (s & 3))) & 0xffffu, std::uint64_t(std::count(v.begin(), v.end(), s)))
+              << "n " << n << " value " << s;
         const std::uint32_t big = 16 * n + 1024;
         std::vector<std::uint8_t> a(big), b(big);
-        const std::uint32_t ra = detail::try_rans(get, n, 0, st.mx, a.data(), big, st.low);
+        const std::uint32_t ra = detail::try_rans(get, n, 0, st.mx, a.data(), big, st.counts);
         const std::uint32_t rb = detail::try_rans(get, n, 0, st.mx, b.data(), big);
         ASSERT_EQ(ra, rb) << "n " << n << " top " << top;
         ASSERT_TRUE(std::equal(a.begin(), a.begin() + ra, b.begin()));

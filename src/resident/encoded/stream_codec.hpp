@@ -31,6 +31,9 @@ namespace qgpu::encoded {
 namespace detail {
 
 inline constexpr std::uint32_t kLoadAhead = 8;  // values loaded before they are used (one chunk)
+// The statistics pass (stream_stats), which reads every value of the batch from device memory once, loads twice as
+// many ahead (more loads in flight per thread; the CUDA encoder's registers stay at 64, no spills).
+inline constexpr std::uint32_t kStatsAhead = 16;
 
 // Calls f(i, get(i)) for i = 0 .. n-1 in order, loading kLoadAhead values ahead.
 template <class Get, class F>
@@ -98,18 +101,47 @@ QGPU_HD inline void build_rans_lut(const std::uint16_t* cum, std::uint8_t* lut) 
 // is skipped without reading the values (tested against the full computation).
 QGPU_HD inline std::uint32_t rans_size_floor(std::uint32_t base) { return 11u + varint_size(base); }
 
+// x / f without a division (Alverson's reciprocal, as in ryg_rans): for f >= 2, shift = bit_width(f - 1) (2^(shift-1)
+// < f <= 2^shift) and rcp = ceil(2^(31 + shift) / f) < 2^32, (x * rcp) >> (31 + shift) == x / f for every x < 2^31:
+// x * rcp / 2^(31 + shift) = x / f + x * e / (f * 2^(31 + shift)) with 0 <= e = rcp * f - 2^(31 + shift) < f, so the
+// error is below x / 2^(31 + shift) < 2^-shift <= 1 / f, while x / f is at most (f - 1) / f past an integer: the
+// floors are equal. f == 1: x. The rANS encoder divides states x < (kRansL >> kRansScaleBits << 8) * f <= 2^31.
+// (A 32-bit division is a dozen dependent instructions on a GPU, on the critical path of every encoded value.)
+struct RansReciprocal {
+  std::uint32_t rcp = 0, shift = 0;  // shift: the right shift after the high 32 bits (shift - 1 above); f == 1: rcp 0
+  QGPU_HD static RansReciprocal of(std::uint32_t f) {
+    RansReciprocal r;
+    if (f >= 2) {
+      const std::uint32_t sh = bit_width(f - 1);
+      r.rcp = static_cast<std::uint32_t>(((std::uint64_t{1} << (31 + sh)) + f - 1) / f);
+      r.shift = sh - 1;
+    }
+    return r;
+  }
+  QGPU_HD std::uint32_t quotient(std::uint32_t x) const {  // x < 2^31
+    return rcp ? static_cast<std::uint32_t>((static_cast<std::uint64_t>(x) * rcp) >> 32) >> shift : x;
+  }
+};
+
 // Tries the rANS model; writes the stream to slot and returns its size when smaller than `best`, else 0. slot
-// holds at least best bytes (the stream is smaller than best when it is written). counts4, when nonzero (only for
-// base 0 and range <= 3), holds the counts of the values 0..3 (16 bits each, StreamStats::low): the histogram
-// without another pass over the values.
+// holds at least best bytes (the stream is smaller than best when it is written). counts16, when given (only for
+// base 0 and range < kCountedValues), holds the counts of the values 0..15 (StreamStats::counts): the histogram
+// without another pass over the values. at: null, the stream starts at slot; else the stream is left where the
+// encoder built it, at slot + *at (<= best - size; no byte copy to the front: the CUDA encoder's compaction copies
+// it from there).
 template <class Get>
 QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t base, std::uint32_t range,
-                               std::uint8_t* slot, std::uint32_t best, std::uint64_t counts4 = 0) {
-  // freq[] holds the symbol counts (<= n <= kMaxTile: 16 bits), then the frequencies (normalised in place).
+                               std::uint8_t* slot, std::uint32_t best, const std::uint64_t* counts16 = nullptr,
+                               std::uint32_t* at = nullptr) {
+  // freq[] holds the symbol counts (<= n <= kMaxTile: 16 bits), then the frequencies (normalised in place). Values
+  // minus base are <= range: the counts, the alphabet K <= range + 1 and the escape count use freq[0 .. range + 1]
+  // only (every entry when range + 1 >= kMaxAlphabet).
   std::uint16_t freq[kMaxAlphabet + 1];
-  for (std::uint32_t s = 0; s <= kMaxAlphabet; ++s) freq[s] = 0;
-  if (counts4) {
-    for (std::uint32_t s = 0; s < 4; ++s) freq[s] = static_cast<std::uint16_t>(counts4 >> (16 * s));
+  const std::uint32_t used = range < kMaxAlphabet ? range + 1 : kMaxAlphabet;
+  for (std::uint32_t s = 0; s <= used; ++s) freq[s] = 0;
+  if (counts16) {
+    for (std::uint32_t s = 0; s <= range; ++s)
+      freq[s] = static_cast<std::uint16_t>(counts16[s >> 2] >> (16 * (s & 3u)));
   } else {
     for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) {
       const std::uint32_t d = v - base;
@@ -136,12 +168,17 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   const std::uint32_t esc_count = n - below;
   freq[K] = static_cast<std::uint16_t>(esc_count);
   normalise_frequencies(freq, K + 1, n, freq);
-  std::uint16_t cum[kMaxAlphabet + 2];
-  cum[0] = 0;
-  std::uint32_t table = 0;
+  // Per symbol: the reciprocal of its frequency, and one word with the frequency f (bits 0..12, <= 4096), its start
+  // cum = f(0) + ... + f(s - 1) (bits 13..25, <= 4096) and the reciprocal's shift (bits 26..29, <= 11).
+  std::uint32_t table = 0, cum = 0;
+  std::uint32_t rcp[kMaxAlphabet + 1], sym[kMaxAlphabet + 1];
   for (std::uint32_t s = 0; s <= K; ++s) {
-    cum[s + 1] = static_cast<std::uint16_t>(cum[s] + freq[s]);
-    table += varint_size(freq[s]);
+    const std::uint32_t f = freq[s];
+    table += varint_size(f);
+    const RansReciprocal r = RansReciprocal::of(f);
+    rcp[s] = r.rcp;
+    sym[s] = f | (cum << 13) | (r.shift << 26);
+    cum += f;
   }
   // Escaped values are value - base - K <= range - K: one varint byte each when that is below 128 (no pass).
   std::uint32_t esc_bytes = range - K < 128u ? esc_count : 0u;
@@ -158,17 +195,26 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   std::uint8_t* const end = slot + best;
   std::uint8_t* ptr = end;
   std::uint32_t x = kRansL;
+  // One-byte escapes (every escaped value - base - K <= range - K < 128) are written as the backward pass meets them,
+  // last first, down from slot + header: in position order at the end of the header as it sits at slot (no pass of
+  // their own; the rANS bytes stay above slot + header + 4, see limit).
+  const std::uint32_t fields = header - esc_bytes;  // model byte .. escape byte count
+  const bool one_byte_escapes = esc_count && range - K < 128u;
+  std::uint8_t* esc = slot + header;
   // One symbol, encoded backwards; false when the rANS bytes reach the limit (rANS loses).
   const auto put = [&](std::uint32_t d) {
     const std::uint32_t s = d < K ? d : K;
-    const std::uint32_t f = freq[s];
+    if (d >= K && one_byte_escapes) *--esc = static_cast<std::uint8_t>(d - K);
+    const std::uint32_t w = sym[s], r = rcp[s], f = w & 0x1fffu;
     const std::uint32_t x_max = ((kRansL >> kRansScaleBits) << 8) * f;
     while (x >= x_max) {
       if (static_cast<std::uint32_t>(end - ptr) + 1 + 4 >= limit) return false;
       *--ptr = static_cast<std::uint8_t>(x & 0xffu);
       x >>= 8;
     }
-    x = ((x / f) << kRansScaleBits) + (x % f) + cum[s];
+    // x < x_max <= 2^31: q = x / f (RansReciprocal), x % f = x - q * f
+    const std::uint32_t q = r ? static_cast<std::uint32_t>((static_cast<std::uint64_t>(x) * r) >> 32) >> (w >> 26) : x;
+    x = (q << kRansScaleBits) + (x - q * f) + ((w >> 13) & 0x1fffu);
     return true;
   };
   std::uint32_t i = n;
@@ -189,19 +235,31 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   ptr[2] = static_cast<std::uint8_t>(x >> 16);
   ptr[3] = static_cast<std::uint8_t>(x >> 24);
   const std::uint32_t rans_bytes = static_cast<std::uint32_t>(end - ptr);
-  // Header, table and escapes at the front (they end before ptr, since header + rans_bytes < best).
-  std::uint8_t* p = slot;
+  // Header, table and escapes at the front, or (at) just before the rANS bytes (they start after slot, since
+  // header + rans_bytes < best).
+  std::uint8_t* const out = at ? ptr - header : slot;
+  if (at) {
+    *at = static_cast<std::uint32_t>(out - slot);
+    // The one-byte escapes move from slot + fields up to out + fields = ptr - esc_bytes (last byte first: the
+    // regions may overlap, the destination is higher) before the fields below them are written.
+    if (one_byte_escapes)
+      for (std::uint32_t j = esc_bytes; j-- > 0;) out[fields + j] = slot[fields + j];
+  }
+  std::uint8_t* p = out;
   *p++ = kRans;
   p = put_varint(p, base);
   *p++ = static_cast<std::uint8_t>(K);
   for (std::uint32_t s = 0; s <= K; ++s) p = put_varint(p, freq[s]);
   p = put_varint(p, esc_bytes);
-  if (esc_count)
+  if (one_byte_escapes)
+    p += esc_bytes;  // already in place
+  else if (esc_count)
     for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) {
       const std::uint32_t d = v - base;
       if (d >= K) p = put_varint(p, d - K);
     });
-  for (std::uint32_t j = 0; j < rans_bytes; ++j) p[j] = ptr[j];  // forward copy: p + j < ptr + j
+  if (!at)
+    for (std::uint32_t j = 0; j < rans_bytes; ++j) p[j] = ptr[j];  // forward copy: p + j < ptr + j
   return header + rans_bytes;
 }
 
@@ -211,27 +269,41 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
 // `bound`, the size the encoded stream cannot exceed (0: the zero model; constant: its size; else the smaller of
 // the sparse and raw sizes, since rANS is kept only when smaller). The CUDA encoder reserves `bound` bytes per
 // stream from this pass before it encodes.
+inline constexpr std::uint32_t kCountedValues = 16;  // StreamStats::counts
 struct StreamStats {
   std::uint64_t total = 0;
-  std::uint64_t low = 0;  // counts of the values 0, 1, 2, 3 (16 bits each): the rANS histogram when mn = 0, mx <= 3
+  // Counts of the values 0..15 (value v: bits 16 (v & 3) .. + 15 of counts[v >> 2]; n <= kMaxTile < 2^16): the rANS
+  // histogram when mn = 0 and mx < kCountedValues (the bright-field disk at low dose), without another pass.
+  std::uint64_t counts[4] = {0, 0, 0, 0};
   std::uint32_t mn = 0, mx = 0, nnz = 0;
   std::uint32_t sparse_total = 0, raw = 0, bound = 0;
 };
 
 // A stream_stats hook that does nothing (the CUDA encoder's hook sums the frame totals across its warp).
+// skip(zero): whether the kStatsAhead values of a chunk, all zero when `zero`, may skip the per-value work; a hook
+// with collective operations across threads answers for all of them (the CUDA hook: every lane of its tile).
 struct NoValueHook {
   QGPU_HD void operator()(std::uint32_t, std::uint32_t) const {}
+  QGPU_HD bool skip(bool zero) const { return zero; }
 };
 
-// hook(i, value) is called for every position i in order.
+// hook(i, value) is called for every position i in order, except in chunks of kStatsAhead zeros that hook.skip
+// lets pass (zeros change nothing but the zero count and the minimum; a hook on zeros has nothing to add).
 template <class Get, class Hook = NoValueHook>
 QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& hook = Hook{}) {
-  std::uint32_t mn = 0xffffffffu, mx = 0, nnz = 0, sparse = 0;
-  std::uint64_t total = 0, low = 0;
+  std::uint32_t mn = 0xffffffffu, mx = 0, nnz = 0, sparse = 0, skipped = 0;
+  std::uint64_t total = 0, c0 = 0, c1 = 0, c2 = 0, c3 = 0;  // StreamStats::counts (four registers on a GPU)
   std::uint32_t next = 0;  // position after the previous nonzero
-  detail::for_each_value(get, n, [&](std::uint32_t i, std::uint32_t v) {
+  const auto value = [&](std::uint32_t i, std::uint32_t v) {
     hook(i, v);
-    if (v < 4u) low += std::uint64_t{1} << (16u * v);
+    if (v < kCountedValues) {
+      const std::uint64_t one = std::uint64_t{1} << (16u * (v & 3u));
+      const std::uint32_t q = v >> 2;
+      c0 += q == 0 ? one : 0;
+      c1 += q == 1 ? one : 0;
+      c2 += q == 2 ? one : 0;
+      c3 += q == 3 ? one : 0;
+    }
     mn = v < mn ? v : mn;
     mx = v > mx ? v : mx;
     total += v;
@@ -241,10 +313,35 @@ QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& ho
       ++nnz;
       next = i + 1;
     }
-  });
+  };
+  // As detail::for_each_value, with the test for a chunk of zeros (most streams are all zero outside the
+  // bright-field disk: a few instructions per chunk instead of the work per value).
+  std::uint32_t i = 0;
+  for (; i + detail::kStatsAhead <= n; i += detail::kStatsAhead) {
+    std::uint32_t v[detail::kStatsAhead], any = 0;
+    QGPU_ENC_UNROLL
+    for (std::uint32_t k = 0; k < detail::kStatsAhead; ++k) {
+      v[k] = get(i + k);
+      any |= v[k];
+    }
+    if (hook.skip(any == 0)) {
+      skipped += detail::kStatsAhead;
+      continue;
+    }
+    QGPU_ENC_UNROLL
+    for (std::uint32_t k = 0; k < detail::kStatsAhead; ++k) value(i + k, v[k]);
+  }
+  for (; i < n; ++i) value(i, get(i));
+  if (skipped) {  // skipped <= n <= kMaxTile: the zero count stays within its 16 bits
+    c0 += skipped;
+    mn = 0;
+  }
   StreamStats st;
   st.total = total;
-  st.low = low;
+  st.counts[0] = c0;
+  st.counts[1] = c1;
+  st.counts[2] = c2;
+  st.counts[3] = c3;
   st.mn = mn;
   st.mx = mx;
   st.nnz = nnz;
@@ -262,9 +359,12 @@ QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& ho
 }
 
 // Encodes the n values get(0..n-1) (n <= kMaxTile), whose stream_stats are st, into slot (at least st.bound
-// bytes); returns the stream size (0 for an all-zero stream, <= st.bound).
+// bytes); returns the stream size (0 for an all-zero stream, <= st.bound). at: null, the stream starts at slot;
+// else it starts at slot + *at (a rANS stream is left where it was built, see try_rans; at + size <= st.bound).
 template <class Get>
-QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, std::uint32_t n, std::uint8_t* slot) {
+QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, std::uint32_t n, std::uint8_t* slot,
+                                         std::uint32_t* at = nullptr) {
+  if (at) *at = 0;
   if (st.bound == 0) return 0;  // the zero model: an empty stream
   if (st.mn == st.mx) {
     slot[0] = kConstant;
@@ -273,7 +373,7 @@ QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, 
   const std::uint32_t best = st.bound;
   if (best > detail::rans_size_floor(st.mn))
     if (const std::uint32_t r = detail::try_rans(get, n, st.mn, st.mx - st.mn, slot, best,
-                                                 st.mn == 0 && st.mx <= 3 ? st.low : 0))
+                                                 st.mn == 0 && st.mx < kCountedValues ? st.counts : nullptr, at))
       return r;
   std::uint8_t* p = slot;
   if (st.sparse_total < st.raw) {

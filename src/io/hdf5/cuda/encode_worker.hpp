@@ -4,7 +4,16 @@
 // buffer i only after wait_free(i) (the batch that last used it is encoded), records ready(i) on its decode stream
 // after the batch is in the buffer, then push()es it; the encoder's stream waits for that event (no device-wide
 // synchronisation) and EncodedResident::append returns once its work on that stream is done.
+// The encoder's stream has the device's highest priority (QGPU_ENCODER_PRIORITY=high, the default): the encoder is
+// the slower stage of an encoded load, so its pending blocks are scheduled before the decoder's as SMs free up and
+// the decoder fills the rest (with equal priorities its short kernels, e.g. the tile offsets, queue behind a whole
+// decode kernel). QGPU_ENCODER_PRIORITY=low gives the decode stream the priority instead (decode_priority()), =same
+// neither (the first behaviour).
 #include <cuda_runtime.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
 
 #include <condition_variable>
 #include <cstddef>
@@ -15,15 +24,48 @@
 #include <thread>
 
 #include "device/cuda/cuda_check.hpp"
+#include "io/hdf5/load_timing.hpp"
 #include "resident/encoded/encoded_resident.hpp"
 
 namespace qgpu::io::detail {
 
+// QGPU_ENCODER_PRIORITY: 1 encoder stream high (default), -1 decode stream high (low), 0 same.
+inline int encoder_priority_mode() {
+  const char* v = std::getenv("QGPU_ENCODER_PRIORITY");
+  if (!v || !*v || std::strcmp(v, "high") == 0) return 1;
+  if (std::strcmp(v, "low") == 0) return -1;
+  return 0;  // "same" (or anything else: no priorities)
+}
+
+// The priority of a stream that should be scheduled first (cudaStreamCreateWithPriority; numerically lowest).
+inline int greatest_stream_priority() {
+  int least = 0, greatest = 0;
+  QGPU_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  return greatest;
+}
+
+// The decode stream's priority for an encoded load (0: the default priority).
+inline int decode_priority() { return encoder_priority_mode() < 0 ? greatest_stream_priority() : 0; }
+
+// One encoded batch as the encoder saw it (QGPU_LOAD_TIMELINE): host times (now_s) when the encoder thread took the
+// job and when append returned, and events on the encoder stream after it waited for the batch and after append.
+struct EncodeTrace {
+  double host_start = 0, host_end = 0;
+  cudaEvent_t start = nullptr, end = nullptr;
+};
+
 class EncodeWorker {
  public:
-  explicit EncodeWorker(std::shared_ptr<EncodedResident> enc) : enc_(std::move(enc)) {
+  // trace_batches > 0: records an EncodeTrace for each of the first trace_batches jobs (traces()).
+  explicit EncodeWorker(std::shared_ptr<EncodedResident> enc, std::size_t trace_batches = 0) : enc_(std::move(enc)) {
     QGPU_CUDA(cudaGetDevice(&device_));
-    QGPU_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    const int priority = encoder_priority_mode() > 0 ? greatest_stream_priority() : 0;
+    QGPU_CUDA(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, priority));
+    traces_.resize(trace_batches);
+    for (auto& t : traces_) {
+      QGPU_CUDA(cudaEventCreate(&t.start));
+      QGPU_CUDA(cudaEventCreate(&t.end));
+    }
     for (auto& e : ready_) QGPU_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     thread_ = std::thread([this] { run(); });
   }
@@ -39,6 +81,10 @@ class EncodeWorker {
     cudaStreamSynchronize(stream_);
     cudaStreamDestroy(stream_);
     for (auto& e : ready_) cudaEventDestroy(e);
+    for (auto& t : traces_) {
+      cudaEventDestroy(t.start);
+      cudaEventDestroy(t.end);
+    }
   }
   EncodeWorker(const EncodeWorker&) = delete;
   EncodeWorker& operator=(const EncodeWorker&) = delete;
@@ -56,7 +102,7 @@ class EncodeWorker {
     {
       std::lock_guard<std::mutex> l(mu_);
       busy_[i] = true;
-      jobs_.push_back({i, frames, count});
+      jobs_.push_back({i, frames, count, pushed_++});
     }
     cv_.notify_all();
   }
@@ -65,12 +111,15 @@ class EncodeWorker {
     wait_free(0);
     wait_free(1);
   }
+  // The traces of the first jobs (valid after finish()).
+  const std::vector<EncodeTrace>& traces() const { return traces_; }
 
  private:
   struct Job {
     int buffer = 0;
     const void* frames = nullptr;
     std::size_t count = 0;
+    std::size_t index = 0;  // jobs pushed before this one
   };
   void run() {
     for (;;) {
@@ -82,10 +131,17 @@ class EncodeWorker {
         job = jobs_.front();
         jobs_.pop_front();
       }
+      EncodeTrace* trace = job.index < traces_.size() ? &traces_[job.index] : nullptr;
+      if (trace) trace->host_start = now_s();
       try {
         QGPU_CUDA(cudaSetDevice(device_));
         QGPU_CUDA(cudaStreamWaitEvent(stream_, ready_[job.buffer], 0));
+        if (trace) QGPU_CUDA(cudaEventRecord(trace->start, stream_));
         enc_->append(job.frames, job.count, stream_);
+        if (trace) {
+          QGPU_CUDA(cudaEventRecord(trace->end, stream_));
+          trace->host_end = now_s();
+        }
       } catch (...) {
         std::lock_guard<std::mutex> l(mu_);
         if (!error_) error_ = std::current_exception();
@@ -106,6 +162,8 @@ class EncodeWorker {
   std::condition_variable cv_;
   std::deque<Job> jobs_;
   bool busy_[2] = {false, false};
+  std::size_t pushed_ = 0;
+  std::vector<EncodeTrace> traces_;
   bool stop_ = false;
   std::exception_ptr error_;
   std::thread thread_;  // last: started after every other member is initialised

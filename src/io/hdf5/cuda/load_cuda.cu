@@ -1,4 +1,7 @@
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <utility>
 #include <tuple>
 #include <mutex>
@@ -130,10 +133,80 @@ std::string storage_name(const FileInfo& fi) {
 
 struct Stream {
   cudaStream_t s = nullptr;
-  Stream() { QGPU_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  explicit Stream(int priority = 0) { QGPU_CUDA(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority)); }
   ~Stream() {
     cudaStreamSynchronize(s);
     cudaStreamDestroy(s);
+  }
+};
+
+// QGPU_LOAD_TIMELINE=1: the load prints to stderr, per batch, when the host read it and waited for an encoder
+// buffer, and when the GPU copied, decoded and (encoded loads) encoded it (CUDA events relative to an event recorded
+// on the decode stream when the first batch is read, and host times relative to that moment): where the GPU idles
+// and where the decode and encoder streams serialise.
+struct Timeline {
+  struct Batch {
+    cudaEvent_t copy0 = nullptr, copy1 = nullptr, decode0 = nullptr, decode1 = nullptr;
+    double read0 = 0, read1 = 0, free0 = 0, free1 = 0, queued = 0;
+    std::size_t frames = 0;
+  };
+  bool on = false;
+  double host0 = 0;
+  cudaEvent_t t0 = nullptr;
+  std::vector<Batch> b;
+
+  Timeline(std::size_t batches, cudaStream_t s) {
+    const char* v = std::getenv("QGPU_LOAD_TIMELINE");
+    on = v && *v && std::strcmp(v, "0") != 0;
+    if (!on) return;
+    b.resize(batches);
+    for (auto& x : b)
+      for (cudaEvent_t* e : {&x.copy0, &x.copy1, &x.decode0, &x.decode1}) QGPU_CUDA(cudaEventCreate(e));
+    QGPU_CUDA(cudaEventCreate(&t0));
+    QGPU_CUDA(cudaEventRecord(t0, s));
+    host0 = now_s();
+  }
+  ~Timeline() {
+    for (auto& x : b)
+      for (cudaEvent_t e : {x.copy0, x.copy1, x.decode0, x.decode1}) cudaEventDestroy(e);
+    if (t0) cudaEventDestroy(t0);
+  }
+  Timeline(const Timeline&) = delete;
+  Timeline& operator=(const Timeline&) = delete;
+  float at(cudaEvent_t e) const {  // ms after t0; -1 when not recorded
+    float ms = -1;
+    return cudaEventElapsedTime(&ms, t0, e) == cudaSuccess ? ms : -1.f;
+  }
+  double host(double t) const { return (t - host0) * 1e3; }
+  // Once every batch is done (the load waited for its streams).
+  void print(const std::vector<detail::EncodeTrace>* enc, const LoadTiming& t) const {
+    if (!on) return;
+    std::fprintf(stderr, "load timeline (ms; index %.1f and setup %.1f before 0; host: read, wait for an encoder "
+                 "buffer, queued; GPU: copy, decode%s)\n", t.index * 1e3, t.setup * 1e3,
+                 enc ? ", encode (host: encoder thread)" : "");
+    double gpu_decode = 0, gpu_encode = 0, last_end = 0;
+    for (std::size_t i = 0; i < b.size(); ++i) {
+      const Batch& x = b[i];
+      const float c0 = at(x.copy0), c1 = at(x.copy1), d0 = at(x.decode0), d1 = at(x.decode1);
+      gpu_decode += d1 - d0;
+      last_end = std::max<double>(last_end, d1);
+      char e[200] = "";
+      if (enc && i < enc->size()) {
+        const auto& tr = (*enc)[i];
+        const float e0 = at(tr.start), e1 = at(tr.end);
+        gpu_encode += e1 - e0;
+        last_end = std::max<double>(last_end, e1);
+        std::snprintf(e, sizeof e, " | encode GPU %7.2f..%7.2f (%5.2f) host %7.2f..%7.2f", e0, e1, e1 - e0,
+                      host(tr.host_start), host(tr.host_end));
+      }
+      char w[64] = "";
+      if (enc) std::snprintf(w, sizeof w, " wait %7.2f..%7.2f", host(x.free0), host(x.free1));
+      std::fprintf(stderr, "  batch %2zu (%6zu frames): read %7.2f..%7.2f%s queued %7.2f | copy %7.2f..%7.2f decode "
+                   "%7.2f..%7.2f (%5.2f)%s\n", i, x.frames, host(x.read0), host(x.read1), w, host(x.queued), c0, c1,
+                   d0, d1, d1 - d0, e);
+    }
+    std::fprintf(stderr, "  GPU spans: decode %.2f ms, encode %.2f ms (sum of the batch spans; they overlap), last "
+                 "GPU work ends at %.2f ms\n", gpu_decode, gpu_encode, last_end);
   }
 };
 
@@ -186,9 +259,11 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   const int n_slots = int(std::min<std::size_t>(kSlots, rp.batches.size()));
   std::vector<std::unique_ptr<Slot>> slots;
   for (int s = 0; s < n_slots; ++s) slots.push_back(std::make_unique<Slot>(rp.max_buffer, table_bytes));
-  Stream copies, stream;  // batch b + 1 copies while batch b decodes
+  Stream copies, stream(rp.encoded ? detail::decode_priority() : 0);  // batch b + 1 copies while batch b decodes
+  Timeline tl(rp.batches.size(), stream.s);
   // Declared after every buffer it reads: destroyed (joined) first.
-  std::unique_ptr<detail::EncodeWorker> worker = rp.encoded ? std::make_unique<detail::EncodeWorker>(enc) : nullptr;
+  std::unique_ptr<detail::EncodeWorker> worker =
+      rp.encoded ? std::make_unique<detail::EncodeWorker>(enc, tl.on ? rp.batches.size() : 0) : nullptr;
   timing.setup = now_s() - t_setup;
 
   if (progress) progress(0.0);  // the bar shows from the start, so a later message starts a new line
@@ -200,6 +275,13 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     const double t_read0 = now_s();
     rp.reader->read(batch, slot.data.as<std::uint8_t>());
     timing.read += now_s() - t_read0;
+    Timeline::Batch* tb = tl.on ? &tl.b[b] : nullptr;
+    if (tb) {
+      tb->read0 = t_read0;
+      tb->read1 = now_s();
+      tb->frames = batch.out_rows * p.out_shape.scan_cols;
+      QGPU_CUDA(cudaEventRecord(tb->copy0, copies.s));
+    }
     std::uint64_t* tab = slot.table.as<std::uint64_t>();
     for (std::size_t i = 0; i < batch.chunks; ++i) {
       tab[i] = batch.chunk_dst[i];
@@ -210,6 +292,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     QGPU_CUDA(cudaMemcpyAsync(slot.dev_data.data(), slot.data.p, batch.buffer_bytes, cudaMemcpyHostToDevice, copies.s));
     QGPU_CUDA(cudaMemcpyAsync(slot.dev_table.data(), slot.table.p, table_bytes, cudaMemcpyHostToDevice, copies.s));
     QGPU_CUDA(cudaEventRecord(slot.copied, copies.s));
+    if (tb) QGPU_CUDA(cudaEventRecord(tb->copy1, copies.s));
     QGPU_CUDA(cudaStreamWaitEvent(stream.s, slot.copied, 0));
     QGPU_CUDA(cudaEventRecord(slot.decoding, stream.s));
     const auto* dtab = slot.dev_table.as<std::uint64_t>();
@@ -221,7 +304,12 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
       const double t_wait0 = now_s();
       worker->wait_free(eb);
       timing.wait += now_s() - t_wait0;
+      if (tb) {
+        tb->free0 = t_wait0;
+        tb->free1 = now_s();
+      }
     }
+    if (tb) QGPU_CUDA(cudaEventRecord(tb->decode0, stream.s));
     void* frames = rp.direct ? result->as<char>() + batch.first_chunk * fi.frame_bytes() : stage;
     cuda::decode_bitshuffle_lz4(db, geo, rp.direct ? result->data() : stage, scratch, d_error, stream.s);
     if (p.zero_bad_pixels)  // on full stored frames, before crop and binning
@@ -236,17 +324,24 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
       cuda::bin_frames(stage, fi.dtype, out, p.out_dtype, bg, d_overflow, stream.s);
     }
     QGPU_CUDA(cudaEventRecord(slot.done, stream.s));
+    if (tb) QGPU_CUDA(cudaEventRecord(tb->decode1, stream.s));
     slot.busy = true;
     if (rp.encoded) {  // encoded on the worker's thread and stream once this batch is in buffer eb
       QGPU_CUDA(cudaEventRecord(worker->ready(eb), stream.s));
       worker->push(eb, enc_in[eb], batch.out_rows * p.out_shape.scan_cols);
     }
+    if (tb) tb->queued = now_s();
     if (progress) progress(double(batch.out_row0 + batch.out_rows) / double(p.out_shape.scan_rows));
   }
   const double t_queued = now_s();
   for (auto& s : slots) s->retire(timing);
   if (worker) worker->finish();
   timing.wait += now_s() - t_queued;
+  if (tl.on) {
+    QGPU_CUDA(cudaStreamSynchronize(stream.s));
+    QGPU_CUDA(cudaStreamSynchronize(copies.s));
+    tl.print(worker ? &worker->traces() : nullptr, timing);
+  }
 
   unsigned long long err = 0;
   int overflow = 0;

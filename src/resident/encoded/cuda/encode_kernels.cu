@@ -13,16 +13,33 @@ namespace qgpu::encoded::cuda {
 namespace {
 
 constexpr unsigned kEncThreads = 256;
-constexpr std::uint32_t kFusedTotalsTile = 1024;  // [2][tile] uint64 frame sums: 16 KiB of shared memory
+constexpr std::uint32_t kFusedTotalsTile = 1024;  // [2][tile] uint32 frame sums: 8 KiB of shared memory
+
+// The statistics pass's hook of a fused launch: each position's values summed over the live lanes of one tile
+// (tile_mask: the same n, so they call it together) and added by one of them to the block's frame sum of that
+// position (32 bits: a block holds at most kEncThreads pixels of a frame, each < 2^16; a native shared atomic, where
+// a 64-bit one is a compare-and-swap loop). A chunk of zeros is skipped only when it is zero on every lane of the
+// tile (the reduction is collective).
+struct FrameSumHook {
+  unsigned tile_mask;
+  bool leader;
+  unsigned* row;  // the block's frame sums of this lane's tile
+  __device__ void operator()(std::uint32_t i, std::uint32_t v) const {
+    const unsigned sum = __reduce_add_sync(tile_mask, v);  // <= 32 x 65535: no overflow for uint8/16
+    if (leader && sum) atomicAdd(row + i, sum);
+  }
+  __device__ bool skip(bool zero) const { return __all_sync(tile_mask, zero); }
+};
 
 // One thread per stream s = tile * P + pixel of the group (adjacent threads read adjacent pixels of a frame:
 // coalesced). Pass 1: the stream's statistics (and its sum, when add_sums); the block scans the streams' size bounds
 // and reserves them in the scratch with one atomic add on *cursor. A block whose reservation ends past `cap` stops
 // (the host sees *cursor > cap and encodes the group again in smaller groups); otherwise each thread encodes its
-// stream into its reservation, records where (offsets[s]) and writes its size to dir.
+// stream into its reservation, records where it starts there (offsets[s]) and writes its size to dir.
 // kTotals (uint8/16 counts, tiles <= kFusedTotalsTile, P >= kEncThreads: a block spans at most two tiles): the
 // statistics pass also sums each frame over the block's pixels (a warp reduction over the lanes of one tile, then
-// one shared atomic per warp) and the block adds them to totals (the group's frames, zeroed) when add_sums.
+// one 32-bit shared atomic per warp: FrameSumHook) and the block adds them to totals (the group's frames, zeroed)
+// when add_sums.
 template <class T, bool kTotals>
 __global__ void __launch_bounds__(kEncThreads)
     encode_reserve(const T* __restrict__ frames, std::size_t P, std::uint32_t tile, std::size_t count,
@@ -32,7 +49,7 @@ __global__ void __launch_bounds__(kEncThreads)
   using Scan = cub::BlockScan<std::uint32_t, kEncThreads>;
   __shared__ typename Scan::TempStorage tmp;
   __shared__ unsigned long long block_at;
-  extern __shared__ unsigned long long tot[];  // kTotals: [2][tile] frame sums of the block's (at most 2) tiles
+  extern __shared__ unsigned tot[];  // kTotals: [2][tile] frame sums of the block's (at most 2) tiles
   const std::size_t s = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   const bool live = s < streams;
   const std::size_t t = live ? s / P : 0, p = live ? s % P : 0, first = t * tile;
@@ -53,11 +70,7 @@ __global__ void __launch_bounds__(kEncThreads)
     if (fuse) {
       const unsigned tile_mask = __match_any_sync(live_mask, static_cast<unsigned long long>(t));
       const bool leader = (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(tile_mask) - 1);
-      unsigned long long* const row = tot + (t - block_tile) * tile;
-      st = stream_stats(get, n, [&](std::uint32_t i, std::uint32_t v) {
-        const unsigned sum = __reduce_add_sync(tile_mask, v);  // <= 32 x 65535: no overflow for uint8/16
-        if (leader && sum) atomicAdd(row + i, static_cast<unsigned long long>(sum));
-      });
+      st = stream_stats(get, n, FrameSumHook{tile_mask, leader, tot + (t - block_tile) * tile});
     } else {
       st = stream_stats(get, n);
     }
@@ -69,27 +82,39 @@ __global__ void __launch_bounds__(kEncThreads)
   __syncthreads();  // also: every thread's statistics pass (and its shared frame sums) is done
   if (fuse)
     for (std::uint32_t j = threadIdx.x; j < 2 * tile; j += blockDim.x)
-      if (tot[j]) atomicAdd(totals + (block_tile + j / tile) * tile + j % tile, tot[j]);
+      if (tot[j]) atomicAdd(totals + (block_tile + j / tile) * tile + j % tile, static_cast<unsigned long long>(tot[j]));
   const unsigned long long b = block_at;
   if (!live || b + block_bytes > cap) return;
   const unsigned long long o = b + at;  // < cap <= 2^32
-  offsets[s] = static_cast<std::uint32_t>(o);
-  dir[t * (P + 1) + p] = encode_stream_with(st, get, n, scratch + o);
+  // A rANS stream stays where the encoder built it (start: at most its bound - size past o; the compaction copies it
+  // from there), not copied byte by byte to o.
+  std::uint32_t start = 0;
+  dir[t * (P + 1) + p] = encode_stream_with(st, get, n, scratch + o, &start);
+  offsets[s] = static_cast<std::uint32_t>(o + start);  // <= b + block_bytes <= cap
 }
 
-// One block per tile: stream sizes -> exclusive offsets in place, dir[P] = the tile's payload bytes.
-__global__ void tile_offsets(std::uint32_t* dir, std::size_t P) {
-  using Scan = cub::BlockScan<std::uint32_t, 1024>;
+// One block per tile: stream sizes -> exclusive offsets in place, dir[P] = the tile's payload bytes. 256 threads of
+// 8 consecutive sizes each (2048 per step; a thread's 32 bytes are whole sectors): small blocks, so that they find
+// room beside the decoder's blocks during a load (a 1024-thread block waited for a whole decode kernel to drain).
+constexpr unsigned kOffsetThreads = 256, kOffsetItems = 8;
+__global__ void __launch_bounds__(kOffsetThreads) tile_offsets(std::uint32_t* dir, std::size_t P) {
+  using Scan = cub::BlockScan<std::uint32_t, kOffsetThreads>;
   __shared__ typename Scan::TempStorage tmp;
   std::uint32_t* d = dir + blockIdx.x * (P + 1);
   std::uint32_t carry = 0;
-  for (std::size_t c = 0; c < P; c += 1024) {
-    const std::size_t i = c + threadIdx.x;
-    std::uint32_t v = i < P ? d[i] : 0u, excl = 0, agg = 0;
-    Scan(tmp).ExclusiveSum(v, excl, agg);
-    if (i < P) d[i] = carry + excl;
+  constexpr std::size_t kStep = std::size_t{kOffsetThreads} * kOffsetItems;
+  for (std::size_t c = 0; c < P; c += kStep) {
+    const std::size_t i0 = c + std::size_t{threadIdx.x} * kOffsetItems;
+    std::uint32_t v[kOffsetItems];
+#pragma unroll
+    for (unsigned k = 0; k < kOffsetItems; ++k) v[k] = i0 + k < P ? d[i0 + k] : 0u;
+    std::uint32_t agg = 0;
+    Scan(tmp).ExclusiveSum(v, v, agg);  // in place: v[k] = the sizes before item i0 + k in this step
+#pragma unroll
+    for (unsigned k = 0; k < kOffsetItems; ++k)
+      if (i0 + k < P) d[i0 + k] = carry + v[k];
     carry += agg;
-    __syncthreads();
+    __syncthreads();  // tmp is reused by the next step
   }
   if (threadIdx.x == 0) d[P] = carry;
 }
@@ -191,13 +216,13 @@ struct Encoder {
             add_sums ? 1 : 0);
       };
       if (fused)
-        launch(encode_reserve<V, true>, 2 * T * sizeof(unsigned long long));
+        launch(encode_reserve<V, true>, 2 * T * sizeof(unsigned));
       else
         launch(encode_reserve<V, false>, 0);
     });
     QGPU_CUDA_LAUNCHED("encode_reserve");
     QGPU_CUDA(cudaEventRecord(ev->e[1], stream));
-    tile_offsets<<<static_cast<unsigned>(g), 1024, 0, stream>>>(dir, P);
+    tile_offsets<<<static_cast<unsigned>(g), kOffsetThreads, 0, stream>>>(dir, P);
     QGPU_CUDA_LAUNCHED("encoded tile_offsets");
     QGPU_CUDA(cudaEventRecord(ev->e[2], stream));
     // The sizes: the cursor (all blocks' reservations) and each tile's payload bytes (dir[P] of each tile).
