@@ -21,4 +21,4 @@ ${CXX:-c++} -shared "$out"/obj/*.o -L.devbin -lquantem_gpu -Wl,-rpath,"$PWD/.dev
   { echo "linking the module failed"; exit 1; }
 # A module built by a newer compiler needs the image's newer libstdc++ (backward compatible with our libraries).
 if [ -n "${QGPU_SYSTEM_LIBSTDCXX:-1}" ]; then rm -f .devlib/libstdc++.so.6* .devlib/libgcc_s.so.1; fi
-PYTHONPATH="$out" $PY -m pytest -q -p no:cacheprovider tests/python "$@"
+PYTHONPATH="$out" $PY -m pytest -q -rs -p no:cacheprovider tests/python "$@"  # -rs: each skip with its reason
