@@ -1,13 +1,12 @@
-// The encoded-v1 resident on the GPU: encode time from the dense GPU-resident dataset (appended in batches of
-// whole scan rows, as the loader would), resident bytes against dense and the file, and warm query kernel times
-// (CUDA events, median of 10 after 3 warm-ups), each answer checked against the dense resident: BF, ADF and the
-// CoM sums with every masked-sum kernel (fast, the default; fast_window; the first, lockstep; fast_ilp, fast_ilp_window), the whole CoM
-// product and the whole BF product (with each kernel through QGPU_SUM_KERNEL),
-// mean pattern, one frame, a 64x64 scan-region read; then the load of the file dense and encoded (median of 2 warm
-// each): all the issue-8 figures of one file in one run. The encoder's stage times (statistics + encode kernel,
-// tile offsets, compaction, host waits and allocations) are printed for the encode from dense and the encoded load,
-// and the first CUDA encoder (QGPU_ENCODER=slots) runs beside it, as do the encoded loads with the other stream
-// priorities (QGPU_ENCODER_PRIORITY=same, low).
+// The encoded-v1 resident on the GPU: encode time from the dense GPU-resident dataset (appended in batches of whole
+// scan rows, as the loader would), resident bytes against dense and the file, and warm query kernel times (CUDA
+// events, median of 10 after 3 warm-ups), each answer checked against the dense resident: BF, ADF and the CoM sums,
+// the whole CoM product and the whole BF product, mean pattern, one frame, a 64x64 scan-region read; then the load of
+// the file dense and encoded (median of 2 warm each): all the issue-8 figures of one file in one run. The encoder's
+// stage times (statistics + encode kernel, tile offsets, compaction, host waits and allocations) are printed for the
+// encode from dense and the encoded load, and the encoded load also runs with the other stream priorities
+// (QGPU_ENCODER_PRIORITY=same, low). The other masked-sum kernels and the first encoder once measured here were
+// removed after the 2026-12-03 H200 run (docs/runs/2026-12-03/s3c/bench_encoded_cuda.log, docs/benchmarks.md).
 // usage: bench_encoded_cuda FILE [scan det dtype]
 #include <cuda_runtime.h>
 
@@ -29,12 +28,6 @@ using namespace qgpu;
 using qgpu::bench::time_ms;
 
 namespace {
-
-// Every masked-sum kernel, the default (fast) first: one run measures them side by side.
-using encoded::cuda::SumKernel;
-constexpr SumKernel kSumKernels[] = {SumKernel::fast, SumKernel::fast_window, SumKernel::lockstep,
-                                     SumKernel::fast_ilp, SumKernel::fast_ilp_window};
-const char* kernel_name(SumKernel k) { return encoded::cuda::sum_kernel_name(k); }
 
 // Pixel offsets with r0 <= distance from the detector centre < r1, weight 1.
 void annulus(const Shape4D& s, double r0, double r1, std::vector<std::uint32_t>& px, std::vector<std::uint32_t>& w) {
@@ -58,11 +51,9 @@ int main(int argc, char** argv) {
   const auto* dense = ds.device_buffer().as<std::uint8_t>();
 
   // Encode from the dense GPU resident in batches of whole scan rows (512 MiB as before, and 2 GiB as the loader
-  // stages them), with the default (compact) encoder and the first one (QGPU_ENCODER=slots), side by side.
-  const auto encode_all = [&](std::size_t batch_bytes, bool slots, double* seconds) {
-    if (slots) ::setenv("QGPU_ENCODER", "slots", 1);
+  // stages them).
+  const auto encode_all = [&](std::size_t batch_bytes, double* seconds) {
     EncodedResident r(s, ds.dtype(), Backend::cuda);
-    ::unsetenv("QGPU_ENCODER");
     QGPU_CUDA(cudaDeviceSynchronize());
     const double a = bench::now_s();
     const std::size_t rows_per_batch = std::max<std::size_t>(1, batch_bytes / (fb * s.scan_cols));
@@ -75,32 +66,19 @@ int main(int argc, char** argv) {
     return r;
   };
   const double file = double(std::filesystem::file_size(argv[1]));
-  double encode_s = 0, warm_s = 0, big_s = 0, slots_s = 0;
-  (void)encode_all(std::size_t{512} << 20, false, &warm_s);  // first use: module load, allocations
-  EncodedResident enc = encode_all(std::size_t{512} << 20, false, &encode_s);
+  double encode_s = 0, warm_s = 0, big_s = 0;
+  (void)encode_all(std::size_t{512} << 20, &warm_s);  // first use: module load, allocations
+  EncodedResident enc = encode_all(std::size_t{512} << 20, &encode_s);
   std::printf("encode %.3f s (%.1f GB/s dense; first run %.3f s); resident %.3f GB, dense %.3f GB (%.1fx), file %.3f GB "
               "(%.2f of the file)\n",
               encode_s, enc.dense_bytes() / encode_s / 1e9, warm_s, enc.resident_bytes() / 1e9, enc.dense_bytes() / 1e9,
               double(enc.dense_bytes()) / enc.resident_bytes(), file / 1e9, enc.resident_bytes() / file);
   std::printf("  encoder stages (512 MiB batches): %s\n", enc.encoder_stages().c_str());
   {
-    const EncodedResident big = encode_all(std::size_t{2} << 30, false, &big_s);
+    const EncodedResident big = encode_all(std::size_t{2} << 30, &big_s);
     std::printf("encode in 2 GiB batches (as the loader) %.3f s (%.1f GB/s dense)\n  encoder stages: %s\n", big_s,
                 big.dense_bytes() / big_s / 1e9, big.encoder_stages().c_str());
   }
-  {
-    const EncodedResident slots = encode_all(std::size_t{512} << 20, true, &slots_s);
-    bool same = slots.resident_bytes() == enc.resident_bytes() && slots.tiles().size() == enc.tiles().size();
-    const std::size_t nt = enc.tiles().size();
-    for (std::size_t k : {std::size_t{0}, nt / 3, nt / 2, nt - 1}) {
-      const auto a = enc.tile_bytes(k), b = slots.tile_bytes(k);
-      same = same && a.dir == b.dir && a.payload == b.payload;
-    }
-    std::printf("encode with the first encoder (QGPU_ENCODER=slots, 512 MiB batches) %.3f s: %.2fx the default; "
-                "same bytes (resident size, tiles 0, 1/3, 1/2, last): %s\n",
-                slots_s, slots_s / encode_s, same ? "yes" : "NO");
-  }
-
   const encoded::Layout& l = enc.layout();
   DeviceBuffer out(l.frames * 8);
   const auto run_sum = [&](const char* name, std::vector<std::uint32_t> px, std::vector<std::uint32_t> w) {
@@ -111,16 +89,14 @@ int main(int argc, char** argv) {
     plan.offsets = px;
     plan.weights = w;
     const std::vector<std::uint64_t> want = detector::cuda::masked_sum(ds, plan);
-    for (const auto kernel : kSumKernels) {
-      const double ms = time_ms([&] {
-        encoded::cuda::masked_sum(l, enc.device_tiles(), d_px.as<std::uint32_t>(), d_w.as<std::uint32_t>(),
-                                  px.size(), out.as<std::uint64_t>(), nullptr, kernel);
-      }, 10);
-      std::vector<std::uint64_t> got(l.frames);
-      out.download(got.data(), got.size() * 8);
-      std::printf("| encoded %s (%zu pixels), %s kernel | %.3f ms | equal to dense: %s |\n", name, px.size(),
-                  kernel_name(kernel), ms, got == want ? "yes" : "NO");
-    }
+    const double ms = time_ms([&] {
+      encoded::cuda::masked_sum(l, enc.device_tiles(), d_px.as<std::uint32_t>(), d_w.as<std::uint32_t>(), px.size(),
+                                out.as<std::uint64_t>(), nullptr);
+    }, 10);
+    std::vector<std::uint64_t> got(l.frames);
+    out.download(got.data(), got.size() * 8);
+    std::printf("| encoded %s (%zu pixels) | %.3f ms | equal to dense: %s |\n", name, px.size(), ms,
+                got == want ? "yes" : "NO");
   };
   std::vector<std::uint32_t> px, w;
   annulus(s, 0, s.det_rows / 6.0, px, w);
@@ -162,18 +138,16 @@ int main(int argc, char** argv) {
     pr.weights = wr;
     pc.weights = wc;
     const auto dr = detector::cuda::masked_sum(ds, pr), dc = detector::cuda::masked_sum(ds, pc);
-    for (const auto kernel : kSumKernels) {
-      const double ms = time_ms([&] {
-        encoded::cuda::masked_sums(l, enc.device_tiles(), d_px.as<std::uint32_t>(), d_w.as<std::uint32_t>(),
-                                   all.size(), 2, out2.as<std::uint64_t>(), nullptr, kernel);
-      }, 10);
-      std::vector<std::uint64_t> got(2 * l.frames);
-      out2.download(got.data(), got.size() * 8);
-      const bool equal = std::equal(dr.begin(), dr.end(), got.begin()) &&
-                         std::equal(dc.begin(), dc.end(), got.begin() + static_cast<std::ptrdiff_t>(l.frames));
-      std::printf("| encoded CoM sums (det_row, det_col weights, %zu pixels), %s kernel | %.3f ms | equal to dense: %s |\n",
-                  all.size(), kernel_name(kernel), ms, equal ? "yes" : "NO");
-    }
+    const double ms = time_ms([&] {
+      encoded::cuda::masked_sums(l, enc.device_tiles(), d_px.as<std::uint32_t>(), d_w.as<std::uint32_t>(),
+                                 all.size(), 2, out2.as<std::uint64_t>(), nullptr);
+    }, 10);
+    std::vector<std::uint64_t> got(2 * l.frames);
+    out2.download(got.data(), got.size() * 8);
+    const bool equal = std::equal(dr.begin(), dr.end(), got.begin()) &&
+                       std::equal(dc.begin(), dc.end(), got.begin() + static_cast<std::ptrdiff_t>(l.frames));
+    std::printf("| encoded CoM sums (det_row, det_col weights, %zu pixels) | %.3f ms | equal to dense: %s |\n",
+                all.size(), ms, equal ? "yes" : "NO");
   }
 
   // Products through the public API on a dataset loaded encoded (host results: includes the download).
@@ -194,12 +168,8 @@ int main(int argc, char** argv) {
   Dataset dse = ds;
   const double enc_load = load_ms("encoded", &dse);
   const double dense_load = load_ms("dense", nullptr);
-  ::setenv("QGPU_ENCODER", "slots", 1);
-  const double slots_load = load_ms("encoded", nullptr);
-  ::unsetenv("QGPU_ENCODER");
-  std::printf("| load dense | %.1f ms |\n| load encoded | %.1f ms | %.2fx the dense load |\n"
-              "| load encoded, first encoder (QGPU_ENCODER=slots) | %.1f ms | %.2fx the dense load |\n",
-              dense_load, enc_load, enc_load / dense_load, slots_load, slots_load / dense_load);
+  std::printf("| load dense | %.1f ms |\n| load encoded | %.1f ms | %.2fx the dense load |\n", dense_load, enc_load,
+              enc_load / dense_load);
   // The stream priorities of the encoded load (encode_worker.hpp): the default gives the encoder stream the
   // priority; "same" is the behaviour before, "low" gives it to the decode stream.
   for (const char* mode : {"same", "low"}) {
@@ -211,24 +181,18 @@ int main(int argc, char** argv) {
   ::unsetenv("QGPU_ENCODER_PRIORITY");
   if (dse.encoded()) std::printf("  encoder stages of the last encoded load: %s\n", dse.encoded()->encoder_stages().c_str());
   const auto com_d = dpc::center_of_mass(ds);
-  for (const auto kernel : kSumKernels) {  // the default first (its row keeps the name it had)
-    if (kernel != encoded::cuda::kDefaultSumKernel) ::setenv("QGPU_SUM_KERNEL", kernel_name(kernel), 1);
+  {
     const double com_ms = time_ms([&] { (void)dpc::center_of_mass(dse); }, 10);
     const auto com_e = dpc::center_of_mass(dse);
-    ::unsetenv("QGPU_SUM_KERNEL");
-    std::printf("| encoded CoM (center_of_mass, whole product)%s%s | %.3f ms | equal to dense: %s |\n",
-                kernel == encoded::cuda::kDefaultSumKernel ? "" : ", QGPU_SUM_KERNEL=",
-                kernel == encoded::cuda::kDefaultSumKernel ? "" : kernel_name(kernel), com_ms,
+    std::printf("| encoded CoM (center_of_mass, whole product) | %.3f ms | equal to dense: %s |\n", com_ms,
                 com_e.com_row.data == com_d.com_row.data && com_e.com_col.data == com_d.com_col.data ? "yes" : "NO");
   }
-  const auto bf_d = detector::bf(ds);
-  for (const auto kernel : kSumKernels) {  // the BF image (default radius) as a whole product, every kernel
-    if (kernel != encoded::cuda::kDefaultSumKernel) ::setenv("QGPU_SUM_KERNEL", kernel_name(kernel), 1);
+  {
+    const auto bf_d = detector::bf(ds);
     const double bf_ms = time_ms([&] { (void)detector::bf(dse); }, 10);
     const auto bf_e = detector::bf(dse);
-    ::unsetenv("QGPU_SUM_KERNEL");
-    std::printf("| encoded BF (bf, whole product), QGPU_SUM_KERNEL=%s | %.3f ms | equal to dense: %s |\n",
-                kernel_name(kernel), bf_ms, bf_e.data == bf_d.data ? "yes" : "NO");
+    std::printf("| encoded BF (bf, whole product) | %.3f ms | equal to dense: %s |\n", bf_ms,
+                bf_e.data == bf_d.data ? "yes" : "NO");
   }
   const double mean_ms = time_ms([&] { (void)detector::mean_pattern(dse); }, 10);
   std::printf("| encoded mean pattern (mean_pattern, whole product) | %.3f ms | equal to dense: %s |\n", mean_ms,

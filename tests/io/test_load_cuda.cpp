@@ -1,8 +1,11 @@
 // GPU load (direct chunk reads + CUDA bitshuffle/LZ4 decode) equals the CPU reference (HDF5 + plugin) exactly.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "bitshuffle_h5_files.hpp"
 #include "corrupt.hpp"
+#include "io/hdf5/cuda/encode_worker.hpp"
 #include "io/hdf5/load.hpp"
 #include "load_reference.hpp"
 #include "support/cuda_required.hpp"
@@ -139,4 +142,21 @@ TEST(LoadCuda, ZstdDatasetIsRefusedNamingTheCompression) {
     EXPECT_NE(m.find("bitshuffle+zstd (cd_values[4]=3)"), std::string::npos) << m;
     EXPECT_NE(m.find("backend='cpu'"), std::string::npos) << m;
   }
+}
+
+// The encoder stream's priority in an encoded load (host code: runs without a GPU): high by default (unset, empty
+// or "high"; the fastest on the H200: 98.3 ms against 106.0 same and 107.7 low, docs/benchmarks.md), "low" gives
+// the decode stream the priority, "same" (or anything else) none.
+TEST(LoadCuda, EncoderStreamPriorityIsHighByDefault) {
+  ::unsetenv("QGPU_ENCODER_PRIORITY");
+  EXPECT_EQ(io::detail::encoder_priority_mode(), 1);
+  ::setenv("QGPU_ENCODER_PRIORITY", "", 1);
+  EXPECT_EQ(io::detail::encoder_priority_mode(), 1);
+  ::setenv("QGPU_ENCODER_PRIORITY", "high", 1);
+  EXPECT_EQ(io::detail::encoder_priority_mode(), 1);
+  ::setenv("QGPU_ENCODER_PRIORITY", "low", 1);
+  EXPECT_EQ(io::detail::encoder_priority_mode(), -1);
+  ::setenv("QGPU_ENCODER_PRIORITY", "same", 1);
+  EXPECT_EQ(io::detail::encoder_priority_mode(), 0);
+  ::unsetenv("QGPU_ENCODER_PRIORITY");
 }

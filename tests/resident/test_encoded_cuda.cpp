@@ -108,14 +108,12 @@ TEST(EncodedCuda, SimulatedSample) {
 
 TEST(EncodedCuda, ManyTilesEncodedInSeveralScratchGroups) {
   QGPU_REQUIRE_CUDA();
-  // 256 x 256 pixels x 512 positions need 135 MB of encode slots per tile: one tile per 256 MiB scratch group of
-  // the slots encoder (QGPU_ENCODER=slots), the compact encoder reserves about the encoded bytes: both checked.
+  // 256 x 256 pixels x 512 positions: 135 MB of worst-case stream bounds per tile, appended in batches of 311
+  // frames (tiles split across appends); the compact encoder reserves about the encoded bytes.
   const Dense d = test::mixed({5, 311, 256, 256}, DType::u8, 11);  // 1555 frames: 4 tiles
-  expect_same(encode_gpu(d, encoded::kDefaultTile, 311), encode_cpu(d, encoded::kDefaultTile), d);
-  ::setenv("QGPU_ENCODER", "slots", 1);
-  const EncodedResident slots = encode_gpu(d, encoded::kDefaultTile, 311);
-  ::unsetenv("QGPU_ENCODER");
-  expect_same(slots, encode_cpu(d, encoded::kDefaultTile), d);
+  const EncodedResident gpu = encode_gpu(d, encoded::kDefaultTile, 311);
+  expect_same(gpu, encode_cpu(d, encoded::kDefaultTile), d);
+  EXPECT_NE(gpu.encoder_stages().find("stats+encode"), std::string::npos) << gpu.encoder_stages();
 }
 
 TEST(EncodedCuda, CopiesBetweenHostAndGpuKeepTheBytes) {
@@ -228,10 +226,9 @@ Dense low_counts(const Shape4D& shape, DType dtype, std::uint64_t seed) {
   return d;
 }
 
-// encoded::cuda::masked_sums with the kernel asked for, results to the host ([k][frame]).
+// encoded::cuda::masked_sums, results to the host ([k][frame]).
 std::vector<std::vector<std::uint64_t>> gpu_sums(const EncodedResident& r, const std::vector<std::uint32_t>& px,
-                                                 const std::vector<std::vector<std::uint32_t>>& w,
-                                                 encoded::cuda::SumKernel kernel) {
+                                                 const std::vector<std::vector<std::uint32_t>>& w) {
   const std::size_t K = w.size(), n = px.size(), frames = r.layout().frames;
   DeviceBuffer d_px(std::max<std::size_t>(n, 1) * 4), d_w(std::max<std::size_t>(K * n, 1) * 4), out(K * frames * 8);
   if (n) {
@@ -239,7 +236,7 @@ std::vector<std::vector<std::uint64_t>> gpu_sums(const EncodedResident& r, const
     for (std::size_t k = 0; k < K; ++k) d_w.upload(w[k].data(), n * 4, k * n * 4);
   }
   encoded::cuda::masked_sums(r.layout(), r.device_tiles(), d_px.as<std::uint32_t>(), d_w.as<std::uint32_t>(), n,
-                             static_cast<int>(K), out.as<std::uint64_t>(), nullptr, kernel);
+                             static_cast<int>(K), out.as<std::uint64_t>(), nullptr);
   std::vector<std::vector<std::uint64_t>> got(K, std::vector<std::uint64_t>(frames));
   for (std::size_t k = 0; k < K; ++k) out.download(got[k].data(), frames * 8, k * frames * 8);
   return got;
@@ -247,19 +244,19 @@ std::vector<std::vector<std::uint64_t>> gpu_sums(const EncodedResident& r, const
 
 }  // namespace
 
-// The two CUDA encoders called directly: encode_compact (the default) and encode (QGPU_ENCODER=slots) write the
-// CPU reference's bytes and sums for every dtype, odd detector sizes (not multiples of a warp or block), frame
-// counts not a multiple of the tile, tile lengths 1..4096, all-zero, saturated and mixed data; and encode_compact
-// with a scratch too small for a group encodes it again in smaller groups, adding the sums once.
+// The CUDA encoder called directly: encode_compact writes the CPU reference's bytes and sums for every dtype, odd
+// detector sizes (not multiples of a warp or block), frame counts not a multiple of the tile, tile lengths 1..4096,
+// all-zero, saturated and mixed data; and encode_compact with a scratch too small for a group encodes it again in
+// smaller groups, adding the sums once.
 namespace {
 
 struct GpuEncoded {
   std::vector<encoded::cpu::HostTile> tiles;
-  std::vector<std::uint64_t> sums, totals;  // totals: the compact encoder's (empty for the slots encoder)
+  std::vector<std::uint64_t> sums, totals;
   encoded::cuda::EncodeTiming timing;
 };
 
-GpuEncoded encode_direct(const Dense& d, std::uint32_t tile, bool compact, std::size_t max_scratch = 0,
+GpuEncoded encode_direct(const Dense& d, std::uint32_t tile, std::size_t max_scratch = 0,
                          encoded::cuda::CompactScratch* kept = nullptr) {
   const encoded::Layout l{d.shape.frames(), d.frame_pixels(), d.dtype, tile};
   DeviceBuffer dev(d.bytes.size()), sums(l.frame_pixels * 8), totals(l.frames * 8);
@@ -270,9 +267,8 @@ GpuEncoded encode_direct(const Dense& d, std::uint32_t tile, bool compact, std::
   encoded::cuda::CompactScratch& cs = kept ? *kept : local;
   cs.max_bytes = max_scratch;
   GpuEncoded out;
-  const auto groups = compact ? encoded::cuda::encode_compact(l, dev.data(), l.frames, sums.as<std::uint64_t>(),
-                                                              totals.as<std::uint64_t>(), nullptr, &cs, &out.timing)
-                              : encoded::cuda::encode(l, dev.data(), l.frames, sums.as<std::uint64_t>());
+  const auto groups = encoded::cuda::encode_compact(l, dev.data(), l.frames, sums.as<std::uint64_t>(),
+                                                    totals.as<std::uint64_t>(), nullptr, &cs, &out.timing);
   for (const auto& g : groups)
     for (const auto& r : g.refs) {
       encoded::cpu::HostTile t;
@@ -286,10 +282,8 @@ GpuEncoded encode_direct(const Dense& d, std::uint32_t tile, bool compact, std::
     }
   out.sums.resize(l.frame_pixels);
   sums.download(out.sums.data(), sums.bytes());
-  if (compact) {
-    out.totals.resize(l.frames);
-    totals.download(out.totals.data(), totals.bytes());
-  }
+  out.totals.resize(l.frames);
+  totals.download(out.totals.data(), totals.bytes());
   return out;
 }
 
@@ -304,7 +298,7 @@ void expect_cpu_bytes(const GpuEncoded& g, const Dense& d, std::uint32_t tile) {
     EXPECT_TRUE(g.tiles[k].payload == c.payload) << "tile " << k << ": stream bytes differ";
   }
   EXPECT_EQ(g.sums, test::ref_sum_pattern(d));
-  if (!g.totals.empty()) EXPECT_EQ(g.totals, test::ref_totals(d));
+  EXPECT_EQ(g.totals, test::ref_totals(d));
 }
 
 Dense filled_gpu(const Shape4D& s, DType t, std::uint32_t v) {
@@ -316,14 +310,12 @@ Dense filled_gpu(const Shape4D& s, DType t, std::uint32_t v) {
 
 }  // namespace
 
-// Every masked-sum kernel (fast, the default; fast_window; fast_ilp, fast_ilp_window; the first, lockstep one) gives the CPU reference's
-// exact uint64 sums on every count dtype, for low-count (all-rANS) and mixed (every model, large alphabets,
-// escapes) data, tiles shorter than and not a multiple of the 32-position chunk, and masks: a disk with weight 1
-// (BF), every pixel with row and column weights (CoM), three weightings with zero and maximal weights, a reversed
-// list with repeats, one pixel, and no pixels.
-TEST(EncodedCuda, EveryMaskedSumKernelEqualsCpu) {
+// The masked-sum kernel gives the CPU reference's exact uint64 sums on every count dtype, for low-count (all-rANS)
+// and mixed (every model, large alphabets, escapes) data, tiles shorter than and not a multiple of the 32-position
+// chunk, and masks: a disk with weight 1 (BF), every pixel with row and column weights (CoM), three weightings with
+// zero and maximal weights, a reversed list with repeats, one pixel, and no pixels.
+TEST(EncodedCuda, MaskedSumKernelEqualsCpu) {
   QGPU_REQUIRE_CUDA();
-  using encoded::cuda::SumKernel;
   const Shape4D shape{4, 300, 20, 20};  // 1200 frames, 400 pixels
   for (DType t : {DType::u8, DType::u16, DType::u32})
     for (int kind = 0; kind < 2; ++kind) {
@@ -351,20 +343,16 @@ TEST(EncodedCuda, EveryMaskedSumKernelEqualsCpu) {
           const auto& [px, w] = queries[q];
           const auto want = cpu.masked_sums(px, w);
           for (std::size_t k = 0; k < w.size(); ++k) ASSERT_EQ(want[k], test::ref_masked_sum(d, px, w[k]));
-          EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::fast), want) << "fast kernel, query " << q;
-          EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::fast_window), want) << "fast_window kernel, query " << q;
-          EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::lockstep), want) << "lockstep kernel, query " << q;
-          EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::fast_ilp), want) << "fast_ilp kernel, query " << q;
-          EXPECT_EQ(gpu_sums(gpu, px, w, SumKernel::fast_ilp_window), want) << "fast_ilp_window kernel, query " << q;
+          EXPECT_EQ(gpu_sums(gpu, px, w), want) << "query " << q;
         }
-        EXPECT_EQ(gpu.masked_sums(all, {rows, cols}), cpu.masked_sums(all, {rows, cols}));  // the default kernel
+        EXPECT_EQ(gpu.masked_sums(all, {rows, cols}), cpu.masked_sums(all, {rows, cols}));  // through the resident
       }
     }
 }
 
 // A rANS stream with a bad header (alphabet 0, or a frequency table that does not sum to 4096) raises FormatError
-// from every kernel's lockstep path.
-TEST(EncodedCuda, MalformedRansStreamRaisesInEveryKernel) {
+// from the masked sums.
+TEST(EncodedCuda, MalformedRansStreamRaisesInTheMaskedSums) {
   QGPU_REQUIRE_CUDA();
   const Dense d = low_counts({2, 64, 4, 4}, DType::u16, 5);
   const EncodedResident cpu = encode_cpu(d, 128);
@@ -395,17 +383,14 @@ TEST(EncodedCuda, MalformedRansStreamRaisesInEveryKernel) {
     for (std::uint32_t p = 0; p < 16; ++p) all[p] = p;
     px.upload(all.data(), px.bytes());
     w.upload(ones.data(), w.bytes());
-    for (auto kernel : {encoded::cuda::SumKernel::fast, encoded::cuda::SumKernel::fast_window,
-                        encoded::cuda::SumKernel::lockstep, encoded::cuda::SumKernel::fast_ilp,
-                        encoded::cuda::SumKernel::fast_ilp_window})
-      EXPECT_THROW(encoded::cuda::masked_sum(cpu.layout(), refs.as<encoded::TileRef>(), px.as<std::uint32_t>(),
-                                             w.as<std::uint32_t>(), 16, out.as<std::uint64_t>(), nullptr, kernel),
-                   FormatError)
-          << "corruption " << how << ", kernel " << int(kernel);
+    EXPECT_THROW(encoded::cuda::masked_sum(cpu.layout(), refs.as<encoded::TileRef>(), px.as<std::uint32_t>(),
+                                           w.as<std::uint32_t>(), 16, out.as<std::uint64_t>(), nullptr),
+                 FormatError)
+        << "corruption " << how;
   }
 }
 
-TEST(EncodedCuda, CompactAndSlotsEncodersWriteTheCpuBytes) {
+TEST(EncodedCuda, CompactEncoderWritesTheCpuBytes) {
   QGPU_REQUIRE_CUDA();
   struct Case {
     Shape4D shape;
@@ -425,12 +410,11 @@ TEST(EncodedCuda, CompactAndSlotsEncodersWriteTheCpuBytes) {
         const Dense d = kind == 0   ? test::mixed(c.shape, t, 3 + c.tile)
                         : kind == 1 ? filled_gpu(c.shape, t, 0)
                                     : filled_gpu(c.shape, t, test::max_count(t));
-        const GpuEncoded g = encode_direct(d, c.tile, true);
+        const GpuEncoded g = encode_direct(d, c.tile);
         expect_cpu_bytes(g, d, c.tile);
         EXPECT_EQ(g.timing.calls, 1u);
         EXPECT_EQ(g.timing.retries, 0u);
         if (kind == 1) EXPECT_EQ(g.timing.payload_bytes, 0u);  // all zero: empty streams only
-        if (kind == 0) expect_cpu_bytes(encode_direct(d, c.tile, false), d, c.tile);
       }
 }
 
@@ -445,59 +429,21 @@ TEST(EncodedCuda, CompactEncoderRetriesInSmallerGroupsWhenItsScratchIsShort) {
   for (std::size_t f = 0; f < d.shape.frames(); ++f)
     for (std::size_t p = 0; p < d.frame_pixels(); p += 2) d.set(f, p, static_cast<std::uint32_t>(rng()));
   encoded::cuda::CompactScratch kept;
-  const GpuEncoded g = encode_direct(d, 512, true, 1, &kept);
+  const GpuEncoded g = encode_direct(d, 512, 1, &kept);
   expect_cpu_bytes(g, d, 512);
   EXPECT_GT(g.timing.retries, 0u);
   EXPECT_GT(g.timing.groups, 2u);
   EXPECT_LE(g.timing.reserved_bytes, 7 * 64 * encoded::cuda::stream_bound_bytes(512, 4));
   EXPECT_GT(kept.tile_bytes_hint, 0u);
   // A second call with the kept scratch sizes its groups from the first: no failed attempt, the same bytes.
-  const GpuEncoded again = encode_direct(d, 512, true, 1, &kept);
+  const GpuEncoded again = encode_direct(d, 512, 1, &kept);
   expect_cpu_bytes(again, d, 512);
   EXPECT_EQ(again.timing.retries, 0u);
   EXPECT_GT(again.timing.groups, 2u);
   // The same data with the default scratch: one group.
-  const GpuEncoded one = encode_direct(d, 512, true);
+  const GpuEncoded one = encode_direct(d, 512);
   expect_cpu_bytes(one, d, 512);
   EXPECT_EQ(one.timing.groups, 1u);
   EXPECT_EQ(one.timing.retries, 0u);
 }
 
-TEST(EncodedCuda, SlotsEncoderThroughTheResidentWhenAskedFor) {
-  QGPU_REQUIRE_CUDA();
-  const Dense d = test::mixed({9, 13, 6, 9}, DType::u16, 4);
-  ::setenv("QGPU_ENCODER", "slots", 1);
-  const EncodedResident slots = encode_gpu(d, 32, 13);
-  ::unsetenv("QGPU_ENCODER");
-  const EncodedResident compact = encode_gpu(d, 32, 13);
-  EXPECT_NE(slots.encoder_stages().find("slots"), std::string::npos);
-  EXPECT_NE(compact.encoder_stages().find("stats+encode"), std::string::npos);
-  const EncodedResident cpu = encode_cpu(d, 32);
-  expect_same(slots, cpu, d);
-  expect_same(compact, cpu, d);
-}
-
-// QGPU_SUM_KERNEL picks the kernel of the products (unset or empty: the default), and an unknown name is refused
-// with a message naming it (host code: runs without a GPU).
-TEST(EncodedCuda, SumKernelOfTheProductsFromTheEnvironment) {
-  using encoded::cuda::SumKernel;
-  ::unsetenv("QGPU_SUM_KERNEL");
-  EXPECT_EQ(encoded::cuda::query_sum_kernel(), encoded::cuda::kDefaultSumKernel);
-  EXPECT_EQ(encoded::cuda::kDefaultSumKernel, SumKernel::fast);
-  ::setenv("QGPU_SUM_KERNEL", "", 1);
-  EXPECT_EQ(encoded::cuda::query_sum_kernel(), SumKernel::fast);
-  for (SumKernel k : {SumKernel::fast, SumKernel::fast_window, SumKernel::fast_ilp, SumKernel::fast_ilp_window,
-                      SumKernel::lockstep}) {
-    ::setenv("QGPU_SUM_KERNEL", encoded::cuda::sum_kernel_name(k), 1);
-    EXPECT_EQ(encoded::cuda::query_sum_kernel(), k) << encoded::cuda::sum_kernel_name(k);
-  }
-  EXPECT_STREQ(encoded::cuda::sum_kernel_name(SumKernel::fast_ilp), "fast_ilp");
-  ::setenv("QGPU_SUM_KERNEL", "fastest", 1);
-  try {
-    (void)encoded::cuda::query_sum_kernel();
-    ADD_FAILURE() << "an unknown kernel name was accepted";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("QGPU_SUM_KERNEL=fastest"), std::string::npos) << e.what();
-  }
-  ::unsetenv("QGPU_SUM_KERNEL");
-}

@@ -75,8 +75,7 @@ ComMaps com_encoded_cuda(const Dataset& ds, const std::uint8_t* mask) {
   auto* const flags = d_flags.as<Flags>();
   const std::uint32_t* const d_pixels = d_in.as<std::uint32_t>();
   encoded::cuda::masked_sums_async(e->layout(), e->device_tiles(), d_pixels, d_pixels + n, n, static_cast<int>(K),
-                                   d_sums.as<std::uint64_t>(), &flags->malformed, stream,
-                                   encoded::cuda::query_sum_kernel());
+                                   d_sums.as<std::uint64_t>(), &flags->malformed, stream);
   const auto* const sums = d_sums.as<unsigned long long>();
   const auto* const s = mask ? sums : reinterpret_cast<const unsigned long long*>(e->device_frame_totals());
   const auto* const sr = sums + (K - 2) * frames;

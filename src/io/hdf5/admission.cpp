@@ -115,8 +115,8 @@ Admission admit(const LoadPlan& plan, Backend backend, const std::string& reques
   const std::size_t P = plan.out_shape.frame_pixels();
   const std::size_t tiles = (plan.out_shape.frames() + encoded::kDefaultTile - 1) / encoded::kDefaultTile;
   const std::size_t slot = encoded::stream_slot_bytes(encoded::kDefaultTile);
-  // The slots encoder's scratch (QGPU_ENCODER=slots), which bounds the default encoder's compact scratch (its
-  // streams' bounds are at most the slots), plus the default encoder's per-stream offsets of one group.
+  // One stream_slot_bytes slot per stream bounds the encoder's compact scratch (a stream's bound is at most its
+  // slot; encode_compact's cap), plus the encoder's per-stream offsets of one group.
   const std::size_t group_streams =
       std::min(tiles, std::max<std::size_t>(1, encoded::cuda::kMaxGroupStreams / std::max<std::size_t>(P, 1))) * P;
   const std::size_t encoder =

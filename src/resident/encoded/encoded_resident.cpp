@@ -27,10 +27,8 @@ struct EncodedResident::Storage {
   // cuda backend
   std::vector<encoded::cuda::DeviceTiles> groups;
   std::unique_ptr<DeviceBuffer> d_totals, d_sum_pattern, d_pending, d_refs;
-  encoded::cuda::EncodeScratch scratch;          // the slots encoder's, reused by every append, released at the end
-  encoded::cuda::CompactScratch compact_scratch;  // the default encoder's, likewise
-  encoded::cuda::EncodeTiming timing;             // the default encoder's stage times, summed over appends
-  bool slots_encoder = false;                     // QGPU_ENCODER=slots: the first CUDA encoder (for comparison)
+  encoded::cuda::CompactScratch compact_scratch;  // the encoder's, reused by every append, released at the end
+  encoded::cuda::EncodeTiming timing;             // the encoder's stage times, summed over appends
 };
 
 namespace {
@@ -61,8 +59,6 @@ EncodedResident::EncodedResident(const Shape4D& shape, DType dtype, Backend back
     QGPU_CUDA(cudaMemset(s_->d_sum_pattern->data(), 0, s_->d_sum_pattern->bytes()));
     QGPU_CUDA(cudaStreamSynchronize(nullptr));  // done before appends on other streams add to it
     s_->d_pending = std::make_unique<DeviceBuffer>(staging);
-    const char* path = std::getenv("QGPU_ENCODER");
-    s_->slots_encoder = path && std::string(path) == "slots";
   }
 }
 
@@ -87,11 +83,9 @@ void EncodedResident::encode_frames(const void* frames, std::size_t count, CUstr
     }
   } else {
     auto* const sums = s_->d_sum_pattern->as<std::uint64_t>();
-    for (auto& g : s_->slots_encoder
-                       ? encoded::cuda::encode(l, frames, count, sums, stream, &s_->scratch)
-                       : encoded::cuda::encode_compact(l, frames, count, sums,
-                                                       s_->d_totals->as<std::uint64_t>() + s_->refs.size() * l.tile,
-                                                       stream, &s_->compact_scratch, &s_->timing)) {
+    for (auto& g : encoded::cuda::encode_compact(l, frames, count, sums,
+                                                 s_->d_totals->as<std::uint64_t>() + s_->refs.size() * l.tile, stream,
+                                                 &s_->compact_scratch, &s_->timing)) {
       s_->refs.insert(s_->refs.end(), g.refs.begin(), g.refs.end());
       s_->groups.push_back(std::move(g));
     }
@@ -107,10 +101,7 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
   const bool cpu = s_->backend == Backend::cpu;
   const std::size_t fb = l.frame_pixels * dtype_size(l.dtype);
   const auto* src = static_cast<const std::uint8_t*>(frames);
-  if (cpu)
-    encoded::cpu::frame_totals(l, frames, count, s_->host_totals);
-  else if (s_->slots_encoder)  // the default encoder computes the totals of the frames it encodes
-    encoded::cuda::frame_totals(l, frames, count, s_->d_totals->as<std::uint64_t>() + s_->appended, stream);
+  if (cpu) encoded::cpu::frame_totals(l, frames, count, s_->host_totals);  // the CUDA encoder writes its totals
   const bool final = s_->appended + count == l.frames;
   const auto stage = [&](const std::uint8_t* from, std::size_t n) {  // into the staging tile after s_->pending
     if (cpu) {
@@ -141,7 +132,6 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
   if (final) {
     s_->host_pending = {};
     s_->d_pending.reset();
-    s_->scratch = {};
     s_->compact_scratch = {};
     if (!cpu) {
       s_->d_refs = std::make_unique<DeviceBuffer>(s_->refs.size() * sizeof(encoded::TileRef));
@@ -152,7 +142,6 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
 
 std::string EncodedResident::encoder_stages() const {
   if (s_->backend != Backend::cuda) return "";
-  if (s_->slots_encoder) return "slots encoder (QGPU_ENCODER=slots): no stage times";
   return s_->timing.summary();
 }
 
@@ -213,8 +202,7 @@ std::vector<std::vector<std::uint64_t>> EncodedResident::masked_sums(
       d_w.buffer().upload(weights[k].data(), n * sizeof(std::uint32_t), k * n * sizeof(std::uint32_t));
   }
   encoded::cuda::masked_sums(l, device_tiles(), d_pix.as<std::uint32_t>(), d_w.as<std::uint32_t>(), n,
-                             static_cast<int>(K), d_out.as<std::uint64_t>(), nullptr,
-                             encoded::cuda::query_sum_kernel());
+                             static_cast<int>(K), d_out.as<std::uint64_t>(), nullptr);
   std::vector<std::vector<std::uint64_t>> out(K, std::vector<std::uint64_t>(l.frames));
   for (std::size_t k = 0; k < K; ++k)
     d_out.buffer().download(out[k].data(), l.frames * sizeof(std::uint64_t), k * l.frames * sizeof(std::uint64_t));

@@ -11,7 +11,6 @@
 // decode_stream / StreamCursor (every check of StreamCursor::open; truncated renormalisation or escape bytes set
 // `bad`).
 #include <cstdint>
-#include <cstring>
 
 #include "resident/encoded/format.hpp"
 #include "resident/encoded/stream_codec.hpp"
@@ -25,34 +24,14 @@ QGPU_HD_INLINE std::uint8_t load_readonly(const std::uint8_t* p) {
   return *p;
 #endif
 }
-// The 4 bytes at a (4-byte aligned), little endian.
-QGPU_HD_INLINE std::uint32_t load_readonly_word(const std::uint8_t* a) {
-#ifdef __CUDA_ARCH__
-  return __ldg(reinterpret_cast<const unsigned int*>(a));
-#else
-  std::uint32_t v;
-  std::memcpy(&v, a, 4);
-  return v;
-#endif
-}
 
-// kPacked: the smaller table of SumKernel::fast_ilp (kWords = 45 instead of 64, so that more streams fit in shared
-// memory): words 0 .. 31 the packed coarse entries, then cum[0 .. K + 1] as 16-bit halves (cum[s] in word
-// 32 + s / 2, bits 16 * (s % 2)), alphabets up to kMaxK = 24; and the next escape byte loaded ahead (when the
-// stream is opened and after each escape), so that an escape's load latency is not on the decode chain.
-// kWordWindow: how rANS renormalisation bytes are read. false: one byte load per byte (through the L1 cache).
-// true: a register window of two aligned 4-byte words (the current one and the next, loaded when the current one
-// is entered, so its latency hides behind the symbols decoded meanwhile); words that reach outside the stream are
-// read byte by byte (so nothing outside [stream, stream + size) is ever read).
-template <bool kWordWindow, bool kPacked = false>
-struct LaneDecoderT {
-  static constexpr std::uint32_t kMaxK = kPacked ? 24 : 30;  // the symbol (<= K) fits 5 bits of a packed entry
-  static constexpr std::uint32_t kCumWords = kPacked ? (kMaxK + 3) / 2 : kMaxK + 2;
+struct LaneDecoder {
+  static constexpr std::uint32_t kMaxK = 30;  // the symbol (<= K) fits 5 bits of a packed entry
+  static constexpr std::uint32_t kCumWords = kMaxK + 2;
   static constexpr std::uint32_t kLutShift = detail::kRansLutShift;  // 7: 32 coarse slots of 128
   static constexpr std::uint32_t kLutWords = detail::kRansLut;
   static constexpr std::uint32_t kWords = kCumWords + kLutWords;
-  static constexpr std::uint32_t kCumBase = kPacked ? kLutWords : 0;  // first word of cum
-  static constexpr std::uint32_t kLutBase = kPacked ? 0 : kCumWords;  // first word of the coarse entries
+  static constexpr std::uint32_t kLutBase = kCumWords;  // first word of the coarse entries
   static_assert(kRansScale == 4096 && kLutWords == 32, "packed entries assume 12-bit frequencies, 32 coarse slots");
 
   std::uint32_t model = kZero;  // kZero after open() of an empty or malformed stream: values 0
@@ -62,28 +41,13 @@ struct LaneDecoderT {
   std::uint32_t x = 0;          // rANS: state
   const std::uint8_t* p = nullptr;  // raw: packed bits; rANS: the stream
   std::uint32_t at = 0, lim = 0;     // rANS: offsets of the next renormalisation byte and of the stream's end
-  std::uint32_t mis = 0, cur = 0, nxt = 0;  // word window: p's offset from 4-byte alignment; current, next word
   ByteReader esc{nullptr, nullptr};   // rANS escapes
-  std::uint32_t eb = 0;               // kPacked: the escape byte at esc.p, loaded ahead (0 past the end)
   std::uint32_t* col = nullptr;       // the tables (kWords words, `stride` apart)
   std::uint32_t stride = 32;
 
   QGPU_HD_INLINE std::uint32_t& word(std::uint32_t i) const { return col[i * stride]; }
-  QGPU_HD_INLINE std::uint32_t cum(std::uint32_t s) const {
-    if constexpr (kPacked)
-      return (word(kCumBase + (s >> 1)) >> (16u * (s & 1u))) & 0xffffu;
-    else
-      return word(s);
-  }
-  // Writes cum[s] = c; called for s = 0, 1, 2, ... in order (packed: an even s starts its word).
-  QGPU_HD_INLINE void set_cum(std::uint32_t s, std::uint32_t c) const {
-    if constexpr (kPacked) {
-      std::uint32_t& wd = word(kCumBase + (s >> 1));
-      wd = (s & 1u) ? (wd | (c << 16)) : c;
-    } else {
-      word(s) = c;
-    }
-  }
+  QGPU_HD_INLINE std::uint32_t cum(std::uint32_t s) const { return word(s); }
+  QGPU_HD_INLINE void set_cum(std::uint32_t s, std::uint32_t c) const { word(s) = c; }
 
   // The alphabets this decoder takes: constant, raw, and rANS with K <= kMaxK (rans_alphabet() of the stream).
   QGPU_HD static bool takes(const std::uint8_t* s, std::uint32_t size) {
@@ -130,7 +94,6 @@ struct LaneDecoderT {
         ok = rd.ok && static_cast<std::uint64_t>(rd.end - rd.p) >= esc_bytes;
         if (ok) {
           esc = ByteReader{rd.p, rd.p + esc_bytes};
-          if constexpr (kPacked) eb = esc_bytes ? load_readonly(esc.p) : 0u;
           rd.p += esc_bytes;
           x = 0;
           for (std::uint32_t k = 0; k < 4; ++k) x |= static_cast<std::uint32_t>(rd.byte()) << (8 * k);
@@ -138,12 +101,6 @@ struct LaneDecoderT {
           p = s;
           at = static_cast<std::uint32_t>(rd.p - s);
           lim = size;
-          if constexpr (kWordWindow) {
-            mis = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(s) & 3u);
-            const std::uint32_t w0 = (mis + at) & ~3u;
-            cur = load_word(w0);
-            nxt = load_word(w0 + 4);
-          }
         }
       }
       if (ok) {  // packed coarse entries (the search of detail::build_rans_lut; cum[K + 1] == 4096 ends it)
@@ -161,8 +118,7 @@ struct LaneDecoderT {
   }
 
   // The next rANS value (decode_stream's step); sets bad where decode_stream would fail (renormalisation or
-  // escape bytes run out). The four steps are also callable one by one, so that a kernel decoding two streams per
-  // thread can interleave them (both table loads, then both state updates, ...).
+  // escape bytes run out).
   QGPU_HD_INLINE std::uint32_t rans_next(bool& bad) {
     const std::uint32_t sym = rans_advance(rans_entry());
     rans_renorm(bad);
@@ -195,66 +151,20 @@ struct LaneDecoderT {
   // The value of symbol sym (an escape reads the next escape varint).
   QGPU_HD_INLINE std::uint32_t rans_value(std::uint32_t sym, bool& bad) {
     if (sym < K) return base + sym;
-    if constexpr (kPacked) {
-      return base + K + escape_ahead(bad);
-    } else {
-      const std::uint32_t v = base + K + esc.varint();
-      if (!esc.ok) bad = true;
-      return v;
-    }
-  }
-
-  // ByteReader::varint over the escapes, its first byte the one loaded ahead (eb); then loads the next one ahead.
-  // Past the end, or a sixth byte, sets bad (the values no longer matter).
-  QGPU_HD_INLINE std::uint32_t escape_ahead(bool& bad) {
-    if (esc.p >= esc.end) {
-      bad = true;
-      return 0;
-    }
-    std::uint32_t b = eb, v = b & 0x7fu;
-    ++esc.p;
-    for (std::uint32_t shift = 7; b & 0x80u; shift += 7) {  // more bytes (escapes of 128 and more)
-      if (shift == 35 || esc.p >= esc.end) {
-        bad = true;
-        return 0;
-      }
-      b = load_readonly(esc.p++);
-      v |= (b & 0x7fu) << shift;
-    }
-    eb = esc.p < esc.end ? load_readonly(esc.p) : 0u;
+    const std::uint32_t v = base + K + esc.varint();
+    if (!esc.ok) bad = true;
     return v;
   }
 
   // x = x << 8 | the next byte; past the stream's end decode_stream fails: `bad`, and x = kRansL ends the loop.
   QGPU_HD_INLINE void renorm_byte(bool& bad) {
     if (at < lim) {
-      if constexpr (kWordWindow) {
-        const std::uint32_t q = mis + at;  // offset from the aligned address below p
-        x = (x << 8) | ((cur >> (8 * (q & 3u))) & 0xffu);
-        if ((q & 3u) == 3u) {  // the current word is used up: the next one (loaded earlier), and load the one after
-          cur = nxt;
-          nxt = load_word((q & ~3u) + 8);
-        }
-      } else {
-        x = (x << 8) | load_readonly(p + at);
-      }
+      x = (x << 8) | load_readonly(p + at);
     } else {
       bad = true;
       x = kRansL;
     }
     ++at;
-  }
-
-  // The aligned word at offset w0 (a multiple of 4) from the aligned address p - mis: the stream's bytes
-  // [w0 - mis, w0 - mis + 4), those outside [0, lim) read as 0.
-  QGPU_HD_INLINE std::uint32_t load_word(std::uint32_t w0) const {
-    if (w0 >= mis && w0 + 4 <= lim + mis) return load_readonly_word(p + (w0 - mis));
-    std::uint32_t v = 0;
-    for (std::uint32_t k = 0; k < 4; ++k) {
-      const std::uint32_t o = w0 + k;
-      if (o >= mis && o - mis < lim) v |= static_cast<std::uint32_t>(load_readonly(p + (o - mis))) << (8 * k);
-    }
-    return v;
   }
 
   // The raw value at position i (< n; open() checked that the packed bits are there).
@@ -279,10 +189,5 @@ struct LaneDecoderT {
     }
   }
 };
-
-using LaneDecoder = LaneDecoderT<false>;
-using LaneDecoderWords = LaneDecoderT<true>;
-using LaneDecoderPacked = LaneDecoderT<false, true>;
-using LaneDecoderPackedWords = LaneDecoderT<true, true>;
 
 }  // namespace qgpu::encoded

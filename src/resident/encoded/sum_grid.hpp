@@ -1,9 +1,9 @@
 #pragma once
 // Grid of the encoded masked-sum kernel (host-side arithmetic only, tested on the CPU): blocks (tile, chunk of the
-// pixel list); each block's warps take groups of `group` listed pixels in turn (32: one stream per lane; 64 for
-// SumKernel::fast_ilp, two streams per lane). The chunk count is chosen to balance the
-// work: a block's warps need ceil(groups per block / warps) rounds, the grid needs ceil(blocks / resident blocks)
-// waves, and the time is about waves x rounds (plus a small per-block cost: zeroing and flushing its sums).
+// pixel list); each block's warps take groups of `group` listed pixels in turn (32: one stream per lane). The chunk
+// count is chosen to balance the work: a block's warps need ceil(groups per block / warps) rounds, the grid needs
+// ceil(blocks / resident blocks) waves, and the time is about waves x rounds (plus a small per-block cost: zeroing
+// and flushing its sums).
 #include <cstddef>
 #include <cstdint>
 

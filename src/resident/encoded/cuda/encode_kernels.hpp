@@ -1,7 +1,7 @@
 #pragma once
-// The CUDA encoder of encoded-v1 (the default since 2026-12-03; `encode` in encoded_cuda.hpp, the first encoder
-// with one fixed-size scratch slot per stream, stays as the `slots` path for comparison). Same bytes as the CPU
-// reference (stream_codec.hpp: one thread per stream, the same code).
+// The CUDA encoder of encoded-v1 (since 2026-12-03 the only one: a first encoder with one fixed-size scratch slot
+// per stream loaded the 512x512x192x192 sample in 158.0 ms against this one's 98.3 ms and was removed;
+// docs/benchmarks.md). Same bytes as the CPU reference (stream_codec.hpp: one thread per stream, the same code).
 //
 // One launch per batch: every tile of the batch at once (a group of at most kMaxGroupStreams streams), so that the
 // long rANS streams of the bright-field disk of many tiles run concurrently instead of one group of three tiles
@@ -61,7 +61,7 @@ struct EncodeTiming {
 // one shorter when count is not a multiple of layout.tile), adds every pixel's sum to d_sum_pattern and, when
 // d_totals is given, writes each frame's total there (count uint64; for uint8/16 counts with tiles <= 1024 and at
 // least 256 pixels summed in the encoder's statistics pass, else by frame_totals). Bytes identical to
-// cpu::encode_tile and to `encode`. All work on `stream`; returns when it is done. `timing`, when given, gets this
+// cpu::encode_tile. All work on `stream`; returns when it is done. `timing`, when given, gets this
 // call's stage times added.
 std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_frames, std::size_t count,
                                         std::uint64_t* d_sum_pattern, std::uint64_t* d_totals, cudaStream_t stream,

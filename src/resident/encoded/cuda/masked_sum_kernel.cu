@@ -1,28 +1,25 @@
-// The fast encoded masked-sum kernel (SumKernel::fast). Same decomposition as the first (lockstep) kernel in
-// encoded_cuda.cu: blocks (tile, chunk of the pixel list), 8 warps, each warp taking 32 listed pixels at a time,
-// one stream per lane; sparse streams and rANS alphabets beyond LaneDecoder::kMaxK (30) add weight x count to the block's shared
-// per-position sums as they decode (decode_stream, scattered positions); constant, raw and rANS streams decode 32
-// positions at a time into a 32 x 33 transposition buffer, then lane l sums position l over the warp's streams.
-// What differs (why it is faster):
+// The encoded masked-sum kernel (encoded::cuda::masked_sums). Blocks (tile, chunk of the pixel list), 8 warps, each
+// warp taking 32 listed pixels at a time, one stream per lane; sparse streams and rANS alphabets beyond
+// LaneDecoder::kMaxK (30) add weight x count to the block's shared per-position sums as they decode (decode_stream,
+// scattered positions); constant, raw and rANS streams decode 32 positions at a time into a 32 x 33 transposition
+// buffer, then lane l sums position l over the warp's streams.
+// Why it is fast (it replaced a first kernel that decoded through the generic StreamCursor: 8.30 ms against 6.09 ms
+// for the BF sums of the 512x512x192x192 sample; docs/benchmarks.md):
 // - A lane decodes its chunk of 32 positions in a loop specialised for its model (rANS, raw, constant) instead of
-//   one generic cursor call per value that switches on the model and carries every model's state (the first
-//   kernel's state machine: ~50 PTX instructions and several branches per rANS symbol, generic byte loads).
+//   one generic cursor call per value that switches on the model and carries every model's state.
 // - rANS (LaneDecoder, lane_decoder.hpp): one shared-memory load per symbol. Each lane's coarse table holds packed
 //   entries (symbol | cum[symbol] << 5 | cum[symbol + 1] << 17) for the 32 coarse slots (128 slots each), so the
 //   common case (no symbol boundary between the coarse slot's start and the slot) needs neither the cumulative
 //   table nor a search; otherwise the same forward search as the reference over the lane's cumulative table.
-//   Renormalisation bytes are read through the read-only cache, one bounds check per byte, either one byte load
-//   each (SumKernel::fast) or from a register window of two aligned words, the next one loaded ahead
-//   (SumKernel::fast_window: no load latency on the decode chain and a quarter of the loads, a few more ALU
-//   instructions); errors only set a flag (no per-symbol status branches).
+//   Renormalisation bytes are read through the read-only cache, one byte load and one bounds check per byte;
+//   errors only set a flag (no per-symbol status branches).
 // - The per-position sums: a fully unrolled loop over the 32 lanes when all of them hold dense streams (the
 //   interior of a BF disk), weights broadcast from shared memory, one 64-bit multiply-add per value and weighting.
 // - The grid is planned for balance (plan_sum_grid: waves x rounds of 32-pixel groups per warp) from the device's
 //   resident block count instead of a fixed ~2048 blocks.
+// Variants measured beside it on the H200 and removed (a register window for the renormalisation bytes, two
+// interleaved streams per lane with smaller tables): docs/design.md.
 // Every product is weight (uint32) x count (uint32) as uint64, summed modulo 2^64: exactly the CPU reference.
-#include <string>
-#include <type_traits>
-
 #include "device/cuda/cuda_check.hpp"
 #include "resident/encoded/cuda/masked_sum_kernel.hpp"
 #include "resident/encoded/lane_decoder.hpp"
@@ -40,7 +37,7 @@ constexpr std::uint32_t kLaneWords = LaneDecoder::kWords;
 constexpr std::size_t kTableBytes = std::size_t{kWarps} * kLaneWords * 32 * sizeof(std::uint32_t);
 static_assert(kTableBytes % 8 == 0);
 
-template <int K, bool kWordWindow>
+template <int K>
 __global__ void __launch_bounds__(kThreads, 2)
     masked_sum_fast_kernel(const TileRef* tiles, std::uint32_t tile, const std::uint32_t* pixels,
                            const std::uint32_t* weights, std::size_t npix, std::size_t per_block, std::size_t frames,
@@ -88,7 +85,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     const unsigned mask = __ballot_sync(0xffffffffu, dense);
     if (mask == 0) continue;
     for (int k = 0; k < K; ++k) wsh[warp][k][lane] = dense ? wk[k] : 0u;
-    LaneDecoderT<kWordWindow> dec;
+    LaneDecoder dec;
     dec.col = tables + warp * (kLaneWords * 32) + lane;  // stride 32 words
     if (dense && !dec.open(s, size, tr.len)) bad = true;  // a failed stream yields zeros (and the error)
     for (std::uint32_t c0 = 0; c0 < tr.len; c0 += 32) {
@@ -136,10 +133,10 @@ __global__ void __launch_bounds__(kThreads, 2)
       if (acc[k * tile + i]) atomicAdd(out + k * frames + first + i, acc[k * tile + i]);
 }
 
-template <int K, bool kWordWindow>
+template <int K>
 void launch(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels, const std::uint32_t* d_weights,
             std::size_t npix, unsigned long long* out, int* error, cudaStream_t stream) {
-  const auto kernel = masked_sum_fast_kernel<K, kWordWindow>;
+  const auto kernel = masked_sum_fast_kernel<K>;
   const std::size_t smem = kTableBytes + static_cast<std::size_t>(K) * layout.tile * sizeof(unsigned long long);
   QGPU_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   int device = 0, sms = 0, per_sm = 0;
@@ -157,22 +154,12 @@ void launch(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d
 }  // namespace
 
 void launch_masked_sums_fast(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
-                             const std::uint32_t* d_weights, std::size_t npix, int K, bool word_window,
-                             unsigned long long* out, int* error, cudaStream_t stream) {
+                             const std::uint32_t* d_weights, std::size_t npix, int K, unsigned long long* out,
+                             int* error, cudaStream_t stream) {
   if (npix == 0) return;
-  const auto go = [&](auto k, auto window) {
-    launch<decltype(k)::value, decltype(window)::value>(layout, d_tiles, d_pixels, d_weights, npix, out, error,
-                                                        stream);
-  };
-  const auto with_k = [&](auto window) {
-    if (K == 1) go(std::integral_constant<int, 1>{}, window);
-    if (K == 2) go(std::integral_constant<int, 2>{}, window);
-    if (K == 3) go(std::integral_constant<int, 3>{}, window);
-  };
-  if (word_window)
-    with_k(std::true_type{});
-  else
-    with_k(std::false_type{});
+  if (K == 1) launch<1>(layout, d_tiles, d_pixels, d_weights, npix, out, error, stream);
+  if (K == 2) launch<2>(layout, d_tiles, d_pixels, d_weights, npix, out, error, stream);
+  if (K == 3) launch<3>(layout, d_tiles, d_pixels, d_weights, npix, out, error, stream);
 }
 
 }  // namespace qgpu::encoded::cuda::detail
