@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <unistd.h>
 
@@ -16,6 +18,13 @@
 #include "support/temp_files.hpp"
 
 namespace qgpu::test {
+
+// A float32 response body (format=f32) as floats.
+inline std::vector<float> floats(const std::string& body) {
+  std::vector<float> v(body.size() / sizeof(float));
+  std::memcpy(v.data(), body.data(), v.size() * sizeof(float));
+  return v;
+}
 
 // The sample file, written once per test binary: 8x8 scan, 32x32 detector, uint16.
 inline const std::string& remote_sample_path() {

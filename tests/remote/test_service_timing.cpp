@@ -16,11 +16,7 @@ using namespace qgpu;
 
 namespace {
 
-std::vector<float> floats(const std::string& body) {
-  std::vector<float> v(body.size() / sizeof(float));
-  std::memcpy(v.data(), body.data(), v.size() * sizeof(float));
-  return v;
-}
+using test::floats;
 
 struct Entry {
   std::string name;
