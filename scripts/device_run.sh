@@ -3,7 +3,8 @@
 # Logs of every step are written to $OUT/logs (returned with the call).
 # usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
 #        queries, movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), replay (300k mutants),
-#        python (Python tests, built there), parallax, scale (2048x2048 scan tiled from s512's chunks, loaded encoded), scale1024 (the same at 1024x1024). Logs go to $OUT; a short table is printed last.
+#        python (Python tests, built there), parallax, scale (2048x2048 scan tiled from s512's chunks, loaded encoded), scale1024 (the same at 1024x1024), ncu_sum (Nsight Compute
+#        profile of the encoded masked-sum kernel; needs s512 first). Logs go to $OUT; a short table is printed last.
 set -o pipefail
 source scripts/device_env.sh
 OUT=${OUT:-/tmp/qb/out}; LOG=$OUT/logs; mkdir -p "$OUT" "$LOG"  # logs written under $OUT: they come back even if
@@ -28,6 +29,11 @@ for s in "$@"; do
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
       done ;;
     scale) step bench_scale 240 $B/bench_scale /tmp/qb/s2048.h5 --tile-from /tmp/qb/s512.h5 --factor 4 ;;
+    ncu_sum) NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+             step ncu_masked_sum 240 "${NCU:-ncu}" --clock-control none --kernel-name regex:masked_sum_fast_kernel \
+               --launch-skip 3 --launch-count 1 --section WarpStateStats --section SchedulerStats --section Occupancy \
+               --section LaunchStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+               $B/bench_encoded_cuda /tmp/qb/s512.h5 ;;  # stall reasons of the encoded masked-sum kernel (BF)
     scale1024) step bench_scale1024 200 $B/bench_scale /tmp/qb/s1024t.h5 --tile-from /tmp/qb/s512.h5 --factor 2 ;;
     python) step python_tests 300 bash scripts/device_python.sh ;;  # the module built there for its python3
     replay) step replay_cuda_decoder 200 $B/replay_cuda_decoder --mutate 300000 --seed 2 ;;
