@@ -8,9 +8,9 @@
 
 #include "core/error.hpp"
 #include "core/fftw_planner.hpp"
+#include "detector/cpu/pixel_group_sums.hpp"
 #include "parallax/parallax.hpp"
 #include "parallax/parallax_backend.hpp"
-#include "resident/encoded/encoded_resident.hpp"
 
 namespace qgpu::parallax::detail {
 
@@ -24,28 +24,10 @@ class CpuEngine final : public Engine {
  public:
   CpuEngine(const Dataset& ds, const Plan& plan)
       : plan_(plan), n_(plan.scan_size()), v_(plan.groups() * n_), buf_(n_), spec_ref_(n_) {
-    const std::size_t groups = plan_.groups(), frame = ds.shape().frame_pixels();
+    const std::size_t groups = plan_.groups();
     std::vector<double> sums(groups * n_, 0.0);
-    dispatch_count_dtype(ds.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      if (ds.encoded()) {  // only the BF-disk pixels are decoded, pixel-major [k][scan]
-        const std::vector<std::uint8_t> px = ds.encoded()->pixels(plan_.pixels);
-        const T* v = reinterpret_cast<const T*>(px.data());
-        for (std::size_t g = 0; g < groups; ++g)
-          for (std::uint32_t k = plan_.offsets[g]; k < plan_.offsets[g + 1]; ++k)
-            for (std::size_t s = 0; s < n_; ++s) sums[g * n_ + s] += double(v[std::size_t(k) * n_ + s]);
-        return;
-      }
-      const T* data = reinterpret_cast<const T*>(ds.host_bytes().data());
-      for (std::size_t s = 0; s < n_; ++s) {
-        const T* f = data + s * frame;
-        for (std::size_t g = 0; g < groups; ++g) {
-          double sum = 0;
-          for (std::uint32_t k = plan_.offsets[g]; k < plan_.offsets[g + 1]; ++k) sum += double(f[plan_.pixels[k]]);
-          sums[g * n_ + s] = sum;
-        }
-      }
-    });
+    detector::cpu::pixel_group_sums(ds, plan_.offsets, plan_.pixels,
+                                    [&](std::size_t g, std::size_t s, double sum) { sums[g * n_ + s] = sum; });
     for (std::size_t g = 0; g < groups; ++g) {
       double mean = 0;
       for (std::size_t s = 0; s < n_; ++s) mean += sums[g * n_ + s];

@@ -8,7 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/fftw_planner.hpp"
-#include "resident/encoded/encoded_resident.hpp"
+#include "detector/cpu/pixel_group_sums.hpp"
 #include "ssb/ssb_backend.hpp"
 #include "ssb/ssb_math.hpp"
 #include "ssb/ssb_weighting.hpp"
@@ -21,33 +21,9 @@ class CpuEngine final : public Engine {
  public:
   CpuEngine(const Dataset& ds, const Plan& plan) : plan_(plan), n_(plan.scan_size()), g_(plan.groups() * n_) {
     // Gather: per group, the summed counts of its pixels at every scan position, [group][scan].
-    const std::size_t frame = ds.shape().frame_pixels(), groups = plan_.groups();
-    if (ds.encoded()) {  // the BF-disk pixels decoded pixel-major [k][scan]; same sums in the same order
-      const std::vector<std::uint8_t> px = ds.encoded()->pixels(plan_.pixels);
-      dispatch_count_dtype(ds.dtype(), [&](auto tag) {
-        using T = decltype(tag);
-        const T* v = reinterpret_cast<const T*>(px.data());
-        for (std::size_t s = 0; s < n_; ++s)
-          for (std::size_t g = 0; g < groups; ++g) {
-            double sum = 0;
-            for (std::uint32_t k = plan_.offsets[g]; k < plan_.offsets[g + 1]; ++k) sum += double(v[k * n_ + s]);
-            g_.c()[g * n_ + s] = sum;
-          }
-      });
-    }
-    dispatch_count_dtype(ds.dtype(), [&](auto tag) {
-      if (ds.encoded()) return;
-      using T = decltype(tag);
-      const T* data = reinterpret_cast<const T*>(ds.host_bytes().data());
-      for (std::size_t s = 0; s < n_; ++s) {
-        const T* f = data + s * frame;
-        for (std::size_t g = 0; g < groups; ++g) {
-          double sum = 0;
-          for (std::uint32_t k = plan_.offsets[g]; k < plan_.offsets[g + 1]; ++k) sum += double(f[plan_.pixels[k]]);
-          g_.c()[g * n_ + s] = sum;
-        }
-      }
-    });
+    const std::size_t groups = plan_.groups();
+    detector::cpu::pixel_group_sums(ds, plan_.offsets, plan_.pixels,
+                                    [&](std::size_t g, std::size_t s, double sum) { g_.c()[g * n_ + s] = sum; });
     // Forward FFT over the scan of every group, in place (FFTW_FORWARD: exp(-2 pi i Q.R)).
     FftwPlan fwd;
     {
