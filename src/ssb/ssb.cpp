@@ -10,6 +10,7 @@
 #include "detector/disk_defaults.hpp"
 #include "detector/virtual_detector.hpp"
 #include "resident/dataset_provenance.hpp"
+#include "ssb/probe_optics_check.hpp"
 #include "ssb/ssb_backend.hpp"
 #include "ssb/ssb_internal.hpp"
 #include "ssb/ssb_math.hpp"
@@ -39,14 +40,9 @@ bool finite(const Aberrations& a) {
 }  // namespace
 
 void validate_params(const SsbParams& p) {
-  require(std::isfinite(p.energy_kev) && p.energy_kev > 0, "energy_kev must be finite and > 0");
-  require(std::isfinite(p.semiangle_mrad) && p.semiangle_mrad > 0, "semiangle_mrad must be finite and > 0");
-  require(std::isfinite(p.scan_step_angstrom) && p.scan_step_angstrom > 0, "scan_step_angstrom must be finite and > 0");
-  require(std::isfinite(p.detector_mrad_per_pixel) && p.detector_mrad_per_pixel >= 0,
-          "detector_mrad_per_pixel must be finite and >= 0 (0: from the disk radius)");
-  require(!p.disk_radius || (std::isfinite(*p.disk_radius) && *p.disk_radius > 0), "disk_radius must be finite and > 0");
-  require(!p.disk_center || (std::isfinite(p.disk_center->first) && std::isfinite(p.disk_center->second)),
-          "disk_center must be finite");
+  const std::string optics = ssb::detail::probe_optics_problem(p.energy_kev, p.semiangle_mrad, p.scan_step_angstrom,
+                                                               p.detector_mrad_per_pixel, p.disk_radius, p.disk_center);
+  require(optics.empty(), optics);
   require(std::isfinite(p.rotation_deg), "rotation_deg must be finite");
   require(finite(p.aberrations), "aberrations must be finite");
 }
