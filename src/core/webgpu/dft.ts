@@ -2,6 +2,7 @@
 // and ssb/webgpu. encode2d records a row pass and a column pass into a command encoder (data -> scratch ->
 // data), sign -1 forward, +1 inverse (unnormalised).
 import shaderSource from './dft.wgsl';
+import { recordDispatch } from './dispatch';
 import { compileShader } from './shader';
 
 export class Dft2dGpu {
@@ -41,16 +42,8 @@ export class Dft2dGpu {
     const params = this.device.createBuffer({ size: 32, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
     this.device.queue.writeBuffer(params, 0, a);
     this.temps.push(params);
-    const bind = this.device.createBindGroup({
-      layout: this.pipeline.getBindGroupLayout(0),
-      entries: [params, src, dst, this.twiddle(n)].map((buffer, binding) => ({ binding, resource: { buffer } })),
-    });
-    const p = enc.beginComputePass();
-    p.setPipeline(this.pipeline);
-    p.setBindGroup(0, bind);
     const count = n * lines * batches, wg = Math.ceil(count / 64), gx = Math.min(wg, 65535);
-    p.dispatchWorkgroups(gx, Math.ceil(wg / gx));
-    p.end();
+    recordDispatch(this.device, enc, this.pipeline, [params, src, dst, this.twiddle(n)], gx, Math.ceil(wg / gx));
   }
 
   // In place on `data` (batches x nr x nc complex), `scratch` of the same size.

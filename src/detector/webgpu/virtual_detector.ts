@@ -3,6 +3,7 @@
 import shaderSource from './virtual_detector.wgsl';
 import { compileShader } from '../../core/webgpu/shader';
 import wideIntSource from '../../core/webgpu/wide_int.wgsl';
+import { recordDispatch } from '../../core/webgpu/dispatch';
 
 export interface FrameBlock {
   frames: number;       // scan positions in the window
@@ -107,16 +108,8 @@ export class VirtualDetectorGpu {
     const weightBuf = this.storage(new Uint32Array(values));
     const sums = dev.createBuffer({ size: frames * 8, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
     const readback = dev.createBuffer({ size: frames * 8, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    const bind = dev.createBindGroup({
-      layout: this.pipeline.getBindGroupLayout(0),
-      entries: [params, this.framesBuffer, offsetBuf, weightBuf, sums].map((buffer, binding) => ({ binding, resource: { buffer } })),
-    });
     const enc = dev.createCommandEncoder();
-    const pass = enc.beginComputePass();
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, bind);
-    pass.dispatchWorkgroups(groupsX, groupsY);
-    pass.end();
+    recordDispatch(dev, enc, this.pipeline, [params, this.framesBuffer, offsetBuf, weightBuf, sums], groupsX, groupsY);
     enc.copyBufferToBuffer(sums, 0, readback, 0, frames * 8);
     dev.queue.submit([enc.finish()]);
     await readback.mapAsync(GPUMapMode.READ);

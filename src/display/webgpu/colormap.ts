@@ -2,6 +2,7 @@
 import shaderSource from './colormap.wgsl';
 import { COLORMAP_RGB } from './colormap_tables';
 import { compileShader } from '../../core/webgpu/shader';
+import { recordDispatch } from '../../core/webgpu/dispatch';
 
 const VIRIDIS_RGB = COLORMAP_RGB.viridis;
 
@@ -51,17 +52,9 @@ export class ColormapGpu {
     dev.queue.writeBuffer(input, 0, values);
     const output = dev.createBuffer({ size: Math.max(16, n * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
     const readback = dev.createBuffer({ size: Math.max(16, n * 4), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    const bind = dev.createBindGroup({
-      layout: this.pipeline.getBindGroupLayout(0),
-      entries: [params, input, this.lut, output].map((buffer, binding) => ({ binding, resource: { buffer } })),
-    });
     const groups = Math.ceil(n / 256), gx = Math.min(groups, 65535), gy = Math.ceil(groups / gx);
     const enc = dev.createCommandEncoder();
-    const pass = enc.beginComputePass();
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, bind);
-    pass.dispatchWorkgroups(gx, gy);
-    pass.end();
+    recordDispatch(dev, enc, this.pipeline, [params, input, this.lut, output], gx, gy);
     enc.copyBufferToBuffer(output, 0, readback, 0, Math.max(16, n * 4));
     dev.queue.submit([enc.finish()]);
     await readback.mapAsync(GPUMapMode.READ);

@@ -8,6 +8,7 @@ import shaderSource from './display.wgsl';
 import { COLORMAP_RGB } from './colormap_tables';
 import { colorIndex, packedLut } from './colormap';
 import { compileShader } from '../../core/webgpu/shader';
+import { recordDispatch } from '../../core/webgpu/dispatch';
 
 export type Scale = 'linear' | 'log' | 'signed_log';
 export const COLORMAPS = ['viridis', 'magma', 'inferno', 'plasma', 'gray'] as const;
@@ -146,16 +147,8 @@ export class DisplayGpu {
     const fBuf = buf(4 * (maxFlagged + 1), S | GPUBufferUsage.COPY_SRC, new Uint32Array(maxFlagged + 1));
     const total = 4 * n + 1024 + 4 * (maxFlagged + 1);
     const rb = dev.createBuffer({ size: Math.max(16, total), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    const bind = dev.createBindGroup({
-      layout: this.pipeline.getBindGroupLayout(0),
-      entries: [pBuf, vBuf, lBuf, rBuf, hBuf, fBuf].map((buffer, binding) => ({ binding, resource: { buffer } })),
-    });
     const enc = dev.createCommandEncoder();
-    const pass = enc.beginComputePass();
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, bind);
-    pass.dispatchWorkgroups(groupsX, groupsY);
-    pass.end();
+    recordDispatch(dev, enc, this.pipeline, [pBuf, vBuf, lBuf, rBuf, hBuf, fBuf], groupsX, groupsY);
     enc.copyBufferToBuffer(rBuf, 0, rb, 0, 4 * n);
     enc.copyBufferToBuffer(hBuf, 0, rb, 4 * n, 1024);
     enc.copyBufferToBuffer(fBuf, 0, rb, 4 * n + 1024, 4 * (maxFlagged + 1));

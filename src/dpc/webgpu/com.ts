@@ -5,6 +5,7 @@
 import shaderSource from './com.wgsl';
 import { compileShader } from '../../core/webgpu/shader';
 import wideIntSource from '../../core/webgpu/wide_int.wgsl';
+import { recordDispatch } from '../../core/webgpu/dispatch';
 
 export interface ComMaps {
   row: Float32Array;
@@ -85,16 +86,8 @@ export class ComGpu {
     const bytes = count * 24;
     const out = dev.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
     const readback = dev.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    const bind = dev.createBindGroup({
-      layout: this.pipeline.getBindGroupLayout(0),
-      entries: [params, frames, out].map((buffer, binding) => ({ binding, resource: { buffer } })),
-    });
     const enc = dev.createCommandEncoder();
-    const pass = enc.beginComputePass();
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, bind);
-    pass.dispatchWorkgroups(groupsX, groupsY);
-    pass.end();
+    recordDispatch(dev, enc, this.pipeline, [params, frames, out], groupsX, groupsY);
     enc.copyBufferToBuffer(out, 0, readback, 0, bytes);
     dev.queue.submit([enc.finish()]);
     await readback.mapAsync(GPUMapMode.READ);

@@ -6,6 +6,7 @@
 import shaderSource from './idpc.wgsl';
 import { Dft2dGpu } from '../../core/webgpu/dft';
 import { compileShader } from '../../core/webgpu/shader';
+import { recordDispatch } from '../../core/webgpu/dispatch';
 
 export const IDPC_TOLERANCE_RELATIVE_L2 = 1e-5;
 
@@ -76,16 +77,8 @@ export class IdpcGpu {
     const dispatch = (pipeline: GPUComputePipeline, params: ArrayBuffer, bufs: GPUBuffer[], count: number) => {
       const p = buffer(params, params.byteLength, GPUBufferUsage.UNIFORM);
       temps.push(p);
-      const bind = dev.createBindGroup({
-        layout: pipeline.getBindGroupLayout(0),
-        entries: [p, ...bufs].map((buf, binding) => ({ binding, resource: { buffer: buf } })),
-      });
-      const pass = enc.beginComputePass();
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, bind);
       const groups = Math.ceil(count / 64), gx = Math.min(groups, 65535);
-      pass.dispatchWorkgroups(gx, Math.ceil(groups / gx));
-      pass.end();
+      recordDispatch(dev, enc, pipeline, [p, ...bufs], gx, Math.ceil(groups / gx));
     };
     // forward 2D transforms of both gradients, the coefficient, the inverse transform
     this.dft.encode2d(enc, a, t1, nr, nc, -1);

@@ -6,6 +6,7 @@
 import shaderSource from './ssb.wgsl';
 import { Dft2dGpu } from '../../core/webgpu/dft';
 import { compileShader } from '../../core/webgpu/shader';
+import { recordDispatch } from '../../core/webgpu/dispatch';
 
 export const SSB_PHASE_TOLERANCE_RAD = 2e-4;
 const APERTURE_SLACK = 1e-5, WEIGHT_FLOOR = 0.1;
@@ -123,13 +124,8 @@ export class SsbGpu {
     };
     const run = (enc: GPUCommandEncoder, pipe: GPUComputePipeline, params: ArrayBuffer, bufs: GPUBuffer[], count: number) => {
       const u = buffer(params, params.byteLength, GPUBufferUsage.UNIFORM);
-      const bind = dev.createBindGroup({ layout: pipe.getBindGroupLayout(0), entries: [u, ...bufs].map((buf, binding) => ({ binding, resource: { buffer: buf } })) });
-      const pass = enc.beginComputePass();
-      pass.setPipeline(pipe);
-      pass.setBindGroup(0, bind);
       const wg = Math.ceil(count / 64), gx = Math.min(wg, 65535);
-      pass.dispatchWorkgroups(gx, Math.ceil(wg / gx));
-      pass.end();
+      recordDispatch(dev, enc, pipe, [u, ...bufs], gx, Math.ceil(wg / gx));
     };
     const read = async (enc: GPUCommandEncoder, buf: GPUBuffer, bytes: number) => {
       const rb = dev.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | D });

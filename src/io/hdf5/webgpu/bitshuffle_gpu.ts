@@ -4,6 +4,7 @@
 import shaderSource from './bitshuffle_lz4.wgsl';
 import { ChunkDecodeError, planChunk } from './bitshuffle_ref';
 import { compileShader } from '../../../core/webgpu/shader';
+import { recordDispatch } from '../../../core/webgpu/dispatch';
 
 export const STATUS_TEXT = ['ok', 'LZ4 input overrun', 'LZ4 output overrun', 'bad LZ4 match offset', 'decoded size differs', 'bad chunk framing'];
 export const MAX_BLOCK_BYTES = 8192;
@@ -63,16 +64,8 @@ export class BitshuffleDecoderGpu {
       const blkBuf = this.upload(new Uint32Array(desc), GPUBufferUsage.STORAGE);
       const stBuf = this.upload(new Uint32Array(Math.max(4, n)), GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
       const readback = dev.createBuffer({ size: Math.max(16, n * 4), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-      const bind = dev.createBindGroup({
-        layout: this.pipeline.getBindGroupLayout(0),
-        entries: [params, inBuf, blkBuf, output, stBuf].map((buffer, binding) => ({ binding, resource: { buffer } })),
-      });
       const enc = dev.createCommandEncoder();
-      const pass = enc.beginComputePass();
-      pass.setPipeline(this.pipeline);
-      pass.setBindGroup(0, bind);
-      pass.dispatchWorkgroups(groupsX, groupsY);
-      pass.end();
+      recordDispatch(dev, enc, this.pipeline, [params, inBuf, blkBuf, output, stBuf], groupsX, groupsY);
       enc.copyBufferToBuffer(stBuf, 0, readback, 0, Math.max(16, n * 4));
       dev.queue.submit([enc.finish()]);
       await readback.mapAsync(GPUMapMode.READ);

@@ -7,6 +7,7 @@ import { H5FormatError } from './byte_source';
 import { BitshuffleDecoderGpu, readBuffer } from './bitshuffle_gpu';
 import { ChunkDecodeError, decodeChunkRef } from './bitshuffle_ref';
 import { compileShader } from '../../../core/webgpu/shader';
+import { recordDispatch } from '../../../core/webgpu/dispatch';
 
 export interface FrameChunks {
   chunks: Uint8Array[];   // stored bytes of each frame's chunk
@@ -163,14 +164,8 @@ export class FrameBinnerGpu {
     dev.queue.writeBuffer(params, 0, new Uint32Array([frames, detRows, detCols, bin, gx, outOffset, 0, 0]));
     const ov = dev.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
     dev.queue.writeBuffer(ov, 0, new Uint32Array(4));
-    const bind = dev.createBindGroup({ layout: this.pipeline.getBindGroupLayout(0),
-      entries: [params, src, dst, ov].map((buffer, binding) => ({ binding, resource: { buffer } })) });
     const enc = dev.createCommandEncoder();
-    const pass = enc.beginComputePass();
-    pass.setPipeline(this.pipeline);
-    pass.setBindGroup(0, bind);
-    pass.dispatchWorkgroups(gx, Math.ceil(wg / gx));
-    pass.end();
+    recordDispatch(dev, enc, this.pipeline, [params, src, dst, ov], gx, Math.ceil(wg / gx));
     dev.queue.submit([enc.finish()]);
     const flag = await readBuffer(dev, ov, 16);
     params.destroy();
