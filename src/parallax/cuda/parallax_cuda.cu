@@ -14,6 +14,7 @@
 
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "detector/cuda/pixel_group_gather.cuh"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/cufft_check.hpp"
 #include "device/cuda/device_buffer.hpp"
@@ -26,7 +27,7 @@ namespace qgpu::parallax::detail {
 
 namespace {
 
-constexpr int kTile = 32, kTileRows = 8, kThreads = 256;
+constexpr int kThreads = 256;
 
 struct CufftHandle {
   cufftHandle h = 0;
@@ -38,46 +39,6 @@ struct CufftHandle {
     if (made) cufftDestroy(h);
   }
 };
-
-// out[g][s] = sum of the group's pixels in frame s (dense frames), through a 32 x 32 shared tile.
-template <class T>
-__global__ void gather_kernel(const T* __restrict__ data, std::size_t frame_px, const std::uint32_t* __restrict__ offsets,
-                              const std::uint32_t* __restrict__ pixels, std::uint32_t groups, std::size_t nscan,
-                              float* __restrict__ out) {
-  __shared__ float tile[kTile][kTile + 1];
-  const std::size_t s0 = std::size_t(blockIdx.x) * kTile;
-  const std::uint32_t g0 = blockIdx.y * kTile;
-  for (int j = threadIdx.y; j < kTile; j += kTileRows) {
-    const std::size_t s = s0 + j;
-    const std::uint32_t g = g0 + threadIdx.x;
-    unsigned long long v = 0;
-    if (s < nscan && g < groups) {
-      const T* frame = data + s * frame_px;
-      for (std::uint32_t k = offsets[g]; k < offsets[g + 1]; ++k) v += frame[pixels[k]];
-    }
-    tile[j][threadIdx.x] = float(v);
-  }
-  __syncthreads();
-  for (int j = threadIdx.y; j < kTile; j += kTileRows) {
-    const std::uint32_t g = g0 + j;
-    const std::size_t s = s0 + threadIdx.x;
-    if (g < groups && s < nscan) out[std::size_t(g) * nscan + s] = tile[threadIdx.x][j];
-  }
-}
-
-// The same from pixel-major counts px[k][scan] (the encoded resident's BF-disk pixels, decoded on the GPU).
-template <class T>
-__global__ void gather_pixel_major_kernel(const T* __restrict__ px, std::size_t nscan,
-                                          const std::uint32_t* __restrict__ offsets, std::uint32_t groups,
-                                          float* __restrict__ out) {
-  const std::size_t s = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (s >= nscan) return;
-  for (std::uint32_t g = blockIdx.y; g < groups; g += gridDim.y) {
-    unsigned long long v = 0;
-    for (std::uint32_t k = offsets[g]; k < offsets[g + 1]; ++k) v += px[std::size_t(k) * nscan + s];
-    out[std::size_t(g) * nscan + s] = float(v);
-  }
-}
 
 // One block per group: v = x / mean(x) - 1 in place; flags a group without counts.
 __global__ void normalise_kernel(float* __restrict__ v, std::size_t nscan, int* __restrict__ empty) {
@@ -447,19 +408,23 @@ class CudaEngine final : public Engine {
       dispatch_count_dtype(ds.dtype(), [&](auto tag) {
         using T = decltype(tag);
         const dim3 g(blocks_for(nscan), unsigned(std::min<std::size_t>(groups_, 65535)));
-        gather_pixel_major_kernel<T><<<g, kThreads>>>(px.as<T>(), nscan, d_offsets_.as<std::uint32_t>(),
-                                                      std::uint32_t(groups_), d_v_.as<float>());
+        detector::cuda::gather_groups_pixel_major_kernel<T><<<g, kThreads>>>(
+            px.as<T>(), nscan, d_offsets_.as<std::uint32_t>(), 0u, std::uint32_t(groups_),
+            std::uint32_t(plan_.scan_cols), plan_.scan_cols, nscan, d_v_.as<float>());
       });
       QGPU_CUDA_LAUNCHED("parallax gather_pixel_major_kernel");
       QGPU_CUDA(cudaDeviceSynchronize());  // px is freed on return
       return;
     }
-    const dim3 block(kTile, kTileRows), grid(unsigned((nscan + kTile - 1) / kTile), unsigned((groups_ + kTile - 1) / kTile));
+    const dim3 block(detector::cuda::kGatherTile, detector::cuda::kGatherTileRows),
+        grid(unsigned((nscan + detector::cuda::kGatherTile - 1) / detector::cuda::kGatherTile),
+             unsigned((groups_ + detector::cuda::kGatherTile - 1) / detector::cuda::kGatherTile));
     dispatch_count_dtype(ds.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      gather_kernel<T><<<grid, block>>>(static_cast<const T*>(ds.device_buffer().data()), ds.shape().frame_pixels(),
-                                        d_offsets_.as<std::uint32_t>(), d_pixels_.as<std::uint32_t>(),
-                                        std::uint32_t(groups_), nscan, d_v_.as<float>());
+      detector::cuda::gather_groups_kernel<T><<<grid, block>>>(
+          static_cast<const T*>(ds.device_buffer().data()), ds.shape().frame_pixels(), d_offsets_.as<std::uint32_t>(),
+          d_pixels_.as<std::uint32_t>(), 0u, std::uint32_t(groups_), nscan, std::uint32_t(plan_.scan_cols),
+          plan_.scan_cols, nscan, d_v_.as<float>());
     });
     QGPU_CUDA_LAUNCHED("parallax gather_kernel");
   }

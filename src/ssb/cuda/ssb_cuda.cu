@@ -28,6 +28,7 @@
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "core/stage_timing.hpp"
+#include "detector/cuda/pixel_group_gather.cuh"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/cufft_check.hpp"
 #include "device/cuda/device_buffer.hpp"
@@ -52,53 +53,8 @@ struct CufftHandle {
   }
 };
 
-constexpr int kTile = 32, kTileRows = 8;
 constexpr int kSumThreads = 256;
 constexpr int kReduceThreads = 1024;
-
-// out[g - g0][row][col] (row stride `row_stride` floats, slab `slab` floats) = sum of the group's pixels.
-template <class T>
-__global__ void gather_kernel(const T* __restrict__ data, std::size_t frame_px, const std::uint32_t* __restrict__ offsets,
-                              const std::uint32_t* __restrict__ pixels, std::uint32_t g0, std::uint32_t count,
-                              std::size_t nscan, std::uint32_t scan_cols, std::size_t row_stride, std::size_t slab,
-                              float* __restrict__ out) {
-  __shared__ float tile[kTile][kTile + 1];
-  const std::size_t s0 = std::size_t(blockIdx.x) * kTile;
-  const std::uint32_t gl0 = blockIdx.y * kTile;
-  for (int j = threadIdx.y; j < kTile; j += kTileRows) {
-    const std::size_t s = s0 + j;
-    const std::uint32_t gl = gl0 + threadIdx.x;
-    unsigned long long v = 0;
-    if (s < nscan && gl < count) {
-      const T* frame = data + s * frame_px;
-      for (std::uint32_t k = offsets[g0 + gl]; k < offsets[g0 + gl + 1]; ++k) v += frame[pixels[k]];
-    }
-    tile[j][threadIdx.x] = float(v);
-  }
-  __syncthreads();
-  for (int j = threadIdx.y; j < kTile; j += kTileRows) {
-    const std::uint32_t gl = gl0 + j;
-    const std::size_t s = s0 + threadIdx.x;
-    if (gl < count && s < nscan) out[gl * slab + (s / scan_cols) * row_stride + s % scan_cols] = tile[threadIdx.x][j];
-  }
-}
-
-// The same gather from pixel-major counts px[k - k0][scan] (an encoded dataset's BF-disk pixels decoded by
-// encoded::cuda::decode_pixels): one thread per (group, scan position), same integer sums, same float rounding.
-template <class T>
-__global__ void gather_pixel_major_kernel(const T* __restrict__ px, std::size_t nscan,
-                                          const std::uint32_t* __restrict__ offsets, std::uint32_t g0,
-                                          std::uint32_t count, std::uint32_t scan_cols, std::size_t row_stride,
-                                          std::size_t slab, float* __restrict__ out) {
-  const std::size_t s = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (s >= nscan) return;
-  const std::uint32_t k0 = offsets[g0];
-  for (std::uint32_t gl = blockIdx.y; gl < count; gl += gridDim.y) {
-    unsigned long long v = 0;
-    for (std::uint32_t k = offsets[g0 + gl]; k < offsets[g0 + gl + 1]; ++k) v += px[std::size_t(k - k0) * nscan + s];
-    out[gl * slab + (s / scan_cols) * row_stride + s % scan_cols] = float(v);
-  }
-}
 
 struct SumGeometry {
   std::uint32_t nr, nc, nch;
@@ -419,7 +375,9 @@ class CudaEngine final : public Engine {
   void transform(std::size_t g0, std::size_t count, float2* dst) {
     const Shape4D& sh = ds_.shape();
     const std::size_t nscan = sh.frames();
-    const dim3 block(kTile, kTileRows), grid(unsigned((nscan + kTile - 1) / kTile), unsigned((count + kTile - 1) / kTile));
+    const dim3 block(detector::cuda::kGatherTile, detector::cuda::kGatherTileRows),
+        grid(unsigned((nscan + detector::cuda::kGatherTile - 1) / detector::cuda::kGatherTile),
+             unsigned((count + detector::cuda::kGatherTile - 1) / detector::cuda::kGatherTile));
     float* out = reinterpret_cast<float*>(dst);
     if (const EncodedResident* e = ds_.encoded()) {  // decode the groups' pixels pixel-major, then sum them
       const std::uint32_t k0 = plan_.offsets[g0], k1 = plan_.offsets[g0 + count];
@@ -430,7 +388,7 @@ class CudaEngine final : public Engine {
       dispatch_count_dtype(ds_.dtype(), [&](auto tag) {
         using T = decltype(tag);
         const dim3 g(unsigned((nscan + 255) / 256), unsigned(std::min<std::size_t>(count, 65535)));
-        gather_pixel_major_kernel<T><<<g, 256>>>(px.as<T>(), nscan, d_offsets_.as<std::uint32_t>(), std::uint32_t(g0),
+        detector::cuda::gather_groups_pixel_major_kernel<T><<<g, 256>>>(px.as<T>(), nscan, d_offsets_.as<std::uint32_t>(), std::uint32_t(g0),
                                                  std::uint32_t(count), std::uint32_t(nc_), 2 * nch_, nr_ * 2 * nch_,
                                                  out);
       });
@@ -441,7 +399,7 @@ class CudaEngine final : public Engine {
     }
     dispatch_count_dtype(ds_.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      gather_kernel<T><<<grid, block>>>(static_cast<const T*>(ds_.device_buffer().data()), sh.frame_pixels(),
+      detector::cuda::gather_groups_kernel<T><<<grid, block>>>(static_cast<const T*>(ds_.device_buffer().data()), sh.frame_pixels(),
                                         d_offsets_.as<std::uint32_t>(), d_pixels_.as<std::uint32_t>(),
                                         std::uint32_t(g0), std::uint32_t(count), nscan, std::uint32_t(nc_), 2 * nch_,
                                         nr_ * 2 * nch_, out);
