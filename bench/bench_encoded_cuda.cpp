@@ -193,6 +193,19 @@ int main(int argc, char** argv) {
     const auto bf_e = detector::bf(dse);
     std::printf("| encoded BF (bf, whole product) | %.3f ms | equal to dense: %s |\n", bf_ms,
                 bf_e.data == bf_d.data ? "yes" : "NO");
+    // Where the product's time goes beyond the kernel: the disk fit, and the sums with host lists in and out.
+    const double fit_ms = time_ms([&] { (void)detector::fit_bf_disk(dse); }, 10);
+    const detector::DiskFit fit = detector::fit_bf_disk(dse);
+    std::vector<std::uint32_t> px, w;
+    const Shape4D& s = dse.shape();
+    for (std::uint32_t p = 0; p < s.det_rows * s.det_cols; ++p)
+      if (std::hypot(double(p / s.det_cols) - fit.center_row, double(p % s.det_cols) - fit.center_col) <= fit.radius) {
+        px.push_back(p);
+        w.push_back(1);
+      }
+    const double host_ms = time_ms([&] { (void)dse.encoded()->masked_sum(px, w); }, 10);
+    std::printf("|   of which fit_bf_disk | %.3f ms |\n|   EncodedResident::masked_sum (%zu pixels, host lists in, "
+                "host sums out) | %.3f ms |\n", fit_ms, px.size(), host_ms);
   }
   const double mean_ms = time_ms([&] { (void)detector::mean_pattern(dse); }, 10);
   std::printf("| encoded mean pattern (mean_pattern, whole product) | %.3f ms | equal to dense: %s |\n", mean_ms,

@@ -2,7 +2,7 @@
 # One device call (H200): run with the binaries packed by scripts/device_pack.sh (carry .devpack, or .devbin and .devlib).
 # Logs of every step are written to $OUT/logs (returned with the call).
 # usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
-#        queries, movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), replay (300k mutants),
+#        queries, movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), enctests (encoded GPU tests), replay (300k mutants),
 #        python (Python tests, built there), parallax, scale (2048x2048 scan tiled from s512's chunks, loaded encoded), scale1024 (the same at 1024x1024), ncu_sum (Nsight Compute
 #        profile of the encoded masked-sum kernel; needs s512 first). Logs go to $OUT; a short table is printed last.
 set -o pipefail
@@ -28,12 +28,26 @@ for s in "$@"; do
         echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
       done ;;
+    enctests)  # the encoded resident's GPU tests only (test_resident, and the encoded parallax)
+      for t in $B/test_resident $B/test_parallax; do
+        n=$(basename "$t"); timeout 120 "$t" --gtest_brief=1 --gtest_filter='*Encoded*Cuda*:*EncodedCuda*:*Cuda*Encoded*' >"$LOG/$n.log" 2>&1
+        echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
+        grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
+      done ;;
     scale) step bench_scale 240 $B/bench_scale /tmp/qb/s2048.h5 --tile-from /tmp/qb/s512.h5 --factor 4 ;;
     ncu_sum) NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-             step ncu_masked_sum 240 "${NCU:-ncu}" --clock-control none --kernel-name regex:masked_sum_fast_kernel \
+             step ncu_masked_sum 240 "${NCU:-ncu}" --clock-control none --kernel-name regex:masked_sum_kernel \
                --launch-skip 3 --launch-count 1 --section WarpStateStats --section SchedulerStats --section Occupancy \
                --section LaunchStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
                $B/bench_encoded_cuda /tmp/qb/s512.h5 ;;  # stall reasons of the encoded masked-sum kernel (BF)
+    ncu_src) NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)  # per-instruction stalls
+             step ncu_source 240 "${NCU:-ncu}" --clock-control none --kernel-name regex:masked_sum_kernel \
+               --launch-skip 3 --launch-count 1 --section SourceCounters --section WarpStateStats --page source \
+               --print-source sass --csv $B/bench_encoded_cuda /tmp/qb/s512.h5 ;;
+    sass) CUOBJ=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -1)  # the BF kernel's SASS
+          "${CUOBJ:-cuobjdump}" -sass $B/libquantem_gpu.so 2>&1 |
+            awk '/Function : .*masked_sum_kernelILi1E/{on=1} on{print} on&&/^\t\t\.\.\.\.\.\.\.\.\.\./{exit}' >"$LOG/sass_masked_sum.log"
+          echo "== sass $(wc -l <"$LOG/sass_masked_sum.log") lines" ;;
     scale1024) step bench_scale1024 200 $B/bench_scale /tmp/qb/s1024t.h5 --tile-from /tmp/qb/s512.h5 --factor 2 ;;
     python) step python_tests 300 bash scripts/device_python.sh ;;  # the module built there for its python3
     replay) step replay_cuda_decoder 200 $B/replay_cuda_decoder --mutate 300000 --seed 2 ;;

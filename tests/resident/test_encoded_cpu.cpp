@@ -261,6 +261,25 @@ TEST(EncodedCpu, MalformedStreamsAreRejected) {
   EXPECT_FALSE(encoded::decode_stream(slot.data(), n / 2, 512, 0, 512, ignore)) << "truncated";
   slot[0] = 9;
   EXPECT_FALSE(encoded::decode_stream(slot.data(), n, 512, 0, 512, ignore)) << "unknown model";
+  // A rANS state outside [kRansL, kRansL << 8) is rejected by every decoder before any symbol (a state of 0 over
+  // zero bytes once made the reference read bytes forever).
+  for (const std::uint32_t state : {0u, 1u, encoded::kRansL - 1, encoded::kRansL << 8, 0xffffffffu}) {
+    std::vector<std::uint8_t> s = {encoded::kRans, 0, 1, 0xff, 0x1f, 1, 0};  // base 0, K 1, freqs 4095 and 1, no escapes
+    for (int k = 0; k < 4; ++k) s.push_back(static_cast<std::uint8_t>(state >> (8 * k)));
+    s.resize(s.size() + 64, 0);
+    const auto size = static_cast<std::uint32_t>(s.size());
+    EXPECT_FALSE(encoded::decode_stream(s.data(), size, 16, 0, 16, ignore)) << "state " << state;
+    EXPECT_FALSE(encoded::StreamCursor<>{}.open(s.data(), size, 16)) << "state " << state;
+    std::vector<std::uint32_t> tables(encoded::LaneDecoder::kWords * 32);
+    encoded::LaneDecoder dec;
+    dec.place(tables.data(), 0);
+    EXPECT_FALSE(dec.open(s.data(), size, 16)) << "state " << state;
+    s[7] = 0;  // the smallest valid state kRansL (bytes 7..10, little endian): accepted
+    s[8] = 0;
+    s[9] = 0x80;
+    s[10] = 0;
+    EXPECT_TRUE(encoded::decode_stream(s.data(), size, 16, 0, 16, ignore));
+  }
   // Through the queries: a corrupted tile raises FormatError naming it.
   const Dense d = test::mixed({2, 8, 3, 3}, DType::u16);
   const EncodedResident r = encode_cpu(d, 16);
@@ -432,11 +451,14 @@ bool lane_values(const std::uint8_t* s, std::uint32_t size, std::uint32_t n, std
   if (size) std::memcpy(copy.get(), s, size);
   std::vector<std::uint32_t> tables(encoded::LaneDecoder::kWords * 32, 0xdeadbeefu);
   encoded::LaneDecoder dec;
-  dec.col = tables.data() + 5;
-  dec.stride = 32;
+  dec.place(tables.data(), 5);
   out.assign(n, 0);
   bool bad = !dec.open(copy.get(), size, n);
-  for (std::uint32_t i = 0; i < n; ++i) out[i] = dec.next(i, bad);
+  // As the kernel's lockstep path: rANS and constant streams through rans_next (a constant as a one-symbol rANS
+  // stream), raw through next().
+  const bool lockstep = dec.model == encoded::kRans || dec.model == encoded::kConstant;
+  for (std::uint32_t i = 0; i < n; ++i) out[i] = lockstep ? dec.rans_next(bad) : dec.next(i, bad);
+  dec.finish(bad);
   return !bad;
 }
 
@@ -520,6 +542,18 @@ TEST(EncodedCpu, LaneDecoderEqualsReferenceDecoder) {
   EXPECT_GT(long_escapes, 10u);
   EXPECT_GT(truncations, 500u);
   EXPECT_GT(mutations, 500u);
+  // A lane without a stream decodes zeros through rans_next (as_constant(0)), consuming nothing.
+  {
+    std::vector<std::uint32_t> tables(encoded::LaneDecoder::kWords * 32, 0xdeadbeefu);
+    encoded::LaneDecoder dec;
+    dec.place(tables.data(), 3);
+    const std::uint8_t one = 0xff;
+    dec.as_constant(0, &one);
+    bool bad = false;
+    for (int i = 0; i < 1000; ++i) ASSERT_EQ(dec.rans_next(bad), 0u);
+    EXPECT_FALSE(bad);
+    EXPECT_EQ(dec.at, 0u);
+  }
   // A stream the decoder does not take (sparse, rANS alphabets above 30) is left to the scattered path.
   std::vector<std::uint32_t> wide(4096);
   for (std::uint32_t i = 0; i < wide.size(); ++i) wide[i] = (i * 2654435761u) % 100;  // 100 values: K = 128

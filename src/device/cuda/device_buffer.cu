@@ -1,4 +1,7 @@
+#include <cstring>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/device_buffer.hpp"
@@ -38,9 +41,63 @@ void DeviceBuffer::upload(const void* host, std::size_t bytes, std::size_t offse
   QGPU_CUDA(cudaMemcpy(static_cast<char*>(ptr_) + offset, host, bytes, cudaMemcpyHostToDevice));
 }
 
+namespace {
+
+// Pinned bounce buffers for downloads into pageable memory (std::vector results): a copy from the GPU into
+// pageable memory goes through the driver's small staging at a few GB/s; into pinned memory it runs at the link's
+// speed, and the host copy after it is cheap. Buffers of kBounceBytes, leased from a process-wide free list (one
+// per concurrent download; never freed).
+constexpr std::size_t kBounceBytes = std::size_t(4) << 20;
+constexpr std::size_t kBounceFrom = std::size_t(256) << 10;  // smaller copies: plain cudaMemcpy
+
+class Bounce {
+ public:
+  Bounce() {
+    {
+      std::lock_guard<std::mutex> lock(mutex());
+      if (!free_list().empty()) {
+        p_ = free_list().back();
+        free_list().pop_back();
+        return;
+      }
+    }
+    QGPU_CUDA(cudaMallocHost(&p_, kBounceBytes));
+  }
+  ~Bounce() {
+    std::lock_guard<std::mutex> lock(mutex());
+    free_list().push_back(p_);
+  }
+  Bounce(const Bounce&) = delete;
+  Bounce& operator=(const Bounce&) = delete;
+  char* data() const { return static_cast<char*>(p_); }
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::vector<void*>& free_list() {
+    static std::vector<void*> l;
+    return l;
+  }
+  void* p_ = nullptr;
+};
+
+}  // namespace
+
 void DeviceBuffer::download(void* host, std::size_t bytes, std::size_t offset) const {
   if (offset + bytes > bytes_) throw Error("DeviceBuffer::download out of range");
-  QGPU_CUDA(cudaMemcpy(host, static_cast<const char*>(ptr_) + offset, bytes, cudaMemcpyDeviceToHost));
+  const char* src = static_cast<const char*>(ptr_) + offset;
+  if (bytes < kBounceFrom) {
+    QGPU_CUDA(cudaMemcpy(host, src, bytes, cudaMemcpyDeviceToHost));
+    return;
+  }
+  Bounce bounce;
+  for (std::size_t done = 0; done < bytes; done += kBounceBytes) {
+    const std::size_t n = bytes - done < kBounceBytes ? bytes - done : kBounceBytes;
+    QGPU_CUDA(cudaMemcpy(bounce.data(), src + done, n, cudaMemcpyDeviceToHost));
+    std::memcpy(static_cast<char*>(host) + done, bounce.data(), n);
+  }
 }
 
 }  // namespace qgpu

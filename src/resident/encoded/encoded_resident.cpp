@@ -305,7 +305,7 @@ EncodedResident EncodedResident::to_device() const {
   std::size_t total = 0;
   for (const auto& t : s_->host_tiles) total += t.payload.size();
   encoded::cuda::DeviceTiles g;
-  g.payload = std::make_shared<DeviceBuffer>(std::max<std::size_t>(total, 1));
+  g.payload = std::make_shared<DeviceBuffer>(total + encoded::kPayloadPad);
   g.dir = std::make_shared<DeviceBuffer>(ntiles * (P + 1) * sizeof(std::uint32_t));
   std::size_t base = 0;
   for (std::size_t k = 0; k < ntiles; ++k) {

@@ -31,6 +31,10 @@ inline constexpr std::uint32_t kRansL = 1u << 23;
 // Largest escape symbol index K (symbols 0..K-1 are offsets from the stream's base, K means "escaped").
 inline constexpr std::uint32_t kMaxAlphabet = 128;
 
+// Device payload buffers are allocated this many bytes beyond their last stream, so that a kernel may copy a
+// stream in whole aligned 32-bit words (up to 3 bytes past its end) without leaving the allocation.
+inline constexpr std::size_t kPayloadPad = 16;
+
 // One tile as the decoders see it: its stream payloads and directory (host or device pointers).
 struct TileRef {
   const std::uint8_t* payload = nullptr;

@@ -414,6 +414,11 @@ QGPU_HD std::uint32_t encode_stream(const Get& get, std::uint32_t n, std::uint8_
   return encode_stream_with(st, get, n, slot);
 }
 
+// The encoder's final state lies in [kRansL, kRansL << 8); a stream starting elsewhere is malformed (and decoding
+// it could need an unbounded number of renormalisation bytes per symbol). Within that range every decoding step
+// keeps the state below 2^31 and at least 2^11, so at most two bytes renormalise it.
+QGPU_HD inline bool rans_state_ok(std::uint32_t x) { return x >= kRansL && x < (kRansL << 8); }
+
 // Decodes the stream s (size bytes) of n values and calls put(i, value) for every nonzero value at positions
 // first <= i < last, in increasing i. Returns false when the stream is malformed (then some puts may have run).
 template <class Put>
@@ -481,7 +486,7 @@ QGPU_HD bool decode_stream(const std::uint8_t* s, std::uint32_t size, std::uint3
       rd.p += esc_bytes;
       std::uint32_t x = 0;
       for (std::uint32_t k = 0; k < 4; ++k) x |= static_cast<std::uint32_t>(rd.byte()) << (8 * k);
-      if (!rd.ok) return false;
+      if (!rd.ok || !rans_state_ok(x)) return false;
       std::uint8_t lut[detail::kRansLut];
       detail::build_rans_lut(cum, lut);
       for (std::uint32_t i = 0; i < last; ++i) {
@@ -615,6 +620,10 @@ struct StreamCursor {
         rd.p += esc_bytes;
         x = 0;
         for (std::uint32_t k = 0; k < 4; ++k) x |= static_cast<std::uint32_t>(rd.byte()) << (8 * k);
+        if (!rans_state_ok(x)) {
+          ok = false;
+          break;
+        }
         std::uint32_t sym = 0;  // the coarse table, as detail::build_rans_lut
         for (std::uint32_t j = 0; j < detail::kRansLut; ++j) {
           while (tab.cum(sym + 1) <= (j << detail::kRansLutShift)) ++sym;

@@ -253,7 +253,7 @@ struct Encoder {
     DeviceTiles tiles;
     tiles.dir = dir_buf;
     const auto a0 = Clock::now();
-    tiles.payload = std::make_shared<DeviceBuffer>(std::max<std::uint64_t>(total, 1));
+    tiles.payload = std::make_shared<DeviceBuffer>(total + kPayloadPad);
     timing.host_alloc_ms += ms_since(a0);
     // base (pageable) is staged before the call returns; an earlier group's compaction that read ws.base ran before
     // this copy (same stream, and the host waited above).
