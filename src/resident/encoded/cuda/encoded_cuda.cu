@@ -122,7 +122,7 @@ void masked_sums_async(const Layout& layout, const TileRef* d_tiles, const std::
   if (K < 1 || K > 3) throw InvalidArgument("encoded masked sums take 1 to 3 weightings, not " + std::to_string(K));
   QGPU_CUDA(cudaMemsetAsync(d_out, 0, K * layout.frames * sizeof(std::uint64_t), stream));
   if (npix == 0) return;
-  detail::launch_masked_sums_fast(layout, d_tiles, d_pixels, d_weights, npix, K,
+  detail::launch_masked_sums(layout, d_tiles, d_pixels, d_weights, npix, K,
                                   reinterpret_cast<unsigned long long*>(d_out), d_error, stream);
 }
 

@@ -261,7 +261,7 @@ void launch(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d
 
 }  // namespace
 
-void launch_masked_sums_fast(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
+void launch_masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
                              const std::uint32_t* d_weights, std::size_t npix, int K, unsigned long long* out,
                              int* error, cudaStream_t stream) {
   if (npix == 0) return;
