@@ -264,7 +264,8 @@ TEST(EncodedCpu, MalformedStreamsAreRejected) {
   // A rANS state outside [kRansL, kRansL << 8) is rejected by every decoder before any symbol (a state of 0 over
   // zero bytes once made the reference read bytes forever).
   for (const std::uint32_t state : {0u, 1u, encoded::kRansL - 1, encoded::kRansL << 8, 0xffffffffu}) {
-    std::vector<std::uint8_t> s = {encoded::kRans, 0, 1, 0xff, 0x1f, 1, 0};  // base 0, K 1, freqs 4095 and 1, no escapes
+    // base 0, K 1, frequencies 4095 and 1, no escapes, then the state
+    std::vector<std::uint8_t> s = {encoded::kRans, 0, 1, 0xff, 0x1f, 1, 0};
     for (int k = 0; k < 4; ++k) s.push_back(static_cast<std::uint8_t>(state >> (8 * k)));
     s.resize(s.size() + 64, 0);
     const auto size = static_cast<std::uint32_t>(s.size());

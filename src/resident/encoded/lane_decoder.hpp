@@ -8,14 +8,14 @@
 //     interval holds the coarse slot's start.
 // A symbol is then one table load and a select when its coarse slot holds at most one symbol boundary below the
 // slot (slot < cum[sym + 2]), else a forward search over cum as the reference's.
-// Lanes of a warp renormalise and escape at different symbols, so
-// the common cases take no branch: every symbol loads the next two renormalisation bytes and the next escape byte
-// (clamped inside the stream) and selects; only an escape of more than one varint byte branches. A constant stream (and no stream: as_constant(0)) can also decode
-// through rans_next as a one-symbol rANS stream whose state never changes, so that a warp whose lanes hold rANS,
-// constant and empty streams runs one instruction stream. The stream may lie in any memory (on the GPU the
-// kernel's shared-memory copy, or global memory): plain loads. Same values and the same malformed-stream verdicts
-// as decode_stream / StreamCursor (every check of StreamCursor::open; truncated renormalisation or escape bytes set
-// `bad`).
+// Lanes of a warp renormalise and escape at different symbols, so the common cases take no branch: every symbol
+// loads the next two renormalisation bytes and the next escape byte (clamped inside the stream) and selects; only
+// an escape of more than one varint byte branches. A constant stream (and no stream: as_constant(0)) can also
+// decode through rans_next as a one-symbol rANS stream whose state never changes, so that a warp whose lanes hold
+// rANS, constant and empty streams runs one instruction stream. The stream may lie in any memory (on the GPU the
+// kernel's shared-memory copy, or global memory; BasicLaneDecoder<true> for shared memory only). Same values and
+// the same malformed-stream verdicts as decode_stream / StreamCursor (every check of StreamCursor::open; truncated
+// renormalisation or escape bytes set `bad`).
 #include <cstdint>
 
 #include "resident/encoded/format.hpp"

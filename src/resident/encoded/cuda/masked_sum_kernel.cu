@@ -1,8 +1,8 @@
 // The encoded masked-sum kernel (encoded::cuda::masked_sums). Blocks (tile, chunk of the pixel list), 8 warps, each
 // warp taking 32 listed pixels at a time, one stream per lane:
 // - The warp first copies its 32 streams into its part of shared memory, in aligned 32-bit words (asynchronous
-//   copies, all in flight at once; the payload buffers are padded by kPayloadPad so that the last word stays inside the allocation). A
-//   stream that does not fit the warp's staging area is read where it is.
+//   copies, all in flight at once; the payload buffers are padded by kPayloadPad so that the last word stays
+//   inside the allocation). A stream that does not fit the warp's staging area is read where it is.
 // - Sparse streams and rANS alphabets beyond LaneDecoder::kMaxK (30) add weight x count to the block's shared
 //   per-position sums as they decode (decode_stream, scattered positions).
 // - Constant, raw and rANS streams (LaneDecoder) decode position by position in lockstep: at every position the
@@ -139,43 +139,43 @@ __global__ void __launch_bounds__(kThreads, 2)
       // Decodes the dense lanes' streams (two instances below: shared-memory loads when every stream is staged,
       // generic loads when some are read where they are).
       const auto run = [&](auto in_shared) {
-      BasicLaneDecoder<decltype(in_shared)::value> dec;
-      dec.place(tables + warp * (kLaneWords * 32), lane);
-      if (dense && !dec.open(sp, size, tr.len)) bad = true;  // a failed stream yields zeros (and the error)
-      if (dec.model == kZero) dec.as_constant(0u, reinterpret_cast<const std::uint8_t*>(dec.col));
-      // rANS, constant and empty lanes (e.g. a BF disk) all decode through rans_next: one instruction stream.
-      const bool lockstep = __all_sync(kFull, dec.model != kRaw);
-      for (std::uint32_t c0 = 0; c0 < tr.len; c0 += 32) {
-        const std::uint32_t m = tr.len - c0 < 32u ? tr.len - c0 : 32u;
-        unsigned long long mine[K];
-        for (int k = 0; k < K; ++k) mine[k] = 0;
-        if (lockstep && narrow && m == 32) {
-          unsigned mine32[K];
-          for (int k = 0; k < K; ++k) mine32[k] = 0;
-#pragma unroll 8
-          for (std::uint32_t u = 0; u < 32; ++u) {
-            const std::uint32_t v = dec.rans_next(bad);
-            for (int k = 0; k < K; ++k) {
-              const unsigned r = __reduce_add_sync(kFull, wd[k] * v);
-              mine32[k] = lane == u ? r : mine32[k];
+        BasicLaneDecoder<decltype(in_shared)::value> dec;
+        dec.place(tables + warp * (kLaneWords * 32), lane);
+        if (dense && !dec.open(sp, size, tr.len)) bad = true;  // a failed stream yields zeros (and the error)
+        if (dec.model == kZero) dec.as_constant(0u, reinterpret_cast<const std::uint8_t*>(dec.col));
+        // rANS, constant and empty lanes (e.g. a BF disk) all decode through rans_next: one instruction stream.
+        const bool lockstep = __all_sync(kFull, dec.model != kRaw);
+        for (std::uint32_t c0 = 0; c0 < tr.len; c0 += 32) {
+          const std::uint32_t m = tr.len - c0 < 32u ? tr.len - c0 : 32u;
+          unsigned long long mine[K];
+          for (int k = 0; k < K; ++k) mine[k] = 0;
+          if (lockstep && narrow && m == 32) {
+            unsigned mine32[K];
+            for (int k = 0; k < K; ++k) mine32[k] = 0;
+  #pragma unroll 8
+            for (std::uint32_t u = 0; u < 32; ++u) {
+              const std::uint32_t v = dec.rans_next(bad);
+              for (int k = 0; k < K; ++k) {
+                const unsigned r = __reduce_add_sync(kFull, wd[k] * v);
+                mine32[k] = lane == u ? r : mine32[k];
+              }
+            }
+            for (int k = 0; k < K; ++k) mine[k] = mine32[k];
+          } else {
+            for (std::uint32_t u = 0; u < m; ++u) {
+              const std::uint32_t v = dec.next(c0 + u, bad);
+              for (int k = 0; k < K; ++k) {
+                const unsigned long long r = narrow ? __reduce_add_sync(kFull, wd[k] * v)
+                                                    : warp_sum_wide(static_cast<unsigned long long>(wd[k]) * v);
+                if (lane == u) mine[k] = r;
+              }
             }
           }
-          for (int k = 0; k < K; ++k) mine[k] = mine32[k];
-        } else {
-          for (std::uint32_t u = 0; u < m; ++u) {
-            const std::uint32_t v = dec.next(c0 + u, bad);
-            for (int k = 0; k < K; ++k) {
-              const unsigned long long r = narrow ? __reduce_add_sync(kFull, wd[k] * v)
-                                                  : warp_sum_wide(static_cast<unsigned long long>(wd[k]) * v);
-              if (lane == u) mine[k] = r;
-            }
-          }
+          if (lane < m)
+            for (int k = 0; k < K; ++k)
+              if (mine[k]) atomicAdd(acc + k * tile + c0 + lane, mine[k]);
         }
-        if (lane < m)
-          for (int k = 0; k < K; ++k)
-            if (mine[k]) atomicAdd(acc + k * tile + c0 + lane, mine[k]);
-      }
-      dec.finish(bad);
+        dec.finish(bad);
       };
       if (__all_sync(kFull, !dense || st.fits))
         run(std::true_type{});  // every stream in shared memory (a lane without one decodes its table's zeros)
@@ -235,6 +235,7 @@ LaunchShape launch_shape(std::uint32_t tile) {
     }
   }
   shape.smem = fixed + std::size_t{kWarps} * shape.stage_words * sizeof(std::uint32_t);
+  // (the occupancy query counts only up to the kernel's current dynamic shared-memory limit)
   QGPU_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shape.smem)));
   int per_sm = 0;
   QGPU_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, shape.smem));
