@@ -81,7 +81,19 @@ int main(int argc, char** argv) {
   }
   const encoded::Layout& l = enc.layout();
   DeviceBuffer out(l.frames * 8);
+  // The lists as the queries pass them to the kernel: in the resident's decode order (densest pixels first).
+  const auto reorder = [&](std::vector<std::uint32_t>& px, std::vector<std::vector<std::uint32_t>*> ws) {
+    const std::vector<std::uint32_t> order = enc.decode_order(px);
+    const auto apply = [&](std::vector<std::uint32_t>& v) {
+      std::vector<std::uint32_t> o(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) o[i] = v[order[i]];
+      v.swap(o);
+    };
+    for (auto* w : ws) apply(*w);
+    apply(px);
+  };
   const auto run_sum = [&](const char* name, std::vector<std::uint32_t> px, std::vector<std::uint32_t> w) {
+    reorder(px, {&w});
     DeviceBuffer d_px(px.size() * 4), d_w(w.size() * 4);
     d_px.upload(px.data(), d_px.bytes());
     d_w.upload(w.data(), d_w.bytes());
@@ -101,6 +113,33 @@ int main(int argc, char** argv) {
   std::vector<std::uint32_t> px, w;
   annulus(s, 0, s.det_rows / 6.0, px, w);
   run_sum("BF disk r<det/6", px, w);
+  {  // The same BF as the stored frame totals minus the pixels outside the disk (what the bf product chooses when
+     // those streams are cheaper: detector/encoded/masked_sum_encoded.hpp).
+    detector::SumPlan plan;
+    plan.offsets = px;
+    plan.weights = w;
+    const std::vector<std::uint64_t> want = detector::cuda::masked_sum(ds, plan);
+    std::vector<char> in(l.frame_pixels, 0);
+    for (std::uint32_t p : px) in[p] = 1;
+    std::vector<std::uint32_t> rest;
+    for (std::uint32_t p = 0; p < l.frame_pixels; ++p)
+      if (!in[p]) rest.push_back(p);
+    std::vector<std::uint32_t> ones(rest.size(), 1);
+    for (const char* order : {"row-major order", "decode order"}) {
+      if (order[0] == 'd') reorder(rest, {&ones});
+      DeviceBuffer d_px(rest.size() * 4), d_w(rest.size() * 4);
+      d_px.upload(rest.data(), d_px.bytes());
+      d_w.upload(ones.data(), d_w.bytes());
+      const double ms = time_ms([&] {
+        encoded::cuda::complement_sum(l, enc.device_tiles(), enc.device_frame_totals(), d_px.as<std::uint32_t>(),
+                                      d_w.as<std::uint32_t>(), rest.size(), 1, out.as<std::uint64_t>(), nullptr);
+      }, 10);
+      std::vector<std::uint64_t> got(l.frames);
+      out.download(got.data(), got.size() * 8);
+      std::printf("| encoded BF disk r<det/6 as totals minus the %zu pixels outside (%s) | %.3f ms | equal to dense: "
+                  "%s |\n", rest.size(), order, ms, got == want ? "yes" : "NO");
+    }
+  }
   px.clear();
   w.clear();
   annulus(s, 40, 90, px, w);
@@ -128,6 +167,7 @@ int main(int argc, char** argv) {
       wr.push_back(p / static_cast<std::uint32_t>(s.det_cols));
       wc.push_back(p % static_cast<std::uint32_t>(s.det_cols));
     }
+    reorder(all, {&wr, &wc});
     std::vector<std::uint32_t> w2 = wr;
     w2.insert(w2.end(), wc.begin(), wc.end());
     DeviceBuffer d_px(all.size() * 4), d_w(w2.size() * 4), out2(2 * l.frames * 8);
@@ -146,7 +186,7 @@ int main(int argc, char** argv) {
     out2.download(got.data(), got.size() * 8);
     const bool equal = std::equal(dr.begin(), dr.end(), got.begin()) &&
                        std::equal(dc.begin(), dc.end(), got.begin() + static_cast<std::ptrdiff_t>(l.frames));
-    std::printf("| encoded CoM sums (det_row, det_col weights, %zu pixels) | %.3f ms | equal to dense: %s |\n",
+    std::printf("| encoded CoM sums (det_row, det_col weights, %zu pixels, decode order) | %.3f ms | equal to dense: %s |\n",
                 all.size(), ms, equal ? "yes" : "NO");
   }
 
@@ -191,8 +231,9 @@ int main(int argc, char** argv) {
     const auto bf_d = detector::bf(ds);
     const double bf_ms = time_ms([&] { (void)detector::bf(dse); }, 10);
     const auto bf_e = detector::bf(dse);
-    std::printf("| encoded BF (bf, whole product) | %.3f ms | equal to dense: %s |\n", bf_ms,
-                bf_e.data == bf_d.data ? "yes" : "NO");
+    std::printf("| encoded BF (bf, whole product) | %.3f ms | equal to dense: %s | strategy: %s |\n", bf_ms,
+                bf_e.data == bf_d.data ? "yes" : "NO",
+                bf_e.provenance.parameters.value("strategy", std::string("?")).c_str());
     // Where the product's time goes beyond the kernel: the disk fit, and the sums with host lists in and out.
     const double fit_ms = time_ms([&] { (void)detector::fit_bf_disk(dse); }, 10);
     const detector::DiskFit fit = detector::fit_bf_disk(dse);
@@ -204,8 +245,15 @@ int main(int argc, char** argv) {
         w.push_back(1);
       }
     const double host_ms = time_ms([&] { (void)dse.encoded()->masked_sum(px, w); }, 10);
+    std::vector<char> in(s.det_rows * s.det_cols, 0);
+    for (std::uint32_t p : px) in[p] = 1;
+    std::vector<std::uint32_t> rest;
+    for (std::uint32_t p = 0; p < in.size(); ++p)
+      if (!in[p]) rest.push_back(p);
+    const double rest_ms = time_ms([&] { (void)dse.encoded()->complement_sum(rest, 1); }, 10);
     std::printf("|   of which fit_bf_disk | %.3f ms |\n|   EncodedResident::masked_sum (%zu pixels, host lists in, "
-                "host sums out) | %.3f ms |\n", fit_ms, px.size(), host_ms);
+                "host sums out) | %.3f ms |\n|   EncodedResident::complement_sum (%zu pixels, host lists in, host "
+                "sums out) | %.3f ms |\n", fit_ms, px.size(), host_ms, rest.size(), rest_ms);
   }
   const double mean_ms = time_ms([&] { (void)detector::mean_pattern(dse); }, 10);
   std::printf("| encoded mean pattern (mean_pattern, whole product) | %.3f ms | equal to dense: %s |\n", mean_ms,

@@ -167,27 +167,41 @@ TEST(DatasetEncoded, VirtualDetectorsAreIdentical) {
   for (std::size_t i = 0; i < P; i += 5) sparse[i] = std::uint32_t(1 + i % 13);
   for (std::size_t i = 0; i < P; i += 9) uniform[i] = 0;
   for (std::size_t i = 0; i < P; ++i) weighted[i] = i % 4 == 0 ? 0 : std::uint32_t(1000 + i);
-  // A uniform mask over > half the detector is summed as total minus the complement's streams, or directly over
-  // its own streams when those are cheaper (cost per pixel min(sum over frames, frames)): expected from the
-  // dense sum pattern here. bright_out leaves out the brightest 10% of the pixels (expensive complement).
+  // A uniform mask is summed over the cheaper side's streams (cost per pixel min(sum over frames, frames)):
+  // its own pixels', or the others' as total minus complement. Expected from the dense sum pattern here.
+  // bright_out leaves out the brightest 10% of the pixels (expensive complement); bright_in holds just those
+  // (a bright-field disk: its complement is cheaper although it covers less than half the detector).
   const std::vector<std::uint64_t> pattern = detector::sum_pattern(d).data;
   const std::uint64_t frames = d.shape().scan_rows * d.shape().scan_cols;
   const auto uniform_strategy = [&](const std::vector<std::uint32_t>& w) {
-    std::uint64_t own = 0, rest = 0;
-    for (std::size_t i = 0; i < P; ++i) (w[i] ? own : rest) += std::min<std::uint64_t>(pattern[i], frames);
-    return own < rest ? std::string("encoded sparse (mask streams cheaper than the complement's)")
-                      : std::string("encoded total-minus-complement");
+    std::uint64_t own = 0, rest = 0, n = 0;
+    for (std::size_t i = 0; i < P; ++i) {
+      (w[i] ? own : rest) += std::min<std::uint64_t>(pattern[i], frames);
+      n += w[i] != 0;
+    }
+    const bool planned_own = 2 * n <= P;
+    if (own < rest || (own == rest && planned_own))
+      return std::string(planned_own ? "encoded sparse" : "encoded sparse (mask streams cheaper than the complement's)");
+    return std::string(planned_own ? "encoded total-minus-complement (complement streams cheaper than the mask's)"
+                                   : "encoded total-minus-complement");
   };
-  std::vector<std::uint32_t> order(P), bright_out(P, 3);
+  std::vector<std::uint32_t> order(P), bright_out(P, 3), bright_in(P, 0);
   for (std::size_t i = 0; i < P; ++i) order[i] = std::uint32_t(i);
   std::sort(order.begin(), order.end(), [&](auto a, auto b) { return pattern[a] > pattern[b]; });
-  for (std::size_t k = 0; k < P / 10; ++k) bright_out[order[k]] = 0;
+  for (std::size_t k = 0; k < P / 10; ++k) {
+    bright_out[order[k]] = 0;
+    bright_in[order[k]] = 5;
+  }
   const std::vector<std::pair<std::vector<std::uint32_t>, std::string>> masks = {
       {sparse, "encoded sparse"},
       {uniform, uniform_strategy(uniform)},
       {bright_out, uniform_strategy(bright_out)},
+      {bright_in, uniform_strategy(bright_in)},
       {weighted, "encoded dense"}};
-  EXPECT_EQ(masks[2].second, "encoded sparse (mask streams cheaper than the complement's)");  // both ways tested
+  // Each side taken for each plan at least once:
+  EXPECT_EQ(masks[2].second, "encoded sparse (mask streams cheaper than the complement's)");
+  EXPECT_EQ(masks[3].second, "encoded total-minus-complement (complement streams cheaper than the mask's)");
+  EXPECT_EQ(uniform_strategy(uniform), "encoded total-minus-complement");
   for (const auto& [w, strategy] : masks) {
     const detector::Mask m = detector::from_weights(20, 24, w);
     const Image<std::uint64_t> a = detector::virtual_image(e, m), b = detector::virtual_image(d, m);

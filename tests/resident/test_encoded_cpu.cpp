@@ -57,6 +57,13 @@ void expect_matches(const EncodedResident& r, const Dense& d) {
   std::vector<std::uint32_t> px, w;
   test::some_pixels(d.frame_pixels(), px, w);
   EXPECT_EQ(r.masked_sum(px, w), test::ref_masked_sum(d, px, w));
+  // A uniform mask over the pixels not listed (weight 0xffffffff: products wrap modulo 2^64 as in the reference).
+  std::vector<char> listed(d.frame_pixels(), 0);
+  for (std::uint32_t p : px) listed[p] = 1;
+  std::vector<std::uint32_t> others, once;
+  for (std::uint32_t p = 0; p < d.frame_pixels(); ++p) (listed[p] ? once : others).push_back(p);
+  for (const std::uint32_t u : {1u, 0xffffffffu})
+    EXPECT_EQ(r.complement_sum(once, u), test::ref_masked_sum(d, others, std::vector<std::uint32_t>(others.size(), u)));
   EXPECT_TRUE(r.pixels(px) == test::ref_pixels(d, px)) << "pixel gather differs";
   expect_moments(r, d);
   const std::size_t n = d.shape.frames();

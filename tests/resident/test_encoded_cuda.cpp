@@ -145,6 +145,25 @@ TEST(EncodedCuda, MaskedSumOfNoPixelsIsZero) {
   EXPECT_THROW(gpu.frame(15), RegionError);
 }
 
+// complement_sum: weight x (frame total - sum over the listed pixels), modulo 2^64, equal to the CPU reference and
+// to the masked sum over the other pixels; an empty list gives weight x the totals; a pixel outside raises.
+TEST(EncodedCuda, ComplementSumEqualsCpuAndTheMaskOverTheOtherPixels) {
+  QGPU_REQUIRE_CUDA();
+  const Dense d = test::mixed({5, 130, 12, 10}, DType::u32, 3);  // 650 frames: a partial last tile of 512
+  const EncodedResident gpu = encode_gpu(d, 512, 97), cpu = encode_cpu(d, 512);
+  std::vector<std::uint32_t> rest, own;
+  for (std::uint32_t p = 0; p < d.frame_pixels(); ++p) (p % 3 == 1 ? rest : own).push_back(p);
+  for (const std::uint32_t w : {1u, 7u, 0xffffffffu}) {
+    const std::vector<std::uint64_t> got = gpu.complement_sum(rest, w);
+    EXPECT_EQ(got, cpu.complement_sum(rest, w)) << "weight " << w;
+    EXPECT_EQ(got, test::ref_masked_sum(d, own, std::vector<std::uint32_t>(own.size(), w))) << "weight " << w;
+  }
+  std::vector<std::uint64_t> twice = test::ref_totals(d);
+  for (auto& t : twice) t *= 2;
+  EXPECT_EQ(gpu.complement_sum({}, 2), twice);
+  EXPECT_THROW(gpu.complement_sum({120}, 1), RegionError);
+}
+
 // The masked-sum kernel: pixel lists longer than a block (several groups of 32 per warp, several blocks per
 // tile), repeated pixels, zero and maximal weights (products and sums wrap modulo 2^64 as on the CPU), tiles
 // shorter than, not a multiple of, and far longer than the 32-position lockstep chunk (4096: the largest shared

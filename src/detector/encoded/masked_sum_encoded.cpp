@@ -16,37 +16,54 @@ const EncodedResident& resident(const Dataset& ds) {
   return *e;
 }
 
+// A mask giving `weight` to every pixel with own[p] set: summed over its own streams or, when the others' streams
+// are cheaper to decode, as weight x (stored frame total - sum over the others). Cost of a pixel's streams ~
+// min(its total count, frames): all-zero streams are free, sparse ones cost their nonzeros, dense ones every frame.
+// `planned_own` says which way the plan proposed (only the name in `used` depends on it).
+std::vector<std::uint64_t> uniform_sum(const EncodedResident& e, const std::vector<char>& own, std::uint32_t weight,
+                                       bool planned_own, std::string* used) {
+  const std::vector<std::uint64_t> pattern = e.sum_pattern();
+  const std::uint64_t frames = e.layout().frames;
+  std::vector<std::uint32_t> mine, rest;
+  std::uint64_t cost_mine = 0, cost_rest = 0;
+  for (std::uint32_t p = 0; p < pattern.size(); ++p) {
+    const std::uint64_t c = std::min<std::uint64_t>(pattern[p], frames);
+    if (own[p]) {
+      mine.push_back(p);
+      cost_mine += c;
+    } else {
+      rest.push_back(p);
+      cost_rest += c;
+    }
+  }
+  if (cost_mine < cost_rest || (cost_mine == cost_rest && planned_own)) {
+    if (used) *used = planned_own ? "sparse" : "sparse (mask streams cheaper than the complement's)";
+    return e.masked_sum(mine, std::vector<std::uint32_t>(mine.size(), weight));
+  }
+  if (used) *used = planned_own ? "total-minus-complement (complement streams cheaper than the mask's)"
+                                : "total-minus-complement";
+  return e.complement_sum(rest, weight);
+}
+
 }  // namespace
 
 std::vector<std::uint64_t> masked_sum(const Dataset& ds, const SumPlan& plan, std::string* used) {
   const EncodedResident& e = resident(ds);
   if (used) *used = strategy_name(plan.strategy);
   switch (plan.strategy) {
-    case Strategy::sparse: return e.masked_sum(plan.offsets, plan.weights);
+    case Strategy::sparse: {
+      const bool uniform = !plan.weights.empty() &&
+                           std::all_of(plan.weights.begin(), plan.weights.end(),
+                                       [&](std::uint32_t w) { return w == plan.weights[0]; });
+      if (!uniform) return e.masked_sum(plan.offsets, plan.weights);
+      std::vector<char> own(e.layout().frame_pixels, 0);
+      for (const std::uint32_t p : plan.offsets) own.at(p) = 1;
+      return uniform_sum(e, own, plan.weights[0], true, used);
+    }
     case Strategy::complement: {
-      // Which streams are cheaper: the complement's (plus the stored totals) or the mask's own?
-      const std::vector<std::uint64_t> pattern = e.sum_pattern();
-      const std::uint64_t frames = e.layout().frames;
-      std::vector<char> in_complement(pattern.size(), 0);
-      std::uint64_t cost_complement = 0, cost_mask = 0;
-      for (const std::uint32_t p : plan.offsets) {
-        in_complement[p] = 1;
-        cost_complement += std::min<std::uint64_t>(pattern[p], frames);
-      }
-      std::vector<std::uint32_t> own;
-      for (std::uint32_t p = 0; p < pattern.size(); ++p)
-        if (!in_complement[p]) {
-          own.push_back(p);
-          cost_mask += std::min<std::uint64_t>(pattern[p], frames);
-        }
-      if (cost_mask < cost_complement) {
-        if (used) *used = "sparse (mask streams cheaper than the complement's)";
-        return e.masked_sum(own, std::vector<std::uint32_t>(own.size(), plan.uniform_weight));
-      }
-      std::vector<std::uint64_t> out = e.frame_totals();
-      const std::vector<std::uint64_t> rest = e.masked_sum(plan.offsets, plan.weights);
-      for (std::size_t f = 0; f < out.size(); ++f) out[f] = std::uint64_t(plan.uniform_weight) * (out[f] - rest[f]);
-      return out;
+      std::vector<char> own(e.layout().frame_pixels, 1);
+      for (const std::uint32_t p : plan.offsets) own.at(p) = 0;
+      return uniform_sum(e, own, plan.uniform_weight, false, used);
     }
     case Strategy::dense: {
       std::vector<std::uint32_t> px, w;

@@ -10,11 +10,12 @@
 
 namespace qgpu::detector::encoded_path {
 
-// sparse: the listed pixels' streams only; complement: w x (stored frame totals - sum over the complement);
-// dense: the mask's nonzero pixels (zero weights add nothing, so only their streams are decoded).
-// `used` (optional) receives what was done: a total-minus-complement plan is summed directly over the mask's own
-// pixels when their streams are cheaper to decode (cost per pixel ~ min(its total count, frames): all-zero streams
-// are free, sparse ones cost their nonzeros, dense ones every frame); the result is the same exact integer.
+// A uniform-weight mask (sparse or total-minus-complement plan) is summed over whichever side's streams are
+// cheaper to decode: its own pixels', or the other pixels' as weight x (stored frame totals - their sum), e.g. a
+// bright-field disk through the sparse dark field around it. Cost per pixel ~ min(its total count, frames): all-zero
+// streams are free, sparse ones cost their nonzeros, dense ones every frame. Weighted masks: the listed pixels'
+// streams (sparse), the nonzero-weight pixels' (dense). Either way the same exact integers (modulo 2^64).
+// `used` (optional) receives what was done, naming the side taken when it is not the plan's.
 std::vector<std::uint64_t> masked_sum(const Dataset& ds, const SumPlan& plan, std::string* used = nullptr);
 // Stored at encode time: no decoding.
 std::vector<std::uint64_t> sum_pattern(const Dataset& ds);

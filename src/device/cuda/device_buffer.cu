@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -85,6 +86,9 @@ class Bounce {
 
 }  // namespace
 
+// Two bounce buffers: while the host copies chunk i out of one, the GPU copies chunk i + 1 into the other (a result
+// of a few MB, e.g. a 512x512 uint64 image, goes as two halves). Copies on the legacy default stream, like the
+// cudaMemcpy before: ordered after the work that wrote the buffer.
 void DeviceBuffer::download(void* host, std::size_t bytes, std::size_t offset) const {
   if (offset + bytes > bytes_) throw Error("DeviceBuffer::download out of range");
   const char* src = static_cast<const char*>(ptr_) + offset;
@@ -92,11 +96,28 @@ void DeviceBuffer::download(void* host, std::size_t bytes, std::size_t offset) c
     QGPU_CUDA(cudaMemcpy(host, src, bytes, cudaMemcpyDeviceToHost));
     return;
   }
-  Bounce bounce;
-  for (std::size_t done = 0; done < bytes; done += kBounceBytes) {
-    const std::size_t n = bytes - done < kBounceBytes ? bytes - done : kBounceBytes;
-    QGPU_CUDA(cudaMemcpy(bounce.data(), src + done, n, cudaMemcpyDeviceToHost));
-    std::memcpy(static_cast<char*>(host) + done, bounce.data(), n);
+  struct Events {
+    cudaEvent_t e[2] = {nullptr, nullptr};
+    Events() {
+      for (auto& x : e) QGPU_CUDA(cudaEventCreateWithFlags(&x, cudaEventDisableTiming));
+    }
+    ~Events() {
+      for (auto& x : e)
+        if (x) cudaEventDestroy(x);
+    }
+  } done;
+  Bounce bounce[2];
+  const std::size_t chunk = std::min(kBounceBytes, (bytes + 1) / 2), chunks = (bytes + chunk - 1) / chunk;
+  const auto size = [&](std::size_t i) { return std::min(chunk, bytes - i * chunk); };
+  const auto issue = [&](std::size_t i) {
+    QGPU_CUDA(cudaMemcpyAsync(bounce[i % 2].data(), src + i * chunk, size(i), cudaMemcpyDeviceToHost, nullptr));
+    QGPU_CUDA(cudaEventRecord(done.e[i % 2], nullptr));
+  };
+  issue(0);
+  for (std::size_t i = 0; i < chunks; ++i) {
+    if (i + 1 < chunks) issue(i + 1);  // into the buffer chunk i - 1 came through (already copied out)
+    QGPU_CUDA(cudaEventSynchronize(done.e[i % 2]));
+    std::memcpy(static_cast<char*>(host) + i * chunk, bounce[i % 2].data(), size(i));
   }
 }
 

@@ -60,12 +60,16 @@ ComMaps com_encoded_cuda(const Dataset& ds, const std::uint8_t* mask) {
   // (S is the stored frame totals).
   const ComPixelLists lists = com_pixel_lists(sh, mask);
   const std::size_t n = lists.pixels.size(), K = mask ? 3 : 2;
-  std::vector<std::uint32_t> host_in;
-  host_in.reserve((K + 1) * n);
-  host_in.insert(host_in.end(), lists.pixels.begin(), lists.pixels.end());
-  if (mask) host_in.insert(host_in.end(), n, 1u);
-  host_in.insert(host_in.end(), lists.rows.begin(), lists.rows.end());
-  host_in.insert(host_in.end(), lists.cols.begin(), lists.cols.end());
+  // In the resident's decode order (dense pixels in the same warps: EncodedResident::decode_order).
+  const std::vector<std::uint32_t> order = e->decode_order(lists.pixels);
+  std::vector<std::uint32_t> host_in((K + 1) * n, 1u);
+  const std::size_t at_rows = (K - 1) * n, at_cols = K * n;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t j = order[i];
+    host_in[i] = lists.pixels[j];
+    host_in[at_rows + i] = lists.rows[j];
+    host_in[at_cols + i] = lists.cols[j];
+  }
 
   LeasedBuffer d_in(host_in.size() * sizeof(std::uint32_t)), d_sums(K * frames * sizeof(std::uint64_t)),
       d_maps(2 * frames * sizeof(float)), d_flags(sizeof(Flags));

@@ -22,7 +22,8 @@ struct EncodedResident::Storage {
   std::vector<encoded::TileRef> refs;
   // cpu backend
   std::vector<encoded::cpu::HostTile> host_tiles;
-  std::vector<std::uint64_t> host_totals, host_sum_pattern;
+  std::vector<std::uint64_t> host_totals, host_sum_pattern;  // (the sum pattern also for cuda, once complete)
+  std::vector<std::uint32_t> density_rank;  // once complete: see decode_order
   std::vector<std::uint8_t> host_pending;
   // cuda backend
   std::vector<encoded::cuda::DeviceTiles> groups;
@@ -36,6 +37,15 @@ namespace {
 std::size_t checked_mul(std::size_t a, std::size_t b, const char* what) {
   if (a != 0 && b > SIZE_MAX / a) throw InvalidArgument(std::string(what) + " overflows");
   return a * b;
+}
+
+// Rank of each pixel by decreasing total count (ties by pixel index).
+std::vector<std::uint32_t> density_ranks(const std::vector<std::uint64_t>& pattern) {
+  std::vector<std::uint32_t> order(pattern.size()), rank(pattern.size());
+  for (std::uint32_t p = 0; p < order.size(); ++p) order[p] = p;
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return pattern[a] > pattern[b]; });
+  for (std::uint32_t i = 0; i < order.size(); ++i) rank[order[i]] = i;
+  return rank;
 }
 
 }  // namespace
@@ -136,7 +146,10 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
     if (!cpu) {
       s_->d_refs = std::make_unique<DeviceBuffer>(s_->refs.size() * sizeof(encoded::TileRef));
       s_->d_refs->upload(s_->refs.data(), s_->d_refs->bytes());
+      s_->host_sum_pattern.resize(l.frame_pixels);  // kept on the host too: the query planners read it
+      s_->d_sum_pattern->download(s_->host_sum_pattern.data(), l.frame_pixels * sizeof(std::uint64_t));
     }
+    s_->density_rank = density_ranks(s_->host_sum_pattern);
   }
 }
 
@@ -196,10 +209,15 @@ std::vector<std::vector<std::uint64_t>> EncodedResident::masked_sums(
   // Pooled device buffers (no cudaMalloc / cudaFree, which synchronises the device, per query).
   LeasedBuffer d_out(K * l.frames * sizeof(std::uint64_t));
   LeasedBuffer d_pix(n * sizeof(std::uint32_t)), d_w(K * n * sizeof(std::uint32_t));
-  if (n) {
-    d_pix.buffer().upload(pixels.data(), d_pix.bytes());
-    for (std::size_t k = 0; k < K; ++k)
-      d_w.buffer().upload(weights[k].data(), n * sizeof(std::uint32_t), k * n * sizeof(std::uint32_t));
+  if (n) {  // pixels and weights in density order
+    const std::vector<std::uint32_t> order = decode_order(pixels);
+    std::vector<std::uint32_t> host((K + 1) * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      host[i] = pixels[order[i]];
+      for (std::size_t k = 0; k < K; ++k) host[(k + 1) * n + i] = weights[k][order[i]];
+    }
+    d_pix.buffer().upload(host.data(), d_pix.bytes());
+    d_w.buffer().upload(host.data() + n, d_w.bytes());
   }
   encoded::cuda::masked_sums(l, device_tiles(), d_pix.as<std::uint32_t>(), d_w.as<std::uint32_t>(), n,
                              static_cast<int>(K), d_out.as<std::uint64_t>(), nullptr);
@@ -214,6 +232,49 @@ std::vector<std::uint64_t> EncodedResident::masked_sum(const std::vector<std::ui
   return std::move(masked_sums(pixels, {weights})[0]);
 }
 
+// A counting sort by density rank: O(list + frame pixels).
+std::vector<std::uint32_t> EncodedResident::decode_order(const std::vector<std::uint32_t>& pixels) const {
+  require_complete("decode order");
+  const std::vector<std::uint32_t>& rank = s_->density_rank;
+  std::vector<std::uint32_t> start(rank.size() + 1, 0), out(pixels.size());
+  for (std::uint32_t p : pixels) {
+    if (p >= rank.size()) throw RegionError("pixel " + std::to_string(p) + " is outside the frame");
+    ++start[rank[p] + 1];
+  }
+  for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+  for (std::uint32_t j = 0; j < pixels.size(); ++j) out[start[rank[pixels[j]]]++] = j;
+  return out;
+}
+
+std::vector<std::uint64_t> EncodedResident::complement_sum(const std::vector<std::uint32_t>& complement,
+                                                           std::uint32_t weight) const {
+  require_complete("complement sum");
+  const encoded::Layout& l = s_->layout;
+  std::vector<std::uint64_t> out;
+  if (s_->backend == Backend::cpu) {
+    out = encoded::cpu::masked_sum(l, s_->refs, complement, std::vector<std::uint32_t>(complement.size(), 1));
+    for (std::size_t f = 0; f < out.size(); ++f) out[f] = std::uint64_t{weight} * (s_->host_totals[f] - out[f]);
+    return out;
+  }
+  for (std::uint32_t p : complement)
+    if (p >= l.frame_pixels) throw RegionError("masked sum pixel " + std::to_string(p) + " is outside the frame");
+  const std::size_t n = complement.size();
+  LeasedBuffer d_out(l.frames * sizeof(std::uint64_t));
+  LeasedBuffer d_pix(n * sizeof(std::uint32_t)), d_ones(n * sizeof(std::uint32_t));
+  if (n) {  // in density order
+    const std::vector<std::uint32_t> order = decode_order(complement);
+    std::vector<std::uint32_t> host(2 * n, 1);
+    for (std::size_t i = 0; i < n; ++i) host[i] = complement[order[i]];
+    d_pix.buffer().upload(host.data(), d_pix.bytes());
+    d_ones.buffer().upload(host.data() + n, d_ones.bytes());
+  }
+  encoded::cuda::complement_sum(l, device_tiles(), device_frame_totals(), d_pix.as<std::uint32_t>(),
+                                d_ones.as<std::uint32_t>(), n, weight, d_out.as<std::uint64_t>(), nullptr);
+  out.resize(l.frames);
+  d_out.buffer().download(out.data(), out.size() * sizeof(std::uint64_t));
+  return out;
+}
+
 std::vector<std::uint64_t> EncodedResident::frame_totals() const {
   require_complete("frame totals");
   if (s_->backend == Backend::cpu) return s_->host_totals;
@@ -224,10 +285,7 @@ std::vector<std::uint64_t> EncodedResident::frame_totals() const {
 
 std::vector<std::uint64_t> EncodedResident::sum_pattern() const {
   require_complete("sum pattern");
-  if (s_->backend == Backend::cpu) return s_->host_sum_pattern;
-  std::vector<std::uint64_t> out(s_->layout.frame_pixels);
-  s_->d_sum_pattern->download(out.data(), out.size() * sizeof(std::uint64_t));
-  return out;
+  return s_->host_sum_pattern;  // cuda: copied from the device when the last frame was appended
 }
 
 HostArray4D EncodedResident::read(const Region& scan_region, const Region& detector_region) const {
@@ -291,6 +349,7 @@ EncodedResident EncodedResident::to_host() const {
   }
   o.host_totals = frame_totals();
   o.host_sum_pattern = sum_pattern();
+  o.density_rank = s_->density_rank;
   o.appended = s_->appended;
   return out;
 }
@@ -319,6 +378,8 @@ EncodedResident EncodedResident::to_device() const {
   o.groups.push_back(std::move(g));
   o.d_totals->upload(s_->host_totals.data(), o.d_totals->bytes());
   o.d_sum_pattern->upload(s_->host_sum_pattern.data(), o.d_sum_pattern->bytes());
+  o.host_sum_pattern = s_->host_sum_pattern;
+  o.density_rank = s_->density_rank;
   o.d_refs = std::make_unique<DeviceBuffer>(o.refs.size() * sizeof(encoded::TileRef));
   o.d_refs->upload(o.refs.data(), o.d_refs->bytes());
   o.appended = s_->appended;

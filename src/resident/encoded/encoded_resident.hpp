@@ -54,6 +54,14 @@ class EncodedResident {
   // Up to 3 weightings of the same pixels in one decode (CoM: det_row and det_col weights): result[k][frame].
   std::vector<std::vector<std::uint64_t>> masked_sums(const std::vector<std::uint32_t>& pixels,
                                                       const std::vector<std::vector<std::uint32_t>>& weights) const;
+  // weight x (frame total - sum over the listed pixels), per scan position, modulo 2^64: the sums of the mask that
+  // gives `weight` to every pixel not listed (cheaper than masked_sum when the listed pixels' streams are).
+  std::vector<std::uint64_t> complement_sum(const std::vector<std::uint32_t>& complement, std::uint32_t weight) const;
+  // Positions of a pixel list's entries, densest pixels (by sum pattern) first: the order the GPU masked sums take
+  // their lists in. Their warps take 32 consecutive entries and a warp costs as much as its densest stream, so a
+  // few dense pixels scattered among sparse ones (the ring just outside a bright-field disk, in the disk's
+  // complement; rows crossing the disk, for CoM) made many warps slow. Sums do not depend on the order.
+  std::vector<std::uint32_t> decode_order(const std::vector<std::uint32_t>& pixels) const;
   std::vector<std::uint64_t> frame_totals() const;  // per scan position (computed at append)
   std::vector<std::uint64_t> sum_pattern() const;   // per detector pixel, over all frames (computed at append)
   // A scan x detector rectangle of exact counts (Region{} = whole extent); RegionError when outside.

@@ -30,6 +30,13 @@ __global__ void totals_kernel(const T* __restrict__ frames, std::size_t P, std::
   }
 }
 
+__global__ void totals_minus_kernel(const std::uint64_t* __restrict__ totals, std::uint64_t weight, std::size_t n,
+                                    std::uint64_t* inout) {
+  const std::size_t step = std::size_t{gridDim.x} * blockDim.x;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += step)
+    inout[i] = weight * (totals[i] - inout[i]);
+}
+
 __device__ inline bool decode_at(const TileRef& tr, std::size_t p, std::uint32_t first, std::uint32_t last,
                                  auto&& put) {
   const std::uint32_t o = tr.dir[p];
@@ -142,6 +149,17 @@ void masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32
 void masked_sum(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
                 const std::uint32_t* d_weights, std::size_t npix, std::uint64_t* d_out, cudaStream_t stream) {
   masked_sums(layout, d_tiles, d_pixels, d_weights, npix, 1, d_out, stream);
+}
+
+void complement_sum(const Layout& layout, const TileRef* d_tiles, const std::uint64_t* d_totals,
+                    const std::uint32_t* d_pixels, const std::uint32_t* d_ones, std::size_t npix,
+                    std::uint32_t weight, std::uint64_t* d_out, cudaStream_t stream) {
+  ErrorFlag err(stream);
+  masked_sums_async(layout, d_tiles, d_pixels, d_ones, npix, 1, d_out, err.ptr(), stream);
+  const auto grid = static_cast<unsigned>(std::min<std::size_t>(blocks_for(layout.frames), 4096));
+  totals_minus_kernel<<<grid, kThreads, 0, stream>>>(d_totals, weight, layout.frames, d_out);
+  QGPU_CUDA_LAUNCHED("encoded totals minus complement");
+  err.check("complement sum");
 }
 
 void decode_frame(const Layout& layout, const TileRef* d_tiles, std::size_t index, void* d_out,

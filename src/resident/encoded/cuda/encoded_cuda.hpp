@@ -34,6 +34,12 @@ void frame_totals(const Layout& layout, const void* d_frames, std::size_t count,
 // Weighted sum over npix listed pixels (device arrays) for every scan position into d_out (layout.frames uint64).
 void masked_sum(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
                 const std::uint32_t* d_weights, std::size_t npix, std::uint64_t* d_out, cudaStream_t stream = nullptr);
+// weight x (frame total - sum over the npix listed pixels) per scan position into d_out: a uniform-weight mask
+// summed through the pixels it leaves out (d_totals: the stored frame totals; d_ones: npix weights of 1). Modulo
+// 2^64 like every masked sum.
+void complement_sum(const Layout& layout, const TileRef* d_tiles, const std::uint64_t* d_totals,
+                    const std::uint32_t* d_pixels, const std::uint32_t* d_ones, std::size_t npix,
+                    std::uint32_t weight, std::uint64_t* d_out, cudaStream_t stream = nullptr);
 // K (1..3) weightings of the same pixels in one decode: d_weights [k][npix], d_out [k][frames] (CoM: det_row,
 // det_col weights beside the frame totals).
 void masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
