@@ -191,25 +191,43 @@ int main(int argc, char** argv) {
   }
 
   // Products through the public API on a dataset loaded encoded (host results: includes the download).
-  const auto load_ms = [&](const std::string& representation, Dataset* keep) {
+  const auto load_once = [&](const std::string& representation, Dataset* keep) {
     io::LoadOptions o;
     o.backend = "cuda";
     o.representation = representation;
-    std::vector<double> t;
-    for (int i = 0; i < 3; ++i) {  // the first load warms the page cache and the CUDA context; median of the rest
-      const double a = bench::now_s();
-      Dataset d = io::load(argv[1], o);
-      QGPU_CUDA(cudaDeviceSynchronize());
-      if (i > 0) t.push_back(bench::now_s() - a);
-      if (keep && i == 2) *keep = std::move(d);
-    }
-    return bench::median(t) * 1e3;
+    const double a = bench::now_s();
+    Dataset d = io::load(argv[1], o);
+    QGPU_CUDA(cudaDeviceSynchronize());
+    const double ms = (bench::now_s() - a) * 1e3;
+    if (keep) *keep = std::move(d);
+    return ms;
   };
+  const auto load_ms = [&](const std::string& representation, Dataset* keep) {
+    (void)load_once(representation, nullptr);  // warms the page cache and the CUDA context
+    std::vector<double> t;
+    for (int i = 0; i < 2; ++i) t.push_back(load_once(representation, i == 1 ? keep : nullptr));
+    return bench::median(t);
+  };
+  // Dense and encoded loads alternate (7 each after one warm-up of each; medians), so that a drift of the machine
+  // during the run affects both alike.
   Dataset dse = ds;
-  const double enc_load = load_ms("encoded", &dse);
-  const double dense_load = load_ms("dense", nullptr);
-  std::printf("| load dense | %.1f ms |\n| load encoded | %.1f ms | %.2fx the dense load |\n", dense_load, enc_load,
-              enc_load / dense_load);
+  std::vector<double> dense_t, enc_t;
+  (void)load_once("dense", nullptr);
+  (void)load_once("encoded", nullptr);
+  for (int i = 0; i < 7; ++i) {
+    dense_t.push_back(load_once("dense", nullptr));
+    enc_t.push_back(load_once("encoded", i == 6 ? &dse : nullptr));
+  }
+  const double enc_load = bench::median(enc_t), dense_load = bench::median(dense_t);
+  std::printf("| load dense | %.1f ms | median of 7 (%.1f .. %.1f) |\n| load encoded | %.1f ms | %.2fx the dense load | "
+              "median of 7 (%.1f .. %.1f) |\n", dense_load, *std::min_element(dense_t.begin(), dense_t.end()),
+              *std::max_element(dense_t.begin(), dense_t.end()), enc_load, enc_load / dense_load,
+              *std::min_element(enc_t.begin(), enc_t.end()), *std::max_element(enc_t.begin(), enc_t.end()));
+  {  // the same, each representation loaded three times in a row (the measurement of the sessions before)
+    const double d3 = load_ms("dense", nullptr), e3 = load_ms("encoded", nullptr);
+    std::printf("| load dense, then encoded, 3 in a row each (median of the last 2) | %.1f ms, %.1f ms | %.2fx |\n", d3,
+                e3, e3 / d3);
+  }
   // The stream priorities of the encoded load (encode_worker.hpp): the default gives the encoder stream the
   // priority; "same" is the behaviour before, "low" gives it to the decode stream.
   for (const char* mode : {"same", "low"}) {

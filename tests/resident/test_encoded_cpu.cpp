@@ -297,6 +297,29 @@ TEST(EncodedCpu, MalformedStreamsAreRejected) {
   EXPECT_THROW(encoded::cpu::decode_all(r.layout(), {bad.ref()}), FormatError);
 }
 
+// decode_order: a permutation of the list's positions (repeated pixels kept), densest pixels (sum pattern) first
+// up to the density classes of 1/8 of a power of two; a pixel outside the frame raises.
+TEST(EncodedCpu, DecodeOrderPutsDensePixelsFirst) {
+  const Dense d = test::mixed({6, 40, 9, 11}, DType::u16, 4);
+  const EncodedResident r = encode_cpu(d, 64);
+  const std::vector<std::uint64_t> pattern = r.sum_pattern();
+  std::vector<std::uint32_t> list;
+  for (std::uint32_t p = 0; p < d.frame_pixels(); ++p) list.push_back((p * 37u) % 99u);
+  list.push_back(5);
+  list.push_back(5);
+  const std::vector<std::uint32_t> order = r.decode_order(list);
+  ASSERT_EQ(order.size(), list.size());
+  std::vector<std::uint32_t> seen(list.size(), 0);
+  for (const std::uint32_t j : order) ++seen.at(j);
+  EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](std::uint32_t c) { return c == 1; })) << "not a permutation";
+  for (std::size_t i = 0; i + 1 < order.size(); ++i) {
+    const std::uint64_t a = pattern[list[order[i]]], b = pattern[list[order[i + 1]]];
+    EXPECT_LE(b, a + a / 4 + 8) << "entry " << i + 1 << " is much denser than the one before it";
+  }
+  EXPECT_GT(pattern[list[order.front()]], 4 * pattern[list[order.back()]] + 1);  // the data has a range of densities
+  EXPECT_THROW(r.decode_order({static_cast<std::uint32_t>(d.frame_pixels())}), RegionError);
+}
+
 TEST(EncodedCpu, BadRequestsRaiseTypedErrors) {
   const Dense d = test::mixed({3, 4, 5, 6}, DType::u16);
   EXPECT_THROW(EncodedResident(d.shape, DType::f32, Backend::cpu), DTypeError);

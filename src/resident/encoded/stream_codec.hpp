@@ -279,23 +279,76 @@ struct StreamStats {
   std::uint32_t sparse_total = 0, raw = 0, bound = 0;
 };
 
+// Bit helpers for host and device code.
+QGPU_HD inline std::uint32_t popcount32(std::uint32_t m) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint32_t>(__popc(m));
+#else
+  return static_cast<std::uint32_t>(__builtin_popcount(m));
+#endif
+}
+QGPU_HD inline std::uint32_t lowest_bit(std::uint32_t m) {  // m != 0
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint32_t>(__ffs(m) - 1);
+#else
+  return static_cast<std::uint32_t>(__builtin_ctz(m));
+#endif
+}
+
+// v[k] of a chunk by selects (an indexed register array would go to local memory on a GPU).
+template <std::uint32_t N>
+QGPU_HD inline std::uint32_t pick(const std::uint32_t (&v)[N], std::uint32_t k) {
+  std::uint32_t x = v[0];
+  QGPU_ENC_UNROLL
+  for (std::uint32_t q = 1; q < N; ++q) x = q == k ? v[q] : x;
+  return x;
+}
+
+// Calls f(i, get(i)) for the nonzero values in order, loading kStatsAhead values at a time (on a GPU a warp loops
+// as often as its lane with the most nonzeros in the chunk, not at every position).
+template <class Get, class F>
+QGPU_HD inline void for_each_nonzero(const Get& get, std::uint32_t n, F&& f) {
+  std::uint32_t i = 0;
+  for (; i + detail::kStatsAhead <= n; i += detail::kStatsAhead) {
+    std::uint32_t v[detail::kStatsAhead], nz = 0;
+    QGPU_ENC_UNROLL
+    for (std::uint32_t k = 0; k < detail::kStatsAhead; ++k) {
+      v[k] = get(i + k);
+      nz |= static_cast<std::uint32_t>(v[k] != 0u) << k;
+    }
+    for (std::uint32_t m = nz; m; m &= m - 1) {
+      const std::uint32_t k = lowest_bit(m);
+      f(i + k, pick(v, k));
+    }
+  }
+  for (; i < n; ++i) {
+    const std::uint32_t v = get(i);
+    if (v) f(i, v);
+  }
+}
+
+// At most this many nonzero values in a chunk of kStatsAhead: the statistics pass visits only the nonzero ones.
+inline constexpr std::uint32_t kSparseChunk = 4;
+
 // A stream_stats hook that does nothing (the CUDA encoder's hook sums the frame totals across its warp).
-// skip(zero): whether the kStatsAhead values of a chunk, all zero when `zero`, may skip the per-value work; a hook
-// with collective operations across threads answers for all of them (the CUDA hook: every lane of its tile).
+// dense(nonzeros): whether a chunk of kStatsAhead values with that many nonzeros is visited value by value, calling
+// the hook at every position (else only the nonzero values are visited, each passed to sparse(i, v); zeros change
+// nothing but the zero count and the minimum). A hook with collective operations across threads answers for all of
+// them (the CUDA hook: every lane of its tile).
 struct NoValueHook {
   QGPU_HD void operator()(std::uint32_t, std::uint32_t) const {}
-  QGPU_HD bool skip(bool zero) const { return zero; }
+  QGPU_HD bool dense(std::uint32_t nonzeros) const { return nonzeros > kSparseChunk; }
+  QGPU_HD void sparse(std::uint32_t, std::uint32_t) const {}
 };
 
-// hook(i, value) is called for every position i in order, except in chunks of kStatsAhead zeros that hook.skip
-// lets pass (zeros change nothing but the zero count and the minimum; a hook on zeros has nothing to add).
+// In order over the positions: hook(i, value) at every position of a dense chunk, hook.sparse(i, value) at the
+// nonzero positions of the others.
 template <class Get, class Hook = NoValueHook>
 QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& hook = Hook{}) {
-  std::uint32_t mn = 0xffffffffu, mx = 0, nnz = 0, sparse = 0, skipped = 0;
+  std::uint32_t mn = 0xffffffffu, mx = 0, nnz = 0, sparse = 0, zeros = 0;
   std::uint64_t total = 0, c0 = 0, c1 = 0, c2 = 0, c3 = 0;  // StreamStats::counts (four registers on a GPU)
   std::uint32_t next = 0;  // position after the previous nonzero
   const auto value = [&](std::uint32_t i, std::uint32_t v) {
-    hook(i, v);
     if (v < kCountedValues) {
       const std::uint64_t one = std::uint64_t{1} << (16u * (v & 3u));
       const std::uint32_t q = v >> 2;
@@ -314,26 +367,40 @@ QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& ho
       next = i + 1;
     }
   };
-  // As detail::for_each_value, with the test for a chunk of zeros (most streams are all zero outside the
-  // bright-field disk: a few instructions per chunk instead of the work per value).
+  // As detail::for_each_value, in chunks of kStatsAhead: a chunk with few nonzeros (most streams outside the
+  // bright-field disk) visits only those (a loop as long as the most nonzeros of a lane of the warp, instead of the
+  // work per value at every position); its zeros are counted at the end.
   std::uint32_t i = 0;
   for (; i + detail::kStatsAhead <= n; i += detail::kStatsAhead) {
-    std::uint32_t v[detail::kStatsAhead], any = 0;
+    std::uint32_t v[detail::kStatsAhead], nz = 0;
     QGPU_ENC_UNROLL
     for (std::uint32_t k = 0; k < detail::kStatsAhead; ++k) {
       v[k] = get(i + k);
-      any |= v[k];
+      nz |= static_cast<std::uint32_t>(v[k] != 0u) << k;
     }
-    if (hook.skip(any == 0)) {
-      skipped += detail::kStatsAhead;
+    const std::uint32_t count = popcount32(nz);
+    if (hook.dense(count)) {
+      QGPU_ENC_UNROLL
+      for (std::uint32_t k = 0; k < detail::kStatsAhead; ++k) {
+        hook(i + k, v[k]);
+        value(i + k, v[k]);
+      }
       continue;
     }
-    QGPU_ENC_UNROLL
-    for (std::uint32_t k = 0; k < detail::kStatsAhead; ++k) value(i + k, v[k]);
+    zeros += detail::kStatsAhead - count;
+    for (std::uint32_t m = nz; m; m &= m - 1) {
+      const std::uint32_t k = lowest_bit(m), vk = pick(v, k);
+      hook.sparse(i + k, vk);
+      value(i + k, vk);
+    }
   }
-  for (; i < n; ++i) value(i, get(i));
-  if (skipped) {  // skipped <= n <= kMaxTile: the zero count stays within its 16 bits
-    c0 += skipped;
+  for (; i < n; ++i) {
+    const std::uint32_t v = get(i);
+    hook(i, v);
+    value(i, v);
+  }
+  if (zeros) {  // zeros <= n <= kMaxTile: the zero count stays within its 16 bits
+    c0 += zeros;
     mn = 0;
   }
   StreamStats st;
@@ -380,8 +447,7 @@ QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, 
     *p++ = kSparse;
     p = put_varint(p, st.nnz);
     std::uint32_t after = 0;
-    detail::for_each_value(get, n, [&](std::uint32_t i, std::uint32_t v) {
-      if (!v) return;
+    for_each_nonzero(get, n, [&](std::uint32_t i, std::uint32_t v) {
       const std::uint32_t big = v != 1u;
       p = put_varint(p, ((i - after) << 1) | big);
       if (big) p = put_varint(p, v - 2);

@@ -15,11 +15,11 @@ namespace {
 constexpr unsigned kEncThreads = 256;
 constexpr std::uint32_t kFusedTotalsTile = 1024;  // [2][tile] uint32 frame sums: 8 KiB of shared memory
 
-// The statistics pass's hook of a fused launch: each position's values summed over the live lanes of one tile
-// (tile_mask: the same n, so they call it together) and added by one of them to the block's frame sum of that
-// position (32 bits: a block holds at most kEncThreads pixels of a frame, each < 2^16; a native shared atomic, where
-// a 64-bit one is a compare-and-swap loop). A chunk of zeros is skipped only when it is zero on every lane of the
-// tile (the reduction is collective).
+// The statistics pass's hook of a fused launch: the block's frame sums (32 bits: a block holds at most kEncThreads
+// pixels of a frame, each < 2^16) of this lane's tile. A chunk where some lane of the tile has many nonzeros (the
+// bright-field disk) is summed position by position over the live lanes of one tile (tile_mask: the same n, so
+// they call it together) and added by one of them (a native shared atomic, where a 64-bit one is a
+// compare-and-swap loop); in the other chunks (the sparse dark field) each lane adds its few nonzero values itself.
 struct FrameSumHook {
   unsigned tile_mask;
   bool leader;
@@ -28,7 +28,8 @@ struct FrameSumHook {
     const unsigned sum = __reduce_add_sync(tile_mask, v);  // <= 32 x 65535: no overflow for uint8/16
     if (leader && sum) atomicAdd(row + i, sum);
   }
-  __device__ bool skip(bool zero) const { return __all_sync(tile_mask, zero); }
+  __device__ bool dense(std::uint32_t nonzeros) const { return __any_sync(tile_mask, nonzeros > kSparseChunk); }
+  __device__ void sparse(std::uint32_t i, std::uint32_t v) const { atomicAdd(row + i, v); }
 };
 
 // One thread per stream s = tile * P + pixel of the group (adjacent threads read adjacent pixels of a frame:
@@ -37,9 +38,9 @@ struct FrameSumHook {
 // (the host sees *cursor > cap and encodes the group again in smaller groups); otherwise each thread encodes its
 // stream into its reservation, records where it starts there (offsets[s]) and writes its size to dir.
 // kTotals (uint8/16 counts, tiles <= kFusedTotalsTile, P >= kEncThreads: a block spans at most two tiles): the
-// statistics pass also sums each frame over the block's pixels (a warp reduction over the lanes of one tile, then
-// one 32-bit shared atomic per warp: FrameSumHook) and the block adds them to totals (the group's frames, zeroed)
-// when add_sums.
+// statistics pass also sums each frame over the block's pixels into 32-bit shared sums (FrameSumHook: a warp
+// reduction per position in dense chunks, a shared atomic per nonzero value in sparse ones) and the block adds them
+// to totals (the group's frames, zeroed) when add_sums.
 template <class T, bool kTotals>
 __global__ void __launch_bounds__(kEncThreads)
     encode_reserve(const T* __restrict__ frames, std::size_t P, std::uint32_t tile, std::size_t count,
