@@ -4,7 +4,7 @@
 # usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
 #        queries, movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), enctests (encoded GPU tests), replay (300k mutants),
 #        python (Python tests, built there), parallax, scale (2048x2048 scan tiled from s512's chunks, loaded encoded), scale1024 (the same at 1024x1024), ncu_sum (Nsight Compute
-#        profile of the encoded masked-sum kernel; needs s512 first). Logs go to $OUT; a short table is printed last.
+#        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve). Logs go to $OUT; a short table is printed last.
 set -o pipefail
 source scripts/device_env.sh
 OUT=${OUT:-/tmp/qb/out}; LOG=$OUT/logs; mkdir -p "$OUT" "$LOG"  # logs written under $OUT: they come back even if
@@ -40,6 +40,11 @@ for s in "$@"; do
                --launch-skip 3 --launch-count 1 --section WarpStateStats --section SchedulerStats --section Occupancy \
                --section LaunchStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
                $B/bench_encoded_cuda /tmp/qb/s512.h5 ;;  # stall reasons of the encoded masked-sum kernel (BF)
+    ncu_enc) NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)  # the encoder (a 2 GiB batch)
+             step ncu_encode 240 "${NCU:-ncu}" --clock-control none --kernel-name regex:encode_reserve \
+               --launch-skip 76 --launch-count 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
+               --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats \
+               --section ComputeWorkloadAnalysis --section SourceCounters $B/bench_encoded_cuda /tmp/qb/s512.h5 ;;
     ncu_src) NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)  # per-instruction stalls
              step ncu_source 240 "${NCU:-ncu}" --clock-control none --kernel-name regex:masked_sum_kernel \
                --launch-skip 3 --launch-count 1 --section SourceCounters --section WarpStateStats --page source \
@@ -52,6 +57,7 @@ for s in "$@"; do
     python) step python_tests 300 bash scripts/device_python.sh ;;  # the module built there for its python3
     replay) step replay_cuda_decoder 200 $B/replay_cuda_decoder --mutate 300000 --seed 2 ;;
     s512) step write_s512 300 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --write-only ;;
+    timeline512) step bench_load_timeline 200 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --skip-cpu ;;  # GPU loads + timelines
     load512) step bench_load 300 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --reference-rows 32 --direct ;;
     decode) step bench_decode 120 $B/bench_decode /tmp/qb/s512.h5 ;;
     encoded) step bench_encoded_cuda 300 $B/bench_encoded_cuda /tmp/qb/s512.h5 ;;

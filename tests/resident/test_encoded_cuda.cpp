@@ -2,6 +2,7 @@
 // GPU-resident encoded form equals the CPU reference and the dense data.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 
@@ -440,6 +441,44 @@ TEST(EncodedCuda, CompactEncoderWritesTheCpuBytes) {
         EXPECT_EQ(g.timing.retries, 0u);
         if (kind == 1) EXPECT_EQ(g.timing.payload_bytes, 0u);  // all zero: empty streams only
       }
+}
+
+static std::vector<std::uint32_t> first_n_identity(std::uint32_t n) {
+  std::vector<std::uint32_t> v(n);
+  for (std::uint32_t i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+// A pixel count that is a multiple of the encoder's block (32 x 32 = 1024): after the first call the kept scratch
+// holds the tile's groups of 32 pixels by decreasing total count, and the next calls take them in that order; the
+// bytes, sums and totals stay those of the CPU reference, as do a resident's queries when it is appended in batches.
+TEST(EncodedCuda, CompactEncoderInGroupDensityOrderWritesTheCpuBytes) {
+  QGPU_REQUIRE_CUDA();
+  for (DType t : {DType::u8, DType::u16, DType::u32}) {
+    SCOPED_TRACE(dtype_name(t));
+    const Dense d = test::mixed({3, 200, 32, 32}, t, 11);  // 600 frames: tiles of 64 (the last of 24)
+    encoded::cuda::CompactScratch kept;
+    const GpuEncoded first = encode_direct(d, 64, 0, &kept);
+    expect_cpu_bytes(first, d, 64);
+    // The order expected from the reference sum pattern: group totals, decreasing, ties in group order.
+    const std::vector<std::uint64_t> pattern = test::ref_sum_pattern(d);
+    std::vector<std::uint64_t> group(32, 0);
+    for (std::size_t p = 0; p < pattern.size(); ++p) group[p / 32] += pattern[p];
+    std::vector<std::uint32_t> want(32);
+    for (std::uint32_t g = 0; g < 32; ++g) want[g] = g;
+    std::stable_sort(want.begin(), want.end(), [&](std::uint32_t a, std::uint32_t b) { return group[a] > group[b]; });
+    ASSERT_NE(want, first_n_identity(32));  // the data makes the order differ from the pixel order
+    ASSERT_TRUE(kept.group_order);
+    std::vector<std::uint32_t> order(32);
+    ASSERT_EQ(kept.group_order->bytes(), order.size() * 4);
+    kept.group_order->download(order.data(), order.size() * 4);
+    EXPECT_EQ(order, want);
+    const GpuEncoded again = encode_direct(d, 64, 0, &kept);  // in that order
+    expect_cpu_bytes(again, d, 64);
+    const GpuEncoded tile512 = encode_direct(d, 512, 0, &kept);  // fused frame totals (u8/u16), two tiles
+    expect_cpu_bytes(tile512, d, 512);
+    expect_same(encode_gpu(d, 512, 97), encode_cpu(d, 512), d);  // a resident appended in batches of 97 frames
+  }
 }
 
 TEST(EncodedCuda, CompactEncoderRetriesInSmallerGroupsWhenItsScratchIsShort) {

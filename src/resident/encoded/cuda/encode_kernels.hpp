@@ -42,6 +42,9 @@ struct CompactScratch {
   // encoded again in smaller groups.
   std::size_t max_bytes = 0;
   std::uint64_t tile_bytes_hint = 0;  // reserved bytes per tile of the last group (sizes the next call's groups)
+  // The order in which the encoder's blocks take a tile's groups of 32 pixels, densest first (from the sum pattern
+  // after the first call; see encode_reserve), uint32 per group; null: pixel order.
+  std::unique_ptr<DeviceBuffer> group_order;
 };
 
 // Stage times of the encoder (CUDA events on its stream, summed over calls) and what it did.
