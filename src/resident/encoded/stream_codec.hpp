@@ -304,18 +304,26 @@ QGPU_HD inline std::uint32_t pick(const std::uint32_t (&v)[N], std::uint32_t k) 
   return x;
 }
 
+// Loads the kStatsAhead values from position i into v; returns the mask of the nonzero ones (bit k: v[k]).
+template <class Get>
+QGPU_HD inline std::uint32_t load_chunk(const Get& get, std::uint32_t i, std::uint32_t (&v)[detail::kStatsAhead]) {
+  std::uint32_t nz = 0;
+  QGPU_ENC_UNROLL
+  for (std::uint32_t k = 0; k < detail::kStatsAhead; ++k) {
+    v[k] = get(i + k);
+    nz |= static_cast<std::uint32_t>(v[k] != 0u) << k;
+  }
+  return nz;
+}
+
 // Calls f(i, get(i)) for the nonzero values in order, loading kStatsAhead values at a time (on a GPU a warp loops
 // as often as its lane with the most nonzeros in the chunk, not at every position).
 template <class Get, class F>
 QGPU_HD inline void for_each_nonzero(const Get& get, std::uint32_t n, F&& f) {
   std::uint32_t i = 0;
   for (; i + detail::kStatsAhead <= n; i += detail::kStatsAhead) {
-    std::uint32_t v[detail::kStatsAhead], nz = 0;
-    QGPU_ENC_UNROLL
-    for (std::uint32_t k = 0; k < detail::kStatsAhead; ++k) {
-      v[k] = get(i + k);
-      nz |= static_cast<std::uint32_t>(v[k] != 0u) << k;
-    }
+    std::uint32_t v[detail::kStatsAhead];
+    const std::uint32_t nz = load_chunk(get, i, v);
     for (std::uint32_t m = nz; m; m &= m - 1) {
       const std::uint32_t k = lowest_bit(m);
       f(i + k, pick(v, k));
@@ -372,12 +380,8 @@ QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& ho
   // work per value at every position); its zeros are counted at the end.
   std::uint32_t i = 0;
   for (; i + detail::kStatsAhead <= n; i += detail::kStatsAhead) {
-    std::uint32_t v[detail::kStatsAhead], nz = 0;
-    QGPU_ENC_UNROLL
-    for (std::uint32_t k = 0; k < detail::kStatsAhead; ++k) {
-      v[k] = get(i + k);
-      nz |= static_cast<std::uint32_t>(v[k] != 0u) << k;
-    }
+    std::uint32_t v[detail::kStatsAhead];
+    const std::uint32_t nz = load_chunk(get, i, v);
     const std::uint32_t count = popcount32(nz);
     if (hook.dense(count)) {
       QGPU_ENC_UNROLL
