@@ -40,6 +40,14 @@ void expect_same(const EncodedResident& gpu, const EncodedResident& cpu, const D
   ASSERT_TRUE(gpu.complete());
   EXPECT_EQ(gpu.backend(), Backend::cuda);
   ASSERT_EQ(gpu.tiles().size(), cpu.tiles().size());
+  {  // resident bytes: the payloads, every directory once, totals and sum pattern, plus at most a pad per group and
+     // the device copy of the tile references
+    const std::size_t P = d.frame_pixels(), T = gpu.tiles().size();
+    std::size_t exact = (T * (P + 1) + 2 * (d.shape.frames() + P)) * sizeof(std::uint32_t);
+    for (std::size_t k = 0; k < T; ++k) exact += cpu.tile_bytes(k).payload.size();
+    EXPECT_GE(gpu.resident_bytes(), exact);
+    EXPECT_LE(gpu.resident_bytes(), exact + T * (encoded::kPayloadPad + sizeof(encoded::TileRef)));
+  }
   for (std::size_t k = 0; k < gpu.tiles().size(); ++k) {
     const auto g = gpu.tile_bytes(k), c = cpu.tile_bytes(k);
     EXPECT_EQ(g.len, c.len) << "tile " << k;

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 
 #include "core/error.hpp"
@@ -29,6 +30,7 @@ struct EncodedResident::Storage {
   // cuda backend
   std::vector<encoded::cuda::DeviceTiles> groups;
   std::unique_ptr<DeviceBuffer> d_totals, d_sum_pattern, d_pending, d_refs;
+  std::shared_ptr<DeviceBuffer> d_dirs;  // every tile's directory (one allocation; the groups share it)
   encoded::cuda::CompactScratch compact_scratch;  // the encoder's, reused by every append, released at the end
   encoded::cuda::EncodeTiming timing;             // the encoder's stage times, summed over appends
 };
@@ -78,6 +80,9 @@ EncodedResident::EncodedResident(const Shape4D& shape, DType dtype, Backend back
     QGPU_CUDA(cudaMemset(s_->d_sum_pattern->data(), 0, s_->d_sum_pattern->bytes()));
     QGPU_CUDA(cudaStreamSynchronize(nullptr));  // done before appends on other streams add to it
     s_->d_pending = std::make_unique<DeviceBuffer>(staging);
+    s_->d_dirs = std::make_shared<DeviceBuffer>(checked_mul(
+        checked_mul(s_->layout.tiles(), s_->layout.frame_pixels + 1, "encoded directories"), sizeof(std::uint32_t),
+        "encoded directories"));
   }
 }
 
@@ -104,7 +109,7 @@ void EncodedResident::encode_frames(const void* frames, std::size_t count, CUstr
     auto* const sums = s_->d_sum_pattern->as<std::uint64_t>();
     for (auto& g : encoded::cuda::encode_compact(l, frames, count, sums,
                                                  s_->d_totals->as<std::uint64_t>() + s_->refs.size() * l.tile, stream,
-                                                 &s_->compact_scratch, &s_->timing)) {
+                                                 &s_->compact_scratch, &s_->timing, s_->d_dirs, s_->refs.size())) {
       s_->refs.insert(s_->refs.end(), g.refs.begin(), g.refs.end());
       s_->groups.push_back(std::move(g));
     }
@@ -174,7 +179,11 @@ std::size_t EncodedResident::resident_bytes() const {
     n += s_->layout.frames * sizeof(std::uint64_t) + s_->host_sum_pattern.size() * sizeof(std::uint64_t) +
          s_->host_pending.size();
   } else {
-    for (const auto& g : s_->groups) n += g.bytes();
+    std::set<const DeviceBuffer*> counted;  // groups share the directory buffer
+    for (const auto& g : s_->groups)
+      for (const DeviceBuffer* b : {g.payload.get(), g.dir.get()})
+        if (b && counted.insert(b).second) n += b->bytes();
+    if (s_->d_dirs && counted.insert(s_->d_dirs.get()).second) n += s_->d_dirs->bytes();  // held from the start
     for (const auto* b : {s_->d_totals.get(), s_->d_sum_pattern.get(), s_->d_pending.get(), s_->d_refs.get()})
       if (b) n += b->bytes();
   }
@@ -374,7 +383,7 @@ EncodedResident EncodedResident::to_device() const {
   for (const auto& t : s_->host_tiles) total += t.payload.size();
   encoded::cuda::DeviceTiles g;
   g.payload = std::make_shared<DeviceBuffer>(total + encoded::kPayloadPad);
-  g.dir = std::make_shared<DeviceBuffer>(ntiles * (P + 1) * sizeof(std::uint32_t));
+  g.dir = o.d_dirs;  // ntiles x (P + 1) uint32, allocated by the constructor
   std::size_t base = 0;
   for (std::size_t k = 0; k < ntiles; ++k) {
     const auto& t = s_->host_tiles[k];

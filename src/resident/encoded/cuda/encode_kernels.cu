@@ -224,6 +224,8 @@ struct Encoder {
   EncodeTiming& timing;
   std::vector<std::unique_ptr<GroupEvents>> events;
   std::size_t cap = 0;
+  std::shared_ptr<DeviceBuffer> dir_arena;  // the directories of every tile (null: one allocation per group)
+  std::size_t dir_arena_tile0 = 0;          // this call's first tile in dir_arena
 
   // Encodes tiles [t0, t0 + g) of the batch with their directories at dir (shared by the group that owns it).
   // Returns false (and the bytes the group needs) when the scratch was too small; then nothing is returned.
@@ -307,15 +309,20 @@ struct Encoder {
   // the first attempt needed (the sums were added by it), halving while a group still does not fit (a single tile
   // always fits: cap >= P x the largest stream).
   void run(std::size_t t0, std::size_t g, std::vector<DeviceTiles>& out) {
-    const auto a0 = Clock::now();
-    auto dir = std::make_shared<DeviceBuffer>(g * (P + 1) * sizeof(std::uint32_t));
-    timing.host_alloc_ms += ms_since(a0);
+    std::shared_ptr<DeviceBuffer> dir = dir_arena;
+    std::size_t base = dir_arena_tile0 + t0;  // tile t0's directory in dir
+    if (!dir) {
+      const auto a0 = Clock::now();
+      dir = std::make_shared<DeviceBuffer>(g * (P + 1) * sizeof(std::uint32_t));
+      timing.host_alloc_ms += ms_since(a0);
+      base = 0;
+    }
     unsigned long long needed = 0;
-    if (group(t0, g, dir, 0, true, out, &needed)) return;
+    if (group(t0, g, dir, base, true, out, &needed)) return;
     std::size_t sub = std::max<std::size_t>(1, static_cast<std::size_t>(double(g) * double(cap) / double(needed) * 0.9));
     for (std::size_t k = 0; k < g;) {
       const std::size_t n = std::min(sub, g - k);
-      if (group(t0 + k, n, dir, k, false, out, &needed)) {
+      if (group(t0 + k, n, dir, base + k, false, out, &needed)) {
         k += n;
       } else {
         if (n == 1) throw Error("encoded: one tile does not fit the encoder scratch");  // cannot happen (cap)
@@ -362,10 +369,15 @@ std::size_t compact_scratch_bytes(const Layout& layout) {
 
 std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_frames, std::size_t count,
                                         std::uint64_t* d_sum_pattern, std::uint64_t* d_totals, cudaStream_t stream,
-                                        CompactScratch* reuse, EncodeTiming* timing) {
+                                        CompactScratch* reuse, EncodeTiming* timing,
+                                        const std::shared_ptr<DeviceBuffer>& dir_arena, std::size_t dir_arena_tile0) {
   validate(layout);
   std::vector<DeviceTiles> out;
   if (count == 0) return out;
+  const std::size_t call_tiles = (count + layout.tile - 1) / layout.tile;
+  if (dir_arena && (dir_arena_tile0 + call_tiles) * (layout.frame_pixels + 1) * sizeof(std::uint32_t) >
+                       dir_arena->bytes())
+    throw InvalidArgument("encoded: the directory arena holds fewer tiles than this call ends at");
   CompactScratch local;
   CompactScratch& ws = reuse ? *reuse : local;
   // (ws.tile_bytes_hint: the reserved bytes per tile of the previous group, which sizes the groups of this call.)
@@ -380,7 +392,7 @@ std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_fram
   else if (d_totals)
     frame_totals(layout, d_frames, count, d_totals, stream);
   Encoder e{layout, d_frames, count, layout.frame_pixels, layout.tile, elem, d_sum_pattern, d_totals, fused,
-            stream, ws, t, {}, 0};
+            stream, ws, t, {}, 0, dir_arena, dir_arena_tile0};
   const std::size_t P = e.P, T = e.T;
   const std::size_t ntiles = (count + T - 1) / T;
   const std::size_t group = std::min(ntiles, std::max<std::size_t>(1, kMaxGroupStreams / P));

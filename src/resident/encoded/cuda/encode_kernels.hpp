@@ -65,10 +65,14 @@ struct EncodeTiming {
 // d_totals is given, writes each frame's total there (count uint64; for uint8/16 counts with tiles <= 1024 and at
 // least 256 pixels summed in the encoder's statistics pass, else by frame_totals). Bytes identical to
 // cpu::encode_tile. All work on `stream`; returns when it is done. `timing`, when given, gets this
-// call's stage times added.
+// call's stage times added. dir_arena (optional): one buffer for the directories of every tile of the resident
+// ((P + 1) uint32 per tile; this call's first tile is tile dir_arena_tile0 there), so that a load does not allocate
+// one per group on the encoder's thread; the returned groups share it.
 std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_frames, std::size_t count,
                                         std::uint64_t* d_sum_pattern, std::uint64_t* d_totals, cudaStream_t stream,
-                                        CompactScratch* scratch, EncodeTiming* timing = nullptr);
+                                        CompactScratch* scratch, EncodeTiming* timing = nullptr,
+                                        const std::shared_ptr<DeviceBuffer>& dir_arena = nullptr,
+                                        std::size_t dir_arena_tile0 = 0);
 
 // The device scratch encode_compact allocates at most for this layout (admission counts it).
 std::size_t compact_scratch_bytes(const Layout& layout);
