@@ -22,7 +22,7 @@ const EncodedResident& resident(const Dataset& ds) {
 // `planned_own` says which way the plan proposed (only the name in `used` depends on it).
 std::vector<std::uint64_t> uniform_sum(const EncodedResident& e, const std::vector<char>& own, std::uint32_t weight,
                                        bool planned_own, std::string* used) {
-  const std::vector<std::uint64_t> pattern = e.sum_pattern();
+  const std::vector<std::uint64_t>& pattern = e.sum_pattern();
   const std::uint64_t frames = e.layout().frames;
   std::vector<std::uint32_t> mine, rest;
   std::uint64_t cost_mine = 0, cost_rest = 0;
@@ -81,7 +81,7 @@ std::vector<std::uint64_t> masked_sum(const Dataset& ds, const SumPlan& plan, st
 std::vector<std::uint64_t> max_pattern(const Dataset& ds) {
   const EncodedResident& e = resident(ds);
   const std::size_t frames = e.layout().frames, frame_px = e.shape().frame_pixels();
-  const std::vector<std::uint64_t> pattern = e.sum_pattern();
+  const std::vector<std::uint64_t>& pattern = e.sum_pattern();
   std::vector<std::uint64_t> out(frame_px, 0);
   const std::size_t group = std::max<std::size_t>(
       1, (std::size_t(512) << 20) / std::max<std::size_t>(1, frames * dtype_size(e.dtype())));

@@ -4,7 +4,6 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
-#include <set>
 #include <string>
 
 #include "core/error.hpp"
@@ -179,12 +178,9 @@ std::size_t EncodedResident::resident_bytes() const {
     n += s_->layout.frames * sizeof(std::uint64_t) + s_->host_sum_pattern.size() * sizeof(std::uint64_t) +
          s_->host_pending.size();
   } else {
-    std::set<const DeviceBuffer*> counted;  // groups share the directory buffer
-    for (const auto& g : s_->groups)
-      for (const DeviceBuffer* b : {g.payload.get(), g.dir.get()})
-        if (b && counted.insert(b).second) n += b->bytes();
-    if (s_->d_dirs && counted.insert(s_->d_dirs.get()).second) n += s_->d_dirs->bytes();  // held from the start
-    for (const auto* b : {s_->d_totals.get(), s_->d_sum_pattern.get(), s_->d_pending.get(), s_->d_refs.get()})
+    for (const auto& g : s_->groups) n += g.payload->bytes();  // their directories all lie in d_dirs
+    for (const DeviceBuffer* b : {s_->d_dirs.get(), s_->d_totals.get(), s_->d_sum_pattern.get(), s_->d_pending.get(),
+                                  s_->d_refs.get()})
       if (b) n += b->bytes();
   }
   return n;
@@ -212,6 +208,30 @@ const std::uint64_t* EncodedResident::device_sum_pattern() const {
   return s_->d_sum_pattern->as<std::uint64_t>();
 }
 
+namespace {
+
+// Uploads a pixel list (each checked inside the frame) and its weightings in the resident's decode order: d_pix
+// [npix], d_w [k][npix].
+void upload_in_decode_order(const EncodedResident& e, const std::vector<std::uint32_t>& pixels,
+                            const std::vector<std::vector<std::uint32_t>>& weights, LeasedBuffer& d_pix,
+                            LeasedBuffer& d_w) {
+  for (std::uint32_t p : pixels)
+    if (p >= e.layout().frame_pixels)
+      throw RegionError("masked sum pixel " + std::to_string(p) + " is outside the frame");
+  const std::size_t n = pixels.size(), K = weights.size();
+  if (n == 0) return;
+  const std::vector<std::uint32_t> order = e.decode_order(pixels);
+  std::vector<std::uint32_t> host((K + 1) * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    host[i] = pixels[order[i]];
+    for (std::size_t k = 0; k < K; ++k) host[(k + 1) * n + i] = weights[k][order[i]];
+  }
+  d_pix.buffer().upload(host.data(), n * sizeof(std::uint32_t));
+  d_w.buffer().upload(host.data() + n, K * n * sizeof(std::uint32_t));
+}
+
+}  // namespace
+
 std::vector<std::vector<std::uint64_t>> EncodedResident::masked_sums(
     const std::vector<std::uint32_t>& pixels, const std::vector<std::vector<std::uint32_t>>& weights) const {
   require_complete("masked sum");
@@ -221,22 +241,11 @@ std::vector<std::vector<std::uint64_t>> EncodedResident::masked_sums(
     throw InvalidArgument("masked sums take 1 to 3 weightings, not " + std::to_string(weights.size()));
   for (const auto& w : weights)
     if (pixels.size() != w.size()) throw InvalidArgument("masked sum: pixel and weight lists differ in length");
-  for (std::uint32_t p : pixels)
-    if (p >= l.frame_pixels) throw RegionError("masked sum pixel " + std::to_string(p) + " is outside the frame");
   const std::size_t K = weights.size(), n = pixels.size();
   // Pooled device buffers (no cudaMalloc / cudaFree, which synchronises the device, per query).
   LeasedBuffer d_out(K * l.frames * sizeof(std::uint64_t));
   LeasedBuffer d_pix(n * sizeof(std::uint32_t)), d_w(K * n * sizeof(std::uint32_t));
-  if (n) {  // pixels and weights in density order
-    const std::vector<std::uint32_t> order = decode_order(pixels);
-    std::vector<std::uint32_t> host((K + 1) * n);
-    for (std::size_t i = 0; i < n; ++i) {
-      host[i] = pixels[order[i]];
-      for (std::size_t k = 0; k < K; ++k) host[(k + 1) * n + i] = weights[k][order[i]];
-    }
-    d_pix.buffer().upload(host.data(), d_pix.bytes());
-    d_w.buffer().upload(host.data() + n, d_w.bytes());
-  }
+  upload_in_decode_order(*this, pixels, weights, d_pix, d_w);
   encoded::cuda::masked_sums(l, device_tiles(), d_pix.as<std::uint32_t>(), d_w.as<std::uint32_t>(), n,
                              static_cast<int>(K), d_out.as<std::uint64_t>(), nullptr);
   std::vector<std::vector<std::uint64_t>> out(K, std::vector<std::uint64_t>(l.frames));
@@ -274,18 +283,10 @@ std::vector<std::uint64_t> EncodedResident::complement_sum(const std::vector<std
     for (std::size_t f = 0; f < out.size(); ++f) out[f] = std::uint64_t{weight} * (s_->host_totals[f] - out[f]);
     return out;
   }
-  for (std::uint32_t p : complement)
-    if (p >= l.frame_pixels) throw RegionError("masked sum pixel " + std::to_string(p) + " is outside the frame");
   const std::size_t n = complement.size();
   LeasedBuffer d_out(l.frames * sizeof(std::uint64_t));
   LeasedBuffer d_pix(n * sizeof(std::uint32_t)), d_ones(n * sizeof(std::uint32_t));
-  if (n) {  // in density order
-    const std::vector<std::uint32_t> order = decode_order(complement);
-    std::vector<std::uint32_t> host(2 * n, 1);
-    for (std::size_t i = 0; i < n; ++i) host[i] = complement[order[i]];
-    d_pix.buffer().upload(host.data(), d_pix.bytes());
-    d_ones.buffer().upload(host.data() + n, d_ones.bytes());
-  }
+  upload_in_decode_order(*this, complement, {std::vector<std::uint32_t>(n, 1)}, d_pix, d_ones);
   encoded::cuda::complement_sum(l, device_tiles(), device_frame_totals(), d_pix.as<std::uint32_t>(),
                                 d_ones.as<std::uint32_t>(), n, weight, d_out.as<std::uint64_t>(), nullptr);
   out.resize(l.frames);
@@ -301,7 +302,7 @@ std::vector<std::uint64_t> EncodedResident::frame_totals() const {
   return out;
 }
 
-std::vector<std::uint64_t> EncodedResident::sum_pattern() const {
+const std::vector<std::uint64_t>& EncodedResident::sum_pattern() const {
   require_complete("sum pattern");
   return s_->host_sum_pattern;  // cuda: copied from the device when the last frame was appended
 }

@@ -63,7 +63,7 @@ class EncodedResident {
   // complement; rows crossing the disk, for CoM) made many warps slow. Sums do not depend on the order.
   std::vector<std::uint32_t> decode_order(const std::vector<std::uint32_t>& pixels) const;
   std::vector<std::uint64_t> frame_totals() const;  // per scan position (computed at append)
-  std::vector<std::uint64_t> sum_pattern() const;   // per detector pixel, over all frames (computed at append)
+  const std::vector<std::uint64_t>& sum_pattern() const;  // per detector pixel, over all frames (kept at append)
   // A scan x detector rectangle of exact counts (Region{} = whole extent); RegionError when outside.
   HostArray4D read(const Region& scan_region = {}, const Region& detector_region = {}) const;
   // The listed pixels' counts at every scan position, native dtype, [j][frame] (e.g. the SSB bright-field gather).

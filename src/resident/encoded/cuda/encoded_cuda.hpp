@@ -15,12 +15,12 @@
 
 namespace qgpu::encoded::cuda {
 
-// Tiles encoded on the device: one payload and one directory allocation for a group of tiles; refs hold device
-// pointers into them (refs[k].dir has frame_pixels + 1 entries).
+// Tiles encoded on the device: the payload allocation of a group of tiles and the buffer that holds their
+// directories (the group's own, or one shared by every group: encode_compact's dir_arena); refs hold device pointers
+// into them (refs[k].dir has frame_pixels + 1 entries).
 struct DeviceTiles {
   std::shared_ptr<DeviceBuffer> payload, dir;
   std::vector<TileRef> refs;
-  std::size_t bytes() const { return (payload ? payload->bytes() : 0) + (dir ? dir->bytes() : 0); }
 };
 
 // Writes the total of each of `count` dense frames at d_frames to d_out (uint64 each). Asynchronous.
