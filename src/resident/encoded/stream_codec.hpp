@@ -213,7 +213,7 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
       x >>= 8;
     }
     // x < x_max <= 2^31: q = x / f (RansReciprocal), x % f = x - q * f
-    const std::uint32_t q = r ? static_cast<std::uint32_t>((static_cast<std::uint64_t>(x) * r) >> 32) >> (w >> 26) : x;
+    const std::uint32_t q = RansReciprocal{r, w >> 26}.quotient(x);
     x = (q << kRansScaleBits) + (x - q * f) + ((w >> 13) & 0x1fffu);
     return true;
   };

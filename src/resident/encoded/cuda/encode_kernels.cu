@@ -36,8 +36,9 @@ struct FrameSumHook {
 // coalesced). With group_order (P a multiple of kEncThreads), warp w of a tile takes the pixels of group
 // group_order[w] (32 adjacent pixels, still coalesced), densest groups first: a block's warps then cost about the
 // same, where a block of adjacent pixels across the bright-field disk's edge held its dark-field warps until its
-// bright-field ones were done (barrier waits were a third of the stalls in the H200 profile). Pass 1: the stream's statistics (and its sum, when add_sums); the block scans the streams' size bounds
-// and reserves them in the scratch with one atomic add on *cursor. A block whose reservation ends past `cap` stops
+// bright-field ones were done (barrier waits were a third of the stalls in the H200 profile).
+// Pass 1: the stream's statistics (and its sum, when add_sums); the block scans the streams' size bounds and
+// reserves them in the scratch with one atomic add on *cursor. A block whose reservation ends past `cap` stops
 // (the host sees *cursor > cap and encodes the group again in smaller groups); otherwise each thread encodes its
 // stream into its reservation, records where it starts there (offsets[s]) and writes its size to dir.
 // kTotals (uint8/16 counts, tiles <= kFusedTotalsTile, P >= kEncThreads: a block spans at most two tiles): the
@@ -414,7 +415,9 @@ std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_fram
     per = std::clamp<std::size_t>(static_cast<std::size_t>(0.9 * double(e.cap) / double(ws.tile_bytes_hint)), 1, group);
   for (std::size_t t0 = 0; t0 < ntiles; t0 += per) e.run(t0, std::min(per, ntiles - t0), out);
   QGPU_CUDA(cudaStreamSynchronize(stream));
-  if (!ordered(ws, P) && P % kEncThreads == 0 && d_sum_pattern) set_group_order(ws, d_sum_pattern, P, stream);
+  // For the next calls with this scratch (none come to a scratch of this call's own).
+  if (reuse && !ordered(ws, P) && P % kEncThreads == 0 && d_sum_pattern)
+    set_group_order(ws, d_sum_pattern, P, stream);
   for (const auto& ev : e.events) {
     t.stats_encode_ms += ev->between(0, 1);
     t.offsets_ms += ev->between(1, 2);

@@ -130,7 +130,7 @@ void masked_sums_async(const Layout& layout, const TileRef* d_tiles, const std::
   QGPU_CUDA(cudaMemsetAsync(d_out, 0, K * layout.frames * sizeof(std::uint64_t), stream));
   if (npix == 0) return;
   detail::launch_masked_sums(layout, d_tiles, d_pixels, d_weights, npix, K,
-                                  reinterpret_cast<unsigned long long*>(d_out), d_error, stream);
+                             reinterpret_cast<unsigned long long*>(d_out), d_error, stream);
 }
 
 void masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,

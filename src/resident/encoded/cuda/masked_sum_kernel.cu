@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(kThreads, 2)
           if (lockstep && narrow && m == 32) {
             unsigned mine32[K];
             for (int k = 0; k < K; ++k) mine32[k] = 0;
-  #pragma unroll 8
+#pragma unroll 8
             for (std::uint32_t u = 0; u < 32; ++u) {
               const std::uint32_t v = dec.rans_next(bad);
               for (int k = 0; k < K; ++k) {
@@ -263,8 +263,8 @@ void launch(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d
 }  // namespace
 
 void launch_masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
-                             const std::uint32_t* d_weights, std::size_t npix, int K, unsigned long long* out,
-                             int* error, cudaStream_t stream) {
+                        const std::uint32_t* d_weights, std::size_t npix, int K, unsigned long long* out, int* error,
+                        cudaStream_t stream) {
   if (npix == 0) return;
   if (K == 1) launch<1>(layout, d_tiles, d_pixels, d_weights, npix, out, error, stream);
   if (K == 2) launch<2>(layout, d_tiles, d_pixels, d_weights, npix, out, error, stream);
