@@ -2,7 +2,8 @@
 // scan rows, as the loader would), resident bytes against dense and the file, and warm query kernel times (CUDA
 // events, median of 10 after 3 warm-ups), each answer checked against the dense resident: BF, ADF and the CoM sums,
 // the whole CoM product and the whole BF product, mean pattern, one frame, a 64x64 scan-region read; then the load of
-// the file dense and encoded (median of 2 warm each): all the issue-8 figures of one file in one run. The encoder's
+// the file dense and encoded (alternating, median of 7 each; and three in a row each, median of the last 2): all the
+// issue-8 figures of one file in one run. The encoder's
 // stage times (statistics + encode kernel, tile offsets, compaction, host waits and allocations) are printed for the
 // encode from dense and the encoded load, and the encoded load also runs with the other stream priorities
 // (QGPU_ENCODER_PRIORITY=same, low). The other masked-sum kernels and the first encoder once measured here were
@@ -40,6 +41,16 @@ void annulus(const Shape4D& s, double r0, double r1, std::vector<std::uint32_t>&
         w.push_back(1);
       }
     }
+}
+
+// The detector pixels not in px (each listed once), in pixel order.
+std::vector<std::uint32_t> others(std::size_t frame_pixels, const std::vector<std::uint32_t>& px) {
+  std::vector<char> in(frame_pixels, 0);
+  for (std::uint32_t p : px) in[p] = 1;
+  std::vector<std::uint32_t> rest;
+  for (std::uint32_t p = 0; p < frame_pixels; ++p)
+    if (!in[p]) rest.push_back(p);
+  return rest;
 }
 
 }  // namespace
@@ -119,12 +130,7 @@ int main(int argc, char** argv) {
     plan.offsets = px;
     plan.weights = w;
     const std::vector<std::uint64_t> want = detector::cuda::masked_sum(ds, plan);
-    std::vector<char> in(l.frame_pixels, 0);
-    for (std::uint32_t p : px) in[p] = 1;
-    std::vector<std::uint32_t> rest;
-    for (std::uint32_t p = 0; p < l.frame_pixels; ++p)
-      if (!in[p]) rest.push_back(p);
-    std::vector<std::uint32_t> ones(rest.size(), 1);
+    std::vector<std::uint32_t> rest = others(l.frame_pixels, px), ones(rest.size(), 1);
     for (const char* order : {"row-major order", "decode order"}) {
       if (order[0] == 'd') reorder(rest, {&ones});
       DeviceBuffer d_px(rest.size() * 4), d_w(rest.size() * 4);
@@ -263,11 +269,7 @@ int main(int argc, char** argv) {
         w.push_back(1);
       }
     const double host_ms = time_ms([&] { (void)dse.encoded()->masked_sum(px, w); }, 10);
-    std::vector<char> in(s.det_rows * s.det_cols, 0);
-    for (std::uint32_t p : px) in[p] = 1;
-    std::vector<std::uint32_t> rest;
-    for (std::uint32_t p = 0; p < in.size(); ++p)
-      if (!in[p]) rest.push_back(p);
+    const std::vector<std::uint32_t> rest = others(s.frame_pixels(), px);
     const double rest_ms = time_ms([&] { (void)dse.encoded()->complement_sum(rest, 1); }, 10);
     std::printf("|   of which fit_bf_disk | %.3f ms |\n|   EncodedResident::masked_sum (%zu pixels, host lists in, "
                 "host sums out) | %.3f ms |\n|   EncodedResident::complement_sum (%zu pixels, host lists in, host "
