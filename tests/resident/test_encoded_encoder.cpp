@@ -205,10 +205,14 @@ TEST(EncodedEncoder, RansSizeFloorValues) {
 TEST(EncodedEncoder, CompactScratchBoundsOneTileAndTheWholeDataset) {
   encoded::Layout l{1000, 36864, DType::u16, 512};  // 2 tiles
   const std::size_t one = 36864 * cuda::stream_bound_bytes(512, 2);
-  const std::size_t offsets = 2 * 36864 * 4 + 2 * 8 + 8;
+  // per tile: stream offsets, its base, and the live list's 1152 entries (groups of 32 pixels)
+  const std::size_t offsets = 2 * 36864 * 4 + 2 * 8 + 8 + 2 * 1152 * 4 + 4;
   EXPECT_EQ(cuda::compact_scratch_bytes(l), 2 * one + offsets);  // both tiles' worst case < 256 MiB
   l.frames = 262144;                                             // 512 tiles, 113 per group
-  EXPECT_EQ(cuda::compact_scratch_bytes(l), cuda::kCompactScratch + 113 * 36864 * 4 + 113 * 8 + 8);
+  EXPECT_EQ(cuda::compact_scratch_bytes(l), cuda::kCompactScratch + 113 * 36864 * 4 + 113 * 8 + 8 + 113 * 1152 * 4 + 4);
+  l.frame_pixels = 36863;  // no groups of 32 pixels: no live list
+  l.frames = 1000;
+  EXPECT_EQ(cuda::compact_scratch_bytes(l), 2 * 36863 * cuda::stream_bound_bytes(512, 2) + 2 * 36863 * 4 + 2 * 8 + 8);
 }
 
 // Streams of values 0..15 (with a zero): the rANS trial from the statistics' counts (no histogram pass) writes the

@@ -31,8 +31,12 @@ class EncodedResident {
   // memory for the cpu backend and device memory for the cuda backend. Any batch size: frames short of a whole
   // tile wait in a staging tile; the last tile is encoded when the final frame arrives. cuda: all work on `stream`
   // (a cudaStream_t; the legacy default stream when null; successive appends on one stream), and `frames` may be
-  // reused when append returns (it waits for its work on `stream`, never for the whole device).
-  void append(const void* frames, std::size_t count, CUstream_st* stream = nullptr);
+  // reused when append returns (it waits for its work on `stream`, never for the whole device). live (cuda, frames
+  // whose pixel count is a multiple of 32): the encoded::LiveGroups bits of these frames (device memory, tiles of
+  // layout().tile counted from frames[0]): the encoder visits only the marked groups of 32 pixels, when the append
+  // starts at a tile boundary (no staged frames); every group with a nonzero count must be marked.
+  void append(const void* frames, std::size_t count, CUstream_st* stream = nullptr,
+              const std::uint32_t* live = nullptr);
   std::size_t frames_appended() const;
   bool complete() const;  // every frame of the shape appended
 
@@ -88,7 +92,9 @@ class EncodedResident {
  private:
   struct Storage;
   std::shared_ptr<Storage> s_;
-  void encode_frames(const void* frames, std::size_t count, CUstream_st* stream);
+  void encode_frames(const void* frames, std::size_t count, CUstream_st* stream, const std::uint32_t* live = nullptr);
+  void plan_payload_arena();
+  void trim_payload_arena(CUstream_st* stream);
   void require_complete(const char* what) const;
 };
 

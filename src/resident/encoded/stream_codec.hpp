@@ -123,6 +123,16 @@ struct RansReciprocal {
   }
 };
 
+// Where the rANS encoder keeps its per-symbol words (the frequency word and the reciprocal, read at every value):
+// with col, 2 x symbols words at col[0], col[stride], ... (on the GPU a thread's column of a block-wide
+// shared-memory array, stride = the block's threads: every lane reads its own bank) for alphabets of up to
+// `symbols` symbols (escape included); larger ones, and no col, use arrays in the encoder's frame (on the GPU local
+// memory, which the 1.4 KB frames of a block's threads overflow from L1). The bytes are the same either way.
+struct RansTableSlot {
+  std::uint32_t* col = nullptr;
+  std::uint32_t stride = 0, symbols = 0;
+};
+
 // Tries the rANS model; writes the stream to slot and returns its size when smaller than `best`, else 0. slot
 // holds at least best bytes (the stream is smaller than best when it is written). counts16, when given (only for
 // base 0 and range < kCountedValues), holds the counts of the values 0..15 (StreamStats::counts): the histogram
@@ -132,7 +142,7 @@ struct RansReciprocal {
 template <class Get>
 QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t base, std::uint32_t range,
                                std::uint8_t* slot, std::uint32_t best, const std::uint64_t* counts16 = nullptr,
-                               std::uint32_t* at = nullptr) {
+                               std::uint32_t* at = nullptr, RansTableSlot table = {}) {
   // freq[] holds the symbol counts (<= n <= kMaxTile: 16 bits), then the frequencies (normalised in place). Values
   // minus base are <= range: the counts, the alphabet K <= range + 1 and the escape count use freq[0 .. range + 1]
   // only (every entry when range + 1 >= kMaxAlphabet).
@@ -170,14 +180,18 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   normalise_frequencies(freq, K + 1, n, freq);
   // Per symbol: the reciprocal of its frequency, and one word with the frequency f (bits 0..12, <= 4096), its start
   // cum = f(0) + ... + f(s - 1) (bits 13..25, <= 4096) and the reciprocal's shift (bits 26..29, <= 11).
-  std::uint32_t table = 0, cum = 0;
-  std::uint32_t rcp[kMaxAlphabet + 1], sym[kMaxAlphabet + 1];
+  std::uint32_t table_bytes = 0, cum = 0;
+  std::uint32_t rcp_frame[kMaxAlphabet + 1], sym_frame[kMaxAlphabet + 1];
+  const bool in_slot = table.col && K + 1 <= table.symbols;
+  std::uint32_t* const sym = in_slot ? table.col : sym_frame;
+  std::uint32_t* const rcp = in_slot ? table.col + table.symbols * table.stride : rcp_frame;
+  const std::uint32_t step = in_slot ? table.stride : 1u;
   for (std::uint32_t s = 0; s <= K; ++s) {
     const std::uint32_t f = freq[s];
-    table += varint_size(f);
+    table_bytes += varint_size(f);
     const RansReciprocal r = RansReciprocal::of(f);
-    rcp[s] = r.rcp;
-    sym[s] = f | (cum << 13) | (r.shift << 26);
+    rcp[s * step] = r.rcp;
+    sym[s * step] = f | (cum << 13) | (r.shift << 26);
     cum += f;
   }
   // Escaped values are value - base - K <= range - K: one varint byte each when that is below 128 (no pass).
@@ -188,7 +202,7 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
       if (d >= K) esc_bytes += varint_size(d - K);
     });
   const std::uint64_t header64 =
-      1ull + varint_size(base) + 1 + table + varint_size(esc_bytes) + static_cast<std::uint64_t>(esc_bytes);
+      1ull + varint_size(base) + 1 + table_bytes + varint_size(esc_bytes) + static_cast<std::uint64_t>(esc_bytes);
   if (header64 + 4 >= best) return 0;
   const std::uint32_t header = static_cast<std::uint32_t>(header64);
   const std::uint32_t limit = best - header;  // the rANS bytes must stay below this for rANS to win
@@ -205,7 +219,7 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   const auto put = [&](std::uint32_t d) {
     const std::uint32_t s = d < K ? d : K;
     if (d >= K && one_byte_escapes) *--esc = static_cast<std::uint8_t>(d - K);
-    const std::uint32_t w = sym[s], r = rcp[s], f = w & 0x1fffu;
+    const std::uint32_t w = sym[s * step], r = rcp[s * step], f = w & 0x1fffu;
     const std::uint32_t x_max = ((kRansL >> kRansScaleBits) << 8) * f;
     while (x >= x_max) {
       if (static_cast<std::uint32_t>(end - ptr) + 1 + 4 >= limit) return false;
@@ -432,9 +446,10 @@ QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& ho
 // Encodes the n values get(0..n-1) (n <= kMaxTile), whose stream_stats are st, into slot (at least st.bound
 // bytes); returns the stream size (0 for an all-zero stream, <= st.bound). at: null, the stream starts at slot;
 // else it starts at slot + *at (a rANS stream is left where it was built, see try_rans; at + size <= st.bound).
+// table: where the rANS trial keeps its symbol words (detail::RansTableSlot; the bytes do not depend on it).
 template <class Get>
 QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, std::uint32_t n, std::uint8_t* slot,
-                                         std::uint32_t* at = nullptr) {
+                                         std::uint32_t* at = nullptr, detail::RansTableSlot table = {}) {
   if (at) *at = 0;
   if (st.bound == 0) return 0;  // the zero model: an empty stream
   if (st.mn == st.mx) {
@@ -444,7 +459,8 @@ QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, 
   const std::uint32_t best = st.bound;
   if (best > detail::rans_size_floor(st.mn))
     if (const std::uint32_t r = detail::try_rans(get, n, st.mn, st.mx - st.mn, slot, best,
-                                                 st.mn == 0 && st.mx < kCountedValues ? st.counts : nullptr, at))
+                                                 st.mn == 0 && st.mx < kCountedValues ? st.counts : nullptr, at,
+                                                 table))
       return r;
   std::uint8_t* p = slot;
   if (st.sparse_total < st.raw) {

@@ -87,13 +87,18 @@ QGPU_HD_INLINE W gather_even_bytes(const W& in) {
   return (x | (x >> 16)) & 0xFFFFFFFFull;
 }
 
-// 64 elements (8 bytes of each plane, planes `stride` bytes apart) -> out (64 * ES bytes).
+// 64 elements (8 bytes of each plane, planes `stride` bytes apart) -> out (64 * ES bytes). Returns which of the 64
+// elements are nonzero (bit e: element e; the OR of the planes' words, for the GPU decoder's LiveGroups marks).
 template <std::size_t ES>
-QGPU_HD_INLINE void unshuffle64(const std::uint8_t* planes, std::size_t stride, std::uint8_t* out) {
+QGPU_HD_INLINE std::uint64_t unshuffle64(const std::uint8_t* planes, std::size_t stride, std::uint8_t* out) {
   std::uint64_t w[ES][8];  // w[b][l]: byte k = byte b of element l * 8 + k
+  std::uint64_t nonzero = 0;
   for (std::size_t b = 0; b < ES; ++b) {
     std::uint64_t* r = w[b];
-    for (std::size_t j = 0; j < 8; ++j) r[j] = load64(planes + (8 * b + j) * stride);
+    for (std::size_t j = 0; j < 8; ++j) {
+      r[j] = load64(planes + (8 * b + j) * stride);
+      nonzero |= r[j];
+    }
     transpose_bits_in_lanes(r);
     transpose_bytes(r);
   }
@@ -116,6 +121,7 @@ QGPU_HD_INLINE void unshuffle64(const std::uint8_t* planes, std::size_t stride, 
         for (std::size_t b = 0; b < ES; ++b) o[k * ES + b] = std::uint8_t(w[b][l] >> (8 * k));
     }
   }
+  return nonzero;
 }
 
 }  // namespace qgpu::io::codec::detail

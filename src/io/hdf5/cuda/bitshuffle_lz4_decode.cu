@@ -45,7 +45,7 @@ __global__ void parse_chunks(DecodeBatch b, DecodeGeometry g, std::uint8_t* out,
   const std::size_t tail = (n % 8) * g.elem_size;
   if (pos + tail != size) return report(err, id, kTrailing);
   std::uint8_t* dst = out + (b.dest_frame[i] * n + (n - n % 8)) * g.elem_size;
-  for (std::size_t k = 0; k < tail; ++k) dst[k] = c[pos + k];
+  for (std::size_t k = 0; k < tail; ++k) dst[k] = c[pos + k];  // (none with live marks: n is a multiple of 32)
 }
 
 // Decodes one LZ4 block cooperatively: every lane parses the same token stream (uniform control flow) and
@@ -120,27 +120,42 @@ __device__ bool lz4_block_warp(const std::uint8_t* in, std::uint32_t in_len, std
 // Bit planes -> elements: plane p holds bit p of every element; element e is bit (e & 7) of byte e >> 3.
 // Fast path (planes of whole 8-byte words, 8-byte aligned destination): each lane rebuilds 64 elements from one
 // word of every plane with 8x8 bit-matrix transposes (the host codec's unshuffle64). Otherwise each lane rebuilds
-// 8 elements from one byte of every plane.
+// 8 elements from one byte of every plane. With live.bits, the lane marks the pixel groups of its nonzero elements
+// (the OR of the plane words it read: bit e for element e); dst is element `first` of frame `frame`.
 template <class T>
-__device__ void unshuffle_warp(const std::uint8_t* planes, std::size_t elems, T* dst, unsigned lane) {
+__device__ void unshuffle_warp(const std::uint8_t* planes, std::size_t elems, T* dst, unsigned lane,
+                               const encoded::LiveGroups& live, std::size_t frame, std::size_t first) {
   constexpr int kBits = 8 * sizeof(T);
   const std::size_t bytes_per_plane = elems / 8;
   if (bytes_per_plane % 8 == 0 && reinterpret_cast<std::uintptr_t>(dst) % 8 == 0) {
     auto* out = reinterpret_cast<std::uint8_t*>(dst);
-    for (std::size_t g = 8 * lane; g < bytes_per_plane; g += 8 * 32)
-      codec::detail::unshuffle64<sizeof(T)>(planes + g, bytes_per_plane, out + g * 8 * sizeof(T));
+    for (std::size_t g = 8 * lane; g < bytes_per_plane; g += 8 * 32) {
+      const std::uint64_t nz = codec::detail::unshuffle64<sizeof(T)>(planes + g, bytes_per_plane, out + g * 8 * sizeof(T));
+      if (live.bits && nz) {  // elements first + 8 g .. + 63; first is a multiple of 8, not always of 32
+        const std::size_t e0 = first + 8 * g;
+        const std::size_t q0 = e0 / encoded::kGroupPixels, split = (q0 + 1) * encoded::kGroupPixels - e0;  // 8..32
+        const std::uint64_t in_q0 = split >= 64 ? nz : nz & ((std::uint64_t{1} << split) - 1);
+        if (in_q0) live.mark(frame, q0);
+        const std::uint64_t rest = split >= 64 ? 0 : nz >> split;  // the next 64 - split <= 56 elements
+        if (rest & 0xffffffffull) live.mark(frame, q0 + 1);
+        if (rest >> 32) live.mark(frame, q0 + 2);
+      }
+    }
     return;
   }
   for (std::size_t gi = lane; gi < bytes_per_plane; gi += 32) {
     T v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    unsigned any = 0;
 #pragma unroll
     for (int p = 0; p < kBits; ++p) {
       const unsigned byte = planes[p * bytes_per_plane + gi];
+      any |= byte;
 #pragma unroll
       for (int k = 0; k < 8; ++k) v[k] |= T((byte >> k) & 1u) << p;
     }
 #pragma unroll
     for (int k = 0; k < 8; ++k) dst[gi * 8 + k] = v[k];
+    if (live.bits && any) live.mark(frame, (first + gi * 8) / encoded::kGroupPixels);  // 8 aligned elements: one group
   }
 }
 
@@ -168,7 +183,7 @@ __device__ const std::uint8_t* place_compressed(const std::uint8_t* src, std::ui
 
 template <class T>
 __global__ void decode_blocks(DecodeBatch b, DecodeGeometry g, T* out, DecodeScratch s, unsigned long long* err,
-                              DecodeVariant variant) {
+                              DecodeVariant variant, encoded::LiveGroups live) {
   extern __shared__ __align__(16) std::uint8_t smem[];
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
   const std::size_t mb = g.max_blocks();
@@ -189,19 +204,20 @@ __global__ void decode_blocks(DecodeBatch b, DecodeGeometry g, T* out, DecodeScr
     if (lane == 0) report(err, b.first_chunk_id + chunk, kLz4Stream);
     return;
   }
-  unshuffle_warp<T>(buf, elems, out + b.dest_frame[chunk] * n + k * g.block_elems, lane);
+  unshuffle_warp<T>(buf, elems, out + b.dest_frame[chunk] * n + k * g.block_elems, lane, live, b.dest_frame[chunk],
+                    k * g.block_elems);
 }
 
 template <class T>
 void launch(const DecodeBatch& b, const DecodeGeometry& g, void* out, const DecodeScratch& s,
-            unsigned long long* err, cudaStream_t stream, DecodeVariant variant) {
+            unsigned long long* err, cudaStream_t stream, DecodeVariant variant, const encoded::LiveGroups& live) {
   const std::size_t smem = kWarpsPerBlock * warp_smem_bytes(g, variant);
   if (smem > 48 * 1024)
     QGPU_CUDA(cudaFuncSetAttribute(decode_blocks<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   const std::size_t warps = b.n_chunks * g.max_blocks();
   if (warps == 0) return;  // frames of fewer than 8 elements: no LZ4 block, parse_chunks copied the tail
   const std::size_t blocks = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  decode_blocks<T><<<blocks, kWarpsPerBlock * 32, smem, stream>>>(b, g, static_cast<T*>(out), s, err, variant);
+  decode_blocks<T><<<blocks, kWarpsPerBlock * 32, smem, stream>>>(b, g, static_cast<T*>(out), s, err, variant, live);
   QGPU_CUDA_LAUNCHED("decode_blocks");
 }
 
@@ -230,17 +246,22 @@ std::string describe_decode_error(unsigned long long word) {
 }
 
 void decode_bitshuffle_lz4(const DecodeBatch& b, const DecodeGeometry& g, void* out, const DecodeScratch& s,
-                           unsigned long long* err, cudaStream_t stream, DecodeVariant variant) {
+                           unsigned long long* err, cudaStream_t stream, DecodeVariant variant,
+                           const encoded::LiveGroups& live) {
   if (b.n_chunks == 0) return;
   if (s.capacity_blocks < b.n_chunks * g.max_blocks()) throw Error("decode scratch too small");
+  if (live.bits && (!encoded::LiveGroups::applies(g.frame_elems) || live.tile == 0 ||
+                    live.words_per_tile != encoded::LiveGroups::words_for(g.frame_elems)))
+    throw InvalidArgument("decode: live-group marks need frames of a multiple of 32 pixels, a tile and " +
+                          std::to_string(encoded::LiveGroups::words_for(g.frame_elems)) + " words per tile");
   const unsigned threads = 128;
   parse_chunks<<<unsigned((b.n_chunks + threads - 1) / threads), threads, 0, stream>>>(
       b, g, static_cast<std::uint8_t*>(out), s, err);
   QGPU_CUDA_LAUNCHED("parse_chunks");
   switch (g.elem_size) {
-    case 1: return launch<std::uint8_t>(b, g, out, s, err, stream, variant);
-    case 2: return launch<std::uint16_t>(b, g, out, s, err, stream, variant);
-    case 4: return launch<std::uint32_t>(b, g, out, s, err, stream, variant);
+    case 1: return launch<std::uint8_t>(b, g, out, s, err, stream, variant, live);
+    case 2: return launch<std::uint16_t>(b, g, out, s, err, stream, variant, live);
+    case 4: return launch<std::uint32_t>(b, g, out, s, err, stream, variant, live);
     default: throw Error("bitshuffle decode: unsupported element size " + std::to_string(g.elem_size));
   }
 }

@@ -9,6 +9,7 @@
 
 #include "core/hd.hpp"
 #include "io/hdf5/codec/bitshuffle_format.hpp"
+#include "resident/encoded/live_groups.hpp"
 
 namespace qgpu::io::cuda {
 
@@ -58,9 +59,11 @@ inline constexpr std::uint32_t kStageBytes = 1024;
 inline constexpr DecodeVariant kDefaultDecodeVariant = DecodeVariant::kStageShared;  // fastest on the H200 (docs/benchmarks.md)
 const char* decode_variant_name(DecodeVariant v);
 
-// Decodes every chunk of the batch into `out` (frames of frame_elems elements) on `stream`.
+// Decodes every chunk of the batch into `out` (frames of frame_elems elements) on `stream`. live.bits (zeroed by the
+// caller, frames of `out` counted from its start): also marks the pixel groups with a nonzero value in each tile
+// (encoded::LiveGroups; the frame must be a multiple of 32 pixels).
 void decode_bitshuffle_lz4(const DecodeBatch& batch, const DecodeGeometry& g, void* out,
                            const DecodeScratch& scratch, unsigned long long* d_error, cudaStream_t stream,
-                           DecodeVariant variant = kDefaultDecodeVariant);
+                           DecodeVariant variant = kDefaultDecodeVariant, const encoded::LiveGroups& live = {});
 
 }  // namespace qgpu::io::cuda

@@ -97,12 +97,13 @@ class EncodeWorker {
   }
   // The event the loader records on its stream once buffer i holds the batch.
   cudaEvent_t ready(int i) const { return ready_[i]; }
-  // Appends `count` frames at `frames` (in buffer i) after ready(i).
-  void push(int i, const void* frames, std::size_t count) {
+  // Appends `count` frames at `frames` (in buffer i) after ready(i); live: their LiveGroups bits (or null), which
+  // also stay untouched until buffer i is free again.
+  void push(int i, const void* frames, std::size_t count, const std::uint32_t* live = nullptr) {
     {
       std::lock_guard<std::mutex> l(mu_);
       busy_[i] = true;
-      jobs_.push_back({i, frames, count, pushed_++});
+      jobs_.push_back({i, frames, count, pushed_++, live});
     }
     cv_.notify_all();
   }
@@ -120,6 +121,7 @@ class EncodeWorker {
     const void* frames = nullptr;
     std::size_t count = 0;
     std::size_t index = 0;  // jobs pushed before this one
+    const std::uint32_t* live = nullptr;
   };
   void run() {
     for (;;) {
@@ -137,7 +139,7 @@ class EncodeWorker {
         QGPU_CUDA(cudaSetDevice(device_));
         QGPU_CUDA(cudaStreamWaitEvent(stream_, ready_[job.buffer], 0));
         if (trace) QGPU_CUDA(cudaEventRecord(trace->start, stream_));
-        enc_->append(job.frames, job.count, stream_);
+        enc_->append(job.frames, job.count, stream_, job.live);
         if (trace) {
           QGPU_CUDA(cudaEventRecord(trace->end, stream_));
           trace->host_end = now_s();

@@ -131,6 +131,11 @@ std::string storage_name(const FileInfo& fi) {
   return s;
 }
 
+bool live_groups_enabled() {
+  const char* v = std::getenv("QGPU_LIVE_GROUPS");
+  return !(v && std::strcmp(v, "0") == 0);
+}
+
 struct Stream {
   cudaStream_t s = nullptr;
   explicit Stream(int priority = 0) { QGPU_CUDA(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority)); }
@@ -242,6 +247,15 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   DeviceBuffer staging2(rp.encoded && rp.passthrough ? staging.bytes() : 0);
   void* const enc_in[2] = {rp.passthrough ? staging.data() : result->data(),
                            rp.passthrough ? staging2.data() : result2.data()};
+  // encoded passthrough: the decoder marks which groups of 32 pixels of each tile hold a nonzero count
+  // (encoded::LiveGroups; the encoder reads only those), one bitmap per encoder input buffer. QGPU_LIVE_GROUPS=0:
+  // no marks (every group is read; for comparison).
+  const bool marks = rp.encoded && rp.passthrough && encoded::LiveGroups::applies(fi.shape.frame_pixels()) &&
+                     live_groups_enabled();
+  const std::uint32_t tile = enc ? enc->layout().tile : 0;
+  const std::size_t live_bytes =
+      marks ? encoded::LiveGroups::words_for(fi.shape.frame_pixels(), rp.max_chunks, tile) * sizeof(std::uint32_t) : 0;
+  DeviceBuffer live_bits[2] = {DeviceBuffer(live_bytes), DeviceBuffer(live_bytes)};
   const std::size_t mb = geo.max_blocks();
   DeviceBuffer block_src(rp.max_chunks * mb * sizeof(std::uint64_t));
   DeviceBuffer block_len(rp.max_chunks * mb * sizeof(std::uint32_t));
@@ -311,7 +325,13 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     }
     if (tb) QGPU_CUDA(cudaEventRecord(tb->decode0, stream.s));
     void* frames = rp.direct ? result->as<char>() + batch.first_chunk * fi.frame_bytes() : stage;
-    cuda::decode_bitshuffle_lz4(db, geo, rp.direct ? result->data() : stage, scratch, d_error, stream.s);
+    encoded::LiveGroups live;
+    if (marks) {  // buffer eb's bitmap is free with it (wait_free above)
+      live = {live_bits[eb].as<std::uint32_t>(), tile, encoded::LiveGroups::words_for(fi.shape.frame_pixels())};
+      QGPU_CUDA(cudaMemsetAsync(live.bits, 0, live_bytes, stream.s));
+    }
+    cuda::decode_bitshuffle_lz4(db, geo, rp.direct ? result->data() : stage, scratch, d_error, stream.s,
+                                cuda::kDefaultDecodeVariant, live);
     if (p.zero_bad_pixels)  // on full stored frames, before crop and binning
       cuda::apply_pixel_mask(frames, fi.dtype, batch.chunks, fi.shape.frame_pixels(),
                              bad_pixels.as<std::uint32_t>(), fi.bad_pixels.size(), stream.s);
@@ -328,7 +348,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     slot.busy = true;
     if (rp.encoded) {  // encoded on the worker's thread and stream once this batch is in buffer eb
       QGPU_CUDA(cudaEventRecord(worker->ready(eb), stream.s));
-      worker->push(eb, enc_in[eb], batch.out_rows * p.out_shape.scan_cols);
+      worker->push(eb, enc_in[eb], batch.out_rows * p.out_shape.scan_cols, live.bits);
     }
     if (tb) tb->queued = now_s();
     if (progress) progress(double(batch.out_row0 + batch.out_rows) / double(p.out_shape.scan_rows));

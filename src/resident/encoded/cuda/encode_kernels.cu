@@ -14,6 +14,15 @@ namespace {
 
 constexpr unsigned kEncThreads = 256;
 constexpr std::uint32_t kFusedTotalsTile = 1024;  // [2][tile] uint32 frame sums: 8 KiB of shared memory
+// Alphabets (escape included) whose rANS symbol words the encoder keeps in shared memory (2 words each per thread,
+// 34 KiB per block of 256): values 0..15 (the bright-field disk at low dose) take K <= 16, so 17 symbols; larger
+// alphabets use the thread's local memory.
+constexpr std::uint32_t kRansSymbols = 17;
+constexpr std::uint32_t kRansTableWords = 2 * kRansSymbols * kEncThreads;
+static_assert((kRansTableWords + 2 * kFusedTotalsTile) * sizeof(unsigned) + 2048 <= 48 * 1024,
+              "encode_reserve's shared memory stays within the default 48 KiB");
+// A padding entry of the live list (list_live_warps): a warp of no live stream; the low bits still name its tile.
+constexpr std::uint32_t kPadEntry = 1u << 31;
 
 // The statistics pass's hook of a fused launch: the block's frame sums (32 bits: a block holds at most kEncThreads
 // pixels of a frame, each < 2^16) of this lane's tile. A chunk where some lane of the tile has many nonzeros (the
@@ -45,27 +54,46 @@ struct FrameSumHook {
 // statistics pass also sums each frame over the block's pixels into 32-bit shared sums (FrameSumHook: a warp
 // reduction per position in dense chunks, a shared atomic per nonzero value in sparse ones) and the block adds them
 // to totals (the group's frames, zeroed) when add_sums.
+// With live_list (the groups of 32 pixels that hold a nonzero count, encoded::LiveGroups; P a multiple of 32): warp
+// w of the grid takes entry w of the list (list_live_warps: each tile's live groups in density order, padded to
+// whole blocks, so that a block's warps are of one tile), and blocks past *live_count return at once; the streams
+// of the other groups are empty (their directory sizes were zeroed).
 template <class T, bool kTotals>
 __global__ void __launch_bounds__(kEncThreads)
     encode_reserve(const T* __restrict__ frames, std::size_t P, std::uint32_t tile, std::size_t count,
                    std::size_t streams, std::uint8_t* scratch, unsigned long long cap, unsigned long long* cursor,
                    std::uint32_t* offsets, std::uint32_t* dir, unsigned long long* sum_pattern,
-                   unsigned long long* totals, int add_sums, const std::uint32_t* __restrict__ group_order) {
+                   unsigned long long* totals, int add_sums, const std::uint32_t* __restrict__ group_order,
+                   const std::uint32_t* __restrict__ live_list, const unsigned* __restrict__ live_count) {
   using Scan = cub::BlockScan<std::uint32_t, kEncThreads>;
   __shared__ typename Scan::TempStorage tmp;
   __shared__ unsigned long long block_at;
-  extern __shared__ unsigned tot[];  // kTotals: [2][tile] frame sums of the block's (at most 2) tiles
+  // kRansSymbols x 2 words per thread for the rANS trial's symbol table (detail::RansTableSlot: word j of thread i
+  // at i + j x kEncThreads), then (kTotals) [2][tile] frame sums of the block's (at most 2) tiles
+  extern __shared__ unsigned shared_words[];
+  unsigned* const tot = shared_words + kRansTableWords;
+  constexpr unsigned kWarps = kEncThreads / 32;
   std::size_t s = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (group_order) {  // P is a multiple of the block: the block's warps take groups of one tile in density order
+  std::size_t block_tile = blockIdx.x * static_cast<std::size_t>(blockDim.x) / P;  // the block's first tile
+  bool pad = false;
+  if (live_list) {  // the whole block returns together (before any barrier)
+    const std::size_t e0 = std::size_t{blockIdx.x} * kWarps;
+    if (e0 >= *live_count) return;
+    const std::uint32_t G = static_cast<std::uint32_t>(P / 32);
+    const std::uint32_t w = live_list[e0 + (threadIdx.x >> 5)];
+    pad = (w & kPadEntry) != 0;
+    const std::uint32_t g = w & ~kPadEntry;
+    s = std::size_t{g / G} * P + std::size_t{g % G} * 32 + (threadIdx.x & 31u);
+    block_tile = (live_list[e0] & ~kPadEntry) / G;
+  } else if (group_order) {  // P is a multiple of the block: the block's warps take groups of one tile in density order
     const std::size_t q = s % P;
     s = s - q + std::size_t{group_order[q >> 5]} * 32 + (q & 31u);
   }
-  const bool live = s < streams;
+  const bool live = !pad && s < streams;
   const std::size_t t = live ? s / P : 0, p = live ? s % P : 0, first = t * tile;
   const auto n = live ? static_cast<std::uint32_t>(count - first < tile ? count - first : tile) : 0u;
   const T* base = frames + first * P + p;
   const auto get = [base, P](std::uint32_t i) { return static_cast<std::uint32_t>(base[i * P]); };
-  const std::size_t block_tile = blockIdx.x * static_cast<std::size_t>(blockDim.x) / P;  // the block's first tile
   const bool fuse = kTotals && add_sums;
   if (fuse) {
     for (std::uint32_t j = threadIdx.x; j < 2 * tile; j += blockDim.x) tot[j] = 0;
@@ -98,7 +126,8 @@ __global__ void __launch_bounds__(kEncThreads)
   // A rANS stream stays where the encoder built it (start: at most its bound - size past o; the compaction copies it
   // from there), not copied byte by byte to o.
   std::uint32_t start = 0;
-  dir[t * (P + 1) + p] = encode_stream_with(st, get, n, scratch + o, &start);
+  const detail::RansTableSlot table{shared_words + threadIdx.x, kEncThreads, kRansSymbols};
+  dir[t * (P + 1) + p] = encode_stream_with(st, get, n, scratch + o, &start, table);
   offsets[s] = static_cast<std::uint32_t>(o + start);  // <= b + block_bytes <= cap
 }
 
@@ -128,15 +157,60 @@ __global__ void __launch_bounds__(kOffsetThreads) tile_offsets(std::uint32_t* di
   if (threadIdx.x == 0) d[P] = carry;
 }
 
+// One block per tile of a group: the tile's live groups of 32 pixels (bit g of live + t * words_per_tile, g < G =
+// P / 32), in `order` (a permutation of the groups, densest first) or in pixel order, as entries t * G + g of
+// `list`, padded with kPadEntry | t * G to a multiple of the encoder block's warps, at a place reserved with one
+// atomic add on *count (segments of tiles in any order: each stream's bytes do not depend on it).
+constexpr unsigned kListThreads = 256;
+__global__ void __launch_bounds__(kListThreads)
+    list_live_warps(const std::uint32_t* __restrict__ live, std::size_t words_per_tile, std::uint32_t G,
+                    const std::uint32_t* __restrict__ order, std::uint32_t* list, unsigned* count) {
+  using Scan = cub::BlockScan<std::uint32_t, kListThreads>;
+  __shared__ typename Scan::TempStorage tmp;
+  __shared__ unsigned seg;
+  constexpr std::uint32_t kWarps = kEncThreads / 32;
+  const std::uint32_t t = blockIdx.x;
+  const std::uint32_t* bits = live + t * words_per_tile;
+  const auto is_live = [&](std::uint32_t g) { return (bits[g >> 5] >> (g & 31u)) & 1u; };
+  std::uint32_t c = 0;
+  for (std::uint32_t g = threadIdx.x; g < G; g += kListThreads) c += is_live(g);
+  std::uint32_t unused = 0, total = 0;
+  Scan(tmp).ExclusiveSum(c, unused, total);
+  const std::uint32_t padded = (total + kWarps - 1) / kWarps * kWarps;
+  if (threadIdx.x == 0 && padded) seg = atomicAdd(count, padded);
+  __syncthreads();  // seg; tmp is reused
+  if (!padded) return;
+  std::uint32_t carry = 0;
+  for (std::uint32_t c0 = 0; c0 < G; c0 += kListThreads) {
+    const std::uint32_t q = c0 + threadIdx.x;
+    const std::uint32_t g = q < G ? (order ? order[q] : q) : 0;
+    const std::uint32_t keep = q < G ? is_live(g) : 0u;
+    std::uint32_t at = 0, agg = 0;
+    Scan(tmp).ExclusiveSum(keep, at, agg);
+    if (keep) list[seg + carry + at] = t * G + g;
+    carry += agg;
+    __syncthreads();
+  }
+  for (std::uint32_t j = total + threadIdx.x; j < padded; j += kListThreads) list[seg + j] = kPadEntry | (t * G);
+}
+
 // A warp per 32 consecutive streams copies them one after another from the scratch into the payload, each lane a
 // byte (streams are mostly a few to a few hundred bytes: coalesced, instead of one thread per stream copying bytes
-// one by one).
+// one by one). With live_list (encode_reserve's): only the listed groups' warps (the others' streams are empty).
 __global__ void compact_warps(const std::uint8_t* __restrict__ scratch, const std::uint32_t* __restrict__ offsets,
                               const std::uint32_t* __restrict__ dir, std::size_t P, std::size_t streams,
-                              const std::uint64_t* __restrict__ tile_base, std::uint8_t* __restrict__ payload) {
+                              const std::uint64_t* __restrict__ tile_base, std::uint8_t* __restrict__ payload,
+                              const std::uint32_t* __restrict__ live_list, const unsigned* __restrict__ live_count) {
   const std::size_t warp = (blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x) >> 5;
   const unsigned lane = threadIdx.x & 31u;
-  const std::size_t s = warp * 32 + lane;
+  std::size_t s = warp * 32 + lane;
+  if (live_list) {  // a whole warp returns (or none of it)
+    if (warp >= *live_count) return;
+    const std::uint32_t w = live_list[warp];
+    if (w & kPadEntry) return;
+    const std::uint32_t G = static_cast<std::uint32_t>(P / 32);
+    s = std::size_t{w / G} * P + std::size_t{w % G} * 32 + lane;
+  }
   std::uint32_t len = 0, src = 0;
   unsigned long long dst = 0;
   if (s < streams) {
@@ -158,15 +232,21 @@ __global__ void compact_warps(const std::uint8_t* __restrict__ scratch, const st
   }
 }
 
+// Entries of the live list per tile at most: its groups of 32 pixels, padded to whole encoder blocks.
+std::size_t list_entries_per_tile(std::size_t P) {
+  constexpr std::size_t kWarps = kEncThreads / 32;
+  return (P / 32 + kWarps - 1) / kWarps * kWarps;
+}
+
 unsigned blocks_of(std::size_t n, unsigned threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
 
 // Grows buf to at least `bytes` (the old contents are not kept); waits for `stream` first, since work queued on it
 // may still use the old allocation.
-void ensure(std::unique_ptr<DeviceBuffer>& buf, std::size_t bytes, cudaStream_t stream) {
+void ensure(std::unique_ptr<LeasedBuffer>& buf, std::size_t bytes, cudaStream_t stream) {
   if (buf && buf->bytes() >= bytes) return;
   if (buf) QGPU_CUDA(cudaStreamSynchronize(stream));
   buf.reset();
-  buf = std::make_unique<DeviceBuffer>(std::max<std::size_t>(bytes, 1));
+  buf = std::make_unique<LeasedBuffer>(std::max<std::size_t>(bytes, 1));
 }
 
 using Clock = std::chrono::steady_clock;
@@ -194,7 +274,7 @@ struct GroupEvents {
 
 // Whether the encoder takes a tile's groups in ws.group_order (made for this pixel count).
 bool ordered(const CompactScratch& ws, std::size_t P) {
-  return P % kEncThreads == 0 && ws.group_order && ws.group_order->bytes() == P / 32 * sizeof(std::uint32_t);
+  return P % 32 == 0 && ws.group_order && ws.group_order->bytes() == P / 32 * sizeof(std::uint32_t);
 }
 
 // The groups of 32 pixels of a tile by decreasing total count so far (ties: pixel order), uploaded to
@@ -207,7 +287,7 @@ void set_group_order(CompactScratch& ws, const std::uint64_t* d_sum_pattern, std
   std::vector<std::uint32_t> order(group.size());
   for (std::uint32_t g = 0; g < order.size(); ++g) order[g] = g;
   std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return group[a] > group[b]; });
-  auto buf = std::make_unique<DeviceBuffer>(order.size() * sizeof(std::uint32_t));
+  auto buf = std::make_unique<LeasedBuffer>(order.size() * sizeof(std::uint32_t));
   QGPU_CUDA(cudaMemcpyAsync(buf->data(), order.data(), buf->bytes(), cudaMemcpyHostToDevice, stream));
   QGPU_CUDA(cudaStreamSynchronize(stream));  // order (host memory) is read before it goes
   ws.group_order = std::move(buf);
@@ -227,6 +307,8 @@ struct Encoder {
   std::size_t cap = 0;
   std::shared_ptr<DeviceBuffer> dir_arena;  // the directories of every tile (null: one allocation per group)
   std::size_t dir_arena_tile0 = 0;          // this call's first tile in dir_arena
+  const std::uint32_t* live = nullptr;      // the call's LiveGroups bits (null: every group is visited)
+  PayloadArena* arena = nullptr;            // where payloads go while they fit (null: one allocation per group)
 
   // Encodes tiles [t0, t0 + g) of the batch with their directories at dir (shared by the group that owns it).
   // Returns false (and the bytes the group needs) when the scratch was too small; then nothing is returned.
@@ -238,19 +320,36 @@ struct Encoder {
     auto ev = std::make_unique<GroupEvents>(stream);
     QGPU_CUDA(cudaMemsetAsync(cursor, 0, sizeof(unsigned long long), stream));
     auto* const tot = fused ? reinterpret_cast<unsigned long long*>(totals + t0 * T) : nullptr;
+    const std::uint32_t* const order = ordered(ws, P) ? ws.group_order->as<std::uint32_t>() : nullptr;
+    // The live groups' warps (list_live_warps; the other streams are empty: their sizes zeroed here), or all.
+    std::uint32_t *list = nullptr;
+    unsigned* listed = nullptr;
+    unsigned blocks = blocks_of(streams, kEncThreads);
+    if (live) {
+      const std::size_t G = P / 32, wpt = LiveGroups::words_for(P);
+      list = ws.live_list->as<std::uint32_t>();
+      listed = ws.live_count->as<unsigned>();
+      QGPU_CUDA(cudaMemsetAsync(dir, 0, g * (P + 1) * sizeof(std::uint32_t), stream));
+      QGPU_CUDA(cudaMemsetAsync(listed, 0, sizeof(unsigned), stream));
+      list_live_warps<<<static_cast<unsigned>(g), kListThreads, 0, stream>>>(
+          live + t0 * wpt, wpt, static_cast<std::uint32_t>(G), order, list, listed);
+      QGPU_CUDA_LAUNCHED("encoded list_live_warps");
+      blocks = static_cast<unsigned>(g * list_entries_per_tile(P) / (kEncThreads / 32));
+    }
     dispatch_count_dtype(layout.dtype, [&](auto z) {
       using V = decltype(z);
       const V* f = reinterpret_cast<const V*>(static_cast<const std::uint8_t*>(frames) + t0 * T * P * elem);
       const auto launch = [&](auto kernel, std::size_t smem) {
-        kernel<<<blocks_of(streams, kEncThreads), kEncThreads, smem, stream>>>(
+        kernel<<<blocks, kEncThreads, smem, stream>>>(
             f, P, layout.tile, frames_g, streams, ws.bytes->as<std::uint8_t>(), cap, cursor,
             ws.offsets->as<std::uint32_t>(), dir, reinterpret_cast<unsigned long long*>(sum_pattern), tot,
-            add_sums ? 1 : 0, ordered(ws, P) ? ws.group_order->as<std::uint32_t>() : nullptr);
+            add_sums ? 1 : 0, !live && P % kEncThreads == 0 ? order : nullptr, list, listed);
       };
+      constexpr std::size_t tables = kRansTableWords * sizeof(unsigned);
       if (fused)
-        launch(encode_reserve<V, true>, 2 * T * sizeof(unsigned));
+        launch(encode_reserve<V, true>, tables + 2 * T * sizeof(unsigned));
       else
-        launch(encode_reserve<V, false>, 0);
+        launch(encode_reserve<V, false>, tables);
     });
     QGPU_CUDA_LAUNCHED("encode_reserve");
     QGPU_CUDA(cudaEventRecord(ev->e[1], stream));
@@ -284,16 +383,28 @@ struct Encoder {
     timing.payload_bytes += total;
     DeviceTiles tiles;
     tiles.dir = dir_buf;
-    const auto a0 = Clock::now();
-    tiles.payload = std::make_shared<DeviceBuffer>(total + kPayloadPad);
-    timing.host_alloc_ms += ms_since(a0);
+    std::size_t at = 0;  // the group's first byte in tiles.payload
+    if (arena && arena->buf && arena->used <= arena->buf->bytes() &&
+        total + kPayloadPad <= arena->buf->bytes() - arena->used) {
+      tiles.payload = arena->buf;
+      at = arena->used;
+      arena->used = std::min(arena->buf->bytes(), (at + total + 15) / 16 * 16);
+    } else {
+      const auto a0 = Clock::now();
+      tiles.payload = std::make_shared<DeviceBuffer>(total + kPayloadPad);
+      timing.host_alloc_ms += ms_since(a0);
+    }
+    for (auto& b : base) b += at;
     // base (pageable) is staged before the call returns; an earlier group's compaction that read ws.base ran before
     // this copy (same stream, and the host waited above).
     QGPU_CUDA(cudaMemcpyAsync(ws.base->data(), base.data(), g * sizeof(std::uint64_t), cudaMemcpyHostToDevice,
                               stream));
-    compact_warps<<<blocks_of(streams, kEncThreads), kEncThreads, 0, stream>>>(
+    // the warps of encode_reserve's list (list, listed: still this group's), or all
+    compact_warps<<<list ? static_cast<unsigned>(g * list_entries_per_tile(P) * 32 / kEncThreads)
+                         : blocks_of(streams, kEncThreads),
+                    kEncThreads, 0, stream>>>(
         ws.bytes->as<std::uint8_t>(), ws.offsets->as<std::uint32_t>(), dir, P, streams, ws.base->as<std::uint64_t>(),
-        tiles.payload->as<std::uint8_t>());
+        tiles.payload->as<std::uint8_t>(), list, listed);
     QGPU_CUDA_LAUNCHED("encoded compact_warps");
     QGPU_CUDA(cudaEventRecord(ev->e[3], stream));
     ev->compacted = true;
@@ -341,6 +452,8 @@ EncodeTiming& EncodeTiming::operator+=(const EncodeTiming& o) {
   compact_ms += o.compact_ms;
   host_wait_ms += o.host_wait_ms;
   host_alloc_ms += o.host_alloc_ms;
+  finish_ms += o.finish_ms;
+  trim_ms += o.trim_ms;
   calls += o.calls;
   groups += o.groups;
   retries += o.retries;
@@ -353,8 +466,10 @@ std::string EncodeTiming::summary() const {
   char s[512];
   std::snprintf(s, sizeof s,
                 "stats+encode %.2f ms, tile offsets %.2f ms, compact %.2f ms (GPU); host waits %.2f ms, allocations "
-                "%.2f ms; %zu calls, %zu groups, %zu retried; reserved %.3f GB, payload %.3f GB",
-                stats_encode_ms, offsets_ms, compact_ms, host_wait_ms, host_alloc_ms, calls, groups, retries,
+                "%.2f ms, finish %.2f ms (arena trim %.2f ms); %zu calls, %zu groups, %zu retried; reserved %.3f GB, "
+                "payload %.3f GB",
+                stats_encode_ms, offsets_ms, compact_ms, host_wait_ms, host_alloc_ms, finish_ms, trim_ms, calls,
+                groups, retries,
                 double(reserved_bytes) / 1e9, double(payload_bytes) / 1e9);
   return s;
 }
@@ -365,14 +480,19 @@ std::size_t compact_scratch_bytes(const Layout& layout) {
   const std::size_t all = layout.tiles() * one_tile;
   const std::size_t cap = std::min(all, std::max(kCompactScratch, one_tile));
   const std::size_t group_tiles = std::min(layout.tiles(), std::max<std::size_t>(1, kMaxGroupStreams / P));
-  return cap + group_tiles * P * sizeof(std::uint32_t) + group_tiles * sizeof(std::uint64_t) + 8;
+  const std::size_t list = LiveGroups::applies(P) ? group_tiles * list_entries_per_tile(P) * sizeof(std::uint32_t) + 4 : 0;
+  return cap + group_tiles * P * sizeof(std::uint32_t) + group_tiles * sizeof(std::uint64_t) + 8 + list;
 }
 
 std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_frames, std::size_t count,
                                         std::uint64_t* d_sum_pattern, std::uint64_t* d_totals, cudaStream_t stream,
                                         CompactScratch* reuse, EncodeTiming* timing,
-                                        const std::shared_ptr<DeviceBuffer>& dir_arena, std::size_t dir_arena_tile0) {
+                                        const std::shared_ptr<DeviceBuffer>& dir_arena, std::size_t dir_arena_tile0,
+                                        const std::uint32_t* d_live, PayloadArena* payload_arena) {
   validate(layout);
+  if (d_live && !LiveGroups::applies(layout.frame_pixels))
+    throw InvalidArgument("encoded: live-group marks need frames of a multiple of 32 pixels, not " +
+                          std::to_string(layout.frame_pixels));
   std::vector<DeviceTiles> out;
   if (count == 0) return out;
   const std::size_t call_tiles = (count + layout.tile - 1) / layout.tile;
@@ -393,7 +513,7 @@ std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_fram
   else if (d_totals)
     frame_totals(layout, d_frames, count, d_totals, stream);
   Encoder e{layout, d_frames, count, layout.frame_pixels, layout.tile, elem, d_sum_pattern, d_totals, fused,
-            stream, ws, t, {}, 0, dir_arena, dir_arena_tile0};
+            stream, ws, t, {}, 0, dir_arena, dir_arena_tile0, d_live, payload_arena};
   const std::size_t P = e.P, T = e.T;
   const std::size_t ntiles = (count + T - 1) / T;
   const std::size_t group = std::min(ntiles, std::max<std::size_t>(1, kMaxGroupStreams / P));
@@ -408,6 +528,10 @@ std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_fram
   ensure(ws.offsets, group * P * sizeof(std::uint32_t), stream);
   ensure(ws.base, group * sizeof(std::uint64_t), stream);
   ensure(ws.cursor, sizeof(unsigned long long), stream);
+  if (d_live) {  // a group's list: each tile's groups of 32 pixels, padded to whole encoder blocks
+    ensure(ws.live_list, group * list_entries_per_tile(P) * sizeof(std::uint32_t), stream);
+    ensure(ws.live_count, sizeof(unsigned), stream);
+  }
   // Groups of at most `group` tiles, fewer when the previous group's bounds say that they would not fit (data less
   // sparse than the scratch was sized for: no failed attempt per batch).
   std::size_t per = group;
@@ -416,7 +540,7 @@ std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_fram
   for (std::size_t t0 = 0; t0 < ntiles; t0 += per) e.run(t0, std::min(per, ntiles - t0), out);
   QGPU_CUDA(cudaStreamSynchronize(stream));
   // For the next calls with this scratch (none come to a scratch of this call's own).
-  if (reuse && !ordered(ws, P) && P % kEncThreads == 0 && d_sum_pattern)
+  if (reuse && !ordered(ws, P) && P % 32 == 0 && d_sum_pattern)
     set_group_order(ws, d_sum_pattern, P, stream);
   for (const auto& ev : e.events) {
     t.stats_encode_ms += ev->between(0, 1);

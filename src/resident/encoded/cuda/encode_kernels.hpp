@@ -20,9 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "device/cuda/buffer_pool.hpp"
 #include "device/cuda/device_buffer.hpp"
 #include "resident/encoded/cuda/encoded_cuda.hpp"
 #include "resident/encoded/layout.hpp"
+#include "resident/encoded/live_groups.hpp"
 
 namespace qgpu::encoded::cuda {
 
@@ -36,15 +38,27 @@ inline constexpr std::size_t kCompactScratch = std::size_t{256} << 20;
 inline std::size_t stream_bound_bytes(std::uint32_t n, std::size_t elem) { return 7 + elem * n; }
 
 // Device scratch kept by a caller that encodes many batches (allocated when too small, reused after).
+// Its buffers are leased from the device pool (device/cuda/buffer_pool.hpp): the end of a load gives them back
+// instead of freeing them (cudaFree synchronises the device; those frees took 1-5 ms of the sample's load on the
+// H200), and the next load on that device takes them again.
 struct CompactScratch {
-  std::unique_ptr<DeviceBuffer> bytes, offsets, cursor, base;
+  std::unique_ptr<LeasedBuffer> bytes, offsets, cursor, base;
   // Tests: a smaller compact scratch than the default (never below one tile's worst case), so that groups must be
   // encoded again in smaller groups.
   std::size_t max_bytes = 0;
   std::uint64_t tile_bytes_hint = 0;  // reserved bytes per tile of the last group (sizes the next call's groups)
   // The order in which the encoder's blocks take a tile's groups of 32 pixels, densest first (from the sum pattern
   // after the first call; see encode_reserve), uint32 per group; null: pixel order.
-  std::unique_ptr<DeviceBuffer> group_order;
+  std::unique_ptr<LeasedBuffer> group_order;
+  std::unique_ptr<LeasedBuffer> live_list, live_count;  // with live-group marks: the warps that encode
+};
+
+// One device buffer that encode_compact fills group after group (each group's payload at the next 16-byte
+// boundary), so that a load allocates no payload per group on the encoder's thread (those cudaMallocs stalled it
+// for up to 10 ms a load beside the decoder); a group that does not fit gets its own exact-size payload.
+struct PayloadArena {
+  std::shared_ptr<DeviceBuffer> buf;
+  std::size_t used = 0;  // bytes taken (the last group's end, before kPayloadPad)
 };
 
 // Stage times of the encoder (CUDA events on its stream, summed over calls) and what it did.
@@ -53,7 +67,9 @@ struct EncodeTiming {
   double offsets_ms = 0;       // per-tile scans of the stream sizes
   double compact_ms = 0;       // copy into the exact-size payload
   double host_wait_ms = 0;     // host blocked on the stream for the sizes (includes the kernels before it)
-  double host_alloc_ms = 0;    // payload and directory allocations (cudaMalloc)
+  double host_alloc_ms = 0;    // payload and directory allocations (cudaMalloc; none for a group in the arena)
+  double finish_ms = 0;        // host, after the last frames: scratch freed, arena kept or trimmed, tile refs uploaded
+  double trim_ms = 0;          //   of which trimming the payload arena (0: kept or none)
   std::size_t calls = 0, groups = 0, retries = 0;  // retries: groups encoded again because the scratch was short
   std::uint64_t reserved_bytes = 0, payload_bytes = 0;  // sum of the stream bounds; encoded bytes
   EncodeTiming& operator+=(const EncodeTiming& o);
@@ -67,12 +83,17 @@ struct EncodeTiming {
 // cpu::encode_tile. All work on `stream`; returns when it is done. `timing`, when given, gets this
 // call's stage times added. dir_arena (optional): one buffer for the directories of every tile of the resident
 // ((P + 1) uint32 per tile; this call's first tile is tile dir_arena_tile0 there), so that a load does not allocate
-// one per group on the encoder's thread; the returned groups share it.
+// one per group on the encoder's thread; the returned groups share it. d_live (optional; frame_pixels a multiple
+// of 32): the LiveGroups bits of these frames (tile = layout.tile, words_per_tile = LiveGroups::words_for(P)):
+// only the marked groups of 32 pixels are read and encoded, every other stream is empty. Every group with a
+// nonzero count must be marked (an unmarked one would be encoded as zeros). payload_arena (optional): where the
+// groups' payloads go while they fit (their DeviceTiles share payload_arena->buf).
 std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_frames, std::size_t count,
                                         std::uint64_t* d_sum_pattern, std::uint64_t* d_totals, cudaStream_t stream,
                                         CompactScratch* scratch, EncodeTiming* timing = nullptr,
                                         const std::shared_ptr<DeviceBuffer>& dir_arena = nullptr,
-                                        std::size_t dir_arena_tile0 = 0);
+                                        std::size_t dir_arena_tile0 = 0, const std::uint32_t* d_live = nullptr,
+                                        PayloadArena* payload_arena = nullptr);
 
 // The device scratch encode_compact allocates at most for this layout (admission counts it).
 std::size_t compact_scratch_bytes(const Layout& layout);
