@@ -12,6 +12,7 @@
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "device/cuda/cuda_check.hpp"
+#include "io/hdf5/cuda/kept_batch_buffers.hpp"
 #include "resident/encoded/cuda/encode_kernels.hpp"
 #include "resident/encoded/format.hpp"
 
@@ -71,7 +72,7 @@ std::size_t free_memory_bytes(Backend backend) {
   if (backend == Backend::cuda) {
     std::size_t free = 0, total = 0;
     QGPU_CUDA(cudaMemGetInfo(&free, &total));
-    return free;
+    return free + cuda::kept_batch_bytes();  // a load frees those first when it needs them (make_room)
   }
   std::ifstream in("/proc/meminfo");
   std::string line;

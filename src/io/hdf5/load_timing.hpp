@@ -14,6 +14,7 @@ struct LoadTiming {
   double copy = 0;    // host-to-device copies (GPU time; cuda only)
   double decode = 0;  // decode (+ crop/bin) (GPU time on cuda, host wall time on cpu)
   double wait = 0;    // host waiting for the GPU after the last batch was queued (encoded: and for the encoder)
+  double release = 0; // freeing the load's own device buffers (cuda; cudaFree waits for the device)
   double total = 0;
   std::size_t batches = 0;
   std::uint64_t bytes_read = 0;     // bytes read from the files (chunks and the gaps read through)
@@ -25,7 +26,7 @@ struct LoadTiming {
   nlohmann::json to_json() const {
     return {{"index_s", index},         {"setup_s", setup},       {"read_s", read},
             {"copy_s", copy},           {"decode_s", decode},
-            {"wait_s", wait},           {"total_s", total},
+            {"wait_s", wait},           {"release_s", release},     {"total_s", total},
             {"batches", batches},       {"bytes_read", bytes_read},
             {"chunk_bytes", chunk_bytes}, {"decoded_bytes", decoded_bytes},
             {"read_threads", read_threads}, {"direct_io", direct_io},

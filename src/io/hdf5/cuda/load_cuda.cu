@@ -13,6 +13,7 @@
 #include "io/hdf5/cuda/bin_frames.hpp"
 #include "io/hdf5/cuda/bitshuffle_lz4_decode.hpp"
 #include "io/hdf5/cuda/encode_worker.hpp"
+#include "io/hdf5/cuda/kept_batch_buffers.hpp"
 #include "io/hdf5/cuda/load_cuda.hpp"
 #include "io/hdf5/load_provenance.hpp"
 #include "io/hdf5/load_timing.hpp"
@@ -237,14 +238,16 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   const double t_setup = now_s();
   auto enc = rp.encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cuda) : nullptr;
   // dense: the resident output; encoded: one batch of output rows (none for passthrough)
+  if (!rp.encoded) cuda::make_room(out_bytes);  // kept batch buffers of an earlier load go when the resident needs the room
   auto result = std::make_shared<DeviceBuffer>(!rp.encoded       ? out_bytes
                                                : rp.passthrough ? 0
                                                                 : rp.max_out_rows * rp.out_row_bytes);
-  DeviceBuffer staging(rp.direct ? 0 : rp.max_chunks * fi.frame_bytes());
+  // The batch buffers come from (and go back to) the ones kept between loads (kept_batch_buffers.hpp).
+  DeviceBuffer staging = cuda::take_batch_buffer(rp.direct ? 0 : rp.max_chunks * fi.frame_bytes());
   // encoded: the encoder reads batch b from buffer b % 2 (binned rows in result/result2, or the decoded frames in
   // staging/staging2 for passthrough) while batch b + 1 is read and decoded into the other one.
-  DeviceBuffer result2(rp.encoded && !rp.passthrough ? result->bytes() : 0);
-  DeviceBuffer staging2(rp.encoded && rp.passthrough ? staging.bytes() : 0);
+  DeviceBuffer result2 = cuda::take_batch_buffer(rp.encoded && !rp.passthrough ? result->bytes() : 0);
+  DeviceBuffer staging2 = cuda::take_batch_buffer(rp.encoded && rp.passthrough ? staging.bytes() : 0);
   void* const enc_in[2] = {rp.passthrough ? staging.data() : result->data(),
                            rp.passthrough ? staging2.data() : result2.data()};
   // encoded passthrough: the decoder marks which groups of 32 pixels of each tile hold a nonzero count
@@ -371,6 +374,14 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     rp.throw_decode_error(p, err >> 8, cuda::describe_decode_error(err));  // chunk ids count chunks in load order
   }
   if (overflow) throw FormatError("binned counts of " + where + " overflow uint32");
+  {  // the load's own device buffers, timed: the batch buffers are kept for the next load, the others freed
+    const double t_release = now_s();
+    worker.reset();
+    slots.clear();
+    for (DeviceBuffer* b : {&staging, &staging2, &result2}) cuda::keep_batch_buffer(std::move(*b));
+    for (DeviceBuffer* b : {&live_bits[0], &live_bits[1], &block_src, &block_len, &bad_pixels}) *b = DeviceBuffer();
+    timing.release = now_s() - t_release;
+  }
   Provenance pv = rp.provenance(p, timing, "cuda", "quantem-gpu CUDA bitshuffle+LZ4");
   if (rp.encoded) return encoded_dataset(p, std::move(enc), std::move(pv));
   return Dataset::from_device(result, p.out_shape, p.out_dtype, load_metadata(p), std::move(pv));
