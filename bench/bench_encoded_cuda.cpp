@@ -2,11 +2,11 @@
 // scan rows, as the loader would), resident bytes against dense and the file, and warm query kernel times (CUDA
 // events, median of 10 after 3 warm-ups), each answer checked against the dense resident: BF, ADF and the CoM sums,
 // the whole CoM product and the whole BF product, mean pattern, one frame, a 64x64 scan-region read; then the load of
-// the file dense and encoded (alternating, median of 7 each; and three in a row each, median of the last 2): all the
-// issue-8 figures of one file in one run. The encoder's
-// stage times (statistics + encode kernel, tile offsets, compaction, host waits and allocations) are printed for the
-// encode from dense and the encoded load, and the encoded load also runs with the other stream priorities
-// (QGPU_ENCODER_PRIORITY=same, low). The other masked-sum kernels and the first encoder once measured here were
+// the file dense, encoded and encoded without the decoder's live-group marks (QGPU_LIVE_GROUPS=0), alternating, median
+// of 7 each; and dense and encoded three in a row each, median of the last 2; both without and with a 0.2 s pause
+// after the dataset before was dropped: all the issue-8 figures of one file in one run. The encoder's stage times (statistics + encode kernel, tile offsets, compaction, host waits and
+// allocations) are printed for the encode from dense and the encoded loads (the stream priorities were compared
+// here until 2026-12-03: docs/benchmarks.md, fifth session). The other masked-sum kernels and the first encoder once measured here were
 // removed after the 2026-12-03 H200 run (docs/runs/2026-12-03/s3c/bench_encoded_cuda.log, docs/benchmarks.md).
 // usage: bench_encoded_cuda FILE [scan det dtype]
 #include <cuda_runtime.h>
@@ -14,7 +14,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
+#include <chrono>
 #include <filesystem>
+#include <map>
+#include <thread>
 
 #include "bench_dataset.hpp"
 #include "cuda_timer.hpp"
@@ -197,15 +200,33 @@ int main(int argc, char** argv) {
   }
 
   // Products through the public API on a dataset loaded encoded (host results: includes the download).
+  // Loads of the file through the public API. `settle_ms`: a pause after the dataset loaded before was dropped.
+  // Freeing the 19.3 GB of a dense resident costs the load that follows at once up to 10 ms on the H200, so that in a
+  // rotation without the pause every load after a dense one pays for it (measured 2026-12-04: docs/benchmarks.md);
+  // the rotation is run without and with a 0.2 s pause.
+  int settle_ms = 0;
+  // Per representation: the load's own stage times (provenance "timing"): index (host, HDF5 chunk indexes), release
+  // (freeing its buffers) and the rest, to tell them from the pipeline.
+  std::map<std::string, std::vector<double>> index_ms, release_ms, rest_ms;
   const auto load_once = [&](const std::string& representation, Dataset* keep) {
     io::LoadOptions o;
     o.backend = "cuda";
     o.representation = representation;
-    const double a = bench::now_s();
-    Dataset d = io::load(argv[1], o);
+    double ms = 0;
+    {
+      const double a = bench::now_s();
+      Dataset d = io::load(argv[1], o);
+      QGPU_CUDA(cudaDeviceSynchronize());
+      ms = (bench::now_s() - a) * 1e3;
+      const auto& t = d.provenance().parameters.at("timing");
+      const std::string key = representation + (std::getenv("QGPU_LIVE_GROUPS") ? " unmarked" : "");
+      index_ms[key].push_back(t.value("index_s", 0.0) * 1e3);
+      release_ms[key].push_back(t.value("release_s", 0.0) * 1e3);
+      rest_ms[key].push_back(ms - index_ms[key].back() - release_ms[key].back());
+      if (keep) *keep = std::move(d);
+    }
     QGPU_CUDA(cudaDeviceSynchronize());
-    const double ms = (bench::now_s() - a) * 1e3;
-    if (keep) *keep = std::move(d);
+    std::this_thread::sleep_for(std::chrono::milliseconds(settle_ms));
     return ms;
   };
   const auto load_ms = [&](const std::string& representation, Dataset* keep) {
@@ -215,34 +236,53 @@ int main(int argc, char** argv) {
     return bench::median(t);
   };
   // Dense and encoded loads alternate (7 each after one warm-up of each; medians), so that a drift of the machine
-  // during the run affects both alike.
-  Dataset dse = ds;
-  std::vector<double> dense_t, enc_t;
-  (void)load_once("dense", nullptr);
-  (void)load_once("encoded", nullptr);
-  for (int i = 0; i < 7; ++i) {
-    dense_t.push_back(load_once("dense", nullptr));
-    enc_t.push_back(load_once("encoded", i == 6 ? &dse : nullptr));
-  }
-  const double enc_load = bench::median(enc_t), dense_load = bench::median(dense_t);
-  std::printf("| load dense | %.1f ms | median of 7 (%.1f .. %.1f) |\n| load encoded | %.1f ms | %.2fx the dense load | "
-              "median of 7 (%.1f .. %.1f) |\n", dense_load, *std::min_element(dense_t.begin(), dense_t.end()),
-              *std::max_element(dense_t.begin(), dense_t.end()), enc_load, enc_load / dense_load,
-              *std::min_element(enc_t.begin(), enc_t.end()), *std::max_element(enc_t.begin(), enc_t.end()));
-  {  // the same, each representation loaded three times in a row (the measurement of the sessions before)
+  // during the run affects both alike. A third load in the rotation: encoded with QGPU_LIVE_GROUPS=0 (the encoder
+  // reads every group of 32 pixels, not only those the decoder marked).
+  Dataset dse = ds, dse_all;
+  const auto unmarked = [&](Dataset* keep) {
+    ::setenv("QGPU_LIVE_GROUPS", "0", 1);
+    const double ms = load_once("encoded", keep);
+    ::unsetenv("QGPU_LIVE_GROUPS");
+    return ms;
+  };
+  const auto range = [](const std::vector<double>& t) {
+    char b[64];
+    std::snprintf(b, sizeof b, "median of 7 (%.1f .. %.1f)", *std::min_element(t.begin(), t.end()),
+                  *std::max_element(t.begin(), t.end()));
+    return std::string(b);
+  };
+  for (const int pause : {0, 200}) {
+    settle_ms = pause;
+    index_ms.clear();
+    release_ms.clear();
+    rest_ms.clear();
+    std::vector<double> dense_t, enc_t, all_t;
+    (void)load_once("dense", nullptr);
+    (void)load_once("encoded", nullptr);
+    (void)unmarked(nullptr);
+    for (int i = 0; i < 7; ++i) {
+      dense_t.push_back(load_once("dense", nullptr));
+      enc_t.push_back(load_once("encoded", i == 6 ? &dse : nullptr));
+      all_t.push_back(unmarked(i == 6 ? &dse_all : nullptr));
+    }
+    const double enc_load = bench::median(enc_t), dense_load = bench::median(dense_t), all_load = bench::median(all_t);
+    const std::string after = " (" + std::to_string(pause) + " ms after the last dataset was dropped)";
+    std::printf("| load dense%s | %.1f ms | %s |\n| load encoded%s | %.1f ms | %.2fx the dense load | %s |\n"
+                "| load encoded, QGPU_LIVE_GROUPS=0 (every group read)%s | %.1f ms | %.2fx the dense load | %s |\n",
+                after.c_str(), dense_load, range(dense_t).c_str(), after.c_str(), enc_load, enc_load / dense_load,
+                range(enc_t).c_str(), after.c_str(), all_load, all_load / dense_load, range(all_t).c_str());
+    for (const auto& [key, v] : index_ms)
+      std::printf("  %s loads: index (host) median %.1f ms, freeing the load's buffers %.1f ms, the rest median "
+                  "%.1f ms\n", key.c_str(), bench::median(v), bench::median(release_ms[key]),
+                  bench::median(rest_ms[key]));
+    if (dse_all.encoded())
+      std::printf("  encoder stages of the last encoded load, QGPU_LIVE_GROUPS=0: %s\n",
+                  dse_all.encoded()->encoder_stages().c_str());
+    // the same, each representation loaded three times in a row (the measurement of the sessions before)
     const double d3 = load_ms("dense", nullptr), e3 = load_ms("encoded", nullptr);
-    std::printf("| load dense, then encoded, 3 in a row each (median of the last 2) | %.1f ms, %.1f ms | %.2fx |\n", d3,
-                e3, e3 / d3);
+    std::printf("| load dense, then encoded, 3 in a row each (median of the last 2)%s | %.1f ms, %.1f ms | %.2fx |\n",
+                after.c_str(), d3, e3, e3 / d3);
   }
-  // The stream priorities of the encoded load (encode_worker.hpp): the default gives the encoder stream the
-  // priority; "same" is the behaviour before, "low" gives it to the decode stream.
-  for (const char* mode : {"same", "low"}) {
-    ::setenv("QGPU_ENCODER_PRIORITY", mode, 1);
-    const double t = load_ms("encoded", nullptr);
-    std::printf("| load encoded, QGPU_ENCODER_PRIORITY=%s | %.1f ms | %.2fx the dense load |\n", mode, t,
-                t / dense_load);
-  }
-  ::unsetenv("QGPU_ENCODER_PRIORITY");
   if (dse.encoded()) std::printf("  encoder stages of the last encoded load: %s\n", dse.encoded()->encoder_stages().c_str());
   const auto com_d = dpc::center_of_mass(ds);
   {
