@@ -226,13 +226,14 @@ void EncodedResident::trim_payload_arena(CUstream_st* stream) {
     QGPU_CUDA(cudaMemcpyAsync(exact->data(), a.buf->data(), a.used, cudaMemcpyDeviceToDevice, stream));
     QGPU_CUDA(cudaStreamSynchronize(stream));
     const auto* from = a.buf->as<std::uint8_t>();
-    for (auto& r : s_->refs)
-      if (r.payload >= from && r.payload <= from + a.used) r.payload = exact->as<std::uint8_t>() + (r.payload - from);
-    for (auto& g : s_->groups)
+    s_->refs.clear();  // the groups' refs in order (as encode_frames appended them), rebased where they moved
+    for (auto& g : s_->groups) {
       if (g.payload == a.buf) {
         g.payload = exact;
         for (auto& r : g.refs) r.payload = exact->as<std::uint8_t>() + (r.payload - from);
       }
+      s_->refs.insert(s_->refs.end(), g.refs.begin(), g.refs.end());
+    }
   }
   a = {};
 }

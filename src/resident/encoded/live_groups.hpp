@@ -1,8 +1,8 @@
 #pragma once
 // Which groups of 32 adjacent detector pixels hold any nonzero count in each tile of a batch of frames: the GPU
 // decoder marks them as it writes the frames (the bits come from the words it already holds), and the CUDA encoder
-// then visits only those groups (on the 512x512x192x192 sample three groups in four are zero over a whole tile of
-// 512 scan positions: their streams are empty and nothing needs to read them again).
+// then visits only those groups (a group that is zero over a whole tile has empty streams: nothing needs to read it
+// again).
 //
 // Bit g % 32 of word t * words_per_tile + g / 32 is set when pixel group g (pixels 32 g .. 32 g + 31) is nonzero
 // somewhere in frames [t * tile, t * tile + tile) of the batch. A set bit for an all-zero group only costs time
