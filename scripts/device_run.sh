@@ -4,7 +4,7 @@
 # usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
 #        queries, movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), enctests (encoded GPU tests), replay (300k mutants),
 #        python (Python tests, built there), parallax, scale (2048x2048 scan tiled from s512's chunks, loaded encoded), scale1024 (the same at 1024x1024), ncu_sum (Nsight Compute
-#        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve). Logs go to $OUT; a short table is printed last.
+#        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve), sass_enc (its SASS). Logs go to $OUT; a short table is printed last.
 set -o pipefail
 source scripts/device_env.sh
 OUT=${OUT:-/tmp/qb/out}; LOG=$OUT/logs; mkdir -p "$OUT" "$LOG"  # logs written under $OUT: they come back even if
@@ -53,6 +53,10 @@ for s in "$@"; do
           "${CUOBJ:-cuobjdump}" -sass $B/libquantem_gpu.so 2>&1 |
             awk '/Function : .*masked_sum_kernelILi1E/{on=1} on{print} on&&/^\t\t\.\.\.\.\.\.\.\.\.\./{exit}' >"$LOG/sass_masked_sum.log"
           echo "== sass $(wc -l <"$LOG/sass_masked_sum.log") lines" ;;
+    sass_enc) CUOBJ=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -1)  # the encoder's SASS (u16, fused totals)
+          "${CUOBJ:-cuobjdump}" -sass $B/libquantem_gpu.so 2>&1 |
+            awk '/Function : .*encode_reserveItLb1E/{on=1} on{print} on&&/^\t\t\.\.\.\.\.\.\.\.\.\./{exit}' >"$LOG/sass_encode_reserve.log"
+          echo "== sass_enc $(wc -l <"$LOG/sass_encode_reserve.log") lines" ;;
     scale1024) step bench_scale1024 200 $B/bench_scale /tmp/qb/s1024t.h5 --tile-from /tmp/qb/s512.h5 --factor 2 ;;
     python) step python_tests 300 bash scripts/device_python.sh ;;  # the module built there for its python3
     replay) step replay_cuda_decoder 200 $B/replay_cuda_decoder --mutate 300000 --seed 2 ;;

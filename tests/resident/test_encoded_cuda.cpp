@@ -542,8 +542,9 @@ TEST(EncodedCuda, CompactEncoderRetriesInSmallerGroupsWhenItsScratchIsShort) {
 }
 
 
-// LiveGroups marks: the encoder reads only the marked groups of 32 pixels of each tile and writes the CPU
-// reference's bytes, sums and totals when every nonzero group is marked: exact marks (tiles with no live group, with
+// LiveGroups marks: the encoder reads only the marked groups of 32 pixels of each tile (and in them the marked chunks
+// of 16 frames) and writes the CPU reference's bytes, sums and totals when every nonzero chunk of a group is marked:
+// exact marks (live groups with zero chunks, tiles with no live group, with
 // one, with a count of live groups that is not a multiple of the encoder block's 8 warps), every bit set (also past
 // the last group of a word), with the density order of a kept scratch, with a scratch too short for a group, on
 // every dtype (fused frame totals for u8/u16, frame_totals for u32). No marks at all: every stream is empty
@@ -551,23 +552,25 @@ TEST(EncodedCuda, CompactEncoderRetriesInSmallerGroupsWhenItsScratchIsShort) {
 namespace {
 
 std::vector<std::uint32_t> exact_marks(const Dense& d, std::uint32_t tile) {
-  const std::size_t P = d.frame_pixels(), wpt = encoded::LiveGroups::words_for(P);
+  const std::size_t P = d.frame_pixels(), wpt = encoded::LiveGroups::words_for(P, tile);
   std::vector<std::uint32_t> bits(encoded::LiveGroups::words_for(P, d.shape.frames(), tile), 0);
   for (std::size_t f = 0; f < d.shape.frames(); ++f)
     for (std::size_t p = 0; p < P; ++p)
-      if (d.at(f, p)) bits[f / tile * wpt + p / 32 / 32] |= 1u << (p / 32 % 32);
+      if (d.at(f, p)) bits[encoded::LiveGroups::word_of(f, p / 32, tile, wpt)] |= encoded::LiveGroups::bit_of(f, tile);
   return bits;
 }
 
 // Mixed data with whole groups zeroed per tile: tile k keeps groups g with (g * 5 + k) % 11 < k % 4 (none for
-// k % 4 == 0), and group 0 of tile 1 only in its last frame.
+// k % 4 == 0), and group 0 of tile 1 only in its last frame; of the kept groups, chunk c of 16 frames of a tile is
+// zero where (c + g) % 3 == 0 (the marks then skip chunks inside a live group).
 Dense sparse_groups(const Shape4D& s, DType t, std::uint32_t tile, unsigned seed) {
   Dense d = test::mixed(s, t, seed);
   for (std::size_t f = 0; f < s.frames(); ++f) {
-    const std::size_t k = f / tile;
+    const std::size_t k = f / tile, c = f % tile / 16;
     for (std::size_t p = 0; p < d.frame_pixels(); ++p) {
       const std::size_t g = p / 32;
-      const bool keep = (g * 5 + k) % 11 < k % 4 || (k == 1 && g == 0 && (f + 1) % tile == 0);
+      const bool last = k == 1 && g == 0 && (f + 1) % tile == 0;
+      const bool keep = ((g * 5 + k) % 11 < k % 4 && (c + g) % 3 != 0) || last;
       if (!keep) d.set(f, p, 0);
     }
   }
@@ -594,7 +597,10 @@ TEST(EncodedCuda, CompactEncoderReadsOnlyMarkedGroups) {
       std::size_t marked = 0;
       for (std::uint32_t w : marks) marked += static_cast<std::size_t>(__builtin_popcount(w));
       ASSERT_GT(marked, 0u);
-      ASSERT_LT(marked, (d.shape.frames() + c.tile - 1) / c.tile * (d.frame_pixels() / 32));
+      std::size_t chunks = 0;  // (group, chunk of 16 frames) pairs
+      for (std::size_t t0 = 0; t0 < d.shape.frames(); t0 += c.tile)
+        chunks += (std::min<std::size_t>(c.tile, d.shape.frames() - t0) + 15) / 16 * (d.frame_pixels() / 32);
+      ASSERT_LT(marked, chunks);
       expect_cpu_bytes(encode_direct(d, c.tile, 0, nullptr, marks), d, c.tile);
       const std::vector<std::uint32_t> all(marks.size(), 0xffffffffu);
       expect_cpu_bytes(encode_direct(d, c.tile, 0, nullptr, all), d, c.tile);

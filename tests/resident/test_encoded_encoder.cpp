@@ -11,6 +11,7 @@
 
 #include "encoded_v1_oracle.hpp"
 #include "resident/encoded/cuda/encode_kernels.hpp"
+#include "resident/encoded/live_groups.hpp"
 #include "resident/encoded/stream_codec.hpp"
 
 using namespace qgpu;
@@ -79,6 +80,147 @@ TEST(EncodedEncoder, SameBytesAsTheFrozenFirstEncoder) {
   // Every model was exercised.
   for (int m = 0; m < 5; ++m) EXPECT_GT(by_model[m], 0u) << "model " << m;
   EXPECT_GT(streams, 2000u);
+}
+
+namespace {
+
+// Kinds beyond make_stream's, for the statistics pass's chunks of 16: dense bursts of 16..48 values after zero runs
+// of 64..300 positions (a first gap of a two-byte code), dense values around 130 (two-byte sparse values), dense
+// values near 2^28 and 2^32 (the chunk sum in 64 bits), and every 16-chunk either all zero or all nonzero.
+std::vector<std::uint32_t> make_chunky_stream(int kind, std::uint32_t n, std::uint32_t mx, std::mt19937_64& rng) {
+  std::vector<std::uint32_t> v(n, 0);
+  std::poisson_distribution<std::uint32_t> small(2.0);
+  std::uniform_int_distribution<std::uint32_t> gap(64, 300), burst(16, 48), near(120, 140), coin(0, 1);
+  std::uint32_t i = gap(rng) % (n + 1);
+  switch (kind) {
+    case 0:
+      while (i < n) {
+        for (std::uint32_t e = std::min(n, i + burst(rng)); i < e; ++i) v[i] = small(rng);
+        i += gap(rng);
+      }
+      break;
+    case 1:
+      for (auto& x : v) x = coin(rng) ? near(rng) : small(rng);
+      break;
+    case 2:
+      for (auto& x : v) x = coin(rng) ? mx - small(rng) : (mx >> 4) + small(rng);
+      break;
+    case 3:
+      for (std::uint32_t j = 0; j < n; ++j) v[j] = (j / 16) % 3 == 1 ? 1 + small(rng) : 0u;
+      break;
+  }
+  for (auto& x : v) x = std::min(x, mx);
+  return v;
+}
+
+// The statistics of a stream computed value by value, as their definition reads (StreamStats).
+StreamStats naive_stats(const std::vector<std::uint32_t>& v) {
+  StreamStats st;
+  const auto n = static_cast<std::uint32_t>(v.size());
+  std::uint32_t mn = 0xffffffffu, mx = 0, nnz = 0, sparse = 0, next = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t x = v[i];
+    if (x < kCountedValues) st.counts[x >> 2] += std::uint64_t{1} << (16 * (x & 3));
+    mn = std::min(mn, x);
+    mx = std::max(mx, x);
+    st.total += x;
+    if (x) {
+      sparse += varint_size(((i - next) << 1) | (x != 1u)) + (x != 1u ? varint_size(x - 2) : 0u);
+      ++nnz;
+      next = i + 1;
+    }
+  }
+  st.mn = n ? mn : 0;
+  st.mx = mx;
+  st.nnz = nnz;
+  if (n == 0 || mx == 0) return st;
+  if (mn == mx) {
+    st.bound = 1 + varint_size(mx);
+    return st;
+  }
+  st.raw = 1 + varint_size(mn) + 1 + static_cast<std::uint32_t>((std::uint64_t{n} * bit_width(mx - mn) + 7) / 8);
+  st.sparse_total = 1 + varint_size(nnz) + sparse;
+  st.bound = std::min(st.sparse_total, st.raw);
+  return st;
+}
+
+void expect_same_stats(const StreamStats& a, const StreamStats& b, const std::string& what) {
+  EXPECT_EQ(a.total, b.total) << what;
+  for (int q = 0; q < 4; ++q) EXPECT_EQ(a.counts[q], b.counts[q]) << what << " counts " << q;
+  EXPECT_EQ(a.mx, b.mx) << what;
+  if (a.mx) EXPECT_EQ(a.mn, b.mn) << what;  // (the minimum of an all-zero stream is not used)
+  EXPECT_EQ(a.nnz, b.nnz) << what;
+  EXPECT_EQ(a.sparse_total, b.sparse_total) << what;
+  EXPECT_EQ(a.raw, b.raw) << what;
+  EXPECT_EQ(a.bound, b.bound) << what;
+}
+
+// Exact chunk marks of a stream (bit c: values 16 c .. 16 c + 15 hold a nonzero).
+std::vector<std::uint32_t> chunk_marks(const std::vector<std::uint32_t>& v) {
+  std::vector<std::uint32_t> w((v.size() + 16 * 32 - 1) / (16 * 32) + 1, 0);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (v[i]) w[i / 16 / 32] |= 1u << (i / 16 % 32);
+  return w;
+}
+
+}  // namespace
+
+// The statistics pass (dense chunks summed as a whole, sparse chunks value by value) equals the value-by-value
+// definition on every kind of stream, length and dtype range.
+TEST(EncodedEncoder, StatisticsEqualTheValueByValueDefinition) {
+  std::mt19937_64 rng(5);
+  std::size_t checked = 0;
+  for (int d = 0; d < 3; ++d)
+    for (std::uint32_t n : kLengths)
+      for (int kind = 0; kind < kKinds + 4; ++kind) {
+        const std::vector<std::uint32_t> v =
+            kind < kKinds ? make_stream(kind, n, kMax[d], rng) : make_chunky_stream(kind - kKinds, n, kMax[d], rng);
+        const auto get = [&](std::uint32_t i) { return v[i]; };
+        expect_same_stats(stream_stats(get, n), naive_stats(v),
+                          "dtype " + std::to_string(d) + " n " + std::to_string(n) + " kind " + std::to_string(kind));
+        ++checked;
+      }
+  EXPECT_EQ(checked, 3u * (kKinds + 4) * (sizeof kLengths / sizeof kLengths[0]));
+}
+
+// Chunk marks (encoded::ChunkMarks, from the GPU decoder): the statistics and the stream bytes with exact marks (the
+// zero chunks not read: a value read from one fails the test) equal those without marks.
+TEST(EncodedEncoder, ChunkMarksSkipOnlyZeroChunks) {
+  std::mt19937_64 rng(9);
+  std::size_t skipped = 0, sparse_streams = 0;
+  for (int d = 0; d < 3; ++d)
+    for (std::uint32_t n : kLengths)
+      for (int kind = 0; kind < kKinds + 4; ++kind) {
+        const std::vector<std::uint32_t> v =
+            kind < kKinds ? make_stream(kind, n, kMax[d], rng) : make_chunky_stream(kind - kKinds, n, kMax[d], rng);
+        const std::string what = "dtype " + std::to_string(d) + " n " + std::to_string(n) + " kind " + std::to_string(kind);
+        const std::vector<std::uint32_t> marks = chunk_marks(v);
+        const ChunkMarks may_hold{marks.data()};
+        std::size_t reads_of_zero_chunks = 0;
+        const auto get = [&](std::uint32_t i) { return v[i]; };
+        const auto get_marked = [&](std::uint32_t i) {
+          if (i / 16 < n / 16 && !may_hold(i / 16)) ++reads_of_zero_chunks;  // (the partial last chunk is read)
+          return v[i];
+        };
+        const StreamStats st = stream_stats(get, n);
+        expect_same_stats(stream_stats(get_marked, n, NoValueHook{}, may_hold), st, what);
+        std::vector<std::uint8_t> a(stream_slot_bytes(n)), b(stream_slot_bytes(n));
+        const std::uint32_t na = encode_stream_with(st, get, n, a.data());
+        const std::size_t before = reads_of_zero_chunks;
+        const std::uint32_t nb = encode_stream_with(st, get_marked, n, b.data(), nullptr, {}, may_hold);
+        ASSERT_EQ(na, nb) << what;
+        ASSERT_TRUE(std::equal(a.begin(), a.begin() + na, b.begin())) << what;
+        EXPECT_EQ(before, 0u) << what << ": the statistics read a chunk marked empty";
+        if (na && a[0] == kSparse && st.bound <= detail::rans_size_floor(st.mn)) {  // no rANS trial (which reads all)
+          EXPECT_EQ(reads_of_zero_chunks, before) << what << ": the sparse encoder read a chunk marked empty";
+          ++sparse_streams;
+        }
+        for (std::uint32_t c = 0; c < n / 16; ++c) skipped += !may_hold(c);
+        const ChunkMarks all{};  // null: every chunk
+        expect_same_stats(stream_stats(get, n, NoValueHook{}, all), st, what);
+      }
+  EXPECT_GT(skipped, 1000u);
+  EXPECT_GT(sparse_streams, 50u);
 }
 
 // The CUDA encoder reserves StreamStats::bound bytes per stream (and sizes its scratch by stream_bound_bytes): the

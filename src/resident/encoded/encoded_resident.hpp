@@ -33,8 +33,9 @@ class EncodedResident {
   // (a cudaStream_t; the legacy default stream when null; successive appends on one stream), and `frames` may be
   // reused when append returns (it waits for its work on `stream`, never for the whole device). live (cuda, frames
   // whose pixel count is a multiple of 32): the encoded::LiveGroups bits of these frames (device memory, tiles of
-  // layout().tile counted from frames[0]): the encoder visits only the marked groups of 32 pixels, when the append
-  // starts at a tile boundary (no staged frames); every group with a nonzero count must be marked.
+  // layout().tile counted from frames[0]): the encoder visits only the marked groups of 32 pixels and chunks of 16
+  // frames, when the append starts at a tile boundary (no staged frames); every chunk of a group with a nonzero
+  // count must be marked.
   void append(const void* frames, std::size_t count, CUstream_st* stream = nullptr,
               const std::uint32_t* live = nullptr);
   std::size_t frames_appended() const;

@@ -14,6 +14,7 @@
 // The encoder computes every candidate's exact size and keeps the smallest (order raw, sparse, rANS on ties;
 // zero and constant streams always take their own model).
 #include <cstdint>
+#include <type_traits>
 
 #include "resident/encoded/format.hpp"
 
@@ -180,56 +181,60 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   normalise_frequencies(freq, K + 1, n, freq);
   // Per symbol: the reciprocal of its frequency, and one word with the frequency f (bits 0..12, <= 4096), its start
   // cum = f(0) + ... + f(s - 1) (bits 13..25, <= 4096) and the reciprocal's shift (bits 26..29, <= 11).
-  std::uint32_t table_bytes = 0, cum = 0;
+  // The rest is instantiated twice, once per place of the table (kSlot: table's column; else the frame's arrays),
+  // so that on a GPU the symbol words are read with shared-memory loads (one pointer that might be either would be
+  // a generic one).
   std::uint32_t rcp_frame[kMaxAlphabet + 1], sym_frame[kMaxAlphabet + 1];
-  const bool in_slot = table.col && K + 1 <= table.symbols;
-  std::uint32_t* const sym = in_slot ? table.col : sym_frame;
-  std::uint32_t* const rcp = in_slot ? table.col + table.symbols * table.stride : rcp_frame;
-  const std::uint32_t step = in_slot ? table.stride : 1u;
-  for (std::uint32_t s = 0; s <= K; ++s) {
-    const std::uint32_t f = freq[s];
-    table_bytes += varint_size(f);
-    const RansReciprocal r = RansReciprocal::of(f);
-    rcp[s * step] = r.rcp;
-    sym[s * step] = f | (cum << 13) | (r.shift << 26);
-    cum += f;
-  }
-  // Escaped values are value - base - K <= range - K: one varint byte each when that is below 128 (no pass).
-  std::uint32_t esc_bytes = range - K < 128u ? esc_count : 0u;
-  if (esc_count && range - K >= 128u)
-    for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) {
-      const std::uint32_t d = v - base;
-      if (d >= K) esc_bytes += varint_size(d - K);
-    });
-  const std::uint64_t header64 =
-      1ull + varint_size(base) + 1 + table_bytes + varint_size(esc_bytes) + static_cast<std::uint64_t>(esc_bytes);
-  if (header64 + 4 >= best) return 0;
-  const std::uint32_t header = static_cast<std::uint32_t>(header64);
-  const std::uint32_t limit = best - header;  // the rANS bytes must stay below this for rANS to win
-  std::uint8_t* const end = slot + best;
-  std::uint8_t* ptr = end;
-  std::uint32_t x = kRansL;
-  // One-byte escapes (every escaped value - base - K <= range - K < 128) are written as the backward pass meets them,
-  // last first, down from slot + header: in position order at the end of the header as it sits at slot (no pass of
-  // their own; the rANS bytes stay above slot + header + 4, see limit).
-  const std::uint32_t fields = header - esc_bytes;  // model byte .. escape byte count
-  const bool one_byte_escapes = esc_count && range - K < 128u;
-  std::uint8_t* esc = slot + header;
-  // One symbol, encoded backwards; false when the rANS bytes reach the limit (rANS loses).
-  const auto put = [&](std::uint32_t d) {
-    const std::uint32_t s = d < K ? d : K;
-    if (d >= K && one_byte_escapes) *--esc = static_cast<std::uint8_t>(d - K);
-    const std::uint32_t w = sym[s * step], r = rcp[s * step], f = w & 0x1fffu;
-    const std::uint32_t x_max = ((kRansL >> kRansScaleBits) << 8) * f;
-    while (x >= x_max) {
-      if (static_cast<std::uint32_t>(end - ptr) + 1 + 4 >= limit) return false;
-      *--ptr = static_cast<std::uint8_t>(x & 0xffu);
-      x >>= 8;
+  const auto finish = [&](auto in_slot) -> std::uint32_t {
+    constexpr bool kSlot = decltype(in_slot)::value;
+    std::uint32_t table_bytes = 0, cum = 0;
+    std::uint32_t* const sym = kSlot ? table.col : sym_frame;
+    std::uint32_t* const rcp = kSlot ? table.col + table.symbols * table.stride : rcp_frame;
+    const std::uint32_t step = kSlot ? table.stride : 1u;
+    for (std::uint32_t s = 0; s <= K; ++s) {
+      const std::uint32_t f = freq[s];
+      table_bytes += varint_size(f);
+      const RansReciprocal r = RansReciprocal::of(f);
+      rcp[s * step] = r.rcp;
+      sym[s * step] = f | (cum << 13) | (r.shift << 26);
+      cum += f;
     }
-    // x < x_max <= 2^31: q = x / f (RansReciprocal), x % f = x - q * f
-    const std::uint32_t q = RansReciprocal{r, w >> 26}.quotient(x);
-    x = (q << kRansScaleBits) + (x - q * f) + ((w >> 13) & 0x1fffu);
-    return true;
+    // Escaped values are value - base - K <= range - K: one varint byte each when that is below 128 (no pass).
+    std::uint32_t esc_bytes = range - K < 128u ? esc_count : 0u;
+    if (esc_count && range - K >= 128u)
+      for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) {
+        const std::uint32_t d = v - base;
+        if (d >= K) esc_bytes += varint_size(d - K);
+      });
+    const std::uint64_t header64 =
+        1ull + varint_size(base) + 1 + table_bytes + varint_size(esc_bytes) + static_cast<std::uint64_t>(esc_bytes);
+    if (header64 + 4 >= best) return 0;
+    const std::uint32_t header = static_cast<std::uint32_t>(header64);
+    const std::uint32_t limit = best - header;  // the rANS bytes must stay below this for rANS to win
+    std::uint8_t* const end = slot + best;
+    std::uint8_t* ptr = end;
+    std::uint32_t x = kRansL;
+    // One-byte escapes (every escaped value - base - K <= range - K < 128) are written as the backward pass meets them,
+    // last first, down from slot + header: in position order at the end of the header as it sits at slot (no pass of
+    // their own; the rANS bytes stay above slot + header + 4, see limit).
+    const std::uint32_t fields = header - esc_bytes;  // model byte .. escape byte count
+    const bool one_byte_escapes = esc_count && range - K < 128u;
+    std::uint8_t* esc = slot + header;
+    // One symbol, encoded backwards; false when the rANS bytes reach the limit (rANS loses).
+    const auto put = [&](std::uint32_t d) {
+      const std::uint32_t s = d < K ? d : K;
+      if (d >= K && one_byte_escapes) *--esc = static_cast<std::uint8_t>(d - K);
+      const std::uint32_t w = sym[s * step], r = rcp[s * step], f = w & 0x1fffu;
+      const std::uint32_t x_max = ((kRansL >> kRansScaleBits) << 8) * f;
+      while (x >= x_max) {
+        if (static_cast<std::uint32_t>(end - ptr) + 1 + 4 >= limit) return false;
+        *--ptr = static_cast<std::uint8_t>(x & 0xffu);
+        x >>= 8;
+      }
+      // x < x_max <= 2^31: q = x / f (RansReciprocal), x % f = x - q * f
+      const std::uint32_t q = RansReciprocal{r, w >> 26}.quotient(x);
+      x = (q << kRansScaleBits) + (x - q * f) + ((w >> 13) & 0x1fffu);
+      return true;
   };
   std::uint32_t i = n;
   for (; i % kLoadAhead; --i)
@@ -275,6 +280,9 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   if (!at)
     for (std::uint32_t j = 0; j < rans_bytes; ++j) p[j] = ptr[j];  // forward copy: p + j < ptr + j
   return header + rans_bytes;
+  };
+  if (table.col && K + 1 <= table.symbols) return finish(std::true_type{});
+  return finish(std::false_type{});
 }
 
 }  // namespace detail
@@ -309,6 +317,22 @@ QGPU_HD inline std::uint32_t lowest_bit(std::uint32_t m) {  // m != 0
 #endif
 }
 
+QGPU_HD inline std::uint32_t highest_bit(std::uint32_t m) {  // m != 0
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint32_t>(31 - __clz(m));
+#else
+  return static_cast<std::uint32_t>(31 - __builtin_clz(m));
+#endif
+}
+
+// Which chunks of kStatsAhead values of a stream may hold a nonzero value (chunk c: values c * kStatsAhead ..
+// + kStatsAhead - 1): the statistics pass and the sparse model's encoder skip the others without reading them (the
+// CUDA encoder's chunks come from the decoder's marks, encoded::ChunkMarks). A chunk said empty must be all zero;
+// the last, partial chunk is always read. AllChunks: every chunk is read.
+struct AllChunks {
+  QGPU_HD bool operator()(std::uint32_t) const { return true; }
+};
+
 // v[k] of a chunk by selects (an indexed register array would go to local memory on a GPU).
 template <std::uint32_t N>
 QGPU_HD inline std::uint32_t pick(const std::uint32_t (&v)[N], std::uint32_t k) {
@@ -332,10 +356,11 @@ QGPU_HD inline std::uint32_t load_chunk(const Get& get, std::uint32_t i, std::ui
 
 // Calls f(i, get(i)) for the nonzero values in order, loading kStatsAhead values at a time (on a GPU a warp loops
 // as often as its lane with the most nonzeros in the chunk, not at every position).
-template <class Get, class F>
-QGPU_HD inline void for_each_nonzero(const Get& get, std::uint32_t n, F&& f) {
+template <class Get, class F, class Chunks = AllChunks>
+QGPU_HD inline void for_each_nonzero(const Get& get, std::uint32_t n, F&& f, const Chunks& may_hold = Chunks{}) {
   std::uint32_t i = 0;
   for (; i + detail::kStatsAhead <= n; i += detail::kStatsAhead) {
+    if (!may_hold(i / detail::kStatsAhead)) continue;
     std::uint32_t v[detail::kStatsAhead];
     const std::uint32_t nz = load_chunk(get, i, v);
     for (std::uint32_t m = nz; m; m &= m - 1) {
@@ -353,20 +378,29 @@ QGPU_HD inline void for_each_nonzero(const Get& get, std::uint32_t n, F&& f) {
 inline constexpr std::uint32_t kSparseChunk = 4;
 
 // A stream_stats hook that does nothing (the CUDA encoder's hook sums the frame totals across its warp).
-// dense(nonzeros): whether a chunk of kStatsAhead values with that many nonzeros is visited value by value, calling
-// the hook at every position (else only the nonzero values are visited, each passed to sparse(i, v); zeros change
-// nothing but the zero count and the minimum). A hook with collective operations across threads answers for all of
-// them (the CUDA hook: every lane of its tile).
+// dense(nonzeros): whether a chunk of kStatsAhead values with that many nonzeros is summed as a whole, passed to
+// chunk(i, v) (else only the nonzero values are visited, each passed to sparse(i, v); zeros change nothing but the
+// zero count and the minimum); the values of the last, partial chunk go to hook(i, v) one by one. A hook with
+// collective operations across threads answers for all of them (the CUDA hook: every lane of its tile).
 struct NoValueHook {
   QGPU_HD void operator()(std::uint32_t, std::uint32_t) const {}
+  QGPU_HD void chunk(std::uint32_t, const std::uint32_t (&)[detail::kStatsAhead]) const {}
   QGPU_HD bool dense(std::uint32_t nonzeros) const { return nonzeros > kSparseChunk; }
   QGPU_HD void sparse(std::uint32_t, std::uint32_t) const {}
 };
 
-// In order over the positions: hook(i, value) at every position of a dense chunk, hook.sparse(i, value) at the
-// nonzero positions of the others.
-template <class Get, class Hook = NoValueHook>
-QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& hook = Hook{}) {
+// Four nibble counts (x < 2^16: count j at bits 4j) as four 16-bit counts (count j at bits 16j).
+QGPU_HD inline std::uint64_t spread_nibbles(std::uint32_t x) {
+  const std::uint32_t lo = (x & 0xfu) | ((x & 0xf0u) << 12), hi = ((x >> 8) & 0xfu) | ((x & 0xf000u) << 4);
+  return (static_cast<std::uint64_t>(hi) << 32) | lo;
+}
+
+// In order over the positions: hook.chunk(i, values) for each dense chunk, hook.sparse(i, value) at the nonzero
+// positions of the others, hook(i, value) at the positions of the partial last chunk. Chunks that may_hold says are
+// empty are not read (all zero).
+template <class Get, class Hook = NoValueHook, class Chunks = AllChunks>
+QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& hook = Hook{},
+                                 const Chunks& may_hold = Chunks{}) {
   std::uint32_t mn = 0xffffffffu, mx = 0, nnz = 0, sparse = 0, zeros = 0;
   std::uint64_t total = 0, c0 = 0, c1 = 0, c2 = 0, c3 = 0;  // StreamStats::counts (four registers on a GPU)
   std::uint32_t next = 0;  // position after the previous nonzero
@@ -391,17 +425,54 @@ QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& ho
   };
   // As detail::for_each_value, in chunks of kStatsAhead: a chunk with few nonzeros (most streams outside the
   // bright-field disk) visits only those (a loop as long as the most nonzeros of a lane of the warp, instead of the
-  // work per value at every position); its zeros are counted at the end.
+  // work per value at every position); its zeros are counted at the end. A dense chunk is summed as a whole: the
+  // counts of the values 0..15 in nibbles (at most 8 per half chunk), its sparse size from the masks of its nonzero
+  // and its >= 2 values (every gap inside the chunk and every value below 130 takes one byte).
   std::uint32_t i = 0;
   for (; i + detail::kStatsAhead <= n; i += detail::kStatsAhead) {
+    if (!may_hold(i / detail::kStatsAhead)) {
+      zeros += detail::kStatsAhead;
+      continue;
+    }
     std::uint32_t v[detail::kStatsAhead];
     const std::uint32_t nz = load_chunk(get, i, v);
     const std::uint32_t count = popcount32(nz);
     if (hook.dense(count)) {
+      hook.chunk(i, v);
+      std::uint32_t cmn = v[0], cmx = v[0], sum = 0, big = 0, lo = 0, hi = 0;
       QGPU_ENC_UNROLL
       for (std::uint32_t k = 0; k < detail::kStatsAhead; ++k) {
-        hook(i + k, v[k]);
-        value(i + k, v[k]);
+        const std::uint32_t x = v[k];
+        cmn = x < cmn ? x : cmn;
+        cmx = x > cmx ? x : cmx;
+        sum += x;  // wraps only for values >= 2^28 (then summed again below)
+        big |= (x >= 2u ? 1u : 0u) << k;
+        lo += x < 8u ? 1u << (4u * (x & 7u)) : 0u;
+        hi += x - 8u < 8u ? 1u << (4u * (x & 7u)) : 0u;
+        if (k % 8 == 7) {  // nibble counts of 8 values: into the 16-bit counts
+          c0 += spread_nibbles(lo & 0xffffu);
+          c1 += spread_nibbles(lo >> 16);
+          c2 += spread_nibbles(hi & 0xffffu);
+          c3 += spread_nibbles(hi >> 16);
+          lo = hi = 0;
+        }
+      }
+      mn = cmn < mn ? cmn : mn;
+      mx = cmx > mx ? cmx : mx;
+      if (cmx < (1u << 28)) {
+        total += sum;
+      } else {
+        QGPU_ENC_UNROLL
+        for (std::uint32_t k = 0; k < detail::kStatsAhead; ++k) total += v[k];
+      }
+      if (nz) {
+        const std::uint32_t k0 = lowest_bit(nz);
+        // the first nonzero's gap code, one byte for each other one, a value byte for each value >= 2
+        sparse += varint_size(((i + k0 - next) << 1) | ((big >> k0) & 1u)) + count - 1 + popcount32(big);
+        if (cmx >= 130u)  // values of two or more varint bytes
+          for (std::uint32_t m = big; m; m &= m - 1) sparse += varint_size(pick(v, lowest_bit(m)) - 2) - 1;
+        nnz += count;
+        next = i + highest_bit(nz) + 1;
       }
       continue;
     }
@@ -447,9 +518,11 @@ QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& ho
 // bytes); returns the stream size (0 for an all-zero stream, <= st.bound). at: null, the stream starts at slot;
 // else it starts at slot + *at (a rANS stream is left where it was built, see try_rans; at + size <= st.bound).
 // table: where the rANS trial keeps its symbol words (detail::RansTableSlot; the bytes do not depend on it).
-template <class Get>
+// may_hold: the chunks that may hold a nonzero value (as for stream_stats); the sparse model skips the others.
+template <class Get, class Chunks = AllChunks>
 QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, std::uint32_t n, std::uint8_t* slot,
-                                         std::uint32_t* at = nullptr, detail::RansTableSlot table = {}) {
+                                         std::uint32_t* at = nullptr, detail::RansTableSlot table = {},
+                                         const Chunks& may_hold = Chunks{}) {
   if (at) *at = 0;
   if (st.bound == 0) return 0;  // the zero model: an empty stream
   if (st.mn == st.mx) {
@@ -472,7 +545,7 @@ QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, 
       p = put_varint(p, ((i - after) << 1) | big);
       if (big) p = put_varint(p, v - 2);
       after = i + 1;
-    });
+    }, may_hold);
     return static_cast<std::uint32_t>(p - slot);
   }
   const std::uint32_t w = bit_width(st.mx - st.mn);

@@ -251,9 +251,10 @@ void decode_bitshuffle_lz4(const DecodeBatch& b, const DecodeGeometry& g, void* 
   if (b.n_chunks == 0) return;
   if (s.capacity_blocks < b.n_chunks * g.max_blocks()) throw Error("decode scratch too small");
   if (live.bits && (!encoded::LiveGroups::applies(g.frame_elems) || live.tile == 0 ||
-                    live.words_per_tile != encoded::LiveGroups::words_for(g.frame_elems)))
+                    live.words_per_tile != encoded::LiveGroups::words_for(g.frame_elems, live.tile)))
     throw InvalidArgument("decode: live-group marks need frames of a multiple of 32 pixels, a tile and " +
-                          std::to_string(encoded::LiveGroups::words_for(g.frame_elems)) + " words per tile");
+                          (live.tile ? std::to_string(encoded::LiveGroups::words_for(g.frame_elems, live.tile)) :
+                                       std::string("a count of")) + " words per tile");
   const unsigned threads = 128;
   parse_chunks<<<unsigned((b.n_chunks + threads - 1) / threads), threads, 0, stream>>>(
       b, g, static_cast<std::uint8_t*>(out), s, err);

@@ -60,8 +60,8 @@ inline constexpr DecodeVariant kDefaultDecodeVariant = DecodeVariant::kStageShar
 const char* decode_variant_name(DecodeVariant v);
 
 // Decodes every chunk of the batch into `out` (frames of frame_elems elements) on `stream`. live.bits (zeroed by the
-// caller, frames of `out` counted from its start): also marks the pixel groups with a nonzero value in each tile
-// (encoded::LiveGroups; the frame must be a multiple of 32 pixels).
+// caller, frames of `out` counted from its start): also marks the pixel groups with a nonzero value in each chunk
+// of 16 frames of each tile (encoded::LiveGroups; the frame must be a multiple of 32 pixels).
 void decode_bitshuffle_lz4(const DecodeBatch& batch, const DecodeGeometry& g, void* out,
                            const DecodeScratch& scratch, unsigned long long* d_error, cudaStream_t stream,
                            DecodeVariant variant = kDefaultDecodeVariant, const encoded::LiveGroups& live = {});

@@ -4,9 +4,11 @@
 #include <cstring>
 #include <utility>
 #include <tuple>
+#include <memory>
 #include <mutex>
 #include <vector>
 
+#include "device/cuda/buffer_pool.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/device_buffer.hpp"
 #include "io/hdf5/cuda/apply_pixel_mask.hpp"
@@ -86,11 +88,14 @@ struct Pinned {
 // One batch in flight: pinned host buffers, device buffers and the events that time and fence it.
 struct Slot {
   Pinned data, table;
-  DeviceBuffer dev_data, dev_table;
+  DeviceBuffer dev_data, dev_table;  // kept between loads with the batch buffers (kept_batch_buffers.hpp)
   cudaEvent_t start = nullptr, copied = nullptr, decoding = nullptr, done = nullptr;
   bool busy = false;
   Slot(std::size_t data_bytes, std::size_t table_bytes)
-      : data(data_bytes), table(table_bytes), dev_data(data_bytes), dev_table(table_bytes) {
+      : data(data_bytes),
+        table(table_bytes),
+        dev_data(cuda::take_batch_buffer(data_bytes)),
+        dev_table(cuda::take_batch_buffer(table_bytes)) {
     QGPU_CUDA(cudaEventCreate(&start));
     QGPU_CUDA(cudaEventCreate(&copied));
     QGPU_CUDA(cudaEventCreate(&decoding));
@@ -258,17 +263,22 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   const std::uint32_t tile = enc ? enc->layout().tile : 0;
   const std::size_t live_bytes =
       marks ? encoded::LiveGroups::words_for(fi.shape.frame_pixels(), rp.max_chunks, tile) * sizeof(std::uint32_t) : 0;
-  DeviceBuffer live_bits[2] = {DeviceBuffer(live_bytes), DeviceBuffer(live_bytes)};
+  // The load's smaller device buffers come from the device pool (buffer_pool.hpp) and go back to it, the batch
+  // slots' to the kept buffers: a cudaFree at the end of a load waited for the driver's release of a large buffer
+  // freed before it (a dropped dense dataset): 6-9 ms of an encoded load that followed one (2026-12-04).
+  std::unique_ptr<LeasedBuffer> live_bits[2] = {std::make_unique<LeasedBuffer>(live_bytes),
+                                                std::make_unique<LeasedBuffer>(live_bytes)};
   const std::size_t mb = geo.max_blocks();
-  DeviceBuffer block_src(rp.max_chunks * mb * sizeof(std::uint64_t));
-  DeviceBuffer block_len(rp.max_chunks * mb * sizeof(std::uint32_t));
-  DeviceBuffer flags(sizeof(unsigned long long) + sizeof(int));
+  auto block_src = std::make_unique<LeasedBuffer>(rp.max_chunks * mb * sizeof(std::uint64_t));
+  auto block_len = std::make_unique<LeasedBuffer>(rp.max_chunks * mb * sizeof(std::uint32_t));
+  LeasedBuffer flags_lease(sizeof(unsigned long long) + sizeof(int));
+  DeviceBuffer& flags = flags_lease.buffer();
   const unsigned long long no_error = ~0ull;
   const int no_overflow = 0;
   flags.upload(&no_error, sizeof(no_error));
   flags.upload(&no_overflow, sizeof(no_overflow), sizeof(no_error));
-  DeviceBuffer bad_pixels(p.zero_bad_pixels ? fi.bad_pixels.size() * sizeof(std::uint32_t) : 0);
-  if (p.zero_bad_pixels) bad_pixels.upload(fi.bad_pixels.data(), bad_pixels.bytes());
+  auto bad_pixels = std::make_unique<LeasedBuffer>(p.zero_bad_pixels ? fi.bad_pixels.size() * sizeof(std::uint32_t) : 0);
+  if (p.zero_bad_pixels) bad_pixels->buffer().upload(fi.bad_pixels.data(), bad_pixels->bytes());
   auto* d_error = flags.as<unsigned long long>();
   int* d_overflow = reinterpret_cast<int*>(flags.as<char>() + sizeof(unsigned long long));
 
@@ -315,7 +325,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     const auto* dtab = slot.dev_table.as<std::uint64_t>();
     cuda::DecodeBatch db{slot.dev_data.as<std::uint8_t>(), dtab, dtab + rp.max_chunks, dtab + 2 * rp.max_chunks,
                          batch.chunks, batch.first_chunk};
-    cuda::DecodeScratch scratch{block_src.as<std::uint64_t>(), block_len.as<std::uint32_t>(), rp.max_chunks * mb};
+    cuda::DecodeScratch scratch{block_src->as<std::uint64_t>(), block_len->as<std::uint32_t>(), rp.max_chunks * mb};
     void* const stage = rp.encoded && rp.passthrough ? enc_in[eb] : staging.data();
     if (rp.encoded) {  // the decode (passthrough) or the binning below writes buffer eb: batch b - 2 must be encoded
       const double t_wait0 = now_s();
@@ -330,14 +340,14 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     void* frames = rp.direct ? result->as<char>() + batch.first_chunk * fi.frame_bytes() : stage;
     encoded::LiveGroups live;
     if (marks) {  // buffer eb's bitmap is free with it (wait_free above)
-      live = {live_bits[eb].as<std::uint32_t>(), tile, encoded::LiveGroups::words_for(fi.shape.frame_pixels())};
+      live = {live_bits[eb]->as<std::uint32_t>(), tile, encoded::LiveGroups::words_for(fi.shape.frame_pixels(), tile)};
       QGPU_CUDA(cudaMemsetAsync(live.bits, 0, live_bytes, stream.s));
     }
     cuda::decode_bitshuffle_lz4(db, geo, rp.direct ? result->data() : stage, scratch, d_error, stream.s,
                                 cuda::kDefaultDecodeVariant, live);
     if (p.zero_bad_pixels)  // on full stored frames, before crop and binning
       cuda::apply_pixel_mask(frames, fi.dtype, batch.chunks, fi.shape.frame_pixels(),
-                             bad_pixels.as<std::uint32_t>(), fi.bad_pixels.size(), stream.s);
+                             bad_pixels->as<std::uint32_t>(), fi.bad_pixels.size(), stream.s);
     if (!rp.direct && !rp.passthrough) {
       cuda::BinGeometry bg{p.scan.cols,          fi.shape.det_rows,     fi.shape.det_cols,    p.detector.row0,
                            p.detector.col0,      batch.out_rows,        p.out_shape.scan_cols, p.out_shape.det_rows,
@@ -358,9 +368,12 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   }
   const double t_queued = now_s();
   for (auto& s : slots) s->retire(timing);
+  const double t_retired = now_s();
   if (worker) worker->finish();
   timing.wait += now_s() - t_queued;
   if (tl.on) {
+    std::fprintf(stderr, "  host: batches queued at %.2f ms, decoded at %.2f, encoder finished at %.2f\n",
+                 tl.host(t_queued), tl.host(t_retired), tl.host(now_s()));
     QGPU_CUDA(cudaStreamSynchronize(stream.s));
     QGPU_CUDA(cudaStreamSynchronize(copies.s));
     tl.print(worker ? &worker->traces() : nullptr, timing);
@@ -374,16 +387,32 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     rp.throw_decode_error(p, err >> 8, cuda::describe_decode_error(err));  // chunk ids count chunks in load order
   }
   if (overflow) throw FormatError("binned counts of " + where + " overflow uint32");
-  {  // the load's own device buffers, timed: the batch buffers are kept for the next load, the others freed
+  {  // the load's own device buffers, timed: the batch buffers are kept for the next load, the others go back to
+     // the device pool
     const double t_release = now_s();
     worker.reset();
+    const double t_worker = now_s();
+    for (auto& s : slots) {  // (retired above: no batch in flight)
+      cuda::keep_batch_buffer(std::move(s->dev_data));
+      cuda::keep_batch_buffer(std::move(s->dev_table));
+    }
     slots.clear();
+    const double t_slots = now_s();
     for (DeviceBuffer* b : {&staging, &staging2, &result2}) cuda::keep_batch_buffer(std::move(*b));
-    for (DeviceBuffer* b : {&live_bits[0], &live_bits[1], &block_src, &block_len, &bad_pixels}) *b = DeviceBuffer();
+    const double t_kept = now_s();
+    for (auto* b : {&live_bits[0], &live_bits[1], &block_src, &block_len, &bad_pixels}) b->reset();
     timing.release = now_s() - t_release;
+    if (tl.on)
+      std::fprintf(stderr, "  release at %.2f ms, %.2f ms: encoder thread and stream %.2f, batch slots %.2f, kept buffers %.2f, "
+                   "pool buffers %.2f\n", tl.host(t_release), timing.release * 1e3, (t_worker - t_release) * 1e3,
+                   (t_slots - t_worker) * 1e3, (t_kept - t_slots) * 1e3, (now_s() - t_kept) * 1e3);
   }
   Provenance pv = rp.provenance(p, timing, "cuda", "quantem-gpu CUDA bitshuffle+LZ4");
-  if (rp.encoded) return encoded_dataset(p, std::move(enc), std::move(pv));
+  if (rp.encoded) {
+    Dataset d = encoded_dataset(p, std::move(enc), std::move(pv));
+    if (tl.on) std::fprintf(stderr, "  host: encoded dataset made at %.2f ms\n", tl.host(now_s()));
+    return d;
+  }
   return Dataset::from_device(result, p.out_shape, p.out_dtype, load_metadata(p), std::move(pv));
 }
 

@@ -84,9 +84,10 @@ struct EncodeTiming {
 // call's stage times added. dir_arena (optional): one buffer for the directories of every tile of the resident
 // ((P + 1) uint32 per tile; this call's first tile is tile dir_arena_tile0 there), so that a load does not allocate
 // one per group on the encoder's thread; the returned groups share it. d_live (optional; frame_pixels a multiple
-// of 32): the LiveGroups bits of these frames (tile = layout.tile, words_per_tile = LiveGroups::words_for(P)):
-// only the marked groups of 32 pixels are read and encoded, every other stream is empty. Every group with a
-// nonzero count must be marked (an unmarked one would be encoded as zeros). payload_arena (optional): where the
+// of 32): the LiveGroups bits of these frames (tile = layout.tile, words_per_tile = LiveGroups::words_for(P, tile)):
+// only the groups of 32 pixels marked in a tile are read and encoded, every other stream is empty, and of those only
+// the marked chunks of 16 frames are read where a stream's statistics and sparse model allow. Every chunk of a
+// group with a nonzero count must be marked (an unmarked one would be encoded as zeros). payload_arena (optional): where the
 // groups' payloads go while they fit (their DeviceTiles share payload_arena->buf).
 std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_frames, std::size_t count,
                                         std::uint64_t* d_sum_pattern, std::uint64_t* d_totals, cudaStream_t stream,
