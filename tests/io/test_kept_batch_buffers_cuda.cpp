@@ -1,13 +1,16 @@
 // The GPU load's batch buffers kept between loads (io/hdf5/cuda/kept_batch_buffers.hpp): a kept buffer of the
 // requested size is handed out again (the same allocation), other sizes get new ones, the kept bytes are counted
-// (admission counts them as free), make_room frees them only when the device lacks the room, and two encoded loads
+// (admission counts them as free), make_room frees them only when the device lacks the room, any device allocation
+// that finds too little memory frees them (and the buffer pool's idle buffers) and succeeds, and two encoded loads
 // in a row (the second on the first one's kept buffers) give the CPU reference's counts.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <limits>
 
+#include "device/cuda/buffer_pool.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "io/hdf5/cuda/kept_batch_buffers.hpp"
 #include "io/hdf5/load.hpp"
@@ -67,4 +70,28 @@ TEST(KeptBatchBuffersCuda, EncodedLoadsInARowOnKeptBuffersEqualTheCpuLoad) {
     ASSERT_TRUE(d->encoded());
     EXPECT_TRUE(d->read().bytes == ref.read().bytes) << "counts differ from the CPU load";
   }
+}
+
+// The device nearly full: most of it in a filler, then a kept buffer and an idle pooled one take what is left but
+// 1 GiB; an allocation of 2 GiB then fits only once the caches are freed, and it succeeds (no OutOfMemory).
+TEST(KeptBatchBuffersCuda, AnAllocationThatFindsTooLittleMemoryFreesTheCaches) {
+  QGPU_REQUIRE_CUDA();
+  kb::release_batch_buffers();
+  std::size_t free = 0, total = 0;
+  QGPU_CUDA(cudaMemGetInfo(&free, &total));
+  constexpr std::size_t kGiB = std::size_t{1} << 30;
+  const std::size_t cap = std::min(8 * kGiB, total / 16);
+  ASSERT_GT(free, 4 * kGiB);
+  const std::size_t kept_bytes = std::min(cap, free / 4) / 2, pooled_bytes = std::min(kept_bytes, kPoolIdleBytes);
+  DeviceBuffer filler(free - kept_bytes - pooled_bytes - kGiB - (kGiB / 4));  // 1.25 GiB left after the caches
+  DeviceBuffer k = kb::take_batch_buffer(kept_bytes);
+  kb::keep_batch_buffer(std::move(k));
+  ASSERT_EQ(kb::kept_batch_bytes(), kept_bytes);
+  { LeasedBuffer lease(pooled_bytes); }  // idle in the pool now (or freed, when the pool is full)
+  std::size_t left = 0;
+  QGPU_CUDA(cudaMemGetInfo(&left, &total));
+  ASSERT_LT(left, 2 * kGiB) << "the test needs the device nearly full";
+  DeviceBuffer big(2 * kGiB);
+  EXPECT_EQ(big.bytes(), 2 * kGiB);
+  EXPECT_EQ(kb::kept_batch_bytes(), 0u) << "the kept buffers were freed for the allocation";
 }

@@ -24,9 +24,31 @@ BufferPool& pool() {
   return *p;
 }
 
+// DeviceBuffer's reclaimer: frees the idle buffers of the current device.
+bool reclaim_idle() {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return false;
+  std::vector<DeviceBuffer> freed;
+  {
+    std::lock_guard<std::mutex> lock(pool().m);
+    for (auto it = pool().free.begin(); it != pool().free.end();) {
+      if (it->first.first == device) {
+        for (auto& b : it->second) freed.push_back(std::move(b));
+        it = pool().free.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    pool().idle_bytes[device] = 0;
+  }
+  return !freed.empty();  // freed here, outside the lock
+}
+
 }  // namespace
 
 LeasedBuffer::LeasedBuffer(std::size_t bytes) {
+  static const bool registered = (add_memory_reclaimer(&reclaim_idle), true);
+  (void)registered;
   QGPU_CUDA(cudaGetDevice(&device_));
   {
     std::lock_guard<std::mutex> lock(pool().m);

@@ -3,7 +3,8 @@
 // cudaFree synchronises the device. A LeasedBuffer takes a free buffer of exactly that size on the current device
 // from a process-wide pool (or allocates one) and gives it back at the end of its scope; any thread may reuse it
 // (iDPC in `qgpu serve` runs on any of 64 connection threads). Idle buffers are kept up to kPoolIdleBytes per
-// device; beyond that a returned buffer is freed. Contents are undefined on lease.
+// device; beyond that a returned buffer is freed, and an allocation that finds too little device memory frees the
+// idle ones first (add_memory_reclaimer). Contents are undefined on lease.
 #include <cstddef>
 
 #include "device/cuda/device_buffer.hpp"

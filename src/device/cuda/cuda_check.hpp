@@ -27,6 +27,19 @@ inline void cuda_check(cudaError_t e, const char* what) {
   throw DeviceError(msg);
 }
 
+// Waits until the work queued on `stream` is done without spinning a CPU core: a blocking-sync event puts the
+// thread to sleep (cudaStreamSynchronize spins when the process has fewer CUDA contexts than CPUs). For the
+// threads that wait through most of a GPU load (the encoder's, the batch slots'): the load's read threads need
+// every core. A wake-up costs some microseconds: not for waits on short queries.
+inline void sleep_until_done(cudaStream_t stream) {
+  cudaEvent_t e = nullptr;
+  cuda_check(cudaEventCreateWithFlags(&e, cudaEventBlockingSync | cudaEventDisableTiming), "sleep_until_done");
+  cudaError_t r = cudaEventRecord(e, stream);
+  if (r == cudaSuccess) r = cudaEventSynchronize(e);
+  cudaEventDestroy(e);
+  cuda_check(r, "sleep_until_done");
+}
+
 }  // namespace qgpu
 
 #define QGPU_CUDA(call) ::qgpu::cuda_check((call), #call)

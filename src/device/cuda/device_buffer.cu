@@ -9,9 +9,45 @@
 
 namespace qgpu {
 
+namespace {
+
+struct Reclaimers {
+  std::mutex m;
+  std::vector<bool (*)()> fns;
+};
+
+Reclaimers& reclaimers() {
+  static Reclaimers* r = new Reclaimers;  // never destroyed (used until exit)
+  return *r;
+}
+
+// Calls every reclaimer; whether any freed memory.
+bool reclaim_memory() {
+  std::vector<bool (*)()> fns;
+  {
+    std::lock_guard<std::mutex> lock(reclaimers().m);
+    fns = reclaimers().fns;
+  }
+  bool any = false;
+  for (auto* f : fns) any = f() || any;
+  return any;
+}
+
+}  // namespace
+
+void add_memory_reclaimer(bool (*reclaim)()) {
+  std::lock_guard<std::mutex> lock(reclaimers().m);
+  if (std::find(reclaimers().fns.begin(), reclaimers().fns.end(), reclaim) == reclaimers().fns.end())
+    reclaimers().fns.push_back(reclaim);
+}
+
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
   if (bytes == 0) return;
   cudaError_t e = cudaMalloc(&ptr_, bytes);
+  if (e == cudaErrorMemoryAllocation && reclaim_memory()) {
+    cudaGetLastError();
+    e = cudaMalloc(&ptr_, bytes);
+  }
   if (e != cudaSuccess) {
     cudaGetLastError();
     const std::string msg = "cannot allocate " + std::to_string(bytes) + " bytes on the GPU (" + gpu_memory_report() +

@@ -26,4 +26,10 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
+// Caches of device memory (the load's kept batch buffers, the buffer pool) register a reclaimer: when cudaMalloc
+// finds too little memory, DeviceBuffer calls every reclaimer (each frees what its cache keeps on the current device
+// and says whether it freed anything) and, when one did, tries once more. The caches' memory then never makes an
+// allocation fail that would fit without them (admission counts some of it as free). A reclaimer must not allocate.
+void add_memory_reclaimer(bool (*reclaim)());
+
 }  // namespace qgpu

@@ -168,7 +168,7 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
   if (direct > 0) encode_frames(src + done * fb, direct, stream, live);  // done == 0 when live
   if (rest > direct) stage(src + (done + direct) * fb, rest - direct);
   s_->appended += count;
-  if (!cpu) QGPU_CUDA(cudaStreamSynchronize(stream));  // frames (and the staging copy) read: reusable
+  if (!cpu) sleep_until_done(stream);  // frames (and the staging copy) read: reusable
   if (final) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto ms_since = [](std::chrono::steady_clock::time_point t) {

@@ -53,6 +53,12 @@ std::deque<DeviceBuffer> take_all(int device) {
   return out;
 }
 
+// DeviceBuffer's reclaimer: frees the kept buffers of the current device.
+bool reclaim_kept() {
+  const std::deque<DeviceBuffer> freed = take_all(current_device());
+  return !freed.empty();
+}
+
 }  // namespace
 
 DeviceBuffer take_batch_buffer(std::size_t bytes) {
@@ -79,6 +85,8 @@ DeviceBuffer take_batch_buffer(std::size_t bytes) {
 
 void keep_batch_buffer(DeviceBuffer&& b) {
   if (b.bytes() == 0) return;
+  static const bool registered = (add_memory_reclaimer(&reclaim_kept), true);  // once, before anything is kept
+  (void)registered;
   const std::size_t cap = cap_of_device();
   if (b.bytes() > cap) return;  // freed with b
   const int device = current_device();

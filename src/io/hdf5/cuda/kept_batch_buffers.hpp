@@ -2,8 +2,9 @@
 // The GPU load's batch buffers (an encoded load's two 2 GiB buffers of decoded frames, and every load's device
 // buffers of compressed batches) kept for the next load on the same device instead of freed: cudaFree of them took
 // 3-11 ms of each encoded load of the 512x512 sample on the H200 (6-9 ms for the compressed batches' after a dense
-// dataset was dropped), and their cudaMalloc part of its setup. At most min(8 GiB, 1/16 of the device's memory) stays kept; admission
-// counts kept bytes as free, and a load frees them first when its own allocations would not fit otherwise.
+// dataset was dropped), and their cudaMalloc part of its setup. At most min(8 GiB, 1/16 of the device's memory)
+// stays kept; admission counts kept bytes as free, and any device allocation that finds too little memory frees
+// them first (add_memory_reclaimer, device_buffer.hpp).
 #include <cstddef>
 
 #include "device/cuda/device_buffer.hpp"

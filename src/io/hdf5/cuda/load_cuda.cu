@@ -99,7 +99,7 @@ struct Slot {
     QGPU_CUDA(cudaEventCreate(&start));
     QGPU_CUDA(cudaEventCreate(&copied));
     QGPU_CUDA(cudaEventCreate(&decoding));
-    QGPU_CUDA(cudaEventCreate(&done));
+    QGPU_CUDA(cudaEventCreateWithFlags(&done, cudaEventBlockingSync));  // retire sleeps (sleep_until_done)
   }
   ~Slot() {
     if (busy) cudaEventSynchronize(done);

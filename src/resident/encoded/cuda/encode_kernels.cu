@@ -405,7 +405,7 @@ struct Encoder {
     QGPU_CUDA(cudaMemcpy2DAsync(tile_bytes.data(), sizeof(std::uint32_t), dir + P, (P + 1) * sizeof(std::uint32_t),
                                 sizeof(std::uint32_t), g, cudaMemcpyDeviceToHost, stream));
     const auto w0 = Clock::now();
-    QGPU_CUDA(cudaStreamSynchronize(stream));
+    sleep_until_done(stream);  // (the encoder thread waits through most of a load: no spinning core)
     timing.host_wait_ms += ms_since(w0);
     ++timing.groups;
     ws.tile_bytes_hint = (used + g - 1) / g;
@@ -580,7 +580,7 @@ std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_fram
   if (ws.tile_bytes_hint)
     per = std::clamp<std::size_t>(static_cast<std::size_t>(0.9 * double(e.cap) / double(ws.tile_bytes_hint)), 1, group);
   for (std::size_t t0 = 0; t0 < ntiles; t0 += per) e.run(t0, std::min(per, ntiles - t0), out);
-  QGPU_CUDA(cudaStreamSynchronize(stream));
+  sleep_until_done(stream);
   // For the next calls with this scratch (none come to a scratch of this call's own).
   if (reuse && !ordered(ws, P) && P % 32 == 0 && d_sum_pattern)
     set_group_order(ws, d_sum_pattern, P, stream);
