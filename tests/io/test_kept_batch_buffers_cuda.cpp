@@ -72,8 +72,8 @@ TEST(KeptBatchBuffersCuda, EncodedLoadsInARowOnKeptBuffersEqualTheCpuLoad) {
   }
 }
 
-// The device nearly full: most of it in a filler, then a kept buffer and an idle pooled one take what is left but
-// 1 GiB; an allocation of 2 GiB then fits only once the caches are freed, and it succeeds (no OutOfMemory).
+// The device nearly full: a kept buffer and an idle pooled one, then a filler that leaves 1.25 GiB; an allocation
+// of 2 GiB then fits only once the caches are freed, and it succeeds (no OutOfMemory), freeing both caches.
 TEST(KeptBatchBuffersCuda, AnAllocationThatFindsTooLittleMemoryFreesTheCaches) {
   QGPU_REQUIRE_CUDA();
   kb::release_batch_buffers();
@@ -81,17 +81,20 @@ TEST(KeptBatchBuffersCuda, AnAllocationThatFindsTooLittleMemoryFreesTheCaches) {
   QGPU_CUDA(cudaMemGetInfo(&free, &total));
   constexpr std::size_t kGiB = std::size_t{1} << 30;
   const std::size_t cap = std::min(8 * kGiB, total / 16);
-  ASSERT_GT(free, 4 * kGiB);
-  const std::size_t kept_bytes = std::min(cap, free / 4) / 2, pooled_bytes = std::min(kept_bytes, kPoolIdleBytes);
-  DeviceBuffer filler(free - kept_bytes - pooled_bytes - kGiB - (kGiB / 4));  // 1.25 GiB left after the caches
+  ASSERT_GT(free, 8 * kGiB);
+  const std::size_t kept_bytes = std::min(cap, free / 4) / 2;  // >= 1 GiB: with 1.25 GiB free, 2 GiB need it
+  ASSERT_GE(kept_bytes, kGiB);
   DeviceBuffer k = kb::take_batch_buffer(kept_bytes);
   kb::keep_batch_buffer(std::move(k));
   ASSERT_EQ(kb::kept_batch_bytes(), kept_bytes);
-  { LeasedBuffer lease(pooled_bytes); }  // idle in the pool now (or freed, when the pool is full)
+  { LeasedBuffer lease(std::size_t{64} << 20); }  // idle in the pool now (or freed, when the pool is full)
+  QGPU_CUDA(cudaMemGetInfo(&free, &total));
+  DeviceBuffer filler(free - kGiB - kGiB / 4);  // 1.25 GiB left
   std::size_t left = 0;
   QGPU_CUDA(cudaMemGetInfo(&left, &total));
   ASSERT_LT(left, 2 * kGiB) << "the test needs the device nearly full";
   DeviceBuffer big(2 * kGiB);
   EXPECT_EQ(big.bytes(), 2 * kGiB);
   EXPECT_EQ(kb::kept_batch_bytes(), 0u) << "the kept buffers were freed for the allocation";
+  EXPECT_EQ(pooled_idle_bytes(), 0u) << "the pool's idle buffers were freed for the allocation";
 }

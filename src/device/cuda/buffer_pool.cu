@@ -44,33 +44,57 @@ bool reclaim_idle() {
   return !freed.empty();  // freed here, outside the lock
 }
 
-}  // namespace
-
-LeasedBuffer::LeasedBuffer(std::size_t bytes) {
+// An idle buffer of exactly `bytes` on `device`, or a new one.
+DeviceBuffer take(int device, std::size_t bytes) {
   static const bool registered = (add_memory_reclaimer(&reclaim_idle), true);
   (void)registered;
-  QGPU_CUDA(cudaGetDevice(&device_));
   {
     std::lock_guard<std::mutex> lock(pool().m);
-    auto it = pool().free.find({device_, bytes});
+    auto it = pool().free.find({device, bytes});
     if (it != pool().free.end() && !it->second.empty()) {
-      buffer_ = std::move(it->second.back());
+      DeviceBuffer b = std::move(it->second.back());
       it->second.pop_back();
-      pool().idle_bytes[device_] -= bytes;
-      return;
+      pool().idle_bytes[device] -= bytes;
+      return b;
     }
   }
-  buffer_ = DeviceBuffer(bytes);
+  return DeviceBuffer(bytes);
 }
 
-LeasedBuffer::~LeasedBuffer() {
-  if (buffer_.bytes() == 0) return;
+// Keeps `b` idle (or frees it when the pool is full).
+void give(int device, DeviceBuffer&& b) {
+  if (b.bytes() == 0) return;
+  DeviceBuffer freed;  // destroyed after the lock
   std::lock_guard<std::mutex> lock(pool().m);
-  std::size_t& idle = pool().idle_bytes[device_];
-  if (idle + buffer_.bytes() > kPoolIdleBytes) return;  // freed by buffer_'s destructor
-  idle += buffer_.bytes();
-  pool().free[{device_, buffer_.bytes()}].push_back(std::move(buffer_));
+  std::size_t& idle = pool().idle_bytes[device];
+  if (idle + b.bytes() > kPoolIdleBytes) {
+    freed = std::move(b);
+    return;
+  }
+  idle += b.bytes();
+  pool().free[{device, b.bytes()}].push_back(std::move(b));
 }
+
+int current_device() {
+  int device = 0;
+  QGPU_CUDA(cudaGetDevice(&device));
+  return device;
+}
+
+}  // namespace
+
+LeasedBuffer::LeasedBuffer(std::size_t bytes) : device_(current_device()), buffer_(take(device_, bytes)) {}
+
+LeasedBuffer::~LeasedBuffer() { give(device_, std::move(buffer_)); }
+
+std::shared_ptr<DeviceBuffer> pooled_buffer(std::size_t bytes) {
+  const int device = current_device();
+  return std::shared_ptr<DeviceBuffer>(new DeviceBuffer(take(device, bytes)), [device](DeviceBuffer* b) {
+    give(device, std::move(*b));
+    delete b;
+  });
+}
+
 
 std::size_t pooled_idle_bytes() {
   int device = 0;

@@ -12,6 +12,7 @@
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "device/cuda/cuda_check.hpp"
+#include "device/cuda/buffer_pool.hpp"
 #include "io/hdf5/cuda/kept_batch_buffers.hpp"
 #include "resident/encoded/cuda/encode_kernels.hpp"
 #include "resident/encoded/format.hpp"
@@ -72,7 +73,8 @@ std::size_t free_memory_bytes(Backend backend) {
   if (backend == Backend::cuda) {
     std::size_t free = 0, total = 0;
     QGPU_CUDA(cudaMemGetInfo(&free, &total));
-    return free + cuda::kept_batch_bytes();  // a load frees those first when it needs them (make_room)
+    // the kept batch buffers and the pool's idle buffers are freed for any allocation that needs their room
+    return free + cuda::kept_batch_bytes() + pooled_idle_bytes();
   }
   std::ifstream in("/proc/meminfo");
   std::string line;

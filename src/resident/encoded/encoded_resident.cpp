@@ -29,7 +29,8 @@ struct EncodedResident::Storage {
   std::vector<std::uint8_t> host_pending;
   // cuda backend
   std::vector<encoded::cuda::DeviceTiles> groups;
-  std::unique_ptr<DeviceBuffer> d_totals, d_sum_pattern, d_refs;
+  // (device buffers from the pool, pooled_buffer: back to it when the resident goes, for the next one's load)
+  std::shared_ptr<DeviceBuffer> d_totals, d_sum_pattern, d_refs;
   std::unique_ptr<LeasedBuffer> d_pending;  // the staging tile, leased: the end of a load gives it back unfreed
   std::shared_ptr<DeviceBuffer> d_dirs;  // every tile's directory (one allocation; the groups share it)
   encoded::cuda::CompactScratch compact_scratch;  // the encoder's, reused by every append, released at the end
@@ -85,13 +86,13 @@ EncodedResident::EncodedResident(const Shape4D& shape, DType dtype, Backend back
     s_->host_sum_pattern.assign(s_->layout.frame_pixels, 0);
     s_->host_totals.reserve(s_->layout.frames);
   } else {
-    s_->d_totals = std::make_unique<DeviceBuffer>(s_->layout.frames * sizeof(std::uint64_t));
-    s_->d_sum_pattern = std::make_unique<DeviceBuffer>(s_->layout.frame_pixels * sizeof(std::uint64_t));
+    s_->d_totals = pooled_buffer(s_->layout.frames * sizeof(std::uint64_t));
+    s_->d_sum_pattern = pooled_buffer(s_->layout.frame_pixels * sizeof(std::uint64_t));
     QGPU_CUDA(cudaMemset(s_->d_sum_pattern->data(), 0, s_->d_sum_pattern->bytes()));
     QGPU_CUDA(cudaStreamSynchronize(nullptr));  // done before appends on other streams add to it
     s_->d_pending = std::make_unique<LeasedBuffer>(staging);
-    s_->d_refs = std::make_unique<DeviceBuffer>(s_->layout.tiles() * sizeof(encoded::TileRef));
-    s_->d_dirs = std::make_shared<DeviceBuffer>(checked_mul(
+    s_->d_refs = pooled_buffer(s_->layout.tiles() * sizeof(encoded::TileRef));
+    s_->d_dirs = pooled_buffer(checked_mul(
         checked_mul(s_->layout.tiles(), s_->layout.frame_pixels + 1, "encoded directories"), sizeof(std::uint32_t),
         "encoded directories"));
   }
@@ -202,7 +203,7 @@ void EncodedResident::plan_payload_arena() {
   const double per_frame = double(s_->timing.payload_bytes) / double(done);
   const auto bytes = static_cast<std::size_t>(1.125 * per_frame * double(s_->layout.frames - done)) + (64u << 10);
   try {
-    s_->payload_arena = {std::make_shared<DeviceBuffer>(bytes), 0};
+    s_->payload_arena = {pooled_buffer(bytes), 0};
   } catch (const OutOfMemory&) {
     s_->payload_arena = {};
   }
@@ -478,7 +479,7 @@ EncodedResident EncodedResident::to_device() const {
   o.d_sum_pattern->upload(s_->host_sum_pattern.data(), o.d_sum_pattern->bytes());
   o.host_sum_pattern = s_->host_sum_pattern;
   o.density_rank = s_->density_rank;
-  o.d_refs = std::make_unique<DeviceBuffer>(o.refs.size() * sizeof(encoded::TileRef));
+  o.d_refs = pooled_buffer(o.refs.size() * sizeof(encoded::TileRef));
   o.d_refs->upload(o.refs.data(), o.d_refs->bytes());
   o.appended = s_->appended;
   return out;

@@ -4,6 +4,7 @@
 #include <cub/block/block_scan.cuh>
 
 #include "core/error.hpp"
+#include "device/cuda/buffer_pool.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "resident/encoded/cuda/encode_kernels.hpp"
 #include "resident/encoded/stream_codec.hpp"
@@ -433,7 +434,7 @@ struct Encoder {
       arena->used = std::min(arena->buf->bytes(), (at + total + 15) / 16 * 16);
     } else {
       const auto a0 = Clock::now();
-      tiles.payload = std::make_shared<DeviceBuffer>(total + kPayloadPad);
+      tiles.payload = pooled_buffer(total + kPayloadPad);  // (back to the pool with the resident)
       timing.host_alloc_ms += ms_since(a0);
     }
     for (auto& b : base) b += at;
