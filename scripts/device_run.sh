@@ -14,6 +14,11 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version,memory.total --f
 nproc | sed 's/^/cores: /'
 step() { local name=$1 limit=$2; shift 2; local t0=$SECONDS; timeout "$limit" "$@" >"$LOG/$name.log" 2>&1; local rc=$?
          echo "== $name rc=$rc $((SECONDS - t0)) s"; grep -E '^\||written in|rror|Failure| passed| failed' "$LOG/$name.log" | head -30; return 0; }
+# The SASS of the first function of libquantem_gpu.so whose name matches $1, into $LOG/$2.log.
+sass_of() { local CUOBJ; CUOBJ=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -1)
+            "${CUOBJ:-cuobjdump}" -sass $B/libquantem_gpu.so 2>&1 |
+              awk -v f="$1" '$0 ~ "Function : .*" f {on=1} on{print} on&&/^\t\t\.\.\.\.\.\.\.\.\.\./{exit}' >"$LOG/$2.log"
+            echo "== $2 $(wc -l <"$LOG/$2.log") lines"; }
 for s in "$@"; do
   case $s in
     tests)
@@ -49,14 +54,8 @@ for s in "$@"; do
              step ncu_source 240 "${NCU:-ncu}" --clock-control none --kernel-name regex:masked_sum_kernel \
                --launch-skip 3 --launch-count 1 --section SourceCounters --section WarpStateStats --page source \
                --print-source sass --csv $B/bench_encoded_cuda /tmp/qb/s512.h5 ;;
-    sass) CUOBJ=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -1)  # the BF kernel's SASS
-          "${CUOBJ:-cuobjdump}" -sass $B/libquantem_gpu.so 2>&1 |
-            awk '/Function : .*masked_sum_kernelILi1E/{on=1} on{print} on&&/^\t\t\.\.\.\.\.\.\.\.\.\./{exit}' >"$LOG/sass_masked_sum.log"
-          echo "== sass $(wc -l <"$LOG/sass_masked_sum.log") lines" ;;
-    sass_enc) CUOBJ=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -1)  # the encoder's SASS (u16, fused totals)
-          "${CUOBJ:-cuobjdump}" -sass $B/libquantem_gpu.so 2>&1 |
-            awk '/Function : .*encode_reserveItLb1E/{on=1} on{print} on&&/^\t\t\.\.\.\.\.\.\.\.\.\./{exit}' >"$LOG/sass_encode_reserve.log"
-          echo "== sass_enc $(wc -l <"$LOG/sass_encode_reserve.log") lines" ;;
+    sass) sass_of masked_sum_kernelILi1E sass_masked_sum ;;  # the BF kernel's SASS
+    sass_enc) sass_of encode_reserveItLb1E sass_encode_reserve ;;  # the encoder's SASS (u16, fused totals)
     scale1024) step bench_scale1024 200 $B/bench_scale /tmp/qb/s1024t.h5 --tile-from /tmp/qb/s512.h5 --factor 2 ;;
     python) step python_tests 300 bash scripts/device_python.sh ;;  # the module built there for its python3
     replay) step replay_cuda_decoder 200 $B/replay_cuda_decoder --mutate 300000 --seed 2 ;;

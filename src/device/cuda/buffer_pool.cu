@@ -75,12 +75,6 @@ void give(int device, DeviceBuffer&& b) {
   pool().free[{device, b.bytes()}].push_back(std::move(b));
 }
 
-int current_device() {
-  int device = 0;
-  QGPU_CUDA(cudaGetDevice(&device));
-  return device;
-}
-
 }  // namespace
 
 LeasedBuffer::LeasedBuffer(std::size_t bytes) : device_(current_device()), buffer_(take(device_, bytes)) {}
@@ -95,10 +89,8 @@ std::shared_ptr<DeviceBuffer> pooled_buffer(std::size_t bytes) {
   });
 }
 
-
 std::size_t pooled_idle_bytes() {
-  int device = 0;
-  QGPU_CUDA(cudaGetDevice(&device));
+  const int device = current_device();
   std::lock_guard<std::mutex> lock(pool().m);
   const auto it = pool().idle_bytes.find(device);
   return it == pool().idle_bytes.end() ? 0 : it->second;

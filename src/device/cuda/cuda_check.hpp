@@ -27,6 +27,13 @@ inline void cuda_check(cudaError_t e, const char* what) {
   throw DeviceError(msg);
 }
 
+// The calling thread's current CUDA device.
+inline int current_device() {
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  return device;
+}
+
 // Waits until the work queued on `stream` is done without spinning a CPU core: a blocking-sync event puts the
 // thread to sleep (cudaStreamSynchronize spins when the process has fewer CUDA contexts than CPUs). For the
 // threads that wait through most of a GPU load (the encoder's, the batch slots'): the load's read threads need

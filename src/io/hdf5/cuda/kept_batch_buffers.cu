@@ -27,12 +27,6 @@ Kept& kept() {
   return *k;
 }
 
-int current_device() {
-  int d = 0;
-  QGPU_CUDA(cudaGetDevice(&d));
-  return d;
-}
-
 std::size_t bytes_of(const std::deque<DeviceBuffer>& q) {
   std::size_t n = 0;
   for (const auto& b : q) n += b.bytes();
@@ -75,12 +69,7 @@ DeviceBuffer take_batch_buffer(std::size_t bytes) {
     }
   }
   make_room(bytes);
-  try {
-    return DeviceBuffer(bytes);
-  } catch (const OutOfMemory&) {
-    release_batch_buffers();
-    return DeviceBuffer(bytes);
-  }
+  return DeviceBuffer(bytes);  // (which frees the kept buffers and tries again when the device lacks the memory)
 }
 
 void keep_batch_buffer(DeviceBuffer&& b) {

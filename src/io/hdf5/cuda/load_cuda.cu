@@ -243,7 +243,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   const double t_setup = now_s();
   auto enc = rp.encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cuda) : nullptr;
   // dense: the resident output; encoded: one batch of output rows (none for passthrough)
-  if (!rp.encoded) cuda::make_room(out_bytes);  // kept batch buffers of an earlier load go when the resident needs the room
+  if (!rp.encoded) cuda::make_room(out_bytes);  // kept batch buffers go when the resident needs their room
   auto result = std::make_shared<DeviceBuffer>(!rp.encoded       ? out_bytes
                                                : rp.passthrough ? 0
                                                                 : rp.max_out_rows * rp.out_row_bytes);
@@ -277,7 +277,8 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   const int no_overflow = 0;
   flags.upload(&no_error, sizeof(no_error));
   flags.upload(&no_overflow, sizeof(no_overflow), sizeof(no_error));
-  auto bad_pixels = std::make_unique<LeasedBuffer>(p.zero_bad_pixels ? fi.bad_pixels.size() * sizeof(std::uint32_t) : 0);
+  auto bad_pixels =
+      std::make_unique<LeasedBuffer>(p.zero_bad_pixels ? fi.bad_pixels.size() * sizeof(std::uint32_t) : 0);
   if (p.zero_bad_pixels) bad_pixels->buffer().upload(fi.bad_pixels.data(), bad_pixels->bytes());
   auto* d_error = flags.as<unsigned long long>();
   int* d_overflow = reinterpret_cast<int*>(flags.as<char>() + sizeof(unsigned long long));
@@ -403,8 +404,8 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     for (auto* b : {&live_bits[0], &live_bits[1], &block_src, &block_len, &bad_pixels}) b->reset();
     timing.release = now_s() - t_release;
     if (tl.on)
-      std::fprintf(stderr, "  release at %.2f ms, %.2f ms: encoder thread and stream %.2f, batch slots %.2f, kept buffers %.2f, "
-                   "pool buffers %.2f\n", tl.host(t_release), timing.release * 1e3, (t_worker - t_release) * 1e3,
+      std::fprintf(stderr, "  release at %.2f ms, %.2f ms: encoder thread and stream %.2f, batch slots %.2f, kept "
+                   "buffers %.2f, pool buffers %.2f\n", tl.host(t_release), timing.release * 1e3, (t_worker - t_release) * 1e3,
                    (t_slots - t_worker) * 1e3, (t_kept - t_slots) * 1e3, (now_s() - t_kept) * 1e3);
   }
   Provenance pv = rp.provenance(p, timing, "cuda", "quantem-gpu CUDA bitshuffle+LZ4");

@@ -26,6 +26,12 @@ static_assert((kRansTableWords + 2 * kFusedTotalsTile) * sizeof(unsigned) + 2048
 constexpr std::uint32_t kPadEntry = 1u << 31;
 static_assert(kChunkFrames == detail::kStatsAhead, "a mark bit covers one chunk of the statistics pass");
 
+// The stream of `lane` in the warp of live-list entry t * G + g (group g of tile t, G = P / 32 groups per tile).
+__device__ std::size_t listed_stream(std::uint32_t entry, std::size_t P, unsigned lane) {
+  const std::uint32_t G = static_cast<std::uint32_t>(P / 32);
+  return std::size_t{entry / G} * P + std::size_t{entry % G} * 32 + lane;
+}
+
 // The statistics pass's hook of a fused launch: the block's frame sums (32 bits: a block holds at most kEncThreads
 // pixels of a frame, each < 2^16) of this lane's tile. A chunk where some lane of the tile has many nonzeros (the
 // bright-field disk) is summed position by position over the live lanes of one tile (tile_mask: the same n, so
@@ -81,9 +87,9 @@ struct FrameSumHook {
 // (the host sees *cursor > cap and encodes the group again in smaller groups); otherwise each thread encodes its
 // stream into its reservation, records where it starts there (offsets[s]) and writes its size to dir.
 // kTotals (uint8/16 counts, tiles <= kFusedTotalsTile, P >= kEncThreads: a block spans at most two tiles): the
-// statistics pass also sums each frame over the block's pixels into 32-bit shared sums (FrameSumHook: a warp
-// reduction per position in dense chunks, a shared atomic per nonzero value in sparse ones) and the block adds them
-// to totals (the group's frames, zeroed) when add_sums.
+// statistics pass also sums each frame over the block's pixels into 32-bit shared sums (FrameSumHook: a butterfly or
+// a warp reduction per position in dense chunks, a shared atomic per nonzero value in sparse ones) and the block adds
+// them to totals (the group's frames, zeroed) when add_sums.
 // With live_list (the groups of 32 pixels that hold a nonzero count, encoded::LiveGroups; P a multiple of 32): warp
 // w of the grid takes entry w of the list (list_live_warps: each tile's live groups in density order, padded to
 // whole blocks, so that a block's warps are of one tile), and blocks past *live_count return at once; the streams
@@ -114,13 +120,12 @@ __global__ void __launch_bounds__(kEncThreads, 4)
   if (live_list) {  // the whole block returns together (before any barrier)
     const std::size_t e0 = std::size_t{blockIdx.x} * kWarps;
     if (e0 >= *live_count) return;
-    const std::uint32_t G = static_cast<std::uint32_t>(P / 32);
     const std::uint32_t w = live_list[e0 + (threadIdx.x >> 5)];
     pad = (w & kPadEntry) != 0;
     const std::uint32_t g = w & ~kPadEntry;
     marks.w = chunk_marks + std::size_t{g} * words_per_group;  // group g % G of tile g / G
-    s = std::size_t{g / G} * P + std::size_t{g % G} * 32 + (threadIdx.x & 31u);
-    block_tile = (live_list[e0] & ~kPadEntry) / G;
+    s = listed_stream(g, P, threadIdx.x & 31u);
+    block_tile = (live_list[e0] & ~kPadEntry) / (P / 32);
   } else if (group_order) {  // P is a multiple of the block: the block's warps take groups of one tile in density order
     const std::size_t q = s % P;
     s = s - q + std::size_t{group_order[q >> 5]} * 32 + (q & 31u);
@@ -194,9 +199,10 @@ __global__ void __launch_bounds__(kOffsetThreads) tile_offsets(std::uint32_t* di
 }
 
 // One block per tile of a group: the tile's live groups of 32 pixels (g < G = P / 32 with a chunk marked in its
-// words_per_group words at live + t * words_per_tile + g * words_per_group), in `order` (a permutation of the groups, densest first) or in pixel order, as entries t * G + g of
-// `list`, padded with kPadEntry | t * G to a multiple of the encoder block's warps, at a place reserved with one
-// atomic add on *count (segments of tiles in any order: each stream's bytes do not depend on it).
+// words_per_group words at live + t * words_per_tile + g * words_per_group), in `order` (a permutation of the
+// groups, densest first) or in pixel order, as entries t * G + g of `list`, padded with kPadEntry | t * G to a
+// multiple of the encoder block's warps, at a place reserved with one atomic add on *count (segments of tiles in
+// any order: each stream's bytes do not depend on it).
 constexpr unsigned kListThreads = 256;
 __global__ void __launch_bounds__(kListThreads)
     list_live_warps(const std::uint32_t* __restrict__ live, std::size_t words_per_tile, std::uint32_t words_per_group,
@@ -248,8 +254,7 @@ __global__ void compact_warps(const std::uint8_t* __restrict__ scratch, const st
     if (warp >= *live_count) return;
     const std::uint32_t w = live_list[warp];
     if (w & kPadEntry) return;
-    const std::uint32_t G = static_cast<std::uint32_t>(P / 32);
-    s = std::size_t{w / G} * P + std::size_t{w % G} * 32 + lane;
+    s = listed_stream(w, P, lane);
   }
   std::uint32_t len = 0, src = 0;
   unsigned long long dst = 0;
@@ -523,7 +528,8 @@ std::size_t compact_scratch_bytes(const Layout& layout) {
   const std::size_t all = layout.tiles() * one_tile;
   const std::size_t cap = std::min(all, std::max(kCompactScratch, one_tile));
   const std::size_t group_tiles = std::min(layout.tiles(), std::max<std::size_t>(1, kMaxGroupStreams / P));
-  const std::size_t list = LiveGroups::applies(P) ? group_tiles * list_entries_per_tile(P) * sizeof(std::uint32_t) + 4 : 0;
+  const std::size_t list =
+      LiveGroups::applies(P) ? group_tiles * list_entries_per_tile(P) * sizeof(std::uint32_t) + 4 : 0;
   return cap + group_tiles * P * sizeof(std::uint32_t) + group_tiles * sizeof(std::uint64_t) + 8 + list;
 }
 
