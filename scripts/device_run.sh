@@ -3,7 +3,7 @@
 # Logs of every step are written to $OUT/logs (returned with the call).
 # usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
 #        queries, movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), enctests (encoded GPU tests), replay (300k mutants),
-#        python (Python tests, built there), parallax, scale (2048x2048 scan tiled from s512's chunks, loaded encoded), scale1024 (the same at 1024x1024), ncu_sum (Nsight Compute
+#        python (Python tests, built there), formats (npy load vs floor and numpy+CuPy), parallax, scale (2048x2048 scan tiled from s512's chunks, loaded encoded), scale1024 (the same at 1024x1024), ncu_sum (Nsight Compute
 #        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve), sass_enc (its SASS). Logs go to $OUT; a short table is printed last.
 set -o pipefail
 source scripts/device_env.sh
@@ -74,6 +74,11 @@ for s in "$@"; do
     detector) step bench_detector 200 $B/bench_detector /tmp/qb/s512.h5 ;;
     ssb) step bench_ssb 200 $B/bench_ssb /tmp/qb/s512.h5 ;;
     parallax) step bench_parallax 120 $B/bench_parallax /tmp/qb/s512.h5 512 192 ;;
+    formats)  # the npy reader against the floor and numpy + CuPy (19.3 GB .npy of the 512^2 x 192^2 uint16 sample)
+      step write_npy512 420 $B/qgpu sample /tmp/qb/s512.npy --format npy --four-d --scan 512 512 --detector 192 192
+      step bench_formats_npy 300 $B/bench_formats /tmp/qb/s512.npy --reps 5
+      step numpy_npy 300 python3 bench/bench_formats_numpy.py /tmp/qb/s512.npy
+      rm -f /tmp/qb/s512.npy ;;
     serve) step bench_serve 200 python3 bench/bench_serve.py $B/qgpu /tmp/qb/s512.h5 ;;  # QGPU_BENCH_SERVE_SKIP=names
     *) echo "unknown step $s" ;;
   esac

@@ -26,6 +26,27 @@ pyb::array read_array(const Dataset& ds, const pyb::object& scan, const pyb::obj
   });
 }
 
+void set_scan_shape(const std::vector<std::size_t>& scan_shape, std::size_t& rows, std::size_t& cols) {
+  if (scan_shape.empty()) return;
+  if (scan_shape.size() != 2) throw InvalidArgument("scan_shape is (rows, cols)");
+  rows = scan_shape[0];
+  cols = scan_shape[1];
+}
+
+// format="raw": what the file cannot say about its frames.
+io::RawLayout raw_layout(const std::string& dtype, const std::vector<std::size_t>& detector_shape,
+                         std::uint64_t offset, std::uint64_t frame_header, std::uint64_t frame_footer) {
+  if (!detector_shape.empty() && detector_shape.size() != 2)
+    throw InvalidArgument("detector_shape is (rows, cols)");
+  io::RawLayout r;
+  r.dtype = dtype;
+  if (detector_shape.size() == 2) r.det_rows = detector_shape[0], r.det_cols = detector_shape[1];
+  r.offset = offset;
+  r.frame_header = frame_header;
+  r.frame_footer = frame_footer;
+  return r;
+}
+
 }  // namespace
 
 void bind_io(pyb::module_& m) {
@@ -55,12 +76,30 @@ void bind_io(pyb::module_& m) {
                backend_name(d.backend()) + ">";
       });
 
-  m.def("inspect", [](const std::string& path, const std::string& dataset, std::vector<std::size_t> scan_shape) {
-    if (!scan_shape.empty() && scan_shape.size() != 2) throw InvalidArgument("scan_shape is (rows, cols)");
-    const auto fi = io::inspect(path, dataset, scan_shape.empty() ? 0 : scan_shape[0],
-                                scan_shape.empty() ? 0 : scan_shape[1]);
-    return to_python(fi.to_json());
-  }, pyb::arg("path"), pyb::arg("dataset") = "", pyb::arg("scan_shape") = std::vector<std::size_t>{});
+  m.def("inspect", [](const std::string& path, const std::string& dataset, std::vector<std::size_t> scan_shape,
+                      const std::string& format, const std::string& dtype, std::vector<std::size_t> detector_shape,
+                      std::uint64_t offset, std::uint64_t frame_header, std::uint64_t frame_footer) {
+    io::SourceOptions so;
+    so.format = format;
+    so.dataset_path = dataset;
+    set_scan_shape(scan_shape, so.scan_rows, so.scan_cols);
+    so.raw = raw_layout(dtype, detector_shape, offset, frame_header, frame_footer);
+    return to_python(io::inspect(path, so).to_json());
+  }, pyb::arg("path"), pyb::arg("dataset") = "", pyb::arg("scan_shape") = std::vector<std::size_t>{},
+     pyb::arg("format") = "auto", pyb::arg("dtype") = "", pyb::arg("detector_shape") = std::vector<std::size_t>{},
+     pyb::arg("offset") = 0, pyb::arg("frame_header") = 0, pyb::arg("frame_footer") = 0);
+
+  m.def("formats", [] {
+    pyb::list out;
+    for (const io::FormatReader& r : io::formats()) {
+      pyb::dict d;
+      d["name"] = r.name;
+      d["description"] = r.description;
+      d["recognised_by_content"] = r.recognise != nullptr;
+      out.append(d);
+    }
+    return out;
+  }, "The file formats the source layer reads: name, description, whether files are recognised by their content.");
 
   m.def("discover", &io::discover, pyb::arg("path"));
 
@@ -68,15 +107,15 @@ void bind_io(pyb::module_& m) {
                    std::vector<std::size_t> scan_shape, const pyb::object& scan_region,
                    const pyb::object& detector_region, std::size_t bin_scan, std::size_t bin_detector,
                    const std::string& pixel_mask, const std::string& decoder, unsigned read_threads, bool direct_io,
-                   const pyb::object& progress, const std::string& representation, double admission_fraction) {
+                   const pyb::object& progress, const std::string& representation, double admission_fraction,
+                   const std::string& format, const std::string& dtype, std::vector<std::size_t> detector_shape,
+                   std::uint64_t offset, std::uint64_t frame_header, std::uint64_t frame_footer) {
     io::LoadOptions o;
     o.backend = backend;
     o.dataset_path = dataset;
-    if (!scan_shape.empty()) {
-      if (scan_shape.size() != 2) throw InvalidArgument("scan_shape is (rows, cols)");
-      o.scan_rows = scan_shape[0];
-      o.scan_cols = scan_shape[1];
-    }
+    set_scan_shape(scan_shape, o.scan_rows, o.scan_cols);
+    o.format = format;
+    o.raw = raw_layout(dtype, detector_shape, offset, frame_header, frame_footer);
     o.scan_region = region_from_python(scan_region);
     o.detector_region = region_from_python(detector_region);
     o.bin_scan = bin_scan;
@@ -101,7 +140,9 @@ void bind_io(pyb::module_& m) {
      pyb::arg("detector_region") = pyb::none(), pyb::arg("bin_scan") = 1, pyb::arg("bin_detector") = 1,
      pyb::arg("pixel_mask") = "keep", pyb::arg("decoder") = "auto", pyb::arg("read_threads") = 0,
      pyb::arg("direct_io") = false, pyb::arg("progress") = pyb::none(), pyb::arg("representation") = "auto",
-     pyb::arg("admission_fraction") = 0.8);
+     pyb::arg("admission_fraction") = 0.8, pyb::arg("format") = "auto", pyb::arg("dtype") = "",
+     pyb::arg("detector_shape") = std::vector<std::size_t>{}, pyb::arg("offset") = 0, pyb::arg("frame_header") = 0,
+     pyb::arg("frame_footer") = 0);
 
   m.def("write_sample", [](const std::string& path, std::vector<std::size_t> scan, std::vector<std::size_t> detector,
                            const std::string& dtype, double defocus, double dose, std::uint64_t seed, double energy,

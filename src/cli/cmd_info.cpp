@@ -77,13 +77,14 @@ void add_info(CLI::App& app) {
   cmd->add_option("--dataset", args->dataset, "dataset path (default: discover)");
   cmd->add_flag("--json", args->json, "print JSON");
   add_scan_shape_flag(cmd, args->load);
+  add_format_flags(cmd, args->load);
   cmd->add_flag("--timing", args->timing, "also load the file and print each stage's time (index, read, copy, decode)");
   cmd->add_option("--backend", args->backend, "backend of the --timing load: cuda | cpu | auto")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   add_read_flags(cmd, args->load);
   cmd->callback([args] {
     if (cache::is_cache_file(args->file)) return print_cache_info(args->file, args->json);
-    const io::FileInfo fi = io::inspect(args->file, args->dataset, args->load.rows(), args->load.cols());
+    const io::FileInfo fi = io::inspect(args->file, args->load.source_options(args->dataset));
     if (args->timing) return print_timing(*args, fi);
     const nlohmann::json adm = fi.ready ? would_load(args->file, args->dataset, args->load) : nlohmann::json();
     if (args->json) {
@@ -94,11 +95,17 @@ void add_info(CLI::App& app) {
     }
     const Shape4D& s = fi.shape;
     std::printf("file        %s\n", fi.path.c_str());
-    std::printf("dataset     %s\n", fi.dataset_path.c_str());
+    std::printf("format      %s (%s), frames stored %s\n", fi.reader.c_str(), fi.source_kind.c_str(),
+                fi.codec.name().c_str());
+    if (!fi.dataset_path.empty()) std::printf("dataset     %s\n", fi.dataset_path.c_str());
     std::printf("shape       scan %zu x %zu, detector %zu x %zu (%s)\n", s.scan_rows, s.scan_cols, s.det_rows,
                 s.det_cols, fi.scan_shape_source.c_str());
-    std::printf("frames      %zu in %zu part%s (%s)\n", s.frames(), fi.parts.size(), fi.parts.size() == 1 ? "" : "s",
-                fi.source_kind.c_str());
+    if (!fi.records.empty())
+      std::printf("frames      %zu in %zu file%s\n", s.frames(), fi.records.files.size(),
+                  fi.records.files.size() == 1 ? "" : "s");
+    else
+      std::printf("frames      %zu in %zu part%s (%s)\n", s.frames(), fi.parts.size(), fi.parts.size() == 1 ? "" : "s",
+                  fi.source_kind.c_str());
     if (fi.parts.size() > 1)
       for (const auto& p : fi.parts)
         std::printf("  part      frames %llu..%llu <- %s %s\n", (unsigned long long)p.first_frame,
@@ -112,14 +119,18 @@ void add_info(CLI::App& app) {
                 double(s.elements() * dtype_size(fi.dtype)) / 1e9);
     std::string chunks;
     for (auto c : fi.chunk_dims) chunks += std::to_string(c) + " ";
-    std::printf("chunks      %s(%s)\n", chunks.c_str(), fi.one_frame_per_chunk ? "one frame per chunk" : "other");
+    if (fi.records.empty())
+      std::printf("chunks      %s(%s)\n", chunks.c_str(), fi.one_frame_per_chunk ? "one frame per chunk" : "other");
+    for (const auto& [k, v] : fi.metadata.items()) std::printf("metadata    %s = %s\n", k.c_str(), v.dump().c_str());
+    for (const auto& w : fi.warnings) std::printf("warning     %s\n", w.c_str());
     for (const auto& f : fi.filters) {
       std::string cd;
       for (auto v : f.cd_values) cd += std::to_string(v) + " ";
       std::printf("filter      %d %s [%s]\n", f.id, f.name.c_str(), cd.c_str());
     }
-    std::printf("ready       %s (%zu of %zu chunks written)\n", fi.ready ? "yes" : "no", fi.chunks_written,
-                fi.chunks_expected);
+    if (fi.records.empty())
+      std::printf("ready       %s (%zu of %zu chunks written)\n", fi.ready ? "yes" : "no", fi.chunks_written,
+                  fi.chunks_expected);
     for (const auto& [k, v] : fi.calibration.items()) std::printf("calibration %s = %s\n", k.c_str(), v.dump().c_str());
     if (adm.contains("error"))
       std::printf("load        refused: %s\n", adm["error"].get<std::string>().c_str());

@@ -8,16 +8,27 @@
 namespace qgpu::cli {
 
 void add_sample(CLI::App& app) {
-  auto* cmd = app.add_subcommand("sample", "Write a simulated 4D-STEM dataset (EIGER-style HDF5, bitshuffle+LZ4)");
+  auto* cmd = app.add_subcommand("sample", "Write a simulated 4D-STEM dataset (EIGER-style HDF5, bitshuffle+LZ4; or "
+                                            "NumPy .npy, raw frames)");
   struct Args {
-    std::string out, dtype = "uint16";
+    std::string out, dtype = "uint16", format = "h5";
     std::vector<std::size_t> scan{64, 64}, det{96, 96};
     sample::SampleSpec spec;
+    sample::FramesLayout frames;
     std::size_t files = 0;
   };
   auto a = std::make_shared<Args>();
   cmd->option_defaults()->always_capture_default();  // --help shows every default
-  cmd->add_option("out", a->out, "output HDF5 file")->required();
+  cmd->add_option("out", a->out, "output file")->required();
+  cmd->add_option("--format", a->format, "h5 (EIGER-style HDF5) | npy (NumPy, 3D frames; --four-d: 4D) | raw "
+                                         "(headerless frames)")
+      ->check(CLI::IsMember({"h5", "npy", "raw"}));
+  cmd->add_flag("--four-d", a->spec.four_d, "h5, npy: store (scan_r, scan_c, det_r, det_c) instead of (frames, ...)");
+  cmd->add_flag("--big-endian", a->frames.big_endian, "npy, raw: elements most significant byte first");
+  cmd->add_option("--npy-version", a->frames.npy_version, "npy: format version 1 or 2")->check(CLI::Range(1, 2));
+  cmd->add_option("--offset", a->frames.offset, "raw: bytes before the first frame");
+  cmd->add_option("--frame-header", a->frames.frame_header, "raw: bytes before each frame");
+  cmd->add_option("--frame-footer", a->frames.frame_footer, "raw: bytes after each frame");
   cmd->add_option("--scan", a->scan, "scan rows cols")->expected(2);
   cmd->add_option("--detector", a->det, "detector rows cols")->expected(2);
   cmd->add_option("--dtype", a->dtype, "uint8 | uint16 | uint32");
@@ -35,6 +46,13 @@ void add_sample(CLI::App& app) {
     a->spec.det_rows = a->det[0];
     a->spec.det_cols = a->det[1];
     a->spec.dtype = dtype_from_name(a->dtype);
+    if (a->format != "h5") {
+      if (a->files > 0) throw InvalidArgument("--files writes HDF5 acquisitions (--format h5)");
+      a->frames.npy = a->format == "npy";
+      sample::write_sample_frames(a->out, a->spec, a->frames, progress_bar("simulating"));
+      std::printf("wrote %s\n", a->out.c_str());
+      return;
+    }
     if (a->files > 0) {
       const auto data = sample::write_sample_acquisition(a->out, a->spec, a->files, progress_bar("simulating"));
       std::printf("wrote %s (master) linking %zu data files\n", a->out.c_str(), data.size());

@@ -19,6 +19,9 @@ struct LoadFlags {
   unsigned read_threads = 0;
   bool direct_io = false;
   std::string representation = "auto";  // auto | dense | encoded
+  std::string format = "auto";          // auto (by content) | hdf5 | npy | raw | ...
+  io::RawLayout raw;                    // --format raw: --dtype, --detector-shape, --offset, --frame-header/-footer
+  std::vector<std::size_t> detector_shape;
   std::size_t rows() const { return scan_shape.empty() ? 0 : scan_shape[0]; }
   std::size_t cols() const { return scan_shape.empty() ? 0 : scan_shape[1]; }
   void apply_to(io::LoadOptions& o) const {
@@ -29,6 +32,22 @@ struct LoadFlags {
     o.read_threads = read_threads;
     o.direct_io = direct_io;
     o.representation = representation;
+    o.format = format;
+    o.raw = raw_layout();
+  }
+  io::RawLayout raw_layout() const {
+    io::RawLayout r = raw;
+    if (detector_shape.size() == 2) r.det_rows = detector_shape[0], r.det_cols = detector_shape[1];
+    return r;
+  }
+  io::SourceOptions source_options(const std::string& dataset) const {
+    io::SourceOptions s;
+    s.format = format;
+    s.dataset_path = dataset;
+    s.scan_rows = rows();
+    s.scan_cols = cols();
+    s.raw = raw_layout();
+    return s;
   }
 };
 
@@ -50,6 +69,19 @@ inline void add_scan_shape_flag(CLI::App* cmd, LoadFlags& f) {
       ->expected(2);
 }
 
+// Which reader reads the file (by content unless --format names one) and the layout of headerless raw frames.
+inline void add_format_flags(CLI::App* cmd, LoadFlags& f) {
+  std::string names = "auto";
+  for (const auto& r : io::formats()) names += " | " + r.name;
+  cmd->add_option("--format", f.format, names + " (auto: recognised by the file's content; raw: headerless frames)");
+  cmd->add_option("--dtype", f.raw.dtype, "--format raw: uint8 | uint16 | uint32, optionally with a byte order "
+                                          "(uint16be, >u2, <u4)");
+  cmd->add_option("--detector-shape", f.detector_shape, "--format raw: detector ROWS COLS")->expected(2);
+  cmd->add_option("--offset", f.raw.offset, "--format raw: bytes before the first frame");
+  cmd->add_option("--frame-header", f.raw.frame_header, "--format raw: bytes before each frame");
+  cmd->add_option("--frame-footer", f.raw.frame_footer, "--format raw: bytes after each frame");
+}
+
 // How the file is read and decoded (issue-free defaults: our decoder, one read thread per core, page cache).
 inline void add_read_flags(CLI::App* cmd, LoadFlags& f) {
   cmd->add_option("--decoder", f.decoder,
@@ -64,7 +96,8 @@ inline void add_load_flags(CLI::App* cmd, LoadFlags& f);
 // What every command that loads one file declares: the file, --backend, --dataset and the load flags.
 inline void add_input_flags(CLI::App* cmd, std::string& file, std::string& backend, std::string& dataset,
                             LoadFlags& f) {
-  cmd->add_option("file", file, "HDF5 file (or EIGER/ARINA master file)")->required();
+  cmd->add_option("file", file, "4D-STEM file: HDF5 (or EIGER/ARINA master), NumPy .npy, raw frames (--format raw)")
+      ->required();
   cmd->add_option("--backend", backend, "cuda | cpu | auto (auto = cuda, never falls back to cpu)");
   cmd->add_option("--dataset", dataset, "dataset path (default: discover)");
   add_load_flags(cmd, f);
@@ -72,6 +105,7 @@ inline void add_input_flags(CLI::App* cmd, std::string& file, std::string& backe
 
 inline void add_load_flags(CLI::App* cmd, LoadFlags& f) {
   add_scan_shape_flag(cmd, f);
+  add_format_flags(cmd, f);
   cmd->add_option("--pixel-mask", f.pixel_mask,
                   "keep | zero: zero the detector's bad pixels (master pixel_mask > 0) before cropping/binning")
       ->check(CLI::IsMember({"keep", "zero"}));

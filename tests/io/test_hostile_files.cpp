@@ -176,7 +176,7 @@ TEST(HostileFiles, NotRegularFiles) {
   fs::remove(fifo);
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   // Opening a FIFO for reading blocks until a writer comes: it must be refused without being opened.
-  expect_error<IoError>([&] { io::inspect(fifo); }, {"named pipe", "not a regular HDF5 file", fifo});
+  expect_error<IoError>([&] { io::inspect(fifo); }, {"named pipe", "not a regular file", fifo});
   const std::string dir = test::temp_path("dir.h5");
   fs::create_directories(dir);
   expect_error<IoError>([&] { io::inspect(dir); }, {"a directory"});

@@ -1,4 +1,7 @@
-"""HDF5 4D-STEM input: inspect (metadata, readiness), discover, load, and the built-in simulated sample.
+"""4D-STEM input through the source layer: formats() lists the readers (HDF5, NumPy .npy, raw frames, ...), files
+are recognised by their content (format="auto"); inspect (metadata, readiness), discover (HDF5 datasets), load, and
+the built-in simulated sample. format="raw" (headerless frames) takes dtype, detector_shape, offset, frame_header and
+frame_footer.
 
 A loaded Dataset indexes like a 4D numpy array of exact counts (native dtype): ds[r, c] is one frame,
 ds[r0:r1, c0:c1] a block of frames, ds[..., 10:20, 10:20] a detector window (ints, slices with any step,
@@ -6,7 +9,7 @@ negative indices, ...); only the bounding rectangle is copied from the GPU. np.a
 and refuses beyond ASARRAY_LIMIT_BYTES (use indexing or ds.read(region) for big data)."""
 import numpy as np
 
-from ._qgpu import Dataset, InvalidArgument, discover, inspect, load, write_sample  # noqa: F401
+from ._qgpu import Dataset, InvalidArgument, discover, formats, inspect, load, write_sample  # noqa: F401
 
 ASARRAY_LIMIT_BYTES = 1 << 30
 

@@ -43,6 +43,7 @@ nlohmann::json Admission::to_json() const {
 std::size_t source_file_bytes(const LoadPlan& plan) {
   std::set<std::string> files;
   for (const SourcePart& p : plan.info.parts) files.insert(p.file);
+  for (const std::string& f : plan.info.records.files) files.insert(f);
   if (files.empty()) files.insert(plan.info.path);
   std::size_t total = 0;
   for (const std::string& f : files) {

@@ -41,7 +41,13 @@ nlohmann::json FileInfo::to_json() const {
     parts_json.push_back(
         {{"file", valid_utf8(p.file)}, {"dataset_path", valid_utf8(p.dataset_path)}, {"first_frame", p.first_frame},
          {"frames", p.frames}});
+  nlohmann::json warnings_json = nlohmann::json::array();
+  for (const std::string& w : warnings) warnings_json.push_back(valid_utf8(w));
   return {{"path", valid_utf8(path)},
+          {"reader", reader},
+          {"codec", codec.name()},
+          {"warnings", warnings_json},
+          {"metadata", metadata},
           {"dataset_path", valid_utf8(dataset_path)},
           {"dtype", dtype_name(dtype)},
           {"stored_dims", dims},
@@ -382,8 +388,8 @@ FileInfo inspect_in_process(const std::string& path, const std::string& dataset_
   return info;
 }
 
-FileInfo inspect(const std::string& path, const std::string& dataset_path, std::size_t scan_rows,
-                 std::size_t scan_cols) {
+FileInfo inspect_hdf5(const std::string& path, const std::string& dataset_path, std::size_t scan_rows,
+                      std::size_t scan_cols) {
   // The HDF5 library can crash or hang on damaged metadata: the first parse of each file runs in a child process.
   validate_in_child(path, "inspect " + dataset_path,
                     [&] { inspect_in_process(path, dataset_path, scan_rows, scan_cols); });

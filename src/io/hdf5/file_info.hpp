@@ -10,6 +10,8 @@
 
 #include "core/dtype.hpp"
 #include "io/hdf5/index/chunk_table.hpp"
+#include "io/source/frame_codec.hpp"
+#include "io/source/frame_records.hpp"
 #include "resident/shape.hpp"
 
 namespace qgpu::io {
@@ -33,11 +35,19 @@ struct SourcePart {
   std::uint64_t frames = 0;
 };
 
-// Describes the acquisition as a whole: for a multi-part one (linked data files, virtual dataset) dims are
+// What a format reader of the source layer (io/source/readers.hpp) hands the load pipeline: the frames' shape, dtype
+// and where they lie (an HDF5 dataset's chunk index, or the record runs of a format without one), how each record
+// decodes, and the metadata (scan shape and its source, calibration, pixel mask).
+// For HDF5 it describes the acquisition as a whole: for a multi-part one (linked data files, virtual dataset) dims are
 // (total frames, det_r, det_c), chunk_dims/filters are those every part shares, chunk counts are summed over the
 // parts and ready means every part's chunks are written.
 struct FileInfo {
   std::string path;
+  std::string reader = "hdf5";          // the reader that recognised the file: hdf5, merlin, npy, raw
+  FrameCodec codec;                     // how a frame's stored bytes decode
+  FrameRecords records;                 // readers without a chunk index: where every frame lies (flat scan order)
+  std::vector<std::string> warnings;    // said by the reader (e.g. an interrupted scan cut to whole rows)
+  nlohmann::json metadata = nlohmann::json::object();  // the reader's own metadata (headers, sources of values)
   std::string dataset_path;             // in `path`; for linked data files the first link (/entry/data/data_000001)
   std::string source_kind;              // "dataset", "external link", "linked files", "virtual dataset"
   DType dtype = DType::u16;
@@ -65,14 +75,19 @@ struct FileInfo {
   nlohmann::json to_json() const;
 };
 
-// Reads metadata. dataset_path "" discovers the dataset (see io/hdf5/acquisition.hpp: /entry/data/data, then the
-// /entry/data/data_NNNNNN links of a master, ...); scan_rows/scan_cols > 0 override the scan shape.
-// Raises IoError (missing file, dataset, link target or data file), DTypeError (non-count dtype) or FormatError
-// (bad rank/shape, parts that disagree, scan shape that does not match the frames, bad pixel mask).
-// The HDF5 metadata parse of a file not seen before runs first in a child process (io/hdf5/isolated_parse.hpp):
-// a crash or hang of the HDF5 library on a damaged file becomes FormatError "HDF5 library crashed parsing ...".
+// Reads the metadata of any file a reader of the source layer recognises (io/source/readers.hpp; the overload with
+// SourceOptions is there). For HDF5: dataset_path "" discovers the dataset (see io/hdf5/acquisition.hpp:
+// /entry/data/data, then the /entry/data/data_NNNNNN links of a master, ...); scan_rows/scan_cols > 0 override the
+// scan shape.
 FileInfo inspect(const std::string& path, const std::string& dataset_path = "", std::size_t scan_rows = 0,
                  std::size_t scan_cols = 0);
+
+// The HDF5 reader. Raises IoError (missing file, dataset, link target or data file), DTypeError (non-count dtype) or
+// FormatError (bad rank/shape, parts that disagree, scan shape that does not match the frames, bad pixel mask).
+// The HDF5 metadata parse of a file not seen before runs first in a child process (io/hdf5/isolated_parse.hpp):
+// a crash or hang of the HDF5 library on a damaged file becomes FormatError "HDF5 library crashed parsing ...".
+FileInfo inspect_hdf5(const std::string& path, const std::string& dataset_path = "", std::size_t scan_rows = 0,
+                      std::size_t scan_cols = 0);
 
 // inspect without the child process: for files already validated, and for the fuzz harness (which must see
 // crashes in-process).

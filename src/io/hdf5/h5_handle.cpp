@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
 
 namespace qgpu::h5 {
 
@@ -25,32 +26,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string type_name(fs::file_type t) {
-  switch (t) {
-    case fs::file_type::directory: return "a directory";
-    case fs::file_type::fifo: return "a named pipe (FIFO)";
-    case fs::file_type::socket: return "a socket";
-    case fs::file_type::block: return "a block device";
-    case fs::file_type::character: return "a character device";
-    default: return "not a regular file";
-  }
-}
-
-// Refuses, before HDF5 opens it, what cannot be read as a file: missing, a symlink loop, a FIFO (opening one
-// blocks forever), a directory or device, or unreadable. Never throws anything but IoError.
-void require_readable_regular_file(const std::string& path) {
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (st.type() == fs::file_type::not_found) throw IoError("file not found: '" + path + "'");
-  if (ec) throw IoError("cannot access '" + path + "': " + ec.message());
-  if (st.type() != fs::file_type::regular)
-    throw IoError("'" + path + "' is " + type_name(st.type()) + ", not a regular HDF5 file");
-  if (::access(path.c_str(), R_OK) != 0) {
-    const int err = errno;
-    if (err == EACCES) throw IoError("permission denied: cannot read '" + path + "'");
-    throw IoError("cannot read '" + path + "': " + std::strerror(err));
-  }
-}
+// Refuses, before HDF5 opens it, what cannot be read as a file (core/regular_file.hpp).
+void require_readable_regular_file(const std::string& path) { qgpu::require_readable_regular_file(path, "HDF5 file"); }
 
 // The end-of-file address the superblock records (versions 0 to 3), or nothing when it cannot be read.
 // The superblock sits at offset 0, 512, 1024, ... (HDF5 file format specification, "Superblock").

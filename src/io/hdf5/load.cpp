@@ -30,7 +30,13 @@ void require_filters(const FileInfo& fi) {
 
 LoadPlan plan_load(const std::string& path, const LoadOptions& o) {
   LoadPlan p;
-  p.info = inspect(path, o.dataset_path, o.scan_rows, o.scan_cols);
+  SourceOptions so;
+  so.format = o.format;
+  so.dataset_path = o.dataset_path;
+  so.scan_rows = o.scan_rows;
+  so.scan_cols = o.scan_cols;
+  so.raw = o.raw;
+  p.info = inspect(path, so);
   require_filters(p.info);
   if (!p.info.ready)
     throw FormatError("'" + p.info.dataset_path + "' in '" + path + "' is not ready: " +
@@ -39,7 +45,8 @@ LoadPlan plan_load(const std::string& path, const LoadOptions& o) {
   if (o.pixel_mask != "keep" && o.pixel_mask != "zero")
     throw InvalidArgument("pixel_mask is \"keep\" or \"zero\", not \"" + o.pixel_mask + "\"");
   if (o.pixel_mask == "zero" && !p.info.has_pixel_mask)
-    throw IoError("pixel_mask \"zero\" asked but '" + path + "' has no pixel mask (" + kPixelMaskPath + ")");
+    throw IoError("pixel_mask \"zero\" asked but '" + path + "' has no pixel mask" +
+                  (p.info.reader == "hdf5" ? " (" + std::string(kPixelMaskPath) + ")" : " (" + p.info.reader + " file)"));
   p.pixel_mask = o.pixel_mask;
   p.zero_bad_pixels = o.pixel_mask == "zero" && !p.info.bad_pixels.empty();
   const Shape4D& s = p.info.shape;
@@ -74,9 +81,10 @@ std::size_t staging_frames(const LoadPlan& p, bool cuda) {
 
 namespace {
 
-// Chunks our decoders read directly: bitshuffle (filter 32008) stored one frame per chunk.
+// Chunks our decoders read directly: bitshuffle (filter 32008) stored one frame per chunk, and every record of a
+// format without a chunk index.
 bool our_decoder_applies(const FileInfo& fi) {
-  return fi.one_frame_per_chunk && fi.filters.size() == 1 && fi.filters[0].id == 32008;
+  return !fi.records.empty() || (fi.one_frame_per_chunk && fi.filters.size() == 1 && fi.filters[0].id == 32008);
 }
 
 }  // namespace
@@ -90,6 +98,9 @@ Dataset load(const std::string& path, const LoadOptions& options) {
     throw InvalidArgument("decoder 'hdf5' (the HDF5 filter pipeline) runs on the cpu backend; the cuda backend "
                           "decodes with our GPU decoder");
   LoadPlan plan = plan_load(path, options);
+  if (d == "hdf5" && plan.info.reader != "hdf5")
+    throw InvalidArgument("decoder 'hdf5' reads HDF5 files; '" + path + "' is read by the " + plan.info.reader +
+                          " reader (decoder 'auto' or 'quantem')");
   // Dense or encoded, decided (or refused) before anything is read or allocated.
   const Admission adm = admit(plan, backend, options.representation, options.admission_fraction,
                               options.admission_limit_bytes,

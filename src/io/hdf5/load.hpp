@@ -1,17 +1,22 @@
 #pragma once
-// Public load API: HDF5 4D-STEM file -> resident Dataset (GPU for cuda, host memory for cpu).
+// Public load API: a 4D-STEM file of any format the source layer reads (io/source/readers.hpp) -> resident Dataset
+// (GPU for cuda, host memory for cpu), through the one pipeline: records located, coalesced parallel reads, batches
+// decoded (GPU kernels on cuda, all cores on cpu), cropped/binned/masked, dense or encoded.
 #include <cstddef>
 #include <functional>
 #include <string>
 
 #include "io/hdf5/file_info.hpp"
+#include "io/source/readers.hpp"
 #include "resident/dataset.hpp"
 
 namespace qgpu::io {
 
 struct LoadOptions {
   std::string backend = "auto";  // "cuda" | "cpu" | "auto"
-  std::string dataset_path;      // "" discovers
+  std::string format = "auto";   // "auto" (recognised by content) | a reader's name (io::formats())
+  std::string dataset_path;      // HDF5: "" discovers
+  RawLayout raw;                 // format "raw": dtype, detector shape, offsets
   std::size_t scan_rows = 0, scan_cols = 0;  // override the stored scan shape
   Region scan_region;            // default: whole scan
   Region detector_region;        // default: whole detector

@@ -18,6 +18,8 @@ inline Provenance load_provenance(const LoadPlan& p, const std::string& backend,
   pv.dense_bytes = p.out_shape.nbytes(dtype_size(p.out_dtype));
   pv.resident_bytes = pv.dense_bytes;
   pv.parameters = {{"path", p.info.path},
+                   {"format", p.info.reader},
+                   {"codec", p.info.codec.name()},
                    {"dataset_path", p.info.dataset_path},
                    {"scan_region", {p.scan.row0, p.scan.col0, p.scan.rows, p.scan.cols}},
                    {"detector_region", {p.detector.row0, p.detector.col0, p.detector.rows, p.detector.cols}},

@@ -6,23 +6,31 @@
 
 namespace qgpu::io {
 
-void write_npy(const std::string& path, const std::string& descr, const std::vector<std::size_t>& shape,
-               const void* data, std::size_t bytes) {
+std::string npy_header(const std::string& descr, const std::vector<std::size_t>& shape, bool fortran_order,
+                       unsigned version) {
+  if (version != 1 && version != 2) throw InvalidArgument("npy header version " + std::to_string(version));
   std::string dims;
   for (std::size_t d : shape) dims += std::to_string(d) + ", ";
   if (shape.size() > 1) dims.resize(dims.size() - 2);
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
-  // Magic (6) + version (2) + header length (2) + header, padded with spaces to a multiple of 64, ending in \n.
-  const std::size_t unpadded = 10 + header.size() + 1;
-  header.append((64 - unpadded % 64) % 64, ' ');
-  header += '\n';
+  std::string dict = "{'descr': '" + descr + "', 'fortran_order': " + (fortran_order ? "True" : "False") +
+                     ", 'shape': (" + dims + "), }";
+  // Magic (6) + version (2) + header length (2 or 4) + dict, padded with spaces to a multiple of 64, ending in \n.
+  const std::size_t prefix = version == 1 ? 10 : 12;
+  const std::size_t unpadded = prefix + dict.size() + 1;
+  dict.append((64 - unpadded % 64) % 64, ' ');
+  dict += '\n';
+  if (version == 1 && dict.size() > 0xffff) throw InvalidArgument("npy header beyond 64 KiB: use version 2");
+  std::string out = {'\x93', 'N', 'U', 'M', 'P', 'Y', char(version), 0};
+  const std::size_t len = dict.size();
+  for (std::size_t i = 0; i < prefix - 8; ++i) out += char((len >> (8 * i)) & 0xff);
+  return out + dict;
+}
+
+void write_npy(const std::string& path, const std::string& descr, const std::vector<std::size_t>& shape,
+               const void* data, std::size_t bytes) {
+  const std::string header = npy_header(descr, shape);
   std::ofstream f(path, std::ios::binary);
   if (!f) throw IoError("cannot write '" + path + "'");
-  const char magic[8] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0};
-  f.write(magic, 8);
-  const std::uint16_t len = static_cast<std::uint16_t>(header.size());
-  const char le[2] = {char(len & 0xff), char(len >> 8)};
-  f.write(le, 2);
   f.write(header.data(), std::streamsize(header.size()));
   f.write(static_cast<const char*>(data), std::streamsize(bytes));
   if (!f) throw IoError("cannot write '" + path + "'");

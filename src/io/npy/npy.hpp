@@ -7,6 +7,11 @@
 
 namespace qgpu::io {
 
+// The header of a .npy file (magic, version, length, dict padded to a multiple of 64 bytes): the array data follow
+// it. version 1 or 2 (2: 32-bit header length, for dicts beyond 64 KiB).
+std::string npy_header(const std::string& descr, const std::vector<std::size_t>& shape, bool fortran_order = false,
+                       unsigned version = 1);
+
 // dtype descr: "<u8" (uint64), "<f4" (float32), "|u1" (uint8), ...; data is rows*cols*channels little-endian.
 void write_npy(const std::string& path, const std::string& descr, const std::vector<std::size_t>& shape,
                const void* data, std::size_t bytes);

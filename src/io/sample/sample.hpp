@@ -76,6 +76,19 @@ void write_sample(const std::string& path, const SampleSpec& s, const std::funct
 std::vector<std::string> write_sample_acquisition(const std::string& path, const SampleSpec& s, std::size_t files,
                                                   const std::function<void(double)>& progress = {});
 
+// How write_sample_frames lays the frames out: a NumPy .npy file (4D when SampleSpec::four_d, else a 3D stack) or
+// headerless raw frames with `offset` bytes before the first and frame_header/frame_footer bytes of zeros around each.
+struct FramesLayout {
+  bool npy = true;
+  unsigned npy_version = 1;       // 1 or 2
+  bool big_endian = false;
+  std::uint64_t offset = 0, frame_header = 0, frame_footer = 0;  // raw only
+};
+
+// The same frames as write_sample (simulate_frames), as .npy or raw frames (uncompressed: frames x frame bytes).
+void write_sample_frames(const std::string& path, const SampleSpec& s, const FramesLayout& layout,
+                         const std::function<void(double)>& progress = {});
+
 // The bad pixels the sample master's pixel_mask flags: flat indices (row * det_cols + col), ascending; includes
 // the detector centre (inside the bright-field disk, so never zero in the data).
 std::vector<std::uint32_t> sample_bad_pixels(const SampleSpec& s);

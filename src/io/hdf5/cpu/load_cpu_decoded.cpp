@@ -14,6 +14,7 @@
 #include "io/hdf5/read/parallel_reader.hpp"
 #include "io/hdf5/read/read_batches.hpp"
 #include "io/hdf5/read/read_plan.hpp"
+#include "io/source/cpu/decode_records_host.hpp"
 
 namespace qgpu::io {
 
@@ -25,13 +26,7 @@ namespace {
 Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& progress) {
   const FileInfo& fi = p.info;
   const std::string where = dataset_where(fi);
-  if (fi.filters.size() != 1 || fi.filters[0].id != 32008)
-    throw FormatError("our decoder handles bitshuffle (HDF5 filter 32008) chunks; " + where +
-                      " uses another storage: load it with decoder='hdf5'");
-  const codec::BitshuffleParams bp = codec::params_from_cd_values(fi.filters[0].cd_values);
-  if (bp.elem_size != dtype_size(fi.dtype))
-    throw FormatError(where + ": bitshuffle element size " + std::to_string(bp.elem_size) +
-                      " differs from the dtype's " + std::to_string(dtype_size(fi.dtype)));
+  const std::string decoder = host_decoder_name(fi);  // (checks the codec's parameters before anything is read)
 
   LoadTiming timing;
   const ReadPlan rp = plan_reads(p, false, timing);
@@ -67,7 +62,7 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
                           : staging.data() + i * fi.frame_bytes();
     }
     const codec::ChunkBatch cb{read_buf, b.buffer_bytes, b.chunk_dst.data(), sizes.data(), dest.data(), b.chunks};
-    if (auto fail = codec::decode_chunks(bp, fi.shape.frame_pixels(), cb, p.read_threads))
+    if (auto fail = decode_records_host(fi, cb, p.read_threads))
       rp.throw_decode_error(p, b.first_chunk + fail->chunk, fail->reason);
     if (p.zero_bad_pixels)  // on full stored frames, before crop and binning
       apply_pixel_mask_cpu(rp.direct ? dest[0] : staging.data(), fi.dtype, b.chunks, fi.shape.frame_pixels(),
@@ -102,7 +97,7 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
     timing.decode += now_s() - t0;
     if (progress) progress(double(b.out_row0 + b.out_rows) / double(p.out_shape.scan_rows));
   }
-  Provenance pv = rp.provenance(p, timing, "cpu", "quantem-gpu host " + codec::describe(bp.compression) + ", all cores");
+  Provenance pv = rp.provenance(p, timing, "cpu", decoder);
   if (rp.encoded) return encoded_dataset(p, std::move(enc), std::move(pv));
   return Dataset::from_host(std::move(out), load_metadata(p), std::move(pv));
 }

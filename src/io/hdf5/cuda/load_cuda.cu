@@ -23,6 +23,7 @@
 #include "io/hdf5/read/parallel_reader.hpp"
 #include "io/hdf5/read/read_batches.hpp"
 #include "io/hdf5/read/read_plan.hpp"
+#include "io/source/cuda/decode_plain.hpp"
 
 namespace qgpu::io {
 
@@ -226,14 +227,19 @@ struct Timeline {
 Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress) {
   const FileInfo& fi = p.info;
   const std::string where = dataset_where(fi);
-  if (!fi.bitshuffle_lz4)
+  // The record codec's GPU decoder (io/source/frame_codec.hpp): bitshuffle+LZ4 chunks, plain records.
+  const bool bitshuffle = fi.codec.kind == FrameCodecKind::bitshuffle;
+  if (bitshuffle && !fi.bitshuffle_lz4)
     throw FormatError("GPU decode handles bitshuffle+LZ4 (HDF5 filter 32008) chunks; " + where + " uses " +
                       storage_name(fi) + ", which the host decodes: load it with backend='cpu'");
+  if (fi.codec.kind != FrameCodecKind::bitshuffle && fi.codec.kind != FrameCodecKind::plain)
+    throw FormatError("the GPU has no decoder for the " + fi.codec.name() + " records of " + where);
   const std::size_t es = dtype_size(fi.dtype);
-  cuda::DecodeGeometry geo{es, fi.shape.frame_pixels(), fi.bitshuffle_block_elems};
-  if (geo.block_elems % 8 || geo.block_elems * es > 16384)
+  cuda::DecodeGeometry geo{es, fi.shape.frame_pixels(), bitshuffle ? fi.bitshuffle_block_elems : 0};
+  if (bitshuffle && (geo.block_elems % 8 || geo.block_elems * es > 16384))
     throw FormatError(where + " uses bitshuffle block size " + std::to_string(geo.block_elems) +
                       " elements; the GPU decoder handles multiples of 8 up to 16 KiB per block");
+  const bool swap = fi.codec.big_endian && es > 1;
 
   LoadTiming timing;
   const ReadPlan rp = plan_reads(p, true, timing);
@@ -258,8 +264,8 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   // encoded passthrough: the decoder marks which groups of 32 pixels of each tile hold a nonzero count
   // (encoded::LiveGroups; the encoder reads only those), one bitmap per encoder input buffer. QGPU_LIVE_GROUPS=0:
   // no marks (every group is read; for comparison).
-  const bool marks = rp.encoded && rp.passthrough && encoded::LiveGroups::applies(fi.shape.frame_pixels()) &&
-                     live_groups_enabled();
+  const bool marks = bitshuffle && rp.encoded && rp.passthrough &&
+                     encoded::LiveGroups::applies(fi.shape.frame_pixels()) && live_groups_enabled();
   const std::uint32_t tile = enc ? enc->layout().tile : 0;
   const std::size_t live_bytes =
       marks ? encoded::LiveGroups::words_for(fi.shape.frame_pixels(), rp.max_chunks, tile) * sizeof(std::uint32_t) : 0;
@@ -268,7 +274,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   // freed before it (a dropped dense dataset): 6-9 ms of an encoded load that followed one (2026-12-04).
   std::unique_ptr<LeasedBuffer> live_bits[2] = {std::make_unique<LeasedBuffer>(live_bytes),
                                                 std::make_unique<LeasedBuffer>(live_bytes)};
-  const std::size_t mb = geo.max_blocks();
+  const std::size_t mb = bitshuffle ? geo.max_blocks() : 0;
   auto block_src = std::make_unique<LeasedBuffer>(rp.max_chunks * mb * sizeof(std::uint64_t));
   auto block_len = std::make_unique<LeasedBuffer>(rp.max_chunks * mb * sizeof(std::uint32_t));
   LeasedBuffer flags_lease(sizeof(unsigned long long) + sizeof(int));
@@ -344,8 +350,13 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
       live = {live_bits[eb]->as<std::uint32_t>(), tile, encoded::LiveGroups::words_for(fi.shape.frame_pixels(), tile)};
       QGPU_CUDA(cudaMemsetAsync(live.bits, 0, live_bytes, stream.s));
     }
-    cuda::decode_bitshuffle_lz4(db, geo, rp.direct ? result->data() : stage, scratch, d_error, stream.s,
-                                cuda::kDefaultDecodeVariant, live);
+    if (bitshuffle) {
+      cuda::decode_bitshuffle_lz4(db, geo, rp.direct ? result->data() : stage, scratch, d_error, stream.s,
+                                  cuda::kDefaultDecodeVariant, live);
+      if (swap) cuda::swap_bytes(frames, es, batch.chunks * fi.shape.frame_pixels(), stream.s);
+    } else {
+      cuda::decode_plain(db, es, fi.shape.frame_pixels(), swap, rp.direct ? result->data() : stage, d_error, stream.s);
+    }
     if (p.zero_bad_pixels)  // on full stored frames, before crop and binning
       cuda::apply_pixel_mask(frames, fi.dtype, batch.chunks, fi.shape.frame_pixels(),
                              bad_pixels->as<std::uint32_t>(), fi.bad_pixels.size(), stream.s);
@@ -408,7 +419,8 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
                    "buffers %.2f, pool buffers %.2f\n", tl.host(t_release), timing.release * 1e3, (t_worker - t_release) * 1e3,
                    (t_slots - t_worker) * 1e3, (t_kept - t_slots) * 1e3, (now_s() - t_kept) * 1e3);
   }
-  Provenance pv = rp.provenance(p, timing, "cuda", "quantem-gpu CUDA bitshuffle+LZ4");
+  Provenance pv = rp.provenance(p, timing, "cuda", bitshuffle ? "quantem-gpu CUDA bitshuffle+LZ4"
+                                                               : "quantem-gpu CUDA " + fi.codec.name() + " frames");
   if (rp.encoded) {
     Dataset d = encoded_dataset(p, std::move(enc), std::move(pv));
     if (tl.on) std::fprintf(stderr, "  host: encoded dataset made at %.2f ms\n", tl.host(now_s()));

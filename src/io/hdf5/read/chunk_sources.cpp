@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 
+#include "core/checked.hpp"
 #include "core/error.hpp"
 #include "io/hdf5/index/chunk_table.hpp"
 
@@ -47,8 +48,47 @@ void check_one_frame_per_chunk(const FileInfo& fi, const SourcePart& part, const
 
 }  // namespace
 
+namespace {
+
+// Formats without a chunk index: every frame's record from the reader's runs (io/source/frame_records.hpp), each
+// checked against its file's size.
+ChunkSources locate_records(const LoadPlan& p) {
+  const FileInfo& fi = p.info;
+  const FrameRecords& rec = fi.records;
+  ChunkSources src;
+  src.frames = load_order(p);
+  src.chunks.resize(src.frames.size());
+  src.files = rec.files;
+  src.index_method = fi.reader + " records";
+  std::vector<std::uint64_t> sizes;
+  for (const std::string& f : rec.files) sizes.push_back(file_size(f));
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < src.frames.size(); ++i) {
+    const std::uint64_t f = src.frames[i];
+    if (k >= rec.runs.size() || f < rec.runs[k].first_frame) k = 0;
+    while (k < rec.runs.size() && f >= rec.runs[k].first_frame + rec.runs[k].frames) ++k;
+    if (k >= rec.runs.size())
+      throw FormatError("frame " + std::to_string(f) + " of '" + fi.path + "' lies in no record of its files");
+    const RecordRun& run = rec.runs[k];
+    if (run.file >= sizes.size()) throw FormatError("frame record of '" + fi.path + "' names no file");
+    const std::string what = "frame " + std::to_string(f) + " of '" + fi.path + "'";
+    const std::uint64_t offset =
+        checked_add(run.offset, checked_mul(f - run.first_frame, run.stride, what), what);
+    const std::uint64_t fsize = sizes[run.file];
+    if (offset > fsize || run.bytes > fsize - offset)
+      throw FormatError(what + ": its bytes [" + std::to_string(offset) + ", +" + std::to_string(run.bytes) +
+                        ") lie past the end of '" + rec.files[run.file] + "' (" + std::to_string(fsize) +
+                        " bytes): truncated file");
+    src.chunks[i] = {run.file, offset, run.bytes};
+  }
+  return src;
+}
+
+}  // namespace
+
 ChunkSources locate_chunks(const LoadPlan& p) {
   const FileInfo& fi = p.info;
+  if (!fi.records.empty()) return locate_records(p);
   ChunkSources src;
   src.frames = load_order(p);
   src.chunks.resize(src.frames.size());

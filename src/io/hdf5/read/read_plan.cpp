@@ -7,7 +7,9 @@
 
 namespace qgpu::io {
 
-std::string dataset_where(const FileInfo& fi) { return "'" + fi.dataset_path + "' in '" + fi.path + "'"; }
+std::string dataset_where(const FileInfo& fi) {
+  return fi.dataset_path.empty() ? "'" + fi.path + "'" : "'" + fi.dataset_path + "' in '" + fi.path + "'";
+}
 
 ReadPlan plan_reads(const LoadPlan& p, bool cuda, LoadTiming& timing) {
   ReadPlan r;

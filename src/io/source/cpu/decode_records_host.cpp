@@ -1,0 +1,74 @@
+#include "io/source/cpu/decode_records_host.hpp"
+
+#include <cstring>
+
+#include "core/error.hpp"
+#include "io/hdf5/codec/bitshuffle_params.hpp"
+#include "io/hdf5/codec/parallel_chunks.hpp"
+
+namespace qgpu::io {
+
+namespace {
+
+template <class T> void swap_all(T* p, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) p[i] = byte_swapped(p[i]);
+}
+
+// The bitshuffle parameters of an HDF5 reader's dataset, checked against its dtype.
+codec::BitshuffleParams bitshuffle_params(const FileInfo& fi) {
+  if (fi.filters.size() != 1 || fi.filters[0].id != 32008)
+    throw FormatError("our decoder handles bitshuffle (HDF5 filter 32008) chunks; '" + fi.dataset_path + "' in '" +
+                      fi.path + "' uses another storage: load it with decoder='hdf5'");
+  const codec::BitshuffleParams bp = codec::params_from_cd_values(fi.filters[0].cd_values);
+  if (bp.elem_size != dtype_size(fi.dtype))
+    throw FormatError("'" + fi.dataset_path + "' in '" + fi.path + "': bitshuffle element size " +
+                      std::to_string(bp.elem_size) + " differs from the dtype's " +
+                      std::to_string(dtype_size(fi.dtype)));
+  return bp;
+}
+
+}  // namespace
+
+void swap_bytes_host(void* data, std::size_t elem_size, std::size_t n) {
+  if (elem_size == 2) swap_all(static_cast<std::uint16_t*>(data), n);
+  else if (elem_size == 4) swap_all(static_cast<std::uint32_t*>(data), n);
+}
+
+std::string host_decoder_name(const FileInfo& fi) {
+  switch (fi.codec.kind) {
+    case FrameCodecKind::bitshuffle:
+      return "quantem-gpu host " + codec::describe(bitshuffle_params(fi).compression) + ", all cores";
+    case FrameCodecKind::plain: return "quantem-gpu host plain frames, all cores";
+    case FrameCodecKind::merlin: return "quantem-gpu host Merlin, all cores";
+  }
+  return "unknown";
+}
+
+std::optional<codec::ChunkFailure> decode_records_host(const FileInfo& fi, const codec::ChunkBatch& b,
+                                                       unsigned threads) {
+  const std::size_t es = dtype_size(fi.dtype), elems = fi.shape.frame_pixels(), frame_bytes = es * elems;
+  const bool swap = fi.codec.big_endian && es > 1;
+  switch (fi.codec.kind) {
+    case FrameCodecKind::bitshuffle: {
+      if (auto fail = codec::decode_chunks(bitshuffle_params(fi), elems, b, threads)) return fail;
+      if (swap)
+        codec::parallel_indices(b.n_chunks, threads, [&](std::size_t i) { swap_bytes_host(b.dest[i], es, elems); });
+      return std::nullopt;
+    }
+    case FrameCodecKind::plain: {
+      for (std::size_t i = 0; i < b.n_chunks; ++i)
+        if (b.size[i] != frame_bytes || b.offset[i] > b.base_bytes || b.size[i] > b.base_bytes - b.offset[i])
+          return codec::ChunkFailure{i, "record of " + std::to_string(b.size[i]) + " bytes; a frame has " +
+                                            std::to_string(frame_bytes)};
+      codec::parallel_indices(b.n_chunks, threads, [&](std::size_t i) {
+        std::memcpy(b.dest[i], b.base + b.offset[i], frame_bytes);
+        if (swap) swap_bytes_host(b.dest[i], es, elems);
+      });
+      return std::nullopt;
+    }
+    case FrameCodecKind::merlin: break;
+  }
+  throw FormatError("the host has no decoder for codec " + fi.codec.name());
+}
+
+}  // namespace qgpu::io

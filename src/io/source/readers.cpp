@@ -1,0 +1,105 @@
+#include "io/source/readers.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "core/regular_file.hpp"
+#include "io/npy/npy_reader.hpp"
+#include "io/raw/raw_reader.hpp"
+
+namespace qgpu::io {
+
+namespace {
+
+// HDF5: the signature at offset 0 (a user block moves it to 512, 1024, ...: those files are found by the fallback
+// below, which asks the HDF5 library).
+bool is_hdf5_head(const std::uint8_t* h, std::size_t n) {
+  static const std::uint8_t kSig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  return n >= 8 && std::memcmp(h, kSig, 8) == 0;
+}
+
+FileInfo inspect_hdf5_file(const std::string& path, const SourceOptions& o) {
+  return inspect_hdf5(path, o.dataset_path, o.scan_rows, o.scan_cols);
+}
+
+}  // namespace
+
+const std::vector<FormatReader>& formats() {
+  static const std::vector<FormatReader> all = {
+      {"hdf5", "HDF5 4D-STEM datasets (EIGER/ARINA masters with linked data files, virtual datasets; bitshuffle+LZ4 "
+               "decoded on the GPU)", is_hdf5_head, inspect_hdf5_file},
+      {"npy", "NumPy .npy (format 1/2/3, 4D or 3D + scan shape, either byte order)", npy::is_npy_head,
+       npy::inspect_npy},
+      {"raw", "headerless frames (dtype and detector shape given; offsets before the data and around each frame)",
+       nullptr, raw::inspect_raw},
+  };
+  return all;
+}
+
+const FormatReader& reader_for(const std::string& path, const std::string& format) {
+  const auto& all = formats();
+  if (format != "auto") {
+    for (const FormatReader& r : all)
+      if (r.name == format) {
+        require_readable_regular_file(path);
+        return r;
+      }
+    std::string names;
+    for (const FormatReader& r : all) names += ", " + r.name;
+    throw InvalidArgument("format '" + format + "' is not one of auto" + names);
+  }
+  require_readable_regular_file(path);
+  std::uint8_t head[512] = {0};
+  std::size_t n = 0;
+  {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
+    const ssize_t got = ::pread(fd, head, sizeof head, 0);
+    ::close(fd);
+    if (got < 0) throw IoError("cannot read '" + path + "': " + std::strerror(errno));
+    n = std::size_t(got);
+  }
+  for (const FormatReader& r : all)
+    if (r.recognise && r.recognise(head, n)) return r;
+  // HDF5 with a user block, or no format known here: the HDF5 reader decides and names the file
+  // ("not an HDF5 file ...", extended below).
+  return all.front();
+}
+
+FileInfo inspect(const std::string& path, const SourceOptions& o) {
+  const FormatReader& r = reader_for(path, o.format);
+  if (r.name != "raw" && (o.raw.det_rows || o.raw.det_cols || !o.raw.dtype.empty()))
+    throw InvalidArgument("a raw layout (dtype, detector shape, offsets) is given but '" + path + "' is read as " +
+                          r.name + ": give format='raw' to read it as headerless frames");
+  try {
+    FileInfo fi = r.inspect(path, o);
+    fi.reader = r.name;
+    return fi;
+  } catch (const IoError& e) {
+    const std::string what = e.what();
+    if (r.name == "hdf5" && o.format == "auto" && what.rfind("not an HDF5 file", 0) == 0) {
+      std::string known;
+      for (const FormatReader& f : formats())
+        if (f.recognise && f.name != "hdf5") known += ", " + f.name;
+      throw IoError(what + "; nor " + known.substr(2) +
+                    " (recognised by their content); for headerless frames give format 'raw' with dtype and "
+                    "detector shape");
+    }
+    throw;
+  }
+}
+
+FileInfo inspect(const std::string& path, const std::string& dataset_path, std::size_t scan_rows,
+                 std::size_t scan_cols) {
+  SourceOptions o;
+  o.dataset_path = dataset_path;
+  o.scan_rows = scan_rows;
+  o.scan_cols = scan_cols;
+  return inspect(path, o);
+}
+
+}  // namespace qgpu::io

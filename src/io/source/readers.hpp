@@ -1,0 +1,51 @@
+#pragma once
+// The source layer: every file format is a reader that recognises its files by content (magic bytes, not the name)
+// and describes them as a FileInfo (frame records or an HDF5 chunk index, the codec of a record, scan shape and
+// calibration with their sources, pixel mask). The one load pipeline (io/hdf5/load.hpp) serves every reader.
+// Adding a format = a folder with its reader + one line in readers.cpp.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/hdf5/file_info.hpp"
+
+namespace qgpu::io {
+
+// Headerless frames (format "raw", as LiberTEM's raw reader): nothing in the file says what they are.
+struct RawLayout {
+  std::string dtype;                 // uint8 | uint16 | uint32, with an optional byte order: uint16be, >u2, <u4 ...
+  std::size_t det_rows = 0, det_cols = 0;
+  std::uint64_t offset = 0;          // bytes before the first frame
+  std::uint64_t frame_header = 0;    // bytes before each frame
+  std::uint64_t frame_footer = 0;    // bytes after each frame
+};
+
+struct SourceOptions {
+  std::string format = "auto";       // auto (by content) | one of formats()
+  std::string dataset_path;          // HDF5: "" discovers
+  std::size_t scan_rows = 0, scan_cols = 0;  // override the stored scan shape (0 = from the file)
+  RawLayout raw;                     // format "raw" only
+};
+
+struct FormatReader {
+  std::string name;         // hdf5, merlin, npy, raw
+  std::string description;  // for qgpu.io.formats() and --help
+  // True when the file's first bytes (head, n of them; n may be short for small files) are this format's.
+  // Nothing: the format is only read when asked for by name (raw).
+  bool (*recognise)(const std::uint8_t* head, std::size_t n) = nullptr;
+  FileInfo (*inspect)(const std::string& path, const SourceOptions& options) = nullptr;
+};
+
+// Every reader, in the order they are tried.
+const std::vector<FormatReader>& formats();
+
+// The reader for a file (by content, or the one options.format names). IoError when the file is missing, not a
+// regular file, unreadable or of no format known here (the message lists them); InvalidArgument for an unknown
+// format name.
+const FormatReader& reader_for(const std::string& path, const std::string& format = "auto");
+
+// Describes the file through its reader. The scan shape must be resolvable (given, or from the file).
+FileInfo inspect(const std::string& path, const SourceOptions& options);
+
+}  // namespace qgpu::io

@@ -1,0 +1,162 @@
+"""The source layer's NumPy and raw readers against numpy itself: files written by numpy (np.save,
+numpy.lib.format.write_array, ndarray.tofile), read back by qgpu.io.load and compared exactly, on every dtype and
+byte order, dense, encoded and binned, cpu (and cuda where a GPU is usable)."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import quantem.gpu as qgpu
+from conftest import requires_cuda
+
+DTYPES = ["<u2", ">u2", "<u4", ">u4", "|u1"]
+
+
+def counts(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.poisson(2.0, size=shape)
+    a[..., shape[-2] // 2 - 2:shape[-2] // 2 + 2, shape[-1] // 2 - 2:shape[-1] // 2 + 2] += 200
+    if np.dtype(dtype).itemsize >= 2:
+        a[0, 0, 0, 0] = 0x1234 if np.dtype(dtype).itemsize == 2 else 0x12345678  # byte order visible
+    return a.astype(dtype)
+
+
+def bf_numpy(a, r0, r1, c0, c1):
+    return a[..., r0:r1, c0:c1].astype(np.uint64).sum(axis=(-2, -1))
+
+
+def test_formats_lists_the_readers():
+    names = [f["name"] for f in qgpu.io.formats()]
+    assert names[:3] == ["hdf5", "npy", "raw"]
+    assert {f["name"]: f["recognised_by_content"] for f in qgpu.io.formats()}["raw"] is False
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("version", [(1, 0), (2, 0), (3, 0)])
+def test_npy_4d_every_dtype_and_version(tmp_path, dtype, version):
+    a = counts((5, 6, 12, 10), dtype)
+    path = tmp_path / "a.data"  # the name says nothing: recognised by content
+    with open(path, "wb") as f:
+        np.lib.format.write_array(f, a, version=version)
+    info = qgpu.io.inspect(str(path))
+    assert info["reader"] == "npy" and info["shape"] == [5, 6, 12, 10]
+    assert info["codec"] == ("plain, big-endian" if dtype[0] == ">" else "plain")
+    ds = qgpu.io.load(str(path), backend="cpu")
+    out = np.asarray(ds)
+    assert out.dtype == a.dtype.newbyteorder("=") and np.array_equal(out, a)
+    assert ds.provenance["parameters"]["format"] == "npy"
+    bf = qgpu.detector.virtual_image(ds, np.pad(np.ones((4, 4), bool), ((4, 4), (3, 3))))
+    assert np.array_equal(bf, bf_numpy(a, 4, 8, 3, 7))
+
+
+@pytest.mark.parametrize("dtype", ["<u2", ">u4"])
+@pytest.mark.parametrize("representation", ["dense", "encoded"])
+def test_npy_3d_scan_shape_regions_bins(tmp_path, dtype, representation):
+    a = counts((4, 6, 12, 12), dtype, seed=2)
+    path = tmp_path / "stack.npy"
+    np.save(path, a.reshape(24, 12, 12))
+    with pytest.raises(qgpu.FormatError, match="24 frames"):  # not square: the scan shape must be given
+        qgpu.io.load(str(path), backend="cpu")
+    ds = qgpu.io.load(str(path), backend="cpu", scan_shape=(4, 6), representation=representation,
+                      scan_region=(1, 2, 2, 4), detector_region=(2, 2, 8, 8), bin_detector=2)
+    ref = a[1:3, 2:6, 2:10, 2:10].astype(np.uint64).reshape(2, 4, 4, 2, 4, 2).sum(axis=(3, 5))
+    assert ds.representation == representation
+    assert np.array_equal(np.asarray(ds).astype(np.uint64), ref)
+
+
+@pytest.mark.parametrize("dtype", ["<u2", ">u2", "|u1"])
+def test_raw_frames_with_offsets(tmp_path, dtype):
+    a = counts((3, 3, 8, 6), dtype, seed=4)
+    fb = a[0, 0].nbytes
+    path = tmp_path / "frames.bin"
+    with open(path, "wb") as f:
+        f.write(b"\xaa" * 100)  # offset
+        for fr in a.reshape(9, 8, 6):
+            f.write(b"\x55" * 16 + fr.tobytes() + b"\x77" * 8)
+    kw = dict(format="raw", dtype=dtype.replace("|", ""), detector_shape=(8, 6), offset=100, frame_header=16,
+              frame_footer=8)
+    ds = qgpu.io.load(str(path), backend="cpu", **kw)
+    assert np.array_equal(np.asarray(ds), a) and ds.shape == (3, 3, 8, 6)
+    # Named spellings of the byte order too.
+    name = {"<u2": "uint16le", ">u2": "uint16be", "|u1": "uint8"}[dtype]
+    assert np.array_equal(np.asarray(qgpu.io.load(str(path), backend="cpu", **{**kw, "dtype": name})), a)
+    assert fb == 48 * a.itemsize
+
+
+def test_raw_and_npy_errors(tmp_path):
+    raw = tmp_path / "r.bin"
+    np.zeros(100, np.uint16).tofile(raw)
+    with pytest.raises(qgpu.InvalidArgument, match="dtype and the detector shape"):
+        qgpu.io.load(str(raw), backend="cpu", format="raw")
+    with pytest.raises(qgpu.InvalidArgument, match="float32"):
+        qgpu.io.load(str(raw), backend="cpu", format="raw", dtype="float32", detector_shape=(2, 2))
+    with pytest.raises(qgpu.FormatError, match="past the end"):
+        qgpu.io.load(str(raw), backend="cpu", format="raw", dtype="uint16", detector_shape=(2, 2), offset=999)
+    with pytest.raises(qgpu.FormatError, match="needs 36 frames"):
+        qgpu.io.load(str(raw), backend="cpu", format="raw", dtype="uint16", detector_shape=(2, 2), scan_shape=(6, 6))
+    with pytest.raises(qgpu.InvalidArgument, match="format='raw'"):  # a raw layout for a file read otherwise
+        qgpu.io.load(str(raw), backend="cpu", dtype="uint16", detector_shape=(2, 2))
+    with pytest.raises(qgpu.IoError, match="not an HDF5 file.*npy"):  # nothing recognises it
+        qgpu.io.load(str(raw), backend="cpu")
+    with pytest.raises(qgpu.InvalidArgument, match="format 'tiff' is not one of"):
+        qgpu.io.load(str(raw), backend="cpu", format="tiff")
+
+    good = np.arange(2 * 2 * 4 * 4, dtype=np.uint16).reshape(2, 2, 4, 4)
+    p = tmp_path / "g.npy"
+    np.save(p, good)
+    blob = p.read_bytes()
+    cases = {
+        "truncated": (blob[:-1], qgpu.FormatError, "truncated"),
+        "header cut": (blob[:40], qgpu.FormatError, "header"),
+        "version": (blob[:6] + b"\x07\x00" + blob[8:], qgpu.FormatError, "version 7"),
+        "dict": (blob.replace(b"'shape'", b"'shapf'"), qgpu.FormatError, "unknown key 'shapf'"),
+        "float": (blob.replace(b"<u2", b"<f2"), qgpu.DTypeError, "floating-point"),
+        "signed": (blob.replace(b"<u2", b"<i2"), qgpu.DTypeError, "signed"),
+        "fortran": (blob.replace(b"False", b"True "), qgpu.FormatError, "Fortran"),
+        "rank": (blob.replace(b"(2, 2, 4, 4)", b"(16, 4)     "), qgpu.FormatError, "2-dimensional"),
+        "huge": (blob.replace(b"(2, 2, 4, 4)", b"(99999999999999999999, 2)"[:12]), qgpu.FormatError, ""),
+    }
+    for name, (data, err, match) in cases.items():
+        q = tmp_path / f"bad_{name}.npy"
+        q.write_bytes(data)
+        with pytest.raises(err, match=match):
+            qgpu.io.load(str(q), backend="cpu")
+
+
+def test_sample_writer_npy_and_raw_match_the_h5_sample(tmp_path):
+    h5, npy, raw = (str(tmp_path / n) for n in ("s.h5", "s.npy", "s.raw"))
+    qgpu.io.write_sample(h5, scan=(6, 5), detector=(16, 16), seed=7)
+    ref = np.asarray(qgpu.io.load(h5, backend="cpu"))
+    qgpu_bin = os.environ["QGPU_BIN"]  # the built qgpu (ctest sets it)
+    subprocess.run([qgpu_bin, "sample", npy, "--format", "npy", "--scan", "6", "5", "--detector", "16", "16",
+                    "--seed", "7", "--big-endian"], check=True, capture_output=True)
+    subprocess.run([qgpu_bin, "sample", raw, "--format", "raw", "--scan", "6", "5", "--detector", "16", "16",
+                    "--seed", "7", "--offset", "10", "--frame-header", "3"], check=True, capture_output=True)
+    assert np.array_equal(np.load(npy).reshape(ref.shape), ref)
+    assert np.array_equal(np.asarray(qgpu.io.load(npy, backend="cpu", scan_shape=(6, 5))), ref)
+    got = qgpu.io.load(raw, backend="cpu", format="raw", dtype="uint16", detector_shape=(16, 16), offset=10,
+                       frame_header=3, scan_shape=(6, 5))
+    assert np.array_equal(np.asarray(got), ref)
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("representation", ["dense", "encoded"])
+def test_npy_and_raw_on_cuda_equal_numpy(tmp_path, dtype, representation):
+    a = counts((8, 8, 32, 32), dtype, seed=9)
+    path = tmp_path / "a.npy"
+    np.save(path, a)
+    for kw in ({}, {"bin_scan": 2, "bin_detector": 2}, {"scan_region": (1, 1, 4, 6), "detector_region": (3, 5, 16, 8)}):
+        cpu = np.asarray(qgpu.io.load(str(path), backend="cpu", representation=representation, **kw))
+        gpu_ds = qgpu.io.load(str(path), backend="cuda", representation=representation, **kw)
+        assert gpu_ds.representation == representation
+        assert np.array_equal(np.asarray(gpu_ds), cpu), kw
+    assert np.array_equal(np.asarray(qgpu.io.load(str(path), backend="cuda")), a)
+    raw = tmp_path / "a.raw"
+    with open(raw, "wb") as f:
+        f.write(b"\x01" * 7)  # odd offset: records not aligned in the batch
+        f.write(a.tobytes())
+    got = qgpu.io.load(str(raw), backend="cuda", format="raw", dtype=dtype, detector_shape=(32, 32), offset=7,
+                       representation=representation)
+    assert np.array_equal(np.asarray(got), a)
