@@ -229,8 +229,10 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   if (!fi.bitshuffle_lz4)
     throw FormatError("GPU decode handles bitshuffle+LZ4 (HDF5 filter 32008) chunks; " + where + " uses " +
                       storage_name(fi) + ", which the host decodes: load it with backend='cpu'");
+  require_plain_bits(fi, "the GPU decoder");
   const std::size_t es = dtype_size(fi.dtype);
-  cuda::DecodeGeometry geo{es, fi.shape.frame_pixels(), fi.bitshuffle_block_elems};
+  // Big-endian elements are swapped to the host's order inside the decode kernels (bitshuffle_lz4_decode.hpp).
+  cuda::DecodeGeometry geo{es, fi.shape.frame_pixels(), fi.bitshuffle_block_elems, fi.swap_bytes()};
   if (geo.block_elems % 8 || geo.block_elems * es > 16384)
     throw FormatError(where + " uses bitshuffle block size " + std::to_string(geo.block_elems) +
                       " elements; the GPU decoder handles multiples of 8 up to 16 KiB per block");
