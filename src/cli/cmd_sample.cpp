@@ -10,7 +10,7 @@ namespace qgpu::cli {
 void add_sample(CLI::App& app) {
   auto* cmd = app.add_subcommand("sample", "Write a simulated 4D-STEM dataset (EIGER-style HDF5, bitshuffle+LZ4)");
   struct Args {
-    std::string out, dtype = "uint16";
+    std::string out, dtype = "uint16", byte_order = "little";
     std::vector<std::size_t> scan{64, 64}, det{96, 96};
     sample::SampleSpec spec;
     std::size_t files = 0;
@@ -21,6 +21,8 @@ void add_sample(CLI::App& app) {
   cmd->add_option("--scan", a->scan, "scan rows cols")->expected(2);
   cmd->add_option("--detector", a->det, "detector rows cols")->expected(2);
   cmd->add_option("--dtype", a->dtype, "uint8 | uint16 | uint32");
+  cmd->add_option("--byte-order", a->byte_order, "little | big: the counts' byte order in the file")
+      ->check(CLI::IsMember({"little", "big"}));
   cmd->add_option("--energy", a->spec.energy_kev, "beam energy (keV)");
   cmd->add_option("--semiangle", a->spec.semiangle_mrad, "convergence semi-angle (mrad)");
   cmd->add_option("--defocus", a->spec.defocus_angstrom, "C1 (angstrom; Krivanek sign: positive = overfocus, C1 = -defocus of py4DSTEM/abTEM; docs/conventions.md)");
@@ -35,6 +37,7 @@ void add_sample(CLI::App& app) {
     a->spec.det_rows = a->det[0];
     a->spec.det_cols = a->det[1];
     a->spec.dtype = dtype_from_name(a->dtype);
+    a->spec.big_endian = a->byte_order == "big";
     if (a->files > 0) {
       const auto data = sample::write_sample_acquisition(a->out, a->spec, a->files, progress_bar("simulating"));
       std::printf("wrote %s (master) linking %zu data files\n", a->out.c_str(), data.size());

@@ -33,6 +33,7 @@ struct SampleSpec {
   unsigned threads = 0;             // 0 = hardware concurrency
   bool compress = true;             // false: plain chunks without filter (for tests of other layouts)
   bool four_d = false;              // store as (scan_r, scan_c, det_r, det_c) instead of (frames, det_r, det_c)
+  bool big_endian = false;          // store the counts big-endian (HDF5 datatype U16BE/U32BE; uint8 as U8BE)
 };
 
 // Derived physical sampling of a spec.
