@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   DeviceBuffer comp(host.size()), tab(table.size() * 8), out(n * fi.frame_bytes());
   comp.upload(host.data(), host.size());
   tab.upload(table.data(), table.size() * 8);
-  io::cuda::DecodeGeometry geo{dtype_size(fi.dtype), fi.shape.frame_pixels(), fi.bitshuffle_block_elems};
+  io::cuda::DecodeGeometry geo{dtype_size(fi.dtype), fi.shape.frame_pixels(), fi.bitshuffle_block_elems,
+                               fi.swap_bytes()};
   const std::size_t mb = geo.max_blocks();
   DeviceBuffer bsrc(n * mb * 8), blen(n * mb * 4), err(8);
   const auto* t = tab.as<std::uint64_t>();

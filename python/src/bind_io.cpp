@@ -146,8 +146,10 @@ void bind_io(pyb::module_& m) {
 
   m.def("write_sample", [](const std::string& path, std::vector<std::size_t> scan, std::vector<std::size_t> detector,
                            const std::string& dtype, double defocus, double dose, std::uint64_t seed, double energy,
-                           double semiangle, std::size_t files) {
+                           double semiangle, std::size_t files, const std::string& byte_order) {
     if (scan.size() != 2 || detector.size() != 2) throw InvalidArgument("scan and detector are (rows, cols)");
+    if (byte_order != "little" && byte_order != "big")
+      throw InvalidArgument("byte_order is \"little\" or \"big\", not \"" + byte_order + "\"");
     sample::SampleSpec s;
     s.scan_rows = scan[0];
     s.scan_cols = scan[1];
@@ -159,6 +161,7 @@ void bind_io(pyb::module_& m) {
     s.seed = seed;
     s.energy_kev = energy;
     s.semiangle_mrad = semiangle;
+    s.big_endian = byte_order == "big";
     pyb::gil_scoped_release release;
     if (files > 0) {
       sample::write_sample_acquisition(path, s, files);  // master + <stem>_data_NNNNNN.h5 beside it
@@ -167,11 +170,12 @@ void bind_io(pyb::module_& m) {
     sample::write_sample(path, s);
   },
   "Writes the built-in simulated sample. defocus is the Krivanek C1 in angstrom (chi = pi lambda C1 k^2, probe "
-  "exp(-i chi)): positive = overfocus, C1 = -defocus of py4DSTEM/abTEM/Kirkland (docs/conventions.md).",
+  "exp(-i chi)): positive = overfocus, C1 = -defocus of py4DSTEM/abTEM/Kirkland (docs/conventions.md). "
+  "byte_order: the counts' byte order in the file (\"little\" or \"big\").",
      pyb::arg("path"), pyb::arg("scan") = std::vector<std::size_t>{32, 32},
      pyb::arg("detector") = std::vector<std::size_t>{64, 64}, pyb::arg("dtype") = "uint16", pyb::arg("defocus") = 0.0,
      pyb::arg("dose") = 0.0, pyb::arg("seed") = 1, pyb::arg("energy") = 300.0, pyb::arg("semiangle") = 20.0,
-     pyb::arg("files") = 0);
+     pyb::arg("files") = 0, pyb::arg("byte_order") = "little");
 }
 
 }  // namespace qgpu::py

@@ -115,8 +115,11 @@ void add_info(CLI::App& app) {
       std::printf("pixel mask  %zu bad pixels\n", fi.bad_pixels.size());
     else
       std::printf("pixel mask  none\n");
-    std::printf("dtype       %s, %.3f GB decoded\n", dtype_name(fi.dtype).c_str(),
-                double(s.elements() * dtype_size(fi.dtype)) / 1e9);
+    std::string bits;  // only when not every bit of the element is the count
+    if (!fi.plain_bits())
+      bits = ", precision " + std::to_string(fi.precision) + " bits at offset " + std::to_string(fi.bit_offset);
+    std::printf("dtype       %s %s-endian%s, %.3f GB decoded\n", dtype_name(fi.dtype).c_str(), fi.byte_order.c_str(),
+                bits.c_str(), double(s.elements() * dtype_size(fi.dtype)) / 1e9);
     std::string chunks;
     for (auto c : fi.chunk_dims) chunks += std::to_string(c) + " ";
     if (fi.records.empty())

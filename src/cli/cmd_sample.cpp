@@ -11,7 +11,7 @@ void add_sample(CLI::App& app) {
   auto* cmd = app.add_subcommand("sample", "Write a simulated 4D-STEM dataset (EIGER-style HDF5, bitshuffle+LZ4; or "
                                             "NumPy .npy, raw frames)");
   struct Args {
-    std::string out, dtype = "uint16", format = "h5";
+    std::string out, dtype = "uint16", format = "h5", byte_order = "little";
     std::vector<std::size_t> scan{64, 64}, det{96, 96};
     sample::SampleSpec spec;
     sample::FramesLayout frames;
@@ -24,7 +24,6 @@ void add_sample(CLI::App& app) {
                                          "(headerless frames)")
       ->check(CLI::IsMember({"h5", "npy", "raw"}));
   cmd->add_flag("--four-d", a->spec.four_d, "h5, npy: store (scan_r, scan_c, det_r, det_c) instead of (frames, ...)");
-  cmd->add_flag("--big-endian", a->frames.big_endian, "npy, raw: elements most significant byte first");
   cmd->add_option("--npy-version", a->frames.npy_version, "npy: format version 1 or 2")->check(CLI::Range(1, 2));
   cmd->add_option("--offset", a->frames.offset, "raw: bytes before the first frame");
   cmd->add_option("--frame-header", a->frames.frame_header, "raw: bytes before each frame");
@@ -32,6 +31,8 @@ void add_sample(CLI::App& app) {
   cmd->add_option("--scan", a->scan, "scan rows cols")->expected(2);
   cmd->add_option("--detector", a->det, "detector rows cols")->expected(2);
   cmd->add_option("--dtype", a->dtype, "uint8 | uint16 | uint32");
+  cmd->add_option("--byte-order", a->byte_order, "little | big: the counts' byte order in the file")
+      ->check(CLI::IsMember({"little", "big"}));
   cmd->add_option("--energy", a->spec.energy_kev, "beam energy (keV)");
   cmd->add_option("--semiangle", a->spec.semiangle_mrad, "convergence semi-angle (mrad)");
   cmd->add_option("--defocus", a->spec.defocus_angstrom, "C1 (angstrom; Krivanek sign: positive = overfocus, C1 = -defocus of py4DSTEM/abTEM; docs/conventions.md)");
@@ -46,6 +47,7 @@ void add_sample(CLI::App& app) {
     a->spec.det_rows = a->det[0];
     a->spec.det_cols = a->det[1];
     a->spec.dtype = dtype_from_name(a->dtype);
+    a->spec.big_endian = a->byte_order == "big";
     if (a->format != "h5") {
       if (a->files > 0) throw InvalidArgument("--files writes HDF5 acquisitions (--format h5)");
       a->frames.npy = a->format == "npy";

@@ -1,6 +1,7 @@
 // Writes a seed corpus for fuzz_inspect: small files of the layouts inspect reads (EIGER-style 3D bitshuffle
 // chunks with detector metadata and a pixel mask, 4D, scan_shape attribute, calibration, newer-format indexes)
-// and a few broken ones (truncated, a damaged object header, a signed dtype, rank 5).
+// and a few broken ones (truncated, a damaged object header, a signed dtype, rank 5), big-endian counts and a
+// 12-bit count at bit offset 4.
 // Usage: fuzz_make_inspect_seeds OUT_DIR
 #include <hdf5.h>
 
@@ -36,10 +37,11 @@ hid_t create_with_parents(hid_t file, const char* path, hid_t type, const std::v
   return ds;
 }
 
-// Frames (frames, 8, 8) of uint16 counts, each chunk one frame encoded by our bitshuffle+LZ4 encoder.
-void write_bitshuffle_frames(hid_t ds, std::size_t frames) {
+// Frames (frames, 8, 8) of uint16 counts, each chunk one frame encoded by our bitshuffle+LZ4 encoder (elements
+// stored big-endian when big_endian: the dataset's type is then U16BE).
+void write_bitshuffle_frames(hid_t ds, std::size_t frames, bool big_endian = false) {
   const qgpu::io::codec::BitshuffleParams p{2, qgpu::io::codec::default_block_elems(2),
-                                            qgpu::io::codec::BlockCompression::lz4, 0};
+                                            qgpu::io::codec::BlockCompression::lz4, 0, big_endian};
   std::vector<std::uint16_t> frame(64);
   for (std::size_t f = 0; f < frames; ++f) {
     for (std::size_t i = 0; i < frame.size(); ++i) frame[i] = std::uint16_t((f * 5 + i * i) % 7);
@@ -134,6 +136,22 @@ int main(int argc, char** argv) {
        [](hid_t f) {
          hid_t ds = create_with_parents(f, "/entry/data/data", H5T_STD_I16LE, {4, 4, 4}, {1, 4, 4}, false);
          H5Dclose(ds);
+       }},
+      {"big_endian_bitshuffle",  // issue 25: counts stored big-endian
+       [](hid_t f) {
+         hid_t ds = create_with_parents(f, "/entry/data/data", H5T_STD_U16BE, {4, 8, 8}, {1, 8, 8}, true);
+         write_bitshuffle_frames(ds, 4, true);
+         H5Dclose(ds);
+       }},
+      {"precision12_offset4",  // issue 25: a count of 12 bits at bit 4 of a 16-bit element
+       [](hid_t f) {
+         hid_t t = H5Tcopy(H5T_STD_U16LE);
+         H5Tset_precision(t, 12);
+         H5Tset_offset(t, 4);
+         hid_t ds = create_with_parents(f, "/entry/data/data", t, {4, 4, 4}, {1, 4, 4}, false);
+         fill(ds, H5T_NATIVE_UINT8, 4 * 16);
+         H5Dclose(ds);
+         H5Tclose(t);
        }},
       {"rank5",
        [](hid_t f) {

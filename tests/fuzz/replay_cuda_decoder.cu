@@ -46,6 +46,7 @@
 #include "fuzz_input.hpp"
 #include "io/hdf5/codec/bitshuffle_decode_host.hpp"
 #include "io/hdf5/codec/bitshuffle_encode_host.hpp"
+#include "io/hdf5/codec/byte_order.hpp"
 #include "io/hdf5/cuda/bitshuffle_lz4_decode.hpp"
 
 using namespace qgpu;
@@ -81,6 +82,7 @@ struct Counts {
   std::uint64_t both_ok = 0, both_fail = 0;
   std::uint64_t host_ok_gpu_fail = 0, host_fail_gpu_ok = 0, bytes_differ = 0, batch_differs = 0, wrong_chunk_id = 0;
   std::uint64_t valid_checked = 0, valid_wrong = 0;
+  std::uint64_t swapped_checked = 0;  // frames also decoded as big-endian and compared with the host's, swapped
   std::uint64_t gpu_batches = 0;
   std::set<std::tuple<std::size_t, std::size_t, std::size_t>> geometries;  // (elem size, block, frame elems)
   std::size_t min_frame = ~std::size_t(0), max_frame = 0;
@@ -330,6 +332,12 @@ struct GpuResult {
   std::vector<unsigned long long> err;  // [n] each chunk decoded alone
   unsigned long long batch_err[kNumVariants] = {};
   std::vector<std::uint8_t> single, batched[kNumVariants];  // n frames each
+  // Elements of 2 or 4 bytes: the batch decoded once more as stored big-endian (DecodeGeometry::swap_bytes, the
+  // last variant): each frame must be the host's frame with every element's bytes reversed, the error word the
+  // same as that variant's.
+  bool swapped_run = false;
+  unsigned long long swapped_err = 0;
+  std::vector<std::uint8_t> swapped;
 };
 
 // Decodes the batch (one geometry) on the GPU, each chunk alone and then all in one launch per decoder variant.
@@ -348,13 +356,15 @@ GpuResult decode_gpu(const std::vector<Input>& ins) {
   }
   // Exactly the chunk bytes (plus one so that an empty batch still allocates): reads past them are out of bounds
   // for compute-sanitizer.
+  const bool swap = c.params.elem_size > 1;
   DeviceBuffer d_comp(comp.size() + 1), d_tab(table.size() * 8), d_single(n * frame_bytes + 1),
-      d_batched(kNumVariants * n * frame_bytes + 1), d_src(n * mb * 8 + 8), d_len(n * mb * 4 + 4),
-      d_err((n + kNumVariants) * 8);
+      d_batched(kNumVariants * n * frame_bytes + 1), d_swapped(swap ? n * frame_bytes + 1 : 1),
+      d_src(n * mb * 8 + 8), d_len(n * mb * 4 + 4), d_err((n + kNumVariants + 1) * 8);
   if (!comp.empty()) d_comp.upload(comp.data(), comp.size());
   d_tab.upload(table.data(), table.size() * 8);
   QGPU_CUDA(cudaMemset(d_single.data(), 0xa5, d_single.bytes()));
   QGPU_CUDA(cudaMemset(d_batched.data(), 0xa5, d_batched.bytes()));
+  QGPU_CUDA(cudaMemset(d_swapped.data(), 0xa5, d_swapped.bytes()));
   QGPU_CUDA(cudaMemset(d_err.data(), 0xff, d_err.bytes()));
   const auto* t = d_tab.as<std::uint64_t>();
   auto* err = d_err.as<unsigned long long>();
@@ -368,9 +378,15 @@ GpuResult decode_gpu(const std::vector<Input>& ins) {
   for (std::size_t v = 0; v < kNumVariants; ++v)
     io::cuda::decode_bitshuffle_lz4(all, geo, d_batched.as<std::uint8_t>() + v * n * frame_bytes, s, err + n + v,
                                     nullptr, kVariants[v]);
+  if (swap) {
+    io::cuda::DecodeGeometry big = geo;
+    big.swap_bytes = true;
+    io::cuda::decode_bitshuffle_lz4(all, big, d_swapped.data(), s, err + n + kNumVariants, nullptr,
+                                    kVariants[kNumVariants - 1]);
+  }
   QGPU_CUDA(cudaDeviceSynchronize());
   GpuResult g;
-  std::vector<unsigned long long> words(n + kNumVariants);
+  std::vector<unsigned long long> words(n + kNumVariants + 1);
   d_err.download(words.data(), words.size() * 8);
   g.err.assign(words.begin(), words.begin() + std::ptrdiff_t(n));
   g.single.resize(n * frame_bytes);
@@ -383,6 +399,12 @@ GpuResult decode_gpu(const std::vector<Input>& ins) {
     g.batch_err[v] = words[n + v];
     g.batched[v].assign(batched.begin() + std::ptrdiff_t(v * n * frame_bytes),
                         batched.begin() + std::ptrdiff_t((v + 1) * n * frame_bytes));
+  }
+  if (swap) {
+    g.swapped_run = true;
+    g.swapped_err = words[n + kNumVariants];
+    g.swapped.resize(n * frame_bytes);
+    if (!g.swapped.empty()) d_swapped.download(g.swapped.data(), g.swapped.size());
   }
   return g;
 }
@@ -449,6 +471,18 @@ void run_batch(const Options& o, const std::vector<Input>& ins, Counts& n) {
         ++n.batch_differs, save(o, ins[i], (std::string("batched launch (decoder variant ") +
                                             io::cuda::decode_variant_name(kVariants[v]) +
                                             ") decodes other bytes than the chunk alone").c_str());
+    if (g.swapped_run && host[i].ok && gpu_ok) {  // the big-endian decode: the host's frame, each element reversed
+      std::vector<std::uint8_t> want = host[i].frame;
+      io::codec::swap_element_bytes(want.data(), ins[i].c.frame_elems, ins[i].c.params.elem_size);
+      ++n.swapped_checked;
+      if (std::memcmp(g.swapped.data() + i * fb, want.data(), fb) != 0)
+        ++n.batch_differs, save(o, ins[i], "big-endian launch (swap_bytes) differs from the host frame byte-swapped");
+    }
+  }
+  if (g.swapped_run && g.swapped_err != g.batch_err[kNumVariants - 1]) {  // the same default variant
+    ++n.batch_differs;
+    std::fprintf(stderr, "DISAGREE batch of %s..: big-endian launch error word %llx, little-endian %llx\n",
+                 ins.front().name.c_str(), g.swapped_err, g.batch_err[kNumVariants - 1]);
   }
   const unsigned long long expect = first_fail == ins.size() ? kNoError : g.err[first_fail];
   for (std::size_t v = 0; v < kNumVariants; ++v) {
@@ -566,6 +600,9 @@ int main(int argc, char** argv) {
                 (unsigned long long)n.gpu_code[2], (unsigned long long)n.gpu_code[3], (unsigned long long)n.gpu_code[4],
                 (unsigned long long)n.gpu_code[5], (unsigned long long)n.gpu_code[0],
                 (unsigned long long)n.gpu_batches);
+    std::printf("big-endian: %llu decoded frames of 2- and 4-byte elements also decoded with swap_bytes and compared "
+                "with the host frame byte-swapped (differences count as batch disagreements)\n",
+                (unsigned long long)n.swapped_checked);
     std::printf("agree: both decoded identical bytes %llu, both failed %llu\n", (unsigned long long)n.both_ok,
                 (unsigned long long)n.both_fail);
     std::printf("disagreements %llu: host decodes/GPU fails %llu, host fails/GPU decodes %llu, bytes differ %llu, "

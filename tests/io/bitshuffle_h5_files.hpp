@@ -15,10 +15,16 @@ inline hid_t native_uint(std::size_t es) {
   return es == 1 ? H5T_NATIVE_UINT8 : es == 2 ? H5T_NATIVE_UINT16 : es == 4 ? H5T_NATIVE_UINT32 : H5T_NATIVE_UINT64;
 }
 
-// Creates path with dataset /d (frames, n) of es-byte unsigned elements, filter 32008 with user cd_values cd.
-// Returns the open file and dataset (caller closes).
+// The file datatype of es-byte unsigned elements stored big-endian.
+inline hid_t big_endian_uint(std::size_t es) {
+  return es == 1 ? H5T_STD_U8BE : es == 2 ? H5T_STD_U16BE : es == 4 ? H5T_STD_U32BE : H5T_STD_U64BE;
+}
+
+// Creates path with dataset /d (frames, n) of es-byte unsigned elements (stored big-endian when big_endian), filter
+// 32008 with user cd_values cd. Returns the open file and dataset (caller closes).
 inline void create_bitshuffle_dataset(const std::string& path, std::size_t es, std::size_t n, std::size_t frames,
-                                      const std::vector<unsigned>& cd, hid_t& file, hid_t& ds) {
+                                      const std::vector<unsigned>& cd, hid_t& file, hid_t& ds,
+                                      bool big_endian = false) {
   h5::ensure_bitshuffle_filter();
   file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   hsize_t dims[2] = {frames, n}, chunk[2] = {1, n};
@@ -26,27 +32,31 @@ inline void create_bitshuffle_dataset(const std::string& path, std::size_t es, s
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   H5Pset_chunk(dcpl, 2, chunk);
   H5Pset_filter(dcpl, h5::kBitshuffleFilter, H5Z_FLAG_MANDATORY, cd.size(), cd.data());
-  ds = H5Dcreate2(file, "d", native_uint(es), space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  ds = H5Dcreate2(file, "d", big_endian ? big_endian_uint(es) : native_uint(es), space, H5P_DEFAULT, dcpl,
+                  H5P_DEFAULT);
   H5Pclose(dcpl);
   H5Sclose(space);
 }
 
-// Writes all frames through the plugin (H5Dwrite). Returns false on any HDF5 failure.
+// Writes all frames (host order) through the plugin (H5Dwrite; HDF5 converts them to big-endian first when
+// big_endian). Returns false on any HDF5 failure.
 inline bool write_through_plugin(const std::string& path, std::size_t es, std::size_t n, std::size_t frames,
-                                 const std::vector<unsigned>& cd, const void* data) {
+                                 const std::vector<unsigned>& cd, const void* data, bool big_endian = false) {
   hid_t file, ds;
-  create_bitshuffle_dataset(path, es, n, frames, cd, file, ds);
+  create_bitshuffle_dataset(path, es, n, frames, cd, file, ds, big_endian);
   const bool ok = ds >= 0 && H5Dwrite(ds, native_uint(es), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0;
   H5Dclose(ds);
   H5Fclose(file);
   return ok;
 }
 
-// Writes the given chunks raw (H5Dwrite_chunk, filter mask 0: the filter is applied). Returns false on failure.
+// Writes the given chunks raw (H5Dwrite_chunk, filter mask 0: the filter is applied) into a dataset of elements
+// stored little- or big-endian. Returns false on failure.
 inline bool write_raw_chunks(const std::string& path, std::size_t es, std::size_t n,
-                             const std::vector<unsigned>& cd, const std::vector<std::vector<std::uint8_t>>& chunks) {
+                             const std::vector<unsigned>& cd, const std::vector<std::vector<std::uint8_t>>& chunks,
+                             bool big_endian = false) {
   hid_t file, ds;
-  create_bitshuffle_dataset(path, es, n, chunks.size(), cd, file, ds);
+  create_bitshuffle_dataset(path, es, n, chunks.size(), cd, file, ds, big_endian);
   bool ok = ds >= 0;
   for (std::size_t f = 0; ok && f < chunks.size(); ++f) {
     hsize_t off[2] = {f, 0};

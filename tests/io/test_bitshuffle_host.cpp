@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
@@ -15,6 +16,7 @@
 #include "io/hdf5/codec/bitshuffle_encode_host.hpp"
 #include "io/bitshuffle_h5_files.hpp"
 #include "io/hdf5/codec/bitshuffle_params.hpp"
+#include "io/hdf5/codec/byte_order.hpp"
 #include "io/hdf5/file_info.hpp"
 #include "support/temp_files.hpp"
 
@@ -131,6 +133,30 @@ TEST(BitTranspose, MatchesThePerBitReference) {
   EXPECT_FALSE(bit_unshuffle_block(3, x.data(), 8, x.data()));
 }
 
+// The GPU decoder's byte swap (unshuffle64<ES, true>: output byte b from the planes of stored byte ES - 1 - b) equals
+// the plain unshuffle followed by a swap of each element's bytes.
+TEST(BitTranspose, SwapReadsTheMirroredBytePlanes) {
+  std::mt19937_64 rng(11);
+  auto check = [&](auto es_tag) {
+    constexpr std::size_t ES = decltype(es_tag)::value;
+    const std::size_t stride = 24;  // bytes per plane; unshuffle64 reads the first 8 of each
+    Bytes planes(8 * ES * stride);
+    for (auto& b : planes) b = std::uint8_t(rng());
+    Bytes plain(64 * ES), swapped(64 * ES);
+    const std::uint64_t nz_plain = detail::unshuffle64<ES>(planes.data(), stride, plain.data());
+    const std::uint64_t nz_swapped = detail::unshuffle64<ES, true>(planes.data(), stride, swapped.data());
+    EXPECT_EQ(nz_plain, nz_swapped) << "ES " << ES;  // which elements are nonzero does not depend on the order
+    swap_element_bytes(plain.data(), 64, ES);
+    EXPECT_EQ(swapped, plain) << "ES " << ES;
+  };
+  for (int trial = 0; trial < 50; ++trial) {
+    check(std::integral_constant<std::size_t, 1>{});
+    check(std::integral_constant<std::size_t, 2>{});
+    check(std::integral_constant<std::size_t, 4>{});
+    check(std::integral_constant<std::size_t, 8>{});
+  }
+}
+
 TEST(BitshuffleParams, FromCdValues) {
   const BitshuffleParams d = params_from_cd_values({0, 0, 2, 0, 2});
   EXPECT_EQ(d.elem_size, 2u);
@@ -151,6 +177,46 @@ TEST(BitshuffleParams, FromCdValues) {
 TEST(BitshuffleHost, Uint8AgainstPlugin) { check_against_plugin(1); }
 TEST(BitshuffleHost, Uint16AgainstPlugin) { check_against_plugin(2); }
 TEST(BitshuffleHost, Uint32AgainstPlugin) { check_against_plugin(4); }
+
+// Issue 25: elements stored big-endian (HDF5 datatype U16BE/U32BE/U64BE; the plugin shuffles the bits of the
+// elements as stored). The plugin writes them (H5Dwrite converts the host's counts to big-endian first); our decoder
+// with big_endian reads the raw chunks to the counts H5Dread gives; without it, it gives each count byte-swapped
+// (what the load did before); our encoder with big_endian writes the plugin's bytes, which the plugin reads back.
+TEST(BitshuffleHost, BigEndianElementsAgainstPlugin) {
+  for (std::size_t es : {2, 4, 8})
+    for (std::size_t n : {7, 1003, 4099}) {  // a tail only; partial block and tail; full block, partial, tail
+      SCOPED_TRACE("elem size " + std::to_string(es) + ", n " + std::to_string(n));
+      Bytes data;
+      for (std::size_t k = 0; k < kPatterns.size(); ++k) {
+        const Bytes f = make_frame(es, n, kPatterns[k], 31 * n + k);
+        data.insert(data.end(), f.begin(), f.end());
+      }
+      const std::size_t frames = kPatterns.size(), fb = n * es;
+      const std::vector<unsigned> cd = {0u, 2u};
+      const std::string path = test::temp_path("be_" + std::to_string(es) + "_" + std::to_string(n) + ".h5");
+      ASSERT_TRUE(test::write_through_plugin(path, es, n, frames, cd, data.data(), true));
+      ASSERT_EQ(test::read_through_plugin(path, es, n, frames), data);  // HDF5 converts back to the host's order
+      const auto chunks = test::read_raw_chunks(path, frames);
+      BitshuffleParams be = params(es, 0);
+      be.big_endian = true;
+      const BitshuffleParams le = params(es, 0);
+      std::vector<std::vector<std::uint8_t>> ours;
+      encode_chunks(be, n, data.data(), frames, ours, 2);
+      for (std::size_t f = 0; f < frames; ++f) {
+        const Bytes frame(data.begin() + f * fb, data.begin() + (f + 1) * fb);
+        EXPECT_EQ(decode(be, n, chunks[f]), frame) << "frame " << f;
+        Bytes swapped = frame;
+        swap_element_bytes(swapped.data(), n, es);
+        EXPECT_EQ(decode(le, n, chunks[f]), swapped) << "frame " << f << ": read as little-endian";
+        EXPECT_EQ(ours[f], chunks[f]) << "frame " << f << ": our big-endian chunk differs from the plugin's bytes";
+      }
+      const std::string ours_path = path + ".ours.h5";
+      ASSERT_TRUE(test::write_raw_chunks(ours_path, es, n, cd, ours, true));
+      EXPECT_EQ(test::read_through_plugin(ours_path, es, n, frames), data) << "the plugin reads our chunks";
+      std::remove(path.c_str());
+      std::remove(ours_path.c_str());
+    }
+}
 
 // zstd (cd_values[4] = 3): the Debian plugin has no zstd, so our chunks are checked block by block with libzstd
 // and the per-bit reference, and decoded by our decoder.

@@ -82,7 +82,7 @@ TEST(SourceLayer, NpyAndRawLoadTheSimulatedFramesExactlyOnCpu) {
         s.four_d = four_d;
         const std::vector<std::uint8_t> ref = simulated(s);
         sample::FramesLayout npy;
-        npy.big_endian = big;
+        s.big_endian = big;
         npy.npy_version = four_d ? 2 : 1;
         const std::string p = test::temp_path(dtype_name(t) + (big ? "be" : "le") + (four_d ? "4d" : "3d") + ".npy");
         sample::write_sample_frames(p, s, npy);
@@ -93,11 +93,12 @@ TEST(SourceLayer, NpyAndRawLoadTheSimulatedFramesExactlyOnCpu) {
         EXPECT_EQ(ds.dtype(), t);
         EXPECT_EQ(ds.read().bytes, ref);
         EXPECT_EQ(ds.provenance().parameters.at("format"), "npy");
-        EXPECT_EQ(ds.provenance().parameters.at("codec"), big && t != DType::u8 ? "plain, big-endian" : "plain");
+        EXPECT_EQ(ds.provenance().parameters.at("codec"), "plain");
+        EXPECT_EQ(ds.provenance().parameters.at("byte_order"), big && t != DType::u8 ? "big" : "little");
 
         sample::FramesLayout raw;
         raw.npy = false;
-        raw.big_endian = big;
+        s.big_endian = big;
         raw.offset = 13;
         raw.frame_header = 5;
         raw.frame_footer = 3;
@@ -171,7 +172,7 @@ TEST(SourceLayerCuda, PlainRecordsDecodeOnTheGpuAsOnTheCpu) {
       s.det_rows = s.det_cols = 32;  // groups of 32 pixels: the encoded load's live marks apply
       sample::FramesLayout raw;
       raw.npy = false;
-      raw.big_endian = big;
+      s.big_endian = big;
       raw.offset = 7;  // odd: records unaligned in the batch
       raw.frame_header = 3;
       const std::string r = test::temp_path(dtype_name(t) + (big ? "be" : "le") + ".raw");

@@ -41,7 +41,7 @@ def test_npy_4d_every_dtype_and_version(tmp_path, dtype, version):
         np.lib.format.write_array(f, a, version=version)
     info = qgpu.io.inspect(str(path))
     assert info["reader"] == "npy" and info["shape"] == [5, 6, 12, 10]
-    assert info["codec"] == ("plain, big-endian" if dtype[0] == ">" else "plain")
+    assert info["codec"] == "plain" and info["byte_order"] == ("big" if dtype[0] == ">" else "little")
     ds = qgpu.io.load(str(path), backend="cpu")
     out = np.asarray(ds)
     assert out.dtype == a.dtype.newbyteorder("=") and np.array_equal(out, a)
@@ -130,7 +130,7 @@ def test_sample_writer_npy_and_raw_match_the_h5_sample(tmp_path):
     ref = np.asarray(qgpu.io.load(h5, backend="cpu"))
     qgpu_bin = os.environ["QGPU_BIN"]  # the built qgpu (ctest sets it)
     subprocess.run([qgpu_bin, "sample", npy, "--format", "npy", "--scan", "6", "5", "--detector", "16", "16",
-                    "--seed", "7", "--big-endian"], check=True, capture_output=True)
+                    "--seed", "7", "--byte-order", "big"], check=True, capture_output=True)
     subprocess.run([qgpu_bin, "sample", raw, "--format", "raw", "--scan", "6", "5", "--detector", "16", "16",
                     "--seed", "7", "--offset", "10", "--frame-header", "3"], check=True, capture_output=True)
     assert np.array_equal(np.load(npy).reshape(ref.shape), ref)

@@ -50,6 +50,9 @@ nlohmann::json FileInfo::to_json() const {
           {"metadata", metadata},
           {"dataset_path", valid_utf8(dataset_path)},
           {"dtype", dtype_name(dtype)},
+          {"byte_order", byte_order},
+          {"precision", precision},
+          {"bit_offset", bit_offset},
           {"stored_dims", dims},
           {"chunk_dims", chunk_dims},
           {"filters", f},
@@ -71,17 +74,38 @@ nlohmann::json FileInfo::to_json() const {
 
 namespace {
 
-DType count_dtype_of(hid_t type, const std::string& where) {
+// The stored count type: uint8/16/32 in either byte order, with its precision and bit offset.
+struct StoredType {
+  DType dtype = DType::u16;
+  std::string byte_order = "little";
+  std::size_t precision = 16, bit_offset = 0;
+};
+
+StoredType stored_type_of(hid_t type, const std::string& where) {
   if (H5Tget_class(type) != H5T_INTEGER) throw DTypeError(where + " does not hold integer counts");
   const std::size_t size = H5Tget_size(type);
   if (H5Tget_sign(type) != H5T_SGN_NONE)
     throw DTypeError(where + " holds signed " + std::to_string(8 * size) + "-bit integers; expected uint8/16/32");
+  StoredType t;
   switch (size) {
-    case 1: return DType::u8;
-    case 2: return DType::u16;
-    case 4: return DType::u32;
+    case 1: t.dtype = DType::u8; break;
+    case 2: t.dtype = DType::u16; break;
+    case 4: t.dtype = DType::u32; break;
     default: throw DTypeError(where + " holds " + std::to_string(8 * size) + "-bit integers; expected uint8/16/32");
   }
+  const H5T_order_t order = H5Tget_order(type);
+  if (order != H5T_ORDER_LE && order != H5T_ORDER_BE)
+    throw FormatError(where + " stores its " + std::to_string(8 * size) + "-bit integers in byte order " +
+                      std::to_string(int(order)) + " (HDF5 H5T_order_t), neither little- nor big-endian");
+  t.byte_order = order == H5T_ORDER_BE ? "big" : "little";
+  const std::size_t precision = H5Tget_precision(type);
+  const int offset = H5Tget_offset(type);
+  if (precision == 0 || offset < 0 || std::size_t(offset) + precision > 8 * size)
+    throw FormatError(where + " has a datatype with precision " + std::to_string(precision) + " bits at bit offset " +
+                      std::to_string(offset) + ", which do not fit its " + std::to_string(8 * size) + "-bit elements");
+  t.precision = precision;
+  t.bit_offset = std::size_t(offset);
+  return t;
 }
 
 // The scan_shape attribute as (rows, cols): nothing when absent; FormatError naming the problem when present
@@ -178,7 +202,7 @@ namespace {
 
 // Storage of one dataset (one part of an acquisition).
 struct Layout {
-  DType dtype = DType::u16;
+  StoredType type;
   std::vector<std::size_t> dims, chunk_dims;
   std::vector<FilterInfo> filters;
   std::size_t chunks_expected = 0, chunks_written = 0;
@@ -202,7 +226,7 @@ std::shared_ptr<const ChunkTable> parsed_table(const std::string& file, const st
 Layout read_layout(hid_t ds, const std::string& where, const std::string& file, const std::string& dataset) {
   Layout l;
   h5::Handle type(H5Dget_type(ds), H5Tclose);
-  l.dtype = count_dtype_of(type, where);
+  l.type = stored_type_of(type, where);
   h5::Handle space(H5Dget_space(ds), H5Sclose);
   const int rank = H5Sget_simple_extent_ndims(space);
   if (rank != 3 && rank != 4)
@@ -331,8 +355,15 @@ FileInfo inspect_in_process(const std::string& path, const std::string& dataset_
       first = l;
     } else {
       const std::string differs = name + " differs from part 1 (" + found.parts[0].name + ") in ";
-      if (l.dtype != first.dtype)
-        throw FormatError(differs + "dtype: " + dtype_name(l.dtype) + " vs " + dtype_name(first.dtype));
+      if (l.type.dtype != first.type.dtype)
+        throw FormatError(differs + "dtype: " + dtype_name(l.type.dtype) + " vs " + dtype_name(first.type.dtype));
+      if (l.type.byte_order != first.type.byte_order)
+        throw FormatError(differs + "byte order: " + l.type.byte_order + "-endian vs " + first.type.byte_order +
+                          "-endian");
+      if (l.type.precision != first.type.precision || l.type.bit_offset != first.type.bit_offset)
+        throw FormatError(differs + "datatype bits: precision " + std::to_string(l.type.precision) + " at offset " +
+                          std::to_string(l.type.bit_offset) + " vs precision " + std::to_string(first.type.precision) +
+                          " at offset " + std::to_string(first.type.bit_offset));
       if (l.dims[1] != first.dims[1] || l.dims[2] != first.dims[2])
         throw FormatError(differs + "detector shape: " + std::to_string(l.dims[1]) + "x" + std::to_string(l.dims[2]) +
                           " vs " + std::to_string(first.dims[1]) + "x" + std::to_string(first.dims[2]));
@@ -348,7 +379,10 @@ FileInfo inspect_in_process(const std::string& path, const std::string& dataset_
     info.chunks_written += l.chunks_written;
     info.ready = (i == 0 || info.ready) && l.ready;
   }
-  info.dtype = first.dtype;
+  info.dtype = first.type.dtype;
+  info.byte_order = first.type.byte_order;
+  info.precision = first.type.precision;
+  info.bit_offset = first.type.bit_offset;
   info.chunk_dims = first.chunk_dims;
   info.filters = first.filters;
   const int rank = static_cast<int>(first.dims.size());

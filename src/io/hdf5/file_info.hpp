@@ -51,6 +51,11 @@ struct FileInfo {
   std::string dataset_path;             // in `path`; for linked data files the first link (/entry/data/data_000001)
   std::string source_kind;              // "dataset", "external link", "linked files", "virtual dataset"
   DType dtype = DType::u16;
+  // The stored datatype's byte order ("little" or "big"; decoders swap big-endian elements to the host's order),
+  // and its bits: precision (significant bits) at bit_offset. Plain counts use every bit: precision 8 x size,
+  // offset 0; others are read only by HDF5's conversion (decoder hdf5; plain_bits() says which).
+  std::string byte_order = "little";
+  std::size_t precision = 16, bit_offset = 0;
   std::vector<std::size_t> dims;        // as stored: (frames, det_r, det_c) or (scan_r, scan_c, det_r, det_c)
   std::vector<std::size_t> chunk_dims;  // empty when not chunked
   std::vector<FilterInfo> filters;
@@ -72,6 +77,10 @@ struct FileInfo {
   double index_seconds = 0;                                    // time spent reading them  // where the frames are, in scan order (covers every frame)
 
   std::size_t frame_bytes() const { return shape.frame_pixels() * dtype_size(dtype); }
+  // Stored elements are big-endian and wider than a byte: our decoders swap their bytes.
+  bool swap_bytes() const { return byte_order == "big" && dtype_size(dtype) > 1; }
+  // Every bit of the element is the count (precision 8 x size, offset 0): our decoders read the stored bits as is.
+  bool plain_bits() const { return bit_offset == 0 && precision == 8 * dtype_size(dtype); }
   nlohmann::json to_json() const;
 };
 

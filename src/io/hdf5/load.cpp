@@ -82,12 +82,22 @@ std::size_t staging_frames(const LoadPlan& p, bool cuda) {
 namespace {
 
 // Chunks our decoders read directly: bitshuffle (filter 32008) stored one frame per chunk, and every record of a
-// format without a chunk index.
+// format without a chunk index; every bit a count.
 bool our_decoder_applies(const FileInfo& fi) {
-  return !fi.records.empty() || (fi.one_frame_per_chunk && fi.filters.size() == 1 && fi.filters[0].id == 32008);
+  return fi.plain_bits() &&
+         (!fi.records.empty() || (fi.one_frame_per_chunk && fi.filters.size() == 1 && fi.filters[0].id == 32008));
 }
 
 }  // namespace
+
+void require_plain_bits(const FileInfo& fi, const std::string& decoder) {
+  if (fi.plain_bits()) return;
+  throw FormatError("'" + fi.dataset_path + "' in '" + fi.path + "' stores " + dtype_name(fi.dtype) +
+                    " elements whose count is " + std::to_string(fi.precision) + " bits (precision) at bit offset " +
+                    std::to_string(fi.bit_offset) + ", not all " + std::to_string(8 * dtype_size(fi.dtype)) +
+                    " bits: " + decoder + " reads plain counts only; load it with backend='cpu', decoder='hdf5' "
+                    "(HDF5 converts such a datatype)");
+}
 
 Dataset load(const std::string& path, const LoadOptions& options) {
   const Backend backend = resolve(options.backend);  // fails before touching the file for an unusable backend

@@ -69,6 +69,10 @@ struct LoadPlan {
 
 LoadPlan plan_load(const std::string& path, const LoadOptions& options);
 
+// FormatError naming the dataset, its precision and bit offset when its elements are not plain counts (every bit
+// the count: FileInfo::plain_bits): our decoders (`decoder`, in words) read the stored bits as they are.
+void require_plain_bits(const FileInfo& fi, const std::string& decoder);
+
 // Decoded frames a load stages per batch (crop/binning/encoding): the plan's staging_bytes or the backend's default,
 // in whole frames, at least one output row of input frames. Shared by the loaders and the admission estimate.
 std::size_t staging_frames(const LoadPlan& plan, bool cuda);

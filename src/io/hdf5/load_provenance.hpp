@@ -21,6 +21,7 @@ inline Provenance load_provenance(const LoadPlan& p, const std::string& backend,
                    {"format", p.info.reader},
                    {"codec", p.info.codec.name()},
                    {"dataset_path", p.info.dataset_path},
+                   {"byte_order", p.info.byte_order},  // as stored; the decoded counts are in the host's order
                    {"scan_region", {p.scan.row0, p.scan.col0, p.scan.rows, p.scan.cols}},
                    {"detector_region", {p.detector.row0, p.detector.col0, p.detector.rows, p.detector.cols}},
                    {"bin_scan", p.bin_scan},

@@ -222,7 +222,9 @@ FileInfo inspect_npy(const std::string& path, const SourceOptions& o) {
   fi.shape = {ss.rows, ss.cols, std::size_t(det_r), std::size_t(det_c)};
   fi.scan_shape_source = ss.source;
   fi.shape.nbytes(dtype_size(fi.dtype));
-  fi.codec = {FrameCodecKind::plain, big && fi.dtype != DType::u8};
+  fi.codec = {FrameCodecKind::plain};
+  fi.byte_order = big && fi.dtype != DType::u8 ? "big" : "little";
+  fi.precision = 8 * dtype_size(fi.dtype);
   fi.records.files = {path};
   fi.records.runs = {{0, 0, frames, h.data_offset, frame_bytes, frame_bytes}};
   fi.one_frame_per_chunk = true;

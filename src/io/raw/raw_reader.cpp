@@ -83,7 +83,9 @@ FileInfo inspect_raw(const std::string& path, const SourceOptions& o) {
   fi.scan_shape_source = ss.source;
   fi.shape.nbytes(dtype_size(fi.dtype));
   fi.dims = {std::size_t(used), r.det_rows, r.det_cols};
-  fi.codec = {FrameCodecKind::plain, big && fi.dtype != DType::u8};
+  fi.codec = {FrameCodecKind::plain};
+  fi.byte_order = big && fi.dtype != DType::u8 ? "big" : "little";
+  fi.precision = 8 * dtype_size(fi.dtype);
   fi.records.files = {path};
   fi.records.runs = {{0, 0, used, r.offset + r.frame_header, stride, frame_bytes}};
   fi.one_frame_per_chunk = true;

@@ -33,6 +33,7 @@ struct SampleSpec {
   unsigned threads = 0;             // 0 = hardware concurrency
   bool compress = true;             // false: plain chunks without filter (for tests of other layouts)
   bool four_d = false;              // store as (scan_r, scan_c, det_r, det_c) instead of (frames, det_r, det_c)
+  bool big_endian = false;          // store the counts big-endian (HDF5 datatype U16BE/U32BE; uint8 as U8BE)
 };
 
 // Derived physical sampling of a spec.
@@ -76,12 +77,11 @@ void write_sample(const std::string& path, const SampleSpec& s, const std::funct
 std::vector<std::string> write_sample_acquisition(const std::string& path, const SampleSpec& s, std::size_t files,
                                                   const std::function<void(double)>& progress = {});
 
-// How write_sample_frames lays the frames out: a NumPy .npy file (4D when SampleSpec::four_d, else a 3D stack) or
-// headerless raw frames with `offset` bytes before the first and frame_header/frame_footer bytes of zeros around each.
+// How write_sample_frames lays the frames out: a NumPy .npy file (4D when SampleSpec::four_d, else a 3D stack;
+// SampleSpec::big_endian: '>u2' ...) or headerless raw frames (big-endian too when asked) with `offset` bytes before the first and frame_header/frame_footer bytes of zeros around each.
 struct FramesLayout {
   bool npy = true;
   unsigned npy_version = 1;       // 1 or 2
-  bool big_endian = false;
   std::uint64_t offset = 0, frame_header = 0, frame_footer = 0;  // raw only
 };
 

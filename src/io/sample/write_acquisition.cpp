@@ -41,7 +41,13 @@ void write_data_file(const std::string& path, const SampleSpec& s, std::size_t f
   const unsigned cd[2] = {0, h5::kBitshuffleLz4};
   if (H5Pset_filter(dcpl, h5::kBitshuffleFilter, H5Z_FLAG_MANDATORY, 2, cd) < 0)
     throw IoError("cannot set the bitshuffle filter on '" + path + "'");
-  const hid_t ftype = s.dtype == DType::u8 ? H5T_STD_U8LE : s.dtype == DType::u16 ? H5T_STD_U16LE : H5T_STD_U32LE;
+  // Written through the plugin: HDF5 converts the native counts to the file's byte order before the filter runs.
+  const hid_t ftype = s.big_endian ? (s.dtype == DType::u8    ? H5T_STD_U8BE
+                                      : s.dtype == DType::u16 ? H5T_STD_U16BE
+                                                              : H5T_STD_U32BE)
+                                   : (s.dtype == DType::u8    ? H5T_STD_U8LE
+                                      : s.dtype == DType::u16 ? H5T_STD_U16LE
+                                                              : H5T_STD_U32LE);
   const hid_t mtype = s.dtype == DType::u8    ? H5T_NATIVE_UINT8
                       : s.dtype == DType::u16 ? H5T_NATIVE_UINT16
                                               : H5T_NATIVE_UINT32;

@@ -49,7 +49,7 @@ void write_sample_frames(const std::string& path, const SampleSpec& s, const Fra
   if (layout.npy) {
     const std::vector<std::size_t> shape = s.four_d ? std::vector<std::size_t>{s.scan_rows, s.scan_cols, s.det_rows, s.det_cols}
                                                     : std::vector<std::size_t>{frames, s.det_rows, s.det_cols};
-    const std::string h = io::npy_header(descr_of(s.dtype, layout.big_endian), shape, false, layout.npy_version);
+    const std::string h = io::npy_header(descr_of(s.dtype, s.big_endian), shape, false, layout.npy_version);
     if (std::fwrite(h.data(), 1, h.size(), out.f) != h.size()) throw IoError("cannot write '" + path + "'");
   } else {
     write_zeros(out.f, layout.offset, path);
@@ -60,12 +60,12 @@ void write_sample_frames(const std::string& path, const SampleSpec& s, const Fra
   for (std::size_t first = 0; first < frames; first += batch) {
     const std::size_t n = std::min(batch, frames - first);
     simulate_frames(s, first, n, buf.data());
-    if (layout.big_endian && es == 2)
+    if (s.big_endian && es == 2)
       for (std::size_t i = 0; i < n * frame_elems; ++i) {
         auto* p = reinterpret_cast<std::uint16_t*>(buf.data()) + i;
         *p = io::byte_swapped(*p);
       }
-    if (layout.big_endian && es == 4)
+    if (s.big_endian && es == 4)
       for (std::size_t i = 0; i < n * frame_elems; ++i) {
         auto* p = reinterpret_cast<std::uint32_t*>(buf.data()) + i;
         *p = io::byte_swapped(*p);

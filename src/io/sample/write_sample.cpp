@@ -13,7 +13,8 @@ namespace qgpu::sample {
 
 namespace {
 
-hid_t file_type(DType t) {
+hid_t file_type(DType t, bool big_endian) {
+  if (big_endian) return t == DType::u8 ? H5T_STD_U8BE : t == DType::u16 ? H5T_STD_U16BE : H5T_STD_U32BE;
   return t == DType::u8 ? H5T_STD_U8LE : t == DType::u16 ? H5T_STD_U16LE : H5T_STD_U32LE;
 }
 hid_t mem_type(DType t) {
@@ -76,7 +77,7 @@ void write_sample(const std::string& path, const SampleSpec& s, const std::funct
     if (H5Pset_filter(dcpl, h5::kBitshuffleFilter, H5Z_FLAG_MANDATORY, 2, cd) < 0)
       throw IoError("cannot set the bitshuffle filter on '" + path + "'");
   }
-  h5::Handle ds(H5Dcreate2(data, "data", file_type(s.dtype), space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
+  h5::Handle ds(H5Dcreate2(data, "data", file_type(s.dtype, s.big_endian), space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
   if (!ds.valid()) throw IoError("cannot create /entry/data/data in '" + path + "'");
   {
     const long long shape[2] = {(long long)s.scan_rows, (long long)s.scan_cols};
@@ -89,8 +90,9 @@ void write_sample(const std::string& path, const SampleSpec& s, const std::funct
   // Simulate the next batch of scan rows while the current one is compressed and written.
   const std::size_t frame_elems = s.det_rows * s.det_cols;
   const std::size_t frame_bytes = frame_elems * dtype_size(s.dtype);
+  // Big-endian: the encoder shuffles the elements in stored (big-endian) order, as the plugin does on H5Dwrite.
   const io::codec::BitshuffleParams codec{dtype_size(s.dtype), io::codec::default_block_elems(dtype_size(s.dtype)),
-                                          io::codec::BlockCompression::lz4, 0};
+                                          io::codec::BlockCompression::lz4, 0, s.big_endian};
   std::vector<std::vector<std::uint8_t>> chunk_sets[2];  // batch k encodes into set k % 2 while k - 1 is written
   std::size_t batch = 0;
   std::future<void> writing;  // declared after what it uses: destroyed (and so joined) first

@@ -16,13 +16,13 @@ enum class FrameCodecKind : std::uint8_t {
   merlin,      // a Merlin .mib payload (binary or raw mode; io/merlin)
 };
 
+// The elements' byte order is FileInfo::byte_order, the same for every codec: decoders swap big-endian elements.
 struct FrameCodec {
   FrameCodecKind kind = FrameCodecKind::bitshuffle;
-  bool big_endian = false;  // elements stored most significant byte first: swapped after decoding
   std::string name() const {
     switch (kind) {
-      case FrameCodecKind::bitshuffle: return big_endian ? "bitshuffle, big-endian" : "bitshuffle";
-      case FrameCodecKind::plain: return big_endian ? "plain, big-endian" : "plain";
+      case FrameCodecKind::bitshuffle: return "bitshuffle";
+      case FrameCodecKind::plain: return "plain";
       case FrameCodecKind::merlin: return "merlin";
     }
     return "unknown";

@@ -4,6 +4,7 @@
 // array (paged too), extensible array, version 2 B-tree, single chunk), uint8/16/32, detector sizes with a
 // partial bitshuffle block and a verbatim tail. Beside each NAME.h5: NAME.u32, the frames read back through
 // the HDF5 library (H5Dread with the plugin) widened to little-endian uint32, the independent reference.
+// Also hostile_big_endian_u16.h5 and hostile_precision12_u16.h5 (not in the manifest), which the page refuses.
 // Usage: write_webgpu_fixtures OUT_DIR   (prints a JSON manifest of the files on stdout)
 #include <hdf5.h>
 
@@ -114,7 +115,24 @@ int main(int argc, char** argv) {
       {"btree_v2_u16", V110, V110, H5T_STD_U16LE, 2, 20, 10, 10, {U, U, U}, "version 2 B-tree"},
       {"single_chunk_u16", V110, V110, H5T_STD_U16LE, 2, 1, 64, 64, {}, "single chunk"},
       {"partial_fixed_array_u16", V110, V110, H5T_STD_U16LE, 2, 30, 8, 8, {}, "fixed array", 20},
+      // one byte has no byte order: a big-endian uint8 dataset reads as any other
+      {"fixed_array_u8_big_endian", V110, V110, H5T_STD_U8BE, 1, 12, 9, 9, {}, "fixed array"},
   };
+  // Not in the manifest: files the page must refuse with a clear error (issue 25), uint16 counts stored big-endian
+  // and uint16 elements whose count is 12 bits at bit offset 4 (values up to 255: elem 1).
+  hid_t bits12 = H5Tcopy(H5T_STD_U16LE);
+  H5Tset_precision(bits12, 12);
+  H5Tset_offset(bits12, 4);
+  const std::vector<Spec> refused = {
+      {"hostile_big_endian_u16", V110, V110, H5T_STD_U16BE, 2, 6, 8, 8, {}, "fixed array"},
+      {"hostile_precision12_u16", V110, V110, bits12, 1, 6, 8, 8, {}, "fixed array"},
+  };
+  for (const Spec& s : refused)
+    if (!write(argv[1], s)) {
+      std::fprintf(stderr, "write_webgpu_fixtures: cannot write %s\n", s.name.c_str());
+      return 1;
+    }
+  H5Tclose(bits12);
   std::printf("[\n");
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const Spec& s = specs[i];

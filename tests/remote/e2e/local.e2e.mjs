@@ -126,7 +126,9 @@ try {
       assert(s.methods[0] === `parsed: ${fx.method}`, `index ${s.methods[0]}, ${fx.method} expected`);
       assert(s.info.ready === !partial && s.info.chunks_written === fx.written && s.info.chunks_expected === fx.dims[0],
         `readiness ${s.info.chunks_written}/${s.info.chunks_expected} ready ${s.info.ready}`);
-      const want = new Uint32Array(readFileSync(join(tmp, `${fx.name}.u32`)).buffer.slice(0));
+      // (a small file's Buffer is a view into Node's shared pool: copy exactly its bytes)
+      const raw = readFileSync(join(tmp, `${fx.name}.u32`));
+      const want = new Uint32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length));
       const frames = fx.written, n = want.length / fx.dims[0];
       const cpu = await page.evaluate((k) => window.qgpuLocal.decodeFrames(0, k, 'cpu'), frames);
       let bad = cpu.values.findIndex((v, i) => v !== want[i]);
@@ -172,7 +174,7 @@ try {
   const canon = (v) => JSON.stringify(v, (_, x) => (x && typeof x === 'object' && !Array.isArray(x) ?
     Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x));
   const sameInfo = (got, want) => {
-    const keys = ['dataset_path', 'dtype', 'stored_dims', 'chunk_dims', 'filters', 'shape', 'scan_shape_source', 'one_frame_per_chunk',
+    const keys = ['dataset_path', 'dtype', 'byte_order', 'precision', 'bit_offset', 'stored_dims', 'chunk_dims', 'filters', 'shape', 'scan_shape_source', 'one_frame_per_chunk',
       'bitshuffle_lz4', 'bitshuffle_block_elems', 'source_kind', 'ntrigger', 'nimages', 'pixel_mask', 'chunks_expected',
       'chunks_written', 'ready', 'calibration'];
     for (const k of keys) assert(canon(got[k]) === canon(want[k]), `${k}: page ${canon(got[k])}, qgpu info ${canon(want[k])}`);
@@ -349,7 +351,7 @@ try {
     return `${s.info.parts.length} parts, ${sums.length} BF sums exact`;
   });
 
-  await run.check('hostile files: truncated, not HDF5, bad index checksum, corrupt chunk: one clear error each, no hang', async () => {
+  await run.check('hostile files: truncated, not HDF5, bad index checksum, corrupt chunk, big-endian, 12-bit counts: one clear error each, no hang', async () => {
     const src = readFileSync(join(tmp, 'btree_v1_sb0_u16.h5'));
     const cases = [];
     const write = (name, bytes) => { writeFileSync(join(tmp, name), bytes); return join(tmp, name); };
@@ -367,6 +369,10 @@ try {
     const cc = Buffer.from(src);
     cc.writeUInt32BE(0x7fff, offsets[17] + 12);
     cases.push([write('hostile_chunk.h5', cc), /frame 17 did not decode: block 0 claims 32767 compressed bytes/]);
+    // issue 25: counts stored big-endian, and a count of 12 bits at bit offset 4 (write_webgpu_fixtures): refused
+    // by name, never decoded as plain little-endian counts
+    cases.push([join(tmp, 'hostile_big_endian_u16.h5'), /uint16 counts stored big-endian; the browser reader decodes little-endian counts only/]);
+    cases.push([join(tmp, 'hostile_precision12_u16.h5'), /uint16 elements whose count is 12 bits \(precision\) at bit offset 4/]);
     const got = [];
     for (const [file, re] of cases) {
       const s = await open([file]);

@@ -89,14 +89,17 @@ QGPU_HD_INLINE W gather_even_bytes(const W& in) {
 
 // 64 elements (8 bytes of each plane, planes `stride` bytes apart) -> out (64 * ES bytes). Returns which of the 64
 // elements are nonzero (bit e: element e; the OR of the planes' words, for the GPU decoder's LiveGroups marks).
-template <std::size_t ES>
+// Swap: the planes hold elements stored big-endian; output byte b is made from the planes of stored byte ES - 1 - b,
+// so the elements come out in little-endian order (the GPU decoder's byte swap, free of an extra pass).
+template <std::size_t ES, bool Swap = false>
 QGPU_HD_INLINE std::uint64_t unshuffle64(const std::uint8_t* planes, std::size_t stride, std::uint8_t* out) {
   std::uint64_t w[ES][8];  // w[b][l]: byte k = byte b of element l * 8 + k
   std::uint64_t nonzero = 0;
   for (std::size_t b = 0; b < ES; ++b) {
     std::uint64_t* r = w[b];
+    const std::size_t stored = Swap ? ES - 1 - b : b;  // the stored byte that becomes output byte b
     for (std::size_t j = 0; j < 8; ++j) {
-      r[j] = load64(planes + (8 * b + j) * stride);
+      r[j] = load64(planes + (8 * stored + j) * stride);
       nonzero |= r[j];
     }
     transpose_bits_in_lanes(r);

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "io/hdf5/codec/bit_transpose.hpp"
 #include "io/hdf5/codec/bitshuffle_format.hpp"
+#include "io/hdf5/codec/byte_order.hpp"
 #include "io/hdf5/codec/lz4_block_rules.hpp"
 #include "io/hdf5/codec/parallel_chunks.hpp"
 
@@ -120,6 +121,7 @@ void decode_chunk(const BitshuffleParams& p, std::size_t frame_elems, const std:
     unshuffle(p.elem_size, s.planes.data(), c.elems(), out + c.frame_offset());
   }
   if (tail_bytes) std::memcpy(out + frame_bytes - tail_bytes, chunk + b.length_at(), tail_bytes);
+  if (p.big_endian) swap_element_bytes(out, frame_elems, p.elem_size);  // stored order -> host order
 }
 
 std::optional<ChunkFailure> decode_chunks(const BitshuffleParams& p, std::size_t frame_elems, const ChunkBatch& b,

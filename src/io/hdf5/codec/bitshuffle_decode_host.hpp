@@ -12,7 +12,8 @@
 
 namespace qgpu::io::codec {
 
-// Decodes one chunk into dst (frame_elems * p.elem_size bytes). Raises FormatError with the reason.
+// Decodes one chunk into dst (frame_elems * p.elem_size bytes, in the host's byte order: elements stored
+// big-endian, p.big_endian, are swapped). Raises FormatError with the reason.
 // Thread-safe (scratch is per thread).
 void decode_chunk(const BitshuffleParams& p, std::size_t frame_elems, const std::uint8_t* chunk,
                   std::size_t chunk_bytes, void* dst);

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "io/hdf5/codec/bit_transpose.hpp"
 #include "io/hdf5/codec/bitshuffle_format.hpp"
+#include "io/hdf5/codec/byte_order.hpp"
 #include "io/hdf5/codec/parallel_chunks.hpp"
 
 namespace qgpu::io::codec {
@@ -22,6 +23,7 @@ struct ZstdCctxFree {
 };
 struct Scratch {
   std::vector<std::uint8_t> planes;
+  std::vector<std::uint8_t> swapped;  // the frame in stored (big-endian) order
   std::unique_ptr<ZSTD_CCtx, ZstdCctxFree> zstd;
 };
 Scratch& scratch() {
@@ -64,6 +66,11 @@ std::size_t encode_chunk(const BitshuffleParams& p, std::size_t frame_elems, con
   write_be64(dst, std::uint64_t(frame_elems) * p.elem_size);
   write_be32(dst + 8, std::uint32_t(p.block_bytes()));
   Scratch& s = scratch();
+  if (p.big_endian && p.elem_size > 1 && frame_elems > 0) {  // shuffle the elements as they are stored
+    s.swapped.assign(in, in + frame_elems * p.elem_size);
+    swap_element_bytes(s.swapped.data(), frame_elems, p.elem_size);
+    in = s.swapped.data();
+  }
   if (s.planes.size() < p.block_bytes()) s.planes.resize(p.block_bytes());
   if (p.compression == BlockCompression::zstd && !s.zstd) {
     s.zstd.reset(ZSTD_createCCtx());

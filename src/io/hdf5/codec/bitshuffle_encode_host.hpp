@@ -13,7 +13,8 @@ namespace qgpu::io::codec {
 // Largest chunk encode_chunk can produce for a frame of frame_elems elements.
 std::size_t max_encoded_bytes(const BitshuffleParams& p, std::size_t frame_elems);
 
-// Encodes one frame (frame_elems * p.elem_size bytes at src) into dst (capacity >= max_encoded_bytes).
+// Encodes one frame (frame_elems * p.elem_size bytes at src, in host order; the chunk holds them big-endian when
+// p.big_endian) into dst (capacity >= max_encoded_bytes).
 // Returns the chunk's size. Raises InvalidArgument on a too small dst, FormatError on bad parameters.
 std::size_t encode_chunk(const BitshuffleParams& p, std::size_t frame_elems, const void* src, std::uint8_t* dst,
                          std::size_t dst_capacity);

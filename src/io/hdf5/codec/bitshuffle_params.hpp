@@ -13,6 +13,9 @@ struct BitshuffleParams {
   std::size_t block_elems = 0;  // resolved block size in elements (never 0: the default is filled in)
   BlockCompression compression = BlockCompression::lz4;
   int zstd_level = 0;           // cd_values[5] for zstd; 0 = libzstd's default level
+  // The elements are stored big-endian (the dataset's HDF5 datatype, not a cd_value): the decoder swaps each
+  // decoded element to the host's order, the encoder swaps each element before shuffling (codec/byte_order.hpp).
+  bool big_endian = false;
 
   std::size_t block_bytes() const { return block_elems * elem_size; }
 };

@@ -26,6 +26,7 @@ namespace {
 Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& progress) {
   const FileInfo& fi = p.info;
   const std::string where = dataset_where(fi);
+  require_plain_bits(fi, "our decoder");
   const std::string decoder = host_decoder_name(fi);  // (checks the codec's parameters before anything is read)
 
   LoadTiming timing;

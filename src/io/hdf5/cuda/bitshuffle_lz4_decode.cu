@@ -45,7 +45,10 @@ __global__ void parse_chunks(DecodeBatch b, DecodeGeometry g, std::uint8_t* out,
   const std::size_t tail = (n % 8) * g.elem_size;
   if (pos + tail != size) return report(err, id, kTrailing);
   std::uint8_t* dst = out + (b.dest_frame[i] * n + (n - n % 8)) * g.elem_size;
-  for (std::size_t k = 0; k < tail; ++k) dst[k] = c[pos + k];  // (none with live marks: n is a multiple of 32)
+  // (none with live marks: n is a multiple of 32). Big-endian elements: byte k of the tail comes from byte
+  // k ^ (elem_size - 1) as stored (the bytes of each element reversed; elem_size is 1, 2 or 4).
+  const std::size_t flip = g.swap_bytes ? g.elem_size - 1 : 0;
+  for (std::size_t k = 0; k < tail; ++k) dst[k] = c[pos + (k ^ flip)];
 }
 
 // Decodes one LZ4 block cooperatively: every lane parses the same token stream (uniform control flow) and
@@ -122,15 +125,19 @@ __device__ bool lz4_block_warp(const std::uint8_t* in, std::uint32_t in_len, std
 // word of every plane with 8x8 bit-matrix transposes (the host codec's unshuffle64). Otherwise each lane rebuilds
 // 8 elements from one byte of every plane. With live.bits, the lane marks the pixel groups of its nonzero elements
 // (the OR of the plane words it read: bit e for element e); dst is element `first` of frame `frame`.
-template <class T>
+// Swap (elements stored big-endian): output bit p is stored bit p ^ (8 * (sizeof(T) - 1)), i.e. the planes of stored
+// byte sizeof(T) - 1 - b make output byte b; the elements come out in the host's order at no extra cost.
+template <class T, bool Swap>
 __device__ void unshuffle_warp(const std::uint8_t* planes, std::size_t elems, T* dst, unsigned lane,
                                const encoded::LiveGroups& live, std::size_t frame, std::size_t first) {
   constexpr int kBits = 8 * sizeof(T);
+  constexpr int kFlip = Swap ? kBits - 8 : 0;  // plane index of output bit p: p ^ kFlip
   const std::size_t bytes_per_plane = elems / 8;
   if (bytes_per_plane % 8 == 0 && reinterpret_cast<std::uintptr_t>(dst) % 8 == 0) {
     auto* out = reinterpret_cast<std::uint8_t*>(dst);
     for (std::size_t g = 8 * lane; g < bytes_per_plane; g += 8 * 32) {
-      const std::uint64_t nz = codec::detail::unshuffle64<sizeof(T)>(planes + g, bytes_per_plane, out + g * 8 * sizeof(T));
+      const std::uint64_t nz =
+          codec::detail::unshuffle64<sizeof(T), Swap>(planes + g, bytes_per_plane, out + g * 8 * sizeof(T));
       if (live.bits && nz) {  // elements first + 8 g .. + 63; first is a multiple of 8, not always of 32
         const std::size_t e0 = first + 8 * g;
         const std::size_t q0 = e0 / encoded::kGroupPixels, split = (q0 + 1) * encoded::kGroupPixels - e0;  // 8..32
@@ -148,7 +155,7 @@ __device__ void unshuffle_warp(const std::uint8_t* planes, std::size_t elems, T*
     unsigned any = 0;
 #pragma unroll
     for (int p = 0; p < kBits; ++p) {
-      const unsigned byte = planes[p * bytes_per_plane + gi];
+      const unsigned byte = planes[(p ^ kFlip) * bytes_per_plane + gi];
       any |= byte;
 #pragma unroll
       for (int k = 0; k < 8; ++k) v[k] |= T((byte >> k) & 1u) << p;
@@ -181,7 +188,7 @@ __device__ const std::uint8_t* place_compressed(const std::uint8_t* src, std::ui
   return src;
 }
 
-template <class T>
+template <class T, bool Swap>
 __global__ void decode_blocks(DecodeBatch b, DecodeGeometry g, T* out, DecodeScratch s, unsigned long long* err,
                               DecodeVariant variant, encoded::LiveGroups live) {
   extern __shared__ __align__(16) std::uint8_t smem[];
@@ -204,21 +211,32 @@ __global__ void decode_blocks(DecodeBatch b, DecodeGeometry g, T* out, DecodeScr
     if (lane == 0) report(err, b.first_chunk_id + chunk, kLz4Stream);
     return;
   }
-  unshuffle_warp<T>(buf, elems, out + b.dest_frame[chunk] * n + k * g.block_elems, lane, live, b.dest_frame[chunk],
-                    k * g.block_elems);
+  unshuffle_warp<T, Swap>(buf, elems, out + b.dest_frame[chunk] * n + k * g.block_elems, lane, live,
+                          b.dest_frame[chunk], k * g.block_elems);
+}
+
+template <class T, bool Swap>
+void launch_blocks(const DecodeBatch& b, const DecodeGeometry& g, void* out, const DecodeScratch& s,
+                   unsigned long long* err, cudaStream_t stream, DecodeVariant variant,
+                   const encoded::LiveGroups& live) {
+  const std::size_t smem = kWarpsPerBlock * warp_smem_bytes(g, variant);
+  if (smem > 48 * 1024)
+    QGPU_CUDA(
+        cudaFuncSetAttribute(decode_blocks<T, Swap>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  const std::size_t warps = b.n_chunks * g.max_blocks();
+  if (warps == 0) return;  // frames of fewer than 8 elements: no LZ4 block, parse_chunks copied the tail
+  const std::size_t blocks = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  decode_blocks<T, Swap>
+      <<<blocks, kWarpsPerBlock * 32, smem, stream>>>(b, g, static_cast<T*>(out), s, err, variant, live);
+  QGPU_CUDA_LAUNCHED("decode_blocks");
 }
 
 template <class T>
 void launch(const DecodeBatch& b, const DecodeGeometry& g, void* out, const DecodeScratch& s,
             unsigned long long* err, cudaStream_t stream, DecodeVariant variant, const encoded::LiveGroups& live) {
-  const std::size_t smem = kWarpsPerBlock * warp_smem_bytes(g, variant);
-  if (smem > 48 * 1024)
-    QGPU_CUDA(cudaFuncSetAttribute(decode_blocks<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  const std::size_t warps = b.n_chunks * g.max_blocks();
-  if (warps == 0) return;  // frames of fewer than 8 elements: no LZ4 block, parse_chunks copied the tail
-  const std::size_t blocks = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  decode_blocks<T><<<blocks, kWarpsPerBlock * 32, smem, stream>>>(b, g, static_cast<T*>(out), s, err, variant, live);
-  QGPU_CUDA_LAUNCHED("decode_blocks");
+  if constexpr (sizeof(T) > 1)
+    if (g.swap_bytes) return launch_blocks<T, true>(b, g, out, s, err, stream, variant, live);
+  launch_blocks<T, false>(b, g, out, s, err, stream, variant, live);
 }
 
 }  // namespace

@@ -17,6 +17,9 @@ struct DecodeGeometry {
   std::size_t elem_size = 2;     // bytes per element (1, 2 or 4)
   std::size_t frame_elems = 0;   // elements per chunk
   std::size_t block_elems = 0;   // bitshuffle block size in elements
+  // Elements stored big-endian (the HDF5 datatype's byte order): the decode writes them in the host's order
+  // (the unshuffle reads the bit planes of stored byte elem_size - 1 - b for output byte b; the tail is reversed).
+  bool swap_bytes = false;
   // LZ4 blocks per chunk: full blocks plus one partial block of (n % block) rounded down to 8, if any.
   QGPU_HD std::size_t max_blocks() const { return codec::ChunkGeometry{elem_size, frame_elems, block_elems}.blocks(); }
 };

@@ -234,12 +234,15 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
                       storage_name(fi) + ", which the host decodes: load it with backend='cpu'");
   if (fi.codec.kind != FrameCodecKind::bitshuffle && fi.codec.kind != FrameCodecKind::plain)
     throw FormatError("the GPU has no decoder for the " + fi.codec.name() + " records of " + where);
+  require_plain_bits(fi, "the GPU decoder");
   const std::size_t es = dtype_size(fi.dtype);
-  cuda::DecodeGeometry geo{es, fi.shape.frame_pixels(), bitshuffle ? fi.bitshuffle_block_elems : 0};
+  // Big-endian elements are swapped to the host's order inside the decode kernels (bitshuffle_lz4_decode.hpp,
+  // io/source/cuda/decode_plain.hpp).
+  const bool swap = fi.swap_bytes();
+  cuda::DecodeGeometry geo{es, fi.shape.frame_pixels(), bitshuffle ? fi.bitshuffle_block_elems : 0, swap};
   if (bitshuffle && (geo.block_elems % 8 || geo.block_elems * es > 16384))
     throw FormatError(where + " uses bitshuffle block size " + std::to_string(geo.block_elems) +
                       " elements; the GPU decoder handles multiples of 8 up to 16 KiB per block");
-  const bool swap = fi.codec.big_endian && es > 1;
 
   LoadTiming timing;
   const ReadPlan rp = plan_reads(p, true, timing);
@@ -353,7 +356,6 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     if (bitshuffle) {
       cuda::decode_bitshuffle_lz4(db, geo, rp.direct ? result->data() : stage, scratch, d_error, stream.s,
                                   cuda::kDefaultDecodeVariant, live);
-      if (swap) cuda::swap_bytes(frames, es, batch.chunks * fi.shape.frame_pixels(), stream.s);
     } else {
       cuda::decode_plain(db, es, fi.shape.frame_pixels(), swap, rp.direct ? result->data() : stage, d_error, stream.s);
     }

@@ -1,7 +1,7 @@
 // A 4D-STEM acquisition opened from local files in the browser: discovery of the dataset (EIGER/ARINA master
 // with data_NNNNNN links, or one file), scan shape, pixel mask, calibration and readiness, reported with the same
 // fields as `qgpu info --json` (src/io/hdf5/file_info.cpp), and the chunk tables of every part.
-import { H5FormatError } from './byte_source';
+import { H5FormatError, H5Unsupported } from './byte_source';
 import { ChunkTable } from './chunk_index';
 import { DatasetMeta, FileSet, H5File, attributeValues } from './h5file';
 import { Filter } from './object_header';
@@ -24,6 +24,9 @@ export interface AcquisitionInfo {
   path: string;
   dataset_path: string;
   dtype: DTypeName;
+  byte_order: 'little' | 'big';  // as stored (big only for uint8: wider big-endian counts are refused)
+  precision: number;             // bits of the count: 8 x size (others are refused)
+  bit_offset: number;            // 0
   stored_dims: number[];
   chunk_dims: number[];
   filters: Array<{ id: number; name: string; cd_values: number[] }>;
@@ -56,12 +59,22 @@ export function defaultBlockElems(elemSize: number): number {
   return Math.max(Math.floor(8192 / elemSize / 8) * 8, 128);
 }
 
+// The count dtype, or a clear refusal: not uint8/16/32; a count of fewer bits than the element or not at bit 0
+// (precision / bit offset); counts stored big-endian (the WGSL decoder writes the stored bytes as they are: a
+// big-endian uint16 would read byte-swapped, so it is refused; one byte has no order).
 function dtypeOf(meta: DatasetMeta): DTypeName {
-  const t = meta.type;
-  if (t.kind === 'uint' && !t.bigEndian && (t.size === 1 || t.size === 2 || t.size === 4))
-    return (['', 'uint8', 'uint16', '', 'uint32'] as const)[t.size] as DTypeName;
-  throw new H5FormatError(`${meta.file.name} ${meta.path}: dtype ${t.bigEndian ? 'big-endian ' : ''}${t.kind}${8 * t.size} ` +
-    'is not a count type (uint8/16/32 little-endian)');
+  const t = meta.type, where = `${meta.file.name} ${meta.path}`, bits = 8 * t.size;
+  if (t.kind !== 'uint' || !(t.size === 1 || t.size === 2 || t.size === 4))
+    throw new H5FormatError(`${where}: dtype ${t.bigEndian ? 'big-endian ' : ''}${t.kind}${bits} ` +
+      'is not a count type (uint8/16/32)');
+  if (t.bitOffset !== 0 || t.precision !== bits)
+    throw new H5Unsupported(`${where}: uint${bits} elements whose count is ${t.precision} bits (precision) at bit offset ` +
+      `${t.bitOffset}, not all ${bits} bits; the browser reader reads plain counts only: open the file with ` +
+      '`qgpu serve --backend cpu` (HDF5 converts it)');
+  if (t.bigEndian && t.size > 1)
+    throw new H5Unsupported(`${where}: uint${bits} counts stored big-endian; the browser reader decodes little-endian ` +
+      'counts only: open the file with `qgpu serve`, which reads either byte order');
+  return (['', 'uint8', 'uint16', '', 'uint32'] as const)[t.size] as DTypeName;
 }
 
 async function scalarOf(file: H5File, path: string): Promise<number> {
@@ -160,7 +173,8 @@ export async function openAcquisition(set: FileSet, master?: string, datasetPath
   const oneFramePerChunk = chunk.length === dims.length && chunk.slice(0, -2).every((c) => c === 1) &&
     chunk[chunk.length - 2] === det[0] && chunk[chunk.length - 1] === det[1];
   const info: AcquisitionInfo = {
-    path: start, dataset_path: path, dtype: dtypeOf(meta), stored_dims: partPaths.length > 1 ? [frames, ...det] : dims.slice(),
+    path: start, dataset_path: path, dtype: dtypeOf(meta), byte_order: meta.type.bigEndian ? 'big' : 'little',
+    precision: meta.type.precision, bit_offset: meta.type.bitOffset, stored_dims: partPaths.length > 1 ? [frames, ...det] : dims.slice(),
     chunk_dims: chunk.slice(),
     filters: meta.filters.map((f) => ({ id: f.id, name: FILTER_NAMES[f.id] ?? f.name, cd_values: f.cdValues })),
     shape: [rows, cols, det[0], det[1]], scan_shape_source: source, one_frame_per_chunk: oneFramePerChunk,

@@ -187,6 +187,8 @@ export interface Datatype {
   kind: NumberKind;
   size: number;      // bytes per element
   bigEndian: boolean;
+  bitOffset: number; // integers: the value's first bit in the element (0 for plain counts)
+  precision: number; // integers: the value's bits (8 x size for plain counts)
 }
 
 export function decodeDatatype(data: Uint8Array): Datatype {
@@ -197,10 +199,14 @@ export function decodeDatatype(data: Uint8Array): Datatype {
   c.skip(2);
   const size = c.u32();
   const bigEndian = (bits0 & 1) !== 0;
-  if (cls === 0) return { kind: bits0 & 0x08 ? 'int' : 'uint', size, bigEndian };
-  if (cls === 1) return { kind: 'float', size, bigEndian };
-  if (cls === 3) return { kind: 'string', size, bigEndian: false };
-  return { kind: 'other', size, bigEndian };
+  const plain = { bitOffset: 0, precision: 8 * size };
+  if (cls === 0) {  // fixed-point properties: bit offset, bit precision
+    const bitOffset = c.u16(), precision = c.u16();
+    return { kind: bits0 & 0x08 ? 'int' : 'uint', size, bigEndian, bitOffset, precision };
+  }
+  if (cls === 1) return { kind: 'float', size, bigEndian, ...plain };
+  if (cls === 3) return { kind: 'string', size, bigEndian: false, ...plain };
+  return { kind: 'other', size, bigEndian, ...plain };
 }
 
 export type LayoutClass = 'compact' | 'contiguous' | 'chunked' | 'virtual';

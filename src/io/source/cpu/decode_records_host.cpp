@@ -19,7 +19,8 @@ codec::BitshuffleParams bitshuffle_params(const FileInfo& fi) {
   if (fi.filters.size() != 1 || fi.filters[0].id != 32008)
     throw FormatError("our decoder handles bitshuffle (HDF5 filter 32008) chunks; '" + fi.dataset_path + "' in '" +
                       fi.path + "' uses another storage: load it with decoder='hdf5'");
-  const codec::BitshuffleParams bp = codec::params_from_cd_values(fi.filters[0].cd_values);
+  codec::BitshuffleParams bp = codec::params_from_cd_values(fi.filters[0].cd_values);
+  bp.big_endian = fi.swap_bytes();  // elements stored big-endian: swapped to the host's order after unshuffling
   if (bp.elem_size != dtype_size(fi.dtype))
     throw FormatError("'" + fi.dataset_path + "' in '" + fi.path + "': bitshuffle element size " +
                       std::to_string(bp.elem_size) + " differs from the dtype's " +
@@ -47,13 +48,10 @@ std::string host_decoder_name(const FileInfo& fi) {
 std::optional<codec::ChunkFailure> decode_records_host(const FileInfo& fi, const codec::ChunkBatch& b,
                                                        unsigned threads) {
   const std::size_t es = dtype_size(fi.dtype), elems = fi.shape.frame_pixels(), frame_bytes = es * elems;
-  const bool swap = fi.codec.big_endian && es > 1;
+  const bool swap = fi.swap_bytes();
   switch (fi.codec.kind) {
     case FrameCodecKind::bitshuffle: {
-      if (auto fail = codec::decode_chunks(bitshuffle_params(fi), elems, b, threads)) return fail;
-      if (swap)
-        codec::parallel_indices(b.n_chunks, threads, [&](std::size_t i) { swap_bytes_host(b.dest[i], es, elems); });
-      return std::nullopt;
+      return codec::decode_chunks(bitshuffle_params(fi), elems, b, threads);  // swaps big-endian elements itself
     }
     case FrameCodecKind::plain: {
       for (std::size_t i = 0; i < b.n_chunks; ++i)

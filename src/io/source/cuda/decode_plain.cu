@@ -43,13 +43,6 @@ __global__ void plain_kernel(DecodeBatch b, std::size_t frame_elems, T* out, uns
   }
 }
 
-template <class T>
-__global__ void swap_kernel(T* data, std::size_t elems) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < elems;
-       i += std::size_t(gridDim.x) * blockDim.x)
-    data[i] = byte_swapped(data[i]);
-}
-
 }  // namespace
 
 void decode_plain(const DecodeBatch& b, std::size_t elem_size, std::size_t frame_elems, bool big_endian, void* out,
@@ -71,18 +64,6 @@ void decode_plain(const DecodeBatch& b, std::size_t elem_size, std::size_t frame
     default: throw InvalidArgument("decode_plain: element size " + std::to_string(elem_size));
   }
   QGPU_CUDA_LAUNCHED("plain_kernel");
-}
-
-void swap_bytes(void* d_data, std::size_t elem_size, std::size_t elems, cudaStream_t stream) {
-  if (elems == 0 || elem_size == 1) return;
-  const int grid = grid_for(elems);
-  if (elem_size == 2)
-    swap_kernel<<<grid, kThreads, 0, stream>>>(static_cast<std::uint16_t*>(d_data), elems);
-  else if (elem_size == 4)
-    swap_kernel<<<grid, kThreads, 0, stream>>>(static_cast<std::uint32_t*>(d_data), elems);
-  else
-    throw InvalidArgument("swap_bytes: element size " + std::to_string(elem_size));
-  QGPU_CUDA_LAUNCHED("swap_kernel");
 }
 
 }  // namespace qgpu::io::cuda
