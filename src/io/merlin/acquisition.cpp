@@ -299,8 +299,14 @@ MerlinAcquisition scan_merlin(const std::string& path, const MerlinOptions& opti
     ref_shape = std::string(q.shape);
     acq.header_shape = ref_shape;
   }
+  const std::string ref_size_field = ref_shape.substr(0, ref_shape.find(','));
   auto full_check = [&](std::size_t fi, std::uint64_t k, const std::uint8_t* h) {
     const Where w{files[fi].path, k, k * acq.frame_bytes};
+    QuickHeader q;
+    if (quick_header(h, acq.header_bytes, &q) && q.shape.substr(0, q.shape.find(',')) != ref_size_field)
+      throw FormatError("Merlin acquisition: " + w.text() + " and " + ref_where + " differ in field 2 (header size) " +
+                        std::string(q.shape.substr(0, q.shape.find(','))) + " vs " + std::string(ref_size_field) +
+                        ": the frames of one acquisition all have one size and format");
     const FrameHeader fh = parse_frame_header(h, acq.header_bytes, w);
     if (const std::string d = field_diff(fh, ref); !d.empty())
       throw FormatError("Merlin acquisition: " + w.text() + " and " + ref_where + " differ in " + d +
@@ -358,15 +364,18 @@ MerlinAcquisition scan_merlin(const std::string& path, const MerlinOptions& opti
     const std::size_t fi = std::upper_bound(base.begin(), base.end(), g) - base.begin() - 1;
     return where_frame(files[fi].path, g - base[fi]);
   };
+  // One file opened alone may start anywhere (one file of a multi-file acquisition); an acquisition starts at 1.
+  const std::uint64_t first_seq = options.single_file ? seq[order[0]] : 1;
+  acq.first_sequence = first_seq;
   for (std::uint64_t i = 0; i < total; ++i) {
     const std::uint64_t s = seq[order[i]];
-    if (s == i + 1) continue;
+    if (s == first_seq + i) continue;
     if (i > 0 && s == seq[order[i - 1]])
       throw FormatError("Merlin acquisition: sequence number " + std::to_string(s) + " appears twice: " +
                         name_of(order[i - 1]) + " and " + name_of(order[i]) +
                         " (files of two acquisitions together? open one file alone)");
-    throw FormatError("Merlin acquisition: sequence numbers " + std::to_string(i + 1) +
-                      (s - 1 > i + 1 ? ".." + std::to_string(s - 1) : std::string()) + " are missing" +
+    throw FormatError("Merlin acquisition: sequence numbers " + std::to_string(first_seq + i) +
+                      (s - 1 > first_seq + i ? ".." + std::to_string(s - 1) : std::string()) + " are missing" +
                       (i > 0 ? " between " + name_of(order[i - 1]) + " and " + name_of(order[i])
                              : " before " + name_of(order[i]) + " (the first frame found)") +
                       ": a file of the acquisition is missing, or frames were lost");
@@ -383,6 +392,10 @@ MerlinAcquisition scan_merlin(const std::string& path, const MerlinOptions& opti
     acq.file_frames.push_back(files[file_order[r]].frames);
   }
   acq.frames_found = total;
+  if (first_seq != 1)
+    acq.warnings.push_back("'" + acq.files[0] + "' opened alone starts at sequence number " +
+                           std::to_string(first_seq) + ": frames 1.." + std::to_string(first_seq - 1) +
+                           " of its acquisition are in other files");
 
   // 5. Scan shape.
   const std::uint64_t n = total;
@@ -512,9 +525,10 @@ void verify_frame_header(const MerlinAcquisition& acq, std::size_t k, const std:
     throw FormatError("Merlin frame header of " + w.text() + ": fields 2-7 (header size, chips, width, height, pixel "
                       "type, layout) '" + std::string(q.shape) + "' differ from the first frame's '" +
                       acq.header_shape + "' (the file changed since it was opened?)");
-  if (q.sequence != k + 1)
+  if (q.sequence != acq.first_sequence + k)
     throw FormatError("Merlin frame header of " + w.text() + ": sequence number " + std::to_string(q.sequence) +
-                      ", expected " + std::to_string(k + 1) + " (the file changed since it was opened?)");
+                      ", expected " + std::to_string(acq.first_sequence + k) +
+                      " (the file changed since it was opened?)");
 }
 
 }  // namespace qgpu::io::merlin

@@ -31,7 +31,7 @@ const char* scan_shape_from_name(ScanShapeFrom s);
 
 struct MerlinOptions {
   std::size_t scan_rows = 0, scan_cols = 0;  // 0, 0: from the .hdr; 0, C: rows of C frames
-  bool single_file = false;                  // only the named .mib, no sibling files of the acquisition
+  bool single_file = false;  // only the named .mib, no sibling files (its sequence numbers may start above 1)
   // true: every frame header is read and checked (sequence number, size, format) while scanning. false: only the
   // first and last header of each file; the loader then checks the others as it reads them (verify_frame_header).
   bool every_header = true;
@@ -42,6 +42,7 @@ struct MerlinAcquisition {
   std::vector<std::uint64_t> file_frames;       // whole frames in each file
   std::vector<MerlinFrame> frames;              // the frames of the scan, in acquisition order (cut to whole rows)
   std::uint64_t frames_found = 0;               // frames in the files (>= frames.size())
+  std::uint64_t first_sequence = 1;             // sequence number of frames[0] (1 unless one file opened alone)
   std::uint32_t header_bytes = 0;               // frame header size (every frame)
   std::uint64_t frame_bytes = 0;                // header + payload: one record
   std::string header_shape;                     // fields 2-7 of the first header as text (verify_frame_header)
@@ -68,8 +69,9 @@ MerlinAcquisition scan_merlin(const std::string& path, const MerlinOptions& opti
 MerlinAcquisition scan_merlin(const std::string& path, std::size_t scan_rows = 0, std::size_t scan_cols = 0);
 
 // Checks the header bytes of frame k (acquisition order, header_bytes of them, read by the loader just before the
-// payload): starts with MQ1, has the expected sequence number (k + 1) and the first frame's fields 2-7 (header size,
-// chips, width, height, pixel type, layout). FormatError naming the file and frame otherwise. Cheap (no full parse).
+// payload): starts with MQ1, has the expected sequence number (first_sequence + k) and the first frame's fields 2-7
+// (header size, chips, width, height, pixel type, layout). FormatError naming the file and frame otherwise. Cheap
+// (no full parse).
 void verify_frame_header(const MerlinAcquisition& acq, std::size_t k, const std::uint8_t* header);
 
 }  // namespace qgpu::io::merlin

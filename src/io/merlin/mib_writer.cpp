@@ -162,19 +162,22 @@ std::string format_acquisition_header(const MibWriteSpec& spec, std::uint64_t fr
                                       std::uint64_t scan_x, std::uint64_t scan_y,
                                       const std::vector<std::pair<std::string, std::string>>& extra) {
   const std::uint32_t chips = spec.quad ? 4 : 1;
-  std::string dacs, ids;
+  std::string dacs, ids, thresholds;
   for (std::uint32_t c = 0; c < chips; ++c) {
-    std::string one;
-    for (int v : kDacs) {
+    if (c) dacs += "; ", ids += ",";
+    for (std::size_t i = 0; i < std::size(kDacs); ++i) {
       char b[8];
-      std::snprintf(b, sizeof(b), "%03d", v);
-      one += (one.empty() ? "" : ",") + std::string(b);
+      std::snprintf(b, sizeof(b), i ? ",%03d" : "%03d", kDacs[i]);
+      dacs += b;
     }
-    dacs += (c ? "; " : "") + one;
-    ids += (c ? "," : "") + std::string("QGPU_") + char('A' + c) + "1";
+    ids += "QGPU_";
+    ids += char('A' + c);
+    ids += "1";
   }
-  std::string thresholds;
-  for (double v : kThresholds) thresholds += (thresholds.empty() ? "" : ",") + sci(v);
+  for (std::size_t i = 0; i < std::size(kThresholds); ++i) {
+    if (i) thresholds += ",";
+    thresholds += sci(kThresholds[i]);
+  }
   std::vector<std::pair<std::string, std::string>> e = {
       {"Time and Date Stamp (day, mnth, yr, hr, min, s)", "01/01/2026 00:00:00"},
       {"Chip ID", ids},
