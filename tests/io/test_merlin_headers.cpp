@@ -288,6 +288,13 @@ TEST(MerlinDecode, QuadRawAssembly) {
   EXPECT_EQ(at(4, 3), 3 * 16 + 4);
   EXPECT_EQ(at(7, 7), 0);        // chip 4 flipped: bottom-right = raw row 0, col 0
   EXPECT_EQ(at(4, 4), 3 * 16 + 3);
+  // flip_rows: rosettasciio's orientation, the rows reversed.
+  PixelFormat fl = f;
+  fl.flip_rows = true;
+  std::vector<std::uint16_t> flipped(64);
+  decode_frame_host(fl, p.data(), flipped.data());
+  for (int r = 0; r < 8; ++r)
+    for (int c = 0; c < 8; ++c) EXPECT_EQ(flipped[r * 8 + c], at(7 - r, c));
   // 2x2G: a zero cross of two rows and columns between the chips, the chips unchanged.
   f.layout = Layout::L2x2G, f.rows = f.cols = 10;
   std::vector<std::uint16_t> g(100);

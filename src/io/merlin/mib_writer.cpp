@@ -84,6 +84,7 @@ FrameHeader writer_header(const MibWriteSpec& spec, std::uint64_t sequence) {
   h.layout_n = h.chips;
   h.chip_select = spec.quad ? 0x0f : 0x01;
   h.pixel_type = spec.raw ? PixelType::R64 : d <= 6 ? PixelType::U08 : d == 12 ? PixelType::U16 : PixelType::U32;
+  if (spec.quad) side_of_quad(spec);  // quad frames: 2s x 2s (+2 with the gap), binary or raw
   if (!spec.raw) {
     h.width = spec.cols;
     h.height = spec.rows;

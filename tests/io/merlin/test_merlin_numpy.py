@@ -206,3 +206,19 @@ def test_sample_writer_multi_file_acquisition(tmp_path):
         assert meta["files"] == parts and meta["scan_shape"] == [5, 6]
         assert ours.tobytes() == frames.tobytes()
         assert [h["sequence"] for h in meta["headers"]] == list(range(1, 31))
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--format", "tiff"], "--format must be h5 or mib"),
+    (["--counter-depth", "6"], "--counter-depth applies to --format mib"),
+    (["--format", "mib", "--dtype", "uint8"], "--dtype applies to --format h5"),
+    (["--format", "mib", "--counter-depth", "7"], "counter depth 7 is not 1, 6, 12 or 24"),
+    (["--format", "mib", "--quad", "--detector", "100", "50"], "a quad frame is square"),
+    (["--format", "mib", "--raw", "--detector", "10", "10", "--counter-depth", "1"], "not whole groups of 64"),
+    (["--format", "mib", "--gap"], "the gap layout (2x2G) needs a quad"),
+])
+def test_sample_cli_refuses_options_that_do_not_fit(tmp_path, args, needle):
+    r = subprocess.run([QGPU, "sample", str(tmp_path / "x.mib"), "--scan", "2", "2", *args], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 1 and needle in r.stderr, r.stderr
+    assert not list(tmp_path.iterdir())
