@@ -3,6 +3,8 @@
 // duplicate or missing sequence numbers, a .hdr that disagrees, a scan shape that does not fit.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <filesystem>
 #include <string>
 
@@ -220,4 +222,32 @@ TEST(MerlinAcquisition, NotAMerlinFile) {
   const std::string h = (dir / "lonely.hdr").string();
   test::write_bytes(h, {'H', 'D', 'R', ',', '\t', '\r', '\n'});
   test::expect_error<IoError>([&] { scan_merlin(h); }, {"no .mib file beside", "lonely.mib"});
+}
+
+TEST(MerlinAcquisition, OneFramePerFileUnderALowDescriptorLimit) {
+  // Some users save one frame per file: 200 files opened under a limit of 48 descriptors (the scan keeps none open).
+  const fs::path dir = test::merlin_dir("j");
+  const auto files = test::write_merlin(dir, "scan", spec12(8), 10, 20, 200);
+  ASSERT_EQ(files.size(), 201u);
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  rlimit low = old;
+  low.rlim_cur = 48;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  MerlinAcquisition a;
+  std::string error;
+  try {
+    a = scan_merlin(files[57]);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  setrlimit(RLIMIT_NOFILE, &old);
+  ASSERT_EQ(error, "");
+  EXPECT_EQ(a.files.size(), 200u);
+  EXPECT_EQ(a.scan_rows, 10u);
+  EXPECT_EQ(a.scan_cols, 20u);
+  for (std::size_t k = 0; k < 200; ++k) {
+    EXPECT_EQ(a.frames[k].file, k);
+    EXPECT_EQ(a.frames[k].offset, 384u);
+  }
 }

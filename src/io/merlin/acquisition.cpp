@@ -156,9 +156,9 @@ std::string field_diff(const FrameHeader& a, const FrameHeader& b) {
   return {};
 }
 
-struct Scanned {
+struct Scanned {  // files are opened when read, so an acquisition of many files holds few descriptors
   std::string path;
-  File file;
+  std::uint64_t size = 0;
   std::uint64_t frames = 0;
   FrameHeader first, last;
   std::vector<std::uint64_t> seq;  // per frame
@@ -259,10 +259,11 @@ MerlinAcquisition scan_merlin(const std::string& path, const MerlinOptions& opti
   for (const std::string& fp : mib_paths) {
     Scanned s;
     s.path = fp;
-    s.file = open_regular(fp);
-    if (s.file.size == 0) throw FormatError("Merlin file '" + fp + "' is empty");
-    std::vector<std::uint8_t> head(std::min<std::uint64_t>(s.file.size, kMaxFrameHeaderBytes));
-    read_at(s.file, head.data(), head.size(), 0, fp);
+    const File file = open_regular(fp);
+    s.size = file.size;
+    if (s.size == 0) throw FormatError("Merlin file '" + fp + "' is empty");
+    std::vector<std::uint8_t> head(std::min<std::uint64_t>(s.size, kMaxFrameHeaderBytes));
+    read_at(file, head.data(), head.size(), 0, fp);
     s.first = parse_frame_header(head.data(), head.size(), Where{fp, 0, 0});
     if (files.empty()) {
       ref = s.first;
@@ -274,13 +275,13 @@ MerlinAcquisition scan_merlin(const std::string& path, const MerlinOptions& opti
       throw FormatError("Merlin acquisition: " + where_frame(fp, 0) + " and " + ref_where + " differ in " + d +
                         ": the frames of one acquisition all have one size and format");
     }
-    s.frames = s.file.size / acq.frame_bytes;
-    if (s.file.size % acq.frame_bytes)
-      throw FormatError("Merlin file '" + fp + "' is " + std::to_string(s.file.size) + " bytes: " +
+    s.frames = s.size / acq.frame_bytes;
+    if (s.size % acq.frame_bytes)
+      throw FormatError("Merlin file '" + fp + "' is " + std::to_string(s.size) + " bytes: " +
                         std::to_string(s.frames) + " whole frames of " + std::to_string(acq.frame_bytes) +
                         " bytes (header " + std::to_string(acq.header_bytes) + " + " +
                         std::to_string(acq.format.payload_bytes) + " pixel bytes) and " +
-                        std::to_string(s.file.size % acq.frame_bytes) + " bytes of a truncated frame " +
+                        std::to_string(s.size % acq.frame_bytes) + " bytes of a truncated frame " +
                         std::to_string(s.frames) + " (or its header size or pixel type disagrees with the file)");
     files.push_back(std::move(s));
   }
@@ -293,7 +294,7 @@ MerlinAcquisition scan_merlin(const std::string& path, const MerlinOptions& opti
   std::string ref_shape;
   {
     std::vector<std::uint8_t> h0(acq.header_bytes);
-    read_at(files[0].file, h0.data(), h0.size(), 0, files[0].path);
+    read_at(open_regular(files[0].path), h0.data(), h0.size(), 0, files[0].path);
     QuickHeader q;
     quick_header(h0.data(), h0.size(), &q);
     ref_shape = std::string(q.shape);
@@ -315,35 +316,46 @@ MerlinAcquisition scan_merlin(const std::string& path, const MerlinOptions& opti
   };
   for (std::size_t fi = 0; fi < files.size(); ++fi) {  // first and last header of each file, fully parsed
     Scanned& s = files[fi];
+    const File file = open_regular(s.path);
+    if (file.size != s.size) throw IoError("'" + s.path + "' changed size while it was read");
     std::vector<std::uint8_t> h(acq.header_bytes);
-    read_at(s.file, h.data(), h.size(), 0, s.path);
+    read_at(file, h.data(), h.size(), 0, s.path);
     s.first = full_check(fi, 0, h.data());
-    read_at(s.file, h.data(), h.size(), (s.frames - 1) * acq.frame_bytes, s.path);
+    read_at(file, h.data(), h.size(), (s.frames - 1) * acq.frame_bytes, s.path);
     s.last = full_check(fi, s.frames - 1, h.data());
   }
   if (options.every_header) {
+    // Work items of up to 4096 frames of one file, each opening its file once, spread over the cores.
+    struct Item {
+      std::size_t file;
+      std::uint64_t k0, k1;
+    };
+    std::vector<Item> items;
+    for (std::size_t fi = 0; fi < files.size(); ++fi)
+      for (std::uint64_t k0 = 0; k0 < files[fi].frames; k0 += 4096)
+        items.push_back({fi, k0, std::min<std::uint64_t>(files[fi].frames, k0 + 4096)});
     std::mutex m;
     std::uint64_t bad = total;
     std::exception_ptr err;
-    parallel_for(
-        total,
-        [&](std::size_t g) {
-          const std::size_t fi = std::upper_bound(base.begin(), base.end(), g) - base.begin() - 1;
-          const std::uint64_t k = g - base[fi];
-          try {
-            std::uint8_t h[kMaxFrameHeaderBytes];
-            read_at(files[fi].file, h, acq.header_bytes, k * acq.frame_bytes, files[fi].path);
-            QuickHeader q;
-            if (quick_header(h, acq.header_bytes, &q) && q.shape == ref_shape)
-              seq[g] = q.sequence;
-            else
-              seq[g] = full_check(fi, k, h).sequence;  // names the field that differs, or passes (other spelling)
-          } catch (...) {
-            std::lock_guard<std::mutex> lock(m);
-            if (g < bad) bad = g, err = std::current_exception();
-          }
-        },
-        256);
+    parallel_for(items.size(), [&](std::size_t it) {
+      const Item& item = items[it];
+      std::uint64_t g = base[item.file] + item.k0;
+      try {
+        const File file = open_regular(files[item.file].path);
+        std::vector<std::uint8_t> h(acq.header_bytes);
+        for (std::uint64_t k = item.k0; k < item.k1; ++k, ++g) {
+          read_at(file, h.data(), h.size(), k * acq.frame_bytes, files[item.file].path);
+          QuickHeader q;
+          if (quick_header(h.data(), h.size(), &q) && q.shape == ref_shape)
+            seq[g] = q.sequence;
+          else
+            seq[g] = full_check(item.file, k, h.data()).sequence;  // names the field that differs, or passes
+        }
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(m);
+        if (g < bad) bad = g, err = std::current_exception();
+      }
+    });
     if (err) std::rethrow_exception(err);
   } else {
     for (std::size_t fi = 0; fi < files.size(); ++fi) {
@@ -462,7 +474,7 @@ MerlinAcquisition scan_merlin(const std::string& path, const MerlinOptions& opti
   auto header_of = [&](std::uint64_t g) {
     const std::size_t fi = std::upper_bound(base.begin(), base.end(), g) - base.begin() - 1;
     std::vector<std::uint8_t> h(acq.header_bytes);
-    read_at(files[fi].file, h.data(), h.size(), (g - base[fi]) * acq.frame_bytes, files[fi].path);
+    read_at(open_regular(files[fi].path), h.data(), h.size(), (g - base[fi]) * acq.frame_bytes, files[fi].path);
     return full_check(fi, g - base[fi], h.data());
   };
   const FrameHeader first = header_of(order.front()), last = header_of(order.back());
