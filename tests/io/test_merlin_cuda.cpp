@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <filesystem>
-#include <numeric>
 #include <string>
 #include <vector>
 
