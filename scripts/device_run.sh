@@ -3,7 +3,7 @@
 # Logs of every step are written to $OUT/logs (returned with the call).
 # usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
 #        queries, movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), enctests (encoded GPU tests), replay (300k mutants),
-#        python (Python tests, built there), formats (npy load vs floor and numpy+CuPy), parallax, scale (2048x2048 scan tiled from s512's chunks, loaded encoded), scale1024 (the same at 1024x1024), ncu_sum (Nsight Compute
+#        python (Python tests, built there), formats (npy load vs floor and numpy+CuPy), merlin (the same for a 34 GB .mib), parallax, scale (2048x2048 scan tiled from s512's chunks, loaded encoded), scale1024 (the same at 1024x1024), ncu_sum (Nsight Compute
 #        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve), sass_enc (its SASS). Logs go to $OUT; a short table is printed last.
 set -o pipefail
 source scripts/device_env.sh
@@ -79,6 +79,11 @@ for s in "$@"; do
       step bench_formats_npy 300 $B/bench_formats /tmp/qb/s512.npy --reps 5
       step numpy_npy 300 python3 bench/bench_formats_numpy.py /tmp/qb/s512.npy
       rm -f /tmp/qb/s512.npy ;;
+    merlin)  # the Merlin reader against the floor (34.4 GB: 256x256 scan of 12-bit quad 512x512 frames)
+      step write_mib 420 $B/qgpu sample /tmp/qb/q12.mib --format mib --counter-depth 12 --quad --scan 256 256
+      step bench_formats_mib 300 $B/bench_formats /tmp/qb/q12.mib --reps 3
+      step numpy_mib 300 python3 bench/bench_formats_numpy.py /tmp/qb/q12.mib --raw uint8 0
+      rm -f /tmp/qb/q12.mib /tmp/qb/q12.hdr ;;
     serve) step bench_serve 200 python3 bench/bench_serve.py $B/qgpu /tmp/qb/s512.h5 ;;  # QGPU_BENCH_SERVE_SKIP=names
     *) echo "unknown step $s" ;;
   esac

@@ -78,8 +78,11 @@ void bind_io(pyb::module_& m) {
 
   m.def("inspect", [](const std::string& path, const std::string& dataset, std::vector<std::size_t> scan_shape,
                       const std::string& format, const std::string& dtype, std::vector<std::size_t> detector_shape,
-                      std::uint64_t offset, std::uint64_t frame_header, std::uint64_t frame_footer) {
+                      std::uint64_t offset, std::uint64_t frame_header, std::uint64_t frame_footer, bool flip_rows,
+                      bool single_file) {
     io::SourceOptions so;
+    so.flip_rows = flip_rows;
+    so.single_file = single_file;
     so.format = format;
     so.dataset_path = dataset;
     set_scan_shape(scan_shape, so.scan_rows, so.scan_cols);
@@ -87,7 +90,8 @@ void bind_io(pyb::module_& m) {
     return to_python(io::inspect(path, so).to_json());
   }, pyb::arg("path"), pyb::arg("dataset") = "", pyb::arg("scan_shape") = std::vector<std::size_t>{},
      pyb::arg("format") = "auto", pyb::arg("dtype") = "", pyb::arg("detector_shape") = std::vector<std::size_t>{},
-     pyb::arg("offset") = 0, pyb::arg("frame_header") = 0, pyb::arg("frame_footer") = 0);
+     pyb::arg("offset") = 0, pyb::arg("frame_header") = 0, pyb::arg("frame_footer") = 0, pyb::arg("flip_rows") = false,
+     pyb::arg("single_file") = false);
 
   m.def("formats", [] {
     pyb::list out;
@@ -109,8 +113,11 @@ void bind_io(pyb::module_& m) {
                    const std::string& pixel_mask, const std::string& decoder, unsigned read_threads, bool direct_io,
                    const pyb::object& progress, const std::string& representation, double admission_fraction,
                    const std::string& format, const std::string& dtype, std::vector<std::size_t> detector_shape,
-                   std::uint64_t offset, std::uint64_t frame_header, std::uint64_t frame_footer) {
+                   std::uint64_t offset, std::uint64_t frame_header, std::uint64_t frame_footer, bool flip_rows,
+                   bool single_file) {
     io::LoadOptions o;
+    o.flip_rows = flip_rows;
+    o.single_file = single_file;
     o.backend = backend;
     o.dataset_path = dataset;
     set_scan_shape(scan_shape, o.scan_rows, o.scan_cols);
@@ -142,7 +149,7 @@ void bind_io(pyb::module_& m) {
      pyb::arg("direct_io") = false, pyb::arg("progress") = pyb::none(), pyb::arg("representation") = "auto",
      pyb::arg("admission_fraction") = 0.8, pyb::arg("format") = "auto", pyb::arg("dtype") = "",
      pyb::arg("detector_shape") = std::vector<std::size_t>{}, pyb::arg("offset") = 0, pyb::arg("frame_header") = 0,
-     pyb::arg("frame_footer") = 0);
+     pyb::arg("frame_footer") = 0, pyb::arg("flip_rows") = false, pyb::arg("single_file") = false);
 
   m.def("write_sample", [](const std::string& path, std::vector<std::size_t> scan, std::vector<std::size_t> detector,
                            const std::string& dtype, double defocus, double dose, std::uint64_t seed, double energy,

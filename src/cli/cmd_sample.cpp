@@ -1,4 +1,4 @@
-// qgpu sample OUT.h5: the built-in simulated dataset.
+// qgpu sample OUT: the built-in simulated dataset, in one of the formats below (--format).
 #include <cstdio>
 
 #include "cli/commands.hpp"
@@ -8,60 +8,89 @@
 namespace qgpu::cli {
 
 void add_sample(CLI::App& app) {
-  auto* cmd = app.add_subcommand("sample", "Write a simulated 4D-STEM dataset (EIGER-style HDF5, bitshuffle+LZ4; or "
-                                            "NumPy .npy, raw frames)");
+  auto* cmd = app.add_subcommand("sample", "Write a simulated 4D-STEM dataset (EIGER-style HDF5, bitshuffle+LZ4; "
+                                           "or another format: --format)");
   struct Args {
     std::string out, dtype = "uint16", format = "h5", byte_order = "little";
     std::vector<std::size_t> scan{64, 64}, det{96, 96};
     sample::SampleSpec spec;
     sample::FramesLayout frames;
     std::size_t files = 0;
+    sample::MibSampleOptions mib;
   };
   auto a = std::make_shared<Args>();
   cmd->option_defaults()->always_capture_default();  // --help shows every default
-  cmd->add_option("out", a->out, "output file")->required();
-  cmd->add_option("--format", a->format, "h5 (EIGER-style HDF5) | npy (NumPy, 3D frames; --four-d: 4D) | raw "
-                                         "(headerless frames)")
-      ->check(CLI::IsMember({"h5", "npy", "raw"}));
-  cmd->add_flag("--four-d", a->spec.four_d, "h5, npy: store (scan_r, scan_c, det_r, det_c) instead of (frames, ...)");
-  cmd->add_option("--npy-version", a->frames.npy_version, "npy: format version 1 or 2")->check(CLI::Range(1, 2));
-  cmd->add_option("--offset", a->frames.offset, "raw: bytes before the first frame");
-  cmd->add_option("--frame-header", a->frames.frame_header, "raw: bytes before each frame");
-  cmd->add_option("--frame-footer", a->frames.frame_footer, "raw: bytes after each frame");
+  cmd->add_option("out", a->out, "output file (h5: the HDF5 file or master; mib: the .mib, .hdr beside it)")->required();
+  cmd->add_option("--format", a->format, "h5 (EIGER-style HDF5) | mib (Merlin .mib + .hdr) | npy (NumPy, 3D frames; "
+                                         "--four-d: 4D) | raw (headerless frames)");
   cmd->add_option("--scan", a->scan, "scan rows cols")->expected(2);
-  cmd->add_option("--detector", a->det, "detector rows cols")->expected(2);
-  cmd->add_option("--dtype", a->dtype, "uint8 | uint16 | uint32");
-  cmd->add_option("--byte-order", a->byte_order, "little | big: the counts' byte order in the file")
+  auto* det = cmd->add_option("--detector", a->det, "detector rows cols (mib: default 256 256, quad 512 512, 514 514 "
+                                                    "with --gap)")->expected(2);
+  auto* dtype = cmd->add_option("--dtype", a->dtype, "uint8 | uint16 | uint32 (h5, npy, raw; mib: from --counter-depth)");
+  auto* order = cmd->add_option("--byte-order", a->byte_order, "h5, npy, raw: little | big, the counts' byte order in the file")
       ->check(CLI::IsMember({"little", "big"}));
+  auto* four_d = cmd->add_flag("--four-d", a->spec.four_d, "h5, npy: store (scan_r, scan_c, det_r, det_c) instead of (frames, ...)");
+  auto* npy_version = cmd->add_option("--npy-version", a->frames.npy_version, "npy: format version 1 or 2")->check(CLI::Range(1, 2));
+  auto* offset = cmd->add_option("--offset", a->frames.offset, "raw: bytes before the first frame");
+  auto* header = cmd->add_option("--frame-header", a->frames.frame_header, "raw: bytes before each frame");
+  auto* footer = cmd->add_option("--frame-footer", a->frames.frame_footer, "raw: bytes after each frame");
   cmd->add_option("--energy", a->spec.energy_kev, "beam energy (keV)");
   cmd->add_option("--semiangle", a->spec.semiangle_mrad, "convergence semi-angle (mrad)");
   cmd->add_option("--defocus", a->spec.defocus_angstrom, "C1 (angstrom; Krivanek sign: positive = overfocus, C1 = -defocus of py4DSTEM/abTEM; docs/conventions.md)");
   cmd->add_option("--dose", a->spec.dose_per_frame, "mean counts per frame (0: dtype default)");
   cmd->add_option("--seed", a->spec.seed, "random seed");
   cmd->add_option("--files", a->files,
-                  "write an EIGER/ARINA-style master OUT linking N data files <stem>_data_000001.h5, ... (0: one file)")
+                  "h5: an EIGER/ARINA-style master OUT linking N data files <stem>_data_000001.h5, ...; mib: N files "
+                  "<stem>_000001.mib, ... and <stem>.hdr (0: one file)")
       ->check(CLI::NonNegativeNumber);
-  cmd->callback([a] { run_command([&] {
+  auto* depth = cmd->add_option("--counter-depth", a->mib.counter_depth, "mib: counter depth 1 | 6 | 12 | 24");
+  auto* quad = cmd->add_flag("--quad", a->mib.quad, "mib: 2x2 quad (4 chips) instead of one chip");
+  auto* raw = cmd->add_flag("--raw", a->mib.raw, "mib: raw (R64) chip readout instead of binary");
+  auto* gap = cmd->add_flag("--gap", a->mib.gap, "mib: quad with the 2-pixel gap cross (2x2G layout, 514x514)");
+  cmd->callback([=] { run_command([&] {
     a->spec.scan_rows = a->scan[0];
     a->spec.scan_cols = a->scan[1];
     a->spec.det_rows = a->det[0];
     a->spec.det_cols = a->det[1];
-    a->spec.dtype = dtype_from_name(a->dtype);
-    a->spec.big_endian = a->byte_order == "big";
-    if (a->format != "h5") {
-      if (a->files > 0) throw InvalidArgument("--files writes HDF5 acquisitions (--format h5)");
+    if (a->format != "h5" && a->format != "mib" && a->format != "npy" && a->format != "raw")
+      throw InvalidArgument("--format must be h5, mib, npy or raw, not '" + a->format + "'");
+    // Options of one format given for another are refused, not ignored.
+    auto only_for = [&](std::initializer_list<CLI::Option*> opts, std::initializer_list<const char*> formats) {
+      for (const char* f : formats)
+        if (a->format == f) return;
+      for (const CLI::Option* o : opts)
+        if (o->count()) throw InvalidArgument(o->get_name() + " does not apply to --format " + a->format);
+    };
+    only_for({depth, quad, raw, gap}, {"mib"});
+    only_for({dtype, order}, {"h5", "npy", "raw"});
+    only_for({four_d}, {"h5", "npy"});
+    only_for({npy_version}, {"npy"});
+    only_for({offset, header, footer}, {"raw"});
+    if (a->format != "mib") {
+      a->spec.dtype = dtype_from_name(a->dtype);
+      a->spec.big_endian = a->byte_order == "big";
+    }
+    if (a->format == "h5") {
+      if (a->files > 0) {
+        const auto data = sample::write_sample_acquisition(a->out, a->spec, a->files, progress_bar("simulating"));
+        std::printf("wrote %s (master) linking %zu data files\n", a->out.c_str(), data.size());
+        return;
+      }
+      sample::write_sample(a->out, a->spec, progress_bar("simulating"));
+      std::printf("wrote %s\n", a->out.c_str());
+    } else if (a->format == "mib") {
+      if (!det->count()) {
+        const std::size_t side = a->mib.quad ? (a->mib.gap ? 514 : 512) : 256;
+        a->spec.det_rows = a->spec.det_cols = side;
+      }
+      const auto written = sample::write_sample_mib(a->out, a->spec, a->mib, a->files, progress_bar("simulating"));
+      for (const auto& f : written) std::printf("wrote %s\n", f.c_str());
+    } else {
+      if (a->files > 0) throw InvalidArgument("--files writes HDF5 or Merlin acquisitions (--format h5 or mib)");
       a->frames.npy = a->format == "npy";
       sample::write_sample_frames(a->out, a->spec, a->frames, progress_bar("simulating"));
       std::printf("wrote %s\n", a->out.c_str());
-      return;
     }
-    if (a->files > 0) {
-      const auto data = sample::write_sample_acquisition(a->out, a->spec, a->files, progress_bar("simulating"));
-      std::printf("wrote %s (master) linking %zu data files\n", a->out.c_str(), data.size());
-      return;
-    }
-    sample::write_sample(a->out, a->spec, progress_bar("simulating"));
-    std::printf("wrote %s\n", a->out.c_str());
   }); });
 }
 

@@ -22,6 +22,7 @@ struct LoadFlags {
   std::string format = "auto";          // auto (by content) | hdf5 | npy | raw | ...
   io::RawLayout raw;                    // --format raw: --dtype, --detector-shape, --offset, --frame-header/-footer
   std::vector<std::size_t> detector_shape;
+  bool flip_rows = false, single_file = false;  // Merlin
   std::size_t rows() const { return scan_shape.empty() ? 0 : scan_shape[0]; }
   std::size_t cols() const { return scan_shape.empty() ? 0 : scan_shape[1]; }
   void apply_to(io::LoadOptions& o) const {
@@ -34,6 +35,8 @@ struct LoadFlags {
     o.representation = representation;
     o.format = format;
     o.raw = raw_layout();
+    o.flip_rows = flip_rows;
+    o.single_file = single_file;
   }
   io::RawLayout raw_layout() const {
     io::RawLayout r = raw;
@@ -47,6 +50,8 @@ struct LoadFlags {
     s.scan_rows = rows();
     s.scan_cols = cols();
     s.raw = raw_layout();
+    s.flip_rows = flip_rows;
+    s.single_file = single_file;
     return s;
   }
 };
@@ -80,6 +85,10 @@ inline void add_format_flags(CLI::App* cmd, LoadFlags& f) {
   cmd->add_option("--offset", f.raw.offset, "--format raw: bytes before the first frame");
   cmd->add_option("--frame-header", f.raw.frame_header, "--format raw: bytes before each frame");
   cmd->add_option("--frame-footer", f.raw.frame_footer, "--format raw: bytes after each frame");
+  cmd->add_flag("--flip-rows", f.flip_rows, "Merlin: flip the detector rows (rosettasciio's orientation; default: as "
+                                            "stored, as LiberTEM)");
+  cmd->add_flag("--single-file", f.single_file, "Merlin: read only the named .mib, not the other files of its "
+                                                "acquisition");
 }
 
 // How the file is read and decoded (issue-free defaults: our decoder, one read thread per core, page cache).

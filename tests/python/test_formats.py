@@ -28,7 +28,7 @@ def bf_numpy(a, r0, r1, c0, c1):
 
 def test_formats_lists_the_readers():
     names = [f["name"] for f in qgpu.io.formats()]
-    assert names[:3] == ["hdf5", "npy", "raw"]
+    assert names == ["hdf5", "merlin", "npy", "raw"]
     assert {f["name"]: f["recognised_by_content"] for f in qgpu.io.formats()}["raw"] is False
 
 
@@ -160,3 +160,85 @@ def test_npy_and_raw_on_cuda_equal_numpy(tmp_path, dtype, representation):
     got = qgpu.io.load(str(raw), backend="cuda", format="raw", dtype=dtype, detector_shape=(32, 32), offset=7,
                        representation=representation)
     assert np.array_equal(np.asarray(got), a)
+
+
+# Merlin .mib through the public load, against the independent numpy reader of tests/io/merlin (written from the
+# format's description) on the 40 real files of ../shared/data/merlin and on the sample writer's files.
+MERLIN_DIR = os.path.join(os.path.dirname(__file__), "..", "io", "merlin")
+MERLIN_ZIP = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data", "merlin",
+                          "Merlin_Single_Quad.zip")
+
+
+def merlin_numpy():
+    import sys
+    sys.path.insert(0, MERLIN_DIR)
+    import merlin_numpy as mn
+    return mn
+
+
+@pytest.fixture(scope="module")
+def real_merlin(tmp_path_factory):
+    import zipfile
+    assert os.path.exists(MERLIN_ZIP), f"the real Merlin files are missing: {MERLIN_ZIP}"
+    d = tmp_path_factory.mktemp("merlin_real")
+    with zipfile.ZipFile(MERLIN_ZIP) as z:
+        z.extractall(d)
+    return d
+
+
+def test_merlin_real_files_load_exactly(real_merlin):
+    mn = merlin_numpy()
+    files = sorted(real_merlin.glob("*.mib"))
+    assert len(files) == 20
+    for path in files:
+        _, ref = mn.read_mib(str(path))
+        frames = ref
+        info = qgpu.io.inspect(str(path), scan_shape=(1, len(frames)), single_file=True)
+        assert info["reader"] == "merlin" and info["codec"] == "merlin", path
+        ds = qgpu.io.load(str(path), backend="cpu", scan_shape=(1, len(frames)), single_file=True)
+        got = np.asarray(ds)[0]
+        assert got.shape == ref.shape and got.dtype == ref.dtype, (path, got.shape, ref.shape, got.dtype, ref.dtype)
+        assert np.array_equal(got, ref), path
+        flipped = np.asarray(qgpu.io.load(str(path), backend="cpu", scan_shape=(1, len(frames)), single_file=True,
+                                          flip_rows=True))[0]
+        assert np.array_equal(flipped, ref[:, ::-1, :]), path
+    # The fact the numpy reader is checked against: the 12-bit file's maximum, read big-endian (48904 if little).
+    q12 = np.asarray(qgpu.io.load(str(real_merlin / "Single_1_Frame_CounterDepth_12_Rows_256.mib"), backend="cpu",
+                                  scan_shape=(1, 1), single_file=True))
+    assert q12.max() == 2239
+
+
+@pytest.mark.parametrize("form", [["--counter-depth", "12", "--quad"], ["--counter-depth", "1", "--raw"],
+                                  ["--counter-depth", "24", "--quad", "--raw"], ["--counter-depth", "6", "--files", "3"]])
+def test_merlin_sample_loads_like_numpy(tmp_path, form):
+    mn = merlin_numpy()
+    out = tmp_path / "acq.mib"
+    subprocess.run([os.environ["QGPU_BIN"], "sample", str(out), "--format", "mib", "--scan", "4", "6", *form],
+                   check=True, capture_output=True)
+    mibs = sorted(tmp_path.glob("*.mib"))
+    ref = np.concatenate([mn.read_mib(str(f))[1] for f in mibs])
+    ref = ref.reshape(4, 6, *ref.shape[1:])
+    info = qgpu.io.inspect(str(mibs[0]))
+    assert info["shape"][:2] == [4, 6] and info["reader"] == "merlin"
+    for rep in ("dense", "encoded"):
+        ds = qgpu.io.load(str(mibs[0]), backend="cpu", representation=rep)
+        assert np.array_equal(np.asarray(ds), ref)
+    binned = qgpu.io.load(str(mibs[0]), backend="cpu", bin_detector=2, scan_region=(1, 1, 2, 4))
+    want = ref[1:3, 1:5].astype(np.uint64)
+    want = want.reshape(2, 4, want.shape[2] // 2, 2, want.shape[3] // 2, 2).sum(axis=(3, 5))
+    assert np.array_equal(np.asarray(binned).astype(np.uint64), want)
+
+
+@requires_cuda
+@pytest.mark.parametrize("form", [["--counter-depth", "12", "--quad"], ["--counter-depth", "1", "--raw"],
+                                  ["--counter-depth", "24", "--quad", "--raw"], ["--counter-depth", "6", "--quad",
+                                                                                  "--gap", "--files", "2"]])
+def test_merlin_on_cuda_equals_cpu(tmp_path, form):
+    out = tmp_path / "acq.mib"
+    subprocess.run([os.environ["QGPU_BIN"], "sample", str(out), "--format", "mib", "--scan", "4", "6", *form],
+                   check=True, capture_output=True)
+    mib = str(sorted(tmp_path.glob("*.mib"))[0])
+    for kw in ({}, {"representation": "encoded"}, {"bin_scan": 2, "bin_detector": 2}, {"flip_rows": True}):
+        cpu = np.asarray(qgpu.io.load(mib, backend="cpu", **kw))
+        gpu = np.asarray(qgpu.io.load(mib, backend="cuda", **kw))
+        assert np.array_equal(gpu, cpu), kw

@@ -36,6 +36,8 @@ LoadPlan plan_load(const std::string& path, const LoadOptions& o) {
   so.scan_rows = o.scan_rows;
   so.scan_cols = o.scan_cols;
   so.raw = o.raw;
+  so.flip_rows = o.flip_rows;
+  so.single_file = o.single_file;
   p.info = inspect(path, so);
   require_filters(p.info);
   if (!p.info.ready)

@@ -17,6 +17,8 @@ struct LoadOptions {
   std::string format = "auto";   // "auto" (recognised by content) | a reader's name (io::formats())
   std::string dataset_path;      // HDF5: "" discovers
   RawLayout raw;                 // format "raw": dtype, detector shape, offsets
+  bool flip_rows = false;        // Merlin: rows flipped (rosettasciio's orientation; docs/conventions.md)
+  bool single_file = false;      // Merlin: only the named .mib, not the other files of its acquisition
   std::size_t scan_rows = 0, scan_cols = 0;  // override the stored scan shape
   Region scan_region;            // default: whole scan
   Region detector_region;        // default: whole detector

@@ -88,6 +88,18 @@ struct FramesLayout {
 // The same frames as write_sample (simulate_frames), as .npy or raw frames (uncompressed: frames x frame bytes).
 void write_sample_frames(const std::string& path, const SampleSpec& s, const FramesLayout& layout,
                          const std::function<void(double)>& progress = {});
+// The same simulated frames as a Merlin acquisition: .mib frames with the real header layout (384-byte headers
+// single chip, 768 quad, MQ1A extension) and the .hdr beside them (Frames per Trigger = scan_cols, so the reader
+// takes one trigger per scan row), counts clipped to the counter depth (dtype: uint8 for 1 and 6 bit, uint16 for 12,
+// uint32 for 24). det_rows x det_cols is the decoded frame: single chip any size (ROI; raw: whole raw groups), quad
+// 2s x 2s (514x514 with the gap: 2s + 2). files 0/1: one file at `path` and <stem>.hdr; N: <stem>_000001.mib ...
+// Returns the files written, the .hdr last.
+struct MibSampleOptions {
+  std::uint32_t counter_depth = 12;  // 1, 6, 12, 24
+  bool quad = false, raw = false, gap = false;
+};
+std::vector<std::string> write_sample_mib(const std::string& path, const SampleSpec& s, const MibSampleOptions& o,
+                                          std::size_t files = 0, const std::function<void(double)>& progress = {});
 
 // The bad pixels the sample master's pixel_mask flags: flat indices (row * det_cols + col), ascending; includes
 // the detector centre (inside the bright-field disk, so never zero in the data).

@@ -7,6 +7,7 @@
 
 #include "core/dtype.hpp"
 #include "core/hd.hpp"
+#include "io/merlin/pixel_format.hpp"
 
 namespace qgpu::io {
 
@@ -19,6 +20,7 @@ enum class FrameCodecKind : std::uint8_t {
 // The elements' byte order is FileInfo::byte_order, the same for every codec: decoders swap big-endian elements.
 struct FrameCodec {
   FrameCodecKind kind = FrameCodecKind::bitshuffle;
+  merlin::PixelFormat merlin;  // kind merlin: how the payload's pixels are stored
   std::string name() const {
     switch (kind) {
       case FrameCodecKind::bitshuffle: return "bitshuffle";

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/regular_file.hpp"
+#include "io/merlin/merlin_reader.hpp"
 #include "io/npy/npy_reader.hpp"
 #include "io/raw/raw_reader.hpp"
 
@@ -32,6 +33,8 @@ const std::vector<FormatReader>& formats() {
   static const std::vector<FormatReader> all = {
       {"hdf5", "HDF5 4D-STEM datasets (EIGER/ARINA masters with linked data files, virtual datasets; bitshuffle+LZ4 "
                "decoded on the GPU)", is_hdf5_head, inspect_hdf5_file},
+      {"merlin", "Quantum Detectors Merlin .mib (+ .hdr): single chip and quad, binary and raw, 1/6/12/24-bit, "
+                 "several files of one acquisition", merlin::is_merlin_head, merlin::inspect_merlin},
       {"npy", "NumPy .npy (format 1/2/3, 4D or 3D + scan shape, either byte order)", npy::is_npy_head,
        npy::inspect_npy},
       {"raw", "headerless frames (dtype and detector shape given; offsets before the data and around each frame)",
@@ -72,6 +75,8 @@ const FormatReader& reader_for(const std::string& path, const std::string& forma
 
 FileInfo inspect(const std::string& path, const SourceOptions& o) {
   const FormatReader& r = reader_for(path, o.format);
+  if (r.name != "merlin" && (o.flip_rows || o.single_file))
+    throw InvalidArgument("flip_rows and single_file apply to Merlin files; '" + path + "' is read as " + r.name);
   if (r.name != "raw" && (o.raw.det_rows || o.raw.det_cols || !o.raw.dtype.empty()))
     throw InvalidArgument("a raw layout (dtype, detector shape, offsets) is given but '" + path + "' is read as " +
                           r.name + ": give format='raw' to read it as headerless frames");

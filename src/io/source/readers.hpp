@@ -26,6 +26,8 @@ struct SourceOptions {
   std::string dataset_path;          // HDF5: "" discovers
   std::size_t scan_rows = 0, scan_cols = 0;  // override the stored scan shape (0 = from the file)
   RawLayout raw;                     // format "raw" only
+  bool flip_rows = false;            // Merlin: rows flipped (rosettasciio's orientation; docs/conventions.md)
+  bool single_file = false;          // Merlin: only the named .mib, not the other files of its acquisition
 };
 
 struct FormatReader {

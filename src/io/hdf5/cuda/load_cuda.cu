@@ -23,6 +23,7 @@
 #include "io/hdf5/read/parallel_reader.hpp"
 #include "io/hdf5/read/read_batches.hpp"
 #include "io/hdf5/read/read_plan.hpp"
+#include "io/merlin/cuda/decode_mib.hpp"
 #include "io/source/cuda/decode_plain.hpp"
 
 namespace qgpu::io {
@@ -232,8 +233,6 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   if (bitshuffle && !fi.bitshuffle_lz4)
     throw FormatError("GPU decode handles bitshuffle+LZ4 (HDF5 filter 32008) chunks; " + where + " uses " +
                       storage_name(fi) + ", which the host decodes: load it with backend='cpu'");
-  if (fi.codec.kind != FrameCodecKind::bitshuffle && fi.codec.kind != FrameCodecKind::plain)
-    throw FormatError("the GPU has no decoder for the " + fi.codec.name() + " records of " + where);
   require_plain_bits(fi, "the GPU decoder");
   const std::size_t es = dtype_size(fi.dtype);
   // Big-endian elements are swapped to the host's order inside the decode kernels (bitshuffle_lz4_decode.hpp,
@@ -356,8 +355,10 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     if (bitshuffle) {
       cuda::decode_bitshuffle_lz4(db, geo, rp.direct ? result->data() : stage, scratch, d_error, stream.s,
                                   cuda::kDefaultDecodeVariant, live);
-    } else {
+    } else if (fi.codec.kind == FrameCodecKind::plain) {
       cuda::decode_plain(db, es, fi.shape.frame_pixels(), swap, rp.direct ? result->data() : stage, d_error, stream.s);
+    } else {
+      merlin::cuda::decode_mib_frames(db, fi.codec.merlin, rp.direct ? result->data() : stage, stream.s, d_error);
     }
     if (p.zero_bad_pixels)  // on full stored frames, before crop and binning
       cuda::apply_pixel_mask(frames, fi.dtype, batch.chunks, fi.shape.frame_pixels(),
@@ -398,7 +399,9 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   flags.download(&err, sizeof(err));
   flags.download(&overflow, sizeof(overflow), sizeof(err));
   if (err != no_error) {
-    rp.throw_decode_error(p, err >> 8, cuda::describe_decode_error(err));  // chunk ids count chunks in load order
+    rp.throw_decode_error(p, err >> 8, fi.codec.kind == FrameCodecKind::merlin
+                                           ? merlin::cuda::describe_mib_decode_error(err)
+                                           : cuda::describe_decode_error(err));  // chunk ids count chunks in load order
   }
   if (overflow) throw FormatError("binned counts of " + where + " overflow uint32");
   {  // the load's own device buffers, timed: the batch buffers are kept for the next load, the others go back to

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "io/hdf5/codec/bitshuffle_params.hpp"
 #include "io/hdf5/codec/parallel_chunks.hpp"
+#include "io/merlin/mib_decode.hpp"
 
 namespace qgpu::io {
 
@@ -64,7 +65,16 @@ std::optional<codec::ChunkFailure> decode_records_host(const FileInfo& fi, const
       });
       return std::nullopt;
     }
-    case FrameCodecKind::merlin: break;
+    case FrameCodecKind::merlin: {
+      const merlin::PixelFormat& f = fi.codec.merlin;
+      for (std::size_t i = 0; i < b.n_chunks; ++i)
+        if (b.size[i] != f.payload_bytes || b.offset[i] > b.base_bytes || b.size[i] > b.base_bytes - b.offset[i])
+          return codec::ChunkFailure{i, "payload of " + std::to_string(b.size[i]) + " bytes; the frame format has " +
+                                            std::to_string(f.payload_bytes)};
+      codec::parallel_indices(b.n_chunks, threads,
+                              [&](std::size_t i) { merlin::decode_frame_host(f, b.base + b.offset[i], b.dest[i]); });
+      return std::nullopt;
+    }
   }
   throw FormatError("the host has no decoder for codec " + fi.codec.name());
 }
