@@ -1,8 +1,9 @@
 #include "io/npy/npy.hpp"
 
-#include <fstream>
+#include <cstdint>
+#include <cstdio>
 
-#include "core/error.hpp"
+#include "core/atomic_output.hpp"
 
 namespace qgpu::io {
 
@@ -16,16 +17,15 @@ void write_npy(const std::string& path, const std::string& descr, const std::vec
   const std::size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw IoError("cannot write '" + path + "'");
-  const char magic[8] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0};
-  f.write(magic, 8);
-  const std::uint16_t len = static_cast<std::uint16_t>(header.size());
-  const char le[2] = {char(len & 0xff), char(len >> 8)};
-  f.write(le, 2);
-  f.write(header.data(), std::streamsize(header.size()));
-  f.write(static_cast<const char*>(data), std::streamsize(bytes));
-  if (!f) throw IoError("cannot write '" + path + "'");
+  write_file_atomically(path, [&](std::FILE* f) {
+    const char magic[8] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0};
+    const std::uint16_t len = static_cast<std::uint16_t>(header.size());
+    const char le[2] = {char(len & 0xff), char(len >> 8)};
+    std::fwrite(magic, 1, 8, f);
+    std::fwrite(le, 1, 2, f);
+    std::fwrite(header.data(), 1, header.size(), f);
+    if (bytes) std::fwrite(data, 1, bytes, f);
+  }, "npy output");
 }
 
 }  // namespace qgpu::io
