@@ -55,16 +55,16 @@ void bind_io(pyb::module_& m) {
                backend_name(d.backend()) + ">";
       });
 
-  m.def("inspect", [](const std::string& path, const std::string& dataset, std::vector<std::size_t> scan_shape) {
+  m.def("inspect", [](const PathArg& path, const std::string& dataset, std::vector<std::size_t> scan_shape) {
     if (!scan_shape.empty() && scan_shape.size() != 2) throw InvalidArgument("scan_shape is (rows, cols)");
-    const auto fi = io::inspect(path, dataset, scan_shape.empty() ? 0 : scan_shape[0],
+    const auto fi = io::inspect(path.string(), dataset, scan_shape.empty() ? 0 : scan_shape[0],
                                 scan_shape.empty() ? 0 : scan_shape[1]);
     return to_python(fi.to_json());
   }, pyb::arg("path"), pyb::arg("dataset") = "", pyb::arg("scan_shape") = std::vector<std::size_t>{});
 
-  m.def("discover", &io::discover, pyb::arg("path"));
+  m.def("discover", [](const PathArg& path) { return io::discover(path.string()); }, pyb::arg("path"));
 
-  m.def("load", [](const std::string& path, const std::string& backend, const std::string& dataset,
+  m.def("load", [](const PathArg& path, const std::string& backend, const std::string& dataset,
                    std::vector<std::size_t> scan_shape, const pyb::object& scan_region,
                    const pyb::object& detector_region, std::size_t bin_scan, std::size_t bin_detector,
                    const std::string& pixel_mask, const std::string& decoder, unsigned read_threads, bool direct_io,
@@ -95,7 +95,7 @@ void bind_io(pyb::module_& m) {
       };
     }
     pyb::gil_scoped_release release;
-    return io::load(path, o);
+    return io::load(path.string(), o);
   }, pyb::arg("path"), pyb::arg("backend") = "auto", pyb::arg("dataset") = "",
      pyb::arg("scan_shape") = std::vector<std::size_t>{}, pyb::arg("scan_region") = pyb::none(),
      pyb::arg("detector_region") = pyb::none(), pyb::arg("bin_scan") = 1, pyb::arg("bin_detector") = 1,
@@ -103,7 +103,7 @@ void bind_io(pyb::module_& m) {
      pyb::arg("direct_io") = false, pyb::arg("progress") = pyb::none(), pyb::arg("representation") = "auto",
      pyb::arg("admission_fraction") = 0.8);
 
-  m.def("write_sample", [](const std::string& path, std::vector<std::size_t> scan, std::vector<std::size_t> detector,
+  m.def("write_sample", [](const PathArg& path, std::vector<std::size_t> scan, std::vector<std::size_t> detector,
                            const std::string& dtype, double defocus, double dose, std::uint64_t seed, double energy,
                            double semiangle, std::size_t files) {
     if (scan.size() != 2 || detector.size() != 2) throw InvalidArgument("scan and detector are (rows, cols)");
@@ -120,10 +120,10 @@ void bind_io(pyb::module_& m) {
     s.semiangle_mrad = semiangle;
     pyb::gil_scoped_release release;
     if (files > 0) {
-      sample::write_sample_acquisition(path, s, files);  // master + <stem>_data_NNNNNN.h5 beside it
+      sample::write_sample_acquisition(path.string(), s, files);  // master + <stem>_data_NNNNNN.h5 beside it
       return;
     }
-    sample::write_sample(path, s);
+    sample::write_sample(path.string(), s);
   },
   "Writes the built-in simulated sample. defocus is the Krivanek C1 in angstrom (chi = pi lambda C1 k^2, probe "
   "exp(-i chi)): positive = overfocus, C1 = -defocus of py4DSTEM/abTEM/Kirkland (docs/conventions.md).",
