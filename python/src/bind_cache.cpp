@@ -11,16 +11,16 @@ void bind_cache(pyb::module_& m) {
   pyb::register_exception<cache::StaleCache>(m, "StaleCache", error.ptr());
   m.attr("cache_format_version") = cache::kFormatVersion;
 
-  m.def("cache_build", [](const Dataset& ds, const std::string& path, const std::vector<double>& bf_radii,
+  m.def("cache_build", [](const Dataset& ds, const PathArg& path, const std::vector<double>& bf_radii,
                           const std::vector<std::pair<double, double>>& adf) {
     cache::BuildOptions o;
     o.bf_radii = bf_radii;
     for (const auto& [inner, outer] : adf) o.adf_ranges.push_back({inner, outer});
     pyb::gil_scoped_release release;
-    return cache::build(ds, path, o);
+    return cache::build(ds, path.string(), o);
   }, pyb::arg("ds"), pyb::arg("path"), pyb::arg("bf_radii") = std::vector<double>{},
      pyb::arg("adf") = std::vector<std::pair<double, double>>{});
-  m.def("is_cache_file", &cache::is_cache_file, pyb::arg("path"));
+  m.def("is_cache_file", [](const PathArg& path) { return cache::is_cache_file(path.string()); }, pyb::arg("path"));
 
   pyb::class_<cache::Cache>(m, "CacheFile", "A product cache opened with cache_open (products read eagerly)")
       .def_property_readonly("path", &cache::Cache::path)
@@ -52,8 +52,8 @@ void bind_cache(pyb::module_& m) {
       .def_property_readonly("attributes", [](const cache::Cache& c) { return to_python(c.root_attributes()); })
       .def_property_readonly("source_present", &cache::Cache::source_present)
       .def_property_readonly("stale", &cache::Cache::stale);
-  m.def("cache_open", [](const std::string& path, bool require_fresh) {
-    return cache::open(path, {.require_fresh = require_fresh});
+  m.def("cache_open", [](const PathArg& path, bool require_fresh) {
+    return cache::open(path.string(), {.require_fresh = require_fresh});
   }, pyb::arg("path"), pyb::arg("require_fresh") = false);
 }
 

@@ -46,8 +46,9 @@ void bind_detector(pyb::module_& m) {
   }, pyb::arg("ds"), pyb::arg("center"), pyb::arg("radius"));
   // The result dtype follows the mask's dtype: bool / unsigned -> exact uint64; signed integer -> exact int64;
   // float -> int64 when every weight is a whole number, else InvalidArgument (no silent truncation).
-  m.def("virtual_image", [](const Dataset& ds, const pyb::array& w) -> pyb::tuple {
-    if (w.ndim() != 2) throw InvalidArgument("mask must be 2D (detector rows, cols)");
+  m.def("virtual_image", [](const Dataset& ds, const pyb::object& mask_arg) -> pyb::tuple {
+    // Shape and dtype from the array's header, before any conversion copies it.
+    const pyb::array w = mask_argument(mask_arg, ds.shape().det_rows, ds.shape().det_cols, "mask");
     const char kind = w.dtype().kind();
     const std::size_t rows = w.shape(0), cols = w.shape(1);
     if (kind == 'b' || kind == 'u') {
@@ -70,7 +71,7 @@ void bind_detector(pyb::module_& m) {
     if (kind == 'i') {
       const auto s = pyb::array_t<std::int64_t, pyb::array::c_style | pyb::array::forcecast>::ensure(w);
       mask.weights.assign(s.data(), s.data() + s.size());
-    } else if (kind == 'f') {
+    } else {  // 'f' (mask_argument took only bool, integer and float kinds)
       const auto f = pyb::array_t<double, pyb::array::c_style | pyb::array::forcecast>::ensure(w);
       mask.weights.resize(f.size());
       for (pyb::ssize_t i = 0; i < f.size(); ++i) {
@@ -81,8 +82,6 @@ void bind_detector(pyb::module_& m) {
                                 "with integer weights (scale fractional weights to integers and divide the result)");
         mask.weights[i] = std::int64_t(v);
       }
-    } else {
-      throw InvalidArgument(std::string("mask dtype kind '") + kind + "' is not supported (bool, integer or float)");
     }
     Image<std::int64_t> img;
     {

@@ -53,13 +53,13 @@ void bind_display(pyb::module_& m) {
   m.def("pattern_log", [](const F& img, const std::string& backend) {
     return image_to_python(display::pattern_log(image_from_python(img, backend)));
   }, pyb::arg("image"), pyb::arg("backend"));
-  m.def("write_png", [](const std::string& path, const pyb::array_t<std::uint8_t, pyb::array::c_style | pyb::array::forcecast>& rgba) {
+  m.def("write_png", [](const PathArg& path, const pyb::array_t<std::uint8_t, pyb::array::c_style | pyb::array::forcecast>& rgba) {
     if (rgba.ndim() != 3 || rgba.shape(2) != 4) throw InvalidArgument("write_png expects an (rows, cols, 4) uint8 array");
     display::Rgba r;
     r.rows = rgba.shape(0);
     r.cols = rgba.shape(1);
     r.rgba.assign(rgba.data(), rgba.data() + rgba.size());
-    display::write_png(path, r);
+    display::write_png(path.string(), r);
   }, pyb::arg("path"), pyb::arg("rgba"));
 }
 

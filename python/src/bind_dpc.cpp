@@ -47,8 +47,17 @@ void bind_dpc(pyb::module_& m) {
   m.def("center_of_mass", [](const Dataset& ds, const pyb::object& mask) {
     dpc::ComOptions o;
     if (!mask.is_none()) {
-      const auto a = mask.cast<pyb::array_t<std::uint8_t, pyb::array::c_style | pyb::array::forcecast>>();
-      o.mask.assign(a.data(), a.data() + a.size());
+      // Shape and dtype checked before any copy; values must be 0 or 1 (never wrapped by a cast to uint8).
+      const pyb::array m = mask_argument(mask, ds.shape().det_rows, ds.shape().det_cols, "CoM mask");
+      const auto a = pyb::array_t<double, pyb::array::c_style | pyb::array::forcecast>::ensure(m);
+      o.mask.resize(std::size_t(a.size()));
+      for (pyb::ssize_t i = 0; i < a.size(); ++i) {
+        const double v = a.data()[i];
+        if (v != 0.0 && v != 1.0)
+          throw InvalidArgument("CoM mask value " + std::to_string(v) + " at pixel " + std::to_string(i) +
+                                " is not 0 or 1 (a mask selects detector pixels)");
+        o.mask[std::size_t(i)] = std::uint8_t(v);
+      }
     }
     const dpc::ComResult r = nogil([&] { return dpc::center_of_mass(ds, o); });
     pyb::dict prov = to_python(r.provenance.to_json());

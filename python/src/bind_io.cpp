@@ -76,7 +76,7 @@ void bind_io(pyb::module_& m) {
                backend_name(d.backend()) + ">";
       });
 
-  m.def("inspect", [](const std::string& path, const std::string& dataset, std::vector<std::size_t> scan_shape,
+  m.def("inspect", [](const PathArg& path, const std::string& dataset, std::vector<std::size_t> scan_shape,
                       const std::string& format, const std::string& dtype, std::vector<std::size_t> detector_shape,
                       std::uint64_t offset, std::uint64_t frame_header, std::uint64_t frame_footer, bool flip_rows,
                       bool single_file) {
@@ -87,7 +87,7 @@ void bind_io(pyb::module_& m) {
     so.dataset_path = dataset;
     set_scan_shape(scan_shape, so.scan_rows, so.scan_cols);
     so.raw = raw_layout(dtype, detector_shape, offset, frame_header, frame_footer);
-    return to_python(io::inspect(path, so).to_json());
+    return to_python(io::inspect(path.string(), so).to_json());
   }, pyb::arg("path"), pyb::arg("dataset") = "", pyb::arg("scan_shape") = std::vector<std::size_t>{},
      pyb::arg("format") = "auto", pyb::arg("dtype") = "", pyb::arg("detector_shape") = std::vector<std::size_t>{},
      pyb::arg("offset") = 0, pyb::arg("frame_header") = 0, pyb::arg("frame_footer") = 0, pyb::arg("flip_rows") = false,
@@ -105,9 +105,9 @@ void bind_io(pyb::module_& m) {
     return out;
   }, "The file formats the source layer reads: name, description, whether files are recognised by their content.");
 
-  m.def("discover", &io::discover, pyb::arg("path"));
+  m.def("discover", [](const PathArg& path) { return io::discover(path.string()); }, pyb::arg("path"));
 
-  m.def("load", [](const std::string& path, const std::string& backend, const std::string& dataset,
+  m.def("load", [](const PathArg& path, const std::string& backend, const std::string& dataset,
                    std::vector<std::size_t> scan_shape, const pyb::object& scan_region,
                    const pyb::object& detector_region, std::size_t bin_scan, std::size_t bin_detector,
                    const std::string& pixel_mask, const std::string& decoder, unsigned read_threads, bool direct_io,
@@ -141,7 +141,7 @@ void bind_io(pyb::module_& m) {
       };
     }
     pyb::gil_scoped_release release;
-    return io::load(path, o);
+    return io::load(path.string(), o);
   }, pyb::arg("path"), pyb::arg("backend") = "auto", pyb::arg("dataset") = "",
      pyb::arg("scan_shape") = std::vector<std::size_t>{}, pyb::arg("scan_region") = pyb::none(),
      pyb::arg("detector_region") = pyb::none(), pyb::arg("bin_scan") = 1, pyb::arg("bin_detector") = 1,
@@ -151,7 +151,7 @@ void bind_io(pyb::module_& m) {
      pyb::arg("detector_shape") = std::vector<std::size_t>{}, pyb::arg("offset") = 0, pyb::arg("frame_header") = 0,
      pyb::arg("frame_footer") = 0, pyb::arg("flip_rows") = false, pyb::arg("single_file") = false);
 
-  m.def("write_sample", [](const std::string& path, std::vector<std::size_t> scan, std::vector<std::size_t> detector,
+  m.def("write_sample", [](const PathArg& path, std::vector<std::size_t> scan, std::vector<std::size_t> detector,
                            const std::string& dtype, double defocus, double dose, std::uint64_t seed, double energy,
                            double semiangle, std::size_t files, const std::string& byte_order) {
     if (scan.size() != 2 || detector.size() != 2) throw InvalidArgument("scan and detector are (rows, cols)");
@@ -171,10 +171,10 @@ void bind_io(pyb::module_& m) {
     s.big_endian = byte_order == "big";
     pyb::gil_scoped_release release;
     if (files > 0) {
-      sample::write_sample_acquisition(path, s, files);  // master + <stem>_data_NNNNNN.h5 beside it
+      sample::write_sample_acquisition(path.string(), s, files);  // master + <stem>_data_NNNNNN.h5 beside it
       return;
     }
-    sample::write_sample(path, s);
+    sample::write_sample(path.string(), s);
   },
   "Writes the built-in simulated sample. defocus is the Krivanek C1 in angstrom (chi = pi lambda C1 k^2, probe "
   "exp(-i chi)): positive = overfocus, C1 = -defocus of py4DSTEM/abTEM/Kirkland (docs/conventions.md). "

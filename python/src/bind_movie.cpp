@@ -57,12 +57,12 @@ movie::MovieSpec spec_of(const std::string& sweep, const pyb::dict& kw) {
 }  // namespace
 
 void bind_movie(pyb::module_& m) {
-  m.def("movie_render", [](const Dataset& ds, const std::string& path, const std::string& sweep, const pyb::dict& kw) {
+  m.def("movie_render", [](const Dataset& ds, const PathArg& path, const std::string& sweep, const pyb::dict& kw) {
     const movie::MovieSpec s = spec_of(sweep, kw);
     movie::MovieResult r;
     {
       pyb::gil_scoped_release release;
-      r = movie::render(ds, path, s);
+      r = movie::render(ds, path.string(), s);
     }
     pyb::dict d;
     d["path"] = r.path;

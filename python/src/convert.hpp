@@ -2,6 +2,9 @@
 // Conversions between quantem-gpu types and Python objects.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +21,9 @@ template <class F> auto nogil(F&& f) {
   return f();
 }
 
+// A file path argument: str, bytes or any os.PathLike (pathlib.Path), through pybind11's filesystem caster.
+using PathArg = std::filesystem::path;
+
 // JSON -> Python dict/list/scalars (through the json module).
 pyb::object to_python(const nlohmann::json& j);
 
@@ -32,6 +38,12 @@ template <class T> pyb::tuple image_to_python(const Image<T>& img) {
 // object it came from; "" = plain host data); InvalidArgument unless 2D.
 Image<float> image_from_python(const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& a,
                                const std::string& backend = "");
+
+// A detector mask argument as a numpy array, after checking its shape (rows x cols) and dtype kind (bool,
+// integer or float) from the array's own header: a wrong mask is refused before any copy or conversion (a
+// 60 MB mask of the wrong shape costs nothing). A nested list is checked by its lengths first, then converted.
+// InvalidArgument naming `what` otherwise.
+pyb::array mask_argument(const pyb::handle& mask, std::size_t rows, std::size_t cols, const std::string& what);
 
 // None or (row0, col0, rows, cols) -> Region.
 Region region_from_python(const pyb::object& o);

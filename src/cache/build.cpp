@@ -1,6 +1,4 @@
 // cache::build: compute the products from one dataset and write the cache file (temporary file, then rename).
-#include <unistd.h>
-
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -9,6 +7,7 @@
 #include "cache/cache_h5.hpp"
 #include "cache/products.hpp"
 #include "cache/source_identity.hpp"
+#include "core/atomic_output.hpp"
 
 namespace qgpu::cache {
 
@@ -78,6 +77,7 @@ std::vector<std::string> build(const Dataset& ds, const std::string& out_path, c
 
 std::vector<std::string> build(workflow::ScanProducts& src, const std::string& out_path, const BuildOptions& options) {
   check_extra_detectors(options);
+  check_output_path(out_path, "cache output");  // a device node, FIFO or folder as -o fails first
   const nlohmann::json source = source_of(src, options);  // before the (long) computation: the file as loaded
   for (const auto& f : source["files"]) {  // never overwrite the raw data with its cache
     std::error_code ec;
@@ -85,10 +85,12 @@ std::vector<std::string> build(workflow::ScanProducts& src, const std::string& o
       throw InvalidArgument("the cache '" + out_path + "' would overwrite its source file; choose another -o");
   }
   const ProductSet set = compute_products(src, options);
-  const std::string tmp = out_path + ".tmp-" + std::to_string(::getpid());
+  // Written beside the target and renamed over it only when it is absent or a regular file (never over a
+  // device node or FIFO); an error leaves the target as it was.
+  AtomicOutput out(out_path, "cache output");
   std::vector<std::string> names;
-  try {
-    h5::Handle file = h5io::create_file(tmp);
+  {
+    h5::Handle file = h5io::create_file(out.temp_path());
     h5io::write_string(file, kMarkerAttribute, kMarker);
     h5io::write_int(file, "cache_format_version", kFormatVersion);
     h5io::write_string(file, "qgpu_version", kVersion);
@@ -106,18 +108,9 @@ std::vector<std::string> build(workflow::ScanProducts& src, const std::string& o
     }
     h5io::write_string(file, "products", index.dump());
     write_geometry(file, set.geometry);
-    if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) throw IoError("cannot flush cache file '" + tmp + "'");
-  } catch (...) {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    throw;
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, out_path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw IoError("cannot move the cache into place at '" + out_path + "': " + ec.message());
-  }
+    if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) throw IoError("cannot flush cache file '" + out.temp_path() + "'");
+  }  // closed before the rename
+  out.commit();
   return names;
 }
 

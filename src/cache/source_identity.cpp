@@ -1,15 +1,17 @@
 #include "cache/source_identity.hpp"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <set>
 
+#include "core/atomic_output.hpp"
 #include "core/error.hpp"
 
 namespace qgpu::cache {
@@ -28,11 +30,25 @@ std::string hex(const unsigned char* d, unsigned n) {
   return s;
 }
 
-void read_at(std::FILE* f, std::uint64_t offset, std::vector<unsigned char>& buf, const std::string& path) {
-  if (buf.empty()) return;
-  if (fseeko(f, static_cast<off_t>(offset), SEEK_SET) != 0 || std::fread(buf.data(), 1, buf.size(), f) != buf.size())
-    throw IoError("cannot read source file '" + path + "' to identify it");
+// Reads buf.size() bytes at offset (pread: a regular file never blocks indefinitely).
+void read_at(int fd, std::uint64_t offset, std::vector<unsigned char>& buf, const std::string& path) {
+  std::size_t done = 0;
+  while (done < buf.size()) {
+    const ssize_t n = ::pread(fd, buf.data() + done, buf.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw IoError("cannot read source file '" + path + "' to identify it" +
+                    (n < 0 ? std::string(": ") + std::strerror(errno) : std::string(": it ended early")));
+    done += static_cast<std::size_t>(n);
+  }
 }
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
 
 }  // namespace
 
@@ -45,15 +61,23 @@ FileIdentity identify_file(const std::string& path) {
   std::error_code ec;
   id.path = std::filesystem::absolute(path, ec).lexically_normal().string();
   if (ec) id.path = path;
+  // Never open what is not a regular file: opening a FIFO blocks until a writer comes, a device may never end.
+  // stat first; then open without blocking and check the descriptor again (the path may have changed).
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw IoError("cannot stat source file '" + path + "': " + std::strerror(errno));
+  auto not_regular = [&](const struct stat& s) {
+    return IoError("source file '" + path + "' is not a regular file (" + file_mode_text(s.st_mode) + ")");
+  };
+  if (!S_ISREG(st.st_mode)) throw not_regular(st);
+  Fd f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)};
+  if (f.fd < 0) throw IoError("cannot open source file '" + path + "': " + std::strerror(errno));
+  if (::fstat(f.fd, &st) != 0) throw IoError("cannot stat source file '" + path + "': " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw not_regular(st);
   id.size = static_cast<std::uint64_t>(st.st_size);
   id.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) throw IoError("cannot open source file '" + path + "': " + std::strerror(errno));
   std::vector<unsigned char> head(std::min(id.size, kMiB)), tail(std::min(id.size, kMiB));
-  read_at(f.get(), 0, head, path);
-  read_at(f.get(), id.size - tail.size(), tail, path);
+  read_at(f.fd, 0, head, path);
+  read_at(f.fd, id.size - tail.size(), tail, path);
   unsigned char size_le[8];
   for (int i = 0; i < 8; ++i) size_le[i] = static_cast<unsigned char>(id.size >> (8 * i));
   std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);

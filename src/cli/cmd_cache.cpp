@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/load_flags.hpp"
 #include "cli/progress.hpp"
+#include "core/atomic_output.hpp"
 #include "cache/products.hpp"
 #include "io/hdf5/load.hpp"
 #include "mpi/split_run.hpp"
@@ -34,6 +35,7 @@ void run(const CacheArgs& a) {
   bo.bf_radii = a.bf;
   for (std::size_t i = 0; i + 1 < a.adf.size(); i += 2) bo.adf_ranges.push_back({a.adf[i], a.adf[i + 1]});
   cache::check_extra_detectors(bo);  // before any loading
+  check_output_path(a.out, "-o/--out: cache output");  // never a device node, FIFO or folder
   // The cache workflow, written once: one process passes its Dataset, an MPI run its gathered row slabs.
   std::string load_time;  // one process: how long the load took (an MPI run lists each rank's)
   const auto pipeline = [&](workflow::ScanProducts& src) {

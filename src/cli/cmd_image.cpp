@@ -1,7 +1,6 @@
 // qgpu image FILE --bf/--adf/--dpc/--idpc -o DIR: virtual images from a loaded dataset.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "cache/cache.hpp"
 #include "cli/checks.hpp"
@@ -98,7 +97,7 @@ void compute_and_write(workflow::ScanProducts& src, const ImageArgs& a, const Ch
     const dpc::PipelineResult r = src.dpc_pipeline(std::move(com), pp);  // calibrated: CoM curl, or parallax
     if (r.calibration) {
       const dpc::RotationResult& rot = *r.calibration;
-      std::ofstream((dir / "rotation.json").string()) << rot.provenance.to_json().dump(2) << "\n";
+      write_json(dir / "rotation.json", rot.provenance.to_json());
       if (rot.method == "parallax")
         std::printf("  rotation       %.2f deg, transpose %s (calibrated by the parallax shift field: CoM curl not "
                     "significant; confidence %.3f)\n", rot.angle_deg, rot.transpose ? "yes" : "no", rot.confidence);

@@ -1,7 +1,6 @@
 // qgpu parallax FILE: tilt-corrected bright field (parallax) image and the fit of the BF-pixel image shifts.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "cli/checks.hpp"
 #include "cli/commands.hpp"
@@ -66,15 +65,12 @@ void run(const ParallaxArgs& a) {
   p.use_fitted_shifts = !a.measured;
   const parallax::ParallaxResult r = parallax::run(ds, p);
   const parallax::ParallaxFit& f = r.fit;
-  std::ofstream((dir / "parallax_fit.json").string())
-      << nlohmann::json{{"fit", parallax::fit_json(f)},
-                        {"det_row", r.det_row},
-                        {"det_col", r.det_col},
-                        {"shift_row_px", r.shift_row},
-                        {"shift_col_px", r.shift_col},
-                        {"provenance", r.provenance.to_json()}}
-             .dump(2)
-      << "\n";
+  write_json(dir / "parallax_fit.json", nlohmann::json{{"fit", parallax::fit_json(f)},
+                                                       {"det_row", r.det_row},
+                                                       {"det_col", r.det_col},
+                                                       {"shift_row_px", r.shift_row},
+                                                       {"shift_col_px", r.shift_col},
+                                                       {"provenance", r.provenance.to_json()}});
   std::printf("  fit            C1 = %.2f A, A1 = %.2f A at %.1f deg, rotation %.2f deg, transpose %s\n", f.C1, f.A1,
               f.A1_angle * 180.0 / 3.14159265358979323846, f.rotation_deg, f.transpose ? "yes" : "no");
   std::printf("                 residual %.3f px of %.3f px (confidence %.3f), C1 sign by %s\n", f.residual_rms_px,

@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/load_flags.hpp"
 #include "core/error.hpp"
+#include "remote/host_address.hpp"
 #include "remote/server.hpp"
 
 namespace qgpu::cli {
@@ -28,6 +29,9 @@ void add_serve(CLI::App& app) {
   cmd->add_option("--backend", a->backend, "auto | cuda | cpu (auto never falls back to cpu)");
   add_load_flags(cmd, a->load);
   cmd->add_option("--token", a->serve.token, "bearer token required on every request");
+  cmd->add_option("--allow-host", a->serve.allowed_hosts,
+                  "without --token: a Host name answered besides localhost/127.0.0.1/[::1] (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_option("--web", a->serve.web_dir, "folder of the built viewer (default: src/remote/web/dist)");
   cmd->add_option("--window-limit-mib", a->window_limit_mib, "largest frame window answered, MiB (default 256)")
       ->check(CLI::Range(std::size_t(1), std::size_t(1) << 20));
@@ -36,6 +40,7 @@ void add_serve(CLI::App& app) {
     a->serve.max_heavy_requests = remote::heavy_slots_for(a->devices.size(), a->serve.max_heavy_requests);
     if (!remote::is_loopback_host(a->serve.host) && a->serve.token.empty())  // fail before loading anything
       throw InvalidArgument("binding to the non-loopback host '" + a->serve.host + "' requires --token");
+    (void)remote::HostRule(!a->serve.token.empty(), a->serve.host, a->serve.allowed_hosts);  // bad --allow-host
     remote::CatalogOptions co;
     co.backend = a->backend;
     co.devices = a->devices;

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <numeric>
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "cli/checks.hpp"
@@ -82,12 +81,10 @@ void fit_and_reconstruct(const Dataset& ds, ssb::SsbParams p, const SsbArgs& a, 
     o.progress = progress_bar("fitting");
     const ssb::FitResult f = ssb::fit(ds, p, o);
     p.aberrations = f.aberrations;
-    std::ofstream((dir / "ssb_fit.json").string())
-        << nlohmann::json{{"C1", f.aberrations.C1}, {"A1", f.aberrations.A1}, {"A1_angle", f.aberrations.A1_angle},
-                          {"loss", f.loss}, {"trials", a.fit_trials}, {"evaluated", f.loss_trace.size()},
-                          {"loss_trace", f.loss_trace}, {"provenance", f.provenance.to_json()}}
-               .dump(2)
-        << "\n";
+    write_json(dir / "ssb_fit.json",
+               nlohmann::json{{"C1", f.aberrations.C1}, {"A1", f.aberrations.A1}, {"A1_angle", f.aberrations.A1_angle},
+                              {"loss", f.loss}, {"trials", a.fit_trials}, {"evaluated", f.loss_trace.size()},
+                              {"loss_trace", f.loss_trace}, {"provenance", f.provenance.to_json()}});
     std::string evaluated;
     if (f.loss_trace.size() < a.fit_trials)
       evaluated = ", " + std::to_string(f.loss_trace.size()) + " evaluated: Nelder-Mead converged early";

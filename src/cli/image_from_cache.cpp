@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "cache/cache.hpp"
 #include "cli/outputs.hpp"
@@ -91,7 +90,7 @@ void image_from_cache(const CacheImageRequest& r) {
   if (!r.dpc && !r.idpc) return;
   if (r.rotation.empty()) {
     const nlohmann::json rot = c.rotation();
-    std::ofstream((dir / "rotation.json").string()) << rot.at("provenance").dump(2) << "\n";
+    write_json(dir / "rotation.json", rot.at("provenance"));
     std::printf("  rotation       %.2f deg, transpose %s (from the cache)\n", rot.at("angle_deg").get<double>(),
                 rot.at("transpose").get<bool>() ? "yes" : "no");
     if (r.dpc) {

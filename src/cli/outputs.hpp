@@ -2,14 +2,21 @@
 // Writes one result image as NAME.npy (raw values), NAME.png (display) and NAME.json (provenance).
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_output.hpp"
 #include "core/image.hpp"
 #include "display/display.hpp"
 #include "io/npy/npy.hpp"
 
 namespace qgpu::cli {
+
+// NAME.json in `dir`, pretty-printed (through a temporary file, core/atomic_output.hpp).
+inline void write_json(const std::filesystem::path& path, const nlohmann::json& j) {
+  write_file_atomically(path.string(), j.dump(2) + "\n", "JSON output");
+}
 
 // `view` optionally turns the image into what is shown (e.g. display::pattern_log); the .npy keeps the values.
 template <class T>
@@ -20,8 +27,8 @@ void write_outputs(const std::filesystem::path& dir, const std::string& name, co
   if (view) f = view(f);
   const display::Rgba rgba = display::render(f, look);
   display::write_png((dir / (name + ".png")).string(), rgba);
-  std::ofstream((dir / (name + ".json")).string())
-      << nlohmann::json{{"result", img.provenance.to_json()}, {"display", rgba.provenance.to_json()}}.dump(2) << "\n";
+  write_json(dir / (name + ".json"),
+             nlohmann::json{{"result", img.provenance.to_json()}, {"display", rgba.provenance.to_json()}});
   std::printf("  %-14s %zux%zu -> %s.{npy,png,json}\n", name.c_str(), img.rows, img.cols, (dir / name).c_str());
 }
 

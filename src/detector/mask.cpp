@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/checked.hpp"
 #include "core/error.hpp"
 
 namespace qgpu::detector {
@@ -15,6 +16,11 @@ namespace {
 
 void check_geometry(std::size_t rows, std::size_t cols, double cr, double cc, double inner, double outer) {
   if (rows == 0 || cols == 0) throw InvalidArgument("detector mask needs a non-empty detector");
+  // rows x cols uint32 weights: checked, so that a huge shape is an error rather than a wrapped small size.
+  const std::uint64_t pixels = checked_mul<InvalidArgument>(rows, cols, "detector mask rows x cols");
+  if (pixels > kMaxArrayBytes / sizeof(std::uint32_t))
+    throw InvalidArgument("detector mask of " + std::to_string(rows) + " x " + std::to_string(cols) +
+                          " pixels is larger than any array can be");
   if (!std::isfinite(cr) || !std::isfinite(cc) || !std::isfinite(inner) || !std::isfinite(outer))
     throw InvalidArgument("detector mask centre and radii must be finite");
   if (inner < 0 || outer < 0) throw InvalidArgument("detector mask radii must be >= 0");

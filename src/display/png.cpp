@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/atomic_output.hpp"
 #include "core/error.hpp"
 
 namespace qgpu::display {
@@ -62,16 +63,13 @@ void write(const std::string& path, std::size_t rows, std::size_t cols, std::siz
                           std::to_string(rows) + "x" + std::to_string(cols) + "x" + std::to_string(channels));
   if (rows > PNG_UINT_31_MAX || cols > PNG_UINT_31_MAX)
     throw InvalidArgument("write_png '" + path + "': image too large for PNG");
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) throw IoError("cannot open '" + path + "' for writing: " + std::strerror(errno));
-  PngError err;
-  const bool ok = write_rows(f, static_cast<png_uint_32>(cols), static_cast<png_uint_32>(rows), color_type, channels,
-                             data.data(), &err);
-  const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed) {
-    std::remove(path.c_str());
-    throw IoError("cannot write PNG '" + path + "': " + (ok ? std::string("close failed") : std::string(err.message)));
-  }
+  // Through a temporary file beside `path`, renamed over it only when it is absent or a regular file.
+  write_file_atomically(path, [&](std::FILE* f) {
+    PngError err;
+    if (!write_rows(f, static_cast<png_uint_32>(cols), static_cast<png_uint_32>(rows), color_type, channels,
+                    data.data(), &err))
+      throw IoError("cannot write PNG '" + path + "': " + std::string(err.message));
+  }, "PNG output");
 }
 
 }  // namespace

@@ -1,14 +1,12 @@
 #include "movie/movie.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 
+#include "core/atomic_output.hpp"
 #include "core/error.hpp"
 #include "detector/virtual_detector.hpp"
 #include "display/colormap.hpp"
@@ -30,21 +28,6 @@ std::string fmt(const char* f, double a, double b = 0) {
   char buf[96];
   std::snprintf(buf, sizeof buf, f, a, b);
   return buf;
-}
-
-void check_writable(const std::string& out) {
-  namespace fs = std::filesystem;
-  const fs::path p(out);
-  std::error_code ec;
-  if (fs::is_directory(p, ec)) throw IoError("movie output '" + out + "' is a directory");
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) throw IoError("movie output folder '" + dir.string() + "' does not exist");
-  if (fs::exists(p, ec)) {
-    if (!fs::is_regular_file(p, ec)) throw IoError("movie output '" + out + "' exists and is not a regular file");
-    if (::access(out.c_str(), W_OK) != 0) throw IoError("movie output '" + out + "' is not writable");
-  } else if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    throw IoError("movie output folder '" + dir.string() + "' is not writable");
-  }
 }
 
 // Value of frame i of n evenly spaced from a to b (both included).
@@ -164,7 +147,7 @@ void validate(const MovieSpec& s, const std::string& out_path) {
   if (!known)
     throw InvalidArgument("movie encoder '" + s.encoder + "' does not write " +
                           (c == Container::mp4 ? "mp4 (auto, libx264, h264_nvenc)" : "gif (auto, gif)"));
-  check_writable(out_path);
+  check_output_path(out_path, "movie output");  // absent or a regular file; never a device node or FIFO
 }
 
 std::size_t frame_count(const Dataset& ds, const MovieSpec& s) {
@@ -239,10 +222,13 @@ MovieResult render(const Dataset& ds, const std::string& out_path, const MovieSp
   res.path = out_path;
   std::unique_ptr<Encoder> enc;
   const display::Lut& lut = display::colormap(s.look.colormap);
+  // Encoded into a temporary file beside out_path, renamed over it at the end: a failure leaves no partial
+  // movie and whatever was at out_path untouched.
+  AtomicOutput out(out_path, "movie output");
   try {
     render_frames(ds, s, [&](const Frame& f) {
       const auto te = clock::now();
-      if (!enc) enc = std::make_unique<Encoder>(out_path, f.rgba.rows, f.rgba.cols, s.fps, lut, s.encoder);
+      if (!enc) enc = std::make_unique<Encoder>(out.temp_path(), f.rgba.rows, f.rgba.cols, s.fps, lut, s.encoder);
       enc->add(f.rgba);
       ++res.frames;
       encode_s += std::chrono::duration<double>(clock::now() - te).count();
@@ -253,12 +239,10 @@ MovieResult render(const Dataset& ds, const std::string& out_path, const MovieSp
     enc->finish();
     encode_s += std::chrono::duration<double>(clock::now() - te).count();
   } catch (...) {
-    const bool created = enc != nullptr;
-    enc.reset();
-    std::error_code ec;
-    if (created) std::filesystem::remove(out_path, ec);  // no partial movie left behind
+    enc.reset();  // closes the temporary before AtomicOutput removes it
     throw;
   }
+  out.commit();
   res.width = enc->cols();
   res.height = enc->rows();
   res.encoder = enc->encoder_name();

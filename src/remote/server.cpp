@@ -91,11 +91,24 @@ struct Server::Impl {
   Context ctx{catalog, options, heavy};
   std::size_t body_limit = 0;
   std::string bind_address;  // the numeric address checked in the constructor
+  HostRule host_rule;
 
   Impl(Catalog c, ServeOptions o)
       : catalog(std::move(c)),
         options(std::move(o)),
-        heavy(options.max_heavy_requests, std::chrono::milliseconds(options.heavy_wait_ms)) {}
+        heavy(options.max_heavy_requests, std::chrono::milliseconds(options.heavy_wait_ms)),
+        host_rule(!options.token.empty(), options.host, options.allowed_hosts) {}
+
+  // Without a token: a Host that is not a loopback or allowed name (DNS rebinding) is 421, an Origin of
+  // another site 403, before anything else is looked at.
+  bool refuse_host(const httplib::Request& req, httplib::Response& res) const {
+    const std::optional<HostRule::Refusal> r =
+        host_rule.check(req.get_header_value("Host"), req.get_header_value("Origin"));
+    if (!r) return false;
+    send_error(res, r->status, r->message);
+    res.set_header("Connection", "close");
+    return true;
+  }
 
   // Refuses hostile paths and bodies longer than any route takes, before the body is read.
   bool refuse_early(const httplib::Request& req, httplib::Response& res) {
@@ -152,7 +165,7 @@ struct Server::Impl {
     body_limit = max_body_bytes(catalog);
     http.set_payload_max_length(body_limit);
     http.set_pre_routing_handler([this](const auto& req, auto& res) {
-      if (refuse_early(req, res)) return httplib::Server::HandlerResponse::Handled;
+      if (refuse_host(req, res) || refuse_early(req, res)) return httplib::Server::HandlerResponse::Handled;
       return authorize(req, res);
     });
     http.set_logger([this](const auto& req, const auto& res) { log(req, res); });

@@ -1,9 +1,11 @@
 #pragma once
 // `qgpu serve`: an HTTP service over loaded datasets (JSON API + the WebGPU viewer's static files).
-// Loopback by default; any other host needs a bearer token. See routes_*.cpp for the endpoints.
+// Loopback by default; any other host needs a bearer token. Without a token only loopback Host names (and
+// --allow-host ones) are answered. See routes_*.cpp for the endpoints.
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "remote/catalog.hpp"
 #include "remote/frame_window.hpp"
@@ -14,6 +16,9 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8321;           // 0: an ephemeral port (see Server::bind)
   std::string token;         // required for a non-loopback host
+  // Without a token: the Host names answered besides loopback ones and `host` (--allow-host; HostRule in
+  // host_address.hpp). Other Host headers are 421, other Origins 403. With a token any Host is answered.
+  std::vector<std::string> allowed_hosts;
   std::string web_dir;       // built viewer; "" = default_web_dir()
   std::size_t window_limit_bytes = kDefaultWindowLimitBytes;
   bool log_requests = true;  // one line per request on stderr
@@ -39,7 +44,7 @@ std::string default_web_dir();
 
 class Server {
  public:
-  // InvalidArgument when the host is not loopback and no token is given.
+  // InvalidArgument when the host is not loopback and no token is given, or an allowed host is not a name.
   Server(Catalog catalog, ServeOptions options);
   ~Server();
   Server(const Server&) = delete;

@@ -72,7 +72,7 @@ TEST(MovieValidation, UnwritableOutput) {
   const std::string link = (test::temp_dir() / "dev_link" / "null.gif").string();
   fs::remove(link);
   fs::create_symlink("/dev/null", link);
-  expect_rejected<IoError>(adf(), link, "is not a regular file");
+  expect_rejected<IoError>(adf(), link, "is a symbolic link to a character device ('/dev/null'), not a regular file");
 }
 
 TEST(MovieValidation, BadOptions) {

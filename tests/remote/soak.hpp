@@ -131,7 +131,7 @@ inline SoakResult run_soak(int port, const std::string& api, const Dataset& ds, 
         ++total;
         const int kind = (t + i) % 6;
         if (cfg.abandon_every > 0 && i % cfg.abandon_every == cfg.abandon_every - 1) {
-          abandon(port, "GET " + api + "/window HTTP/1.1\r\nHost: x\r\n\r\n", i % 2);
+          abandon(port, "GET " + api + "/window HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", i % 2);
           ++abandoned;
           continue;
         }

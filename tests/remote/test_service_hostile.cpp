@@ -87,7 +87,7 @@ TEST(RemoteHostile, MaskBodyBoundedByTheDetector) {
   test::RunningServer srv;
   // A 60 MB body is refused from its Content-Length, before a byte of it is read.
   const std::string head = "POST " + srv.api("/virtual") +
-                           " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 60000000\r\n\r\n";
+                           " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 60000000\r\n\r\n";
   const std::string answer = raw_exchange(srv.port(), head + "{\"weights\": [");
   EXPECT_EQ(answer.rfind("HTTP/1.1 413", 0), 0u) << answer.substr(0, 200);
   EXPECT_NE(answer.find("exceeds"), std::string::npos);

@@ -39,11 +39,11 @@ void send_and_vanish(int port, const std::string& text, bool read_some) {
 
 TEST(RemoteRobustness, ClientsVanishingMidRequestLeaveTheServiceRunning) {
   test::RunningServer srv;
-  const std::string window = "GET " + srv.api("/window") + " HTTP/1.1\r\nHost: x\r\n\r\n";
-  send_and_vanish(srv.port(), "GET /api/datasets HTTP/1.1\r\nHost: x\r\n", false);  // half a request
+  const std::string window = "GET " + srv.api("/window") + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  send_and_vanish(srv.port(), "GET /api/datasets HTTP/1.1\r\nHost: 127.0.0.1\r\n", false);  // half a request
   send_and_vanish(srv.port(), window, false);  // gone before the answer
   send_and_vanish(srv.port(), window, true);   // gone during the answer
-  send_and_vanish(srv.port(), "POST " + srv.api("/virtual") + " HTTP/1.1\r\nContent-Length: 4096\r\n\r\n{", false);
+  send_and_vanish(srv.port(), "POST " + srv.api("/virtual") + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4096\r\n\r\n{", false);
   auto res = srv.client().Get(srv.api("/virtual?kind=bf&format=u64"));
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);

@@ -7,7 +7,19 @@
 
 Backends: "cuda" (production), "cpu" (reference, only when asked for), "auto" (cuda; never falls back to cpu).
 """
-from ._qgpu import (  # noqa: F401
+from . import _qgpu, _args
+
+
+class ArgumentTypeError(_qgpu.InvalidArgument, TypeError):
+    """An argument the call cannot take (wrong type, or an integer out of range), named in the message."""
+
+
+ArgumentTypeError.__module__ = __name__
+# Every compiled function and method: pybind11's "incompatible function arguments" dump -> ArgumentTypeError
+# naming the argument; a bare std::bad_alloc -> OutOfMemory naming the call's numeric arguments.
+_args.install(_qgpu, ArgumentTypeError, _qgpu.OutOfMemory)
+
+from ._qgpu import (  # noqa: F401,E402
     BackendUnavailable,
     Dataset,
     DeviceError,

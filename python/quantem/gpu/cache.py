@@ -17,7 +17,7 @@ from .result import Result, wrap
 
 def build(ds, path, bf_radii=(), adf=()):
     """Computes every product from `ds` and writes the cache at `path`; returns the product names."""
-    return _qgpu.cache_build(ds, str(path), [float(r) for r in bf_radii], [(float(i), float(o)) for i, o in adf])
+    return _qgpu.cache_build(ds, path, [float(r) for r in bf_radii], [(float(i), float(o)) for i, o in adf])
 
 
 class ProductCache:
@@ -66,7 +66,7 @@ class ProductCache:
 
 def open(path, strict=False):  # noqa: A001 - the module's verb
     """Opens a cache. A stale source warns (RuntimeWarning naming the change) or, with strict=True, raises."""
-    c = ProductCache(_qgpu.cache_open(str(path), bool(strict)))
+    c = ProductCache(_qgpu.cache_open(path, bool(strict)))
     for change in c.stale:
         warnings.warn(f"cache {c.path!r} is stale: {change}", RuntimeWarning, stacklevel=2)
     return c

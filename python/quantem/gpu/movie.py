@@ -26,7 +26,7 @@ def render_info(ds, path, sweep="adf", range=None, frames=None, **options):
     if unknown:
         raise TypeError("qgpu.movie.render: unknown option(s) " + ", ".join(sorted(unknown)))
     opts = dict(options, range=range, frames=frames)
-    return _qgpu.movie_render(ds, str(path), sweep, opts)
+    return _qgpu.movie_render(ds, path, sweep, opts)
 
 
 def nvenc_available():

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/atomic_output.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/parallel_for.hpp"
@@ -236,10 +237,9 @@ std::vector<std::string> write_mib_acquisition(const std::string& path, const Mi
     char num[32];
     std::snprintf(num, sizeof(num), "_%06llu.mib", (unsigned long long)(k + 1));
     const std::string name = used_files == 1 && files <= 1 ? path : stem.string() + num;
-    std::unique_ptr<FILE, int (*)(FILE*)> out(std::fopen(name.c_str(), "wb"), std::fclose);
-    if (!out) throw IoError("cannot create '" + name + "'");
     const std::uint64_t first = k * per_file, count = std::min(per_file, frames - first);
     std::vector<std::uint8_t> decoded, records;
+    write_file_atomically(name, [&](std::FILE* out) {
     for (std::uint64_t b0 = 0; b0 < count; b0 += batch) {
       const std::uint64_t n = std::min(batch, count - b0);
       decoded.resize(n * out_bytes);
@@ -250,19 +250,17 @@ std::vector<std::string> write_mib_acquisition(const std::string& path, const Mi
         std::copy(head.begin(), head.end(), records.begin() + i * rec_bytes);
         encode_frame_host(f, decoded.data() + i * out_bytes, records.data() + i * rec_bytes + head.size());
       });
-      if (std::fwrite(records.data(), 1, records.size(), out.get()) != records.size())
+      if (std::fwrite(records.data(), 1, records.size(), out) != records.size())
         throw IoError("cannot write frames to '" + name + "'");
       done += n;
       if (progress) progress(double(done) / double(frames));
     }
-    if (std::fflush(out.get()) != 0) throw IoError("cannot write '" + name + "'");
+    }, "Merlin sample");
     written.push_back(name);
   }
   const std::string hdr_name = stem.string() + ".hdr";
   const std::string hdr = format_acquisition_header(spec, frames, scan_cols);
-  std::unique_ptr<FILE, int (*)(FILE*)> out(std::fopen(hdr_name.c_str(), "wb"), std::fclose);
-  if (!out || std::fwrite(hdr.data(), 1, hdr.size(), out.get()) != hdr.size() || std::fflush(out.get()) != 0)
-    throw IoError("cannot write '" + hdr_name + "'");
+  write_file_atomically(hdr_name, hdr, "Merlin sample header");
   written.push_back(hdr_name);
   return written;
 }

@@ -1,7 +1,9 @@
 #include "io/npy/npy.hpp"
 
-#include <fstream>
+#include <cstdint>
+#include <cstdio>
 
+#include "core/atomic_output.hpp"
 #include "core/error.hpp"
 
 namespace qgpu::io {
@@ -29,11 +31,10 @@ std::string npy_header(const std::string& descr, const std::vector<std::size_t>&
 void write_npy(const std::string& path, const std::string& descr, const std::vector<std::size_t>& shape,
                const void* data, std::size_t bytes) {
   const std::string header = npy_header(descr, shape);
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw IoError("cannot write '" + path + "'");
-  f.write(header.data(), std::streamsize(header.size()));
-  f.write(static_cast<const char*>(data), std::streamsize(bytes));
-  if (!f) throw IoError("cannot write '" + path + "'");
+  write_file_atomically(path, [&](std::FILE* f) {
+    std::fwrite(header.data(), 1, header.size(), f);
+    if (bytes) std::fwrite(data, 1, bytes, f);
+  }, "npy output");
 }
 
 }  // namespace qgpu::io

@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/fftw_planner.hpp"
 #include "core/rng.hpp"
@@ -60,6 +61,13 @@ void validate(const SampleSpec& s) {
   if (!s.scan_rows || !s.scan_cols || s.det_rows < 8 || s.det_cols < 8 || !s.scan_step_px)
     throw InvalidArgument("sample: scan must be non-empty, detector at least 8x8, scan step >= 1");
   if (!is_count_dtype(s.dtype)) throw DTypeError("sample: dtype must be uint8, uint16 or uint32");
+  // Every size the writer forms from the shape, checked: an absurd scan or detector is an error, not a wrap.
+  const std::uint64_t bytes = checked_product<InvalidArgument>(
+      {s.scan_rows, s.scan_cols, s.det_rows, s.det_cols, dtype_size(s.dtype)}, "sample: scan x detector bytes");
+  if (bytes > kMaxArrayBytes)
+    throw InvalidArgument("sample: scan " + std::to_string(s.scan_rows) + " x " + std::to_string(s.scan_cols) +
+                          " of " + std::to_string(s.det_rows) + " x " + std::to_string(s.det_cols) +
+                          " frames is larger than any file can be");
   if (s.energy_kev <= 0 || s.semiangle_mrad <= 0) throw InvalidArgument("sample: energy and semiangle must be > 0");
 }
 

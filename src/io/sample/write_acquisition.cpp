@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 
+#include "core/atomic_output.hpp"
 #include "core/error.hpp"
 #include "io/hdf5/bitshuffle_plugin.hpp"
 #include "io/hdf5/h5_handle.hpp"
@@ -30,7 +31,7 @@ void write_scalar(hid_t parent, const char* name, long long v) {
 }
 
 // One data file: /entry/data/data holding frames [first, first + count).
-void write_data_file(const std::string& path, const SampleSpec& s, std::size_t first, std::size_t count) {
+void write_data_file_to(const std::string& path, const SampleSpec& s, std::size_t first, std::size_t count) {
   h5::Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
   if (!file.valid()) throw IoError("cannot create '" + path + "'");
   h5::Handle data = group(file, "/entry/data");
@@ -69,6 +70,12 @@ void write_data_file(const std::string& path, const SampleSpec& s, std::size_t f
   }
 }
 
+void write_data_file(const std::string& path, const SampleSpec& s, std::size_t first, std::size_t count) {
+  AtomicOutput out(path, "sample data file");
+  write_data_file_to(out.temp_path(), s, first, count);
+  out.commit();
+}
+
 std::string data_file_name(const std::string& master, std::size_t k) {
   std::string stem = fs::path(master).stem().string();
   const std::string tail = "_master";
@@ -91,6 +98,7 @@ std::vector<std::uint32_t> sample_bad_pixels(const SampleSpec& s) {
 
 std::vector<std::string> write_sample_acquisition(const std::string& path, const SampleSpec& s, std::size_t files,
                                                   const std::function<void(double)>& progress) {
+  sampling(s);  // validates the spec (sizes checked) before any file is created
   const std::size_t frames = s.scan_rows * s.scan_cols;
   if (files == 0 || files > frames)
     throw InvalidArgument("files must be between 1 and the " + std::to_string(frames) + " frames of the scan");
@@ -99,38 +107,42 @@ std::vector<std::string> write_sample_acquisition(const std::string& path, const
   const std::size_t used_files = (frames + per_file - 1) / per_file;  // ceil split may need fewer files
   const fs::path dir = fs::path(path).parent_path();
   std::vector<std::string> written;
-  h5::Handle master(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-  if (!master.valid()) throw IoError("cannot create '" + path + "'");
-  h5::Handle data = group(master, "/entry/data");
-  for (std::size_t k = 0; k < used_files; ++k) {
-    const std::size_t first = k * per_file, count = std::min(per_file, frames - first);
-    const std::string name = data_file_name(path, k + 1);
-    const std::string full = (dir / name).string();
-    write_data_file(full, s, first, count);
-    char link[32];
-    std::snprintf(link, sizeof(link), "data_%06zu", k + 1);
-    if (H5Lcreate_external(name.c_str(), "/entry/data/data", data, link, H5P_DEFAULT, H5P_DEFAULT) < 0)
-      throw IoError("cannot link " + name + " from '" + path + "'");
-    written.push_back(full);
-    if (progress) progress(double(k + 1) / double(used_files));
-  }
-  h5::Handle spec = group(master, "/entry/instrument/detector/detectorSpecific");
-  write_scalar(spec, "ntrigger", (long long)s.scan_rows);
-  write_scalar(spec, "nimages", (long long)s.scan_cols);
-  std::vector<std::uint32_t> mask(s.det_rows * s.det_cols, 0);
-  const std::uint32_t flags[] = {1, 2, 4, 8, 16};
-  const std::vector<std::uint32_t> bad = sample_bad_pixels(s);
-  for (std::size_t i = 0; i < bad.size(); ++i) mask[bad[i]] = flags[i % 5];
-  const hsize_t md[2] = {s.det_rows, s.det_cols};
-  h5::Handle msp(H5Screate_simple(2, md, nullptr), H5Sclose);
-  h5::Handle mds(H5Dcreate2(spec, "pixel_mask", H5T_STD_U32LE, msp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
-  H5Dwrite(mds, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, mask.data());
+  AtomicOutput out(path, "sample output");  // the master: absent or a regular file, never a device node or FIFO
+  {
+    h5::Handle master(H5Fcreate(out.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    if (!master.valid()) throw IoError("cannot create '" + path + "'");
+    h5::Handle data = group(master, "/entry/data");
+    for (std::size_t k = 0; k < used_files; ++k) {
+      const std::size_t first = k * per_file, count = std::min(per_file, frames - first);
+      const std::string name = data_file_name(path, k + 1);
+      const std::string full = (dir / name).string();
+      write_data_file(full, s, first, count);
+      char link[32];
+      std::snprintf(link, sizeof(link), "data_%06zu", k + 1);
+      if (H5Lcreate_external(name.c_str(), "/entry/data/data", data, link, H5P_DEFAULT, H5P_DEFAULT) < 0)
+        throw IoError("cannot link " + name + " from '" + path + "'");
+      written.push_back(full);
+      if (progress) progress(double(k + 1) / double(used_files));
+    }
+    h5::Handle spec = group(master, "/entry/instrument/detector/detectorSpecific");
+    write_scalar(spec, "ntrigger", (long long)s.scan_rows);
+    write_scalar(spec, "nimages", (long long)s.scan_cols);
+    std::vector<std::uint32_t> mask(s.det_rows * s.det_cols, 0);
+    const std::uint32_t flags[] = {1, 2, 4, 8, 16};
+    const std::vector<std::uint32_t> bad = sample_bad_pixels(s);
+    for (std::size_t i = 0; i < bad.size(); ++i) mask[bad[i]] = flags[i % 5];
+    const hsize_t md[2] = {s.det_rows, s.det_cols};
+    h5::Handle msp(H5Screate_simple(2, md, nullptr), H5Sclose);
+    h5::Handle mds(H5Dcreate2(spec, "pixel_mask", H5T_STD_U32LE, msp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+    H5Dwrite(mds, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, mask.data());
 
-  // /entry exists already (created with /entry/data): open it, as H5Gcreate2 would fail and leave the master
-  // without its calibration.
-  h5::Handle entry(H5Gopen2(master, "/entry", H5P_DEFAULT), H5Gclose);
-  if (!entry.valid()) throw IoError("cannot open /entry in '" + path + "'");
-  write_calibration_and_truth(entry, s);
+    // /entry exists already (created with /entry/data): open it, as H5Gcreate2 would fail and leave the master
+    // without its calibration.
+    h5::Handle entry(H5Gopen2(master, "/entry", H5P_DEFAULT), H5Gclose);
+    if (!entry.valid()) throw IoError("cannot open /entry in '" + path + "'");
+    write_calibration_and_truth(entry, s);
+  }  // every handle of the master closed before the rename
+  out.commit();
   return written;
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/atomic_output.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "io/npy/npy.hpp"
@@ -18,13 +19,6 @@ std::string descr_of(DType t, bool big_endian) {
   const char order = t == DType::u8 ? '|' : big_endian ? '>' : '<';
   return std::string(1, order) + "u" + std::to_string(dtype_size(t));
 }
-
-struct File {
-  std::FILE* f = nullptr;
-  ~File() {
-    if (f) std::fclose(f);
-  }
-};
 
 // Writes n bytes of zeros (the raw layout's offset, frame headers and footers).
 void write_zeros(std::FILE* f, std::uint64_t n, const std::string& path) {
@@ -43,16 +37,14 @@ void write_sample_frames(const std::string& path, const SampleSpec& s, const Fra
   const std::size_t frames = checked_mul<InvalidArgument>(s.scan_rows, s.scan_cols, "sample frames");
   const std::size_t frame_elems = checked_mul<InvalidArgument>(s.det_rows, s.det_cols, "sample frame");
   const std::size_t es = dtype_size(s.dtype), frame_bytes = frame_elems * es;
-  File out;
-  out.f = std::fopen(path.c_str(), "wb");
-  if (!out.f) throw IoError("cannot create '" + path + "'");
+  write_file_atomically(path, [&](std::FILE* f) {
   if (layout.npy) {
     const std::vector<std::size_t> shape = s.four_d ? std::vector<std::size_t>{s.scan_rows, s.scan_cols, s.det_rows, s.det_cols}
                                                     : std::vector<std::size_t>{frames, s.det_rows, s.det_cols};
     const std::string h = io::npy_header(descr_of(s.dtype, s.big_endian), shape, false, layout.npy_version);
-    if (std::fwrite(h.data(), 1, h.size(), out.f) != h.size()) throw IoError("cannot write '" + path + "'");
+    if (std::fwrite(h.data(), 1, h.size(), f) != h.size()) throw IoError("cannot write '" + path + "'");
   } else {
-    write_zeros(out.f, layout.offset, path);
+    write_zeros(f, layout.offset, path);
   }
   const std::size_t batch = std::max<std::size_t>(1, (std::size_t(64) << 20) / std::max<std::size_t>(frame_bytes, 1));
   std::vector<std::uint8_t> buf(std::min(batch, frames) * frame_bytes);
@@ -71,14 +63,14 @@ void write_sample_frames(const std::string& path, const SampleSpec& s, const Fra
         *p = io::byte_swapped(*p);
       }
     for (std::size_t k = 0; k < n; ++k) {
-      if (!layout.npy) write_zeros(out.f, layout.frame_header, path);
-      if (std::fwrite(buf.data() + k * frame_bytes, 1, frame_bytes, out.f) != frame_bytes)
+      if (!layout.npy) write_zeros(f, layout.frame_header, path);
+      if (std::fwrite(buf.data() + k * frame_bytes, 1, frame_bytes, f) != frame_bytes)
         throw IoError("cannot write '" + path + "'");
-      if (!layout.npy) write_zeros(out.f, layout.frame_footer, path);
+      if (!layout.npy) write_zeros(f, layout.frame_footer, path);
     }
     if (progress) progress(double(first + n) / double(frames));
   }
-  if (std::fflush(out.f) != 0) throw IoError("cannot write '" + path + "'");
+  }, "sample output");
 }
 
 }  // namespace qgpu::sample

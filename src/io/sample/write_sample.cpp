@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <future>
 
+#include "core/atomic_output.hpp"
 #include "core/error.hpp"
 #include "io/hdf5/bitshuffle_plugin.hpp"
 #include "io/hdf5/codec/bitshuffle_encode_host.hpp"
@@ -54,7 +55,8 @@ void write_calibration_and_truth(hid_t entry, const SampleSpec& s) {
 }
 
 
-void write_sample(const std::string& path, const SampleSpec& s, const std::function<void(double)>& progress) {
+// Writes the sample at `path` (a temporary file of write_sample); every HDF5 handle is closed on return.
+static void write_sample_to(const std::string& path, const SampleSpec& s, const std::function<void(double)>& progress) {
   if (s.compress) h5::ensure_bitshuffle_filter();
   h5::Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
   if (!file.valid()) throw IoError("cannot create '" + path + "'");
@@ -151,6 +153,13 @@ void write_sample(const std::string& path, const SampleSpec& s, const std::funct
   if (writing.valid()) writing.get();
 
   write_calibration_and_truth(entry, s);
+}
+
+void write_sample(const std::string& path, const SampleSpec& s, const std::function<void(double)>& progress) {
+  sampling(s);  // validates the spec (sizes checked) before any file is created
+  AtomicOutput out(path, "sample output");  // absent or a regular file: never a device node or FIFO
+  write_sample_to(out.temp_path(), s, progress);
+  out.commit();
 }
 
 }  // namespace qgpu::sample
