@@ -34,18 +34,18 @@ std::string quoted(const std::string& what, const std::string& path) { return wh
   throw IoError(quoted(what, path) + " " + why);
 }
 
-// The folder a new file at `p` goes into: it must exist and be writable.
+// The folder a new file at `p` goes into: it must exist and be writable. Messages name the file and the folder.
 void check_folder(const fs::path& p, const std::string& what) {
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  const std::string where = quoted(what, p.string()) + ": its folder '" + dir.string() + "'";
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
     const int err = errno;
-    if (err == ENOENT) throw IoError(what + " folder '" + dir.string() + "' does not exist");
-    throw IoError(what + " folder '" + dir.string() + "': " + std::strerror(err));
+    if (err == ENOENT) throw IoError(where + " does not exist");
+    throw IoError(where + " cannot be accessed: " + std::strerror(err));
   }
-  if (!S_ISDIR(st.st_mode))
-    throw IoError(what + " folder '" + dir.string() + "' is " + file_type_text(type_of(st.st_mode)) + ", not a folder");
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) throw IoError(what + " folder '" + dir.string() + "' is not writable");
+  if (!S_ISDIR(st.st_mode)) throw IoError(where + " is " + file_type_text(type_of(st.st_mode)) + ", not a folder");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) throw IoError(where + " is not writable");
 }
 
 std::atomic<unsigned> g_counter{0};

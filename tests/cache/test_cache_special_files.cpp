@@ -118,6 +118,7 @@ TEST(CacheOutputSpecialFile, FifoSocketFolderAndDeviceAreRefusedAndKept) {
   std::size_t n = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n;
   EXPECT_EQ(n, cases.size());  // no temporary left behind
+  test::remove_path(node);  // no device node left in the test folder
 
   // A regular file (an older cache, say) is replaced whole.
   const std::string regular = (dir / "products.h5").string();

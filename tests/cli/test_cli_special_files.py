@@ -58,6 +58,7 @@ def test_cache_output_onto_a_device_node_is_refused_and_kept(small, tmp_path):
     assert f"cache output '{node}' is a character device, not a regular file" in r.stderr
     st = os.lstat(node)
     assert stat.S_ISCHR(st.st_mode) and st.st_rdev == os.makedev(1, 3)
+    os.unlink(node)
 
 
 def test_image_output_named_by_a_fifo_is_refused_without_blocking(small, tmp_path):

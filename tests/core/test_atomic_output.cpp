@@ -165,7 +165,8 @@ TEST(AtomicOutput, RegularFileIsReplacedWholeAndAFailedWriteLeavesIt) {
   EXPECT_EQ(slurp(out), "{\"new\": 1}\n");  // untouched
   EXPECT_EQ(entries(dir), 1u);              // and no temporary left
   test::expect_error<IoError>([&] { write_small_npy((dir / "no_such_folder" / "x.npy").string()); },
-                              {"npy output folder", "no_such_folder", "does not exist"});
+                              {"npy output '" + (dir / "no_such_folder" / "x.npy").string() + "': its folder '" +
+                                   (dir / "no_such_folder").string() + "' does not exist"});
 }
 
 TEST(AtomicOutput, SampleAcquisitionRefusesAFifoDataFileBeforeReplacingIt) {
