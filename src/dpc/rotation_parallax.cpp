@@ -8,7 +8,8 @@
 
 namespace qgpu::dpc {
 
-RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc) {
+RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc,
+                                  std::optional<std::pair<double, double>> disk_center, std::optional<double> disk_radius) {
   RotationResult com = calibrate_rotation(dpc);
   com.provenance.parameters["decided_by"] = "com_curl";
   if (com.determined) return com;
@@ -25,6 +26,8 @@ RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc) {
     p.scan_step_angstrom = 1;
     optics = "placeholder (no calibration metadata): the angle and transpose do not depend on it";
   }
+  p.disk_center = disk_center;
+  p.disk_radius = disk_radius;
   parallax::ParallaxResult px;
   try {
     px = parallax::fit_only(ds, p);
