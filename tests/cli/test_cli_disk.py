@@ -149,3 +149,27 @@ def test_help_names_the_overrides(command):
     assert r.returncode == 0
     assert "--center FLOAT=fitted BF disk centre x 2" in r.stdout
     assert "--radius FLOAT=fitted BF disk radius" in r.stdout
+
+
+def test_cached_products_answer_the_given_radius(sample, tmp_path):
+    path, frames = sample
+    cache = tmp_path / "products.h5"
+    assert qgpu("cache", path, "--backend", "cpu", "--bf", 6, "-o", cache).returncode == 0
+    r = qgpu("image", cache, "--bf", "--radius", 6, "-o", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    mask = params(tmp_path / "out" / "bf.json")["mask"]
+    assert mask["radius"] == 6
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "bf.npy"), ring_sum(frames, *mask["center"], 0, 6))
+    r = qgpu("image", cache, "--adf", "--radius", 6, "-o", tmp_path / "out")  # 7.2..18 was not cached
+    assert r.returncode == 1 and "annulus 7.2..18 is not available in cache" in r.stderr, r.stderr
+
+
+def test_dpc_parallax_fallback_uses_the_given_disk(tmp_path):
+    path = tmp_path / "defocused.h5"  # 150 A defocus: the rotation comes from the parallax of the BF-disk pixels
+    assert qgpu("sample", path, "--scan", 64, 64, "--detector", 96, 96, "--defocus", 150).returncode == 0
+    r = qgpu("image", path, "--backend", "cpu", "--dpc", "--center", 48, 48, "--radius", 15, "-o", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    rot = json.load(open(tmp_path / "out" / "rotation.json"))["parameters"]
+    assert rot["decided_by"] == "parallax" and rot["determined"] is True
+    assert rot["parallax"]["disk"] == {"disk_center": [48.0, 48.0], "disk_center_source": "given",
+                                       "disk_radius_px": 15.0, "disk_radius_source": "given"}
