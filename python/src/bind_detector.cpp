@@ -90,11 +90,12 @@ void bind_detector(pyb::module_& m) {
     }
     return image_to_python(img);
   }, pyb::arg("ds"), pyb::arg("mask"));
-  m.def("default_adf_radii", [](const Dataset& ds, const pyb::object& center) {
+  m.def("default_adf_radii", [](const Dataset& ds, const pyb::object& center, std::optional<double> radius) {
     const auto c = center_of(center);
-    const detector::AnnulusRadii r = nogil([&] { return detector::default_adf_radii(ds, c); });
+    if (radius && !(std::isfinite(*radius) && *radius > 0)) throw InvalidArgument("radius must be finite and > 0");
+    const detector::AnnulusRadii r = nogil([&] { return detector::default_adf_radii(ds, c, radius); });
     return pyb::make_tuple(r.inner, r.outer);
-  }, pyb::arg("ds"), pyb::arg("center") = pyb::none());
+  }, pyb::arg("ds"), pyb::arg("center") = pyb::none(), pyb::arg("radius") = pyb::none());
   m.def("sum_pattern", [](const Dataset& ds) {
     return image_to_python(nogil([&] { return detector::sum_pattern(ds); }));
   });
@@ -106,9 +107,8 @@ void bind_detector(pyb::module_& m) {
   });
   m.def("fit_bf_disk", [](const Dataset& ds) {
     const auto f = nogil([&] { return detector::fit_bf_disk(ds); });
-    pyb::dict d;
+    pyb::dict d = to_python(detector::fit_json(f));  // confidence, method, edge levels, warning when uncertain
     d["center"] = pyb::make_tuple(f.center_row, f.center_col);
-    d["radius"] = f.radius;
     return d;
   });
   m.def("disk_mask", [](std::size_t rows, std::size_t cols, double cr, double cc, double r) {

@@ -96,7 +96,9 @@ ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& o) 
   if (src.metadata().contains("calibration")) g.calibration = src.metadata()["calibration"];
   g.provenance = {{"operation", "detector.fit_bf_disk"},
                   {"backend", backend_name(src.backend())},
-                  {"method", "mean pattern pixels above half maximum: centroid and equal-area radius"},
+                  {"method", fit.method},
+                  {"confidence", fit.confidence},
+                  {"bf_disk_fit", detector::fit_json(fit)},
                   {"calibration_from", "source file metadata (/entry/calibration)"},
                   {"version", kVersion}};
 

@@ -25,6 +25,7 @@ struct ImageArgs {
   std::vector<std::string> bf;  // [] or [""]: the fitted disk; [R]: radius R
   std::vector<std::string> adf;  // [] or [""]: radii from the BF disk; [INNER, OUTER]
   std::vector<double> center, percentiles{0.5, 99.5};
+  std::optional<double> radius;  // --radius: the BF disk radius (replaces the fitted one)
   std::vector<std::size_t> scan_region, det_region;
   std::size_t bin_scan = 1, bin_det = 1;
   bool com = false, dpc = false, idpc = false, mean = false;
@@ -56,6 +57,7 @@ Checked check(const ImageArgs& a, bool want_bf, bool want_adf) {
       throw InvalidArgument("--adf: need 0 <= INNER < OUTER, got " + a.adf[0] + " " + a.adf[1]);
   }
   for (double v : a.center) check_finite("--center", v);
+  if (a.radius) check_positive("--radius", *a.radius);
   for (double v : a.rotation) check_finite("--rotation", v);
   if (a.rotation.size() > 1 && a.rotation[1] != 0 && a.rotation[1] != 1)
     throw InvalidArgument("--rotation: TRANSPOSE is 0 or 1");
@@ -73,17 +75,32 @@ void compute_and_write(workflow::ScanProducts& src, const ImageArgs& a, const Ch
   const display::DisplayOptions& look = checked.look;
   std::optional<detector::Center> center;
   if (!a.center.empty()) center = detector::Center{a.center[0], a.center[1]};
+  src.set_disk(center, a.radius);  // the given centre / radius replace the fit's everywhere below
+  // The BF disk when a default comes from it: printed with the fit's confidence, recorded in the images' provenance,
+  // and a warning naming the overrides when the fit is uncertain.
+  std::optional<nlohmann::json> disk_json;
+  const auto disk_used = [&]() -> const nlohmann::json& {
+    if (!disk_json) {
+      disk_json = detector::fit_json(src.disk());
+      report_bf_disk(*disk_json);
+    }
+    return *disk_json;
+  };
 
   if (a.mean) {  // .npy holds the mean counts; the PNG shows the dark-field halo too (display/pattern.hpp)
     const Image<float> mean = src.mean_pattern();
     write_outputs(dir, "mean_pattern", mean, display::pattern_display_options(a.colormap), &display::pattern_log);
   }
   if (want_bf) {
-    write_outputs(dir, "bf", src.bf_with_defaults(checked.bf_radius, center), look);
+    Image<std::uint64_t> img = src.bf_with_defaults(checked.bf_radius, center);
+    if (!(checked.bf_radius && center)) img.provenance.parameters["bf_disk"] = disk_used();
+    write_outputs(dir, "bf", img, look);
   }
   if (want_adf) {
     const detector::AnnulusRadii radii = checked.adf ? *checked.adf : src.default_adf_radii(center);
-    write_outputs(dir, "adf", src.adf(radii.inner, radii.outer, src.center_or_fit(center)), look);
+    Image<std::uint64_t> img = src.adf(radii.inner, radii.outer, src.center_or_fit(center));
+    if (!(checked.adf && center)) img.provenance.parameters["bf_disk"] = disk_used();
+    write_outputs(dir, "adf", img, look);
   }
   if (a.com || a.dpc || a.idpc) {
     dpc::ComResult com = src.center_of_mass();
@@ -138,6 +155,7 @@ CacheImageRequest cache_request(const ImageArgs& a, bool want_bf, bool want_adf)
   r.bf_radius = checked.bf_radius;
   if (checked.adf) r.adf = std::pair<double, double>{checked.adf->inner, checked.adf->outer};
   r.center = a.center;
+  r.disk_radius = a.radius;
   r.rotation = a.rotation;
   r.want_bf = want_bf;
   r.want_adf = want_adf;
@@ -167,7 +185,12 @@ void add_image(CLI::App& app) {
                               "min(3 x, edge) the fitted BF disk radius)")
                   ->expected(0, 2)
                   ->default_str("");  // a bare --adf gets "": radii from the BF disk
-  cmd->add_option("--center", a->center, "detector centre ROW COL")->expected(2)->default_str("fitted BF disk centre");
+  cmd->add_option("--center", a->center, "BF disk centre ROW COL, detector pixels (replaces the fit's everywhere)")
+      ->expected(2)
+      ->default_str("fitted BF disk centre");
+  cmd->add_option("--radius", a->radius,
+                  "BF disk radius, detector pixels (replaces the fit's: the --bf default and the ADF default radii)")
+      ->default_str("fitted BF disk radius");
   cmd->add_flag("--com", a->com, "centre of mass maps");
   cmd->add_flag("--dpc", a->dpc, "centred, rotation-corrected DPC maps");
   cmd->add_flag("--idpc", a->idpc, "integrated DPC (Fourier integration)");

@@ -17,7 +17,8 @@ namespace {
 
 struct ParallaxArgs {
   std::string file, out = "out", backend = "auto", dataset;
-  std::optional<double> energy, semiangle, step, mrad_per_px, defocus_sign;
+  std::optional<double> energy, semiangle, step, mrad_per_px, defocus_sign, radius;
+  std::vector<double> center;  // --center ROW COL
   std::size_t upsample = 2, bin = 0, iterations = 3, search = 4;
   double edge = 1.0;
   bool measured = false;
@@ -32,6 +33,8 @@ std::filesystem::path check(const ParallaxArgs& a) {
   if (a.step) check_positive("--step", *a.step);
   if (a.mrad_per_px) check_positive("--mrad-per-pixel", *a.mrad_per_px);
   if (a.defocus_sign) check_finite("--defocus-sign", *a.defocus_sign);
+  for (double v : a.center) check_finite("--center", v);
+  if (a.radius) check_positive("--radius", *a.radius);
   check_finite("--edge", a.edge);
   if (a.edge < 0) throw InvalidArgument("--edge must be >= 0");
   if (a.upsample < 1 || a.upsample > 8) throw InvalidArgument("--upsample must be in 1..8");
@@ -57,6 +60,8 @@ void run(const ParallaxArgs& a) {
   if (a.step) p.scan_step_angstrom = *a.step;
   if (a.mrad_per_px) p.detector_mrad_per_pixel = *a.mrad_per_px;
   if (a.defocus_sign) p.c1_sign_hint = *a.defocus_sign;
+  if (!a.center.empty()) p.disk_center = std::pair<double, double>{a.center[0], a.center[1]};
+  if (a.radius) p.disk_radius = *a.radius;
   p.upsample = a.upsample;
   p.detector_bin = a.bin;
   p.iterations = a.iterations;
@@ -76,6 +81,7 @@ void run(const ParallaxArgs& a) {
   std::printf("                 residual %.3f px of %.3f px (confidence %.3f), C1 sign by %s\n", f.residual_rms_px,
               f.model_rms_px, f.confidence, f.sign_method.c_str());
   if (!f.determined()) std::fprintf(stderr, "warning: %s\n", f.warning().c_str());
+  if (r.provenance.parameters.contains("bf_disk_fit")) report_bf_disk(r.provenance.parameters.at("bf_disk_fit"));
   display::DisplayOptions look;
   look.colormap = "gray";
   look.lower_percentile = 0.5;
@@ -101,6 +107,13 @@ void add_parallax(CLI::App& app) {
   cmd->add_option("--step", a->step, "scan step, angstrom (> 0)")->default_str("file calibration");
   cmd->add_option("--mrad-per-pixel", a->mrad_per_px, "detector calibration (> 0)")
       ->default_str("semiangle / BF disk radius");
+  cmd->add_option("--center", a->center, "BF disk centre ROW COL, detector pixels (replaces the fit's)")
+      ->expected(2)
+      ->default_str("fitted BF disk centre");
+  cmd->add_option("--radius", a->radius,
+                  "BF disk radius, detector pixels (> 0; replaces the fit's: the BF pixels used, and the sampling "
+                  "when --mrad-per-pixel is not given)")
+      ->default_str("fitted BF disk radius");
   cmd->add_option("--defocus-sign", a->defocus_sign,
                   "known sign of C1 (chi = +pi lambda C1 k^2): > 0 or < 0; 0 = from the image (atoms positive)")
       ->default_str("sign of the file's defocus_angstrom, else 0");

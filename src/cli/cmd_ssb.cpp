@@ -24,7 +24,8 @@ namespace {
 
 struct SsbArgs {
   std::string file, out = "out", backend = "auto", dataset, weighting = "auto";
-  std::optional<double> energy, semiangle, step, mrad_per_px, defocus, rotation;
+  std::optional<double> energy, semiangle, step, mrad_per_px, defocus, rotation, radius;
+  std::vector<double> center;  // --center ROW COL
   std::size_t preview = 0, fit_trials = 0, bin = 4;
   std::vector<double> c1_range{-500, 500};
   bool astig = false, transpose = false;
@@ -36,7 +37,7 @@ std::string flag_of(const std::string& key) {
   static const std::map<std::string, std::string> flags = {
       {"energy_kev", "--energy"},     {"semiangle_mrad", "--semiangle"}, {"scan_step_angstrom", "--step"},
       {"detector_mrad_per_pixel", "--mrad-per-pixel"}, {"rotation_deg", "--rotation"}, {"C1", "--defocus"},
-      {"weighting", "--weighting"}};
+      {"weighting", "--weighting"}, {"disk_center", "--center"}, {"disk_radius", "--radius"}};
   const auto it = flags.find(key);
   return it == flags.end() ? key : it->second;
 }
@@ -51,6 +52,8 @@ ssb::ParamOverrides overrides_of(const SsbArgs& a) {
   if (a.transpose) o.transpose = true;
   o.C1 = a.defocus;
   o.weighting = a.weighting;
+  if (!a.center.empty()) o.disk_center = std::pair<double, double>{a.center[0], a.center[1]};
+  o.disk_radius = a.radius;
   return o;
 }
 
@@ -98,6 +101,7 @@ void fit_and_reconstruct(const Dataset& ds, ssb::SsbParams p, const SsbArgs& a, 
   look.upper_percentile = 99.5;
   std::printf("  weighting      %s (%s)\n", r.provenance.parameters.at("weighting").get<std::string>().c_str(),
               r.provenance.parameters.at("weighting_reason").get<std::string>().c_str());
+  if (r.provenance.parameters.contains("bf_disk_fit")) report_bf_disk(r.provenance.parameters.at("bf_disk_fit"));
   write_outputs(dir, a.preview ? "ssb_preview_phase" : "ssb_phase", r.phase, look);
 }
 
@@ -107,16 +111,18 @@ void fit_and_reconstruct(const Dataset& ds, ssb::SsbParams p, const SsbArgs& a, 
 void gathered_ssb(workflow::ScanProducts& src, const SsbArgs& a, const std::filesystem::path& dir) {
   std::printf("%s\n", src.summary().c_str());
   ssb::SsbParams p = params_for(a, src.metadata());
-  const detector::DiskFit fit = src.fit_bf_disk();
+  src.set_disk(p.disk_center, p.disk_radius);
+  const detector::DiskFit disk = src.disk();  // the given centre / radius, the fit's for the rest
   const Shape4D& s = src.shape();
-  const double cr = fit.center_row, cc = fit.center_col;
+  const double cr = disk.center_row, cc = disk.center_col;
   const double radius = p.detector_mrad_per_pixel > 0 && p.semiangle_mrad > 0 ? p.semiangle_mrad / p.detector_mrad_per_pixel
-                                                                               : fit.radius;
+                                                                               : disk.radius;
   const std::size_t align = std::lcm(std::max<std::size_t>(a.preview, 1), a.fit_trials > 0 ? a.bin : 1);
-  const Region box = workflow::bf_disk_box(fit, radius, s.det_rows, s.det_cols, align);
+  const Region box = workflow::bf_disk_box(disk, radius, s.det_rows, s.det_cols, align);
   const Dataset crop = src.detector_crop(box);
   p.disk_center = std::pair<double, double>{cr - double(box.row0), cc - double(box.col0)};
-  if (!(p.detector_mrad_per_pixel > 0) && !p.disk_radius) p.disk_radius = fit.radius;
+  if (!(p.detector_mrad_per_pixel > 0) && !p.disk_radius) p.disk_radius = disk.radius;
+  if (!(disk.center_given && disk.radius_given)) report_bf_disk(detector::fit_json(disk));  // the crop sees given values
   fit_and_reconstruct(crop, p, a, dir);
 }
 
@@ -142,6 +148,13 @@ void add_ssb(CLI::App& app) {
   cmd->add_option("--step", a->step, "scan step, angstrom (> 0)")->default_str("file calibration");
   cmd->add_option("--mrad-per-pixel", a->mrad_per_px, "detector calibration (> 0)")
       ->default_str("semiangle / BF disk radius");
+  cmd->add_option("--center", a->center, "BF disk centre ROW COL, detector pixels (replaces the fit's)")
+      ->expected(2)
+      ->default_str("fitted BF disk centre");
+  cmd->add_option("--radius", a->radius,
+                  "BF disk radius, detector pixels (> 0; replaces the fit's: sets the sampling when "
+                  "--mrad-per-pixel is not given)")
+      ->default_str("fitted BF disk radius");
   cmd->add_option("--rotation", a->rotation,
                   "scan-detector rotation, degrees: the angle qgpu image reports in rotation.json (positive turns "
                   "the detector row axis towards the col axis; docs/conventions.md)")

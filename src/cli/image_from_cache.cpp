@@ -5,6 +5,7 @@
 
 #include "cache/cache.hpp"
 #include "cli/outputs.hpp"
+#include "detector/virtual_detector.hpp"
 #include "display/pattern.hpp"
 #include "dpc/pipeline.hpp"
 
@@ -50,8 +51,8 @@ void image_from_cache(const CacheImageRequest& r) {
     write_outputs(dir, "mean_pattern", c.f32("mean_pattern"), display::pattern_display_options(r.colormap),
                   &display::pattern_log);
   if (r.want_bf) {
-    const double radius = r.bf_radius ? *r.bf_radius : c.geometry().disk_radius;
-    const std::string name = !r.bf_radius && !center ? "bf" : c.find_disk(radius, center);
+    const double radius = r.bf_radius ? *r.bf_radius : r.disk_radius ? *r.disk_radius : c.geometry().disk_radius;
+    const std::string name = !r.bf_radius && !r.disk_radius && !center ? "bf" : c.find_disk(radius, center);
     if (name.empty()) {
       char buf[96];
       std::snprintf(buf, sizeof buf, "bright field of radius %g%s", radius, center ? " at the given centre" : "");
@@ -62,10 +63,19 @@ void image_from_cache(const CacheImageRequest& r) {
   }
   if (r.want_adf) {
     std::string name = "adf";
-    if (r.adf || center) {
+    if (r.adf || center || r.disk_radius) {
       const cache::Geometry& g = c.geometry();
-      const auto radii = r.adf ? *r.adf : std::pair<double, double>{};
-      if (r.adf) {
+      std::optional<std::pair<double, double>> wanted = r.adf;
+      if (!wanted && r.disk_radius) {  // the default radii of the given disk radius
+        const detector::Center cc = center ? detector::Center{center[0], center[1]}
+                                           : detector::Center{g.disk_center_row, g.disk_center_col};
+        detector::DiskFit d;
+        d.radius = *r.disk_radius;
+        const detector::AnnulusRadii ar = detector::default_adf_radii(d, g.det_rows, g.det_cols, cc);
+        wanted = std::pair<double, double>{ar.inner, ar.outer};
+      }
+      const auto radii = wanted ? *wanted : std::pair<double, double>{};
+      if (wanted) {
         name = c.find_annulus(radii.first, radii.second, center);
       } else {  // the derived ADF at another centre: not cached
         const double cc[2] = {g.disk_center_row, g.disk_center_col};
@@ -73,7 +83,7 @@ void image_from_cache(const CacheImageRequest& r) {
       }
       if (name.empty()) {
         char buf[96];
-        if (r.adf)
+        if (wanted)
           std::snprintf(buf, sizeof buf, "annulus %g..%g%s", radii.first, radii.second, center ? " at the given centre" : "");
         else
           std::snprintf(buf, sizeof buf, "the derived ADF at the given centre");

@@ -16,6 +16,7 @@ struct CacheImageRequest {
   display::DisplayOptions look;
   std::optional<double> bf_radius;                   // empty: the cached fitted-disk BF
   std::optional<std::pair<double, double>> adf;      // empty: the cached ADF (radii from the BF disk)
+  std::optional<double> disk_radius;                 // --radius: the BF disk radius instead of the cached fit's
   std::vector<double> center, rotation;
   bool want_bf = false, want_adf = false, com = false, dpc = false, idpc = false, mean = false;
   std::string load_only_option;  // a load option given (region, binning ...): refused, the cache has no raw data

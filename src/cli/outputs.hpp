@@ -32,4 +32,19 @@ void write_outputs(const std::filesystem::path& dir, const std::string& name, co
   std::printf("  %-14s %zux%zu -> %s.{npy,png,json}\n", name.c_str(), img.rows, img.cols, (dir / name).c_str());
 }
 
+// The BF disk a computation used (detector::fit_json: centre, radius, where each came from, the fit's confidence):
+// one line, and on stderr the fit's warning naming --center/--radius when it is uncertain.
+inline void report_bf_disk(const nlohmann::json& d) {
+  const std::string cs = d.at("center_source").get<std::string>(), rs = d.at("radius_source").get<std::string>();
+  char how[128];
+  if (cs == "given" && rs == "given")
+    std::snprintf(how, sizeof how, "given");
+  else
+    std::snprintf(how, sizeof how, "%s centre, %s radius; fit confidence %.2f", cs.c_str(), rs.c_str(),
+                  d.value("confidence", 0.0));
+  std::printf("  BF disk        centre (%.2f, %.2f), radius %.2f px (%s)\n", d.at("center")[0].get<double>(),
+              d.at("center")[1].get<double>(), d.at("radius").get<double>(), how);
+  if (d.contains("warning")) std::fprintf(stderr, "qgpu: warning: %s\n", d.at("warning").get<std::string>().c_str());
+}
+
 }  // namespace qgpu::cli

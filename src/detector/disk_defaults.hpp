@@ -1,9 +1,12 @@
 #pragma once
 // The one place where a computation's BF disk is defaulted: its centre and radius as given, else the fitted disk's
 // (detector::fit_bf_disk, computed only when something is missing and asked for), and the detector sampling derived
-// from it. Used by SSB and parallax.
+// from it. Used by SSB and parallax; provenance() says where each value came from and, when the fit was used, its
+// confidence (and warning).
 #include <optional>
 #include <utility>
+
+#include <nlohmann/json.hpp>
 
 #include "detector/virtual_detector.hpp"
 
@@ -19,6 +22,15 @@ class DiskDefaults {
   bool center_given() const { return center_.has_value(); }
   bool radius_given() const { return radius_.has_value(); }
   const char* center_source() const { return center_ ? "given" : "fitted BF disk"; }
+  const char* radius_source() const { return radius_ ? "given" : "fitted BF disk"; }
+  // The fit, when it was computed (something not given was asked for).
+  const DiskFit* fitted() const { return fit_ ? &*fit_ : nullptr; }
+  // {"bf_disk_fit": fit_json} when the fit was used, else {}: merged into the computation's provenance.
+  nlohmann::json provenance() const {
+    nlohmann::json j = nlohmann::json::object();
+    if (fit_) j["bf_disk_fit"] = fit_json(disk_with_overrides(center_, radius_, [this] { return *fit_; }));
+    return j;
+  }
 
   // Detector sampling: `given` mrad per pixel when > 0, else the semiangle over the disk radius (given or fitted;
   // callers check that radius is > 0 first), with where it came from.

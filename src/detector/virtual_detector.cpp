@@ -41,12 +41,6 @@ Image<std::uint64_t> masked_image(const Dataset& ds, const Mask& mask, const std
   return img;
 }
 
-Center default_center(const Dataset& ds, std::optional<Center> c) {
-  if (c) return *c;
-  const DiskFit fit = fit_bf_disk(ds);
-  return {fit.center_row, fit.center_col};
-}
-
 }  // namespace
 
 Image<std::uint64_t> virtual_image(const Dataset& ds, const Mask& mask) {
@@ -80,23 +74,22 @@ Image<std::int64_t> virtual_image(const Dataset& ds, const SignedMask& mask) {
 
 Image<std::uint64_t> bf(const Dataset& ds, std::optional<double> radius, std::optional<Center> center) {
   const Shape4D& s = ds.shape();
-  double r = 0;
-  Center c;
-  if (radius && center) {
-    r = *radius;
-    c = *center;
-  } else {
-    const DiskFit fit = fit_bf_disk(ds);
-    r = radius ? *radius : fit.radius;
-    c = center ? *center : Center{fit.center_row, fit.center_col};
-  }
-  return masked_image(ds, disk(s.det_rows, s.det_cols, c.first, c.second, r), "detector.bf");
+  const DiskFit d = disk_with_overrides(center, radius, [&] { return fit_bf_disk(ds); });
+  Image<std::uint64_t> img =
+      masked_image(ds, disk(s.det_rows, s.det_cols, d.center_row, d.center_col, d.radius), "detector.bf");
+  if (!(radius && center)) img.provenance.parameters["bf_disk_fit"] = fit_json(d);
+  return img;
 }
 
 Image<std::uint64_t> adf(const Dataset& ds, double inner, double outer, std::optional<Center> center) {
   const Shape4D& s = ds.shape();
-  const Center c = default_center(ds, center);
-  return masked_image(ds, annulus(s.det_rows, s.det_cols, c.first, c.second, inner, outer), "detector.adf");
+  std::optional<DiskFit> fit;
+  if (!center) fit = fit_bf_disk(ds);
+  const Center c = center ? *center : Center{fit->center_row, fit->center_col};
+  Image<std::uint64_t> img =
+      masked_image(ds, annulus(s.det_rows, s.det_cols, c.first, c.second, inner, outer), "detector.adf");
+  if (fit) img.provenance.parameters["bf_disk_fit"] = fit_json(*fit);
+  return img;
 }
 
 Image<std::uint64_t> df(const Dataset& ds, Center center, double radius) {
@@ -150,24 +143,12 @@ DiskFit fit_bf_disk(const Dataset& ds) {
   return *fit;
 }
 
-DiskFit fit_bf_disk(const Image<std::uint64_t>& sum) {
-  std::uint64_t mx = 0;
-  for (std::uint64_t v : sum.data) mx = std::max(mx, v);
-  if (mx == 0) throw InvalidArgument("cannot find the bright-field disk: the dataset holds no counts");
-  double n = 0, sr = 0, sc = 0;
-  for (std::size_t r = 0; r < sum.rows; ++r)
-    for (std::size_t c = 0; c < sum.cols; ++c)
-      if (2 * sum.at(r, c) >= mx) {
-        n += 1;
-        sr += double(r);
-        sc += double(c);
-      }
-  return DiskFit{sr / n, sc / n, std::sqrt(n / M_PI)};
-}
-
-AnnulusRadii default_adf_radii(const Dataset& ds, std::optional<Center> center) {
+AnnulusRadii default_adf_radii(const Dataset& ds, std::optional<Center> center, std::optional<double> radius) {
   const Shape4D& s = ds.shape();
-  return default_adf_radii(fit_bf_disk(ds), s.det_rows, s.det_cols, center);
+  DiskFit disk;
+  if (!center || !radius) disk = fit_bf_disk(ds);
+  if (radius) disk.radius = *radius;
+  return default_adf_radii(disk, s.det_rows, s.det_cols, center);
 }
 
 AnnulusRadii default_adf_radii(const DiskFit& fit, std::size_t det_rows, std::size_t det_cols,

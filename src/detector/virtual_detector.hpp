@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/image.hpp"
+#include "detector/disk_fit.hpp"
 #include "detector/mask.hpp"
 #include "resident/dataset.hpp"
 
@@ -33,23 +34,19 @@ Image<float> mean_pattern(const Dataset& ds);
 // Largest count of each detector pixel over all frames (detector-shaped), exact.
 Image<std::uint64_t> max_pattern(const Dataset& ds);
 
-// Bright-field disk from the mean pattern: pixels above half of the maximum, centroid and equal-area radius.
-struct DiskFit {
-  double center_row = 0, center_col = 0, radius = 0;
-};
+// Bright-field disk of the summed pattern (disk_fit.hpp; the dataset caches it).
 DiskFit fit_bf_disk(const Dataset& ds);
-// The same fit from a summed pattern (the one implementation; the dataset version caches its result).
-DiskFit fit_bf_disk(const Image<std::uint64_t>& sum_pattern);
 // The mean pattern from the summed pattern of `frames` frames (the one implementation of mean_pattern).
 Image<float> mean_from_sum(const Image<std::uint64_t>& sum_pattern, std::size_t frames);
 
-// ADF radii where the dark-field scattering of the sample is: inner = 1.2 x the fitted BF disk radius (just
-// outside the disk edge), outer = min(3 x that radius, distance from the centre to the nearest detector edge).
-// `center` defaults to the fitted disk centre. InvalidArgument when the disk leaves no ring on the detector.
+// ADF radii where the dark-field scattering of the sample is: inner = 1.2 x the BF disk radius (just outside the
+// disk edge), outer = min(3 x that radius, distance from the centre to the nearest detector edge). `center` and
+// `radius` (the BF disk's) default to the fitted disk's. InvalidArgument when the disk leaves no ring on the detector.
 struct AnnulusRadii {
   double inner = 0, outer = 0;
 };
-AnnulusRadii default_adf_radii(const Dataset& ds, std::optional<Center> center = {});
+AnnulusRadii default_adf_radii(const Dataset& ds, std::optional<Center> center = {},
+                               std::optional<double> radius = {});
 // The same radii from a fit on a det_rows x det_cols detector.
 AnnulusRadii default_adf_radii(const DiskFit& fit, std::size_t det_rows, std::size_t det_cols,
                                std::optional<Center> center = {});

@@ -10,6 +10,7 @@
 //   differences on the interior pixels (one-pixel border dropped); "rms" is over those pixels.
 // calibrate_rotation returns (angle, transpose) such that rotate_field(dpc, angle, transpose) is the field in
 // scan axes: curl-free, and pointing up the projected potential (see calibrate_rotation).
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,7 +63,10 @@ inline constexpr double kRotationConfident = 0.1;
 // method, both confidences and the parallax fit in the provenance. Without calibration metadata the parallax runs
 // with placeholder optics (only its C1 value depends on them, not the angle); when the parallax cannot run
 // (InvalidArgument, e.g. a tiny scan) the CoM answer is returned with the reason in provenance parameters.parallax.
-RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc);
+// The parallax uses the given BF disk centre / radius (detector pixels of `ds`), the fitted disk's otherwise.
+RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc,
+                                  std::optional<std::pair<double, double>> disk_center = {},
+                                  std::optional<double> disk_radius = {});
 
 // A one-line warning for an undetermined calibration ("" when determined), naming the margins.
 std::string rotation_warning(const RotationResult& r);

@@ -8,7 +8,8 @@
 
 namespace qgpu::dpc {
 
-RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc) {
+RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc,
+                                  std::optional<std::pair<double, double>> disk_center, std::optional<double> disk_radius) {
   RotationResult com = calibrate_rotation(dpc);
   com.provenance.parameters["decided_by"] = "com_curl";
   if (com.determined) return com;
@@ -25,6 +26,8 @@ RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc) {
     p.scan_step_angstrom = 1;
     optics = "placeholder (no calibration metadata): the angle and transpose do not depend on it";
   }
+  p.disk_center = disk_center;
+  p.disk_radius = disk_radius;
   parallax::ParallaxResult px;
   try {
     px = parallax::fit_only(ds, p);
@@ -33,12 +36,16 @@ RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc) {
     return com;
   }
   const double pc = std::min(px.fit.confidence, px.fit.sign_confidence);
+  nlohmann::json disk;  // the BF disk the parallax used: given or fitted (with the fit's confidence)
+  for (const char* k : {"disk_center", "disk_center_source", "disk_radius_px", "disk_radius_source", "bf_disk_fit"})
+    if (px.provenance.parameters.contains(k)) disk[k] = px.provenance.parameters.at(k);
   nlohmann::json com_summary = {{"angle_deg", com.angle_deg},
                                 {"transpose", com.transpose},
                                 {"confidence", com.confidence},
                                 {"determined", com.determined}};
   if (!(pc > com.confidence)) {
-    com.provenance.parameters["parallax"] = {{"fit", parallax::fit_json(px.fit)}, {"confidence", pc}, {"optics", optics}};
+    com.provenance.parameters["parallax"] = {
+        {"fit", parallax::fit_json(px.fit)}, {"confidence", pc}, {"optics", optics}, {"disk", disk}};
     return com;
   }
   RotationResult r = com;  // keeps the CoM curves and curl / divergence of the CoM answer for reference
@@ -55,6 +62,7 @@ RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc) {
   r.provenance.parameters["decided_by"] = "parallax";
   r.provenance.parameters["com_answer"] = com_summary;
   r.provenance.parameters["parallax"] = {{"fit", parallax::fit_json(px.fit)},
+                                         {"disk", disk},
                                          {"confidence", pc},
                                          {"confidence_rule", "min(fit confidence, sign confidence)"},
                                          {"optics", optics},

@@ -267,17 +267,22 @@ class GatheredProducts : public workflow::ScanProducts {
       return com;
     }
     // the parallax fallback needs the BF-disk pixels of every frame: gathered at rank 0 (its disk fit on the box
-    // equals the whole detector's up to the rounding of the moved centre)
+    // equals the whole detector's up to the rounding of the moved centre; a given centre / radius is used as is)
     const nlohmann::json& md = metadata();
-    double radius = fit_bf_disk().radius;
+    const detector::DiskFit disk_used = disk();
+    double radius = disk_used.radius;
     if (md.contains("calibration") && md["calibration"].is_object()) {
       const nlohmann::json& cal = md["calibration"];
       if (cal.contains("semiangle_mrad") && cal.contains("detector_mrad_per_pixel") &&
           cal["detector_mrad_per_pixel"].is_number() && cal["detector_mrad_per_pixel"].get<double>() > 0)
         radius = std::max(radius, cal["semiangle_mrad"].get<double>() / cal["detector_mrad_per_pixel"].get<double>());
     }
-    const Dataset box = detector_crop(workflow::bf_disk_box(fit_bf_disk(), radius, c_.whole.det_rows, c_.whole.det_cols));
-    dpc::RotationResult r = dpc::calibrate_rotation(box, d);
+    const Region r_box = workflow::bf_disk_box(disk_used, radius, c_.whole.det_rows, c_.whole.det_cols);
+    const Dataset box = detector_crop(r_box);
+    std::optional<std::pair<double, double>> center;
+    if (given_center_) center = std::pair<double, double>{given_center_->first - double(r_box.row0),
+                                                          given_center_->second - double(r_box.col0)};
+    dpc::RotationResult r = dpc::calibrate_rotation(box, d, center, given_radius_);
     r.provenance.parameters["mpi"] = "parallax on the BF-disk box of every frame, gathered at rank 0";
     return r;
   }

@@ -51,6 +51,7 @@ struct Geometry {
   std::size_t bin = 1;
   double counts_per_pixel = -1;  // mean counts per BF pixel per frame (auto binning); -1: bin given
   std::string mrad_source, center_source;
+  nlohmann::json disk_fit;  // DiskDefaults::provenance(): the fit's confidence when it was used
 };
 
 detail::Plan make_plan(const Dataset& ds, const ParallaxParams& p, Geometry& geo) {
@@ -70,6 +71,7 @@ detail::Plan make_plan(const Dataset& ds, const ParallaxParams& p, Geometry& geo
   const detector::DiskDefaults::Sampling sampling = disk.sampling(p.detector_mrad_per_pixel, p.semiangle_mrad);
   geo.mrad_per_px = sampling.mrad_per_pixel;
   geo.mrad_source = sampling.source;
+  geo.disk_fit = disk.provenance();
   geo.lambda = ssb::detail::wavelength_angstrom(p.energy_kev);
   const double r_use = geo.radius_px - p.edge_px;
   require(r_use > 0, "no BF-disk pixels left after edge_px");
@@ -459,6 +461,8 @@ Provenance provenance_for(const Dataset& ds, const ParallaxParams& p, const Run&
   q["disk_center"] = {run.geo.center_row, run.geo.center_col};
   q["disk_center_source"] = run.geo.center_source;
   q["disk_radius_px"] = run.geo.radius_px;
+  q["disk_radius_source"] = p.disk_radius ? "given" : "fitted BF disk";
+  q.update(run.geo.disk_fit);
   q["edge_px"] = p.edge_px;
   q["detector_bin"] = run.geo.bin;
   q["detector_bin_source"] = p.detector_bin ? "given" : "auto";

@@ -78,16 +78,29 @@ void max_pattern(Context& ctx, const httplib::Request& req, httplib::Response& r
 void disk_fit(Context& ctx, const httplib::Request& req, httplib::Response& res) {
   ServedDataset& s = ctx.catalog.get(req.matches[1]);
   double ms = 0;
+  nlohmann::json fit_info;  // confidence, method, warning: the fit's, or a cache's record of it
   const detector::DiskFit f = run_on(
       s,
-      [](ServedDataset& d) {
-        if (!d.cache) return detector::fit_bf_disk(d.ds);
+      [&fit_info](ServedDataset& d) {
+        if (!d.cache) {
+          const detector::DiskFit fit = detector::fit_bf_disk(d.ds);
+          fit_info = detector::fit_json(fit);
+          return fit;
+        }
         const cache::Geometry& g = d.cache->geometry();
-        return detector::DiskFit{g.disk_center_row, g.disk_center_col, g.disk_radius};
+        if (g.provenance.contains("bf_disk_fit")) fit_info = g.provenance.at("bf_disk_fit");
+        detector::DiskFit fit;
+        fit.center_row = g.disk_center_row;
+        fit.center_col = g.disk_center_col;
+        fit.radius = g.disk_radius;
+        return fit;
       },
       ms);
   set_compute_ms(res, ms);
-  send_json(res, {{"center_row", f.center_row}, {"center_col", f.center_col}, {"radius", f.radius}});
+  nlohmann::json out = {{"center_row", f.center_row}, {"center_col", f.center_col}, {"radius", f.radius}};
+  for (const char* k : {"confidence", "confident", "method", "warning", "other_edge_radius"})
+    if (fit_info.contains(k)) out[k] = fit_info.at(k);
+  send_json(res, out);
 }
 
 void frame(Context& ctx, const httplib::Request& req, httplib::Response& res) {

@@ -111,13 +111,14 @@ Plan make_plan(const Dataset& ds, const SsbParams& p, std::size_t bin, nlohmann:
               {"detector_mrad_per_pixel", mrad},
               {"detector_mrad_per_pixel_source", mrad_source},
               {"disk_center", {cr, cc}},
-              {"disk_center_source", p.disk_center ? "given" : "fitted BF disk"},
+              {"disk_center_source", disk.center_source()},
               {"disk_radius_px", radius_px},
               {"detector_bin", bin},
               {"bf_pixels", plan.pixels.size()},
               {"k_groups", plan.groups()},
               {"q_spacing_per_angstrom",
                {1.0 / (double(sh.scan_rows) * plan.step), 1.0 / (double(sh.scan_cols) * plan.step)}}};
+  resolved.update(disk.provenance());  // the fit's confidence when it was used
   return plan;
 }
 

@@ -18,19 +18,28 @@ detector::DiskFit ScanProducts::fit_bf_disk() {
   return *fit_;
 }
 
+void ScanProducts::set_disk(std::optional<detector::Center> center, std::optional<double> radius) {
+  given_center_ = center;
+  given_radius_ = radius;
+}
+
+detector::DiskFit ScanProducts::disk() {
+  return detector::disk_with_overrides(given_center_, given_radius_, [this] { return fit_bf_disk(); });
+}
+
 detector::AnnulusRadii ScanProducts::default_adf_radii(std::optional<detector::Center> center) {
-  return detector::default_adf_radii(fit_bf_disk(), shape().det_rows, shape().det_cols, center);
+  return detector::default_adf_radii(disk(), shape().det_rows, shape().det_cols, center);
 }
 
 detector::Center ScanProducts::center_or_fit(std::optional<detector::Center> center) {
   if (center) return *center;
-  const detector::DiskFit fit = fit_bf_disk();
-  return {fit.center_row, fit.center_col};
+  const detector::DiskFit d = disk();
+  return {d.center_row, d.center_col};
 }
 
 Image<std::uint64_t> ScanProducts::bf_with_defaults(std::optional<double> radius, std::optional<detector::Center> center) {
   if (radius && center) return bf(*radius, *center);
-  return bf(radius ? *radius : fit_bf_disk().radius, center_or_fit(center));
+  return bf(radius ? *radius : disk().radius, center_or_fit(center));
 }
 
 dpc::PipelineResult ScanProducts::dpc_pipeline(dpc::ComResult com, const dpc::PipelineParams& params) {

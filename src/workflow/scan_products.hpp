@@ -59,9 +59,14 @@ class ScanProducts {
   // Derived, one implementation for every source (the sum pattern is computed once).
   const Image<std::uint64_t>& summed();
   Image<float> mean_pattern();
-  detector::DiskFit fit_bf_disk();
+  detector::DiskFit fit_bf_disk();  // the fit alone
+  // The user's BF disk centre and/or radius (qgpu image --center/--radius): they replace the fit's in disk() and
+  // every default below (BF, ADF radii, centres, the DPC rotation's parallax fallback).
+  void set_disk(std::optional<detector::Center> center, std::optional<double> radius);
+  // The BF disk used: the given values, the fit's for the rest (fitted only when something is not given).
+  detector::DiskFit disk();
   detector::AnnulusRadii default_adf_radii(std::optional<detector::Center> center = {});
-  // bf with the fitted disk's radius and/or centre where not given.
+  // bf with the disk's radius and/or centre where not given.
   Image<std::uint64_t> bf_with_defaults(std::optional<double> radius, std::optional<detector::Center> center);
   detector::Center center_or_fit(std::optional<detector::Center> center);
   // The DPC workflow (dpc/pipeline.hpp) from this source's CoM (center_of_mass(), passed in so that callers can
@@ -71,6 +76,10 @@ class ScanProducts {
  private:
   std::optional<Image<std::uint64_t>> sum_;
   std::optional<detector::DiskFit> fit_;
+
+ protected:
+  std::optional<detector::Center> given_center_;
+  std::optional<double> given_radius_;
 };
 
 // One process: the products of a resident Dataset (detector::, dpc:: on its backend).
@@ -92,7 +101,7 @@ class DatasetProducts : public ScanProducts {
   dpc::ComResult center_of_mass() override { return dpc::center_of_mass(ds_); }
   Dataset detector_crop(const Region& detector_region) override;
   dpc::RotationResult calibrate_rotation(const dpc::DpcResult& dpc) override {
-    return dpc::calibrate_rotation(ds_, dpc);
+    return dpc::calibrate_rotation(ds_, dpc, given_center_, given_radius_);
   }
 
  private:

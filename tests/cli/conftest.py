@@ -27,8 +27,9 @@ def sample(tmp_path_factory):
     return path, frames.reshape(10, 12, 48, 48).astype(np.int64)
 
 
-def fitted_disk(frames):
-    """Independent BF disk fit: pixels of the summed pattern >= half its maximum; centroid, equal-area radius."""
+def half_maximum_disk(frames):
+    """A simple independent BF disk estimate: pixels of the summed pattern >= half its maximum; centroid, equal-area
+    radius (right on a clean disk such as the sample's; a bright lobe around the disk fools it)."""
     s = frames.sum(axis=(0, 1))
     rows, cols = np.nonzero(2 * s >= s.max())
     return rows.mean(), cols.mean(), np.sqrt(rows.size / np.pi)

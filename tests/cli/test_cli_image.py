@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import fitted_disk, qgpu
+from conftest import half_maximum_disk, qgpu
 
 
 def disk_sum(frames, cr, cc, radius):
@@ -12,15 +12,27 @@ def disk_sum(frames, cr, cc, radius):
     return (frames * ((r - cr) ** 2 + (c - cc) ** 2 <= radius ** 2)).sum(axis=(2, 3))
 
 
+def fitted(out, name):
+    """The BF disk qgpu used for NAME (provenance parameters.bf_disk), checked against the simple estimate."""
+    disk = json.load(open(out / f"{name}.json"))["result"]["parameters"]["bf_disk"]
+    assert disk["center_source"] == disk["radius_source"] == "fitted"
+    assert disk["confident"] is True and 0.5 <= disk["confidence"] <= 1
+    return disk["center"][0], disk["center"][1], disk["radius"]
+
+
 def test_bare_bf_is_the_fitted_disk(sample, tmp_path):
     path, frames = sample
     r = qgpu("image", path, "--backend", "cpu", "--bf", "-o", tmp_path)
     assert r.returncode == 0, r.stderr
-    cr, cc, radius = fitted_disk(frames)
+    cr, cc, radius = fitted(tmp_path, "bf")
+    assert "BF disk        centre" in r.stdout and "fitted centre, fitted radius; fit confidence" in r.stdout
+    assert "qgpu: warning" not in r.stderr
+    hr, hc, hradius = half_maximum_disk(frames)  # the sample's disk is clean: both estimates agree
+    assert abs(radius - hradius) < 1 and abs(cr - hr) < 0.5 and abs(cc - hc) < 0.5
+    assert abs(radius - 8) < 1 and abs(cr - 24) < 0.5 and abs(cc - 24) < 0.5  # the simulated disk
     mask = json.load(open(tmp_path / "bf.json"))["result"]["parameters"]["mask"]
     assert mask["kind"] == "disk"
-    assert mask["radius"] == pytest.approx(radius, rel=1e-12) and radius > 5
-    assert mask["center"] == pytest.approx([cr, cc], rel=1e-12)
+    assert mask["radius"] == radius and mask["center"] == [cr, cc]
     bf = np.load(tmp_path / "bf.npy")
     assert bf.dtype == np.uint64 and bf.shape == (10, 12)
     np.testing.assert_array_equal(bf, disk_sum(frames, cr, cc, radius))
@@ -38,7 +50,7 @@ def test_bare_adf_ring_lies_outside_the_bf_disk(sample, tmp_path):
     path, frames = sample
     r = qgpu("image", path, "--backend", "cpu", "--adf", "-o", tmp_path)
     assert r.returncode == 0, r.stderr
-    cr, cc, radius = fitted_disk(frames)
+    cr, cc, radius = fitted(tmp_path, "adf")
     mask = json.load(open(tmp_path / "adf.json"))["result"]["parameters"]["mask"]
     edge = min(cr, 47 - cr, cc, 47 - cc)
     assert mask["inner"] == pytest.approx(1.2 * radius, rel=1e-12)

@@ -70,6 +70,39 @@ TEST(VirtualCpu, BrightFieldDiskOfTheSample) {
   EXPECT_EQ(total, pattern_total);
 }
 
+TEST(VirtualCpu, FittedDiskDefaultsRecordTheFitAndGivenOnesSkipIt) {
+  const Dataset ds = test::disk_frames({4, 5, 40, 44}, 18.5, 21.25, 7, 300);
+  const DiskFit fit = fit_bf_disk(ds);
+  EXPECT_NEAR(fit.radius, 7, 1);
+  EXPECT_NEAR(fit.center_row, 18.5, 0.5);
+  EXPECT_NEAR(fit.center_col, 21.25, 0.5);
+  EXPECT_TRUE(fit.confident());
+  const Image<std::uint64_t> fitted = bf(ds);
+  const nlohmann::json& q = fitted.provenance.parameters;
+  ASSERT_TRUE(q.contains("bf_disk_fit"));
+  EXPECT_EQ(q["bf_disk_fit"]["radius"], fit.radius);
+  EXPECT_EQ(q["bf_disk_fit"]["confidence"], fit.confidence);
+  EXPECT_EQ(q["bf_disk_fit"]["radius_source"], "fitted");
+  EXPECT_FALSE(bf(ds, 5.0, Center{18, 21}).provenance.parameters.contains("bf_disk_fit"));
+  const Image<std::uint64_t> centre_given = bf(ds, {}, Center{18, 21});
+  EXPECT_EQ(centre_given.provenance.parameters["bf_disk_fit"]["center_source"], "given");
+  EXPECT_EQ(centre_given.data, bf(ds, fit.radius, Center{18, 21}).data);
+
+  // Given centre and radius: no fit at all (an all-dark dataset has none), exact default ADF radii.
+  const Dataset dark = test::synthetic<std::uint16_t>({2, 3, 40, 44}, 0);
+  EXPECT_THROW(fit_bf_disk(dark), InvalidArgument);
+  const AnnulusRadii r = default_adf_radii(dark, Center{20, 22}, 5.0);
+  EXPECT_DOUBLE_EQ(r.inner, 6.0);
+  EXPECT_DOUBLE_EQ(r.outer, 15.0);
+  const AnnulusRadii edge = default_adf_radii(dark, Center{20, 22}, 8.0);  // 3 x 8 = 24 > 19 px to the edge
+  EXPECT_DOUBLE_EQ(edge.outer, 19.0);
+  EXPECT_EQ(bf(dark, 5.0, Center{20, 22}).data, std::vector<std::uint64_t>(6, 0));
+  // The radius given, the centre fitted.
+  const AnnulusRadii rc = default_adf_radii(ds, {}, 4.0);
+  EXPECT_DOUBLE_EQ(rc.inner, 4.8);
+  EXPECT_DOUBLE_EQ(rc.outer, 12.0);
+}
+
 TEST(VirtualCpu, MaxPatternIsThePerPixelMaximumOverFrames) {
   const Dataset ds = test::synthetic<std::uint16_t>({5, 7, 9, 600}, 65535);  // 5400 pixels: several blocks
   const Image<std::uint64_t> most = max_pattern(ds);

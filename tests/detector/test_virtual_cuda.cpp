@@ -55,10 +55,17 @@ TEST(VirtualCuda, BfAdfAndDiskFitMatchCpu) {
   EXPECT_EQ(bf(gpu, 6.0, Center{24, 24}).data, bf(host, 6.0, Center{24, 24}).data);
   EXPECT_EQ(adf(gpu, 8.0, 20.0, Center{23.5, 24.5}).data, adf(host, 8.0, 20.0, Center{23.5, 24.5}).data);
   EXPECT_EQ(df(gpu, Center{10, 30}, 4.0).data, df(host, Center{10, 30}, 4.0).data);
-  const DiskFit a = fit_bf_disk(gpu), b = fit_bf_disk(host);
-  EXPECT_DOUBLE_EQ(a.center_row, b.center_row);
-  EXPECT_DOUBLE_EQ(a.radius, b.radius);
   EXPECT_EQ(mean_pattern(gpu).data, mean_pattern(host).data);
+  // The disk fit (on the exact sum pattern) is the same on both backends.
+  const Dataset disk_host = test::disk_frames({6, 5, 48, 52}, 22.5, 27.25, 9, 200);
+  const Dataset disk_gpu = disk_host.to_device();
+  const DiskFit a = fit_bf_disk(disk_gpu), b = fit_bf_disk(disk_host);
+  EXPECT_DOUBLE_EQ(a.center_row, b.center_row);
+  EXPECT_DOUBLE_EQ(a.center_col, b.center_col);
+  EXPECT_DOUBLE_EQ(a.radius, b.radius);
+  EXPECT_DOUBLE_EQ(a.confidence, b.confidence);
+  EXPECT_NEAR(b.radius, 9, 1);
+  EXPECT_EQ(bf(disk_gpu).data, bf(disk_host).data);
 }
 
 TEST(VirtualCuda, SignedWeightsEqualCpuExactly) {

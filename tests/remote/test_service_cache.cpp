@@ -88,7 +88,11 @@ TEST(RemoteCache, ServesTheCachedProductsWithoutTheRawData) {
   EXPECT_EQ(as_vector<float>(res->body), detector::mean_pattern(srv.ds).data);
   res = srv.get("/disk_fit");
   const detector::DiskFit fit = detector::fit_bf_disk(srv.ds);
-  EXPECT_EQ(nlohmann::json::parse(res->body)["radius"].get<double>(), fit.radius);
+  const nlohmann::json disk = nlohmann::json::parse(res->body);
+  EXPECT_EQ(disk["radius"].get<double>(), fit.radius);
+  EXPECT_EQ(disk["confidence"].get<double>(), fit.confidence);  // the cache's record of the fit
+  EXPECT_EQ(disk["method"], fit.method);
+  EXPECT_EQ(disk["confident"], fit.confident());
 
   const dpc::ComResult com = dpc::center_of_mass(srv.ds);
   res = srv.get("/com?format=f32");

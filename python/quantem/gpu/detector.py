@@ -1,22 +1,58 @@
 """Virtual detectors: exact uint64 masked sums per scan position, as numpy arrays with .provenance."""
+import warnings
+
 from . import _qgpu
 from .result import Result, wrap
-from ._qgpu import annulus_mask, disk_mask, fit_bf_disk  # noqa: F401
+from ._qgpu import annulus_mask, disk_mask  # noqa: F401
+
+
+class DiskFitUncertain(UserWarning):
+    """The bright-field disk fit is uncertain (confidence < 0.5, e.g. a bright lobe around the disk): give the disk's
+    center= and radius= (the CLI's --center/--radius)."""
+
+
+def _warn_fit(fit, stacklevel=3):
+    if fit and fit.get("warning"):
+        warnings.warn(fit["warning"], DiskFitUncertain, stacklevel=stacklevel)
+
+
+def _warn_provenance(provenance, key="bf_disk_fit", stacklevel=4):
+    _warn_fit(((provenance or {}).get("parameters") or {}).get(key), stacklevel)
+
+
+def fit_bf_disk(ds):
+    """The bright-field disk of the summed pattern: {'center': (row, col), 'radius', 'confidence' (0..1),
+    'confident', 'center_source', 'radius_source', 'edge_levels', 'method', 'other_edge_radius' (a second edge, e.g. a
+    lobe around the disk), 'warning'}. Warns (DiskFitUncertain) when the confidence is below 0.5."""
+    fit = _qgpu.fit_bf_disk(ds)
+    _warn_fit(fit)
+    return fit
 
 
 def bf(ds, radius=None, center=None):
-    """Bright field through a disk (default: the fitted BF disk)."""
-    return wrap(_qgpu.bf(ds, radius, center))
+    """Bright field through a disk (default: the fitted BF disk's radius and centre)."""
+    out = wrap(_qgpu.bf(ds, radius, center))
+    _warn_provenance(out.provenance)
+    return out
 
 
-def adf(ds, inner=None, outer=None, center=None):
-    """Annular dark field: inner <= distance <= outer pixels around center (default: BF disk centre). Without radii:
-    inner = 1.2 x the fitted BF disk radius, outer = min(3 x that radius, distance to the detector edge)."""
+def adf(ds, inner=None, outer=None, center=None, radius=None):
+    """Annular dark field: inner <= distance <= outer pixels around center (default: the BF disk centre). Without
+    radii: inner = 1.2 x the BF disk radius (`radius`, default: the fitted one), outer = min(3 x that radius,
+    distance to the detector edge). Warns (DiskFitUncertain) when a default came from an uncertain fit."""
     if (inner is None) != (outer is None):
         raise _qgpu.InvalidArgument("adf: give both inner and outer radii, or neither")
+    if inner is not None and radius is not None:
+        raise _qgpu.InvalidArgument("adf: radius (the BF disk's) sets the default radii: give it or inner/outer")
     if inner is None:
-        inner, outer = _qgpu.default_adf_radii(ds, center)
-    return wrap(_qgpu.adf(ds, inner, outer, center))
+        inner, outer = _qgpu.default_adf_radii(ds, center, radius)
+        if center is None or radius is None:  # the radii or the centre came from the fit (cached on the dataset)
+            _warn_fit(_qgpu.fit_bf_disk(ds))
+        out = wrap(_qgpu.adf(ds, inner, outer, center))
+    else:
+        out = wrap(_qgpu.adf(ds, inner, outer, center))
+        _warn_provenance(out.provenance)
+    return out
 
 
 def df(ds, center, radius):
@@ -45,4 +81,4 @@ def mean_pattern(ds):
 
 
 __all__ = ["bf", "adf", "df", "virtual_image", "sum_pattern", "mean_pattern", "max_pattern", "fit_bf_disk", "disk_mask",
-           "annulus_mask", "Result"]
+           "annulus_mask", "DiskFitUncertain", "Result"]

@@ -1,5 +1,6 @@
 """Parallax / tilt-corrected bright field. Calibration defaults come from the file (/entry/calibration); keyword
-arguments override: energy (keV), semiangle (mrad), step (angstrom), mrad_per_pixel, disk_center, disk_radius,
+arguments override: energy (keV), semiangle (mrad), step (angstrom), mrad_per_pixel, disk_center (row, col) and
+disk_radius (px; both replace the fitted BF disk's: a default from an uncertain fit warns, detector.DiskFitUncertain),
 edge (px left out at the disk edge), detector_bin (0 = auto: by dose, >= 10 counts per group and frame), upsample (2), iterations (3), search (px),
 measured_shifts (False: shift-and-sum with the linear fit), defocus_sign (known sign of C1; 0 = from the image).
 
@@ -8,6 +9,7 @@ transpose follow quantem.gpu.dpc (transpose first, then rotate)."""
 import warnings
 
 from . import _qgpu
+from .detector import _warn_provenance
 from .result import wrap
 
 
@@ -16,6 +18,7 @@ class ParallaxUndetermined(UserWarning):
 
 
 def _warn(out):
+    _warn_provenance(out.get("provenance"), stacklevel=5)
     fit = out.get("fit", {})
     if not fit.get("determined", True):
         warnings.warn(fit["warning"], ParallaxUndetermined, stacklevel=3)

@@ -1,6 +1,7 @@
 """Single-side-band ptychography. Calibration defaults come from the file (/entry/calibration); keyword
 arguments override: energy (keV), semiangle (mrad), step (angstrom), mrad_per_pixel, rotation (deg), transpose,
-defocus or C1 (angstrom), A1, A1_angle, C3, disk_center, disk_radius, weighting.
+defocus or C1 (angstrom), A1, A1_angle, C3, disk_center, disk_radius, weighting. disk_center (row, col) and
+disk_radius (px) replace the fitted BF disk's; a default from an uncertain fit warns (detector.DiskFitUncertain).
 
 Conventions (docs/conventions.md):
 - defocus / C1: the Krivanek C1, chi = pi lambda C1 k^2 with probe exp(-i chi): positive = OVERFOCUS;
@@ -12,19 +13,26 @@ Conventions (docs/conventions.md):
   (least squares, quantitative phase), "phase" (py4DSTEM's Gamma/|Gamma|), "wiener" (Poisson noise from the counts,
   object power per |Q| ring from the data). The choice and its reason are in the result's provenance."""
 from . import _qgpu
+from .detector import _warn_provenance
 from .result import wrap
 
 
 def reconstruct(ds, **params):
     """Phase image (radians) as a Result with provenance."""
-    return wrap(_qgpu.ssb_reconstruct(ds, params))
+    out = wrap(_qgpu.ssb_reconstruct(ds, params))
+    _warn_provenance(out.provenance)
+    return out
 
 
 def preview(ds, detector_bin=4, **params):
     """Fast phase preview at reduced detector sampling."""
-    return wrap(_qgpu.ssb_preview(ds, detector_bin, params))
+    out = wrap(_qgpu.ssb_preview(ds, detector_bin, params))
+    _warn_provenance(out.provenance)
+    return out
 
 
 def fit(ds, trials=200, c1_range=(-500.0, 500.0), fit_astigmatism=False, detector_bin=4, seed=1, **params):
     """Seeded TPE + Nelder-Mead aberration search; {'aberrations', 'loss', 'loss_trace', 'provenance'}."""
-    return _qgpu.ssb_fit(ds, trials, tuple(c1_range), fit_astigmatism, detector_bin, seed, params)
+    out = _qgpu.ssb_fit(ds, trials, tuple(c1_range), fit_astigmatism, detector_bin, seed, params)
+    _warn_provenance(out.get("provenance"))
+    return out
