@@ -84,6 +84,9 @@ struct SsbParams {
   bool transpose = false;                                // swap the detector row / col axes first
   Aberrations aberrations;
   Weighting weighting = Weighting::automatic;            // reconstruct / preview only (the fit's loss is fixed)
+  // Where the calibration values came from (resolve_params): {"energy_kev": "given (--energy)" or the file's
+  // source, e.g. "ARINA sidecar 'x.h5' STEM Metadata/High Tension (300000 V)"}; recorded in the provenance.
+  nlohmann::json sources = nlohmann::json::object();
 };
 
 // Parameters from ds.metadata()["calibration"] (the loader copies the file's /entry/calibration attributes):
