@@ -97,8 +97,9 @@ ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& o) 
   g.provenance = {{"operation", "detector.fit_bf_disk"},
                   {"backend", backend_name(src.backend())},
                   {"method", "mean pattern pixels above half maximum: centroid and equal-area radius"},
-                  {"calibration_from", "source file metadata (/entry/calibration)"},
+                  {"calibration_from", "source file metadata (/entry/calibration, ARINA sidecar, NeXus instrument)"},
                   {"version", kVersion}};
+  if (src.metadata().contains("calibration_detail")) g.provenance["calibration_detail"] = src.metadata()["calibration_detail"];
 
   const double cr = fit.center_row, cc = fit.center_col;
   const detector::Center center{cr, cc};
