@@ -57,8 +57,9 @@ void bind_io(pyb::module_& m) {
 
   m.def("inspect", [](const std::string& path, const std::string& dataset, std::vector<std::size_t> scan_shape) {
     if (!scan_shape.empty() && scan_shape.size() != 2) throw InvalidArgument("scan_shape is (rows, cols)");
+    // Never fails for want of a scan shape: "shape" is None, "scan_shape_needed" says what to give.
     const auto fi = io::inspect(path, dataset, scan_shape.empty() ? 0 : scan_shape[0],
-                                scan_shape.empty() ? 0 : scan_shape[1]);
+                                scan_shape.empty() ? 0 : scan_shape[1], io::ScanShapeNeed::optional);
     return to_python(fi.to_json());
   }, pyb::arg("path"), pyb::arg("dataset") = "", pyb::arg("scan_shape") = std::vector<std::size_t>{});
 
