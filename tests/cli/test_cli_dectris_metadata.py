@@ -130,3 +130,11 @@ def test_sidecar_disagreeing_with_the_frames_is_named(arina, tmp_path):
     assert "NumPixelsY x NumPixelsX = 7 x 8 = 56 scan positions, but dataset" in r.stdout
     r = qgpu("image", master, "--backend", "cpu", "--bf", "-o", tmp_path / "out")
     assert r.returncode == 1 and "= 7 x 8 = 56 scan positions" in r.stderr and "holds 48 frames" in r.stderr
+
+
+def test_parallax_names_a_value_neither_file_nor_user_gives(arina, tmp_path):
+    master, sidecar, _ = arina
+    sidecar()
+    r = qgpu("parallax", master, "--backend", "cpu", "-o", tmp_path / "px")
+    assert r.returncode == 1
+    assert "parallax: semiangle_mrad is missing: not in the file's calibration and not given (--semiangle)" in r.stderr
