@@ -89,7 +89,7 @@ struct SsbParams {
   nlohmann::json sources = nlohmann::json::object();
 };
 
-// Parameters from ds.metadata()["calibration"] (the loader copies the file's /entry/calibration attributes):
+// Parameters from ds.metadata()["calibration"] (the file's calibration as the loader reads it, ssb/params.hpp):
 // energy_kev, semiangle_mrad, scan_step_angstrom (required: InvalidArgument when missing), optional
 // detector_mrad_per_pixel, rotation_deg and defocus_angstrom (-> aberrations.C1, the nominal defocus).
 // = resolve_params(metadata, {}) (ssb/params.hpp: the same with a user's overrides).
