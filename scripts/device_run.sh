@@ -59,6 +59,7 @@ for s in "$@"; do
     scale1024) step bench_scale1024 200 $B/bench_scale /tmp/qb/s1024t.h5 --tile-from /tmp/qb/s512.h5 --factor 2 ;;
     python) step python_tests 300 bash scripts/device_python.sh ;;  # the module built there for its python3
     replay) step replay_cuda_decoder 200 $B/replay_cuda_decoder --mutate 300000 --seed 2 ;;
+    replay_short) step replay_cuda_decoder 90 $B/replay_cuda_decoder --mutate 30000 --seed 3 ;;
     s512) step write_s512 300 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --write-only ;;
     timeline512) step bench_load_timeline 200 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --skip-cpu ;;  # GPU loads + timelines
     load512) step bench_load 300 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --reference-rows 32 --direct ;;

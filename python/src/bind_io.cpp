@@ -87,6 +87,8 @@ void bind_io(pyb::module_& m) {
     so.dataset_path = dataset;
     set_scan_shape(scan_shape, so.scan_rows, so.scan_cols);
     so.raw = raw_layout(dtype, detector_shape, offset, frame_header, frame_footer);
+    // Never fails for want of a scan shape: "shape" is None, "scan_shape_needed" says what to give.
+    so.need = io::ScanShapeNeed::optional;
     return to_python(io::inspect(path.string(), so).to_json());
   }, pyb::arg("path"), pyb::arg("dataset") = "", pyb::arg("scan_shape") = std::vector<std::size_t>{},
      pyb::arg("format") = "auto", pyb::arg("dtype") = "", pyb::arg("detector_shape") = std::vector<std::size_t>{},

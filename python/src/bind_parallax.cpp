@@ -24,13 +24,14 @@ parallax::ParallaxParams params(const Dataset& ds, const pyb::dict& kw) {
       throw InvalidArgument("parallax: unknown parameter '" + k + "' (known: " + list + ")");
     }
   }
-  parallax::ParallaxParams p;
-  if (ds.metadata().contains("calibration") && ds.metadata()["calibration"].contains("energy_kev"))
-    p = parallax::params_from_metadata(ds);
+  parallax::ParallaxParams p = parallax::params_from_metadata(ds);
   auto given = [&](const char* k) { return kw.contains(k) && !kw[k].is_none(); };
   auto num = [&](const char* k, double& dst) {
     if (given(k)) dst = kw[k].cast<double>();
   };
+  for (const auto& [k, key] : {std::pair<const char*, const char*>{"energy", "energy_kev"}, {"semiangle", "semiangle_mrad"},
+                               {"step", "scan_step_angstrom"}, {"mrad_per_pixel", "detector_mrad_per_pixel"}})
+    if (given(k)) p.sources[key] = std::string("given (parallax: ") + k + ")";
   auto count = [&](const char* k, std::size_t& dst) {
     if (given(k)) dst = kw[k].cast<std::size_t>();
   };

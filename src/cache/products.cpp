@@ -99,8 +99,9 @@ ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& o) 
                   {"method", fit.method},
                   {"confidence", fit.confidence},
                   {"bf_disk_fit", detector::fit_json(fit)},
-                  {"calibration_from", "source file metadata (/entry/calibration)"},
+                  {"calibration_from", "source file metadata (/entry/calibration, ARINA sidecar, NeXus instrument)"},
                   {"version", kVersion}};
+  if (src.metadata().contains("calibration_detail")) g.provenance["calibration_detail"] = src.metadata()["calibration_detail"];
 
   const double cr = fit.center_row, cc = fit.center_col;
   const detector::Center center{cr, cc};

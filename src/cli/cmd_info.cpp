@@ -4,6 +4,7 @@
 #include "cache/cache.hpp"
 #include "cli/cache_info.hpp"
 #include "cli/commands.hpp"
+#include "core/number_text.hpp"
 #include "device/device.hpp"
 #include "cli/load_flags.hpp"
 #include "io/hdf5/admission.hpp"
@@ -84,9 +85,13 @@ void add_info(CLI::App& app) {
   add_read_flags(cmd, args->load);
   cmd->callback([args] {
     if (cache::is_cache_file(args->file)) return print_cache_info(args->file, args->json);
-    const io::FileInfo fi = io::inspect(args->file, args->load.source_options(args->dataset));
+    // info never fails for want of a scan shape: it says what a load would need instead.
+    io::SourceOptions so = args->load.source_options(args->dataset);
+    so.need = args->timing ? io::ScanShapeNeed::required : io::ScanShapeNeed::optional;
+    const io::FileInfo fi = io::inspect(args->file, so);
     if (args->timing) return print_timing(*args, fi);
-    const nlohmann::json adm = fi.ready ? would_load(args->file, args->dataset, args->load) : nlohmann::json();
+    const nlohmann::json adm =
+        fi.ready && fi.scan_shape_known ? would_load(args->file, args->dataset, args->load) : nlohmann::json();
     if (args->json) {
       nlohmann::json j = fi.to_json();
       if (!adm.is_null()) j["would_load"] = adm;
@@ -98,14 +103,18 @@ void add_info(CLI::App& app) {
     std::printf("format      %s (%s), frames stored %s\n", fi.reader.c_str(), fi.source_kind.c_str(),
                 fi.codec.name().c_str());
     if (!fi.dataset_path.empty()) std::printf("dataset     %s\n", fi.dataset_path.c_str());
-    std::printf("shape       scan %zu x %zu, detector %zu x %zu (%s)\n", s.scan_rows, s.scan_cols, s.det_rows,
-                s.det_cols, fi.scan_shape_source.c_str());
+    if (fi.scan_shape_known)
+      std::printf("shape       scan %zu x %zu, detector %zu x %zu (%s)\n", s.scan_rows, s.scan_cols, s.det_rows,
+                  s.det_cols, fi.scan_shape_source.c_str());
+    else
+      std::printf("shape       scan unknown, detector %zu x %zu: %s\n", s.det_rows, s.det_cols,
+                  fi.scan_shape_needed.c_str());
     if (!fi.records.empty())
-      std::printf("frames      %zu in %zu file%s\n", s.frames(), fi.records.files.size(),
+      std::printf("frames      %llu in %zu file%s\n", (unsigned long long)fi.frames, fi.records.files.size(),
                   fi.records.files.size() == 1 ? "" : "s");
     else
-      std::printf("frames      %zu in %zu part%s (%s)\n", s.frames(), fi.parts.size(), fi.parts.size() == 1 ? "" : "s",
-                  fi.source_kind.c_str());
+      std::printf("frames      %llu in %zu part%s (%s)\n", (unsigned long long)fi.frames, fi.parts.size(),
+                  fi.parts.size() == 1 ? "" : "s", fi.source_kind.c_str());
     if (fi.parts.size() > 1)
       for (const auto& p : fi.parts)
         std::printf("  part      frames %llu..%llu <- %s %s\n", (unsigned long long)p.first_frame,
@@ -119,7 +128,7 @@ void add_info(CLI::App& app) {
     if (!fi.plain_bits())
       bits = ", precision " + std::to_string(fi.precision) + " bits at offset " + std::to_string(fi.bit_offset);
     std::printf("dtype       %s %s-endian%s, %.3f GB decoded\n", dtype_name(fi.dtype).c_str(), fi.byte_order.c_str(),
-                bits.c_str(), double(s.elements() * dtype_size(fi.dtype)) / 1e9);
+                bits.c_str(), double(fi.frames) * double(s.frame_pixels() * dtype_size(fi.dtype)) / 1e9);
     std::string chunks;
     for (auto c : fi.chunk_dims) chunks += std::to_string(c) + " ";
     if (fi.records.empty())
@@ -134,8 +143,18 @@ void add_info(CLI::App& app) {
     if (fi.records.empty())
       std::printf("ready       %s (%zu of %zu chunks written)\n", fi.ready ? "yes" : "no", fi.chunks_written,
                   fi.chunks_expected);
-    for (const auto& [k, v] : fi.calibration.items()) std::printf("calibration %s = %s\n", k.c_str(), v.dump().c_str());
-    if (adm.contains("error"))
+    // Every calibration value with its unit and where it came from; values seen but not used, and why.
+    if (!fi.sidecar.empty()) std::printf("sidecar     %s (ARINA STEM Metadata)\n", fi.sidecar.c_str());
+    for (const auto& [k, v] : fi.calibration_detail.items()) {
+      const std::string unit = v.value("unit", std::string());
+      std::printf("calibration %s = %s%s <- %s\n", k.c_str(), number_text(v.value("value", 0.0)).c_str(),
+                  unit.empty() ? "" : (" " + unit).c_str(), v.value("source", std::string()).c_str());
+    }
+    for (const std::string& w : fi.metadata_warnings) std::printf("warning     %s\n", w.c_str());
+    if (!fi.scan_shape_known)
+      std::printf("load        needs a scan shape: give --scan-shape ROWS COLS (%llu frames = ROWS x COLS)\n",
+                  (unsigned long long)fi.frames);
+    else if (adm.contains("error"))
       std::printf("load        refused: %s\n", adm["error"].get<std::string>().c_str());
     else if (!adm.is_null()) {
       const auto size = [](const nlohmann::json& v) {

@@ -52,13 +52,21 @@ void run(const ParallaxArgs& a) {
   a.load.apply_to(lo);
   lo.progress = progress_bar("loading");
   const Dataset ds = io::load(a.file, lo);
-  parallax::ParallaxParams p;
-  if (ds.metadata().contains("calibration") && ds.metadata()["calibration"].contains("energy_kev"))
-    p = parallax::params_from_metadata(ds);
-  if (a.energy) p.energy_kev = *a.energy;
-  if (a.semiangle) p.semiangle_mrad = *a.semiangle;
-  if (a.step) p.scan_step_angstrom = *a.step;
-  if (a.mrad_per_px) p.detector_mrad_per_pixel = *a.mrad_per_px;
+  // The file's calibration (our own, or a DECTRIS master's instrument metadata), each given value replacing it.
+  parallax::ParallaxParams p = parallax::params_from_metadata(ds);
+  const auto given = [&](const std::optional<double>& v, double& dst, const char* key, const char* flag) {
+    if (v) {
+      dst = *v;
+      p.sources[key] = std::string("given (") + flag + ")";
+    }
+    if (!(dst > 0) && std::string(key) != "detector_mrad_per_pixel")
+      throw InvalidArgument(std::string("parallax: ") + key + " is missing: not in the file's calibration and not given (" +
+                            flag + ")");
+  };
+  given(a.energy, p.energy_kev, "energy_kev", "--energy");
+  given(a.semiangle, p.semiangle_mrad, "semiangle_mrad", "--semiangle");
+  given(a.step, p.scan_step_angstrom, "scan_step_angstrom", "--step");
+  given(a.mrad_per_px, p.detector_mrad_per_pixel, "detector_mrad_per_pixel", "--mrad-per-pixel");
   if (a.defocus_sign) p.c1_sign_hint = *a.defocus_sign;
   if (!a.center.empty()) p.disk_center = std::pair<double, double>{a.center[0], a.center[1]};
   if (a.radius) p.disk_radius = *a.radius;

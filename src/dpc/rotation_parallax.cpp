@@ -14,18 +14,22 @@ RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc,
   com.provenance.parameters["decided_by"] = "com_curl";
   if (com.determined) return com;
 
-  parallax::ParallaxParams p;
-  std::string optics = "file calibration";
-  const nlohmann::json& md = ds.metadata();
-  if (md.is_object() && md.contains("calibration") && md.at("calibration").is_object() &&
-      md.at("calibration").contains("energy_kev")) {
-    p = parallax::params_from_metadata(ds);
-  } else {
-    p.energy_kev = 300;  // placeholders: the angle and transpose do not depend on them
-    p.semiangle_mrad = 20;
-    p.scan_step_angstrom = 1;
-    optics = "placeholder (no calibration metadata): the angle and transpose do not depend on it";
-  }
+  // The file's optics where it has them, placeholders for the rest: the angle and transpose do not depend on them.
+  parallax::ParallaxParams p = parallax::params_from_metadata(ds);
+  std::string placeholders;
+  const auto fill = [&](double& v, double placeholder, const char* key) {
+    if (v > 0) return;
+    v = placeholder;
+    placeholders += std::string(placeholders.empty() ? "" : ", ") + key;
+  };
+  fill(p.energy_kev, 300, "energy_kev");
+  fill(p.semiangle_mrad, 20, "semiangle_mrad");
+  fill(p.scan_step_angstrom, 1, "scan_step_angstrom");
+  if (placeholders.find("semiangle") != std::string::npos) p.detector_mrad_per_pixel = 0;  // disk from the data
+  const std::string optics =
+      placeholders.empty() ? "file calibration"
+                           : "placeholder " + placeholders + " (not in the file's calibration): the angle and transpose "
+                                                             "do not depend on it";
   p.disk_center = disk_center;
   p.disk_radius = disk_radius;
   parallax::ParallaxResult px;

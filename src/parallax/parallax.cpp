@@ -453,6 +453,7 @@ Provenance provenance_for(const Dataset& ds, const ParallaxParams& p, const Run&
                                      {ds.shape().scan_rows * p.upsample, ds.shape().scan_cols * p.upsample});
   nlohmann::json& q = pv.parameters;
   q["energy_kev"] = p.energy_kev;
+  if (!p.sources.empty()) q["calibration_sources"] = p.sources;
   q["semiangle_mrad"] = p.semiangle_mrad;
   q["scan_step_angstrom"] = p.scan_step_angstrom;
   q["wavelength_angstrom"] = run.geo.lambda;
@@ -509,7 +510,7 @@ ParallaxResult assemble(const Dataset& ds, const ParallaxParams& p, Run& run, bo
 
 double number(const nlohmann::json& cal, const char* key) {
   if (!cal.contains(key) || !cal.at(key).is_number())
-    throw InvalidArgument(std::string("parallax: dataset metadata has no calibration/") + key);
+    throw InvalidArgument(std::string("parallax: the dataset's calibration/") + key + " is not a number");
   return cal.at(key).get<double>();
 }
 
@@ -517,14 +518,25 @@ double number(const nlohmann::json& cal, const char* key) {
 
 ParallaxParams params_from_metadata(const Dataset& ds) {
   const nlohmann::json& md = ds.metadata();
-  if (!md.is_object() || !md.contains("calibration") || !md.at("calibration").is_object())
-    throw InvalidArgument("parallax: dataset metadata has no calibration object");
-  const nlohmann::json& cal = md.at("calibration");
   ParallaxParams p;
-  p.energy_kev = number(cal, "energy_kev");
-  p.semiangle_mrad = number(cal, "semiangle_mrad");
-  p.scan_step_angstrom = number(cal, "scan_step_angstrom");
-  if (cal.contains("detector_mrad_per_pixel")) p.detector_mrad_per_pixel = number(cal, "detector_mrad_per_pixel");
+  if (!md.is_object() || !md.contains("calibration") || !md.at("calibration").is_object()) return p;
+  const nlohmann::json& cal = md.at("calibration");
+  static const nlohmann::json none = nlohmann::json::object();
+  const nlohmann::json& detail =
+      md.contains("calibration_detail") && md.at("calibration_detail").is_object() ? md.at("calibration_detail") : none;
+  // Each value the file has (a DECTRIS master may give the energy and the detector sampling but no semi-angle);
+  // those it lacks stay 0 for the caller to fill, and run() names a missing one.
+  const auto take = [&](const char* key, double& dst) {
+    if (!cal.contains(key)) return;
+    dst = number(cal, key);
+    const bool known = detail.contains(key) && detail.at(key).is_object() && detail.at(key).contains("source") &&
+                       detail.at(key).at("source").is_string();
+    p.sources[key] = known ? detail.at(key).at("source").get<std::string>() : "file calibration/" + std::string(key);
+  };
+  take("energy_kev", p.energy_kev);
+  take("semiangle_mrad", p.semiangle_mrad);
+  take("scan_step_angstrom", p.scan_step_angstrom);
+  take("detector_mrad_per_pixel", p.detector_mrad_per_pixel);
   if (cal.contains("defocus_angstrom")) {
     const double d = number(cal, "defocus_angstrom");
     p.c1_sign_hint = d > 0 ? 1 : (d < 0 ? -1 : 0);

@@ -55,6 +55,9 @@ struct ParallaxParams {
   std::size_t search_px = 4;       // correlation peak searched within +-search_px of the predicted shift
   bool use_fitted_shifts = true;   // shift-and-sum with the linear fit (else the measured shifts)
   double c1_sign_hint = 0;         // > 0 or < 0: the sign of C1 is known (nominal defocus); 0: from the image
+  // Where energy_kev, semiangle_mrad, scan_step_angstrom, detector_mrad_per_pixel came from: the file's source
+  // (params_from_metadata) or what the caller sets ("given (--energy)"); recorded in the provenance.
+  nlohmann::json sources = nlohmann::json::object();
 };
 
 inline constexpr std::size_t kAutoMaxGroups = 1024;
@@ -65,8 +68,9 @@ inline constexpr double kAutoMinGroupCounts = 10.0;
 inline constexpr std::size_t kAutoMinGroups = 48;
 inline constexpr double kWeightFloor = 0.05;
 
-// energy_kev, semiangle_mrad, scan_step_angstrom (required), detector_mrad_per_pixel and the sign of
-// defocus_angstrom (c1_sign_hint) from ds.metadata()["calibration"].
+// energy_kev, semiangle_mrad, scan_step_angstrom, detector_mrad_per_pixel and the sign of defocus_angstrom
+// (c1_sign_hint) from ds.metadata()["calibration"], each where the file has it (else left 0: the caller gives it;
+// run() refuses a missing energy, semi-angle or step); InvalidArgument for a present value that is not a number.
 ParallaxParams params_from_metadata(const Dataset& ds);
 
 struct ParallaxFit {

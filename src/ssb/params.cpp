@@ -67,10 +67,22 @@ SsbParams resolve_params(const nlohmann::json& md, const ParamOverrides& o, cons
   static const nlohmann::json none = nlohmann::json::object();
   const nlohmann::json& cal =
       md.is_object() && md.contains("calibration") && md.at("calibration").is_object() ? md.at("calibration") : none;
+  const nlohmann::json& detail =
+      md.is_object() && md.contains("calibration_detail") && md.at("calibration_detail").is_object()
+          ? md.at("calibration_detail")
+          : none;
+  // Where each value came from, for the provenance: the user's name for it, or the file's source.
+  const auto from_user = [&](const char* key, const char* field) { p.sources[field] = "given (" + name(name_of, key) + ")"; };
+  const auto from_file = [&](const char* key, const char* field) {
+    const bool known = detail.contains(key) && detail.at(key).is_object() && detail.at(key).contains("source") &&
+                       detail.at(key).at("source").is_string();
+    p.sources[field] = known ? detail.at(key).at("source").get<std::string>() : "file calibration/" + std::string(key);
+  };
   // the three the reconstruction cannot do without: given, or the file's (then checked as such)
   const auto required = [&](const char* key, const std::optional<double>& given, double& dst) {
     if (given) {
       dst = *given;
+      from_user(key, key);
       return;
     }
     const std::optional<double> v = file_value(cal, key);
@@ -79,19 +91,23 @@ SsbParams resolve_params(const nlohmann::json& md, const ParamOverrides& o, cons
                             (name_of ? " (" + name_of(key) + ")" : std::string()));
     positive(std::string("ssb: the file's calibration/") + key, *v);
     dst = *v;
+    from_file(key, key);
   };
   required("energy_kev", o.energy_kev, p.energy_kev);
   required("semiangle_mrad", o.semiangle_mrad, p.semiangle_mrad);
   required("scan_step_angstrom", o.scan_step_angstrom, p.scan_step_angstrom);
-  const auto optional = [&](const char* file_key, const std::optional<double>& given, double& dst) {
-    if (given)
+  const auto optional = [&](const char* file_key, const char* key, const std::optional<double>& given, double& dst) {
+    if (given) {
       dst = *given;
-    else if (const std::optional<double> v = file_value(cal, file_key))
+      from_user(key, file_key);
+    } else if (const std::optional<double> v = file_value(cal, file_key)) {
       dst = *v;
+      from_file(file_key, file_key);
+    }
   };
-  optional("detector_mrad_per_pixel", o.detector_mrad_per_pixel, p.detector_mrad_per_pixel);
-  optional("rotation_deg", o.rotation_deg, p.rotation_deg);
-  optional("defocus_angstrom", o.C1, p.aberrations.C1);
+  optional("detector_mrad_per_pixel", "detector_mrad_per_pixel", o.detector_mrad_per_pixel, p.detector_mrad_per_pixel);
+  optional("rotation_deg", "rotation_deg", o.rotation_deg, p.rotation_deg);
+  optional("defocus_angstrom", "C1", o.C1, p.aberrations.C1);
   if (o.transpose) p.transpose = *o.transpose;
   if (o.A1) p.aberrations.A1 = *o.A1;
   if (o.A1_angle) p.aberrations.A1_angle = *o.A1_angle;

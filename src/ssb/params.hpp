@@ -2,8 +2,10 @@
 // SSB parameters from the file's calibration with a user's overrides, resolved and checked once for every front
 // end: the CLI (qgpu ssb flags), the service (/ssb query parameters) and Python (ssb.* keywords).
 //
-// The file's values are the calibration attributes the loader copies into ds.metadata()["calibration"]:
-// energy_kev, semiangle_mrad, scan_step_angstrom, detector_mrad_per_pixel, rotation_deg and defocus_angstrom (-> C1).
+// The file's values are those the loader puts into ds.metadata()["calibration"] (our /entry/calibration, a DECTRIS
+// master's instrument metadata or ARINA sidecar: io/hdf5/instrument_metadata.hpp; their sources in
+// ds.metadata()["calibration_detail"]): energy_kev, semiangle_mrad, scan_step_angstrom, detector_mrad_per_pixel,
+// rotation_deg and defocus_angstrom (-> C1). SsbParams::sources records where each value used came from.
 // Each given override replaces the file's value. Errors (InvalidArgument) name the value as the caller's users
 // know it (a ParamNamer: "--energy" for the CLI, "parameter 'defocus'" for the service, "ssb: energy" for Python).
 #include <functional>

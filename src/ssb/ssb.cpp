@@ -143,6 +143,7 @@ Provenance provenance_for(const Dataset& ds, const SsbParams& p, const std::stri
   pv.parameters["rotation_convention"] = "(row, col): transpose first, then (r, c) -> (cos t r - sin t c, sin t r + cos t c)"
                                          " (as dpc::rotate_field; docs/conventions.md)";
   pv.parameters["aberrations"] = aberrations_json(p.aberrations);
+  if (!p.sources.empty()) pv.parameters["calibration_sources"] = p.sources;
   pv.parameters["chi"] = "Krivanek: 2pi/lambda [C1 w^2/2 + A1 w^2/2 cos2(phi-a) + B2 w^3/3 cos(phi-b) + "
                          "A2 w^3/3 cos3(phi-c) + C3 w^4/4], w = lambda |k|";
   pv.parameters["gamma"] = "A*(K)A(K-Q) - A(K)A*(K+Q), A = aperture exp(-i chi)";

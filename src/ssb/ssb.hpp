@@ -84,9 +84,12 @@ struct SsbParams {
   bool transpose = false;                                // swap the detector row / col axes first
   Aberrations aberrations;
   Weighting weighting = Weighting::automatic;            // reconstruct / preview only (the fit's loss is fixed)
+  // Where the calibration values came from (resolve_params): {"energy_kev": "given (--energy)" or the file's
+  // source, e.g. "ARINA sidecar 'x.h5' STEM Metadata/High Tension (300000 V)"}; recorded in the provenance.
+  nlohmann::json sources = nlohmann::json::object();
 };
 
-// Parameters from ds.metadata()["calibration"] (the loader copies the file's /entry/calibration attributes):
+// Parameters from ds.metadata()["calibration"] (the file's calibration as the loader reads it, ssb/params.hpp):
 // energy_kev, semiangle_mrad, scan_step_angstrom (required: InvalidArgument when missing), optional
 // detector_mrad_per_pixel, rotation_deg and defocus_angstrom (-> aberrations.C1, the nominal defocus).
 // = resolve_params(metadata, {}) (ssb/params.hpp: the same with a user's overrides).

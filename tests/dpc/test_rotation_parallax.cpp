@@ -34,6 +34,32 @@ TEST(RotationParallax, DefocusedSampleLandsWithin1Degree) {
             "nominal defocus sign");
 }
 
+// A DECTRIS master's calibration: energy, detector sampling and step from the instrument metadata, no semi-angle.
+// The fallback keeps the file's values, puts placeholders for what is missing (and then finds the disk in the
+// data), and still decides by the parallax; parallax::params_from_metadata takes each value present with its source.
+TEST(RotationParallax, CalibrationWithoutASemiangleStillFallsBackToTheParallax) {
+  const Dataset& base = parallax::testing::dataset(150);
+  nlohmann::json md = base.metadata();
+  nlohmann::json& cal = md["calibration"];
+  const double energy = cal.at("energy_kev").get<double>(), step = cal.at("scan_step_angstrom").get<double>();
+  cal.erase("semiangle_mrad");
+  md["calibration_detail"] = {{"energy_kev", {{"value", energy}, {"unit", "keV"}, {"source", "NeXus photon_energy"}}}};
+  const Dataset ds = Dataset::from_host(base.read(), md, base.provenance());
+  const parallax::ParallaxParams p = parallax::params_from_metadata(ds);
+  EXPECT_EQ(p.energy_kev, energy);
+  EXPECT_EQ(p.scan_step_angstrom, step);
+  EXPECT_EQ(p.semiangle_mrad, 0.0);
+  EXPECT_EQ(p.sources.at("energy_kev"), "NeXus photon_energy");
+  EXPECT_EQ(p.sources.at("scan_step_angstrom"), "file calibration/scan_step_angstrom");
+  EXPECT_FALSE(p.sources.contains("semiangle_mrad"));
+  const RotationResult r = calibrate(ds);
+  EXPECT_EQ(r.method, "parallax");
+  EXPECT_LE(parallax::testing::angle_distance(r.angle_deg, 0.0), 1.0);
+  EXPECT_FALSE(r.transpose);
+  EXPECT_EQ(r.provenance.parameters.at("parallax").at("optics").get<std::string>(),
+            "placeholder semiangle_mrad (not in the file's calibration): the angle and transpose do not depend on it");
+}
+
 // In focus the CoM field is sharp: the curl minimum decides and the parallax is not run.
 TEST(RotationParallax, InFocusTheComCurlDecides) {
   const Dataset& ds = parallax::testing::dataset(0);

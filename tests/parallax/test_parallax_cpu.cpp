@@ -164,8 +164,22 @@ TEST(ParallaxCpu, RejectsBadParametersAndMissingCalibration) {
   HostArray4D h;
   h.shape = {4, 4, 8, 8};
   h.bytes.resize(h.shape.elements() * 2);
+  HostArray4D h2 = h;
   const Dataset bare = Dataset::from_host(std::move(h), nlohmann::json::object(), Provenance{});
-  EXPECT_THROW(params_from_metadata(bare), InvalidArgument);
+  // Nothing in the file: nothing taken (a caller gives the values), and a run without them is refused by name.
+  const ParallaxParams none = params_from_metadata(bare);
+  EXPECT_EQ(none.energy_kev, 0.0);
+  EXPECT_EQ(none.semiangle_mrad, 0.0);
+  EXPECT_TRUE(none.sources.empty());
+  try {
+    fit_only(bare, none);
+    ADD_FAILURE() << "no exception";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("parallax: energy_kev must be finite and > 0"), std::string::npos) << e.what();
+  }
+  // A value present but not a number is refused.
+  const Dataset text = Dataset::from_host(std::move(h2), {{"calibration", {{"energy_kev", "300"}}}}, Provenance{});
+  EXPECT_THROW(params_from_metadata(text), InvalidArgument);
 }
 
 // Issue 14: the fitted C1 must not depend on the dose. Before the joint fit and the sideband correction the least

@@ -3,6 +3,11 @@ are recognised by their content (format="auto"); inspect (metadata, readiness), 
 the built-in simulated sample. format="raw" (headerless frames) takes dtype, detector_shape, offset, frame_header and
 frame_footer.
 
+inspect(path) never fails for want of a scan shape: then "shape" is None, "frames" and "detector_shape" are set
+and "scan_shape_needed" says what to give (load(..., scan_shape=(rows, cols))). "calibration_detail" holds each
+calibration value with its unit and source (our /entry/calibration, an ARINA sidecar, DECTRIS NeXus metadata),
+"metadata_warnings" the values seen but not used.
+
 A loaded Dataset indexes like a 4D numpy array of exact counts (native dtype): ds[r, c] is one frame,
 ds[r0:r1, c0:c1] a block of frames, ds[..., 10:20, 10:20] a detector window (ints, slices with any step,
 negative indices, ...); only the bounding rectangle is copied from the GPU. np.asarray(ds) copies everything

@@ -11,6 +11,7 @@
 #include "io/hdf5/acquisition.hpp"
 #include "io/hdf5/bitshuffle_plugin.hpp"
 #include "io/hdf5/h5_handle.hpp"
+#include "io/hdf5/instrument_metadata.hpp"
 #include "io/hdf5/isolated_parse.hpp"
 #include "io/hdf5/pixel_mask.hpp"
 #include "io/hdf5/scan_shape.hpp"
@@ -43,7 +44,10 @@ nlohmann::json FileInfo::to_json() const {
          {"frames", p.frames}});
   nlohmann::json warnings_json = nlohmann::json::array();
   for (const std::string& w : warnings) warnings_json.push_back(valid_utf8(w));
-  return {{"path", valid_utf8(path)},
+  const std::size_t rank = dims.size();
+  const std::vector<std::size_t> detector =
+      rank >= 2 ? std::vector<std::size_t>{dims[rank - 2], dims[rank - 1]} : std::vector<std::size_t>{};
+  nlohmann::json j = {{"path", valid_utf8(path)},
           {"reader", reader},
           {"codec", codec.name()},
           {"warnings", warnings_json},
@@ -56,8 +60,11 @@ nlohmann::json FileInfo::to_json() const {
           {"stored_dims", dims},
           {"chunk_dims", chunk_dims},
           {"filters", f},
-          {"shape", shape.dims()},
-          {"scan_shape_source", scan_shape_source},
+          {"shape", scan_shape_known ? nlohmann::json(shape.dims()) : nlohmann::json()},
+          {"frames", frames},
+          {"detector_shape", detector},
+          {"scan_shape_known", scan_shape_known},
+          {"scan_shape_source", valid_utf8(scan_shape_source)},
           {"one_frame_per_chunk", one_frame_per_chunk},
           {"bitshuffle_lz4", bitshuffle_lz4},
           {"bitshuffle_block_elems", bitshuffle_block_elems},
@@ -69,7 +76,12 @@ nlohmann::json FileInfo::to_json() const {
           {"chunks_expected", chunks_expected},
           {"chunks_written", chunks_written},
           {"ready", ready},
-          {"calibration", calibration}};
+          {"calibration", calibration},
+          {"calibration_detail", calibration_detail},
+          {"metadata_warnings", metadata_warnings},
+          {"sidecar", valid_utf8(sidecar)}};
+  if (!scan_shape_known) j["scan_shape_needed"] = valid_utf8(scan_shape_needed);
+  return j;
 }
 
 namespace {
@@ -138,29 +150,6 @@ std::vector<long long> int_attribute(hid_t obj, const char* name) {
   std::vector<long long> v(n > 0 ? n : 0);
   if (n > 0 && H5Aread(a, H5T_NATIVE_LLONG, v.data()) < 0) return {};
   return v;
-}
-
-nlohmann::json read_calibration(hid_t file) {
-  nlohmann::json cal = nlohmann::json::object();
-  h5::QuietErrors quiet;
-  const char* group = "/entry/calibration";
-  if (H5Lexists(file, "/entry", H5P_DEFAULT) <= 0 || H5Lexists(file, group, H5P_DEFAULT) <= 0) return cal;
-  h5::Handle g(H5Gopen2(file, group, H5P_DEFAULT), H5Gclose);
-  if (!g.valid()) return cal;
-  H5O_info_t info;
-  if (H5Oget_info2(g, &info, H5O_INFO_NUM_ATTRS) < 0) return cal;
-  for (hsize_t i = 0; i < info.num_attrs; ++i) {
-    h5::Handle a(H5Aopen_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-    if (!a.valid()) continue;
-    char name[256] = {0};
-    H5Aget_name(a, sizeof(name), name);
-    h5::Handle t(H5Aget_type(a), H5Tclose);
-    if (H5Tget_class(t) == H5T_FLOAT || H5Tget_class(t) == H5T_INTEGER) {
-      double v = 0;
-      if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) >= 0) cal[valid_utf8(name)] = v;
-    }
-  }
-  return cal;
 }
 
 std::string filter_name(int id) {
@@ -325,7 +314,7 @@ Layout part_layout(const PartRef& part, const std::string& master_path, const st
 }  // namespace
 
 FileInfo inspect_in_process(const std::string& path, const std::string& dataset_path, std::size_t scan_rows,
-                            std::size_t scan_cols) {
+                            std::size_t scan_cols, ScanShapeNeed need) {
   h5::ensure_bitshuffle_filter();
   h5::Handle file = h5::open_file(path);
   FileInfo info;
@@ -389,19 +378,38 @@ FileInfo inspect_in_process(const std::string& path, const std::string& dataset_
   info.dims = multi ? std::vector<std::size_t>{std::size_t(frames), first.dims[1], first.dims[2]} : first.dims;
   const std::size_t det_r = info.dims[rank - 2], det_c = info.dims[rank - 1];
 
+  info.frames = frames;
+  if (frames == 0) throw FormatError(where + " holds no frames (its scan extent is 0)");
+  checked_mul(checked_mul(frames, det_r, where), det_c, "elements of " + where);
+
+  const FileMetadata md = read_file_metadata(file, path, det_r, det_c);
+  info.calibration = md.calibration.flat();
+  info.calibration_detail = md.calibration.detail();
+  info.metadata_warnings = md.calibration.warnings;
+  info.sidecar = md.sidecar;
+
   ScanShapeHints hints;
   hints.given_rows = scan_rows;
   hints.given_cols = scan_cols;
   if (rank == 4) hints.dataset_dims = {first.dims[0], first.dims[1]};
   if (!multi) hints.attribute = first.scan_attribute;
+  hints.sidecar = md.sidecar_scan;
+  hints.sidecar_source = md.sidecar_scan_source;
   info.ntrigger = hints.ntrigger = int_scalar_dataset(file, "/entry/instrument/detector/detectorSpecific/ntrigger");
   info.nimages = hints.nimages = int_scalar_dataset(file, "/entry/instrument/detector/detectorSpecific/nimages");
-  if (frames == 0) throw FormatError(where + " holds no frames (its scan extent is 0)");
-  const ScanShape ss = resolve_scan_shape(frames, hints, where);
-  info.shape = {ss.rows, ss.cols, det_r, det_c};
-  info.scan_shape_source = ss.source;
-  checked_mul(checked_mul(frames, det_r, where), det_c, "elements of " + where);
-  info.shape.nbytes(dtype_size(info.dtype));  // FormatError for a shape no memory holds (or whose size wraps)
+  try {
+    const ScanShape ss = resolve_scan_shape(frames, hints, where);
+    info.shape = {ss.rows, ss.cols, det_r, det_c};
+    info.scan_shape_source = ss.source;
+  } catch (const FormatError& e) {
+    // Only a load needs the scan shape: without one given, inspect may report what is missing instead.
+    if (need == ScanShapeNeed::required || scan_rows || scan_cols) throw;
+    info.shape = {0, 0, det_r, det_c};
+    info.scan_shape_known = false;
+    info.scan_shape_needed = e.what();
+  }
+  // FormatError for a shape no memory holds (or whose size wraps), named by its scan shape where known.
+  (info.scan_shape_known ? info.shape : Shape4D{1, frames, det_r, det_c}).nbytes(dtype_size(info.dtype));
 
   if (!info.chunk_dims.empty()) {
     bool one = true;
@@ -418,16 +426,15 @@ FileInfo inspect_in_process(const std::string& path, const std::string& dataset_
   const PixelMask mask = read_pixel_mask(file, path, det_r, det_c);
   info.has_pixel_mask = mask.present;
   info.bad_pixels = mask.bad_pixels;
-  info.calibration = read_calibration(file);
   return info;
 }
 
 FileInfo inspect_hdf5(const std::string& path, const std::string& dataset_path, std::size_t scan_rows,
-                      std::size_t scan_cols) {
+                      std::size_t scan_cols, ScanShapeNeed need) {
   // The HDF5 library can crash or hang on damaged metadata: the first parse of each file runs in a child process.
   validate_in_child(path, "inspect " + dataset_path,
-                    [&] { inspect_in_process(path, dataset_path, scan_rows, scan_cols); });
-  return inspect_in_process(path, dataset_path, scan_rows, scan_cols);
+                    [&] { inspect_in_process(path, dataset_path, scan_rows, scan_cols, need); });
+  return inspect_in_process(path, dataset_path, scan_rows, scan_cols, need);
 }
 
 }  // namespace qgpu::io

@@ -59,9 +59,12 @@ struct FileInfo {
   std::vector<std::size_t> dims;        // as stored: (frames, det_r, det_c) or (scan_r, scan_c, det_r, det_c)
   std::vector<std::size_t> chunk_dims;  // empty when not chunked
   std::vector<FilterInfo> filters;
-  Shape4D shape;                        // scan shape resolved
-  std::string scan_shape_source;        // "given", "dataset dims", "attribute scan_shape",
+  Shape4D shape;                        // scan shape resolved (scan 0 x 0 when not known, see scan_shape_known)
+  std::string scan_shape_source;        // "given", "dataset dims", "attribute scan_shape", "ARINA sidecar ...",
                                         // "metadata ntrigger x nimages", "square frame count"
+  std::uint64_t frames = 0;             // frames of all parts together
+  bool scan_shape_known = true;         // false only from inspect(..., ScanShapeNeed::optional) without one
+  std::string scan_shape_needed;        // then: why not, and what to give (the FormatError a load raises)
   long long ntrigger = 0, nimages = 0;  // detectorSpecific metadata of an EIGER/ARINA master (0 = absent)
   bool has_pixel_mask = false;          // detectorSpecific/pixel_mask present (shape checked against the detector)
   std::vector<std::uint32_t> bad_pixels;  // flat indices (row * det_cols + col) where pixel_mask > 0, ascending
@@ -71,7 +74,10 @@ struct FileInfo {
   std::size_t chunks_expected = 0;
   std::size_t chunks_written = 0;
   bool ready = false;  // every chunk written
-  nlohmann::json calibration = nlohmann::json::object();
+  nlohmann::json calibration = nlohmann::json::object();         // {key: value} (io/calibration.hpp keys)
+  nlohmann::json calibration_detail = nlohmann::json::object();  // {key: {value, unit, source}}
+  std::vector<std::string> metadata_warnings;  // metadata values seen but not used, and why
+  std::string sidecar;                         // the ARINA sidecar <stem>.h5 that was read ("" when none)
   std::vector<SourcePart> parts;
   std::vector<std::shared_ptr<const ChunkTable>> part_tables;  // each part's parsed chunk index (null: not parsed)
   double index_seconds = 0;                                    // time spent reading them  // where the frames are, in scan order (covers every frame)
@@ -84,24 +90,28 @@ struct FileInfo {
   nlohmann::json to_json() const;
 };
 
+// Whether inspect must decide the scan shape: loads need it (required: FormatError when nothing gives it);
+// `qgpu info` and Python inspect do not (optional: scan_shape_known false, scan_shape_needed says why).
+enum class ScanShapeNeed { required, optional };
+
 // Reads the metadata of any file a reader of the source layer recognises (io/source/readers.hpp; the overload with
 // SourceOptions is there). For HDF5: dataset_path "" discovers the dataset (see io/hdf5/acquisition.hpp:
 // /entry/data/data, then the /entry/data/data_NNNNNN links of a master, ...); scan_rows/scan_cols > 0 override the
-// scan shape.
+// scan shape. Calibration and the ARINA sidecar's scan shape: io/hdf5/instrument_metadata.hpp.
 FileInfo inspect(const std::string& path, const std::string& dataset_path = "", std::size_t scan_rows = 0,
-                 std::size_t scan_cols = 0);
+                 std::size_t scan_cols = 0, ScanShapeNeed need = ScanShapeNeed::required);
 
 // The HDF5 reader. Raises IoError (missing file, dataset, link target or data file), DTypeError (non-count dtype) or
 // FormatError (bad rank/shape, parts that disagree, scan shape that does not match the frames, bad pixel mask).
 // The HDF5 metadata parse of a file not seen before runs first in a child process (io/hdf5/isolated_parse.hpp):
 // a crash or hang of the HDF5 library on a damaged file becomes FormatError "HDF5 library crashed parsing ...".
 FileInfo inspect_hdf5(const std::string& path, const std::string& dataset_path = "", std::size_t scan_rows = 0,
-                      std::size_t scan_cols = 0);
+                      std::size_t scan_cols = 0, ScanShapeNeed need = ScanShapeNeed::required);
 
 // inspect without the child process: for files already validated, and for the fuzz harness (which must see
 // crashes in-process).
 FileInfo inspect_in_process(const std::string& path, const std::string& dataset_path = "", std::size_t scan_rows = 0,
-                            std::size_t scan_cols = 0);
+                            std::size_t scan_cols = 0, ScanShapeNeed need = ScanShapeNeed::required);
 
 // Every dataset of rank 3 or 4 in the file with an integer dtype, as candidate 4D-STEM data.
 std::vector<std::string> discover(const std::string& path);

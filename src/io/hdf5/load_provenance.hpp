@@ -29,13 +29,18 @@ inline Provenance load_provenance(const LoadPlan& p, const std::string& backend,
                    {"pixel_mask", p.pixel_mask},
                    {"bad_pixels_zeroed", p.zero_bad_pixels ? p.info.bad_pixels.size() : 0},
                    {"parts", p.info.parts.size()},
+                   {"scan_shape", {{"value", {p.info.shape.scan_rows, p.info.shape.scan_cols}},
+                                   {"source", p.info.scan_shape_source}}},
+                   {"calibration", p.info.calibration_detail},
                    {"decoder", decoder},
                    {"admission", p.admission}};
   return pv;
 }
 
 inline nlohmann::json load_metadata(const LoadPlan& p) {
-  return {{"file", p.info.to_json()}, {"calibration", p.info.calibration}};
+  return {{"file", p.info.to_json()},
+          {"calibration", p.info.calibration},
+          {"calibration_detail", p.info.calibration_detail}};
 }
 
 // The loaded encoded dataset, its provenance stating the bytes it holds.

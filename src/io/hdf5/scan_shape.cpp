@@ -40,11 +40,20 @@ ScanShape resolve_scan_shape(std::uint64_t frames, const ScanShapeHints& h, cons
                         " does not match its " + n + " frames");
     return {r, c, "attribute scan_shape"};
   }
+  if (h.sidecar.size() == 2 && h.sidecar[0] > 0 && h.sidecar[1] > 0) {
+    const auto r = std::uint64_t(h.sidecar[0]), c = std::uint64_t(h.sidecar[1]);
+    if (checked_mul(r, c, h.sidecar_source + " of " + where) != frames)
+      throw FormatError(h.sidecar_source + " = " + std::to_string(r) + " x " + std::to_string(c) + " = " +
+                        std::to_string(r * c) + " scan positions, but " + where + " holds " + n +
+                        " frames: give scan_shape (--scan-shape ROWS COLS)");
+    return {r, c, h.sidecar_source};
+  }
   if (ntrigger > 1 && nimages > 1 && ntrigger * nimages == frames) return {ntrigger, nimages, "metadata ntrigger x nimages"};
   const auto side = static_cast<std::uint64_t>(std::llround(std::sqrt(double(frames))));
   for (std::uint64_t s : {side - 1, side, side + 1})  // guard the double rounding for large counts
     if (s > 0 && s <= UINT32_MAX && s * s == frames) return {s, s, "square frame count"};
-  throw FormatError(where + " has " + n + " frames, no scan_shape attribute and no square scan: give scan_shape");
+  throw FormatError(where + " has " + n + " frames, no scan_shape attribute and no square scan: give scan_shape "
+                    "(--scan-shape ROWS COLS; Python scan_shape=(rows, cols))");
 }
 
 }  // namespace qgpu::io

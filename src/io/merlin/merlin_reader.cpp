@@ -20,7 +20,6 @@ FileInfo inspect_merlin(const std::string& path, const SourceOptions& o) {
   // header would cost a pread per frame before the load.
   mo.every_header = false;
   const MerlinAcquisition acq = scan_merlin(path, mo);
-  acq.require_scan_shape();
   FileInfo fi;
   fi.path = path;
   fi.source_kind = "Merlin " + std::string(acq.format.raw ? "raw" : "binary") + " " +
@@ -35,9 +34,19 @@ FileInfo inspect_merlin(const std::string& path, const SourceOptions& o) {
   fi.codec.merlin = acq.format;
   fi.codec.merlin.flip_rows = o.flip_rows;
   const std::size_t frames = acq.frames.size();
+  fi.frames = frames;
   fi.shape = {acq.scan_rows, acq.scan_cols, acq.format.rows, acq.format.cols};
   fi.shape.nbytes(dtype_size(fi.dtype));
   fi.scan_shape_source = scan_shape_from_name(acq.scan_from);
+  if (!acq.has_scan_shape()) {
+    if (o.need == ScanShapeNeed::required) acq.require_scan_shape();  // the error asking for one
+    fi.scan_shape_known = false;
+    try {
+      acq.require_scan_shape();
+    } catch (const Error& e) {
+      fi.scan_shape_needed = e.what();
+    }
+  }
   fi.dims = {frames, acq.format.rows, acq.format.cols};
   fi.records.files = acq.files;
   // Runs of frames that follow each other in one file, frame_bytes apart.

@@ -218,9 +218,7 @@ FileInfo inspect_npy(const std::string& path, const SourceOptions& o) {
   hints.given_rows = o.scan_rows;
   hints.given_cols = o.scan_cols;
   if (rank == 4) hints.dataset_dims = {std::size_t(h.shape[0]), std::size_t(h.shape[1])};
-  const ScanShape ss = resolve_scan_shape(frames, hints, where);
-  fi.shape = {ss.rows, ss.cols, std::size_t(det_r), std::size_t(det_c)};
-  fi.scan_shape_source = ss.source;
+  resolve_scan_shape_or_describe(fi, frames, std::size_t(det_r), std::size_t(det_c), hints, o, where);
   fi.shape.nbytes(dtype_size(fi.dtype));
   fi.codec = {FrameCodecKind::plain};
   fi.byte_order = big && fi.dtype != DType::u8 ? "big" : "little";

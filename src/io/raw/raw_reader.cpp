@@ -78,9 +78,7 @@ FileInfo inspect_raw(const std::string& path, const SourceOptions& o) {
   } else if (const std::uint64_t rest = avail - (frames - 1) * stride - r.frame_header - frame_bytes; rest) {
     fi.warnings.push_back(where + ": " + std::to_string(rest) + " bytes after the last whole frame are not read");
   }
-  const ScanShape ss = resolve_scan_shape(used, hints, where);
-  fi.shape = {ss.rows, ss.cols, r.det_rows, r.det_cols};
-  fi.scan_shape_source = ss.source;
+  resolve_scan_shape_or_describe(fi, used, r.det_rows, r.det_cols, hints, o, where);
   fi.shape.nbytes(dtype_size(fi.dtype));
   fi.dims = {std::size_t(used), r.det_rows, r.det_cols};
   fi.codec = {FrameCodecKind::plain};

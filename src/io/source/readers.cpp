@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/regular_file.hpp"
+#include "io/hdf5/scan_shape.hpp"
 #include "io/merlin/merlin_reader.hpp"
 #include "io/npy/npy_reader.hpp"
 #include "io/raw/raw_reader.hpp"
@@ -24,7 +25,7 @@ bool is_hdf5_head(const std::uint8_t* h, std::size_t n) {
 }
 
 FileInfo inspect_hdf5_file(const std::string& path, const SourceOptions& o) {
-  return inspect_hdf5(path, o.dataset_path, o.scan_rows, o.scan_cols);
+  return inspect_hdf5(path, o.dataset_path, o.scan_rows, o.scan_cols, o.need);
 }
 
 }  // namespace
@@ -73,6 +74,23 @@ const FormatReader& reader_for(const std::string& path, const std::string& forma
   return all.front();
 }
 
+void resolve_scan_shape_or_describe(FileInfo& fi, std::uint64_t frames, std::size_t det_rows, std::size_t det_cols,
+                                    const ScanShapeHints& hints, const SourceOptions& o, const std::string& where) {
+  fi.frames = frames;
+  try {
+    const ScanShape ss = resolve_scan_shape(frames, hints, where);
+    fi.shape = {ss.rows, ss.cols, det_rows, det_cols};
+    fi.scan_shape_source = ss.source;
+  } catch (const FormatError& e) {
+    const bool given = hints.given_rows || hints.given_cols;
+    if (o.need == ScanShapeNeed::required || given) throw;
+    fi.shape = {0, 0, det_rows, det_cols};
+    fi.scan_shape_known = false;
+    fi.scan_shape_needed = e.what();
+    fi.scan_shape_source = "undetermined";
+  }
+}
+
 FileInfo inspect(const std::string& path, const SourceOptions& o) {
   const FormatReader& r = reader_for(path, o.format);
   if (r.name != "merlin" && (o.flip_rows || o.single_file))
@@ -99,8 +117,9 @@ FileInfo inspect(const std::string& path, const SourceOptions& o) {
 }
 
 FileInfo inspect(const std::string& path, const std::string& dataset_path, std::size_t scan_rows,
-                 std::size_t scan_cols) {
+                 std::size_t scan_cols, ScanShapeNeed need) {
   SourceOptions o;
+  o.need = need;
   o.dataset_path = dataset_path;
   o.scan_rows = scan_rows;
   o.scan_cols = scan_cols;

@@ -3,6 +3,7 @@
 // and describes them as a FileInfo (frame records or an HDF5 chunk index, the codec of a record, scan shape and
 // calibration with their sources, pixel mask). The one load pipeline (io/hdf5/load.hpp) serves every reader.
 // Adding a format = a folder with its reader + one line in readers.cpp.
+// Readers share resolve_scan_shape_or_describe (below) for the scan shape.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -25,6 +26,7 @@ struct SourceOptions {
   std::string format = "auto";       // auto (by content) | one of formats()
   std::string dataset_path;          // HDF5: "" discovers
   std::size_t scan_rows = 0, scan_cols = 0;  // override the stored scan shape (0 = from the file)
+  ScanShapeNeed need = ScanShapeNeed::required;  // optional: a file without one is described (scan_shape_known)
   RawLayout raw;                     // format "raw" only
   bool flip_rows = false;            // Merlin: rows flipped (rosettasciio's orientation; docs/conventions.md)
   bool single_file = false;          // Merlin: only the named .mib, not the other files of its acquisition
@@ -47,7 +49,15 @@ const std::vector<FormatReader>& formats();
 // format name.
 const FormatReader& reader_for(const std::string& path, const std::string& format = "auto");
 
-// Describes the file through its reader. The scan shape must be resolvable (given, or from the file).
+// Describes the file through its reader. The scan shape must be resolvable (given, or from the file) unless
+// options.need is optional: then FileInfo::scan_shape_known is false and scan_shape_needed says what to give.
 FileInfo inspect(const std::string& path, const SourceOptions& options);
+
+// For readers: sets fi.shape (scan x detector), scan_shape_source and frames from `frames` and the hints, or, when
+// nothing decides the scan shape and options.need is optional, leaves the scan 0 x 0 with scan_shape_known false and
+// the reason in scan_shape_needed (the FormatError a load raises).
+struct ScanShapeHints;
+void resolve_scan_shape_or_describe(FileInfo& fi, std::uint64_t frames, std::size_t det_rows, std::size_t det_cols,
+                                    const ScanShapeHints& hints, const SourceOptions& options, const std::string& where);
 
 }  // namespace qgpu::io
