@@ -28,10 +28,7 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
   if (fi.filters.size() != 1 || fi.filters[0].id != 32008)
     throw FormatError("our decoder handles bitshuffle (HDF5 filter 32008) chunks; " + where +
                       " uses another storage: load it with decoder='hdf5'");
-  const codec::BitshuffleParams bp = codec::params_from_cd_values(fi.filters[0].cd_values);
-  if (bp.elem_size != dtype_size(fi.dtype))
-    throw FormatError(where + ": bitshuffle element size " + std::to_string(bp.elem_size) +
-                      " differs from the dtype's " + std::to_string(dtype_size(fi.dtype)));
+  const codec::BitshuffleParams bp = bitshuffle_params(fi);
 
   LoadTiming timing;
   const ReadPlan rp = plan_reads(p, false, timing);

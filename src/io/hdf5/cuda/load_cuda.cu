@@ -230,6 +230,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     throw FormatError("GPU decode handles bitshuffle+LZ4 (HDF5 filter 32008) chunks; " + where + " uses " +
                       storage_name(fi) + ", which the host decodes: load it with backend='cpu'");
   const std::size_t es = dtype_size(fi.dtype);
+  bitshuffle_params(fi);  // damaged cd_values are refused as on the cpu paths
   cuda::DecodeGeometry geo{es, fi.shape.frame_pixels(), fi.bitshuffle_block_elems};
   if (geo.block_elems % 8 || geo.block_elems * es > 16384)
     throw FormatError(where + " uses bitshuffle block size " + std::to_string(geo.block_elems) +
