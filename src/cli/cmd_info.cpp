@@ -1,5 +1,8 @@
 // qgpu info FILE: metadata and readiness without reading frames.
 #include <cstdio>
+#include <filesystem>
+#include <set>
+#include <string>
 
 #include "cache/cache.hpp"
 #include "cli/cache_info.hpp"
@@ -23,7 +26,7 @@ template <class Args> void print_timing(const Args& a, const io::FileInfo& fi) {
   const double wall = io::now_s() - t0;
   const nlohmann::json& p = ds.provenance().parameters;
   const double gb = double(ds.nbytes()) / 1e9;
-  std::printf("load        %s, %s decoder: %.1f ms wall (inspect included), %.3f GB decoded, %.1f GB/s\n",
+  std::printf("loaded      %s, %s decoder: %.1f ms wall (inspect included), %.3f GB decoded, %.1f GB/s\n",
               backend_name(ds.backend()).c_str(), p.value("decoder", std::string("?")).c_str(), wall * 1e3, gb,
               gb / wall);
   if (!p.contains("timing")) {
@@ -62,6 +65,77 @@ nlohmann::json would_load(const std::string& file, const std::string& dataset, c
   }
 }
 
+// Bytes of the files holding the frames (every part's file once).
+std::uint64_t files_bytes(const io::FileInfo& fi) {
+  std::set<std::string> seen;
+  std::uint64_t total = 0;
+  for (const io::SourcePart& p : fi.parts) {
+    std::error_code ec;
+    const std::uintmax_t n = std::filesystem::file_size(p.file, ec);
+    if (!ec && seen.insert(p.file).second) total += n;
+  }
+  return total;
+}
+
+std::string size_text(double b) {
+  char t[32];
+  if (b >= 1e9) std::snprintf(t, sizeof t, "%.2f GB", b / 1e9);
+  else if (b >= 1e6) std::snprintf(t, sizeof t, "%.2f MB", b / 1e6);
+  else std::snprintf(t, sizeof t, "%.1f kB", b / 1e3);
+  return t;
+}
+
+void print_summary(const io::FileInfo& fi, const nlohmann::json& adm, std::uint64_t decoded, std::uint64_t on_disk) {
+  const Shape4D& s = fi.shape;
+  std::printf("file        %s\n", fi.path.c_str());
+  std::printf("dataset     %s\n", fi.dataset_path.c_str());
+  std::printf("shape       scan %zu x %zu, detector %zu x %zu (%s)\n", s.scan_rows, s.scan_cols, s.det_rows,
+              s.det_cols, fi.scan_shape_source.c_str());
+  std::printf("frames      %zu in %zu part%s (%s)\n", s.frames(), fi.parts.size(), fi.parts.size() == 1 ? "" : "s",
+              fi.source_kind.c_str());
+  if (fi.parts.size() > 1)
+    for (const auto& p : fi.parts)
+      std::printf("  part      frames %llu..%llu <- %s %s\n", (unsigned long long)p.first_frame,
+                  (unsigned long long)(p.first_frame + p.frames - 1), p.file.c_str(), p.dataset_path.c_str());
+  if (fi.ntrigger || fi.nimages) std::printf("metadata    ntrigger %lld, nimages %lld\n", fi.ntrigger, fi.nimages);
+  if (fi.has_pixel_mask)
+    std::printf("pixel mask  %zu bad pixels\n", fi.bad_pixels.size());
+  else
+    std::printf("pixel mask  none\n");
+  std::printf("dtype       %s\n", dtype_name(fi.dtype).c_str());
+  if (on_disk > 0)
+    std::printf("decoded     %s dense (%llu bytes) from %s on disk: %.1fx\n", size_text(double(decoded)).c_str(),
+                (unsigned long long)decoded, size_text(double(on_disk)).c_str(), double(decoded) / double(on_disk));
+  else
+    std::printf("decoded     %s dense (%llu bytes)\n", size_text(double(decoded)).c_str(), (unsigned long long)decoded);
+  std::string chunks;
+  for (auto c : fi.chunk_dims) chunks += std::to_string(c) + " ";
+  std::printf("chunks      %s(%s)\n", chunks.c_str(), fi.one_frame_per_chunk ? "one frame per chunk" : "other");
+  for (const auto& f : fi.filters) {
+    std::string cd;
+    for (auto v : f.cd_values) cd += std::to_string(v) + " ";
+    std::printf("filter      %d %s [%s]\n", f.id, f.name.c_str(), cd.c_str());
+  }
+  if (!fi.index_error.empty())
+    std::printf("ready       no: the file is damaged, not unfinished: %s\n", fi.index_error.c_str());
+  else
+    std::printf("ready       %s (%zu of %zu chunks written%s)\n", fi.ready ? "yes" : "no", fi.chunks_written,
+                fi.chunks_expected, fi.ready ? "" : ": incomplete or still being written");
+  for (const auto& [k, v] : fi.calibration.items()) std::printf("calibration %s = %s\n", k.c_str(), v.dump().c_str());
+  if (adm.contains("error"))
+    std::printf("load        refused: %s\n", adm["error"].get<std::string>().c_str());
+  else if (!adm.is_null())
+    std::printf("load        would be %s on %s (dense %s, encoded ~%s estimated; limit %s = %.0f%% of free %s "
+                "memory)\n",
+                adm["representation"].get<std::string>().c_str(), adm["backend"].get<std::string>().c_str(),
+                size_text(adm["dense_bytes"].get<double>()).c_str(),
+                size_text(adm["encoded_estimate_bytes"].get<double>()).c_str(),
+                size_text(adm["limit_bytes"].get<double>()).c_str(), adm["fraction"].get<double>() * 100,
+                adm["memory"].get<std::string>().c_str());
+  const DeviceReport& d = detect();
+  std::printf("gpu         %s\n", d.cuda_available ? d.name.c_str() : ("none: " + d.reason).c_str());
+}
+
 }  // namespace
 
 void add_info(CLI::App& app) {
@@ -84,63 +158,25 @@ void add_info(CLI::App& app) {
   cmd->callback([args] {
     if (cache::is_cache_file(args->file)) return print_cache_info(args->file, args->json);
     const io::FileInfo fi = io::inspect(args->file, args->dataset, args->load.rows(), args->load.cols());
-    if (args->timing) return print_timing(*args, fi);
+    // What a load would take, shown before anything loads (also before --timing loads): a small file can decode to
+    // far more than it holds (issue 25: 24 GiB from a few MB).
     const nlohmann::json adm = fi.ready ? would_load(args->file, args->dataset, args->load) : nlohmann::json();
-    if (args->json) {
+    const std::uint64_t decoded = fi.shape.nbytes(dtype_size(fi.dtype));
+    const std::uint64_t on_disk = files_bytes(fi);
+    if (args->json && !args->timing) {
       nlohmann::json j = fi.to_json();
+      j["decoded_bytes"] = decoded;
+      j["file_bytes"] = on_disk;
       if (!adm.is_null()) j["would_load"] = adm;
       std::printf("%s\n", j.dump(2).c_str());
       return;
     }
-    const Shape4D& s = fi.shape;
-    std::printf("file        %s\n", fi.path.c_str());
-    std::printf("dataset     %s\n", fi.dataset_path.c_str());
-    std::printf("shape       scan %zu x %zu, detector %zu x %zu (%s)\n", s.scan_rows, s.scan_cols, s.det_rows,
-                s.det_cols, fi.scan_shape_source.c_str());
-    std::printf("frames      %zu in %zu part%s (%s)\n", s.frames(), fi.parts.size(), fi.parts.size() == 1 ? "" : "s",
-                fi.source_kind.c_str());
-    if (fi.parts.size() > 1)
-      for (const auto& p : fi.parts)
-        std::printf("  part      frames %llu..%llu <- %s %s\n", (unsigned long long)p.first_frame,
-                    (unsigned long long)(p.first_frame + p.frames - 1), p.file.c_str(), p.dataset_path.c_str());
-    if (fi.ntrigger || fi.nimages) std::printf("metadata    ntrigger %lld, nimages %lld\n", fi.ntrigger, fi.nimages);
-    if (fi.has_pixel_mask)
-      std::printf("pixel mask  %zu bad pixels\n", fi.bad_pixels.size());
-    else
-      std::printf("pixel mask  none\n");
-    std::printf("dtype       %s, %.3f GB decoded\n", dtype_name(fi.dtype).c_str(),
-                double(s.elements() * dtype_size(fi.dtype)) / 1e9);
-    std::string chunks;
-    for (auto c : fi.chunk_dims) chunks += std::to_string(c) + " ";
-    std::printf("chunks      %s(%s)\n", chunks.c_str(), fi.one_frame_per_chunk ? "one frame per chunk" : "other");
-    for (const auto& f : fi.filters) {
-      std::string cd;
-      for (auto v : f.cd_values) cd += std::to_string(v) + " ";
-      std::printf("filter      %d %s [%s]\n", f.id, f.name.c_str(), cd.c_str());
+    print_summary(fi, adm, decoded, on_disk);
+    if (args->timing) {
+      std::printf("timing      loading it now (%s decoded)\n", size_text(double(decoded)).c_str());
+      std::fflush(stdout);
+      print_timing(*args, fi);
     }
-    std::printf("ready       %s (%zu of %zu chunks written)\n", fi.ready ? "yes" : "no", fi.chunks_written,
-                fi.chunks_expected);
-    for (const auto& [k, v] : fi.calibration.items()) std::printf("calibration %s = %s\n", k.c_str(), v.dump().c_str());
-    if (adm.contains("error"))
-      std::printf("load        refused: %s\n", adm["error"].get<std::string>().c_str());
-    else if (!adm.is_null()) {
-      const auto size = [](const nlohmann::json& v) {
-        const double b = v.get<double>();
-        char t[32];
-        if (b >= 1e9) std::snprintf(t, sizeof t, "%.2f GB", b / 1e9);
-        else if (b >= 1e6) std::snprintf(t, sizeof t, "%.2f MB", b / 1e6);
-        else std::snprintf(t, sizeof t, "%.1f kB", b / 1e3);
-        return std::string(t);
-      };
-      std::printf("load        would be %s on %s (dense %s, encoded ~%s estimated; limit %s = %.0f%% of free %s "
-                  "memory)\n",
-                  adm["representation"].get<std::string>().c_str(), adm["backend"].get<std::string>().c_str(),
-                  size(adm["dense_bytes"]).c_str(), size(adm["encoded_estimate_bytes"]).c_str(),
-                  size(adm["limit_bytes"]).c_str(), adm["fraction"].get<double>() * 100,
-                  adm["memory"].get<std::string>().c_str());
-    }
-    const DeviceReport& d = detect();
-    std::printf("gpu         %s\n", d.cuda_available ? d.name.c_str() : ("none: " + d.reason).c_str());
   });
 }
 
