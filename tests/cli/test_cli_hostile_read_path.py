@@ -44,10 +44,20 @@ def test_every_case_fails_clearly_on_every_decoder(hostile, tmp_path):
             assert_clean_exit(r)
 
 
+def test_no_hdf5_dump_at_exit_after_a_damaged_group(hostile, tmp_path):
+    # HDF5 fails reading the calibration group; the data loads. Before: the output ended with HDF5's
+    # "infinite loop closing library" dump.
+    d, _ = hostile
+    for args in (("info",), ("image", "--backend", "cpu", "--bf", "-o", tmp_path / "out")):
+        r = qgpu(args[0], d / "damaged_calibration.h5", *args[1:])
+        assert r.returncode == 0, r.stderr
+        assert_clean_exit(r)
+
+
 def test_info_tells_a_damaged_index_from_an_unfinished_file(hostile):
     _, cases = hostile
     for name, point, expect, path in cases:
-        if point == "6":
+        if point not in ("1", "4"):
             continue
         r = qgpu("info", path)
         assert r.returncode == 0, (name, r.stderr)

@@ -192,6 +192,18 @@ inline void set_chunk_header_total(std::vector<std::uint8_t>& b, std::uint64_t t
   for (int k = 0; k < 8; ++k) b.at(k) = std::uint8_t(total >> (8 * (7 - k)));
 }
 
+// Flips the bits of byte `offset` of the object header of any object (a group, say).
+inline void flip_object_header_byte(const std::string& path, const std::string& object, std::size_t offset) {
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  H5O_info_t info;
+  const herr_t ok = H5Oget_info_by_name2(file, object.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT);
+  H5Fclose(file);
+  if (ok < 0) throw std::runtime_error("no object " + object + " in " + path);
+  std::vector<std::uint8_t> b = slurp(path);
+  b.at(std::size_t(info.addr) + offset) ^= 0xFF;
+  spit(path, b);
+}
+
 // One case: a copy of a base file with one edit, what it exercises and what a reader must say.
 struct Case {
   std::string name;
@@ -201,7 +213,7 @@ struct Case {
   std::vector<std::string> expect;  // substrings of the error a load (and qgpu info's ready line) gives
 };
 
-// The cases of issue 25 points 1, 4 and 6 (the read path), on a bitshuffle base (rank 3, one frame per chunk, at
+// The cases of issue 25 points 1, 4, 6 and 8 (the read path), on a bitshuffle base (rank 3, one frame per chunk, at
 // least 4 frames, written with HDF5's default (earliest) format: version 1 B-tree) and an unfiltered one.
 inline std::vector<Case> issue25_cases() {
   std::vector<Case> c;
@@ -228,6 +240,9 @@ inline std::vector<Case> issue25_cases() {
   c.push_back({"btree_keys_swapped_unfiltered", "4", true,
                [](const std::string& p, const std::string& d) { swap_btree_v1_keys(p, d, 0, 3); },
                {"version 1 B-tree keys out of order"}});
+  c.push_back({"chunk_frames_16711681", "8", false,  // HDF5 itself refuses to open the dataset
+               [](const std::string& p, const std::string& d) { set_layout_chunk_dim(p, d, 0, 0x00FF0001); },
+               {"the object header of '/entry/data/data'", "is damaged: HDF5 cannot read it"}});
   c.push_back({"chunk_header_states_half_the_frame", "6", false,
                [](const std::string& p, const std::string& d) {
                  const DatasetFacts f = facts(p, d);

@@ -434,7 +434,7 @@ TEST(HostileFiles25, EveryCaseIsAClearErrorOnEveryLoadPath) {
 
 TEST(HostileFiles25, DamagedIndexIsNamedByInspectAndNotCalledUnfinished) {
   for (const auto& c : test::hostile::issue25_cases()) {
-    if (c.point == "6") continue;  // the filter and chunk cases leave the index intact
+    if (c.point != "1" && c.point != "4") continue;  // the others leave the index intact or fail opening
     SCOPED_TRACE(c.name);
     const std::string path = make_case(c);
     const io::FileInfo fi = io::inspect(path);

@@ -1,6 +1,7 @@
 // Writes the issue-25 hostile files of tests/io/hostile_h5.hpp into a folder, for the CLI tests: the two bases
 // (the issue's `qgpu sample s.h5 --scan 8 8 --detector 32 32`, bitshuffle and unfiltered) and one file per case,
-// plus manifest.tsv: name, point, the substrings the error must contain (joined by '|').
+// plus manifest.tsv: name, point, the substrings the error must contain (joined by '|'), and
+// damaged_calibration.h5 (a damaged group header beside intact data: loads).
 // Usage: write_hostile_files DIR
 #include <cstdio>
 #include <filesystem>
@@ -25,6 +26,10 @@ int main(int argc, char** argv) {
     s.compress = compress;
     qgpu::sample::write_sample((dir / (compress ? "base.h5" : "base_plain.h5")).string(), s);
   }
+  // Not an error case: the calibration group's header damaged (its symbol table address), the data intact. The load
+  // works; HDF5's failed read of the group used to leave state that printed "infinite loop closing library" at exit.
+  fs::copy_file(dir / "base.h5", dir / "damaged_calibration.h5", fs::copy_options::overwrite_existing);
+  qgpu::test::hostile::flip_object_header_byte((dir / "damaged_calibration.h5").string(), "/entry/calibration", 31);
   std::ofstream manifest(dir / "manifest.tsv");
   for (const auto& c : qgpu::test::hostile::issue25_cases()) {
     const fs::path path = dir / (c.name + ".h5");
