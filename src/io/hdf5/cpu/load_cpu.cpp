@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -52,6 +53,7 @@ std::vector<std::size_t> chunks_read(const LoadPlan& p, const SourcePart& part, 
   for (std::size_t i = 0; i < rank; ++i) grid[i] = t.dims[i] / t.chunk_dims[i] + (t.dims[i] % t.chunk_dims[i] != 0);
   const std::uint64_t per_lead = rank == 4 ? grid[2] * grid[3] : grid[1] * grid[2];  // chunks per leading coordinate
   const std::uint64_t leads = rank == 4 ? grid[0] * grid[1] : grid[0];
+  if (per_lead == 0 || leads == 0) return {};
   std::vector<bool> need(static_cast<std::size_t>(leads), false);
   if (rank == 4) {
     for (std::uint64_t g0 = p.scan.row0 / t.chunk_dims[0]; g0 <= (p.scan.row0 + p.scan.rows - 1) / t.chunk_dims[0]; ++g0)
@@ -99,7 +101,7 @@ void check_before_hdf5_reads(const LoadPlan& p) {
     for (std::uint64_t d : t.chunk_dims) elems = checked_mul(elems, d, "elements of a chunk of '" + t.dataset_path + "'");
     const std::uint64_t chunk_bytes = checked_mul(elems, bp->elem_size, "bytes of a chunk of '" + t.dataset_path + "'");
     const std::vector<std::size_t> todo = chunks_read(p, part, t);
-    // One decoded chunk of scratch per thread, at most 1 GiB in all.
+    // One decoded chunk of scratch per thread at a time, at most 1 GiB in all.
     const unsigned threads = unsigned(std::clamp<std::uint64_t>((std::uint64_t(1) << 30) / chunk_bytes, 1,
                                                                 codec::resolve_threads(p.read_threads)));
     const h5index::FileByteSource src(t.file);
@@ -115,10 +117,9 @@ void check_before_hdf5_reads(const LoadPlan& p) {
                               std::to_string(chunk_bytes));
           return;
         }
-        thread_local std::vector<std::uint8_t> scratch;
-        if (scratch.size() < chunk_bytes) scratch.resize(static_cast<std::size_t>(chunk_bytes));
         const std::vector<std::uint8_t> bytes = src.read(c.offset, c.size, "chunk");
-        codec::decode_chunk(*bp, static_cast<std::size_t>(elems), bytes.data(), bytes.size(), scratch.data());
+        const std::unique_ptr<std::uint8_t[]> scratch(new std::uint8_t[static_cast<std::size_t>(chunk_bytes)]);
+        codec::decode_chunk(*bp, static_cast<std::size_t>(elems), bytes.data(), bytes.size(), scratch.get());
       } catch (const std::exception& e) {
         std::lock_guard lock(mu);
         if (!first || i < first->first) first = {i, e.what()};
