@@ -8,6 +8,7 @@
 #include "cache/cache.hpp"
 #include "cache/cache_h5.hpp"
 #include "cache/source_identity.hpp"
+#include "io/hdf5/isolated_parse.hpp"
 
 namespace qgpu::cache {
 
@@ -165,6 +166,10 @@ bool is_cache_file(const std::string& path) {
   h5::QuietErrors quiet;
   if (H5Fis_hdf5(path.c_str()) <= 0) return false;
   try {
+    // Opened in the isolation child first: a file HDF5 fails to open (a damaged superblock) is then never opened
+    // by HDF5 in this process, which would keep state of the failed open and loop closing the library at exit
+    // ("infinite loop closing library", issue 25).
+    io::validate_in_child(path, "open", [&] { h5::open_file(path); });
     h5::Handle file = h5::open_file(path);
     return h5io::has_attribute(file, kMarkerAttribute);
   } catch (const Error&) {

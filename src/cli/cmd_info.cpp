@@ -1,7 +1,12 @@
 // qgpu info FILE: metadata and readiness without reading frames.
 #include <cstdio>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "cache/cache.hpp"
+#include "core/checked.hpp"
 #include "cli/cache_info.hpp"
 #include "cli/commands.hpp"
 #include "core/number_text.hpp"
@@ -24,7 +29,7 @@ template <class Args> void print_timing(const Args& a, const io::FileInfo& fi) {
   const double wall = io::now_s() - t0;
   const nlohmann::json& p = ds.provenance().parameters;
   const double gb = double(ds.nbytes()) / 1e9;
-  std::printf("load        %s, %s decoder: %.1f ms wall (inspect included), %.3f GB decoded, %.1f GB/s\n",
+  std::printf("loaded      %s, %s decoder: %.1f ms wall (inspect included), %.3f GB decoded, %.1f GB/s\n",
               backend_name(ds.backend()).c_str(), p.value("decoder", std::string("?")).c_str(), wall * 1e3, gb,
               gb / wall);
   if (!p.contains("timing")) {
@@ -63,6 +68,108 @@ nlohmann::json would_load(const std::string& file, const std::string& dataset, c
   }
 }
 
+// Bytes of the files holding the frames (every part's file once).
+std::uint64_t files_bytes(const io::FileInfo& fi) {
+  std::set<std::string> seen;
+  std::uint64_t total = 0;
+  std::vector<std::string> files = fi.records.files;
+  for (const io::SourcePart& p : fi.parts) files.push_back(p.file);
+  for (const std::string& f : files) {
+    std::error_code ec;
+    const std::uintmax_t n = std::filesystem::file_size(f, ec);
+    if (!ec && seen.insert(f).second) total += n;
+  }
+  return total;
+}
+
+std::string size_text(double b) {
+  char t[32];
+  if (b >= 1e9) std::snprintf(t, sizeof t, "%.2f GB", b / 1e9);
+  else if (b >= 1e6) std::snprintf(t, sizeof t, "%.2f MB", b / 1e6);
+  else std::snprintf(t, sizeof t, "%.1f kB", b / 1e3);
+  return t;
+}
+
+// Everything known before anything loads: format, shape, dtype, decoded size against the bytes on disk, storage,
+// readiness (a damaged index is not an unfinished file), calibration with sources, and what a load would take.
+void print_summary(const io::FileInfo& fi, const nlohmann::json& adm, std::uint64_t decoded, std::uint64_t on_disk) {
+  const Shape4D& s = fi.shape;
+  std::printf("file        %s\n", fi.path.c_str());
+  std::printf("format      %s (%s), frames stored %s\n", fi.reader.c_str(), fi.source_kind.c_str(),
+              fi.codec.name().c_str());
+  if (!fi.dataset_path.empty()) std::printf("dataset     %s\n", fi.dataset_path.c_str());
+  if (fi.scan_shape_known)
+    std::printf("shape       scan %zu x %zu, detector %zu x %zu (%s)\n", s.scan_rows, s.scan_cols, s.det_rows,
+                s.det_cols, fi.scan_shape_source.c_str());
+  else
+    std::printf("shape       scan unknown, detector %zu x %zu: %s\n", s.det_rows, s.det_cols,
+                fi.scan_shape_needed.c_str());
+  if (!fi.records.empty())
+    std::printf("frames      %llu in %zu file%s\n", (unsigned long long)fi.frames, fi.records.files.size(),
+                fi.records.files.size() == 1 ? "" : "s");
+  else
+    std::printf("frames      %llu in %zu part%s (%s)\n", (unsigned long long)fi.frames, fi.parts.size(),
+                fi.parts.size() == 1 ? "" : "s", fi.source_kind.c_str());
+  if (fi.parts.size() > 1)
+    for (const auto& p : fi.parts)
+      std::printf("  part      frames %llu..%llu <- %s %s\n", (unsigned long long)p.first_frame,
+                  (unsigned long long)(p.first_frame + p.frames - 1), p.file.c_str(), p.dataset_path.c_str());
+  if (fi.ntrigger || fi.nimages) std::printf("metadata    ntrigger %lld, nimages %lld\n", fi.ntrigger, fi.nimages);
+  if (fi.has_pixel_mask)
+    std::printf("pixel mask  %zu bad pixels\n", fi.bad_pixels.size());
+  else
+    std::printf("pixel mask  none\n");
+  std::string bits;  // only when not every bit of the element is the count
+  if (!fi.plain_bits())
+    bits = ", precision " + std::to_string(fi.precision) + " bits at offset " + std::to_string(fi.bit_offset);
+  std::printf("dtype       %s %s-endian%s\n", dtype_name(fi.dtype).c_str(), fi.byte_order.c_str(), bits.c_str());
+  if (on_disk > 0)
+    std::printf("decoded     %s dense (%llu bytes) from %s on disk: %.1fx\n", size_text(double(decoded)).c_str(),
+                (unsigned long long)decoded, size_text(double(on_disk)).c_str(), double(decoded) / double(on_disk));
+  else
+    std::printf("decoded     %s dense (%llu bytes)\n", size_text(double(decoded)).c_str(), (unsigned long long)decoded);
+  std::string chunks;
+  for (auto c : fi.chunk_dims) chunks += std::to_string(c) + " ";
+  if (fi.records.empty())
+    std::printf("chunks      %s(%s)\n", chunks.c_str(), fi.one_frame_per_chunk ? "one frame per chunk" : "other");
+  for (const auto& [k, v] : fi.metadata.items()) std::printf("metadata    %s = %s\n", k.c_str(), v.dump().c_str());
+  for (const auto& w : fi.warnings) std::printf("warning     %s\n", w.c_str());
+  for (const auto& f : fi.filters) {
+    std::string cd;
+    for (auto v : f.cd_values) cd += std::to_string(v) + " ";
+    std::printf("filter      %d %s [%s]\n", f.id, f.name.c_str(), cd.c_str());
+  }
+  if (!fi.index_error.empty())
+    std::printf("ready       no: the file is damaged, not unfinished: %s\n", fi.index_error.c_str());
+  else if (fi.records.empty())
+    std::printf("ready       %s (%zu of %zu chunks written%s)\n", fi.ready ? "yes" : "no", fi.chunks_written,
+                fi.chunks_expected, fi.ready ? "" : ": incomplete or still being written");
+  // Every calibration value with its unit and where it came from; values seen but not used, and why.
+  if (!fi.sidecar.empty()) std::printf("sidecar     %s (ARINA STEM Metadata)\n", fi.sidecar.c_str());
+  for (const auto& [k, v] : fi.calibration_detail.items()) {
+    const std::string unit = v.value("unit", std::string());
+    std::printf("calibration %s = %s%s <- %s\n", k.c_str(), number_text(v.value("value", 0.0)).c_str(),
+                unit.empty() ? "" : (" " + unit).c_str(), v.value("source", std::string()).c_str());
+  }
+  for (const std::string& w : fi.metadata_warnings) std::printf("warning     %s\n", w.c_str());
+  if (!fi.scan_shape_known)
+    std::printf("load        needs a scan shape: give --scan-shape ROWS COLS (%llu frames = ROWS x COLS)\n",
+                (unsigned long long)fi.frames);
+  else if (adm.contains("error"))
+    std::printf("load        refused: %s\n", adm["error"].get<std::string>().c_str());
+  else if (!adm.is_null()) {
+    const auto size = [](const nlohmann::json& v) { return size_text(v.get<double>()); };
+    std::printf("load        would be %s on %s (dense %s, encoded ~%s estimated; limit %s = %.0f%% of free %s "
+                "memory)\n",
+                adm["representation"].get<std::string>().c_str(), adm["backend"].get<std::string>().c_str(),
+                size(adm["dense_bytes"]).c_str(), size(adm["encoded_estimate_bytes"]).c_str(),
+                size(adm["limit_bytes"]).c_str(), adm["fraction"].get<double>() * 100,
+                adm["memory"].get<std::string>().c_str());
+  }
+  const DeviceReport& d = detect();
+  std::printf("gpu         %s\n", d.cuda_available ? d.name.c_str() : ("none: " + d.reason).c_str());
+}
+
 }  // namespace
 
 void add_info(CLI::App& app) {
@@ -89,91 +196,27 @@ void add_info(CLI::App& app) {
     io::SourceOptions so = args->load.source_options(args->dataset);
     so.need = args->timing ? io::ScanShapeNeed::required : io::ScanShapeNeed::optional;
     const io::FileInfo fi = io::inspect(args->file, so);
-    if (args->timing) return print_timing(*args, fi);
+    // What a load would take, shown before anything loads (also before --timing loads): a small file can decode to
+    // far more than it holds (issue 25: 24 GiB from a few MB).
     const nlohmann::json adm =
         fi.ready && fi.scan_shape_known ? would_load(args->file, args->dataset, args->load) : nlohmann::json();
-    if (args->json) {
+    const std::uint64_t decoded = checked_mul(fi.frames, fi.shape.frame_pixels() * dtype_size(fi.dtype),
+                                              "decoded size of '" + fi.path + "'");
+    const std::uint64_t on_disk = files_bytes(fi);
+    if (args->json && !args->timing) {
       nlohmann::json j = fi.to_json();
+      j["decoded_bytes"] = decoded;
+      j["file_bytes"] = on_disk;
       if (!adm.is_null()) j["would_load"] = adm;
       std::printf("%s\n", j.dump(2).c_str());
       return;
     }
-    const Shape4D& s = fi.shape;
-    std::printf("file        %s\n", fi.path.c_str());
-    std::printf("format      %s (%s), frames stored %s\n", fi.reader.c_str(), fi.source_kind.c_str(),
-                fi.codec.name().c_str());
-    if (!fi.dataset_path.empty()) std::printf("dataset     %s\n", fi.dataset_path.c_str());
-    if (fi.scan_shape_known)
-      std::printf("shape       scan %zu x %zu, detector %zu x %zu (%s)\n", s.scan_rows, s.scan_cols, s.det_rows,
-                  s.det_cols, fi.scan_shape_source.c_str());
-    else
-      std::printf("shape       scan unknown, detector %zu x %zu: %s\n", s.det_rows, s.det_cols,
-                  fi.scan_shape_needed.c_str());
-    if (!fi.records.empty())
-      std::printf("frames      %llu in %zu file%s\n", (unsigned long long)fi.frames, fi.records.files.size(),
-                  fi.records.files.size() == 1 ? "" : "s");
-    else
-      std::printf("frames      %llu in %zu part%s (%s)\n", (unsigned long long)fi.frames, fi.parts.size(),
-                  fi.parts.size() == 1 ? "" : "s", fi.source_kind.c_str());
-    if (fi.parts.size() > 1)
-      for (const auto& p : fi.parts)
-        std::printf("  part      frames %llu..%llu <- %s %s\n", (unsigned long long)p.first_frame,
-                    (unsigned long long)(p.first_frame + p.frames - 1), p.file.c_str(), p.dataset_path.c_str());
-    if (fi.ntrigger || fi.nimages) std::printf("metadata    ntrigger %lld, nimages %lld\n", fi.ntrigger, fi.nimages);
-    if (fi.has_pixel_mask)
-      std::printf("pixel mask  %zu bad pixels\n", fi.bad_pixels.size());
-    else
-      std::printf("pixel mask  none\n");
-    std::string bits;  // only when not every bit of the element is the count
-    if (!fi.plain_bits())
-      bits = ", precision " + std::to_string(fi.precision) + " bits at offset " + std::to_string(fi.bit_offset);
-    std::printf("dtype       %s %s-endian%s, %.3f GB decoded\n", dtype_name(fi.dtype).c_str(), fi.byte_order.c_str(),
-                bits.c_str(), double(fi.frames) * double(s.frame_pixels() * dtype_size(fi.dtype)) / 1e9);
-    std::string chunks;
-    for (auto c : fi.chunk_dims) chunks += std::to_string(c) + " ";
-    if (fi.records.empty())
-      std::printf("chunks      %s(%s)\n", chunks.c_str(), fi.one_frame_per_chunk ? "one frame per chunk" : "other");
-    for (const auto& [k, v] : fi.metadata.items()) std::printf("metadata    %s = %s\n", k.c_str(), v.dump().c_str());
-    for (const auto& w : fi.warnings) std::printf("warning     %s\n", w.c_str());
-    for (const auto& f : fi.filters) {
-      std::string cd;
-      for (auto v : f.cd_values) cd += std::to_string(v) + " ";
-      std::printf("filter      %d %s [%s]\n", f.id, f.name.c_str(), cd.c_str());
+    print_summary(fi, adm, decoded, on_disk);
+    if (args->timing) {
+      std::printf("timing      loading it now (%s decoded)\n", size_text(double(decoded)).c_str());
+      std::fflush(stdout);
+      print_timing(*args, fi);
     }
-    if (fi.records.empty())
-      std::printf("ready       %s (%zu of %zu chunks written)\n", fi.ready ? "yes" : "no", fi.chunks_written,
-                  fi.chunks_expected);
-    // Every calibration value with its unit and where it came from; values seen but not used, and why.
-    if (!fi.sidecar.empty()) std::printf("sidecar     %s (ARINA STEM Metadata)\n", fi.sidecar.c_str());
-    for (const auto& [k, v] : fi.calibration_detail.items()) {
-      const std::string unit = v.value("unit", std::string());
-      std::printf("calibration %s = %s%s <- %s\n", k.c_str(), number_text(v.value("value", 0.0)).c_str(),
-                  unit.empty() ? "" : (" " + unit).c_str(), v.value("source", std::string()).c_str());
-    }
-    for (const std::string& w : fi.metadata_warnings) std::printf("warning     %s\n", w.c_str());
-    if (!fi.scan_shape_known)
-      std::printf("load        needs a scan shape: give --scan-shape ROWS COLS (%llu frames = ROWS x COLS)\n",
-                  (unsigned long long)fi.frames);
-    else if (adm.contains("error"))
-      std::printf("load        refused: %s\n", adm["error"].get<std::string>().c_str());
-    else if (!adm.is_null()) {
-      const auto size = [](const nlohmann::json& v) {
-        const double b = v.get<double>();
-        char t[32];
-        if (b >= 1e9) std::snprintf(t, sizeof t, "%.2f GB", b / 1e9);
-        else if (b >= 1e6) std::snprintf(t, sizeof t, "%.2f MB", b / 1e6);
-        else std::snprintf(t, sizeof t, "%.1f kB", b / 1e3);
-        return std::string(t);
-      };
-      std::printf("load        would be %s on %s (dense %s, encoded ~%s estimated; limit %s = %.0f%% of free %s "
-                  "memory)\n",
-                  adm["representation"].get<std::string>().c_str(), adm["backend"].get<std::string>().c_str(),
-                  size(adm["dense_bytes"]).c_str(), size(adm["encoded_estimate_bytes"]).c_str(),
-                  size(adm["limit_bytes"]).c_str(), adm["fraction"].get<double>() * 100,
-                  adm["memory"].get<std::string>().c_str());
-    }
-    const DeviceReport& d = detect();
-    std::printf("gpu         %s\n", d.cuda_available ? d.name.c_str() : ("none: " + d.reason).c_str());
   });
 }
 

@@ -1,5 +1,6 @@
 // qgpu: command-line front end of quantem-gpu.
 #include <CLI/CLI.hpp>
+#include <hdf5.h>
 
 #include <cstdio>
 #include <exception>
@@ -23,6 +24,11 @@ int fail(const char* kind, const char* what) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // No HDF5 library close at exit: every file qgpu opens is closed by then (RAII; test_io HostileFiles25 checks
+  // that no HDF5 object stays open after any error). But after a failed read of damaged metadata (a damaged group
+  // header HDF5 reports, say, while the calibration is read), HDF5 1.10 keeps internal state that its at-exit
+  // close loops on, printing its "infinite loop closing library" dump over the end of the output (issue 25).
+  H5dont_atexit();
   CLI::App app{"quantem-gpu: load 4D-STEM HDF5 data onto the GPU and compute images from it"};
   app.set_version_flag("--version", std::string("qgpu ") + qgpu::kVersion);
   app.require_subcommand(1);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../io/hostile_h5.hpp"
 #include "io/hdf5/codec/bitshuffle_encode_host.hpp"
 
 namespace {
@@ -187,6 +188,40 @@ int main(int argc, char** argv) {
   for (std::size_t i = 96; i < 112 && i < damaged.size(); ++i) damaged[i] = char(0xff);
   spit(dir + "/broken_header_bytes.h5", damaged);
   written += 2;
+  // The read-path cases of issue 25 (tests/io/hostile_h5.hpp) on two bases: bitshuffle (default block, LZ4; HDF5
+  // loads the plugin from its default folder when installed, whose set_local prepends versions and the element
+  // size) and unfiltered.
+  for (bool plain : {false, true}) {
+    const std::string path = dir + (plain ? "/issue25_plain_base.h5" : "/issue25_bitshuffle_base.h5");
+    hid_t f = create_file(path, false);
+    hid_t space = H5Screate_simple(3, std::vector<hsize_t>{16, 8, 8}.data(), nullptr);  // a 4 x 4 scan
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 3, std::vector<hsize_t>{1, 8, 8}.data());
+    const unsigned cd[2] = {0, 2};
+    if (!plain) H5Pset_filter(dcpl, kBitshuffle, H5Z_FLAG_OPTIONAL, 2, cd);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    hid_t ds = H5Dcreate2(f, "/entry/data/data", H5T_STD_U16LE, space, lcpl, dcpl, H5P_DEFAULT);
+    if (plain) fill(ds, H5T_NATIVE_UINT16, 16 * 64 * 2);
+    else write_bitshuffle_frames(ds, 16);
+    H5Dclose(ds);
+    H5Pclose(lcpl);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    H5Fclose(f);
+    ++written;
+  }
+  for (const auto& c : qgpu::test::hostile::issue25_cases()) {
+    const std::string path = dir + "/issue25_" + c.name + ".h5";
+    spit(path, slurp(dir + (c.plain_base ? "/issue25_plain_base.h5" : "/issue25_bitshuffle_base.h5")));
+    try {
+      c.edit(path, "/entry/data/data");
+      ++written;
+    } catch (const std::exception& e) {  // e.g. no plugin here: the cd_values were not expanded
+      std::fprintf(stderr, "fuzz_make_inspect_seeds: %s skipped: %s\n", c.name.c_str(), e.what());
+      std::remove(path.c_str());
+    }
+  }
   std::printf("%d seeds in %s\n", written, dir.c_str());
   return 0;
 }

@@ -3,12 +3,15 @@
 // FormatError (or, for a version byte, Unsupported), never a crash, hang or silently wrong table.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "support/expect_error.hpp"
 #include "chunk_files.hpp"
 #include "core/error.hpp"
+#include "io/hdf5/index/chunk_grid.hpp"
 #include "io/hdf5/index/dataset_location.hpp"
 #include "support/temp_files.hpp"
 
@@ -200,4 +203,145 @@ TEST(ChunkTableErrors, TooManyChunksForATable) {  // a huge (empty) extent must 
   const std::string path = test::temp_path("huge.h5");
   test::write_chunked(path, s);
   expect_error<FormatError>([&] { io::read_chunk_table(path, s.name); }, {"/data", "134217728 chunks", "more than"});
+}
+
+// ---- issue 25: keys out of order, short unfiltered chunks, chunks wider than the dataset.
+
+namespace {
+
+// "TREE" nodes of a version 1 chunk B-tree (type 1) at `level`, in file order.
+std::vector<std::size_t> btree_v1_nodes(const std::vector<std::uint8_t>& b, int level) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i + 8 <= b.size(); ++i)
+    if (std::memcmp(&b[i], "TREE", 4) == 0 && b[i + 4] == 1 && b[i + 5] == level) out.push_back(i);
+  return out;
+}
+
+void swap_range(std::vector<std::uint8_t>& b, std::size_t a, std::size_t c, std::size_t n) {
+  for (std::size_t k = 0; k < n; ++k) std::swap(b[a + k], b[c + k]);
+}
+
+}  // namespace
+
+TEST(ChunkTableErrors, Version1BtreeKeysMustIncrease) {
+  // Chunks inserted in a scrambled order into a tree of small nodes (K = 2: several levels): a valid tree is never
+  // refused, and its table matches HDF5.
+  ChunkedSpec s;
+  s.dims = {97, 3, 4};
+  s.chunk = {1, 3, 2};
+  s.istore_k = 2;
+  const std::string path = test::temp_path("bt1k2.h5");
+  {
+    hid_t f = test::create_file(path, s);
+    hid_t ds = test::create_dataset(f, s);
+    const std::vector<std::uint8_t> raw(3 * 2 * 2, 5);
+    for (std::uint64_t n = 0; n < 194; ++n) {
+      const std::uint64_t i = (n * 71) % 194;  // 71 is prime to 194: every chunk once, scrambled
+      const auto off = test::chunk_offset(i, s.dims, s.chunk);
+      ASSERT_GE(H5Dwrite_chunk(ds, H5P_DEFAULT, 0, off.data(), raw.size(), raw.data()), 0);
+    }
+    H5Dclose(ds);
+    H5Fclose(f);
+  }
+  const io::ChunkTable t = io::read_chunk_table(path, s.name);
+  test::expect_matches_hdf5(path, s.name, t, false);
+  const auto req = request_for(path, s.name);
+  const std::vector<std::uint8_t> clean = file_bytes(path);
+  ASSERT_EQ(parse_outcome(clean, req), 0);
+  const auto leaves = btree_v1_nodes(clean, 0), inner = btree_v1_nodes(clean, 1);
+  ASSERT_GE(leaves.size(), 2u);
+  ASSERT_GE(inner.size(), 1u);
+  const std::size_t rank = 3, entry = 8 + 8 * (rank + 1) + 8;
+  auto key = [&](std::size_t node, std::size_t i) { return node + 24 + i * entry; };
+  auto outcome = [&](const std::function<void(std::vector<std::uint8_t>&)>& edit) {
+    std::vector<std::uint8_t> b = clean;
+    edit(b);
+    MemoryByteSource src(b.data(), b.size());
+    try {
+      io::h5index::parse_chunk_index(src, req);
+      return std::string("parsed");
+    } catch (const FormatError& e) {
+      return std::string(e.what());
+    }
+  };
+  // Two chunk offsets of a leaf swapped: HDF5's search and the table would disagree on which frames they hold.
+  EXPECT_NE(outcome([&](auto& b) { swap_range(b, key(leaves[0], 0) + 8, key(leaves[0], 1) + 8, 8 * rank); })
+                .find("version 1 B-tree keys out of order: key 1"),
+            std::string::npos);
+  // Two keys of an internal node swapped.
+  EXPECT_NE(outcome([&](auto& b) { swap_range(b, key(inner[0], 0) + 8, key(inner[0], 1) + 8, 8 * rank); })
+                .find("out of order"),
+            std::string::npos);
+  // An internal key moved past the first chunks of the child it leads (its frame set to the next key's).
+  EXPECT_NE(outcome([&](auto& b) {
+              const std::size_t k1 = key(inner[0], 1) + 8;
+              for (std::size_t d = 0; d < 8; ++d) b[key(inner[0], 0) + 8 + d] = b[k1 + d];
+            }).find("(damaged index)"),
+            std::string::npos);
+  // Two whole leaves swapped in their parent (children in the wrong order, every node consistent in itself).
+  EXPECT_NE(outcome([&](auto& b) { swap_range(b, key(inner[0], 0) + entry - 8, key(inner[0], 1) + entry - 8, 8); }),
+            "parsed");
+}
+
+TEST(ChunkTableErrors, Version2BtreeRecordsMustIncrease) {
+  ChunkedSpec s = v110({});
+  s.dims = {60, 60};
+  s.max_dims = {U, U};
+  s.chunk = {2, 2};
+  const std::string path = test::temp_path("bt2order.h5");
+  test::write_chunked(path, s);
+  const auto req = request_for(path, s.name);
+  std::vector<std::uint8_t> b = file_bytes(path);
+  ASSERT_EQ(parse_outcome(b, req), 0);
+  // The first leaf: records of type 10 (address 8, two scaled offsets of 8), its checksum after the last record.
+  std::size_t leaf = 0;
+  for (std::size_t i = 0; i + 4 <= b.size() && !leaf; ++i)
+    if (std::memcmp(&b[i], "BTLF", 4) == 0) leaf = i;
+  ASSERT_NE(leaf, 0u);
+  const std::size_t rec = 8 + 16;
+  std::size_t nrec = 0;
+  for (std::size_t k = 1; k < 1000 && !nrec; ++k) {
+    const std::size_t end = leaf + 6 + k * rec;
+    if (end + 4 <= b.size() &&
+        io::h5index::lookup3(&b[leaf], end - leaf) == std::uint32_t(io::h5index::load_le(&b[end], 4)))
+      nrec = k;
+  }
+  ASSERT_GE(nrec, 2u);
+  swap_range(b, leaf + 6 + 8, leaf + 6 + rec + 8, 16);  // scaled offsets of records 0 and 1
+  const std::size_t end = leaf + 6 + nrec * rec;
+  const std::uint32_t sum = io::h5index::lookup3(&b[leaf], end - leaf);
+  for (int k = 0; k < 4; ++k) b[end + k] = std::uint8_t(sum >> (8 * k));
+  MemoryByteSource src(b.data(), b.size());
+  expect_error<FormatError>([&] { io::h5index::parse_chunk_index(src, req); },
+                            {"version 2 B-tree records out of order"});
+}
+
+TEST(ChunkTableErrors, ShortUnfilteredChunk) {
+  // HDF5 reads a whole chunk from an unfiltered chunk's address whatever size the index states: a shorter stored
+  // size would be padded with the bytes after it.
+  ChunkedSpec s;
+  s.dims = {8, 4, 4};
+  s.chunk = {1, 4, 4};
+  const std::string path = test::temp_path("short.h5");
+  test::write_chunked(path, s);
+  const auto req = request_for(path, s.name);
+  std::vector<std::uint8_t> b = file_bytes(path);
+  ASSERT_EQ(parse_outcome(b, req), 0);
+  const auto leaves = btree_v1_nodes(b, 0);
+  ASSERT_EQ(leaves.size(), 1u);
+  b[leaves[0] + 24 + 5 * (8 + 8 * 4 + 8)] = 20;  // entry 5's stored size: 20 of the 32 bytes
+  MemoryByteSource src(b.data(), b.size());
+  expect_error<FormatError>([&] { io::h5index::parse_chunk_index(src, req); },
+                            {"chunk 5 is stored unfiltered in 20 bytes; an unfiltered chunk holds 32"});
+}
+
+TEST(ChunkTableErrors, ChunkDimsBeyondAFixedExtent) {
+  using io::h5index::check_chunk_dims;
+  using io::h5index::kUnlimited;
+  expect_error<FormatError>([] { check_chunk_dims({64, 32, 32}, {64, 32, 32}, {1, 32, 65568}); },
+                            {"chunk dimension 2 is 65568 elements, larger than the dataset's fixed extent 32"});
+  expect_error<FormatError>([] { check_chunk_dims({64, 32, 32}, {64, 32, 32}, {1, 32, 0}); }, {"chunk dimension 2 is 0"});
+  EXPECT_NO_THROW(check_chunk_dims({64, 32, 32}, {kUnlimited, 32, kUnlimited}, {128, 32, 64}));  // extendible
+  EXPECT_NO_THROW(check_chunk_dims({0, 32, 32}, {0, 32, 32}, {4, 32, 32}));                     // empty: no rule
+  EXPECT_NO_THROW(check_chunk_dims({64, 32, 32}, {64, 32, 32}, {64, 32, 32}));
 }

@@ -8,14 +8,20 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 
-#include "support/expect_error.hpp"
+#include "corrupt.hpp"
+#include "device/device.hpp"
+#include "hostile_h5.hpp"
 #include "io/hdf5/h5_handle.hpp"
+#include "io/hdf5/index/chunk_table.hpp"
+#include "io/hdf5/index/hdf5_api_fallback.hpp"
 #include "io/hdf5/load.hpp"
+#include "support/expect_error.hpp"
 #include "support/temp_files.hpp"
 
 using namespace qgpu;
@@ -358,4 +364,310 @@ TEST(RegionArithmetic, WrappingRegionsAreOutOfBounds) {
   o.detector_region = {};
   o.scan_region = {max - 1, 0, 3, 4};
   expect_error<RegionError>([&] { io::load(path, o); }, {"scan region", "out of bounds"});
+}
+
+// ---- Second campaign (issue 25): the read path. The cases come from the generator (hostile_h5.hpp), each a byte
+// edit of a sample written as the issue's (`qgpu sample s.h5 --scan 8 8 --detector 32 32`).
+
+namespace {
+
+sample::SampleSpec issue25_spec(bool compress) {
+  sample::SampleSpec s;
+  s.scan_rows = s.scan_cols = 8;
+  s.det_rows = s.det_cols = 32;
+  s.compress = compress;
+  return s;
+}
+
+// A fresh copy of the case's base file with its edit applied.
+std::string make_case(const test::hostile::Case& c) {
+  const std::string path = test::temp_path(c.name + ".h5");
+  sample::write_sample(path, issue25_spec(!c.plain_base));
+  c.edit(path, "/entry/data/data");
+  return path;
+}
+
+std::size_t open_hdf5_ids() { return std::size_t(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL)); }
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+void expect_all(const std::string& text, const std::vector<std::string>& needles, const std::string& what) {
+  for (const std::string& n : needles) EXPECT_NE(text.find(n), std::string::npos) << what << ": " << text;
+}
+
+}  // namespace
+
+TEST(HostileFiles25, EveryCaseIsAClearErrorOnEveryLoadPath) {
+  // Before: the chunk wider than the frame crashed the cpu load (SIGSEGV in H5Dread) or, 64 wide, returned garbage;
+  // swapped B-tree keys and the short unfiltered chunk loaded silently (frames swapped / padded); the bitshuffle
+  // element size 0 was a SIGFPE in the plugin, the chunk stating half its frame gave garbage frames.
+  for (const auto& c : test::hostile::issue25_cases()) {
+    SCOPED_TRACE(c.name);
+    const std::string path = make_case(c);
+    for (const std::string decoder : {"auto", "quantem", "hdf5"}) {
+      io::LoadOptions o = cpu();
+      o.decoder = decoder;
+      try {
+        io::load(path, o);
+        ADD_FAILURE() << c.name << " loaded with decoder " << decoder;
+      } catch (const FormatError& e) {
+        expect_all(e.what(), c.expect, "decoder " + decoder);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "decoder " << decoder << ": not a FormatError: " << e.what();
+      }
+      EXPECT_EQ(open_hdf5_ids(), 0u) << "decoder " << decoder;
+    }
+    io::LoadOptions cuda;
+    cuda.backend = "cuda";
+    const std::string gpu = error_of([&] { io::load(path, cuda); });
+    if (detect().cuda_available) expect_all(gpu, c.expect, "cuda");
+    EXPECT_EQ(open_hdf5_ids(), 0u);
+  }
+}
+
+TEST(HostileFiles25, DamagedIndexIsNamedByInspectAndNotCalledUnfinished) {
+  for (const auto& c : test::hostile::issue25_cases()) {
+    if (c.point != "1" && c.point != "4") continue;  // the others leave the index intact or fail opening
+    SCOPED_TRACE(c.name);
+    const std::string path = make_case(c);
+    const io::FileInfo fi = io::inspect(path);
+    EXPECT_FALSE(fi.ready);
+    expect_all(fi.index_error, c.expect, "index_error");
+    EXPECT_EQ(fi.to_json()["index_error"].get<std::string>(), fi.index_error);
+    expect_error<FormatError>([&] { io::read_chunk_table(path, "/entry/data/data"); }, {"'/entry/data/data'"});
+    const std::string load = error_of([&] { io::load(path, cpu()); });
+    expect_all(load, {"the file is damaged, not unfinished"}, "load");
+    EXPECT_EQ(load.find("not ready"), std::string::npos) << load;
+    EXPECT_EQ(open_hdf5_ids(), 0u);
+  }
+  // A file whose writer has not finished: 60 of 64 chunks written, said so.
+  const std::string path = test::temp_path("unfinished.h5");
+  write_chunked(path, {64, 8, 8}, {1, 8, 8});
+  {
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "/data", H5P_DEFAULT);
+    const std::vector<std::uint8_t> frame(64, 7);
+    for (hsize_t i = 0; i < 60; ++i) {
+      hsize_t off[3] = {i, 0, 0};
+      H5Dwrite_chunk(d, H5P_DEFAULT, 0, off, frame.size(), frame.data());
+    }
+    H5Dclose(d);
+    H5Fclose(f);
+  }
+  const io::FileInfo fi = io::inspect(path);
+  EXPECT_FALSE(fi.ready);
+  EXPECT_EQ(fi.index_error, "");
+  EXPECT_EQ(fi.chunks_written, 60u);
+  expect_error<FormatError>([&] { io::load(path, cpu()); },
+                            {"is not ready: 60 of 64 chunks written (file incomplete or still being written)"});
+}
+
+TEST(HostileFiles25, HdfApiFallbackTableGetsTheSameChecks) {
+  // The HDF5 API fallback (indexes our parser does not read) checks what our parser checks.
+  const auto cases = test::hostile::issue25_cases();
+  const auto it = std::find_if(cases.begin(), cases.end(), [](const auto& c) { return c.name == "short_unfiltered_chunk"; });
+  ASSERT_NE(it, cases.end());
+  const std::string path = make_case(*it);
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, "/entry/data/data", H5P_DEFAULT);
+  io::ChunkTable t;
+  t.file = path;
+  t.dataset_path = "/entry/data/data";
+  t.dims = {64, 32, 32};
+  t.chunk_dims = {1, 32, 32};
+  expect_error<FormatError>([&] { io::h5index::fill_from_hdf5_api(d, t, 0, "test"); },
+                            {"chunk 2 is stored unfiltered in 1948 bytes; an unfiltered chunk holds 2048"});
+  H5Dclose(d);
+  H5Fclose(f);
+}
+
+TEST(HostileFiles25, DamagedChunkNeverReachesTheBitshufflePlugin) {
+  // The plugin's LZ4_decompress_fast trusts the stream; before, these decoded to nondeterministic frames through
+  // --decoder hdf5 or died in the plugin. Our codec checks each chunk the load reads first.
+  for (test::Damage d : {test::Damage::header_size, test::Damage::truncated, test::Damage::garbage,
+                         test::Damage::block_length}) {
+    const std::string path = test::write_small_sample("c" + std::to_string(int(d)) + ".h5", issue25_spec(true));
+    test::rewrite_chunk(path, 9, [&](auto& b) { test::damage(b, d); });
+    io::LoadOptions o = cpu();
+    o.decoder = "hdf5";
+    expect_error<FormatError>([&] { io::load(path, o); }, {"'/entry/data/data'", "chunk 9 is damaged ("});
+    o.scan_region = {2, 0, 6, 8};  // frames 16..63: the damaged chunk is not read, the load is exact
+    const Dataset ds = io::load(path, o);
+    o.decoder = "quantem";
+    EXPECT_EQ(ds.host_bytes(), io::load(path, o).host_bytes());
+    EXPECT_EQ(open_hdf5_ids(), 0u);
+  }
+}
+
+TEST(HostileFiles25, DamagedObjectHeaderIsNotAMissingDataset) {
+  // Before: "no 4D-STEM dataset (integer, rank 3 or 4) found" for a file whose dataset is there but damaged.
+  const std::string path = test::temp_path("header.h5");
+  sample::write_sample(path, issue25_spec(true));
+  test::hostile::set_object_header_byte(path, "/entry/data/data", 0, 7);  // version 1 header: version byte
+  expect_error<FormatError>([&] { io::inspect(path); },
+                            {"the object header of '/entry/data/data' in '" + path + "' is damaged"});
+  expect_error<FormatError>([&] { io::load(path, cpu()); }, {"the object header of '/entry/data/data'"});
+  EXPECT_EQ(open_hdf5_ids(), 0u);
+  // Found by discovery (no default path): the damaged candidate is named.
+  const std::string found = test::temp_path("discover.h5");
+  {
+    hid_t f = H5Fcreate(found.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    H5Gclose(H5Gcreate2(f, "/scan", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    hsize_t dims[3] = {4, 2, 2};
+    hid_t sp = H5Screate_simple(3, dims, nullptr);
+    H5Dclose(H5Dcreate2(f, "/scan/frames", H5T_STD_U16LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    H5Sclose(sp);
+    H5Fclose(f);
+  }
+  test::hostile::set_object_header_byte(found, "/scan/frames", 0, 7);
+  expect_error<FormatError>([&] { io::inspect(found); },
+                            {"no readable 4D-STEM dataset in '" + found + "'", "'/scan/frames'", "is damaged"});
+  EXPECT_EQ(open_hdf5_ids(), 0u);
+}
+
+namespace {
+
+// Runs `hold(path)` in a child process that then signals readiness and waits until told to end; returns the
+// child's pid and the pipe to end it.
+struct Writer {
+  pid_t pid = -1;
+  int go = -1;
+  ~Writer() {
+    if (go >= 0) ::close(go);  // the child reads EOF and leaves
+    if (pid > 0) ::waitpid(pid, nullptr, 0);
+  }
+};
+
+void start_writer(Writer& w, const std::function<void()>& hold, bool stay) {
+  int ready[2], go[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(go), 0);
+  w.pid = ::fork();
+  ASSERT_GE(w.pid, 0);
+  if (w.pid == 0) {
+    ::close(ready[0]);
+    ::close(go[1]);
+    hold();
+    const char c = 'r';
+    if (::write(ready[1], &c, 1) != 1) ::_exit(3);
+    if (stay) {
+      char x;
+      while (::read(go[0], &x, 1) > 0) {
+      }
+    }
+    ::_exit(0);  // leaves without closing: a writer that stopped without closing its file
+  }
+  ::close(ready[1]);
+  ::close(go[0]);
+  w.go = go[1];
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ::close(ready[0]);
+}
+
+}  // namespace
+
+TEST(HostileFiles25, FileHeldByAWriterIsNotADamagedSuperblock) {
+  // Before: "cannot open HDF5 file ... (damaged superblock or metadata)" for each of these.
+  const std::string locked = test::temp_path("locked.h5");
+  sample::write_sample(locked, issue25_spec(true));
+  {
+    Writer w;
+    start_writer(w, [&] { H5Fopen(locked.c_str(), H5F_ACC_RDWR, H5P_DEFAULT); }, true);
+    expect_error<IoError>([&] { io::inspect(locked); }, {"'" + locked + "' is locked by another process"});
+    expect_error<IoError>([&] { io::load(locked, cpu()); }, {"locked by another process"});
+  }
+  EXPECT_NO_THROW(io::inspect(locked));  // the writer has gone
+
+  // The v3 superblock records that a writer has the file open; a writer that stopped without closing leaves it set.
+  auto latest = [&](const std::string& name) {
+    const std::string p = test::temp_path(name);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+    hid_t f = H5Fcreate(p.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    hsize_t dims[3] = {4, 8, 8}, chunk[3] = {1, 8, 8};
+    hid_t sp = H5Screate_simple(3, dims, nullptr);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 3, chunk);
+    hid_t d = H5Dcreate2(f, "/data", H5T_STD_U8LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    const std::vector<std::uint8_t> v(256, 1);
+    H5Dwrite(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());
+    H5Dclose(d);
+    H5Pclose(dcpl);
+    H5Sclose(sp);
+    H5Fclose(f);
+    H5Pclose(fapl);
+    return p;
+  };
+  const std::string crashed = latest("crashed.h5");
+  {
+    Writer w;
+    start_writer(w, [&] { H5Fopen(crashed.c_str(), H5F_ACC_RDWR, H5P_DEFAULT); }, false);
+  }
+  expect_error<IoError>([&] { io::inspect(crashed); }, {"'" + crashed + "' is marked open for writing", "h5clear -s"});
+
+  const std::string swmr = latest("swmr.h5");
+  {
+    Writer w;
+    start_writer(w, [&] {
+      hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+      H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+      H5Fopen(swmr.c_str(), H5F_ACC_RDWR | H5F_ACC_SWMR_WRITE, fapl);
+    }, true);
+    expect_error<IoError>([&] { io::inspect(swmr); }, {"'" + swmr + "' is marked open for writing by a SWMR writer"});
+  }
+  EXPECT_EQ(open_hdf5_ids(), 0u);
+}
+
+TEST(HostileFiles25, NoErrorLeavesHdf5ObjectsOpenAtExit) {
+  // Every hostile case through inspect and every load path, in a child that then exits normally: HDF5 closes the
+  // library at exit and prints "infinite loop closing library" when an error path left an object open.
+  std::vector<std::string> files;
+  for (const auto& c : test::hostile::issue25_cases()) files.push_back(make_case(c));
+  const std::string header = test::temp_path("header.h5");
+  sample::write_sample(header, issue25_spec(true));
+  test::hostile::set_object_header_byte(header, "/entry/data/data", 0, 7);
+  files.push_back(header);
+  for (const auto& e : fs::directory_iterator(fs::path(QGPU_SOURCE_DIR) / "tests/fuzz/known_hdf5_crashes"))
+    if (e.path().extension() == ".h5") files.push_back(e.path().string());
+  const std::string log = test::temp_path("stderr.txt");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    FILE* err = std::freopen(log.c_str(), "w", stderr);
+    if (!err) ::_exit(3);
+    int loaded = 0;
+    for (const std::string& f : files) {
+      try {
+        io::inspect(f);
+      } catch (const Error&) {
+      }
+      for (const char* decoder : {"auto", "quantem", "hdf5"}) {
+        io::LoadOptions o = cpu();
+        o.decoder = decoder;
+        try {
+          io::load(f, o);
+          ++loaded;
+        } catch (const Error&) {
+        }
+      }
+    }
+    std::fflush(stderr);
+    std::exit(loaded == 0 ? 0 : 4);  // a normal exit: HDF5's atexit handler closes the library
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: stderr not redirected, 4: a hostile file loaded";
+  std::ifstream in(log);
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  EXPECT_EQ(text.find("infinite loop closing library"), std::string::npos) << text.substr(0, 4000);
+  EXPECT_EQ(text, "") << text.substr(0, 4000);
 }

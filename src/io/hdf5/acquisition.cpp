@@ -176,17 +176,22 @@ PartRef resolve_link(hid_t file, const std::string& file_path, const std::string
 }
 
 // True when `path` names a dataset (a group of a default name, e.g. /data, is skipped and the search goes on).
-bool dataset_exists(hid_t file, const std::string& path) {
+// FormatError when a hard link names an object whose header HDF5 cannot read: a damaged file, not a missing dataset.
+bool dataset_exists(hid_t file, const std::string& path, const std::string& file_path) {
   if (!link_exists(file, path)) return false;
   h5::QuietErrors quiet;
   H5O_info_t oi;
-  return H5Oget_info_by_name2(file, path.c_str(), &oi, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 &&
-         oi.type == H5O_TYPE_DATASET;
+  if (H5Oget_info_by_name2(file, path.c_str(), &oi, H5O_INFO_BASIC, H5P_DEFAULT) >= 0)
+    return oi.type == H5O_TYPE_DATASET;
+  H5L_info_t li;
+  if (H5Lget_info(file, path.c_str(), &li, H5P_DEFAULT) >= 0 && li.type == H5L_TYPE_HARD)
+    throw h5::damaged_object(path, file_path);
+  return false;  // a dangling soft or external link: the search goes on
 }
 
 PartList find_parts(hid_t master, const std::string& master_path, const std::string& dataset_path) {
   if (!dataset_path.empty()) return single_dataset(master, master_path, dataset_path);
-  if (dataset_exists(master, kDefaultDatasetPaths.front())) return single_dataset(master, master_path, kDefaultDatasetPaths.front());
+  if (dataset_exists(master, kDefaultDatasetPaths.front(), master_path)) return single_dataset(master, master_path, kDefaultDatasetPaths.front());
   const std::map<long, std::string> links = numbered_links(master);
   if (!links.empty()) {
     PartList out;
@@ -208,8 +213,17 @@ PartList find_parts(hid_t master, const std::string& master_path, const std::str
     return out;
   }
   for (const std::string& p : kDefaultDatasetPaths)
-    if (dataset_exists(master, p)) return single_dataset(master, master_path, p);
-  const std::vector<std::string> found = discover(master_path);
+    if (dataset_exists(master, p, master_path)) return single_dataset(master, master_path, p);
+  std::vector<std::string> unreadable;
+  const std::vector<std::string> found = discover_candidates(master_path, unreadable);
+  if (found.empty() && !unreadable.empty()) {
+    std::string names;
+    for (std::size_t i = 0; i < unreadable.size() && i < 3; ++i) names += (i ? ", '" : "'") + unreadable[i] + "'";
+    if (unreadable.size() > 3) names += " and " + std::to_string(unreadable.size() - 3) + " more";
+    throw FormatError("no readable 4D-STEM dataset in '" + master_path + "': the object header" +
+                      (unreadable.size() > 1 ? "s of " : " of ") + names + (unreadable.size() > 1 ? " are" : " is") +
+                      " damaged (HDF5 cannot read " + (unreadable.size() > 1 ? "them" : "it") + ")");
+  }
   if (found.empty()) throw IoError("no 4D-STEM dataset (integer, rank 3 or 4) found in '" + master_path + "'");
   return single_dataset(master, master_path, found.front());
 }

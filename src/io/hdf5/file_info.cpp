@@ -76,6 +76,7 @@ nlohmann::json FileInfo::to_json() const {
           {"chunks_expected", chunks_expected},
           {"chunks_written", chunks_written},
           {"ready", ready},
+          {"index_error", index_error.empty() ? nlohmann::json() : nlohmann::json(valid_utf8(index_error))},
           {"calibration", calibration},
           {"calibration_detail", calibration_detail},
           {"metadata_warnings", metadata_warnings},
@@ -171,13 +172,22 @@ std::string filter_name(int id) {
 }  // namespace
 
 std::vector<std::string> discover(const std::string& path) {
+  std::vector<std::string> unreadable;
+  return discover_candidates(path, unreadable);
+}
+
+std::vector<std::string> discover_candidates(const std::string& path, std::vector<std::string>& unreadable) {
   h5::Handle f = h5::open_file(path);
   std::vector<std::string> found;
   h5::QuietErrors quiet;
   h5::visit_objects(f, [&](const std::string& name, H5O_type_t type, haddr_t) {
+    if (type == H5O_TYPE_UNKNOWN) unreadable.push_back(name);
     if (type != H5O_TYPE_DATASET) return false;
     h5::Handle d(H5Dopen2(f, name.c_str(), H5P_DEFAULT), H5Dclose);
-    if (!d.valid()) return false;
+    if (!d.valid()) {
+      unreadable.push_back(name);
+      return false;
+    }
     h5::Handle sp(H5Dget_space(d), H5Sclose);
     h5::Handle t(H5Dget_type(d), H5Tclose);
     const int rank = H5Sget_simple_extent_ndims(sp);
@@ -198,15 +208,20 @@ struct Layout {
   bool ready = false;
   std::vector<long long> scan_attribute;
   std::shared_ptr<const ChunkTable> table;  // our parse of the chunk index, when it succeeded
+  std::string index_error;                   // why the chunk index is damaged ("" when it is not)
   double index_seconds = 0;
 };
 
-// Parses the chunk index once (a few ms for 262144 chunks, against tens of ms for H5Dget_num_chunks); nothing when
-// it cannot be parsed (the HDF5 count is used then, and the load reports the index problem).
-std::shared_ptr<const ChunkTable> parsed_table(const std::string& file, const std::string& dataset) {
+// Parses the chunk index once (a few ms for 262144 chunks, against tens of ms for H5Dget_num_chunks); no table when
+// it cannot be parsed (the HDF5 count is used then). A damaged index (FormatError) is remembered: the file is then
+// corrupt, not unfinished, and loads say so.
+std::shared_ptr<const ChunkTable> parsed_table(const std::string& file, const std::string& dataset,
+                                               std::string& error) {
   try {
     auto t = std::make_shared<ChunkTable>(read_chunk_table(file, dataset));
     if (t->method.rfind("parsed", 0) == 0) return t;
+  } catch (const FormatError& e) {
+    error = e.what();
   } catch (const Error&) {
   }
   return nullptr;
@@ -246,16 +261,16 @@ Layout read_layout(hid_t ds, const std::string& where, const std::string& file, 
       expected = checked_mul(expected, (l.dims[i] + l.chunk_dims[i] - 1) / l.chunk_dims[i], "chunks of " + where);
     l.chunks_expected = expected;
     const auto t0 = std::chrono::steady_clock::now();
-    l.table = parsed_table(file, dataset);
+    l.table = parsed_table(file, dataset, l.index_error);
     l.index_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (l.table) {
       for (const ChunkLocation& c : l.table->chunks) l.chunks_written += c.size > 0;
-    } else {
+    } else if (l.index_error.empty()) {  // (a damaged index is not handed to HDF5's own walk)
       hsize_t written = 0;
       h5::QuietErrors quiet;
       if (H5Dget_num_chunks(ds, space, &written) >= 0) l.chunks_written = written;
     }
-    l.ready = l.chunks_written == l.chunks_expected;
+    l.ready = l.chunks_written == l.chunks_expected && l.index_error.empty();
   } else {
     l.ready = H5Dget_storage_size(ds) > 0 || elements == 0;
   }
@@ -367,6 +382,8 @@ FileInfo inspect_in_process(const std::string& path, const std::string& dataset_
     info.chunks_expected = checked_add(info.chunks_expected, l.chunks_expected, "chunks of " + where);
     info.chunks_written += l.chunks_written;
     info.ready = (i == 0 || info.ready) && l.ready;
+    if (info.index_error.empty() && !l.index_error.empty())
+      info.index_error = multi ? name + ": " + l.index_error : l.index_error;
   }
   info.dtype = first.type.dtype;
   info.byte_order = first.type.byte_order;

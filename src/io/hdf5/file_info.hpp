@@ -73,7 +73,8 @@ struct FileInfo {
   std::size_t bitshuffle_block_elems = 0;  // resolved block size when bitshuffle_lz4
   std::size_t chunks_expected = 0;
   std::size_t chunks_written = 0;
-  bool ready = false;  // every chunk written
+  bool ready = false;  // every chunk written (and the chunk index intact)
+  std::string index_error;  // the chunk index is damaged: why (the file is corrupt, not unfinished); "" when intact
   nlohmann::json calibration = nlohmann::json::object();         // {key: value} (io/calibration.hpp keys)
   nlohmann::json calibration_detail = nlohmann::json::object();  // {key: {value, unit, source}}
   std::vector<std::string> metadata_warnings;  // metadata values seen but not used, and why
@@ -115,6 +116,8 @@ FileInfo inspect_in_process(const std::string& path, const std::string& dataset_
 
 // Every dataset of rank 3 or 4 in the file with an integer dtype, as candidate 4D-STEM data.
 std::vector<std::string> discover(const std::string& path);
+// The same, adding to `unreadable` the objects whose header HDF5 cannot read (damaged), in visit order.
+std::vector<std::string> discover_candidates(const std::string& path, std::vector<std::string>& unreadable);
 
 // Default bitshuffle block size in elements for an element size (0 in cd_values means this).
 std::size_t bitshuffle_default_block(std::size_t elem_size);

@@ -62,6 +62,47 @@ std::optional<std::uint64_t> superblock_eof(const std::string& path, std::uint64
   return std::nullopt;
 }
 
+// The file consistency flags of a version 2 or 3 superblock (byte 11; bit 0: open for writing, bit 2: SWMR
+// writing), or nothing for older superblocks (no such flags) or when unreadable.
+std::optional<std::uint8_t> superblock_flags(const std::string& path) {
+  static const unsigned char kSig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  std::error_code ec;
+  const std::uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  for (std::uint64_t at = 0; at + 12 <= size; at = at ? at * 2 : 512) {
+    unsigned char b[12] = {0};
+    in.clear();
+    in.seekg(std::streamoff(at));
+    in.read(reinterpret_cast<char*>(b), sizeof(b));
+    if (std::memcmp(b, kSig, 8) != 0) continue;
+    if (b[8] == 2 || b[8] == 3) return b[11];
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// The descriptions on HDF5's error stack of this thread, innermost first (what the last failed call reported).
+std::vector<std::string> error_stack() {
+  std::vector<std::string> out;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_UPWARD,
+      [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+        if (e && e->desc) static_cast<std::vector<std::string>*>(data)->emplace_back(e->desc);
+        return 0;
+      },
+      &out);
+  return out;
+}
+
+bool object_at(hid_t file, const std::string& path, H5O_type_t& type, haddr_t& addr);
+
+bool any_contains(const std::vector<std::string>& lines, const char* what) {
+  for (const std::string& l : lines)
+    if (l.find(what) != std::string::npos) return true;
+  return false;
+}
+
 }  // namespace
 
 Handle open_file(const std::string& path) {
@@ -70,6 +111,18 @@ Handle open_file(const std::string& path) {
   if (H5Fis_hdf5(path.c_str()) <= 0) throw IoError("not an HDF5 file: '" + path + "'");
   Handle f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) {
+    // A file a writer holds is not a damaged one (issue 25): HDF5 says which on its error stack.
+    const std::vector<std::string> why = error_stack();
+    if (any_contains(why, "unable to lock"))
+      throw IoError("HDF5 file '" + path + "' is locked by another process (a writer has it open): wait until the "
+                    "writer closes it, or, if it no longer changes, read it with HDF5_USE_FILE_LOCKING=FALSE");
+    if (any_contains(why, "already open for")) {
+      const auto flags = superblock_flags(path);
+      throw IoError("HDF5 file '" + path + "' is marked open for writing" +
+                    (flags && (*flags & 0x4) ? std::string(" by a SWMR writer") : std::string()) +
+                    " (status flags in its superblock): a writer holds it, or one stopped without closing it. If no "
+                    "writer is running, `h5clear -s` on the file clears the mark");
+    }
     std::error_code ec;
     const std::uint64_t size = std::filesystem::file_size(path, ec);
     if (!ec)
@@ -83,12 +136,28 @@ Handle open_file(const std::string& path) {
 
 Handle open_dataset(hid_t file, const std::string& dataset_path, const std::string& file_path) {
   QuietErrors quiet;
-  if (H5Lexists(file, dataset_path.c_str(), H5P_DEFAULT) <= 0 ||
-      H5Oexists_by_name(file, dataset_path.c_str(), H5P_DEFAULT) <= 0)
+  if (H5Lexists(file, dataset_path.c_str(), H5P_DEFAULT) <= 0)
     throw IoError("dataset '" + dataset_path + "' not found in '" + file_path + "'");
+  const htri_t exists = H5Oexists_by_name(file, dataset_path.c_str(), H5P_DEFAULT);
+  if (exists == 0) throw IoError("dataset '" + dataset_path + "' not found in '" + file_path + "'");
+  if (exists < 0) throw damaged_object(dataset_path, file_path);
   Handle d(H5Dopen2(file, dataset_path.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d.valid()) throw IoError("'" + dataset_path + "' in '" + file_path + "' is not a dataset");
+  if (!d.valid()) {
+    H5O_type_t type;
+    haddr_t addr;
+    if (object_at(file, dataset_path, type, addr) && type != H5O_TYPE_DATASET)
+      throw IoError("'" + dataset_path + "' in '" + file_path + "' is not a dataset");
+    throw damaged_object(dataset_path, file_path);
+  }
   return d;
+}
+
+FormatError damaged_object(const std::string& object_path, const std::string& file_path) {
+  const std::vector<std::string> why = error_stack();
+  std::string detail;
+  for (std::size_t i = 0; i < why.size() && i < 2; ++i) detail += (i ? "; " : "") + why[i];
+  return FormatError("the object header of '" + object_path + "' in '" + file_path +
+                     "' is damaged: HDF5 cannot read it" + (detail.empty() ? "" : " (" + detail + ")"));
 }
 
 namespace {
@@ -134,7 +203,14 @@ void walk(Walk& w, const std::string& group, int depth) {
     const std::string path = (group == "/" ? "/" : group + "/") + name;
     H5O_type_t type;
     haddr_t addr;
-    if (!object_at(w.file, path, type, addr) || !w.seen.insert(addr).second) continue;
+    if (!object_at(w.file, path, type, addr)) {  // a damaged object header: say so, do not descend
+      if (w.fn(path, H5O_TYPE_UNKNOWN, HADDR_UNDEF)) {
+        w.stop = true;
+        return;
+      }
+      continue;
+    }
+    if (!w.seen.insert(addr).second) continue;
     if (w.fn(path, type, addr)) {
       w.stop = true;
       return;

@@ -73,19 +73,65 @@ std::string identity(const std::string& file, const std::string& key) {
          std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec) + ":" + key;
 }
 
-// The child: parse, report completion with one byte, leave without running the parent's exit handlers.
+// How the child's parse ended, as the first byte it writes: 'k' completed (a result, or an exception that is not a
+// qgpu error: the caller's own call reproduces it), else the type of the qgpu error, its message following.
+constexpr std::size_t kMaxMessage = 16384;  // well inside a pipe's buffer: the child never blocks writing it
+
+[[noreturn]] void rethrow(char code, const std::string& msg) {
+  switch (code) {
+    case 'I': throw IoError(msg);
+    case 'F': throw FormatError(msg);
+    case 'D': throw DTypeError(msg);
+    case 'R': throw RegionError(msg);
+    case 'A': throw InvalidArgument(msg);
+    case 'B': throw BackendUnavailable(msg);
+    case 'O': throw OutOfMemory(msg);
+    case 'V': throw DeviceError(msg);
+    default: throw Error(msg);
+  }
+}
+
+// The child: parse, report how it ended, leave without running the parent's exit handlers.
 [[noreturn]] void run_child(int write_fd, const std::function<void()>& parse, bool hang) {
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, SIG_DFL);  // plain death, no handler
   struct rlimit no_core {0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);  // no core file per damaged input
   if (hang)
     for (;;) ::pause();
+  std::string out = "k";
+  auto typed = [&](char code, const Error& e) {
+    out = std::string(1, code) + std::string(e.what()).substr(0, kMaxMessage);
+  };
   try {
     parse();
+  } catch (const IoError& e) {
+    typed('I', e);
+  } catch (const FormatError& e) {
+    typed('F', e);
+  } catch (const DTypeError& e) {
+    typed('D', e);
+  } catch (const RegionError& e) {
+    typed('R', e);
+  } catch (const InvalidArgument& e) {
+    typed('A', e);
+  } catch (const BackendUnavailable& e) {
+    typed('B', e);
+  } catch (const OutOfMemory& e) {
+    typed('O', e);
+  } catch (const DeviceError& e) {
+    typed('V', e);
+  } catch (const Error& e) {
+    typed('E', e);
   } catch (...) {
   }
-  const char done = 'k';
-  while (::write(write_fd, &done, 1) < 0 && errno == EINTR) {
+  const char* p = out.data();
+  std::size_t left = out.size();
+  while (left > 0) {
+    const ssize_t n = ::write(write_fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    p += n;
+    left -= std::size_t(n);
   }
   ::_exit(0);
 }
@@ -102,10 +148,11 @@ std::string seconds_text(double s) {
   return t;
 }
 
-// Waits for the child's byte until the deadline. True: the parse completed; false: the pipe closed without it.
-// Throws FormatError (after killing the child) on timeout.
-bool wait_for_completion(int read_fd, pid_t child, const std::string& file, double timeout) {
+// Reads what the child reports until it closes the pipe. Returns it ("" when the pipe closed without a report: the
+// child died). Throws FormatError (after killing the child) when the deadline passes first.
+std::string wait_for_report(int read_fd, pid_t child, const std::string& file, double timeout) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
+  std::string got;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
@@ -119,11 +166,13 @@ bool wait_for_completion(int read_fd, pid_t child, const std::string& file, doub
     const int r = ::poll(&p, 1, int(std::min<long long>(left.count(), 1 << 30)));
     if (r < 0 && errno == EINTR) continue;
     if (r == 0) continue;
-    char byte = 0;
+    char buf[4096];
     ssize_t n;
-    while ((n = ::read(read_fd, &byte, 1)) < 0 && errno == EINTR) {
+    while ((n = ::read(read_fd, buf, sizeof buf)) < 0 && errno == EINTR) {
     }
-    return n == 1 && byte == 'k';
+    if (n <= 0) return got;  // the child closed the pipe (it left, or died)
+    got.append(buf, std::size_t(n));
+    if (got.size() > kMaxMessage + 1) return got;
   }
 }
 
@@ -151,9 +200,9 @@ void validate_in_child(const std::string& file, const std::string& key, const st
     run_child(fds[1], parse, hang);
   }
   ::close(fds[1]);
-  bool completed = false;
+  std::string report;
   try {
-    completed = wait_for_completion(fds[0], child, file, timeout);
+    report = wait_for_report(fds[0], child, file, timeout);
   } catch (...) {
     ::close(fds[0]);
     throw;
@@ -163,13 +212,17 @@ void validate_in_child(const std::string& file, const std::string& key, const st
   pid_t w;
   while ((w = ::waitpid(child, &status, 0)) < 0 && errno == EINTR) {
   }
-  if (completed) {
+  if (report == "k") {
     if (!id.empty()) {
       std::lock_guard lock(settings().mutex);
       settings().validated.insert(id);
     }
     return;
   }
+  // The parse failed with a qgpu error: raised here as it was there, and the file is not handed to HDF5 in this
+  // process (on a damaged file HDF5 1.10 keeps state of its failed calls, loops closing the library at exit and
+  // prints its "infinite loop closing library" dump; issue 25). Never remembered: the next call checks again.
+  if (!report.empty()) rethrow(report[0], report.substr(1));
   if (w == child && WIFSIGNALED(status))
     throw FormatError("HDF5 library crashed parsing '" + file + "' (" + signal_text(WTERMSIG(status)) +
                       "): its metadata is damaged");

@@ -3,8 +3,9 @@
 // files (tests/fuzz/known_hdf5_crashes/); a segfault cannot be caught in-process. So the first parse of a file's
 // metadata runs in a forked child process with a timeout: when the child dies by a signal or does not finish, the
 // caller gets a FormatError naming the file instead of crashing or hanging. A parse that completes in the child
-// (with a result or a typed error) marks the file validated for this process, and the caller then parses it itself;
-// later parses of the same unchanged file (same device, inode, size, mtime, ctime, dataset) skip the child.
+// marks the file validated for this process, and the caller then parses it itself; later parses of the same
+// unchanged file (same device, inode, size, mtime, ctime, dataset) skip the child. A parse that fails in the child
+// with a qgpu error is raised in the caller with the same type and message, the caller not parsing the file.
 #include <functional>
 #include <string>
 
@@ -12,8 +13,11 @@ namespace qgpu::io {
 
 // Runs `parse` (HDF5 metadata reads of `file`) first in a child process unless this file and `key` were validated
 // before. Raises FormatError "HDF5 library crashed parsing '<file>' (signal N, NAME)" when the child is killed by a
-// signal, and FormatError "... did not finish parsing ..." after the timeout. Any outcome of `parse` inside the
-// child (result or exception) counts as validated: the caller's own call reproduces it.
+// signal, and FormatError "... did not finish parsing ..." after the timeout. A qgpu error (IoError, FormatError,
+// ...) thrown by `parse` in the child is raised here with its type and message, so that the caller never hands a
+// file HDF5 failed on to HDF5 in its own process (HDF5 1.10 keeps state of such failed calls and prints its
+// "infinite loop closing library" dump at exit). Any other outcome (a result, another exception) counts as
+// validated: the caller's own call reproduces it.
 // Settings (read at each call): QGPU_PARSE_ISOLATION=0 turns the child off (trusted files only);
 // QGPU_PARSE_TIMEOUT_S (default 60) bounds the child; QGPU_TEST_PARSE_HANG=1 makes the child sleep instead of
 // parsing (test hook for the timeout path).

@@ -40,10 +40,12 @@ LoadPlan plan_load(const std::string& path, const LoadOptions& o) {
   so.single_file = o.single_file;
   p.info = inspect(path, so);
   require_filters(p.info);
+  if (!p.info.index_error.empty())
+    throw FormatError(p.info.index_error + "; the file is damaged, not unfinished");
   if (!p.info.ready)
     throw FormatError("'" + p.info.dataset_path + "' in '" + path + "' is not ready: " +
                       std::to_string(p.info.chunks_written) + " of " + std::to_string(p.info.chunks_expected) +
-                      " chunks written");
+                      " chunks written (file incomplete or still being written)");
   if (o.pixel_mask != "keep" && o.pixel_mask != "zero")
     throw InvalidArgument("pixel_mask is \"keep\" or \"zero\", not \"" + o.pixel_mask + "\"");
   if (o.pixel_mask == "zero" && !p.info.has_pixel_mask)

@@ -2,12 +2,21 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
 
 #include "core/error.hpp"
 #include "io/hdf5/binning.hpp"
+#include "io/hdf5/bitshuffle_plugin.hpp"
+#include "io/hdf5/codec/bitshuffle_decode_host.hpp"
+#include "io/hdf5/codec/parallel_chunks.hpp"
 #include "io/hdf5/h5_handle.hpp"
+#include "io/hdf5/index/byte_source.hpp"
+#include "io/hdf5/index/chunk_table.hpp"
 #include "io/hdf5/load_provenance.hpp"
 #include "io/hdf5/pixel_mask.hpp"
+#include "io/hdf5/read/read_plan.hpp"
 
 namespace qgpu::io {
 
@@ -34,6 +43,92 @@ std::vector<OpenPart> open_parts(const FileInfo& fi) {
     open[i].ds = h5::open_dataset(open[i].file, fi.parts[i].dataset_path, fi.parts[i].file);
   }
   return open;
+}
+
+// The chunks of a part's table that the load reads: those holding frames of the scan region (every chunk along
+// the detector dims). Table order is row-major over the chunk grid.
+std::vector<std::size_t> chunks_read(const LoadPlan& p, const SourcePart& part, const ChunkTable& t) {
+  const std::size_t rank = t.dims.size();
+  std::vector<std::uint64_t> grid(rank);
+  for (std::size_t i = 0; i < rank; ++i) grid[i] = t.dims[i] / t.chunk_dims[i] + (t.dims[i] % t.chunk_dims[i] != 0);
+  const std::uint64_t per_lead = rank == 4 ? grid[2] * grid[3] : grid[1] * grid[2];  // chunks per leading coordinate
+  const std::uint64_t leads = rank == 4 ? grid[0] * grid[1] : grid[0];
+  if (per_lead == 0 || leads == 0) return {};
+  std::vector<bool> need(static_cast<std::size_t>(leads), false);
+  if (rank == 4) {
+    for (std::uint64_t g0 = p.scan.row0 / t.chunk_dims[0]; g0 <= (p.scan.row0 + p.scan.rows - 1) / t.chunk_dims[0]; ++g0)
+      for (std::uint64_t g1 = p.scan.col0 / t.chunk_dims[1]; g1 <= (p.scan.col0 + p.scan.cols - 1) / t.chunk_dims[1];
+           ++g1)
+        need[g0 * grid[1] + g1] = true;
+  } else {
+    const std::uint64_t first = part.first_frame, end = first + part.frames;
+    for (std::size_t r = p.scan.row0; r < p.scan.row0 + p.scan.rows; ++r) {
+      const std::uint64_t a = std::uint64_t(r) * p.info.shape.scan_cols + p.scan.col0, b = a + p.scan.cols;
+      const std::uint64_t lo = std::max(a, first), hi = std::min(b, end);
+      if (lo >= hi) continue;
+      for (std::uint64_t g = (lo - first) / t.chunk_dims[0]; g <= (hi - 1 - first) / t.chunk_dims[0]; ++g) need[g] = true;
+    }
+  }
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < t.chunks.size(); ++i)
+    if (need[i / per_lead] && t.chunks[i].size > 0) out.push_back(i);
+  return out;
+}
+
+// Before HDF5's filter pipeline sees a chunk (issue 25). The bitshuffle plugin trusts what it reads: an element
+// size of 0 in the filter's cd_values is a SIGFPE, a chunk whose header states fewer bytes than the chunk holds
+// leaves HDF5 reading past the plugin's buffer (garbage frames or a SIGSEGV), and LZ4_decompress_fast reads past a
+// damaged block. So the layout and every chunk's place and size are checked in the chunk table (read_chunk_table:
+// chunk dims within the dataset, chunks inside the file, raw chunks of their full size), the filter parameters by
+// our codec, and every bitshuffle chunk the load reads is decoded once by our host decoder (every field and block
+// checked) into scratch: the plugin then only sees chunks that are whole.
+void check_before_hdf5_reads(const LoadPlan& p) {
+  const FileInfo& fi = p.info;
+  if (fi.chunk_dims.empty()) return;  // contiguous or compact: no chunks, no filters
+  std::optional<codec::BitshuffleParams> bp;
+  for (const FilterInfo& f : fi.filters)
+    if (f.id == h5::kBitshuffleFilter) bp = bitshuffle_params(fi);
+  const bool decode_check = bp && fi.filters.size() == 1;  // chunks as stored are bitshuffle streams
+  for (std::size_t k = 0; k < fi.parts.size(); ++k) {
+    const SourcePart& part = fi.parts[k];
+    const std::shared_ptr<const ChunkTable> table =
+        k < fi.part_tables.size() && fi.part_tables[k]
+            ? fi.part_tables[k]
+            : std::make_shared<const ChunkTable>(read_chunk_table(part.file, part.dataset_path));
+    if (!decode_check) continue;
+    const ChunkTable& t = *table;
+    std::uint64_t elems = 1;
+    for (std::uint64_t d : t.chunk_dims) elems = checked_mul(elems, d, "elements of a chunk of '" + t.dataset_path + "'");
+    const std::uint64_t chunk_bytes = checked_mul(elems, bp->elem_size, "bytes of a chunk of '" + t.dataset_path + "'");
+    const std::vector<std::size_t> todo = chunks_read(p, part, t);
+    // One decoded chunk of scratch per thread at a time, at most 1 GiB in all.
+    const unsigned threads = unsigned(std::clamp<std::uint64_t>((std::uint64_t(1) << 30) / chunk_bytes, 1,
+                                                                codec::resolve_threads(p.read_threads)));
+    const h5index::FileByteSource src(t.file);
+    std::mutex mu;
+    std::optional<std::pair<std::size_t, std::string>> first;
+    codec::parallel_indices(todo.size(), threads, [&](std::size_t j) {
+      const std::size_t i = todo[j];
+      const ChunkLocation& c = t.chunks[i];
+      try {
+        if (c.filter_mask & 1) {  // stored without bitshuffle: raw, so exactly one chunk of bytes
+          if (c.size != chunk_bytes)
+            throw FormatError("stored without its filter in " + std::to_string(c.size) + " bytes; a raw chunk holds " +
+                              std::to_string(chunk_bytes));
+          return;
+        }
+        const std::vector<std::uint8_t> bytes = src.read(c.offset, c.size, "chunk");
+        const std::unique_ptr<std::uint8_t[]> scratch(new std::uint8_t[static_cast<std::size_t>(chunk_bytes)]);
+        codec::decode_chunk(*bp, static_cast<std::size_t>(elems), bytes.data(), bytes.size(), scratch.get());
+      } catch (const std::exception& e) {
+        std::lock_guard lock(mu);
+        if (!first || i < first->first) first = {i, e.what()};
+      }
+    });
+    if (first)
+      throw FormatError("cannot decode '" + t.dataset_path + "' in '" + t.file + "': chunk " +
+                        std::to_string(first->first) + " is damaged (" + first->second + ")");
+  }
 }
 
 [[noreturn]] void read_failed(const SourcePart& part, std::size_t r0, std::size_t rows) {
@@ -84,6 +179,7 @@ void read_scan_rows(const std::vector<OpenPart>& parts, const LoadPlan& p, std::
 
 Dataset load_cpu(const LoadPlan& p, const std::function<void(double)>& progress) {
   const FileInfo& fi = p.info;
+  check_before_hdf5_reads(p);
   const std::vector<OpenPart> parts = open_parts(fi);
   // Dense: the output array; encoded: one output row at a time, appended to the encoded resident.
   const bool encoded = p.representation == "encoded";

@@ -235,6 +235,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
                       storage_name(fi) + ", which the host decodes: load it with backend='cpu'");
   require_plain_bits(fi, "the GPU decoder");
   const std::size_t es = dtype_size(fi.dtype);
+  if (bitshuffle) bitshuffle_params(fi);  // damaged cd_values are refused as on the cpu paths
   // Big-endian elements are swapped to the host's order inside the decode kernels (bitshuffle_lz4_decode.hpp,
   // io/source/cuda/decode_plain.hpp).
   const bool swap = fi.swap_bytes();

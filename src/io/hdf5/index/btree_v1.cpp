@@ -3,6 +3,8 @@
 // filter mask (4) and one 8-byte element offset per layout dimension (the last, element-size dimension, is 0).
 #include <algorithm>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "io/hdf5/index/index_readers.hpp"
 
@@ -17,9 +19,22 @@ struct BtreeV1 {
   std::size_t rank;
   std::size_t key_bytes;
   std::set<std::uint64_t> seen;
-  std::vector<std::uint64_t> scaled;
+  std::vector<std::uint64_t> last;  // scaled offsets of the last chunk found (in order); empty before the first
 
-  void node(std::uint64_t addr, int expect_level) {
+  // Keys are scaled chunk offsets (rank values each), compared lexicographically as HDF5 does (H5VM_vector_cmp_u).
+  bool less(const std::uint64_t* a, const std::uint64_t* b) const {
+    return std::lexicographical_compare(a, a + rank, b, b + rank);
+  }
+  std::string text(const std::uint64_t* k) const {
+    std::string s = "(";
+    for (std::size_t i = 0; i < rank; ++i) s += (i ? ", " : "") + std::to_string(k[i]);
+    return s + ")";
+  }
+
+  // HDF5 finds a chunk by binary search over the keys (H5D__btree_cmp3): they must increase through each node and
+  // bound its children, so the chunks of the leaves come in increasing order. Keys out of order would make HDF5
+  // and this table disagree on which chunk holds which frames (issue 25). lo/hi: the bounds the parent gives.
+  void node(std::uint64_t addr, int expect_level, const std::uint64_t* lo, const std::uint64_t* hi) {
     if (!seen.insert(addr).second) corrupt("version 1 B-tree nodes form a cycle");
     if (seen.size() > 2 * ctx.grid.count() + 1024) corrupt("version 1 B-tree has more nodes than the dataset has chunks");
     const FileSizes& s = ctx.sizes;
@@ -40,9 +55,12 @@ struct BtreeV1 {
     const std::uint64_t node_bytes = head_bytes + std::uint64_t(entries) * (key_bytes + s.addr) + key_bytes;
     if (node_bytes > b.size()) b = ctx.src.read(at, node_bytes, "B-tree node");
     Cursor c(b.data() + head_bytes, static_cast<std::size_t>(node_bytes - head_bytes), "B-tree node");
+    std::vector<std::uint64_t> keys(std::size_t(entries) * rank), child(entries), size(entries);
+    std::vector<std::uint32_t> mask(entries);
     for (unsigned i = 0; i < entries; ++i) {
-      const std::uint32_t size = c.u32();
-      const std::uint32_t mask = c.u32();
+      std::uint64_t* key = keys.data() + std::size_t(i) * rank;
+      size[i] = c.u32();
+      mask[i] = c.u32();
       for (std::size_t d = 0; d <= rank; ++d) {
         const std::uint64_t off = c.u64();
         if (d == rank) {
@@ -51,18 +69,33 @@ struct BtreeV1 {
         }
         const std::uint64_t cd = ctx.layout.chunk_dims[d];
         if (off == 0 || cd == 1) {  // (no division in the common cases)
-          scaled[d] = off;
+          key[d] = off;
           continue;
         }
         if (off % cd != 0) corrupt("B-tree key offset is not on a chunk boundary");
-        scaled[d] = off / cd;
+        key[d] = off / cd;
       }
-      const std::uint64_t child = c.addr(s);
+      child[i] = c.addr(s);
+      if (i > 0 && !less(key - rank, key))
+        corrupt("version 1 B-tree keys out of order: key " + std::to_string(i) + " " + text(key) +
+                " does not follow key " + std::to_string(i - 1) + " " + text(key - rank) + " (damaged index)");
+      if ((lo && less(key, lo)) || (hi && !less(key, hi)))
+        corrupt("version 1 B-tree key " + text(key) + " lies outside the range " + (lo ? text(lo) : "(start)") +
+                " .. " + (hi ? text(hi) : "(end)") + " its parent node gives it (damaged index)");
+    }
+    for (unsigned i = 0; i < entries; ++i) {
+      const std::uint64_t* key = keys.data() + std::size_t(i) * rank;
       if (level == 0) {
-        ctx.grid.put(scaled.data(), child, size, mask);
+        if (!last.empty() && !less(last.data(), key))
+          corrupt("version 1 B-tree chunks out of order: " + text(key) + " after " + text(last.data()) +
+                  " (damaged index)");
+        last.assign(key, key + rank);
+        ctx.grid.put(key, child[i], size[i], mask[i]);
       } else {
-        if (child == s.undefined()) corrupt("B-tree child pointer undefined");
-        node(child, int(level) - 1);
+        if (child[i] == s.undefined()) corrupt("B-tree child pointer undefined");
+        // Child i holds the chunks from key i up to (not including) key i + 1; the last child up to the parent's
+        // bound (HDF5 sets the right-most key of a node loosely, so it bounds nothing here).
+        node(child[i], int(level) - 1, key, i + 1 < entries ? key + rank : hi);
       }
     }
   }
@@ -73,8 +106,8 @@ struct BtreeV1 {
 void read_btree_v1(IndexContext& ctx) {
   if (ctx.layout.index_addr == ctx.sizes.undefined()) return;  // no chunk written yet
   const std::size_t rank = ctx.layout.chunk_dims.size();
-  BtreeV1 t{ctx, rank, 8 + 8 * (rank + 1), {}, std::vector<std::uint64_t>(rank)};
-  t.node(ctx.layout.index_addr, -1);
+  BtreeV1 t{ctx, rank, 8 + 8 * (rank + 1), {}, {}};
+  t.node(ctx.layout.index_addr, -1, nullptr, nullptr);
 }
 
 }  // namespace qgpu::io::h5index

@@ -1,6 +1,7 @@
 // Version 2 B-tree of chunk records ("Disk Format Level 1A2"), record type 10 (address, scaled offsets) or 11
 // (address, chunk size, filter mask, scaled offsets). Header "BTHD", internal nodes "BTIN" (records, then child
 // pointers: address, record count, and below depth 1 the total record count), leaves "BTLF". All checksummed.
+#include <algorithm>
 #include <set>
 
 #include "io/hdf5/index/index_readers.hpp"
@@ -28,22 +29,37 @@ struct BtreeV2 {
   unsigned max_nrec_size = 0;
   std::vector<std::uint64_t> max_nrec, cum_size;
   std::set<std::uint64_t> seen;
-  std::vector<std::uint64_t> scaled;
+  std::vector<std::uint64_t> scaled;  // scaled offsets of the last record put (rank values)
+  bool have_last = false;
   std::uint64_t records = 0;
   std::uint64_t total = 0;  // records the header announces
 
-  void record(Cursor& c) {
-    const FileSizes& s = ctx.sizes;
-    const std::uint64_t addr = c.addr(s);
-    std::uint64_t size = ctx.chunk_bytes;
+  struct Record {
+    std::uint64_t addr = 0, size = 0;
     std::uint32_t mask = 0;
+  };
+
+  // Reads record i of a node into recs[i] and its scaled offsets into keys[i * rank ...].
+  void record(Cursor& c, Record& r, std::uint64_t* key) {
+    r.addr = c.addr(ctx.sizes);
+    r.size = ctx.chunk_bytes;
     if (type == 11) {
-      size = c.var(size_bytes);
-      mask = c.u32();
+      r.size = c.var(size_bytes);
+      r.mask = c.u32();
     }
-    for (auto& v : scaled) v = c.u64();
+    for (std::size_t d = 0; d < scaled.size(); ++d) key[d] = c.u64();
     if (++records > total) corrupt("version 2 B-tree holds more records than its header says");
-    ctx.grid.put(scaled.data(), addr, size, mask);
+  }
+
+  // Records come in increasing order of their scaled offsets (H5D__bt2_compare) in an in-order walk: out of order,
+  // HDF5's search and this table would disagree on which chunk holds which frames (issue 25).
+  void put(const Record& r, const std::uint64_t* key) {
+    const std::size_t rank = scaled.size();
+    if (have_last && !std::lexicographical_compare(scaled.begin(), scaled.end(), key, key + rank))
+      corrupt("version 2 B-tree records out of order (damaged index)");
+    scaled.assign(key, key + rank);
+    have_last = true;
+    ctx.grid.put(key, r.addr, r.size, r.mask);
   }
 
   std::uint64_t pointer_bytes(unsigned depth) const { return ctx.sizes.addr + max_nrec_size + cum_size[depth - 1]; }
@@ -60,14 +76,24 @@ struct BtreeV2 {
     if (c.u8() != 0) throw Unsupported("version 2 B-tree node version");
     if (c.u8() != type) corrupt("version 2 B-tree node of another tree type");
     check_checksum(b, "version 2 B-tree node");
-    for (std::uint64_t i = 0; i < nrec; ++i) record(c);
-    if (leaf) return;
-    for (std::uint64_t i = 0; i <= nrec; ++i) {
-      const std::uint64_t child = c.addr(ctx.sizes);
-      const std::uint64_t child_nrec = c.var(max_nrec_size);
+    const std::size_t rank = scaled.size();
+    std::vector<Record> recs(static_cast<std::size_t>(nrec));
+    std::vector<std::uint64_t> keys(recs.size() * rank);
+    for (std::size_t i = 0; i < recs.size(); ++i) record(c, recs[i], keys.data() + i * rank);
+    if (leaf) {
+      for (std::size_t i = 0; i < recs.size(); ++i) put(recs[i], keys.data() + i * rank);
+      return;
+    }
+    std::vector<std::uint64_t> child(recs.size() + 1), child_nrec(recs.size() + 1);
+    for (std::size_t i = 0; i <= recs.size(); ++i) {
+      child[i] = c.addr(ctx.sizes);
+      child_nrec[i] = c.var(max_nrec_size);
       if (depth > 1) c.skip(cum_size[depth - 1]);
-      if (child == ctx.sizes.undefined()) corrupt("version 2 B-tree child pointer undefined");
-      node(child, child_nrec, depth - 1);
+      if (child[i] == ctx.sizes.undefined()) corrupt("version 2 B-tree child pointer undefined");
+    }
+    for (std::size_t i = 0; i <= recs.size(); ++i) {  // in order: child 0, record 0, child 1, ...
+      node(child[i], child_nrec[i], depth - 1);
+      if (i < recs.size()) put(recs[i], keys.data() + i * rank);
     }
   }
 };

@@ -4,16 +4,33 @@
 
 namespace qgpu::io::h5index {
 
+void check_chunk_dims(const std::vector<std::uint64_t>& dims, const std::vector<std::uint64_t>& max_dims,
+                      const std::vector<std::uint64_t>& chunk_dims) {
+  if (dims.size() != chunk_dims.size() || max_dims.size() != dims.size())
+    corrupt("dataspace rank " + std::to_string(dims.size()) + " differs from chunk rank " +
+            std::to_string(chunk_dims.size()));
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (chunk_dims[i] == 0) corrupt("chunk dimension " + std::to_string(i) + " is 0");
+    if (dims[i] != 0 && max_dims[i] != kUnlimited && chunk_dims[i] > max_dims[i])
+      corrupt("chunk dimension " + std::to_string(i) + " is " + std::to_string(chunk_dims[i]) +
+              " elements, larger than the dataset's fixed extent " + std::to_string(max_dims[i]) +
+              " (HDF5 never writes such a layout: damaged layout message)");
+  }
+}
+
+std::uint64_t raw_chunk_bytes(const std::vector<std::uint64_t>& chunk_dims, std::uint64_t element_size) {
+  std::uint64_t bytes = element_size;
+  for (std::uint64_t d : chunk_dims) bytes = checked_mul(bytes, d, "chunk byte size");
+  return bytes;
+}
+
 ChunkGrid::ChunkGrid(const std::vector<std::uint64_t>& dims, const std::vector<std::uint64_t>& max_dims,
                      const std::vector<std::uint64_t>& chunk_dims, std::uint64_t max_chunks, std::uint64_t file_size,
                      const FileSizes& sizes)
     : file_size_(file_size), sizes_(sizes) {
-  if (dims.size() != chunk_dims.size() || max_dims.size() != dims.size())
-    corrupt("dataspace rank " + std::to_string(dims.size()) + " differs from chunk rank " +
-            std::to_string(chunk_dims.size()));
+  check_chunk_dims(dims, max_dims, chunk_dims);
   std::uint64_t total = 1;
   for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (chunk_dims[i] == 0) corrupt("zero chunk dimension");
     if (max_dims[i] != kUnlimited && max_dims[i] < dims[i]) corrupt("dataset dims exceed its maximum dims");
     grid_.push_back(dims[i] / chunk_dims[i] + (dims[i] % chunk_dims[i] != 0));
     max_grid_.push_back(max_dims[i] == kUnlimited ? 0 : max_dims[i] / chunk_dims[i] + (max_dims[i] % chunk_dims[i] != 0));
@@ -62,6 +79,10 @@ void ChunkGrid::put_index(std::uint64_t idx, std::uint64_t addr, std::uint64_t s
   ChunkLocation& loc = table_[static_cast<std::size_t>(idx)];
   if (loc.size != 0) corrupt("chunk " + std::to_string(idx) + " is listed twice");
   if (size == 0) corrupt("chunk " + std::to_string(idx) + " has a stored size of 0");
+  if (raw_bytes_ != 0 && size != raw_bytes_)
+    corrupt("chunk " + std::to_string(idx) + " is stored unfiltered in " + std::to_string(size) +
+            " bytes; an unfiltered chunk holds " + std::to_string(raw_bytes_) +
+            (size < raw_bytes_ ? " (reading it would take the bytes that follow it in the file)" : ""));
   const std::uint64_t offset = checked_add(addr, sizes_.base, "chunk address");
   if (offset > file_size_ || size > file_size_ - offset)
     corrupt("chunk " + std::to_string(idx) + " (byte " + std::to_string(offset) + ", " + std::to_string(size) +

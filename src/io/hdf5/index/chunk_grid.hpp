@@ -9,6 +9,16 @@
 
 namespace qgpu::io::h5index {
 
+// HDF5's rule for chunked datasets (H5Pset_chunk, dataset creation): a chunk dimension may exceed neither a fixed
+// maximum dimension of a non-empty dataset, nor be 0. A layout breaking it comes only from damage, and reading it
+// through the HDF5 library crashes it (a chunk wider than the frame: SIGSEGV in H5Dread, issue 25). FormatError
+// naming the dimension.
+void check_chunk_dims(const std::vector<std::uint64_t>& dims, const std::vector<std::uint64_t>& max_dims,
+                      const std::vector<std::uint64_t>& chunk_dims);
+
+// Bytes of a chunk stored raw: the product of the chunk dims and the element size; FormatError when it overflows.
+std::uint64_t raw_chunk_bytes(const std::vector<std::uint64_t>& chunk_dims, std::uint64_t element_size);
+
 class ChunkGrid {
  public:
   // dims/max_dims: dataset extent (max ~0 = unlimited); chunk_dims: per dimension. FormatError when the grid has
@@ -23,6 +33,10 @@ class ChunkGrid {
   const std::vector<std::uint64_t>& max_grid() const { return max_grid_; }  // chunks per dim (max extent; 0 = unlimited)
   // Product of max_grid (all dims fixed); FormatError when it overflows.
   std::uint64_t max_count() const;
+  // The chunks of an unfiltered dataset must hold exactly raw_bytes: HDF5 reads raw_bytes from the chunk's address
+  // whatever size the index records, so a shorter one would be padded with the bytes that follow it in the file
+  // (issue 25).
+  void expect_raw_size(std::uint64_t raw_bytes) { raw_bytes_ = raw_bytes; }
 
   // Records a chunk at relative address `addr` (undefined address = not allocated, ignored). Chunks outside the
   // current extent are ignored (left over after a shrink). FormatError on a chunk listed twice or beyond EOF.
@@ -45,6 +59,7 @@ class ChunkGrid {
   bool same_grids_ = false;  // max_grid == grid: linear index = table index
   std::uint64_t file_size_;
   FileSizes sizes_;
+  std::uint64_t raw_bytes_ = 0;  // 0: not checked (a filtered dataset)
 };
 
 }  // namespace qgpu::io::h5index

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "io/hdf5/h5_handle.hpp"
+#include "io/hdf5/index/chunk_grid.hpp"
 #include "io/hdf5/index/dataset_location.hpp"
 #include "io/hdf5/index/hdf5_api_fallback.hpp"
 
@@ -25,31 +26,44 @@ ChunkTable read_chunk_table(const std::string& file, const std::string& dataset_
   h5::Handle space(H5Dget_space(ds), H5Sclose);
   const int rank = H5Sget_simple_extent_ndims(space);
   if (rank <= 0) throw FormatError(where + " has no simple dataspace");
-  std::vector<hsize_t> dims(rank), chunk(rank);
-  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  std::vector<hsize_t> dims(rank), max_dims(rank), chunk(rank);
+  H5Sget_simple_extent_dims(space, dims.data(), max_dims.data());
   if (H5Pget_chunk(dcpl, rank, chunk.data()) != rank) throw FormatError(where + ": cannot read its chunk dims");
   t.dims.assign(dims.begin(), dims.end());
   t.chunk_dims.assign(chunk.begin(), chunk.end());
+  std::vector<std::uint64_t> max(rank);
+  for (int i = 0; i < rank; ++i) max[i] = max_dims[i] == H5S_UNLIMITED ? h5index::kUnlimited : max_dims[i];
+  // Before any index is walked (ours or HDF5's): a chunk wider than the dataset is damage, and HDF5 crashes
+  // reading it.
+  try {
+    h5index::check_chunk_dims(t.dims, max, t.chunk_dims);
+  } catch (const FormatError& e) {
+    throw FormatError(where + ": " + e.what());
+  }
 
   const h5index::DatasetLocation loc = h5index::locate_dataset(ds);
   t.file = loc.file.empty() ? file : loc.file;
   t.dataset_path = loc.dataset_path.empty() ? dataset_path : loc.dataset_path;
   const std::uint64_t base = loc.request.sizes.base;
-  if (!loc.header_known) {
-    h5index::fill_from_hdf5_api(ds, t, base, "object header address unknown");
+  // The HDF5 API's table gets the same checks as ours: chunks inside the file, raw chunks of their full size.
+  auto fallback = [&](const std::string& why) {
+    try {
+      h5index::fill_from_hdf5_api(ds, t, base, why);
+    } catch (const FormatError& e) {
+      throw FormatError(where + ": " + e.what());
+    }
     return t;
-  }
+  };
+  if (!loc.header_known) return fallback("object header address unknown");
   try {
     h5index::FileByteSource src(t.file);
     h5index::ParsedIndex p = h5index::parse_chunk_index(src, loc.request);
-    if (p.dims != t.dims || p.chunk_dims != t.chunk_dims) {
-      h5index::fill_from_hdf5_api(ds, t, base, "object header disagrees with the HDF5 library");
-      return t;
-    }
+    if (p.dims != t.dims || p.chunk_dims != t.chunk_dims)
+      return fallback("object header disagrees with the HDF5 library");
     t.chunks = std::move(p.chunks);
     t.method = "parsed: " + p.kind;
   } catch (const h5index::Unsupported& e) {
-    h5index::fill_from_hdf5_api(ds, t, base, e.what());
+    return fallback(e.what());
   } catch (const FormatError& e) {
     throw FormatError(where + ": " + e.what());
   }

@@ -1,8 +1,14 @@
 #include "io/hdf5/index/hdf5_api_fallback.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <vector>
 
 #include "core/error.hpp"
+#include "io/hdf5/h5_handle.hpp"
+#include "io/hdf5/index/chunk_grid.hpp"
 #include "io/hdf5/index/parse_chunk_index.hpp"
 
 namespace qgpu::io::h5index {
@@ -74,6 +80,29 @@ void fill_from_hdf5_api(hid_t dataset, ChunkTable& t, std::uint64_t base_addr, c
   throw FormatError("cannot read the chunk index of '" + t.dataset_path + "' (" + why +
                     ") and this HDF5 library has no H5Dget_chunk_info");
 #endif
+  check_table(dataset, t);
+}
+
+void check_table(hid_t dataset, const ChunkTable& t) {
+  struct stat st {};
+  if (::stat(t.file.c_str(), &st) != 0) throw IoError("cannot stat '" + t.file + "': " + std::strerror(errno));
+  const std::uint64_t file_size = std::uint64_t(st.st_size);
+  h5::QuietErrors quiet;
+  h5::Handle dcpl(H5Dget_create_plist(dataset), H5Pclose);
+  h5::Handle type(H5Dget_type(dataset), H5Tclose);
+  const int filters = dcpl.valid() ? H5Pget_nfilters(dcpl) : -1;
+  const std::size_t elem = type.valid() ? H5Tget_size(type) : 0;
+  const std::uint64_t raw = elem ? raw_chunk_bytes(t.chunk_dims, elem) : 0;
+  for (std::size_t i = 0; i < t.chunks.size(); ++i) {
+    const ChunkLocation& c = t.chunks[i];
+    if (c.size == 0) continue;  // never written
+    if (c.offset > file_size || c.size > file_size - c.offset)
+      corrupt("chunk " + std::to_string(i) + " (byte " + std::to_string(c.offset) + ", " + std::to_string(c.size) +
+              " bytes) lies beyond the end of the file (" + std::to_string(file_size) + " bytes; truncated?)");
+    if (raw && filters == 0 && c.size != raw)
+      corrupt("chunk " + std::to_string(i) + " is stored unfiltered in " + std::to_string(c.size) +
+              " bytes; an unfiltered chunk holds " + std::to_string(raw));
+  }
 }
 
 }  // namespace qgpu::io::h5index

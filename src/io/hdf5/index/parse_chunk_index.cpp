@@ -38,7 +38,7 @@ ParsedIndex parse_chunk_index(const ByteSource& src, const ParseRequest& req) {
   if (sizes.addr < 2 || sizes.addr > 8 || sizes.len < 2 || sizes.len > 8)
     throw Unsupported("file addresses of " + std::to_string(sizes.addr) + " bytes, lengths of " +
                       std::to_string(sizes.len));
-  const auto msgs = read_object_header(src, sizes, req.header_addr, {kDataspace, kLayout});
+  const auto msgs = read_object_header(src, sizes, req.header_addr, {kDataspace, kLayout, kFilterPipeline});
   const Layout layout = decode_layout(only(msgs, kLayout, "data layout").data, sizes);
   if (layout.layout_class != LayoutClass::chunked) {
     static const char* names[] = {"compact", "contiguous", "chunked", "virtual"};
@@ -53,8 +53,11 @@ ParsedIndex parse_chunk_index(const ByteSource& src, const ParseRequest& req) {
   out.chunk_dims = layout.chunk_dims;
   out.kind = kind_name(layout.index);
   ChunkGrid grid(space.dims, space.max_dims, layout.chunk_dims, req.max_chunks, src.size(), sizes);
-  std::uint64_t chunk_bytes = layout.element_size;
-  for (std::uint64_t d : layout.chunk_dims) chunk_bytes = checked_mul(chunk_bytes, d, "chunk byte size");
+  const std::uint64_t chunk_bytes = raw_chunk_bytes(layout.chunk_dims, layout.element_size);
+  // No filter pipeline message: an unfiltered dataset, whose chunks are stored raw.
+  bool filtered = false;
+  for (const auto& m : msgs) filtered = filtered || m.type == kFilterPipeline;
+  if (!filtered) grid.expect_raw_size(chunk_bytes);
   IndexContext ctx{src, sizes, layout, grid, chunk_bytes};
   switch (layout.index) {
     case IndexType::btree_v1: read_btree_v1(ctx); break;

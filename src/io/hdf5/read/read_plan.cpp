@@ -11,6 +11,25 @@ std::string dataset_where(const FileInfo& fi) {
   return fi.dataset_path.empty() ? "'" + fi.path + "'" : "'" + fi.dataset_path + "' in '" + fi.path + "'";
 }
 
+codec::BitshuffleParams bitshuffle_params(const FileInfo& fi) {
+  for (const FilterInfo& f : fi.filters) {
+    if (f.id != 32008) continue;
+    codec::BitshuffleParams bp;
+    try {
+      bp = codec::params_from_cd_values(f.cd_values);
+    } catch (const FormatError& e) {
+      throw FormatError(dataset_where(fi) + ": " + e.what() + " (damaged filter parameters)");
+    }
+    if (bp.elem_size != dtype_size(fi.dtype))
+      throw FormatError(dataset_where(fi) + ": bitshuffle element size " + std::to_string(bp.elem_size) +
+                        " differs from the dtype's " + std::to_string(dtype_size(fi.dtype)) +
+                        " (damaged filter parameters)");
+    bp.big_endian = fi.swap_bytes();  // elements stored big-endian: swapped to the host's order after unshuffling
+    return bp;
+  }
+  throw FormatError(dataset_where(fi) + " has no bitshuffle filter (32008)");
+}
+
 ReadPlan plan_reads(const LoadPlan& p, bool cuda, LoadTiming& timing) {
   ReadPlan r;
   r.t_start = now_s();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/provenance.hpp"
+#include "io/hdf5/codec/bitshuffle_params.hpp"
 #include "io/hdf5/load.hpp"
 #include "io/hdf5/load_timing.hpp"
 #include "io/hdf5/read/chunk_sources.hpp"
@@ -36,6 +37,12 @@ struct ReadPlan {
   Provenance provenance(const LoadPlan& p, LoadTiming& timing, const std::string& backend,
                         const std::string& decoder) const;
 };
+
+// The dataset's bitshuffle parameters (its only filter, or one of its filters, is 32008), checked before any chunk
+// is decoded, by us or the HDF5 plugin (which divides by the element size: SIGFPE on 0, issue 25): FormatError
+// naming the dataset when cd_values are damaged (element size other than 1/2/4/8 or than the dtype's, block size
+// not a positive multiple of 8, compression neither LZ4 nor zstd).
+codec::BitshuffleParams bitshuffle_params(const FileInfo& fi);
 
 // "'<dataset>' in '<file>'", as load errors name the data.
 std::string dataset_where(const FileInfo& fi);

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "io/hdf5/codec/bitshuffle_params.hpp"
 #include "io/hdf5/codec/parallel_chunks.hpp"
+#include "io/hdf5/read/read_plan.hpp"
 #include "io/merlin/mib_decode.hpp"
 
 namespace qgpu::io {
@@ -13,20 +14,6 @@ namespace {
 
 template <class T> void swap_all(T* p, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) p[i] = byte_swapped(p[i]);
-}
-
-// The bitshuffle parameters of an HDF5 reader's dataset, checked against its dtype.
-codec::BitshuffleParams bitshuffle_params(const FileInfo& fi) {
-  if (fi.filters.size() != 1 || fi.filters[0].id != 32008)
-    throw FormatError("our decoder handles bitshuffle (HDF5 filter 32008) chunks; '" + fi.dataset_path + "' in '" +
-                      fi.path + "' uses another storage: load it with decoder='hdf5'");
-  codec::BitshuffleParams bp = codec::params_from_cd_values(fi.filters[0].cd_values);
-  bp.big_endian = fi.swap_bytes();  // elements stored big-endian: swapped to the host's order after unshuffling
-  if (bp.elem_size != dtype_size(fi.dtype))
-    throw FormatError("'" + fi.dataset_path + "' in '" + fi.path + "': bitshuffle element size " +
-                      std::to_string(bp.elem_size) + " differs from the dtype's " +
-                      std::to_string(dtype_size(fi.dtype)));
-  return bp;
 }
 
 }  // namespace
