@@ -45,7 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FILE* f = std::fopen(path.c_str(), "wb");
   if (!f || std::fwrite(data, 1, size, f) != size || std::fclose(f) != 0) fail("cannot write the input", path);
   try {
-    const qgpu::io::FileInfo info = qgpu::io::inspect_in_process(path);
+    // As `qgpu info` reads it: the scan shape may stay open (the metadata and calibration are read either way).
+    const qgpu::io::FileInfo info = qgpu::io::inspect_in_process(path, "", 0, 0, qgpu::io::ScanShapeNeed::optional);
     const std::string json = info.to_json().dump();  // as `qgpu info --json` prints it
     if (verbose()) std::fprintf(stderr, "fuzz_inspect: ok %s\n", json.c_str());
   } catch (const qgpu::Error& e) {

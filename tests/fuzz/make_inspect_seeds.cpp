@@ -1,12 +1,13 @@
 // Writes a seed corpus for fuzz_inspect: small files of the layouts inspect reads (EIGER-style 3D bitshuffle
-// chunks with detector metadata and a pixel mask, 4D, scan_shape attribute, calibration, newer-format indexes)
-// and a few broken ones (truncated, a damaged object header, a signed dtype, rank 5), big-endian counts and a
-// 12-bit count at bit offset 4.
+// chunks with detector metadata and a pixel mask, DECTRIS NeXus instrument values with units, 4D, scan_shape
+// attribute, calibration, newer-format indexes) and a few broken ones (truncated, a damaged object header, a signed
+// dtype, rank 5), big-endian counts and a 12-bit count at bit offset 4.
 // Usage: fuzz_make_inspect_seeds OUT_DIR
 #include <hdf5.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -58,6 +59,21 @@ void write_scalar(hid_t file, const char* path, long long v) {
   H5Dclose(ds);
 }
 
+// A NeXus field: a float64 scalar with a units attribute (as DECTRIS writes them).
+void write_nexus(hid_t file, const char* path, double v, const char* units) {
+  hid_t ds = create_with_parents(file, path, H5T_IEEE_F64LE, {}, {}, false);
+  H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v);
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, std::strlen(units) + 1);
+  hid_t s = H5Screate(H5S_SCALAR);
+  hid_t a = H5Acreate2(ds, "units", t, s, H5P_DEFAULT, H5P_DEFAULT);
+  H5Awrite(a, t, units);
+  H5Aclose(a);
+  H5Sclose(s);
+  H5Tclose(t);
+  H5Dclose(ds);
+}
+
 void fill(hid_t ds, hid_t mem_type, std::size_t bytes) {
   std::vector<std::uint8_t> v(bytes);
   for (std::size_t i = 0; i < bytes; ++i) v[i] = std::uint8_t(i * 13 % 5);
@@ -102,6 +118,23 @@ int main(int argc, char** argv) {
                                        {8, 8}, {}, false);
          fill(m, H5T_NATIVE_UINT32, 64 * 4);
          H5Dclose(m);
+       }},
+      {"dectris_nexus",
+       [](hid_t f) {
+         hid_t ds = create_with_parents(f, "/entry/data/data", H5T_STD_U16LE, {6, 8, 8}, {1, 8, 8}, true);
+         write_bitshuffle_frames(ds, 6);
+         H5Dclose(ds);
+         write_scalar(f, "/entry/instrument/detector/detectorSpecific/ntrigger", 6);
+         write_scalar(f, "/entry/instrument/detector/detectorSpecific/nimages", 1);
+         write_nexus(f, "/entry/instrument/beam/incident_wavelength", 0.0196875, "angstrom");
+         write_nexus(f, "/entry/instrument/detector/detectorSpecific/photon_energy", 300000, "eV");
+         write_nexus(f, "/entry/instrument/detector/x_pixel_size", 75e-6, "m");
+         write_nexus(f, "/entry/instrument/detector/y_pixel_size", 75, "um");
+         write_nexus(f, "/entry/instrument/detector/detector_distance", 150, "mm");
+         write_nexus(f, "/entry/instrument/detector/beam_center_x", 4.5, "pixel");
+         write_nexus(f, "/entry/instrument/detector/beam_center_y", 3.5, "pixel");
+         write_nexus(f, "/entry/instrument/detector/count_time", 1, "ms");
+         write_nexus(f, "/entry/instrument/detector/frame_time", 0.001, "s");
        }},
       {"scan4d_u8",
        [](hid_t f) {
