@@ -24,6 +24,6 @@ du -sh .devbin .devlib
 # scripts/device_env.sh unpacks it on the device machine.
 rm -rf .devpack && mkdir -p .devpack
 tar cf - .devbin | xz -T0 -6 > .devpack/devbin.tar.xz
-tar cf - .devlib | xz -T0 -6 > .devpack/devlib.tar.xz
+tar cf - .devlib | xz -T0 -9e > .devpack/devlib.tar.xz  # -9e: the tree and the pack stay under 64 MiB
 tar cf - .devinc | xz -T0 -6 > .devpack/devinc.tar.xz
 du -sh .devpack

@@ -89,7 +89,7 @@ TEST(MerlinCuda, DecoderMatchesHostEveryForm) {
           EXPECT_EQ(compare(a, flipped), ~0ull);
           ++forms;
         }
-  EXPECT_EQ(forms, 20);
+  EXPECT_EQ(forms, 24);  // 4 depths x (single: binary, raw; quad: binary, raw, each with and without the gap)
 }
 
 TEST(MerlinCuda, PayloadSizeMismatchIsReportedAndTheFrameLeftAlone) {
