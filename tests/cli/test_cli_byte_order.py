@@ -19,7 +19,7 @@ def test_big_endian_sample_info_and_bf(tmp_path, dtype):
     info = json.loads(qgpu("info", paths["big"], "--json").stdout)
     assert (info["byte_order"], info["precision"], info["bit_offset"]) == ("big", 8 * np.dtype(dtype).itemsize, 0)
     assert json.loads(qgpu("info", paths["little"], "--json").stdout)["byte_order"] == "little"
-    assert f"dtype       {dtype} big-endian, " in qgpu("info", paths["big"]).stdout
+    assert f"dtype       {dtype} big-endian\n" in qgpu("info", paths["big"]).stdout
     bfs = {}
     for order in ("little", "big"):
         for decoder in ("quantem", "hdf5"):

@@ -9,10 +9,12 @@
 
 namespace qgpu::test {
 
+// Rewrites the stored bytes of chunk `frame` (rank 3, one frame per chunk) through HDF5's direct chunk calls.
 inline void rewrite_chunk(const std::string& path, std::uint64_t frame,
-                          const std::function<void(std::vector<std::uint8_t>&)>& edit) {
+                          const std::function<void(std::vector<std::uint8_t>&)>& edit,
+                          const std::string& dataset = "/entry/data/data") {
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  hid_t d = H5Dopen2(f, "/entry/data/data", H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, dataset.c_str(), H5P_DEFAULT);
   hsize_t off[3] = {frame, 0, 0};
   hsize_t size = 0;
   H5Dget_chunk_storage_size(d, off, &size);

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "corrupt.hpp"
+
 namespace qgpu::test::hostile {
 
 inline std::vector<std::uint8_t> slurp(const std::string& path) {
@@ -170,21 +172,10 @@ inline void set_object_header_byte(const std::string& path, const std::string& d
   spit(path, b);
 }
 
-// Rewrites the stored bytes of chunk `frame` (rank 3, one frame per chunk) through HDF5's direct chunk calls.
+// Rewrites the stored bytes of chunk `frame` (rank 3, one frame per chunk): corrupt.hpp's rewrite_chunk.
 inline void edit_chunk(const std::string& path, const std::string& dataset, std::uint64_t frame,
                        const std::function<void(std::vector<std::uint8_t>&)>& edit) {
-  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  hid_t d = H5Dopen2(f, dataset.c_str(), H5P_DEFAULT);
-  hsize_t off[3] = {frame, 0, 0};
-  hsize_t size = 0;
-  H5Dget_chunk_storage_size(d, off, &size);
-  std::vector<std::uint8_t> buf(size);
-  std::uint32_t mask = 0;
-  H5Dread_chunk(d, H5P_DEFAULT, off, &mask, buf.data());
-  edit(buf);
-  H5Dwrite_chunk(d, H5P_DEFAULT, mask, off, buf.size(), buf.data());
-  H5Dclose(d);
-  H5Fclose(f);
+  rewrite_chunk(path, frame, edit, dataset);
 }
 
 // Sets the decoded size a bitshuffle chunk's header states (8 bytes, big-endian).
