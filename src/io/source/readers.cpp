@@ -8,7 +8,6 @@
 
 #include "core/error.hpp"
 #include "core/regular_file.hpp"
-#include "io/hdf5/scan_shape.hpp"
 #include "io/merlin/merlin_reader.hpp"
 #include "io/npy/npy_reader.hpp"
 #include "io/raw/raw_reader.hpp"
@@ -72,23 +71,6 @@ const FormatReader& reader_for(const std::string& path, const std::string& forma
   // HDF5 with a user block, or no format known here: the HDF5 reader decides and names the file
   // ("not an HDF5 file ...", extended below).
   return all.front();
-}
-
-void resolve_scan_shape_or_describe(FileInfo& fi, std::uint64_t frames, std::size_t det_rows, std::size_t det_cols,
-                                    const ScanShapeHints& hints, const SourceOptions& o, const std::string& where) {
-  fi.frames = frames;
-  try {
-    const ScanShape ss = resolve_scan_shape(frames, hints, where);
-    fi.shape = {ss.rows, ss.cols, det_rows, det_cols};
-    fi.scan_shape_source = ss.source;
-  } catch (const FormatError& e) {
-    const bool given = hints.given_rows || hints.given_cols;
-    if (o.need == ScanShapeNeed::required || given) throw;
-    fi.shape = {0, 0, det_rows, det_cols};
-    fi.scan_shape_known = false;
-    fi.scan_shape_needed = e.what();
-    fi.scan_shape_source = "undetermined";
-  }
 }
 
 FileInfo inspect(const std::string& path, const SourceOptions& o) {
