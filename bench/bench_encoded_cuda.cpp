@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
     detector::SumPlan plan;
     plan.offsets = px;
     plan.weights = w;
-    const std::vector<std::uint64_t> want = detector::cuda::masked_sum(ds, plan);
+    const std::vector<std::uint64_t> want = detector::cuda::masked_sum(ds, plan).counts("bench").data;
     const double ms = time_ms([&] {
       encoded::cuda::masked_sum(l, enc.device_tiles(), d_px.as<std::uint32_t>(), d_w.as<std::uint32_t>(), px.size(),
                                 out.as<std::uint64_t>(), nullptr);
@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
     detector::SumPlan plan;
     plan.offsets = px;
     plan.weights = w;
-    const std::vector<std::uint64_t> want = detector::cuda::masked_sum(ds, plan);
+    const std::vector<std::uint64_t> want = detector::cuda::masked_sum(ds, plan).counts("bench").data;
     std::vector<std::uint32_t> rest = others(l.frame_pixels, px), ones(rest.size(), 1);
     for (const char* order : {"row-major order", "decode order"}) {
       if (order[0] == 'd') reorder(rest, {&ones});
@@ -186,7 +186,8 @@ int main(int argc, char** argv) {
     pr.offsets = pc.offsets = all;
     pr.weights = wr;
     pc.weights = wc;
-    const auto dr = detector::cuda::masked_sum(ds, pr), dc = detector::cuda::masked_sum(ds, pc);
+    const auto dr = detector::cuda::masked_sum(ds, pr).counts("bench").data,
+               dc = detector::cuda::masked_sum(ds, pc).counts("bench").data;
     const double ms = time_ms([&] {
       encoded::cuda::masked_sums(l, enc.device_tiles(), d_px.as<std::uint32_t>(), d_w.as<std::uint32_t>(),
                                  all.size(), 2, out2.as<std::uint64_t>(), nullptr);
@@ -292,9 +293,9 @@ int main(int argc, char** argv) {
                 com_e.com_row.data == com_d.com_row.data && com_e.com_col.data == com_d.com_col.data ? "yes" : "NO");
   }
   {
-    const auto bf_d = detector::bf(ds);
+    const Image<std::uint64_t> bf_d = detector::bf(ds);
     const double bf_ms = time_ms([&] { (void)detector::bf(dse); }, 10);
-    const auto bf_e = detector::bf(dse);
+    const Image<std::uint64_t> bf_e = detector::bf(dse);
     std::printf("| encoded BF (bf, whole product) | %.3f ms | equal to dense: %s | strategy: %s |\n", bf_ms,
                 bf_e.data == bf_d.data ? "yes" : "NO",
                 bf_e.provenance.parameters.value("strategy", std::string("?")).c_str());

@@ -28,7 +28,7 @@ void bind_detector(pyb::module_& m) {
   using detector::Center;
   m.def("bf", [](const Dataset& ds, std::optional<double> radius, const pyb::object& center) {
     const auto c = center_of(center);  // with the GIL held
-    Image<std::uint64_t> img;
+    SumImage img;
     {
       pyb::gil_scoped_release release;
       img = detector::bf(ds, radius, c);
@@ -44,8 +44,9 @@ void bind_detector(pyb::module_& m) {
     if (!c) throw InvalidArgument("df needs a center (row, col)");
     return image_to_python(nogil([&] { return detector::df(ds, *c, radius); }));
   }, pyb::arg("ds"), pyb::arg("center"), pyb::arg("radius"));
-  // The result dtype follows the mask's dtype: bool / unsigned -> exact uint64; signed integer -> exact int64;
-  // float -> int64 when every weight is a whole number, else InvalidArgument (no silent truncation).
+  // The result dtype follows the mask's and the data's dtype: unsigned counts with a bool / unsigned mask -> exact
+  // uint64; a signed integer mask or signed data -> exact int64; float data -> float64; a float mask -> integer
+  // weights when every weight is a whole number, else InvalidArgument (no silent truncation).
   m.def("virtual_image", [](const Dataset& ds, const pyb::object& mask_arg) -> pyb::tuple {
     // Shape and dtype from the array's header, before any conversion copies it.
     const pyb::array w = mask_argument(mask_arg, ds.shape().det_rows, ds.shape().det_cols, "mask");
@@ -60,7 +61,7 @@ void bind_detector(pyb::module_& m) {
         weights[i] = std::uint32_t(u.data()[i]);
       }
       const detector::Mask mask = detector::from_weights(rows, cols, std::move(weights));
-      Image<std::uint64_t> img;
+      SumImage img;
       {
         pyb::gil_scoped_release release;
         img = detector::virtual_image(ds, mask);
@@ -83,7 +84,7 @@ void bind_detector(pyb::module_& m) {
         mask.weights[i] = std::int64_t(v);
       }
     }
-    Image<std::int64_t> img;
+    SumImage img;
     {
       pyb::gil_scoped_release release;
       img = detector::virtual_image(ds, mask);

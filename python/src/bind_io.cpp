@@ -18,7 +18,7 @@ pyb::array read_array(const Dataset& ds, const pyb::object& scan, const pyb::obj
   }
   const std::vector<pyb::ssize_t> shape = {pyb::ssize_t(h.shape.scan_rows), pyb::ssize_t(h.shape.scan_cols),
                                             pyb::ssize_t(h.shape.det_rows), pyb::ssize_t(h.shape.det_cols)};
-  return dispatch_count_dtype(h.dtype, [&](auto z) -> pyb::array {
+  return dispatch_stored_dtype(h.dtype, [&](auto z) -> pyb::array {
     using T = decltype(z);
     pyb::array_t<T> a(shape);
     std::memcpy(a.mutable_data(), h.bytes.data(), h.bytes.size());

@@ -34,6 +34,11 @@ template <class T> pyb::tuple image_to_python(const Image<T>& img) {
   return pyb::make_tuple(a, to_python(img.provenance.to_json()));
 }
 
+// SumImage -> (numpy array of uint64 / int64 / float64, provenance dict).
+inline pyb::tuple image_to_python(const SumImage& img) {
+  return img.visit([](const auto& i) { return image_to_python(i); });
+}
+
 // 2D float array -> Image<float> recorded as living on `backend` ("cpu" | "cuda", the backend of the Python
 // object it came from; "" = plain host data); InvalidArgument unless 2D.
 Image<float> image_from_python(const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& a,

@@ -63,6 +63,9 @@ void check_extra_detectors(const BuildOptions& o) {
   }
 }
 
+// The cache stores the uint64 sums of unsigned counts (signed and float data are served from the loaded dataset).
+const std::string kCacheSums = "the product cache (exact uint64 sums)";
+
 ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& o) {
   check_extra_detectors(o);  // before any work
   auto step = [&](const std::string& s) {
@@ -72,7 +75,7 @@ ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& o) 
   const Shape4D& s = src.shape();
 
   step("sum_pattern");
-  out.products.push_back(product("sum_pattern", "patterns", src.summed()));
+  out.products.push_back(product("sum_pattern", "patterns", src.summed().counts(kCacheSums)));
   step("mean_pattern");
   out.products.push_back(product("mean_pattern", "patterns", src.mean_pattern()));
 
@@ -80,7 +83,7 @@ ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& o) 
   detector::Mask all = detector::from_weights(s.det_rows, s.det_cols,
                                               std::vector<std::uint32_t>(s.det_rows * s.det_cols, 1));
   all.description = {{"kind", "whole detector"}};
-  Image<std::uint64_t> totals = src.virtual_image(all, "detector.frame_totals");
+  Image<std::uint64_t> totals = src.virtual_image(all, "detector.frame_totals").take_counts(kCacheSums);
   out.products.push_back(product("frame_totals", "scan", std::move(totals)));
 
   step("geometry");
@@ -108,13 +111,13 @@ ProductSet compute_products(workflow::ScanProducts& src, const BuildOptions& o) 
   const DerivedRadii r = derive_radii(fit.radius, cr, cc, s.det_rows, s.det_cols);
   auto add_disk = [&](const std::string& name, double radius) {
     step(name);
-    Product p = product(name, "virtual", src.bf(radius, center));
+    Product p = product(name, "virtual", src.bf(radius, center).take_counts(kCacheSums));
     p.attributes["detector"] = disk_detector(cr, cc, radius);
     out.products.push_back(std::move(p));
   };
   auto add_annulus = [&](const std::string& name, double inner, double outer) {
     step(name);
-    Product p = product(name, "virtual", src.adf(inner, outer, center));
+    Product p = product(name, "virtual", src.adf(inner, outer, center).take_counts(kCacheSums));
     p.attributes["detector"] = annulus_detector(cr, cc, inner, outer);
     out.products.push_back(std::move(p));
   };

@@ -92,14 +92,14 @@ void compute_and_write(workflow::ScanProducts& src, const ImageArgs& a, const Ch
     write_outputs(dir, "mean_pattern", mean, display::pattern_display_options(a.colormap), &display::pattern_log);
   }
   if (want_bf) {
-    Image<std::uint64_t> img = src.bf_with_defaults(checked.bf_radius, center);
-    if (!(checked.bf_radius && center)) img.provenance.parameters["bf_disk"] = disk_used();
+    SumImage img = src.bf_with_defaults(checked.bf_radius, center);
+    if (!(checked.bf_radius && center)) img.provenance().parameters["bf_disk"] = disk_used();
     write_outputs(dir, "bf", img, look);
   }
   if (want_adf) {
     const detector::AnnulusRadii radii = checked.adf ? *checked.adf : src.default_adf_radii(center);
-    Image<std::uint64_t> img = src.adf(radii.inner, radii.outer, src.center_or_fit(center));
-    if (!(checked.adf && center)) img.provenance.parameters["bf_disk"] = disk_used();
+    SumImage img = src.adf(radii.inner, radii.outer, src.center_or_fit(center));
+    if (!(checked.adf && center)) img.provenance().parameters["bf_disk"] = disk_used();
     write_outputs(dir, "adf", img, look);
   }
   if (a.com || a.dpc || a.idpc) {

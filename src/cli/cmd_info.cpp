@@ -122,7 +122,8 @@ void print_summary(const io::FileInfo& fi, const nlohmann::json& adm, std::uint6
   std::string bits;  // only when not every bit of the element is the count
   if (!fi.plain_bits())
     bits = ", precision " + std::to_string(fi.precision) + " bits at offset " + std::to_string(fi.bit_offset);
-  std::printf("dtype       %s %s-endian%s\n", dtype_name(fi.dtype).c_str(), fi.byte_order.c_str(), bits.c_str());
+  std::printf("dtype       %s %s-endian%s%s\n", dtype_name(fi.stored_dtype()).c_str(), fi.byte_order.c_str(), bits.c_str(),
+              fi.stored_as ? (" (loads as " + dtype_name(fi.dtype) + ")").c_str() : "");
   if (on_disk > 0)
     std::printf("decoded     %s dense (%llu bytes) from %s on disk: %.1fx\n", size_text(double(decoded)).c_str(),
                 (unsigned long long)decoded, size_text(double(on_disk)).c_str(), double(decoded) / double(on_disk));

@@ -32,6 +32,12 @@ void write_outputs(const std::filesystem::path& dir, const std::string& name, co
   std::printf("  %-14s %zux%zu -> %s.{npy,png,json}\n", name.c_str(), img.rows, img.cols, (dir / name).c_str());
 }
 
+// Sums in their own dtype (uint64 / int64 / float64).
+inline void write_outputs(const std::filesystem::path& dir, const std::string& name, const SumImage& img,
+                          const display::DisplayOptions& look) {
+  img.visit([&](const auto& i) { write_outputs(dir, name, i, look); });
+}
+
 // The BF disk a computation used (detector::fit_json: centre, radius, where each came from, the fit's confidence):
 // one line, and on stderr the fit's warning naming --center/--radius when it is uncertain.
 inline void report_bf_disk(const nlohmann::json& d) {

@@ -394,14 +394,14 @@ std::optional<DiskFit> fit_binned(const std::vector<double>& v, std::size_t rows
 
 }  // namespace
 
-DiskFit fit_bf_disk(const Image<std::uint64_t>& sum) {
-  const std::size_t rows = sum.rows, cols = sum.cols, n = rows * cols;
-  if (n == 0 || sum.data.size() != n) throw InvalidArgument("cannot find the bright-field disk: the pattern is empty");
+DiskFit fit_bf_disk(const SumImage& sum) {
+  const std::size_t rows = sum.rows(), cols = sum.cols(), n = rows * cols;
+  std::vector<double> v;
+  sum.visit([&](const auto& img) { v.assign(img.data.begin(), img.data.end()); });
+  if (n == 0 || v.size() != n) throw InvalidArgument("cannot find the bright-field disk: the pattern is empty");
   if (n >= (std::size_t(1) << 32)) throw InvalidArgument("cannot find the bright-field disk: the detector is too large");
-  std::vector<double> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = double(sum.data[i]);
-  if (*std::max_element(v.begin(), v.end()) == 0)
-    throw InvalidArgument("cannot find the bright-field disk: the dataset holds no counts");
+  if (!(*std::max_element(v.begin(), v.end()) > 0))
+    throw InvalidArgument("cannot find the bright-field disk: the dataset holds no counts (no positive sum)");
   const std::size_t b = (std::max(rows, cols) + kBinnedSide - 1) / kBinnedSide;
   if (b > 1)
     if (std::optional<DiskFit> f = fit_binned(v, rows, cols, b)) return *f;

@@ -47,7 +47,7 @@ struct DiskFit {
 
 // The fit from a summed pattern. InvalidArgument when the pattern holds no counts, or no threshold of it has a round
 // edge (the message names the overrides: the disk centre and radius).
-DiskFit fit_bf_disk(const Image<std::uint64_t>& sum_pattern);
+DiskFit fit_bf_disk(const SumImage& sum_pattern);
 
 // The disk a computation uses: the given centre and/or radius, the fit's for what is not given (`fit` is called
 // only then). Both given: confidence 1, method "given".

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "detector/cpu/masked_sum_cpu.hpp"
@@ -15,122 +16,151 @@ namespace qgpu::detector {
 
 namespace {
 
-Image<std::uint64_t> masked_image(const Dataset& ds, const Mask& mask, const std::string& op) {
+// Shape and provenance of a backend's values.
+SumImage finish(SumImage out, const Dataset& ds, const std::string& op, std::size_t rows, std::size_t cols,
+                nlohmann::json params = nlohmann::json::object()) {
+  const std::string dtype = dtype_name(out.dtype());
+  out.visit([&](auto& img) {
+    img.rows = rows;
+    img.cols = cols;
+    img.provenance = dataset_provenance(ds, op, dtype, {rows, cols}, std::move(params));
+  });
+  return out;
+}
+
+SumImage masked_image(const Dataset& ds, const Mask& mask, const std::string& op) {
   const Shape4D& s = ds.shape();
   if (mask.rows != s.det_rows || mask.cols != s.det_cols)
     throw InvalidArgument("mask is " + std::to_string(mask.rows) + "x" + std::to_string(mask.cols) +
                           " but the detector is " + std::to_string(s.det_rows) + "x" + std::to_string(s.det_cols));
-  Image<std::uint64_t> img;
-  img.rows = s.scan_rows;
-  img.cols = s.scan_cols;
+  SumImage out;
   nlohmann::json params = {{"mask", mask.description}, {"mask_pixels", mask.nonzero()}};
   if (ds.encoded()) {  // both backends: the plan's strategy on the encoded streams
     const SumPlan plan = plan_masked_sum(mask);
     std::string used;
+    Image<std::uint64_t> img;
     img.data = encoded_path::masked_sum(ds, plan, &used);
+    out = std::move(img);
     params["strategy"] = "encoded " + used;
   } else if (ds.backend() == Backend::cuda) {
     const SumPlan plan = plan_masked_sum(mask);
     params["strategy"] = strategy_name(plan.strategy);
-    img.data = cuda::masked_sum(ds, plan);
+    out = cuda::masked_sum(ds, plan);
   } else {
     params["strategy"] = "reference: every pixel";
-    img.data = cpu::masked_sum(ds, mask);
+    out = cpu::masked_sum(ds, mask);
   }
-  img.provenance = dataset_provenance(ds, op, "uint64", {img.rows, img.cols}, std::move(params));
-  return img;
+  return finish(std::move(out), ds, op, s.scan_rows, s.scan_cols, std::move(params));
 }
 
 }  // namespace
 
-Image<std::uint64_t> virtual_image(const Dataset& ds, const Mask& mask) {
-  return masked_image(ds, mask, "detector.virtual_image");
-}
+SumImage virtual_image(const Dataset& ds, const Mask& mask) { return masked_image(ds, mask, "detector.virtual_image"); }
 
-Image<std::int64_t> virtual_image(const Dataset& ds, const SignedMask& mask) {
+SumImage virtual_image(const Dataset& ds, const SignedMask& mask) {
   MaskParts parts = split_signed(mask);
   const Shape4D& s = ds.shape();
-  Image<std::int64_t> img;
-  img.rows = s.scan_rows;
-  img.cols = s.scan_cols;
-  img.data.assign(s.scan_rows * s.scan_cols, 0);
+  const std::size_t n = s.scan_rows * s.scan_cols;
   nlohmann::json params = {{"mask", {{"kind", "signed integer"}}}, {"method", "sum(w+ x frame) - sum(w- x frame)"}};
-  const auto add = [&](std::vector<std::uint32_t>& w, std::int64_t sign, const char* name) {
+  std::vector<SumImage> got(2);
+  const auto part = [&](std::vector<std::uint32_t>& w, int k, const char* name) {
     if (std::all_of(w.begin(), w.end(), [](std::uint32_t v) { return v == 0; })) return;
-    const Image<std::uint64_t> part = masked_image(ds, from_weights(parts.rows, parts.cols, std::move(w)), name);
-    for (std::size_t i = 0; i < part.data.size(); ++i) {
-      if (part.data[i] > std::uint64_t(INT64_MAX))
-        throw InvalidArgument(std::string("virtual image: the ") + name + " weights' sum " +
-                              std::to_string(part.data[i]) + " exceeds the int64 range");
-      img.data[i] += sign * std::int64_t(part.data[i]);  // |each part| <= INT64_MAX: the difference fits
-    }
-    params[name] = part.provenance.parameters;
+    got[k] = masked_image(ds, from_weights(parts.rows, parts.cols, std::move(w)), name);
+    params[name] = got[k].provenance().parameters;
   };
-  add(parts.positive, 1, "positive");
-  add(parts.negative, -1, "negative");
-  img.provenance = dataset_provenance(ds, "detector.virtual_image", "int64", {img.rows, img.cols}, std::move(params));
-  return img;
+  part(parts.positive, 0, "positive");
+  part(parts.negative, 1, "negative");
+  // value i of part k as the result type R, 0 for an empty part; integers: InvalidArgument beyond int64
+  const auto value = [&](int k, std::size_t i, auto r) {
+    using R = decltype(r);
+    if (got[k].rows() == 0) return R(0);
+    return got[k].visit([&](const auto& img) -> R {
+      const auto v = img.data[i];
+      if constexpr (std::is_same_v<R, std::int64_t> && std::is_same_v<decltype(v), const std::uint64_t>)
+        if (v > std::uint64_t(INT64_MAX))
+          throw InvalidArgument(std::string("virtual image: the ") + (k ? "negative" : "positive") + " weights' sum " +
+                                std::to_string(v) + " exceeds the int64 range");
+      return R(v);
+    });
+  };
+  const auto combine = [&](auto r) -> SumImage {
+    using R = decltype(r);
+    Image<R> img;
+    img.rows = s.scan_rows;
+    img.cols = s.scan_cols;
+    img.data.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if constexpr (std::is_same_v<R, double>) {
+        img.data[i] = value(0, i, R{}) - value(1, i, R{});
+      } else if (__builtin_sub_overflow(value(0, i, R{}), value(1, i, R{}), &img.data[i])) {
+        throw InvalidArgument("virtual image: the difference of the positive and negative weights' sums at scan "
+                              "position " + std::to_string(i) + " leaves the int64 range");
+      }
+    }
+    img.provenance = dataset_provenance(ds, "detector.virtual_image", dtype_name(dtype_of<R>::value),
+                                        {img.rows, img.cols}, std::move(params));
+    return img;
+  };
+  return is_float_dtype(ds.dtype()) ? combine(double{}) : combine(std::int64_t{});
 }
 
-Image<std::uint64_t> bf(const Dataset& ds, std::optional<double> radius, std::optional<Center> center) {
+SumImage bf(const Dataset& ds, std::optional<double> radius, std::optional<Center> center) {
   const Shape4D& s = ds.shape();
   const DiskFit d = disk_with_overrides(center, radius, [&] { return fit_bf_disk(ds); });
-  Image<std::uint64_t> img =
-      masked_image(ds, disk(s.det_rows, s.det_cols, d.center_row, d.center_col, d.radius), "detector.bf");
-  if (!(radius && center)) img.provenance.parameters["bf_disk_fit"] = fit_json(d);
+  SumImage img = masked_image(ds, disk(s.det_rows, s.det_cols, d.center_row, d.center_col, d.radius), "detector.bf");
+  if (!(radius && center)) img.provenance().parameters["bf_disk_fit"] = fit_json(d);
   return img;
 }
 
-Image<std::uint64_t> adf(const Dataset& ds, double inner, double outer, std::optional<Center> center) {
+SumImage adf(const Dataset& ds, double inner, double outer, std::optional<Center> center) {
   const Shape4D& s = ds.shape();
   std::optional<DiskFit> fit;
   if (!center) fit = fit_bf_disk(ds);
   const Center c = center ? *center : Center{fit->center_row, fit->center_col};
-  Image<std::uint64_t> img =
-      masked_image(ds, annulus(s.det_rows, s.det_cols, c.first, c.second, inner, outer), "detector.adf");
-  if (fit) img.provenance.parameters["bf_disk_fit"] = fit_json(*fit);
+  SumImage img = masked_image(ds, annulus(s.det_rows, s.det_cols, c.first, c.second, inner, outer), "detector.adf");
+  if (fit) img.provenance().parameters["bf_disk_fit"] = fit_json(*fit);
   return img;
 }
 
-Image<std::uint64_t> df(const Dataset& ds, Center center, double radius) {
+SumImage df(const Dataset& ds, Center center, double radius) {
   const Shape4D& s = ds.shape();
   return masked_image(ds, disk(s.det_rows, s.det_cols, center.first, center.second, radius), "detector.df");
 }
 
-Image<std::uint64_t> sum_pattern(const Dataset& ds) {
+SumImage sum_pattern(const Dataset& ds) {
   const Shape4D& s = ds.shape();
-  Image<std::uint64_t> img;
-  img.rows = s.det_rows;
-  img.cols = s.det_cols;
-  img.data = ds.encoded()                    ? encoded_path::sum_pattern(ds)  // stored while encoding
-             : ds.backend() == Backend::cuda ? cuda::sum_pattern(ds)
-                                             : cpu::sum_pattern(ds);
-  img.provenance = dataset_provenance(ds, "detector.sum_pattern", "uint64", {img.rows, img.cols});
-  return img;
+  SumImage out;
+  if (ds.encoded()) {  // stored while encoding
+    Image<std::uint64_t> img;
+    img.data = encoded_path::sum_pattern(ds);
+    out = std::move(img);
+  } else {
+    out = ds.backend() == Backend::cuda ? cuda::sum_pattern(ds) : cpu::sum_pattern(ds);
+  }
+  return finish(std::move(out), ds, "detector.sum_pattern", s.det_rows, s.det_cols);
 }
 
-Image<std::uint64_t> max_pattern(const Dataset& ds) {
+SumImage max_pattern(const Dataset& ds) {
   const Shape4D& s = ds.shape();
-  Image<std::uint64_t> img;
-  img.rows = s.det_rows;
-  img.cols = s.det_cols;
-  img.data = ds.encoded()                    ? encoded_path::max_pattern(ds)
-             : ds.backend() == Backend::cuda ? cuda::max_pattern(ds)
-                                             : cpu::max_pattern(ds);
-  img.provenance = dataset_provenance(ds, "detector.max_pattern", "uint64", {img.rows, img.cols});
-  return img;
+  SumImage out;
+  if (ds.encoded()) {
+    Image<std::uint64_t> img;
+    img.data = encoded_path::max_pattern(ds);
+    out = std::move(img);
+  } else {
+    out = ds.backend() == Backend::cuda ? cuda::max_pattern(ds) : cpu::max_pattern(ds);
+  }
+  return finish(std::move(out), ds, "detector.max_pattern", s.det_rows, s.det_cols);
 }
 
 Image<float> mean_pattern(const Dataset& ds) { return mean_from_sum(sum_pattern(ds), ds.shape().frames()); }
 
-Image<float> mean_from_sum(const Image<std::uint64_t>& sum, std::size_t frames) {
-  Image<float> img;
-  img.rows = sum.rows;
-  img.cols = sum.cols;
-  img.data.resize(sum.data.size());
+Image<float> mean_from_sum(const SumImage& sum, std::size_t frames) {
+  Image<float> img = sum.to_float();  // the provenance too
   const double n = double(frames);
-  for (std::size_t i = 0; i < sum.data.size(); ++i) img.data[i] = float(double(sum.data[i]) / n);
-  img.provenance = sum.provenance;
+  sum.visit([&](const auto& s) {
+    for (std::size_t i = 0; i < s.data.size(); ++i) img.data[i] = float(double(s.data[i]) / n);
+  });
   img.provenance.operation = "detector.mean_pattern";
   img.provenance.output_dtype = "float32";
   return img;

@@ -1,5 +1,6 @@
 #pragma once
-// Virtual detectors on a loaded dataset: exact uint64 masked sums per probe position.
+// Virtual detectors on a loaded dataset: exact masked sums per probe position, as a SumImage: uint64 for unsigned
+// counts, int64 for signed integers (exact), float64 accumulation for float32 data.
 // The dataset's backend decides where they run: cuda -> kernels on the resident data, cpu -> the reference.
 #include <cstdint>
 #include <optional>
@@ -15,29 +16,29 @@ namespace qgpu::detector {
 using Center = std::pair<double, double>;  // (row, col) in detector pixels
 
 // sum_k weights[k] * frame[k] for every scan position: image of scan_rows x scan_cols.
-Image<std::uint64_t> virtual_image(const Dataset& ds, const Mask& mask);
-// Signed integer weights: exact int64 image (see SignedMask); InvalidArgument when a part's sum exceeds the int64
-// range (never a wrapped value).
-Image<std::int64_t> virtual_image(const Dataset& ds, const SignedMask& mask);
+SumImage virtual_image(const Dataset& ds, const Mask& mask);
+// Signed integer weights (see SignedMask): exact int64 image for integer data (InvalidArgument when a sum leaves the
+// int64 range: never a wrapped value), float64 for float data.
+SumImage virtual_image(const Dataset& ds, const SignedMask& mask);
 
 // Bright field: disk of `radius` around `center`; defaults come from fit_bf_disk.
-Image<std::uint64_t> bf(const Dataset& ds, std::optional<double> radius = {}, std::optional<Center> center = {});
+SumImage bf(const Dataset& ds, std::optional<double> radius = {}, std::optional<Center> center = {});
 // Annular dark field: inner <= distance <= outer around `center` (default: the fitted BF disk centre).
-Image<std::uint64_t> adf(const Dataset& ds, double inner, double outer, std::optional<Center> center = {});
+SumImage adf(const Dataset& ds, double inner, double outer, std::optional<Center> center = {});
 // Dark field through an off-axis disk (a displaced aperture).
-Image<std::uint64_t> df(const Dataset& ds, Center center, double radius);
+SumImage df(const Dataset& ds, Center center, double radius);
 
-// Sum of all frames (detector-shaped), exact.
-Image<std::uint64_t> sum_pattern(const Dataset& ds);
+// Sum of all frames (detector-shaped), exact for integers.
+SumImage sum_pattern(const Dataset& ds);
 // Mean diffraction pattern (sum / number of frames) as float32.
 Image<float> mean_pattern(const Dataset& ds);
-// Largest count of each detector pixel over all frames (detector-shaped), exact.
-Image<std::uint64_t> max_pattern(const Dataset& ds);
+// Largest value of each detector pixel over all frames (detector-shaped), exact.
+SumImage max_pattern(const Dataset& ds);
 
 // Bright-field disk of the summed pattern (disk_fit.hpp; the dataset caches it).
 DiskFit fit_bf_disk(const Dataset& ds);
 // The mean pattern from the summed pattern of `frames` frames (the one implementation of mean_pattern).
-Image<float> mean_from_sum(const Image<std::uint64_t>& sum_pattern, std::size_t frames);
+Image<float> mean_from_sum(const SumImage& sum_pattern, std::size_t frames);
 
 // ADF radii where the dark-field scattering of the sample is: inner = 1.2 x the BF disk radius (just outside the
 // disk edge), outer = min(3 x that radius, distance from the centre to the nearest detector edge). `center` and

@@ -49,7 +49,9 @@ ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
   const std::uint8_t* mask = options.mask.empty() ? nullptr : options.mask.data();
 
   // No fallback: the dataset's residency decides the backend.
-  detail::ComMaps maps = ds.encoded()                    ? detail::com_encoded(ds, mask)
+  const bool counts = is_count_dtype(ds.dtype());
+  detail::ComMaps maps = !counts                         ? detail::com_values(ds, mask)
+                         : ds.encoded()                    ? detail::com_encoded(ds, mask)
                          : ds.backend() == Backend::cuda ? detail::com_cuda(ds, mask)
                                                          : detail::com_cpu(ds, mask);
 
@@ -63,7 +65,9 @@ ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
       {{"mask", mask != nullptr},
        {"mask_pixels", selected},
        {"coordinates", "detector pixel index (row, col), pixel (0,0) at 0"},
-       {"accumulation", "exact uint64 sums, double division, rounded to float32"},
+       {"accumulation", counts                       ? "exact uint64 sums, double division, rounded to float32"
+                        : is_float_dtype(ds.dtype()) ? "float64 sums, double division, rounded to float32"
+                                                     : "exact int64 sums, double division, rounded to float32"},
        {"empty_frame_value", {(double(sh.det_rows) - 1) / 2, (double(sh.det_cols) - 1) / 2}},
        {"empty_frames", maps.empty_frames}});
 

@@ -48,12 +48,7 @@ Image<float> diffraction_frame(const Dataset& ds, std::size_t r, std::size_t c) 
   f.rows = a.shape.det_rows;
   f.cols = a.shape.det_cols;
   f.data.resize(f.rows * f.cols);
-  switch (a.dtype) {
-    case DType::u8: widen<std::uint8_t>(a, f.data); break;
-    case DType::u16: widen<std::uint16_t>(a, f.data); break;
-    case DType::u32: widen<std::uint32_t>(a, f.data); break;
-    default: throw DTypeError("movie: diffraction frames of dtype " + dtype_name(a.dtype) + " are not supported");
-  }
+  dispatch_stored_dtype(a.dtype, [&](auto t) { widen<decltype(t)>(a, f.data); });
   return f;
 }
 
@@ -203,10 +198,10 @@ void render_frames(const Dataset& ds, const MovieSpec& s, const std::function<vo
   for (std::size_t i = 0; i < n; ++i) {
     const double v = sweep_value(s.start, s.stop, i, n);
     if (s.sequence == Sequence::bf_sweep) {
-      emit(as_float(detector::bf(ds, v, center)), fmt("BF R %.1f PX", v), v);
+      emit(detector::bf(ds, v, center).to_float(), fmt("BF R %.1f PX", v), v);
     } else {
       const double outer = s.adf_outer ? *s.adf_outer : s.adf_width ? v + *s.adf_width : std::max(corner, v);
-      emit(as_float(detector::adf(ds, v, outer, center)), fmt("ADF %.1f-%.1f PX", v, outer), v);
+      emit(detector::adf(ds, v, outer, center).to_float(), fmt("ADF %.1f-%.1f PX", v, outer), v);
     }
   }
 }

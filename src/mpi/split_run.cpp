@@ -143,6 +143,9 @@ template <class T> Image<T> gather_rows(const Context& c, const Image<T>& part) 
   return img;
 }
 
+// What an MPI run's gathered sums need (signed and float data: one process).
+const std::string kSplitSums = "the MPI scan split (gathered uint64 sums)";
+
 struct Answer {
   Image<std::uint64_t> image;
   dpc::ComResult com;
@@ -182,7 +185,8 @@ Answer answer(const Context& c, const nlohmann::json& req) {
     return a;
   }
   if (op == "sum_pattern") {
-    Image<std::uint64_t> part = step(c, "sum pattern", [&] { return detector::sum_pattern(ds); });
+    Image<std::uint64_t> part =
+        step(c, "sum pattern", [&] { return detector::sum_pattern(ds).take_counts(kSplitSums); });
     a.image.data = sum_at_root(part.data);
     if (c.rank == 0) {
       a.image.rows = part.rows;
@@ -193,12 +197,14 @@ Answer answer(const Context& c, const nlohmann::json& req) {
     return a;
   }
   const Image<std::uint64_t> part = step(c, op, [&] {
-    if (op == "bf") return detector::bf(ds, req["radius"].get<double>(), center_of(req));
-    if (op == "adf") return detector::adf(ds, req["inner"].get<double>(), req["outer"].get<double>(), center_of(req));
+    if (op == "bf") return detector::bf(ds, req["radius"].get<double>(), center_of(req)).take_counts(kSplitSums);
+    if (op == "adf")
+      return detector::adf(ds, req["inner"].get<double>(), req["outer"].get<double>(), center_of(req))
+          .take_counts(kSplitSums);
     if (op == "virtual_image") {
       detector::Mask m = detector::from_weights(req["rows"], req["cols"], req["weights"].get<std::vector<std::uint32_t>>());
       m.description = req["description"];
-      Image<std::uint64_t> img = detector::virtual_image(ds, m);
+      Image<std::uint64_t> img = detector::virtual_image(ds, m).take_counts(kSplitSums);
       img.provenance.operation = req["operation"];
       return img;
     }
@@ -242,16 +248,16 @@ class GatheredProducts : public workflow::ScanProducts {
     return out + "\n  products gathered at rank 0; the whole-field steps (DPC centring, rotation, iDPC on the gathered CoM; "
                  "SSB and the rotation's parallax fallback on the gathered BF-disk pixels) run at rank 0";
   }
-  Image<std::uint64_t> sum_pattern() override { return ask({{"op", "sum_pattern"}}).image; }
-  Image<std::uint64_t> virtual_image(const detector::Mask& m, const std::string& operation) override {
+  SumImage sum_pattern() override { return ask({{"op", "sum_pattern"}}).image; }
+  SumImage virtual_image(const detector::Mask& m, const std::string& operation) override {
     return ask({{"op", "virtual_image"}, {"rows", m.rows}, {"cols", m.cols}, {"weights", m.weights},
                 {"description", m.description}, {"operation", operation}})
         .image;
   }
-  Image<std::uint64_t> bf(double radius, detector::Center center) override {
+  SumImage bf(double radius, detector::Center center) override {
     return ask({{"op", "bf"}, {"radius", radius}, {"center", {center.first, center.second}}}).image;
   }
-  Image<std::uint64_t> adf(double inner, double outer, detector::Center center) override {
+  SumImage adf(double inner, double outer, detector::Center center) override {
     return ask({{"op", "adf"}, {"inner", inner}, {"outer", outer}, {"center", {center.first, center.second}}}).image;
   }
   dpc::ComResult center_of_mass() override { return ask({{"op", "com"}}).com; }

@@ -102,9 +102,10 @@ detail::Plan make_plan(const Dataset& ds, const ParallaxParams& p, Geometry& geo
   auto blocks = group(bin);
   if (p.detector_bin == 0) {
     // Mean counts per BF pixel per frame, from the summed pattern (stored for an encoded resident).
-    const Image<std::uint64_t> sum = detector::sum_pattern(ds);
     double counts = 0;
-    for (std::uint32_t q : inside) counts += double(sum.data[q]);
+    detector::sum_pattern(ds).visit([&](const auto& sum) {
+      for (std::uint32_t q : inside) counts += double(sum.data[q]);
+    });
     const double per_px = counts / (double(inside.size()) * double(sh.frames()));
     while (double(bin * bin) * per_px < kAutoMinGroupCounts) {
       auto coarser = group(bin + 1);

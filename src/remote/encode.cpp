@@ -9,8 +9,11 @@
 
 namespace qgpu::remote {
 
+namespace {
+constexpr std::uint64_t kExact = std::uint64_t(1) << 53;  // integers a JSON double holds exactly
+}  // namespace
+
 nlohmann::json exact_u64_array(const std::vector<std::uint64_t>& v) {
-  constexpr std::uint64_t kExact = std::uint64_t(1) << 53;
   nlohmann::json a = nlohmann::json::array();
   for (std::uint64_t x : v) {
     if (x <= kExact)
@@ -26,17 +29,36 @@ nlohmann::json image_json(const Image<std::uint64_t>& img) {
           {"provenance", img.provenance.to_json()}};
 }
 
-nlohmann::json image_json(const Image<float>& img) {
+nlohmann::json image_json(const Image<std::int64_t>& img) {
   nlohmann::json a = nlohmann::json::array();
-  for (float x : img.data) {
+  for (std::int64_t x : img.data) {
+    if (x <= std::int64_t(kExact) && x >= -std::int64_t(kExact))
+      a.push_back(x);
+    else
+      a.push_back(std::to_string(x));
+  }
+  return {{"rows", img.rows}, {"cols", img.cols}, {"dtype", "int64"}, {"data", a},
+          {"provenance", img.provenance.to_json()}};
+}
+
+namespace {
+
+template <class F> nlohmann::json float_image_json(const Image<F>& img) {
+  nlohmann::json a = nlohmann::json::array();
+  for (F x : img.data) {
     if (std::isfinite(x))
       a.push_back(x);
     else
       a.push_back(nullptr);
   }
-  return {{"rows", img.rows}, {"cols", img.cols}, {"dtype", "float32"}, {"data", a},
+  return {{"rows", img.rows}, {"cols", img.cols}, {"dtype", dtype_name(dtype_of<F>::value)}, {"data", a},
           {"provenance", img.provenance.to_json()}};
 }
+
+}  // namespace
+
+nlohmann::json image_json(const Image<float>& img) { return float_image_json(img); }
+nlohmann::json image_json(const Image<double>& img) { return float_image_json(img); }
 
 namespace {
 

@@ -26,7 +26,9 @@ nlohmann::json exact_u64_array(const std::vector<std::uint64_t>& v);
 
 // {rows, cols, dtype, data, provenance}.
 nlohmann::json image_json(const Image<std::uint64_t>& img);
+nlohmann::json image_json(const Image<std::int64_t>& img);  // beyond +-2^53 as decimal strings
 nlohmann::json image_json(const Image<float>& img);  // non-finite values as null
+nlohmann::json image_json(const Image<double>& img);  // non-finite values as null
 
 // RGBA PNG (8 bits per channel) as bytes. InvalidArgument for an empty or inconsistent picture.
 std::string png_bytes(const display::Rgba& img);

@@ -38,6 +38,9 @@ FrameWindow read_window(const Dataset& ds, const Region& scan, std::size_t bin, 
   if (bytes > limit_bytes)
     throw HttpError(400, "window of " + std::to_string(bytes) + " bytes exceeds the limit of " + limit_text(limit_bytes) +
                              ": ask for fewer frames or a larger bin");
+  if (!is_count_dtype(ds.dtype()))
+    throw HttpError(400, "the frame window (the browser's WebGPU virtual detectors) holds unsigned counts; this dataset "
+                         "holds " + dtype_name(ds.dtype()) + ": the server computes its images");
   const HostArray4D h = ds.read(r);
   FrameWindow w;
   w.shape = Shape4D{r.rows, r.cols, s.det_rows / bin, s.det_cols / bin};
@@ -61,14 +64,16 @@ FrameWindow read_window(const Dataset& ds, const Region& scan, std::size_t bin, 
   return w;
 }
 
-std::vector<std::uint32_t> read_frame_u32(const Dataset& ds, std::size_t row, std::size_t col) {
+SumImage read_frame_values(const Dataset& ds, std::size_t row, std::size_t col) {
   const HostArray4D h = ds.read(Region{row, col, 1, 1});
-  std::vector<std::uint32_t> out(h.shape.elements());
-  dispatch_count_dtype(h.dtype, [&](auto t) {
+  return dispatch_stored_dtype(h.dtype, [&](auto t) -> SumImage {
     using T = decltype(t);
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<std::uint32_t>(h.as<T>()[i]);
+    Image<sum_t<T>> img;
+    img.rows = h.shape.det_rows;
+    img.cols = h.shape.det_cols;
+    img.data.assign(h.as<T>(), h.as<T>() + h.shape.elements());
+    return img;
   });
-  return out;
 }
 
 std::vector<std::size_t> exact_bins(std::size_t a, std::size_t b) {

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/image.hpp"
 #include "resident/dataset.hpp"
 
 namespace qgpu::remote {
@@ -25,8 +26,8 @@ struct FrameWindow {
 };
 FrameWindow read_window(const Dataset& ds, const Region& scan, std::size_t bin, std::size_t limit_bytes);
 
-// One scan position's frame as uint32.
-std::vector<std::uint32_t> read_frame_u32(const Dataset& ds, std::size_t row, std::size_t col);
+// One scan position's frame, widened to its sums' type (uint64 counts, int64 signed data, float64 float data).
+SumImage read_frame_values(const Dataset& ds, std::size_t row, std::size_t col);
 
 // Common divisors of a and b, ascending.
 std::vector<std::size_t> exact_bins(std::size_t a, std::size_t b);

@@ -121,7 +121,7 @@ template <class T> Body png_body(const Image<T>& img, const display::DisplayOpti
 // Raw little-endian values with shape and dtype headers, JSON, or a rendered PNG.
 template <class T>
 Body image_body(const Image<T>& img, const std::string& format, const display::DisplayOptions& look,
-                const char* dtype) {
+                const std::string& dtype) {
   if (format == "png") return png_body(img, look);
   const timing::Stage stage("encode");
   Body b;
@@ -138,8 +138,10 @@ Body image_body(const Image<T>& img, const std::string& format, const display::D
 
 }  // namespace
 
-Body u64_body(const Image<std::uint64_t>& img, const std::string& format, const display::DisplayOptions& look) {
-  return image_body(img, format, look, "uint64");
+Body sum_body(const SumImage& img, const std::string& format, const display::DisplayOptions& look) {
+  return img.visit([&](const auto& i) {
+    return image_body(i, format, look, dtype_name(dtype_of<typename std::decay_t<decltype(i.data)>::value_type>::value));
+  });
 }
 
 Body f32_body(const Image<float>& img, const std::string& format, const display::DisplayOptions& look) {

@@ -67,7 +67,8 @@ struct Body {
 };
 void send_body(httplib::Response& res, Body body);
 // PNG bodies are rendered where the image's provenance says it lives (the one dispatch rule, device.hpp).
-Body u64_body(const Image<std::uint64_t>& img, const std::string& format, const display::DisplayOptions& look);
+// Sums (uint64 counts, int64 signed data, float64 float data): format "u64" sends the raw sums in their dtype (X-DType).
+Body sum_body(const SumImage& img, const std::string& format, const display::DisplayOptions& look);
 Body f32_body(const Image<float>& img, const std::string& format, const display::DisplayOptions& look);
 
 void add_dataset_routes(httplib::Server& http, Context& ctx);  // list, mean_pattern, disk_fit, frame, browse_plan, window

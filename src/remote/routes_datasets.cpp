@@ -1,6 +1,7 @@
 // GET /api/datasets, /api/datasets/{id}/{mean_pattern, max_pattern, disk_fit, frame, browse_plan, window}.
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include "detector/virtual_detector.hpp"
 #include "display/pattern.hpp"
@@ -47,12 +48,7 @@ void mean_pattern(Context& ctx, const httplib::Request& req, httplib::Response& 
 
 // Largest count of each detector pixel over the scan (detector::max_pattern on the dataset's backend), as float32.
 Image<float> compute_max_pattern(const Dataset& ds) {
-  const Image<std::uint64_t> most = detector::max_pattern(ds);
-  Image<float> img;
-  img.rows = most.rows;
-  img.cols = most.cols;
-  img.data.assign(most.data.begin(), most.data.end());
-  img.provenance = most.provenance;
+  Image<float> img = detector::max_pattern(ds).to_float();
   img.provenance.output_dtype = "float32";
   return img;
 }
@@ -115,22 +111,27 @@ void frame(Context& ctx, const httplib::Request& req, httplib::Response& res) {
       s,
       [&](ServedDataset& d) {
         const Shape4D& sh = d.ds.shape();
-        Image<std::uint64_t> img;
-        img.rows = sh.det_rows;
-        img.cols = sh.det_cols;
-        const std::vector<std::uint32_t> counts = read_frame_u32(d.ds, row, col);
+        SumImage img = read_frame_values(d.ds, row, col);
         Body b;
+        // raw: 32-bit values (uint32 counts, int32 signed data, float32 float data)
+        const std::string raw_dtype = is_count_dtype(d.ds.dtype()) ? "uint32"
+                                      : is_signed_dtype(d.ds.dtype()) ? "int32"
+                                                                      : "float32";
         if (format == "raw") {
-          b.bytes = raw_bytes(counts);
-          b.dtype = "uint32";
+          img.visit([&](const auto& i) {
+            using A = typename std::decay_t<decltype(i.data)>::value_type;
+            using W = std::conditional_t<std::is_same_v<A, double>, float,
+                                         std::conditional_t<std::is_same_v<A, std::int64_t>, std::int32_t, std::uint32_t>>;
+            b.bytes = raw_bytes(std::vector<W>(i.data.begin(), i.data.end()));
+          });
+          b.dtype = raw_dtype;
           b.shape = {sh.det_rows, sh.det_cols};
           return b;
         }
-        img.data.assign(counts.begin(), counts.end());
-        img.provenance.operation = "remote.frame";
-        img.provenance.parameters = {{"row", row}, {"col", col}};
-        b = u64_body(img, format, look);
-        if (b.is_json) b.json["dtype"] = "uint32";
+        img.provenance().operation = "remote.frame";
+        img.provenance().parameters = {{"row", row}, {"col", col}};
+        b = sum_body(img, format, look);
+        if (b.is_json) b.json["dtype"] = raw_dtype;
         return b;
       },
       ms);

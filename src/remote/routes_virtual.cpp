@@ -24,14 +24,14 @@ void get_virtual(Context& ctx, const httplib::Request& req, httplib::Response& r
         if (d.cache) {
           const Image<std::uint64_t> img = cached_virtual(*d.cache, v, tolerance);
           res.set_header("X-Cached-Product", img.provenance.parameters["cache"]["name"].get<std::string>());
-          return u64_body(img, format, look);
+          return sum_body(img, format, look);
         }
-        Image<std::uint64_t> img;
+        SumImage img;
         {
           const timing::Stage stage("compute");  // the sums and their download
           img = compute_virtual(d.ds, v);
         }
-        return u64_body(img, format, look);
+        return sum_body(img, format, look);
       },
       t);
   set_timing(res, t);
@@ -52,12 +52,12 @@ void post_virtual(Context& ctx, const httplib::Request& req, httplib::Response& 
   Body body = run_timed(
       s,
       [&](ServedDataset& d) {
-        Image<std::uint64_t> img;
+        SumImage img;
         {
           const timing::Stage stage("compute");  // the sums and their download
           img = detector::virtual_image(d.ds, mask);
         }
-        return u64_body(img, format, look);
+        return sum_body(img, format, look);
       },
       t);
   set_timing(res, t);

@@ -28,7 +28,7 @@ VirtualRequest parse_virtual(const Params& p) {
   return v;
 }
 
-Image<std::uint64_t> compute_virtual(const Dataset& ds, const VirtualRequest& v) {
+SumImage compute_virtual(const Dataset& ds, const VirtualRequest& v) {
   std::optional<detector::Center> center;
   if (v.cr) center = detector::Center{*v.cr, *v.cc};
   if (v.kind == "bf") return detector::bf(ds, v.r, center);

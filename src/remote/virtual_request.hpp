@@ -23,7 +23,7 @@ struct VirtualRequest {
 VirtualRequest parse_virtual(const Params& p);
 
 // Exact uint64 image on the dataset's backend.
-Image<std::uint64_t> compute_virtual(const Dataset& ds, const VirtualRequest& v);
+SumImage compute_virtual(const Dataset& ds, const VirtualRequest& v);
 
 // A mask from a POST body: JSON {"weights": [...], "rows"?, "cols"?} or raw little-endian weights
 // (content type application/octet-stream) of `dtype` uint8 | uint32 (default) | int32 | float32, det_rows x

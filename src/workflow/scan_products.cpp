@@ -6,7 +6,7 @@
 
 namespace qgpu::workflow {
 
-const Image<std::uint64_t>& ScanProducts::summed() {
+const SumImage& ScanProducts::summed() {
   if (!sum_) sum_ = sum_pattern();
   return *sum_;
 }
@@ -37,7 +37,7 @@ detector::Center ScanProducts::center_or_fit(std::optional<detector::Center> cen
   return {d.center_row, d.center_col};
 }
 
-Image<std::uint64_t> ScanProducts::bf_with_defaults(std::optional<double> radius, std::optional<detector::Center> center) {
+SumImage ScanProducts::bf_with_defaults(std::optional<double> radius, std::optional<detector::Center> center) {
   if (radius && center) return bf(*radius, *center);
   return bf(radius ? *radius : disk().radius, center_or_fit(center));
 }
@@ -52,12 +52,17 @@ std::string DatasetProducts::summary() const {
   std::snprintf(buf, sizeof buf, "loaded %zux%zux%zux%zu %s on %s (%s)", s.scan_rows, s.scan_cols, s.det_rows,
                 s.det_cols, dtype_name(ds_.dtype()).c_str(), backend_name(ds_.backend()).c_str(),
                 ds_.residency().c_str());
-  return buf;
+  std::string out = buf;
+  // What the reader or the load said (an interrupted scan cut to whole rows, NaN/inf values set to 0, ...).
+  const nlohmann::json& md = ds_.metadata();
+  if (md.contains("file") && md["file"].contains("warnings"))
+    for (const auto& w : md["file"]["warnings"]) out += "\nqgpu: warning: " + w.get<std::string>();
+  return out;
 }
 
-Image<std::uint64_t> DatasetProducts::virtual_image(const detector::Mask& mask, const std::string& operation) {
-  Image<std::uint64_t> img = detector::virtual_image(ds_, mask);
-  img.provenance.operation = operation;
+SumImage DatasetProducts::virtual_image(const detector::Mask& mask, const std::string& operation) {
+  SumImage img = detector::virtual_image(ds_, mask);
+  img.provenance().operation = operation;
   return img;
 }
 

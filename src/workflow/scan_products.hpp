@@ -43,10 +43,10 @@ class ScanProducts {
   virtual std::string summary() const = 0;             // one log line: shape, dtype, backend, residency
 
   // Products that split over scan rows; every parameter explicit (defaults resolved by the helpers below).
-  virtual Image<std::uint64_t> sum_pattern() = 0;
-  virtual Image<std::uint64_t> virtual_image(const detector::Mask& mask, const std::string& operation) = 0;
-  virtual Image<std::uint64_t> bf(double radius, detector::Center center) = 0;
-  virtual Image<std::uint64_t> adf(double inner, double outer, detector::Center center) = 0;
+  virtual SumImage sum_pattern() = 0;
+  virtual SumImage virtual_image(const detector::Mask& mask, const std::string& operation) = 0;
+  virtual SumImage bf(double radius, detector::Center center) = 0;
+  virtual SumImage adf(double inner, double outer, detector::Center center) = 0;
   virtual dpc::ComResult center_of_mass() = 0;
   // Every frame of the scan cropped to a detector region (e.g. the BF disk, for SSB), as a dataset on this
   // backend: the input of a whole-field method. An MPI run gathers it at rank 0.
@@ -57,7 +57,7 @@ class ScanProducts {
   virtual dpc::RotationResult calibrate_rotation(const dpc::DpcResult& dpc) = 0;
 
   // Derived, one implementation for every source (the sum pattern is computed once).
-  const Image<std::uint64_t>& summed();
+  const SumImage& summed();
   Image<float> mean_pattern();
   detector::DiskFit fit_bf_disk();  // the fit alone
   // The user's BF disk centre and/or radius (qgpu image --center/--radius): they replace the fit's in disk() and
@@ -67,14 +67,14 @@ class ScanProducts {
   detector::DiskFit disk();
   detector::AnnulusRadii default_adf_radii(std::optional<detector::Center> center = {});
   // bf with the disk's radius and/or centre where not given.
-  Image<std::uint64_t> bf_with_defaults(std::optional<double> radius, std::optional<detector::Center> center);
+  SumImage bf_with_defaults(std::optional<double> radius, std::optional<detector::Center> center);
   detector::Center center_or_fit(std::optional<detector::Center> center);
   // The DPC workflow (dpc/pipeline.hpp) from this source's CoM (center_of_mass(), passed in so that callers can
   // use it first) with this source's rotation calibration.
   dpc::PipelineResult dpc_pipeline(dpc::ComResult com, const dpc::PipelineParams& params);
 
  private:
-  std::optional<Image<std::uint64_t>> sum_;
+  std::optional<SumImage> sum_;
   std::optional<detector::DiskFit> fit_;
 
  protected:
@@ -92,10 +92,10 @@ class DatasetProducts : public ScanProducts {
   const nlohmann::json& metadata() const override { return ds_.metadata(); }
   nlohmann::json describe() const override { return qgpu::describe(ds_); }
   std::string summary() const override;
-  Image<std::uint64_t> sum_pattern() override { return detector::sum_pattern(ds_); }
-  Image<std::uint64_t> virtual_image(const detector::Mask& mask, const std::string& operation) override;
-  Image<std::uint64_t> bf(double radius, detector::Center center) override { return detector::bf(ds_, radius, center); }
-  Image<std::uint64_t> adf(double inner, double outer, detector::Center center) override {
+  SumImage sum_pattern() override { return detector::sum_pattern(ds_); }
+  SumImage virtual_image(const detector::Mask& mask, const std::string& operation) override;
+  SumImage bf(double radius, detector::Center center) override { return detector::bf(ds_, radius, center); }
+  SumImage adf(double inner, double outer, detector::Center center) override {
     return detector::adf(ds_, inner, outer, center);
   }
   dpc::ComResult center_of_mass() override { return dpc::center_of_mass(ds_); }

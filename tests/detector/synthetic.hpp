@@ -1,7 +1,9 @@
 #pragma once
 // Small in-memory datasets with counts given by a formula, for exact expectations.
+#include <cmath>
 #include <cstdint>
 #include <random>
+#include <type_traits>
 
 #include "resident/dataset.hpp"
 
@@ -17,6 +19,24 @@ template <class T> Dataset synthetic(Shape4D s, std::uint32_t max_count, std::ui
   for (std::size_t i = 0; i < s.elements(); ++i) h.as<T>()[i] = T(dist(rng));
   Provenance p;
   p.operation = "test.synthetic";
+  p.backend = "cpu";
+  return Dataset::from_host(std::move(h), nlohmann::json::object(), p);
+}
+
+// Signed or float values in [lo, hi] (floats: any real value, with a fractional part), for the dtypes beyond counts.
+template <class T> Dataset synthetic_values(Shape4D s, double lo, double hi, std::uint64_t seed = 7) {
+  HostArray4D h;
+  h.shape = s;
+  h.dtype = dtype_of<T>::value;
+  h.bytes.resize(s.elements() * sizeof(T));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  for (std::size_t i = 0; i < s.elements(); ++i) {
+    const double v = dist(rng);
+    h.as<T>()[i] = std::is_floating_point_v<T> ? T(v) : T(std::llround(v));
+  }
+  Provenance p;
+  p.operation = "test.synthetic_values";
   p.backend = "cpu";
   return Dataset::from_host(std::move(h), nlohmann::json::object(), p);
 }

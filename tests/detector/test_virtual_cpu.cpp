@@ -83,10 +83,10 @@ TEST(VirtualCpu, FittedDiskDefaultsRecordTheFitAndGivenOnesSkipIt) {
   EXPECT_EQ(q["bf_disk_fit"]["radius"], fit.radius);
   EXPECT_EQ(q["bf_disk_fit"]["confidence"], fit.confidence);
   EXPECT_EQ(q["bf_disk_fit"]["radius_source"], "fitted");
-  EXPECT_FALSE(bf(ds, 5.0, Center{18, 21}).provenance.parameters.contains("bf_disk_fit"));
+  EXPECT_FALSE(bf(ds, 5.0, Center{18, 21}).provenance().parameters.contains("bf_disk_fit"));
   const Image<std::uint64_t> centre_given = bf(ds, {}, Center{18, 21});
   EXPECT_EQ(centre_given.provenance.parameters["bf_disk_fit"]["center_source"], "given");
-  EXPECT_EQ(centre_given.data, bf(ds, fit.radius, Center{18, 21}).data);
+  EXPECT_EQ(centre_given.data, bf(ds, fit.radius, Center{18, 21}).counts("test").data);
 
   // Given centre and radius: no fit at all (an all-dark dataset has none), exact default ADF radii.
   const Dataset dark = test::synthetic<std::uint16_t>({2, 3, 40, 44}, 0);
@@ -96,7 +96,7 @@ TEST(VirtualCpu, FittedDiskDefaultsRecordTheFitAndGivenOnesSkipIt) {
   EXPECT_DOUBLE_EQ(r.outer, 15.0);
   const AnnulusRadii edge = default_adf_radii(dark, Center{20, 22}, 8.0);  // 3 x 8 = 24 > 19 px to the edge
   EXPECT_DOUBLE_EQ(edge.outer, 19.0);
-  EXPECT_EQ(bf(dark, 5.0, Center{20, 22}).data, std::vector<std::uint64_t>(6, 0));
+  EXPECT_EQ(bf(dark, 5.0, Center{20, 22}).counts("test").data, std::vector<std::uint64_t>(6, 0));
   // The radius given, the centre fitted.
   const AnnulusRadii rc = default_adf_radii(ds, {}, 4.0);
   EXPECT_DOUBLE_EQ(rc.inner, 4.8);

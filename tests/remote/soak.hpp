@@ -78,14 +78,15 @@ inline void abandon(int port, const std::string& text, bool read_some) {
 inline SoakResult run_soak(int port, const std::string& api, const Dataset& ds, const SoakConfig& cfg) {
   const Shape4D& sh = ds.shape();
   // References, computed directly on the CPU dataset.
-  const auto bf = detector::bf(ds).data;
+  const auto bf = detector::bf(ds).counts("test").data;
   std::vector<std::uint32_t> w(sh.frame_pixels(), 0);
   for (std::size_t i = 0; i < w.size(); i += 3) w[i] = std::uint32_t(i % 5);
-  const auto masked = detector::virtual_image(ds, detector::from_weights(sh.det_rows, sh.det_cols, w)).data;
+  const auto masked = detector::virtual_image(ds, detector::from_weights(sh.det_rows, sh.det_cols, w)).counts("test").data;
   const std::string too_big(remote::mask_body_limit(sh.det_rows, sh.det_cols) + 1, ' ');
   const std::string mask_body(reinterpret_cast<const char*>(w.data()), w.size() * 4);
   const std::size_t fr = sh.scan_rows / 2, fc = sh.scan_cols / 3;
-  const std::vector<std::uint32_t> frame = remote::read_frame_u32(ds, fr, fc);
+  const std::vector<std::uint64_t> frame64 = remote::read_frame_values(ds, fr, fc).counts("test").data;
+  const std::vector<std::uint32_t> frame(frame64.begin(), frame64.end());
   const remote::FrameWindow win = remote::read_window(ds, Region{1, 0, 2, sh.scan_cols}, 1, std::size_t(1) << 30);
   auto as_bytes = [](const auto& v) { return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(v[0])); };
   const std::string want_bf = as_bytes(bf), want_masked = as_bytes(masked), want_frame = as_bytes(frame),

@@ -61,17 +61,17 @@ TEST(RemoteApi, VirtualBrightFieldBytesEqualTheLibrary) {
   EXPECT_EQ(res->get_header_value("X-Shape"), "8,8");
   EXPECT_EQ(res->get_header_value("X-DType"), "uint64");
   EXPECT_FALSE(res->get_header_value("X-Compute-Ms").empty());
-  EXPECT_EQ(as_vector<std::uint64_t>(res->body), detector::bf(srv.dataset()).data);
+  EXPECT_EQ(as_vector<std::uint64_t>(res->body), detector::bf(srv.dataset()).counts("test").data);
 
   res = cli.Get(srv.api("/virtual?kind=disk&cr=15.5&cc=16&r=5&format=u64"));
   ASSERT_TRUE(res);
-  EXPECT_EQ(as_vector<std::uint64_t>(res->body), detector::df(srv.dataset(), {15.5, 16}, 5).data);
+  EXPECT_EQ(as_vector<std::uint64_t>(res->body), detector::df(srv.dataset(), {15.5, 16}, 5).counts("test").data);
 
   res = cli.Get(srv.api("/virtual?kind=annulus&cr=16&cc=16&inner=8&outer=14&format=json"));
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
   const auto j = nlohmann::json::parse(res->body);
-  const auto want = detector::adf(srv.dataset(), 8, 14, detector::Center{16, 16}).data;
+  const auto want = detector::adf(srv.dataset(), 8, 14, detector::Center{16, 16}).counts("test").data;
   ASSERT_EQ(j["data"].size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(j["data"][i].get<std::uint64_t>(), want[i]);
 }
@@ -84,7 +84,7 @@ TEST(RemoteApi, PostedMaskEqualsVirtualImage) {
   auto res = srv.client().Post(srv.api("/virtual?format=u64"), body.dump(), "application/json");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
-  const auto want = detector::virtual_image(srv.dataset(), detector::from_weights(32, 32, w)).data;
+  const auto want = detector::virtual_image(srv.dataset(), detector::from_weights(32, 32, w)).counts("test").data;
   EXPECT_EQ(as_vector<std::uint64_t>(res->body), want);
   // Same mask as raw little-endian uint32.
   std::string raw(w.size() * 4, '\0');

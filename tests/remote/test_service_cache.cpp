@@ -78,10 +78,10 @@ TEST(RemoteCache, ServesTheCachedProductsWithoutTheRawData) {
   res = srv.get("/virtual?kind=bf&format=u64");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
-  EXPECT_EQ(as_vector<std::uint64_t>(res->body), detector::bf(srv.ds).data);
+  EXPECT_EQ(as_vector<std::uint64_t>(res->body), detector::bf(srv.ds).counts("test").data);
   res = srv.get("/virtual?kind=adf&inner=8&outer=14&format=u64");
   ASSERT_EQ(res->status, 200) << res->body;
-  EXPECT_EQ(as_vector<std::uint64_t>(res->body), detector::adf(srv.ds, 8, 14).data);
+  EXPECT_EQ(as_vector<std::uint64_t>(res->body), detector::adf(srv.ds, 8, 14).counts("test").data);
 
   res = srv.get("/mean_pattern?format=f32");
   ASSERT_EQ(res->status, 200) << res->body;
@@ -145,7 +145,7 @@ TEST(RemoteCache, ViewerRoundedDetectorsMatchWithinTheTolerance) {
   res = srv.get(std::string(q) + "&tolerance=0.01");
   ASSERT_EQ(res->status, 200) << res->body;
   EXPECT_EQ(res->get_header_value("X-Cached-Product"), "bf");
-  EXPECT_EQ(as_vector<std::uint64_t>(res->body), detector::bf(srv.ds).data);
+  EXPECT_EQ(as_vector<std::uint64_t>(res->body), detector::bf(srv.ds).counts("test").data);
   std::string json_query = q;
   json_query.replace(json_query.find("format=u64"), 10, "format=json");
   res = srv.get(json_query + "&tolerance=0.01");

@@ -23,7 +23,7 @@ TEST(RemoteCuda, VirtualImageEqualsCpuReference) {
   auto res = srv.client().Get(srv.api("/virtual?kind=annulus&cr=16&cc=16&inner=6&outer=15&format=u64"));
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
-  const auto want = detector::adf(test::load_cpu(test::remote_sample_path()), 6, 15, detector::Center{16, 16}).data;
+  const auto want = detector::adf(test::load_cpu(test::remote_sample_path()), 6, 15, detector::Center{16, 16}).counts("test").data;
   ASSERT_EQ(res->body.size(), want.size() * 8);
   EXPECT_EQ(std::memcmp(res->body.data(), want.data(), res->body.size()), 0);
   res = srv.client().Get(srv.api("/window?rows=2&cols=3"));
@@ -46,11 +46,11 @@ TEST(RemoteCuda, DatasetsGoRoundRobinOverDevices) {
   EXPECT_EQ(c.all()[0]->device, 0);
   EXPECT_EQ(c.all()[1]->device, last);
   EXPECT_EQ(c.all()[2]->device, 0);
-  const auto want = detector::bf(test::load_cpu(p), 6.0, detector::Center{16, 16}).data;
+  const auto want = detector::bf(test::load_cpu(p), 6.0, detector::Center{16, 16}).counts("test").data;
   for (const auto& s : c.all()) {
     double ms = 0;
     const auto got = remote::run_on(*s, [](remote::ServedDataset& d) {
-      return detector::bf(d.ds, 6.0, detector::Center{16, 16}).data;
+      return detector::bf(d.ds, 6.0, detector::Center{16, 16}).counts("test").data;
     }, ms);
     EXPECT_EQ(got, want) << s->id << " on device " << s->device;
   }

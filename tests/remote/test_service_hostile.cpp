@@ -104,7 +104,7 @@ TEST(RemoteHostile, MaskBodyBoundedByTheDetector) {
 TEST(RemoteHostile, BinaryMasksInEveryDtype) {
   test::RunningServer srv;
   const std::vector<std::uint32_t> w = disk_weights();
-  const auto want = detector::virtual_image(srv.dataset(), detector::from_weights(32, 32, w)).data;
+  const auto want = detector::virtual_image(srv.dataset(), detector::from_weights(32, 32, w)).counts("test").data;
   ASSERT_EQ(want.size(), 64u);
   std::string u8(w.size(), '\0'), i32(w.size() * 4, '\0'), f32(w.size() * 4, '\0');
   for (std::size_t i = 0; i < w.size(); ++i) {
@@ -198,7 +198,7 @@ TEST(RemoteHostile, BurstBeyondTheCapIs503WithRetryAfterElseExact) {
   o.heavy_wait_ms = 0;
   test::RunningServer srv(o);
   const std::vector<std::uint32_t> w = disk_weights();
-  const auto want = detector::virtual_image(srv.dataset(), detector::from_weights(32, 32, w)).data;
+  const auto want = detector::virtual_image(srv.dataset(), detector::from_weights(32, 32, w)).counts("test").data;
   const std::string body(reinterpret_cast<const char*>(w.data()), w.size() * 4);
   std::atomic<int> ok{0}, busy{0}, wrong{0};
   std::vector<std::thread> threads;

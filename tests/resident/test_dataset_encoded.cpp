@@ -171,7 +171,7 @@ TEST(DatasetEncoded, VirtualDetectorsAreIdentical) {
   // its own pixels', or the others' as total minus complement. Expected from the dense sum pattern here.
   // bright_out leaves out the brightest 10% of the pixels (expensive complement); bright_in holds just those
   // (a bright-field disk: its complement is cheaper although it covers less than half the detector).
-  const std::vector<std::uint64_t> pattern = detector::sum_pattern(d).data;
+  const std::vector<std::uint64_t> pattern = detector::sum_pattern(d).counts("test").data;
   const std::uint64_t frames = d.shape().scan_rows * d.shape().scan_cols;
   const auto uniform_strategy = [&](const std::vector<std::uint32_t>& w) {
     std::uint64_t own = 0, rest = 0, n = 0;
@@ -236,7 +236,7 @@ TEST(DatasetEncoded, CenterOfMassAndDpcAreBitIdentical) {
 TEST(DatasetEncoded, FramesAndWindowsAreIdentical) {
   const Dataset& d = pair().dense;
   const Dataset& e = pair().enc;
-  EXPECT_EQ(remote::read_frame_u32(e, 13, 37), remote::read_frame_u32(d, 13, 37));
+  EXPECT_EQ(remote::read_frame_values(e, 13, 37).counts("test").data, remote::read_frame_values(d, 13, 37).counts("test").data);
   const remote::FrameWindow a = remote::read_window(e, {4, 8, 8, 16}, 2, std::size_t(1) << 30);
   const remote::FrameWindow b = remote::read_window(d, {4, 8, 8, 16}, 2, std::size_t(1) << 30);
   EXPECT_EQ(a.shape, b.shape);
@@ -285,7 +285,7 @@ TEST(DatasetEncoded, AutoPicksEncodedWhenDenseDoesNotFit) {
   o.representation = "dense";
   o.admission_limit_bytes = 0;
   EXPECT_EQ(bytes(e.read()), bytes(io::load(path, o).read()));
-  EXPECT_EQ(detector::bf(e).data, detector::bf(io::load(path, o)).data);
+  EXPECT_EQ(detector::bf(e).counts("test").data, detector::bf(io::load(path, o)).counts("test").data);
 }
 
 TEST(DatasetEncoded, RefusesBeforeAnyWorkWhenNothingFits) {

@@ -83,7 +83,7 @@ TEST(ProvenanceBuilders, DerivedFromAPlainArray) {
 
 TEST(ProvenanceBuilders, LibraryResultsCarryTheBuildersKeys) {
   const Dataset enc = tiny().to_encoded(4);
-  EXPECT_EQ(keys(detector::sum_pattern(enc).provenance.to_json()), kDatasetKeys);
+  EXPECT_EQ(keys(detector::sum_pattern(enc).provenance().to_json()), kDatasetKeys);
   const dpc::ComResult com = dpc::center_of_mass(enc);
   EXPECT_EQ(keys(com.provenance.to_json()), kDatasetKeys);
   EXPECT_EQ(com.provenance.operation, "dpc.center_of_mass");

@@ -29,7 +29,7 @@ TEST(ScanProducts, DatasetProductsEqualTheDetectorAndDpcCalls) {
   workflow::DatasetProducts src(ds);
   EXPECT_EQ(src.shape(), ds.shape());
   EXPECT_EQ(src.metadata()["calibration"]["energy_kev"], 300);
-  EXPECT_EQ(src.summed().data, detector::sum_pattern(ds).data);
+  EXPECT_EQ(src.summed().counts("test").data, detector::sum_pattern(ds).counts("test").data);
   EXPECT_EQ(src.mean_pattern().data, detector::mean_pattern(ds).data);
   const detector::DiskFit a = src.fit_bf_disk(), b = detector::fit_bf_disk(ds);
   EXPECT_EQ(a.center_row, b.center_row);
@@ -40,16 +40,16 @@ TEST(ScanProducts, DatasetProductsEqualTheDetectorAndDpcCalls) {
   const detector::AnnulusRadii ra = src.default_adf_radii(), rb = detector::default_adf_radii(ds);
   EXPECT_EQ(ra.inner, rb.inner);
   EXPECT_EQ(ra.outer, rb.outer);
-  EXPECT_EQ(src.bf_with_defaults({}, {}).data, detector::bf(ds).data);
-  EXPECT_EQ(src.bf_with_defaults(2.5, {}).data, detector::bf(ds, 2.5).data);
-  EXPECT_EQ(src.adf(ra.inner, ra.outer, src.center_or_fit({})).data, detector::adf(ds, rb.inner, rb.outer).data);
+  EXPECT_EQ(src.bf_with_defaults({}, {}).counts("test").data, detector::bf(ds).counts("test").data);
+  EXPECT_EQ(src.bf_with_defaults(2.5, {}).counts("test").data, detector::bf(ds, 2.5).counts("test").data);
+  EXPECT_EQ(src.adf(ra.inner, ra.outer, src.center_or_fit({})).counts("test").data, detector::adf(ds, rb.inner, rb.outer).counts("test").data);
   const dpc::ComResult c1 = src.center_of_mass(), c2 = dpc::center_of_mass(ds);
   EXPECT_EQ(c1.com_row.data, c2.com_row.data);
   EXPECT_EQ(c1.com_col.data, c2.com_col.data);
   detector::Mask all = detector::from_weights(20, 24, std::vector<std::uint32_t>(480, 1));
   const Image<std::uint64_t> totals = src.virtual_image(all, "detector.frame_totals");
   EXPECT_EQ(totals.provenance.operation, "detector.frame_totals");
-  EXPECT_EQ(totals.data, detector::virtual_image(ds, all).data);
+  EXPECT_EQ(totals.data, detector::virtual_image(ds, all).counts("test").data);
 }
 
 TEST(ScanProducts, FitFromASumPatternIsTheDatasetFit) {

@@ -1,4 +1,5 @@
-"""Virtual detectors: exact uint64 masked sums per scan position, as numpy arrays with .provenance."""
+"""Virtual detectors: masked sums per scan position, as numpy arrays with .provenance: exact uint64 for unsigned
+counts, exact int64 for signed-integer data, float64 sums for float data."""
 import warnings
 
 from . import _qgpu
@@ -61,9 +62,10 @@ def df(ds, center, radius):
 
 
 def virtual_image(ds, mask):
-    """Sum of mask x frame for every scan position, exact. mask is detector-shaped; the result dtype follows it:
-    bool / unsigned integer weights (< 2^32) -> uint64; signed integer weights (|w| < 2^32) -> int64;
-    float weights -> int64 when every weight is a whole number, else InvalidArgument (never truncated)."""
+    """Sum of mask x frame for every scan position, exact for integer data. mask is detector-shaped; the result dtype
+    follows it and the data: bool / unsigned integer weights (< 2^32) -> uint64 on counts; signed integer weights
+    (|w| < 2^32) or signed data -> int64; float data -> float64. Float weights are taken when every weight is a whole
+    number, else InvalidArgument (never truncated)."""
     return wrap(_qgpu.virtual_image(ds, mask))
 
 
@@ -72,7 +74,7 @@ def sum_pattern(ds):
 
 
 def max_pattern(ds):
-    """Largest count of each detector pixel over all scan positions (uint64, exact)."""
+    """Largest value of each detector pixel over all scan positions (exact: uint64 counts, int64, float64)."""
     return wrap(_qgpu.max_pattern(ds))
 
 

@@ -2,16 +2,19 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/image.hpp"
 #include "detector/mask.hpp"
 #include "resident/dataset.hpp"
 
 namespace qgpu::detector::cpu {
 
-// Reference: every pixel of every frame times its weight, summed in uint64. No shortcuts.
-std::vector<std::uint64_t> masked_sum(const Dataset& ds, const Mask& mask);
-// Reference: per-pixel sum over all frames.
-std::vector<std::uint64_t> sum_pattern(const Dataset& ds);
+// The host reference on a dense host dataset. Sums are sum_t of the dtype (uint64 counts, int64 signed integers,
+// float64 floats); the images carry only their values (the caller sets shape and provenance).
+// Every pixel of every frame times its weight. No shortcuts.
+SumImage masked_sum(const Dataset& ds, const Mask& mask);
+// Per-pixel sum over all frames.
+SumImage sum_pattern(const Dataset& ds);
 // Per-pixel maximum over frames, on every host core (each thread owns a range of pixels).
-std::vector<std::uint64_t> max_pattern(const Dataset& ds);
+SumImage max_pattern(const Dataset& ds);
 
 }  // namespace qgpu::detector::cpu

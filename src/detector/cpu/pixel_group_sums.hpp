@@ -18,7 +18,7 @@ void pixel_group_sums(const Dataset& ds, const std::vector<std::uint32_t>& offse
   const std::size_t n = ds.shape().frames(), frame = ds.shape().frame_pixels(), groups = offsets.size() - 1;
   std::vector<std::uint8_t> decoded;
   if (ds.encoded()) decoded = ds.encoded()->pixels(pixels);  // [k][scan]
-  dispatch_count_dtype(ds.dtype(), [&](auto tag) {
+  dispatch_stored_dtype(ds.dtype(), [&](auto tag) {  // encoded datasets hold counts only
     using T = decltype(tag);
     if (ds.encoded()) {
       const T* v = reinterpret_cast<const T*>(decoded.data());

@@ -1,5 +1,8 @@
 #include <algorithm>
+#include <climits>
+#include <cstring>
 #include <memory>
+#include <type_traits>
 
 #include "detector/cuda/masked_sum_cuda.hpp"
 #include "device/cuda/cuda_check.hpp"
@@ -10,19 +13,19 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ std::uint64_t warp_sum(std::uint64_t v) {
+template <class A> __device__ __forceinline__ A warp_sum(A v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
   return v;
 }
 
-template <int N> __device__ __forceinline__ std::uint64_t block_sum(std::uint64_t v) {
-  __shared__ std::uint64_t part[N / 32];
+template <int N, class A> __device__ __forceinline__ A block_sum(A v) {
+  __shared__ A part[N / 32];
   v = warp_sum(v);
   if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = v;
   __syncthreads();
-  std::uint64_t t = 0;
+  A t = 0;
   if (threadIdx.x < 32) {
-    t = threadIdx.x < N / 32 ? part[threadIdx.x] : 0;
+    t = threadIdx.x < N / 32 ? part[threadIdx.x] : A(0);
     t = warp_sum(t);
   }
   __syncthreads();
@@ -45,86 +48,146 @@ template <class T> __device__ __forceinline__ std::uint32_t lanes_sum(uint4 v) {
   return s;
 }
 
-// One block per frame: every pixel, 16-byte loads when frames are 16-byte aligned.
-template <class T>
-__global__ void frame_totals_kernel(const T* data, std::size_t frame_px, std::size_t frames, bool vec,
-                                    std::uint64_t* out) {
+// One block per frame: every pixel, 16-byte loads when frames are 16-byte aligned (unsigned counts; signed and float
+// data are read element by element).
+template <class T, class A = sum_t<T>>
+__global__ void frame_totals_kernel(const T* data, std::size_t frame_px, std::size_t frames, bool vec, A* out) {
   for (std::size_t f = blockIdx.x; f < frames; f += gridDim.x) {
-    std::uint64_t acc = 0;
+    A acc = 0;
     const T* frame = data + f * frame_px;
-    if (vec) {
-      const uint4* v = reinterpret_cast<const uint4*>(frame);
-      const std::size_t nv = frame_px * sizeof(T) / 16;
-      for (std::size_t i = threadIdx.x; i < nv; i += kThreads) {
-        const uint4 w = __ldg(v + i);
-        if constexpr (sizeof(T) == 4)
-          acc += std::uint64_t(w.x) + w.y + w.z + w.w;
-        else
-          acc += lanes_sum<T>(w);
+    bool done = false;
+    if constexpr (std::is_unsigned_v<T>) {
+      if (vec) {
+        const uint4* v = reinterpret_cast<const uint4*>(frame);
+        const std::size_t nv = frame_px * sizeof(T) / 16;
+        for (std::size_t i = threadIdx.x; i < nv; i += kThreads) {
+          const uint4 w = __ldg(v + i);
+          if constexpr (sizeof(T) == 4)
+            acc += std::uint64_t(w.x) + w.y + w.z + w.w;
+          else
+            acc += lanes_sum<T>(w);
+        }
+        done = true;
       }
-    } else {
-      for (std::size_t i = threadIdx.x; i < frame_px; i += kThreads) acc += frame[i];
     }
+    if (!done)
+      for (std::size_t i = threadIdx.x; i < frame_px; i += kThreads) acc += A(frame[i]);
     acc = block_sum<kThreads>(acc);
     if (threadIdx.x == 0) out[f] = acc;
   }
 }
 
-// One warp per frame over a pixel list; complement mode returns w * total - sum.
-template <class T>
+// One warp per frame over a pixel list; complement mode returns w * (total - sum).
+template <class T, class A = sum_t<T>>
 __global__ void sparse_kernel(const T* data, std::size_t frame_px, std::size_t frames, const std::uint32_t* offs,
-                              const std::uint32_t* w, std::size_t n, const std::uint64_t* totals,
-                              std::uint32_t uniform_weight, std::uint64_t* out) {
+                              const std::uint32_t* w, std::size_t n, const A* totals, std::uint32_t uniform_weight,
+                              A* out) {
   const unsigned lane = threadIdx.x & 31u;
   const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x >> 5);
   for (std::size_t f = blockIdx.x * std::size_t(blockDim.x >> 5) + (threadIdx.x >> 5); f < frames; f += warps) {
     const T* frame = data + f * frame_px;
-    std::uint64_t acc = 0;
-    for (std::size_t i = lane; i < n; i += 32) acc += std::uint64_t(__ldg(w + i)) * frame[__ldg(offs + i)];
+    A acc = 0;
+    for (std::size_t i = lane; i < n; i += 32) acc += A(__ldg(w + i)) * A(frame[__ldg(offs + i)]);
     acc = warp_sum(acc);
-    if (lane == 0) out[f] = totals ? std::uint64_t(uniform_weight) * (totals[f] - acc) : acc;
+    if (lane == 0) out[f] = totals ? A(uniform_weight) * (totals[f] - acc) : acc;
   }
 }
 
 // One block per frame: weights times every pixel.
-template <class T>
-__global__ void dense_kernel(const T* data, std::size_t frame_px, std::size_t frames, const std::uint32_t* w,
-                             std::uint64_t* out) {
+template <class T, class A = sum_t<T>>
+__global__ void dense_kernel(const T* data, std::size_t frame_px, std::size_t frames, const std::uint32_t* w, A* out) {
   for (std::size_t f = blockIdx.x; f < frames; f += gridDim.x) {
     const T* frame = data + f * frame_px;
-    std::uint64_t acc = 0;
-    for (std::size_t i = threadIdx.x; i < frame_px; i += kThreads) acc += std::uint64_t(__ldg(w + i)) * frame[i];
+    A acc = 0;
+    for (std::size_t i = threadIdx.x; i < frame_px; i += kThreads) acc += A(__ldg(w + i)) * A(frame[i]);
     acc = block_sum<kThreads>(acc);
     if (threadIdx.x == 0) out[f] = acc;
   }
 }
 
+// Atomic adds of a slice's sum: uint64 and int64 (two's complement: the same bits) as unsigned long long; double.
+__device__ __forceinline__ void atomic_add_sum(std::uint64_t* p, std::uint64_t v) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+__device__ __forceinline__ void atomic_add_sum(std::int64_t* p, std::int64_t v) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+__device__ __forceinline__ void atomic_add_sum(double* p, double v) { atomicAdd(p, v); }
+
 // Per-pixel sums over frames: each thread owns one pixel for a slice of frames, then adds atomically.
-template <class T>
-__global__ void sum_pattern_kernel(const T* data, std::size_t frame_px, std::size_t frames, std::size_t slice,
-                                   unsigned long long* out) {
+template <class T, class A = sum_t<T>>
+__global__ void sum_pattern_kernel(const T* data, std::size_t frame_px, std::size_t frames, std::size_t slice, A* out) {
   const std::size_t px = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   if (px >= frame_px) return;
   const std::size_t f0 = blockIdx.y * slice, f1 = std::min(frames, f0 + slice);
-  std::uint64_t acc = 0;
-  for (std::size_t f = f0; f < f1; ++f) acc += data[f * frame_px + px];
-  atomicAdd(out + px, static_cast<unsigned long long>(acc));
+  A acc = 0;
+  for (std::size_t f = f0; f < f1; ++f) acc += A(data[f * frame_px + px]);
+  atomic_add_sum(out + px, acc);
 }
+
+// The largest value as a 32-bit word whose atomicMax orders like the value: unsigned counts as they are, signed
+// integers as int, floats by the sign-magnitude trick (non-negative floats order as their int bits, negative ones
+// reversed as unsigned bits). Init is the word of the lowest value.
+template <class T> struct MaxWord;
+template <class T> struct MaxWordUnsigned {
+  using W = unsigned;
+  static constexpr W init() { return 0; }
+  __device__ static W of(T v) { return W(v); }
+  __device__ static void atomic(W* p, W w) { atomicMax(p, w); }
+};
+template <> struct MaxWord<std::uint8_t> : MaxWordUnsigned<std::uint8_t> {};
+template <> struct MaxWord<std::uint16_t> : MaxWordUnsigned<std::uint16_t> {};
+template <> struct MaxWord<std::uint32_t> : MaxWordUnsigned<std::uint32_t> {};
+template <class T> struct MaxWordSigned {
+  using W = int;
+  static constexpr W init() { return INT_MIN; }
+  __device__ static W of(T v) { return W(v); }
+  __device__ static void atomic(W* p, W w) { atomicMax(p, w); }
+};
+template <> struct MaxWord<std::int8_t> : MaxWordSigned<std::int8_t> {};
+template <> struct MaxWord<std::int16_t> : MaxWordSigned<std::int16_t> {};
+template <> struct MaxWord<std::int32_t> : MaxWordSigned<std::int32_t> {};
+template <> struct MaxWord<float> {
+  using W = int;
+  static W init() { return int(0xff800000u); }  // -inf
+  __device__ static W of(float v) { return __float_as_int(v); }
+  __device__ static void atomic(W* p, W w) {
+    if (w >= 0)
+      atomicMax(p, w);
+    else
+      atomicMin(reinterpret_cast<unsigned*>(p), unsigned(w));
+  }
+};
 
 // Per-pixel maximum over frames: each thread owns one pixel for a slice of frames, then takes the maximum atomically.
 template <class T>
 __global__ void max_pattern_kernel(const T* data, std::size_t frame_px, std::size_t frames, std::size_t slice,
-                                   unsigned* out) {
+                                   typename MaxWord<T>::W* out) {
   const std::size_t px = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   if (px >= frame_px) return;
   const std::size_t f0 = blockIdx.y * slice, f1 = std::min(frames, f0 + slice);
-  unsigned most = 0;
-  for (std::size_t f = f0; f < f1; ++f) most = max(most, unsigned(data[f * frame_px + px]));
-  atomicMax(out + px, most);
+  if (f0 >= f1) return;
+  T most = data[f0 * frame_px + px];
+  for (std::size_t f = f0 + 1; f < f1; ++f) {
+    const T v = data[f * frame_px + px];
+    if (v > most) most = v;
+  }
+  MaxWord<T>::atomic(out + px, MaxWord<T>::of(most));
 }
 
 unsigned grid_for(std::size_t items, std::size_t per_block) {
   return unsigned(std::max<std::size_t>(1, std::min<std::size_t>((items + per_block - 1) / per_block, 1u << 20)));
+}
+
+// The host value of a max word.
+template <class T> sum_t<T> max_value(typename MaxWord<T>::W w) {
+  if constexpr (std::is_same_v<T, float>) {
+    float f;
+    std::memcpy(&f, &w, 4);
+    return double(f);
+  } else {
+    return sum_t<T>(w);
+  }
 }
 
 }  // namespace
@@ -141,85 +204,97 @@ DevicePlan upload(const SumPlan& plan) {
   return d;
 }
 
-void compute_frame_totals(const Dataset& ds, std::uint64_t* d_out, cudaStream_t stream) {
+void compute_frame_totals(const Dataset& ds, void* d_out, cudaStream_t stream) {
   const Shape4D& s = ds.shape();
-  dispatch_count_dtype(ds.dtype(), [&](auto z) {
+  dispatch_stored_dtype(ds.dtype(), [&](auto z) {
     using T = decltype(z);
     const bool vec = (s.frame_pixels() * sizeof(T)) % 16 == 0;
-    frame_totals_kernel<T><<<grid_for(s.frames(), 1), kThreads, 0, stream>>>(ds.device_buffer().as<T>(),
-                                                                              s.frame_pixels(), s.frames(), vec, d_out);
+    frame_totals_kernel<T><<<grid_for(s.frames(), 1), kThreads, 0, stream>>>(
+        ds.device_buffer().as<T>(), s.frame_pixels(), s.frames(), vec, static_cast<sum_t<T>*>(d_out));
     QGPU_CUDA_LAUNCHED("frame_totals_kernel");
   });
 }
 
-const std::uint64_t* frame_totals(const Dataset& ds, cudaStream_t stream) {
-  if (auto c = ds.cached("frame_totals")) return static_cast<DeviceBuffer*>(c.get())->as<std::uint64_t>();
+const void* frame_totals(const Dataset& ds, cudaStream_t stream) {
+  if (auto c = ds.cached("frame_totals")) return static_cast<DeviceBuffer*>(c.get())->data();
   auto buf = std::make_shared<DeviceBuffer>(std::max<std::size_t>(ds.shape().frames(), 1) * 8);
-  compute_frame_totals(ds, buf->as<std::uint64_t>(), stream);
+  compute_frame_totals(ds, buf->data(), stream);
   ds.set_cached("frame_totals", buf);
-  return buf->as<std::uint64_t>();
+  return buf->data();
 }
 
-void masked_sum(const Dataset& ds, const DevicePlan& plan, std::uint64_t* d_out, cudaStream_t stream) {
+void masked_sum(const Dataset& ds, const DevicePlan& plan, void* d_out, cudaStream_t stream) {
   const Shape4D& s = ds.shape();
-  dispatch_count_dtype(ds.dtype(), [&](auto z) {
+  dispatch_stored_dtype(ds.dtype(), [&](auto z) {
     using T = decltype(z);
+    using A = sum_t<T>;
     const T* data = ds.device_buffer().as<T>();
+    A* const out = static_cast<A*>(d_out);
     if (plan.strategy == Strategy::dense) {
       dense_kernel<T><<<grid_for(s.frames(), 1), kThreads, 0, stream>>>(data, s.frame_pixels(), s.frames(),
-                                                                        plan.weights.as<std::uint32_t>(), d_out);
+                                                                        plan.weights.as<std::uint32_t>(), out);
       QGPU_CUDA_LAUNCHED("dense_kernel");
       return;
     }
-    const std::uint64_t* totals = plan.strategy == Strategy::complement ? frame_totals(ds, stream) : nullptr;
+    const A* totals =
+        plan.strategy == Strategy::complement ? static_cast<const A*>(frame_totals(ds, stream)) : nullptr;
     sparse_kernel<T><<<grid_for(s.frames(), kThreads / 32), kThreads, 0, stream>>>(
         data, s.frame_pixels(), s.frames(), plan.offsets.as<std::uint32_t>(), plan.weights.as<std::uint32_t>(),
-        plan.count, totals, plan.uniform_weight, d_out);
+        plan.count, totals, plan.uniform_weight, out);
     QGPU_CUDA_LAUNCHED("sparse_kernel");
   });
 }
 
-std::vector<std::uint64_t> masked_sum(const Dataset& ds, const SumPlan& plan) {
+SumImage masked_sum(const Dataset& ds, const SumPlan& plan) {
   const DevicePlan dp = upload(plan);
   DeviceBuffer out(std::max<std::size_t>(ds.shape().frames(), 1) * 8);
-  masked_sum(ds, dp, out.as<std::uint64_t>());
-  std::vector<std::uint64_t> host(ds.shape().frames());
-  out.download(host.data(), host.size() * 8);  // synchronous: also surfaces kernel faults
-  return host;
+  masked_sum(ds, dp, out.data());
+  return dispatch_stored_dtype(ds.dtype(), [&](auto z) -> SumImage {
+    Image<sum_t<decltype(z)>> img;
+    img.data.resize(ds.shape().frames());
+    out.download(img.data.data(), img.data.size() * 8);  // synchronous: also surfaces kernel faults
+    return img;
+  });
 }
 
-std::vector<std::uint64_t> sum_pattern(const Dataset& ds) {
+SumImage sum_pattern(const Dataset& ds) {
   const Shape4D& s = ds.shape();
   DeviceBuffer out(std::max<std::size_t>(s.frame_pixels(), 1) * 8);
-  QGPU_CUDA(cudaMemset(out.data(), 0, out.bytes()));
+  QGPU_CUDA(cudaMemset(out.data(), 0, out.bytes()));  // 0 in uint64, int64 and double
   const std::size_t slice = std::max<std::size_t>(1, (s.frames() + 255) / 256);
   const dim3 grid(unsigned((s.frame_pixels() + 255) / 256), unsigned((s.frames() + slice - 1) / slice));
-  dispatch_count_dtype(ds.dtype(), [&](auto z) {
+  return dispatch_stored_dtype(ds.dtype(), [&](auto z) -> SumImage {
     using T = decltype(z);
+    using A = sum_t<T>;
     sum_pattern_kernel<T><<<grid, 256>>>(ds.device_buffer().as<T>(), s.frame_pixels(), s.frames(), slice,
-                                         out.as<unsigned long long>());
+                                         out.as<A>());
     QGPU_CUDA_LAUNCHED("sum_pattern_kernel");
+    Image<A> img;
+    img.data.resize(s.frame_pixels());
+    out.download(img.data.data(), img.data.size() * 8);
+    return img;
   });
-  std::vector<std::uint64_t> host(s.frame_pixels());
-  out.download(host.data(), host.size() * 8);
-  return host;
 }
 
-std::vector<std::uint64_t> max_pattern(const Dataset& ds) {
+SumImage max_pattern(const Dataset& ds) {
   const Shape4D& s = ds.shape();
   DeviceBuffer out(std::max<std::size_t>(s.frame_pixels(), 1) * 4);
-  QGPU_CUDA(cudaMemset(out.data(), 0, out.bytes()));
   const std::size_t slice = std::max<std::size_t>(1, (s.frames() + 255) / 256);
   const dim3 grid(unsigned((s.frame_pixels() + 255) / 256), unsigned((s.frames() + slice - 1) / slice));
-  dispatch_count_dtype(ds.dtype(), [&](auto z) {
+  return dispatch_stored_dtype(ds.dtype(), [&](auto z) -> SumImage {
     using T = decltype(z);
+    using W = typename MaxWord<T>::W;
+    std::vector<W> host(s.frame_pixels(), MaxWord<T>::init());
+    if (!host.empty()) out.upload(host.data(), host.size() * 4);
     max_pattern_kernel<T><<<grid, 256>>>(ds.device_buffer().as<T>(), s.frame_pixels(), s.frames(), slice,
-                                         out.as<unsigned>());
+                                         out.as<W>());
     QGPU_CUDA_LAUNCHED("max_pattern_kernel");
+    out.download(host.data(), host.size() * 4);
+    Image<sum_t<T>> img;
+    img.data.resize(host.size());
+    for (std::size_t i = 0; i < host.size(); ++i) img.data[i] = max_value<T>(host[i]);
+    return img;
   });
-  std::vector<unsigned> host(s.frame_pixels());
-  out.download(host.data(), host.size() * 4);
-  return std::vector<std::uint64_t>(host.begin(), host.end());
 }
 
 }  // namespace qgpu::detector::cuda

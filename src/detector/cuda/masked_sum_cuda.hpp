@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/image.hpp"
 #include "detector/plan.hpp"
 #include "device/cuda/device_buffer.hpp"
 #include "resident/dataset.hpp"
@@ -20,21 +21,24 @@ struct DevicePlan {
 };
 DevicePlan upload(const SumPlan& plan);
 
-// Writes every frame's total count (frames() uint64) to d_out: one full pass over the data.
-void compute_frame_totals(const Dataset& ds, std::uint64_t* d_out, cudaStream_t stream = nullptr);
+// Sums are sum_t of the dataset's dtype (core/dtype.hpp): uint64 for counts, int64 for signed integers, double for
+// float32 data; device arrays of them hold 8 bytes per value.
 
-// Per-frame totals of the dataset (device array of frames() uint64), computed once and cached on the dataset.
-const std::uint64_t* frame_totals(const Dataset& ds, cudaStream_t stream = nullptr);
+// Writes every frame's total (frames() sums) to d_out: one full pass over the data.
+void compute_frame_totals(const Dataset& ds, void* d_out, cudaStream_t stream = nullptr);
 
-// Writes frames() uint64 sums to d_out on `stream` (asynchronous).
-void masked_sum(const Dataset& ds, const DevicePlan& plan, std::uint64_t* d_out, cudaStream_t stream = nullptr);
+// Per-frame totals of the dataset (device array of frames() sums), computed once and cached on the dataset.
+const void* frame_totals(const Dataset& ds, cudaStream_t stream = nullptr);
 
-// Convenience: plan, run, copy back.
-std::vector<std::uint64_t> masked_sum(const Dataset& ds, const SumPlan& plan);
+// Writes frames() sums to d_out on `stream` (asynchronous).
+void masked_sum(const Dataset& ds, const DevicePlan& plan, void* d_out, cudaStream_t stream = nullptr);
+
+// Convenience: plan, run, copy back (values only: the caller sets shape and provenance).
+SumImage masked_sum(const Dataset& ds, const SumPlan& plan);
 
 // Per-pixel sum over all frames, copied back.
-std::vector<std::uint64_t> sum_pattern(const Dataset& ds);
+SumImage sum_pattern(const Dataset& ds);
 // Per-pixel maximum over frames.
-std::vector<std::uint64_t> max_pattern(const Dataset& ds);
+SumImage max_pattern(const Dataset& ds);
 
 }  // namespace qgpu::detector::cuda

@@ -1,12 +1,14 @@
 #pragma once
 // The CUDA gather shared by the SSB and parallax engines: for groups g0 .. g0 + count of detector pixels
-// (pixels[offsets[g] .. offsets[g + 1]) ), the summed counts at every scan position as float (exact uint64 sums
-// before the cast), written to out[g - g0][row][col] with row stride `row_stride` floats and `slab` floats per
+// (pixels[offsets[g] .. offsets[g + 1]) ), the summed values at every scan position as float (exact uint64 / int64
+// sums of integers, float64 sums of floats, before the cast), written to out[g - g0][row][col] with row stride `row_stride` floats and `slab` floats per
 // group (parallax: row_stride = scan_cols, slab = scan positions; SSB: the padded rows of its R2C transform).
 // From dense frames (through a kGatherTile x kGatherTile shared tile, block kGatherTile x kGatherTileRows) or from
 // pixel-major counts px[k - offsets[g0]][scan] (an encoded resident's pixels decoded by decode_pixels).
 #include <cstddef>
 #include <cstdint>
+
+#include "core/dtype.hpp"
 
 namespace qgpu::detector::cuda {
 
@@ -25,10 +27,10 @@ __global__ void gather_groups_kernel(const T* __restrict__ data, std::size_t fra
   for (int j = threadIdx.y; j < kGatherTile; j += kGatherTileRows) {
     const std::size_t s = s0 + j;
     const std::uint32_t gl = gl0 + threadIdx.x;
-    unsigned long long v = 0;
+    sum_t<T> v = 0;
     if (s < nscan && gl < count) {
       const T* frame = data + s * frame_px;
-      for (std::uint32_t k = offsets[g0 + gl]; k < offsets[g0 + gl + 1]; ++k) v += frame[pixels[k]];
+      for (std::uint32_t k = offsets[g0 + gl]; k < offsets[g0 + gl + 1]; ++k) v += sum_t<T>(frame[pixels[k]]);
     }
     tile[j][threadIdx.x] = float(v);
   }
@@ -51,8 +53,9 @@ __global__ void gather_groups_pixel_major_kernel(const T* __restrict__ px, std::
   if (s >= nscan) return;
   const std::uint32_t k0 = offsets[g0];
   for (std::uint32_t gl = blockIdx.y; gl < count; gl += gridDim.y) {
-    unsigned long long v = 0;
-    for (std::uint32_t k = offsets[g0 + gl]; k < offsets[g0 + gl + 1]; ++k) v += px[std::size_t(k - k0) * nscan + s];
+    sum_t<T> v = 0;
+    for (std::uint32_t k = offsets[g0 + gl]; k < offsets[g0 + gl + 1]; ++k)
+      v += sum_t<T>(px[std::size_t(k - k0) * nscan + s]);
     out[gl * slab + (s / scan_cols) * row_stride + s % scan_cols] = float(v);
   }
 }

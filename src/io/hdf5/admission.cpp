@@ -147,7 +147,14 @@ Admission admit(const LoadPlan& plan, Backend backend, const std::string& reques
       "encoded ~" + gib(a.encoded_estimate) + " (estimated from the file size) + " + gib(a.encoded_scratch) +
       " scratch";
   const std::string what = "'" + fi.dataset_path + "' in '" + fi.path + "'";
-  if (requested == "dense") {
+  const bool counts = is_count_dtype(plan.out_dtype);
+  const std::string not_counts = "the encoded representation holds unsigned counts; " + what + " holds " +
+                                 dtype_name(plan.out_dtype) + " values, which load dense";
+  if (requested == "encoded" && !counts) throw InvalidArgument("cannot load " + what + " encoded: " + not_counts);
+  if (!counts && !dense_fits)
+    throw InvalidArgument("cannot load " + what + ": it needs " + dense_need + ", over the limit of " + limit + " (" +
+                          not_counts + "); crop or bin it (scan_region, bin_scan)");
+  if (requested == "dense" || !counts) {
     if (!dense_fits)
       throw InvalidArgument("cannot load " + what + " dense: it needs " + dense_need + ", over the limit of " + limit +
                             "; load it with representation \"encoded\" or \"auto\", or crop/bin it");

@@ -54,6 +54,7 @@ nlohmann::json FileInfo::to_json() const {
           {"metadata", metadata},
           {"dataset_path", valid_utf8(dataset_path)},
           {"dtype", dtype_name(dtype)},
+          {"stored_dtype", dtype_name(stored_dtype())},
           {"byte_order", byte_order},
           {"precision", precision},
           {"bit_offset", bit_offset},
@@ -87,24 +88,38 @@ nlohmann::json FileInfo::to_json() const {
 
 namespace {
 
-// The stored count type: uint8/16/32 in either byte order, with its precision and bit offset.
+// The stored element type: uint8/16/32 counts, int8/16/32, IEEE float32/float64 (read as float32), in either byte
+// order, with its precision and bit offset.
 struct StoredType {
   DType dtype = DType::u16;
+  std::optional<DType> stored_as;  // float64: decoded as float32
   std::string byte_order = "little";
   std::size_t precision = 16, bit_offset = 0;
 };
 
 StoredType stored_type_of(hid_t type, const std::string& where) {
-  if (H5Tget_class(type) != H5T_INTEGER) throw DTypeError(where + " does not hold integer counts");
+  const H5T_class_t cls = H5Tget_class(type);
   const std::size_t size = H5Tget_size(type);
-  if (H5Tget_sign(type) != H5T_SGN_NONE)
-    throw DTypeError(where + " holds signed " + std::to_string(8 * size) + "-bit integers; expected uint8/16/32");
   StoredType t;
-  switch (size) {
-    case 1: t.dtype = DType::u8; break;
-    case 2: t.dtype = DType::u16; break;
-    case 4: t.dtype = DType::u32; break;
-    default: throw DTypeError(where + " holds " + std::to_string(8 * size) + "-bit integers; expected uint8/16/32");
+  if (cls == H5T_FLOAT) {
+    const bool ieee = H5Tequal(type, H5T_IEEE_F32LE) > 0 || H5Tequal(type, H5T_IEEE_F32BE) > 0 ||
+                      H5Tequal(type, H5T_IEEE_F64LE) > 0 || H5Tequal(type, H5T_IEEE_F64BE) > 0;
+    if (!ieee)
+      throw DTypeError(where + " holds " + std::to_string(8 * size) + "-bit floats that are not IEEE float32/float64");
+    t.dtype = DType::f32;
+    if (size == 8) t.stored_as = DType::f64;
+  } else if (cls == H5T_INTEGER) {
+    const bool sign = H5Tget_sign(type) != H5T_SGN_NONE;
+    switch (size) {
+      case 1: t.dtype = sign ? DType::i8 : DType::u8; break;
+      case 2: t.dtype = sign ? DType::i16 : DType::u16; break;
+      case 4: t.dtype = sign ? DType::i32 : DType::u32; break;
+      default:
+        throw DTypeError(where + " holds " + std::to_string(8 * size) + "-bit integers; expected 8, 16 or 32 bits "
+                         "(uint8/16/32 counts, int8/16/32)");
+    }
+  } else {
+    throw DTypeError(where + " holds neither integers nor floats");
   }
   const H5T_order_t order = H5Tget_order(type);
   if (order != H5T_ORDER_LE && order != H5T_ORDER_BE)
@@ -139,18 +154,6 @@ std::optional<std::pair<std::size_t, std::size_t>> scan_shape_attribute(hid_t ds
     throw FormatError(bad + std::to_string(v[0]) + "x" + std::to_string(v[1]) + "; both must be positive");
   checked_mul(std::uint64_t(v[0]), std::uint64_t(v[1]), where + " scan_shape attribute frame count");
   return std::pair{std::size_t(v[0]), std::size_t(v[1])};
-}
-
-// Reads an integer attribute array if present.
-std::vector<long long> int_attribute(hid_t obj, const char* name) {
-  h5::QuietErrors quiet;
-  if (H5Aexists(obj, name) <= 0) return {};
-  h5::Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
-  h5::Handle sp(H5Aget_space(a), H5Sclose);
-  const hssize_t n = H5Sget_simple_extent_npoints(sp);
-  std::vector<long long> v(n > 0 ? n : 0);
-  if (n > 0 && H5Aread(a, H5T_NATIVE_LLONG, v.data()) < 0) return {};
-  return v;
 }
 
 std::string filter_name(int id) {
@@ -191,7 +194,8 @@ std::vector<std::string> discover_candidates(const std::string& path, std::vecto
     h5::Handle sp(H5Dget_space(d), H5Sclose);
     h5::Handle t(H5Dget_type(d), H5Tclose);
     const int rank = H5Sget_simple_extent_ndims(sp);
-    if ((rank == 3 || rank == 4) && H5Tget_class(t) == H5T_INTEGER) found.push_back(name);
+    if ((rank == 3 || rank == 4) && (H5Tget_class(t) == H5T_INTEGER || H5Tget_class(t) == H5T_FLOAT))
+      found.push_back(name);
     return false;
   });
   return found;
@@ -359,7 +363,7 @@ FileInfo inspect_in_process(const std::string& path, const std::string& dataset_
       first = l;
     } else {
       const std::string differs = name + " differs from part 1 (" + found.parts[0].name + ") in ";
-      if (l.type.dtype != first.type.dtype)
+      if (l.type.dtype != first.type.dtype || l.type.stored_as != first.type.stored_as)
         throw FormatError(differs + "dtype: " + dtype_name(l.type.dtype) + " vs " + dtype_name(first.type.dtype));
       if (l.type.byte_order != first.type.byte_order)
         throw FormatError(differs + "byte order: " + l.type.byte_order + "-endian vs " + first.type.byte_order +
@@ -386,6 +390,7 @@ FileInfo inspect_in_process(const std::string& path, const std::string& dataset_
       info.index_error = multi ? name + ": " + l.index_error : l.index_error;
   }
   info.dtype = first.type.dtype;
+  info.stored_as = first.type.stored_as;
   info.byte_order = first.type.byte_order;
   info.precision = first.type.precision;
   info.bit_offset = first.type.bit_offset;

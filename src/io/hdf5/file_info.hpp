@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,11 +84,15 @@ struct FileInfo {
   std::vector<std::shared_ptr<const ChunkTable>> part_tables;  // each part's parsed chunk index (null: not parsed)
   double index_seconds = 0;                                    // time spent reading them  // where the frames are, in scan order (covers every frame)
 
-  std::size_t frame_bytes() const { return shape.frame_pixels() * dtype_size(dtype); }
+  // The stored element type where it differs from dtype (the decoded one): float64 files are read as float32.
+  std::optional<DType> stored_as;
+  DType stored_dtype() const { return stored_as.value_or(dtype); }
+
+  std::size_t frame_bytes() const { return shape.frame_pixels() * dtype_size(dtype); }  // decoded
   // Stored elements are big-endian and wider than a byte: our decoders swap their bytes.
-  bool swap_bytes() const { return byte_order == "big" && dtype_size(dtype) > 1; }
-  // Every bit of the element is the count (precision 8 x size, offset 0): our decoders read the stored bits as is.
-  bool plain_bits() const { return bit_offset == 0 && precision == 8 * dtype_size(dtype); }
+  bool swap_bytes() const { return byte_order == "big" && dtype_size(stored_dtype()) > 1; }
+  // Every bit of the element is the value (precision 8 x size, offset 0): our decoders read the stored bits as is.
+  bool plain_bits() const { return bit_offset == 0 && precision == 8 * dtype_size(stored_dtype()); }
   nlohmann::json to_json() const;
 };
 

@@ -1,6 +1,7 @@
 #include "io/hdf5/load.hpp"
 
 #include "io/hdf5/admission.hpp"
+#include "io/hdf5/binning.hpp"
 
 #include "core/error.hpp"
 #include "device/device.hpp"
@@ -77,7 +78,7 @@ LoadPlan plan_load(const std::string& path, const LoadOptions& o) {
   p.staging_bytes = o.staging_bytes;
   p.read_threads = o.read_threads;
   p.direct_io = o.direct_io;
-  p.out_dtype = p.binned() ? DType::u32 : p.info.dtype;
+  p.out_dtype = p.binned() ? binned_dtype(p.info.dtype) : p.info.dtype;
   return p;
 }
 
@@ -92,7 +93,8 @@ namespace {
 // format without a chunk index; every bit a count.
 bool our_decoder_applies(const FileInfo& fi) {
   return fi.plain_bits() &&
-         (!fi.records.empty() || (fi.one_frame_per_chunk && fi.filters.size() == 1 && fi.filters[0].id == 32008));
+         (!fi.records.empty() ||
+          (!fi.stored_as && fi.one_frame_per_chunk && fi.filters.size() == 1 && fi.filters[0].id == 32008));
 }
 
 }  // namespace

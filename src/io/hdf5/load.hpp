@@ -43,7 +43,8 @@ struct LoadOptions {
   std::function<void(double)> progress;  // fraction done in [0, 1], called from the loading thread
 };
 
-// Loads a file. Binned data holds uint32 sums (an overflow raises FormatError); unbinned data keeps its dtype.
+// Loads a file. Binned data holds uint32 sums of counts, int32 sums of signed integers, float32 sums of floats (an
+// integer overflow raises FormatError); unbinned data keeps its dtype (float64 files load as float32).
 Dataset load(const std::string& path, const LoadOptions& options = {});
 
 // The validated geometry of a load: regions resolved, bins checked, output shape and dtype.

@@ -10,7 +10,7 @@ inline Provenance load_provenance(const LoadPlan& p, const std::string& backend,
   Provenance pv;
   pv.operation = "io.load";
   pv.backend = backend;
-  pv.input_dtype = dtype_name(p.info.dtype);
+  pv.input_dtype = dtype_name(p.info.stored_dtype());  // as stored (float64 files load as float32)
   pv.input_shape = p.info.shape.dims();
   pv.output_dtype = dtype_name(p.out_dtype);
   pv.output_shape = p.out_shape.dims();
@@ -22,6 +22,7 @@ inline Provenance load_provenance(const LoadPlan& p, const std::string& backend,
                    {"codec", p.info.codec.name()},
                    {"dataset_path", p.info.dataset_path},
                    {"byte_order", p.info.byte_order},  // as stored; the decoded counts are in the host's order
+                   {"stored_dtype", dtype_name(p.info.stored_dtype())},
                    {"scan_region", {p.scan.row0, p.scan.col0, p.scan.rows, p.scan.cols}},
                    {"detector_region", {p.detector.row0, p.detector.col0, p.detector.rows, p.detector.cols}},
                    {"bin_scan", p.bin_scan},
@@ -41,6 +42,16 @@ inline nlohmann::json load_metadata(const LoadPlan& p) {
   return {{"file", p.info.to_json()},
           {"calibration", p.info.calibration},
           {"calibration_detail", p.info.calibration_detail}};
+}
+
+// Float data: the NaN/inf values zeroed at load (io/source/nonfinite.hpp), counted in provenance and metadata, with a
+// warning in the metadata's file warnings when there were any.
+inline void note_nonfinite(Provenance& pv, nlohmann::json& md, std::uint64_t n) {
+  pv.parameters["nonfinite_values"] = n;
+  md["nonfinite_values"] = n;
+  if (n)
+    md["file"]["warnings"].push_back(std::to_string(n) + " NaN/inf values in the file were set to 0 (counted in "
+                                     "nonfinite_values)");
 }
 
 // The loaded encoded dataset, its provenance stating the bytes it holds.

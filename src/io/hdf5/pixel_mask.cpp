@@ -41,7 +41,7 @@ PixelMask read_pixel_mask(hid_t master, const std::string& master_path, std::siz
 
 void apply_pixel_mask_cpu(void* frames, DType dtype, std::size_t n_frames, std::size_t frame_pixels,
                           const std::uint32_t* pixels, std::size_t n_pixels) {
-  dispatch_count_dtype(dtype, [&](auto t) {
+  dispatch_stored_dtype(dtype, [&](auto t) {
     using T = decltype(t);
     apply_pixel_mask_cpu(static_cast<T*>(frames), n_frames, frame_pixels, pixels, n_pixels);
   });

@@ -21,6 +21,10 @@ template <> inline std::string npy_descr<std::uint64_t>() { return "<u8"; }
 template <> inline std::string npy_descr<std::uint32_t>() { return "<u4"; }
 template <> inline std::string npy_descr<std::uint16_t>() { return "<u2"; }
 template <> inline std::string npy_descr<std::uint8_t>() { return "|u1"; }
+template <> inline std::string npy_descr<std::int64_t>() { return "<i8"; }
+template <> inline std::string npy_descr<std::int32_t>() { return "<i4"; }
+template <> inline std::string npy_descr<std::int16_t>() { return "<i2"; }
+template <> inline std::string npy_descr<std::int8_t>() { return "|i1"; }
 template <> inline std::string npy_descr<float>() { return "<f4"; }
 template <> inline std::string npy_descr<double>() { return "<f8"; }
 

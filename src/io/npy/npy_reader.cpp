@@ -149,7 +149,7 @@ NpyHeader parse_header(const std::uint8_t* h, std::size_t n, const std::string& 
   return out;
 }
 
-DType count_dtype_of_descr(const std::string& descr, bool& big_endian, const std::string& where) {
+DType dtype_of_descr(const std::string& descr, bool& big_endian, const std::string& where) {
   if (descr.size() < 3 || std::string("<>|=").find(descr[0]) == std::string::npos)
     throw DTypeError(where + " holds dtype '" + descr + "', which is not a plain numeric dtype");
   const char order = descr[0], kind = descr[1];
@@ -157,10 +157,11 @@ DType count_dtype_of_descr(const std::string& descr, bool& big_endian, const std
   big_endian = order == '>';
   if (kind == 'u' && (size == "1" || size == "2" || size == "4"))
     return size == "1" ? DType::u8 : size == "2" ? DType::u16 : DType::u32;
-  const std::string name = kind == 'i'   ? "signed integers ('" + descr + "')"
-                           : kind == 'f' ? "floating-point values ('" + descr + "')"
-                                         : "dtype '" + descr + "'";
-  throw DTypeError(where + " holds " + name + "; expected unsigned counts (uint8, uint16 or uint32)");
+  if (kind == 'i' && (size == "1" || size == "2" || size == "4"))
+    return size == "1" ? DType::i8 : size == "2" ? DType::i16 : DType::i32;
+  if (kind == 'f' && size == "4") return DType::f32;
+  if (kind == 'f' && size == "8") return DType::f64;
+  throw DTypeError(where + " holds dtype '" + descr + "'; expected uint8/16/32, int8/16/32, float32 or float64");
 }
 
 FileInfo inspect_npy(const std::string& path, const SourceOptions& o) {
@@ -193,7 +194,9 @@ FileInfo inspect_npy(const std::string& path, const SourceOptions& o) {
   fi.dataset_path = "";
   fi.source_kind = ".npy " + std::to_string(h.major) + "." + std::to_string(h.minor);
   bool big = false;
-  fi.dtype = count_dtype_of_descr(h.descr, big, where);
+  const DType stored = dtype_of_descr(h.descr, big, where);
+  fi.dtype = stored == DType::f64 ? DType::f32 : stored;  // float64 is read as float32 (FileInfo::stored_as)
+  if (stored != fi.dtype) fi.stored_as = stored;
   if (h.shape.size() != 3 && h.shape.size() != 4)
     throw FormatError(where + " holds a " + std::to_string(h.shape.size()) +
                       "-dimensional array; expected 4D (scan_r, scan_c, det_r, det_c) or 3D (frames, det_r, det_c)");
@@ -206,7 +209,7 @@ FileInfo inspect_npy(const std::string& path, const SourceOptions& o) {
   const std::uint64_t frames = rank == 4 ? checked_mul(h.shape[0], h.shape[1], where + " frames") : h.shape[0];
   if (frames == 0) throw FormatError(where + " holds no frames");
   const std::uint64_t frame_bytes =
-      checked_mul(checked_mul(det_r, det_c, where + " frame"), std::uint64_t(dtype_size(fi.dtype)), where + " frame");
+      checked_mul(checked_mul(det_r, det_c, where + " frame"), std::uint64_t(dtype_size(stored)), where + " frame");
   const std::uint64_t data_bytes = checked_mul(frames, frame_bytes, where + " data size");
   const std::uint64_t file_bytes = std::uint64_t(st.st_size);
   if (checked_add(h.data_offset, data_bytes, where + " size") > file_bytes)
@@ -221,8 +224,8 @@ FileInfo inspect_npy(const std::string& path, const SourceOptions& o) {
   resolve_scan_shape_or_describe(fi, frames, std::size_t(det_r), std::size_t(det_c), hints, o, where);
   fi.shape.nbytes(dtype_size(fi.dtype));
   fi.codec = {FrameCodecKind::plain};
-  fi.byte_order = big && fi.dtype != DType::u8 ? "big" : "little";
-  fi.precision = 8 * dtype_size(fi.dtype);
+  fi.byte_order = big && dtype_size(stored) > 1 ? "big" : "little";
+  fi.precision = 8 * dtype_size(stored);
   fi.records.files = {path};
   fi.records.runs = {{0, 0, frames, h.data_offset, frame_bytes, frame_bytes}};
   fi.one_frame_per_chunk = true;

@@ -29,8 +29,8 @@ std::uint64_t header_bytes_needed(const std::uint8_t* head, std::size_t n, const
 bool is_npy_head(const std::uint8_t* head, std::size_t n);
 FileInfo inspect_npy(const std::string& path, const SourceOptions& options);
 
-// The dtype and byte order of a descr such as "<u2", ">u4", "|u1", "=u2". DTypeError for a dtype that does not hold
-// unsigned counts (the message names it).
-DType count_dtype_of_descr(const std::string& descr, bool& big_endian, const std::string& where);
+// The dtype and byte order of a descr such as "<u2", ">u4", "|u1", "=u2", "<i2", "<f4", ">f8". DTypeError for any
+// other (the message names it): bool, complex, 64-bit integers, strings, records.
+DType dtype_of_descr(const std::string& descr, bool& big_endian, const std::string& where);
 
 }  // namespace qgpu::io::npy

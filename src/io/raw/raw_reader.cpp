@@ -28,8 +28,13 @@ DType parse_dtype(const std::string& s, bool& big) {
   if (t == "uint8" || t == "u1") return big = false, DType::u8;
   if (t == "uint16" || t == "u2") return DType::u16;
   if (t == "uint32" || t == "u4") return DType::u32;
-  throw InvalidArgument("raw dtype '" + s + "' is not one of uint8, uint16, uint32 (optionally with a byte order: "
-                        "uint16be, >u2, <u4, ...)");
+  if (t == "int8" || t == "i1") return big = false, DType::i8;
+  if (t == "int16" || t == "i2") return DType::i16;
+  if (t == "int32" || t == "i4") return DType::i32;
+  if (t == "float32" || t == "f4") return DType::f32;
+  if (t == "float64" || t == "f8") return DType::f64;
+  throw InvalidArgument("raw dtype '" + s + "' is not one of uint8, uint16, uint32, int8, int16, int32, float32, "
+                        "float64 (optionally with a byte order: uint16be, >u2, <f4, ...)");
 }
 
 FileInfo inspect_raw(const std::string& path, const SourceOptions& o) {
@@ -41,14 +46,16 @@ FileInfo inspect_raw(const std::string& path, const SourceOptions& o) {
   fi.path = path;
   fi.source_kind = "raw frames";
   bool big = false;
-  fi.dtype = parse_dtype(r.dtype, big);
+  const DType stored = parse_dtype(r.dtype, big);
+  fi.dtype = stored == DType::f64 ? DType::f32 : stored;  // float64 is read as float32 (FileInfo::stored_as)
+  if (stored != fi.dtype) fi.stored_as = stored;
   std::error_code ec;
   const std::uint64_t size = std::filesystem::file_size(path, ec);
   if (ec) throw IoError("cannot stat '" + path + "': " + ec.message());
   const std::uint64_t frame_bytes =
       checked_mul<InvalidArgument>(checked_mul<InvalidArgument>(std::uint64_t(r.det_rows), std::uint64_t(r.det_cols),
                                                                 "raw detector shape"),
-                                   std::uint64_t(dtype_size(fi.dtype)), "raw frame size");
+                                   std::uint64_t(dtype_size(stored)), "raw frame size");
   const std::uint64_t stride = checked_add<InvalidArgument>(
       checked_add<InvalidArgument>(frame_bytes, r.frame_header, "raw frame stride"), r.frame_footer,
       "raw frame stride");
@@ -82,8 +89,8 @@ FileInfo inspect_raw(const std::string& path, const SourceOptions& o) {
   fi.shape.nbytes(dtype_size(fi.dtype));
   fi.dims = {std::size_t(used), r.det_rows, r.det_cols};
   fi.codec = {FrameCodecKind::plain};
-  fi.byte_order = big && fi.dtype != DType::u8 ? "big" : "little";
-  fi.precision = 8 * dtype_size(fi.dtype);
+  fi.byte_order = big && dtype_size(stored) > 1 ? "big" : "little";
+  fi.precision = 8 * dtype_size(stored);
   fi.records.files = {path};
   fi.records.runs = {{0, 0, used, r.offset + r.frame_header, stride, frame_bytes}};
   fi.one_frame_per_chunk = true;

@@ -15,7 +15,8 @@ namespace qgpu::io {
 
 // Headerless frames (format "raw", as LiberTEM's raw reader): nothing in the file says what they are.
 struct RawLayout {
-  std::string dtype;                 // uint8 | uint16 | uint32, with an optional byte order: uint16be, >u2, <u4 ...
+  std::string dtype;                 // uint8/16/32, int8/16/32, float32/64 (read as float32), with an optional byte
+                                     // order: uint16be, >u2, <f4 ...
   std::size_t det_rows = 0, det_cols = 0;
   std::uint64_t offset = 0;          // bytes before the first frame
   std::uint64_t frame_header = 0;    // bytes before each frame

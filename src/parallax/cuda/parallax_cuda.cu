@@ -419,7 +419,7 @@ class CudaEngine final : public Engine {
     const dim3 block(detector::cuda::kGatherTile, detector::cuda::kGatherTileRows),
         grid(unsigned((nscan + detector::cuda::kGatherTile - 1) / detector::cuda::kGatherTile),
              unsigned((groups_ + detector::cuda::kGatherTile - 1) / detector::cuda::kGatherTile));
-    dispatch_count_dtype(ds.dtype(), [&](auto tag) {
+    dispatch_stored_dtype(ds.dtype(), [&](auto tag) {
       using T = decltype(tag);
       detector::cuda::gather_groups_kernel<T><<<grid, block>>>(
           static_cast<const T*>(ds.device_buffer().data()), ds.shape().frame_pixels(), d_offsets_.as<std::uint32_t>(),

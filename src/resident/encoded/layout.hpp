@@ -28,7 +28,8 @@ struct Layout {
 // so that its uint32 directory offsets cannot overflow.
 inline void validate(const Layout& l) {
   if (!is_count_dtype(l.dtype))
-    throw DTypeError("encoded resident holds uint8, uint16 or uint32 counts, not " + dtype_name(l.dtype));
+    throw DTypeError("the encoded representation holds uint8, uint16 or uint32 counts, not " + dtype_name(l.dtype) +
+                     " values (they stay dense)");
   if (l.tile < 1 || l.tile > kMaxTile)
     throw InvalidArgument("encoded tile length " + std::to_string(l.tile) + " is outside 1.." +
                           std::to_string(kMaxTile));

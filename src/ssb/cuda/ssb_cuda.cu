@@ -397,7 +397,7 @@ class CudaEngine final : public Engine {
       QGPU_CUFFT(cufftExecR2C(plan_for(count), reinterpret_cast<cufftReal*>(out), reinterpret_cast<cufftComplex*>(dst)));
       return;
     }
-    dispatch_count_dtype(ds_.dtype(), [&](auto tag) {
+    dispatch_stored_dtype(ds_.dtype(), [&](auto tag) {
       using T = decltype(tag);
       detector::cuda::gather_groups_kernel<T><<<grid, block>>>(static_cast<const T*>(ds_.device_buffer().data()), sh.frame_pixels(),
                                         d_offsets_.as<std::uint32_t>(), d_pixels_.as<std::uint32_t>(),

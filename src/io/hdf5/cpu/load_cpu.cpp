@@ -15,6 +15,7 @@
 #include "io/hdf5/index/byte_source.hpp"
 #include "io/hdf5/index/chunk_table.hpp"
 #include "io/hdf5/load_provenance.hpp"
+#include "io/source/nonfinite.hpp"
 #include "io/hdf5/pixel_mask.hpp"
 #include "io/hdf5/read/read_plan.hpp"
 
@@ -22,11 +23,17 @@ namespace qgpu::io {
 
 namespace {
 
+// The memory type HDF5 converts the stored elements to (float64 files: float32, FileInfo::stored_as).
 hid_t native_type(DType t) {
   switch (t) {
     case DType::u8: return H5T_NATIVE_UINT8;
     case DType::u16: return H5T_NATIVE_UINT16;
-    default: return H5T_NATIVE_UINT32;
+    case DType::u32: return H5T_NATIVE_UINT32;
+    case DType::i8: return H5T_NATIVE_INT8;
+    case DType::i16: return H5T_NATIVE_INT16;
+    case DType::i32: return H5T_NATIVE_INT32;
+    case DType::f32: return H5T_NATIVE_FLOAT;
+    default: throw DTypeError("no HDF5 memory type for " + dtype_name(t));
   }
 }
 
@@ -199,14 +206,14 @@ Dataset load_cpu(const LoadPlan& p, const std::function<void(double)>& progress)
       apply_pixel_mask_cpu(block.data(), fi.dtype, row_frames, fi.shape.frame_pixels(), fi.bad_pixels.data(),
                            fi.bad_pixels.size());
     std::uint8_t* dst = out.bytes.data() + (encoded ? 0 : orow * out_row_bytes);
-    dispatch_count_dtype(fi.dtype, [&](auto t) {
+    dispatch_stored_dtype(fi.dtype, [&](auto t) {
       using T = decltype(t);
       const T* in = reinterpret_cast<const T*>(block.data());
       if (p.binned()) {
-        bin_scan_row<T, std::uint32_t>(in, p.scan.cols, fi.shape.det_rows, fi.shape.det_cols, p.detector.row0,
+        bin_scan_row<T, binned_t<T>>(in, p.scan.cols, fi.shape.det_rows, fi.shape.det_cols, p.detector.row0,
                                        p.detector.col0, p.out_shape.scan_cols, p.out_shape.det_rows,
                                        p.out_shape.det_cols, p.bin_scan, p.bin_detector,
-                                       reinterpret_cast<std::uint32_t*>(dst));
+                                       reinterpret_cast<binned_t<T>*>(dst));
       } else {
         bin_scan_row<T, T>(in, p.scan.cols, fi.shape.det_rows, fi.shape.det_cols, p.detector.row0, p.detector.col0,
                            p.out_shape.scan_cols, p.out_shape.det_rows, p.out_shape.det_cols, 1, 1,
@@ -217,7 +224,11 @@ Dataset load_cpu(const LoadPlan& p, const std::function<void(double)>& progress)
     if (progress) progress(double(orow + 1) / double(p.out_shape.scan_rows));
   }
   if (encoded) return encoded_dataset(p, std::move(enc), load_provenance(p, "cpu", "hdf5 filter plugin"));
-  return Dataset::from_host(std::move(out), load_metadata(p), load_provenance(p, "cpu", "hdf5 filter plugin"));
+  Provenance pv = load_provenance(p, "cpu", "hdf5 filter plugin");
+  nlohmann::json md = load_metadata(p);
+  if (is_float_dtype(p.out_dtype))
+    note_nonfinite(pv, md, zero_nonfinite_host(out.as<float>(), out.shape.elements()));
+  return Dataset::from_host(std::move(out), std::move(md), std::move(pv));
 }
 
 }  // namespace qgpu::io

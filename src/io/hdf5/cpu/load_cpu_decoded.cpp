@@ -8,6 +8,7 @@
 #include "io/hdf5/codec/bitshuffle_decode_host.hpp"
 #include "io/hdf5/codec/parallel_chunks.hpp"
 #include "io/hdf5/load_provenance.hpp"
+#include "io/source/nonfinite.hpp"
 #include "io/hdf5/load_timing.hpp"
 #include "io/hdf5/pixel_mask.hpp"
 #include "io/hdf5/read/chunk_sources.hpp"
@@ -74,14 +75,14 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
         std::uint8_t* dst = out.bytes.data() + ((rp.encoded ? 0 : b.out_row0) + r) * rp.out_row_bytes;
         const std::uint8_t* rows_in = staging.data() + r * rp.frames_per_out_row * fi.frame_bytes();
         try {
-          dispatch_count_dtype(fi.dtype, [&](auto t) {
+          dispatch_stored_dtype(fi.dtype, [&](auto t) {
             using T = decltype(t);
             const T* in = reinterpret_cast<const T*>(rows_in);
             if (p.binned())
-              bin_scan_row<T, std::uint32_t>(in, p.scan.cols, fi.shape.det_rows, fi.shape.det_cols, p.detector.row0,
+              bin_scan_row<T, binned_t<T>>(in, p.scan.cols, fi.shape.det_rows, fi.shape.det_cols, p.detector.row0,
                                              p.detector.col0, p.out_shape.scan_cols, p.out_shape.det_rows,
                                              p.out_shape.det_cols, p.bin_scan, p.bin_detector,
-                                             reinterpret_cast<std::uint32_t*>(dst));
+                                             reinterpret_cast<binned_t<T>*>(dst));
             else
               bin_scan_row<T, T>(in, p.scan.cols, fi.shape.det_rows, fi.shape.det_cols, p.detector.row0,
                                  p.detector.col0, p.out_shape.scan_cols, p.out_shape.det_rows, p.out_shape.det_cols,
@@ -91,7 +92,8 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
           overflow = true;
         }
       });
-      if (overflow) throw FormatError("binned counts of " + where + " overflow uint32");
+      if (overflow)
+        throw FormatError("binned values of " + where + " overflow " + dtype_name(p.out_dtype));
     }
     if (rp.encoded)
       enc->append(rp.passthrough ? staging.data() : out.bytes.data(), b.out_rows * p.out_shape.scan_cols);
@@ -100,7 +102,10 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
   }
   Provenance pv = rp.provenance(p, timing, "cpu", decoder);
   if (rp.encoded) return encoded_dataset(p, std::move(enc), std::move(pv));
-  return Dataset::from_host(std::move(out), load_metadata(p), std::move(pv));
+  nlohmann::json md = load_metadata(p);
+  if (is_float_dtype(p.out_dtype))
+    note_nonfinite(pv, md, zero_nonfinite_host(out.as<float>(), out.shape.elements()));
+  return Dataset::from_host(std::move(out), std::move(md), std::move(pv));
 }
 
 }  // namespace qgpu::io

@@ -27,7 +27,7 @@ void apply_pixel_mask(void* d_frames, DType dtype, std::size_t n_frames, std::si
   if (total == 0) return;
   const int threads = 256;
   const int blocks = int(std::min<std::size_t>((total + threads - 1) / threads, 65535 * 8));
-  dispatch_count_dtype(dtype, [&](auto t) {
+  dispatch_stored_dtype(dtype, [&](auto t) {
     using T = decltype(t);
     zero_pixels_kernel<T><<<blocks, threads, 0, stream>>>(static_cast<T*>(d_frames), n_frames, frame_pixels,
                                                           d_pixels, n_pixels);

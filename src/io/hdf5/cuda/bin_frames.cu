@@ -1,5 +1,8 @@
 #include <cstdint>
 #include <limits>
+#include <type_traits>
+
+#include "io/hdf5/binning.hpp"
 
 #include "device/cuda/cuda_check.hpp"
 #include "io/hdf5/cuda/bin_frames.hpp"
@@ -18,7 +21,7 @@ __global__ void bin_kernel(const T* in, U* out, BinGeometry g, int* overflow) {
     const std::size_t frame = i / per_frame, px = i % per_frame;
     const std::size_t orow = frame / g.out_cols, ocol = frame % g.out_cols;
     const std::size_t pr = px / g.out_det_c, pc = px % g.out_det_c;
-    std::uint64_t sum = 0;
+    sum_t<T> sum = 0;
     for (std::size_t sr = 0; sr < g.bin_s; ++sr)
       for (std::size_t sc = 0; sc < g.bin_s; ++sc) {
         const T* f = in + ((orow * g.bin_s + sr) * g.in_cols + ocol * g.bin_s + sc) * fp;
@@ -27,7 +30,11 @@ __global__ void bin_kernel(const T* in, U* out, BinGeometry g, int* overflow) {
           for (std::size_t dc = 0; dc < g.bin_d; ++dc) sum += row[dc];
         }
       }
-    if (sum > std::numeric_limits<U>::max()) *overflow = 1;
+    if constexpr (std::is_integral_v<U>) {
+      if (sum > sum_t<T>(std::numeric_limits<U>::max())) *overflow = 1;
+      if constexpr (std::is_signed_v<U>)
+        if (sum < sum_t<T>(std::numeric_limits<U>::lowest())) *overflow = 1;
+    }
     out[i] = static_cast<U>(sum);
   }
 }
@@ -46,10 +53,10 @@ void launch(const void* in, void* out, const BinGeometry& g, int* overflow, cuda
 
 void bin_frames(const void* in, DType in_t, void* out, DType out_t, const BinGeometry& g, int* overflow,
                 cudaStream_t s) {
-  dispatch_count_dtype(in_t, [&](auto t) {
+  dispatch_stored_dtype(in_t, [&](auto t) {
     using T = decltype(t);
     if (out_t == in_t) return launch<T, T>(in, out, g, overflow, s);
-    if (out_t == DType::u32) return launch<T, std::uint32_t>(in, out, g, overflow, s);
+    if (out_t == binned_dtype(in_t)) return launch<T, binned_t<T>>(in, out, g, overflow, s);
     throw DTypeError("bin_frames: unsupported output dtype " + dtype_name(out_t));
   });
 }

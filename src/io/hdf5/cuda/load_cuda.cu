@@ -25,6 +25,7 @@
 #include "io/hdf5/read/read_plan.hpp"
 #include "io/merlin/cuda/decode_mib.hpp"
 #include "io/source/cuda/decode_plain.hpp"
+#include "io/source/nonfinite.hpp"
 
 namespace qgpu::io {
 
@@ -234,8 +235,11 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     throw FormatError("GPU decode handles bitshuffle+LZ4 (HDF5 filter 32008) chunks; " + where + " uses " +
                       storage_name(fi) + ", which the host decodes: load it with backend='cpu'");
   require_plain_bits(fi, "the GPU decoder");
-  const std::size_t es = dtype_size(fi.dtype);
-  if (bitshuffle) bitshuffle_params(fi);  // damaged cd_values are refused as on the cpu paths
+  const std::size_t es = dtype_size(fi.stored_dtype());  // stored element size (float64 decodes to float32)
+  if (bitshuffle) {
+    bitshuffle_params(fi);
+    require_decoded_elements(fi);
+  }  // damaged cd_values are refused as on the cpu paths
   // Big-endian elements are swapped to the host's order inside the decode kernels (bitshuffle_lz4_decode.hpp,
   // io/source/cuda/decode_plain.hpp).
   const bool swap = fi.swap_bytes();
@@ -404,7 +408,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
                                            ? merlin::cuda::describe_mib_decode_error(err)
                                            : cuda::describe_decode_error(err));  // chunk ids count chunks in load order
   }
-  if (overflow) throw FormatError("binned counts of " + where + " overflow uint32");
+  if (overflow) throw FormatError("binned values of " + where + " overflow " + dtype_name(p.out_dtype));
   {  // the load's own device buffers, timed: the batch buffers are kept for the next load, the others go back to
      // the device pool
     const double t_release = now_s();
@@ -432,7 +436,10 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     if (tl.on) std::fprintf(stderr, "  host: encoded dataset made at %.2f ms\n", tl.host(now_s()));
     return d;
   }
-  return Dataset::from_device(result, p.out_shape, p.out_dtype, load_metadata(p), std::move(pv));
+  nlohmann::json md = load_metadata(p);
+  if (is_float_dtype(p.out_dtype))
+    note_nonfinite(pv, md, cuda::zero_nonfinite(result->as<float>(), p.out_shape.elements()));
+  return Dataset::from_device(result, p.out_shape, p.out_dtype, std::move(md), std::move(pv));
 }
 
 }  // namespace qgpu::io

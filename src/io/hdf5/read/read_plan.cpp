@@ -11,6 +11,13 @@ std::string dataset_where(const FileInfo& fi) {
   return fi.dataset_path.empty() ? "'" + fi.path + "'" : "'" + fi.dataset_path + "' in '" + fi.path + "'";
 }
 
+void require_decoded_elements(const FileInfo& fi) {
+  if (fi.stored_as)
+    throw FormatError(dataset_where(fi) + " holds bitshuffle-compressed " + dtype_name(*fi.stored_as) +
+                      " elements, which our decoders do not convert to " + dtype_name(fi.dtype) +
+                      ": load it with backend='cpu', decoder='hdf5' (HDF5 converts them)");
+}
+
 codec::BitshuffleParams bitshuffle_params(const FileInfo& fi) {
   for (const FilterInfo& f : fi.filters) {
     if (f.id != 32008) continue;
@@ -20,9 +27,9 @@ codec::BitshuffleParams bitshuffle_params(const FileInfo& fi) {
     } catch (const FormatError& e) {
       throw FormatError(dataset_where(fi) + ": " + e.what() + " (damaged filter parameters)");
     }
-    if (bp.elem_size != dtype_size(fi.dtype))
+    if (bp.elem_size != dtype_size(fi.stored_dtype()))
       throw FormatError(dataset_where(fi) + ": bitshuffle element size " + std::to_string(bp.elem_size) +
-                        " differs from the dtype's " + std::to_string(dtype_size(fi.dtype)) +
+                        " differs from the dtype's " + std::to_string(dtype_size(fi.stored_dtype())) +
                         " (damaged filter parameters)");
     bp.big_endian = fi.swap_bytes();  // elements stored big-endian: swapped to the host's order after unshuffling
     return bp;

@@ -43,6 +43,8 @@ struct ReadPlan {
 // naming the dataset when cd_values are damaged (element size other than 1/2/4/8 or than the dtype's, block size
 // not a positive multiple of 8, compression neither LZ4 nor zstd).
 codec::BitshuffleParams bitshuffle_params(const FileInfo& fi);
+// FormatError when our bitshuffle decoders cannot write the decoded dtype (float64 elements: only HDF5 converts).
+void require_decoded_elements(const FileInfo& fi);
 
 // "'<dataset>' in '<file>'", as load errors name the data.
 std::string dataset_where(const FileInfo& fi);

@@ -35,10 +35,12 @@ std::string host_decoder_name(const FileInfo& fi) {
 
 std::optional<codec::ChunkFailure> decode_records_host(const FileInfo& fi, const codec::ChunkBatch& b,
                                                        unsigned threads) {
-  const std::size_t es = dtype_size(fi.dtype), elems = fi.shape.frame_pixels(), frame_bytes = es * elems;
+  // es: the stored element size (float64 records decode to float32 frames)
+  const std::size_t es = dtype_size(fi.stored_dtype()), elems = fi.shape.frame_pixels(), frame_bytes = es * elems;
   const bool swap = fi.swap_bytes();
   switch (fi.codec.kind) {
     case FrameCodecKind::bitshuffle: {
+      require_decoded_elements(fi);
       return codec::decode_chunks(bitshuffle_params(fi), elems, b, threads);  // swaps big-endian elements itself
     }
     case FrameCodecKind::plain: {
@@ -46,6 +48,21 @@ std::optional<codec::ChunkFailure> decode_records_host(const FileInfo& fi, const
         if (b.size[i] != frame_bytes || b.offset[i] > b.base_bytes || b.size[i] > b.base_bytes - b.offset[i])
           return codec::ChunkFailure{i, "record of " + std::to_string(b.size[i]) + " bytes; a frame has " +
                                             std::to_string(frame_bytes)};
+      if (es == 8) {  // float64 -> float32
+        codec::parallel_indices(b.n_chunks, threads, [&](std::size_t i) {
+          const std::uint8_t* src = b.base + b.offset[i];
+          float* out = reinterpret_cast<float*>(b.dest[i]);
+          for (std::size_t e = 0; e < elems; ++e) {
+            std::uint64_t bits;
+            std::memcpy(&bits, src + 8 * e, 8);
+            if (swap) bits = byte_swapped(bits);
+            double v;
+            std::memcpy(&v, &bits, 8);
+            out[e] = float(v);
+          }
+        });
+        return std::nullopt;
+      }
       codec::parallel_indices(b.n_chunks, threads, [&](std::size_t i) {
         std::memcpy(b.dest[i], b.base + b.offset[i], frame_bytes);
         if (swap) swap_bytes_host(b.dest[i], es, elems);

@@ -20,8 +20,8 @@ int grid_for(std::size_t items) {
 
 // One thread per output element, grid-stride over (record, element). Records lie at any byte offset in the batch:
 // aligned ones are read element-wise, others byte by byte.
-template <class T, bool Swap>
-__global__ void plain_kernel(DecodeBatch b, std::size_t frame_elems, T* out, unsigned long long* err) {
+template <class T, bool Swap, class Out = T>
+__global__ void plain_kernel(DecodeBatch b, std::size_t frame_elems, Out* out, unsigned long long* err) {
   const std::size_t total = b.n_chunks * frame_elems;
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
        i += std::size_t(gridDim.x) * blockDim.x) {
@@ -39,7 +39,12 @@ __global__ void plain_kernel(DecodeBatch b, std::size_t frame_elems, T* out, uns
       for (unsigned k = 0; k < sizeof(T); ++k) u |= decltype(u)(src[k]) << (8 * k);
       v = T(u);
     }
-    out[b.dest_frame[c] * frame_elems + e] = Swap ? byte_swapped(v) : v;
+    if constexpr (std::is_same_v<T, std::uint64_t>) {  // float64 -> float32
+      const std::uint64_t bits = Swap ? byte_swapped(v) : v;
+      out[b.dest_frame[c] * frame_elems + e] = float(__longlong_as_double(static_cast<long long>(bits)));
+    } else {
+      out[b.dest_frame[c] * frame_elems + e] = Swap ? byte_swapped(v) : v;
+    }
   }
 }
 
@@ -50,17 +55,19 @@ void decode_plain(const DecodeBatch& b, std::size_t elem_size, std::size_t frame
   const std::size_t items = b.n_chunks * frame_elems;
   if (items == 0) return;
   const int grid = grid_for(items);
-  auto launch = [&](auto t) {
+  auto launch = [&](auto t, auto o) {
     using T = decltype(t);
+    using Out = decltype(o);
     if (big_endian && sizeof(T) > 1)
-      plain_kernel<T, true><<<grid, kThreads, 0, stream>>>(b, frame_elems, static_cast<T*>(out), d_error);
+      plain_kernel<T, true, Out><<<grid, kThreads, 0, stream>>>(b, frame_elems, static_cast<Out*>(out), d_error);
     else
-      plain_kernel<T, false><<<grid, kThreads, 0, stream>>>(b, frame_elems, static_cast<T*>(out), d_error);
+      plain_kernel<T, false, Out><<<grid, kThreads, 0, stream>>>(b, frame_elems, static_cast<Out*>(out), d_error);
   };
-  switch (elem_size) {
-    case 1: launch(std::uint8_t{}); break;
-    case 2: launch(std::uint16_t{}); break;
-    case 4: launch(std::uint32_t{}); break;
+  switch (elem_size) {  // the bits as they are, whatever the element type; 8: float64 converted to float32
+    case 1: launch(std::uint8_t{}, std::uint8_t{}); break;
+    case 2: launch(std::uint16_t{}, std::uint16_t{}); break;
+    case 4: launch(std::uint32_t{}, std::uint32_t{}); break;
+    case 8: launch(std::uint64_t{}, float{}); break;
     default: throw InvalidArgument("decode_plain: element size " + std::to_string(elem_size));
   }
   QGPU_CUDA_LAUNCHED("plain_kernel");

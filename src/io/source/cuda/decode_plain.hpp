@@ -9,7 +9,8 @@
 namespace qgpu::io::cuda {
 
 // Copies each record of the batch into its frame of `out` (frames of frame_elems elements of elem_size bytes),
-// swapping the bytes of each element when big_endian. A record whose size is not the frame's reports kHeaderSize
+// swapping the bytes of each element when big_endian; elem_size 8 (float64 records) writes float32 frames. A
+// record whose size is not the frame's reports kHeaderSize
 // for its chunk id in d_error (the smallest id wins).
 void decode_plain(const DecodeBatch& batch, std::size_t elem_size, std::size_t frame_elems, bool big_endian, void* out,
                   unsigned long long* d_error, cudaStream_t stream);

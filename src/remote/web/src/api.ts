@@ -104,6 +104,14 @@ export async function getRaw(path: string, signal?: AbortSignal, init: RequestIn
   return { data: await res.arrayBuffer(), shape, computeMs: Number(res.headers.get('X-Compute-Ms') ?? 'NaN'), headers: res.headers };
 }
 
+// The raw sums of /virtual?format=u64 in their dtype (X-DType): uint64 counts, int64 signed data, float64 floats.
+export function sumValues(raw: RawArray): Float64Array {
+  const t = raw.headers.get('X-DType') ?? 'uint64';
+  if (t === 'float64') return new Float64Array(raw.data);
+  const ints = t === 'int64' ? new BigInt64Array(raw.data) : new BigUint64Array(raw.data);
+  return Float64Array.from(ints, (v) => Number(v));
+}
+
 export async function getBytes(path: string, signal?: AbortSignal): Promise<{ bytes: Uint8Array; computeMs: number }> {
   const res = await request(path, { signal });
   return { bytes: new Uint8Array(await res.arrayBuffer()), computeMs: Number(res.headers.get('X-Compute-Ms') ?? 'NaN') };

@@ -2,7 +2,7 @@
 // CoM, centred DPC, iDPC, SSB; from the server, or a virtual image computed in the browser with WebGPU), and the
 // diffraction frame of a scan position. Page-wide controls are wired once here; everything that depends on the
 // dataset lives in a Session (session.ts), closed on a dataset switch. State: window.qgpuViewer (state.ts).
-import { DatasetInfo, Detector, DetectorKind, connection, getJson } from './api';
+import { DatasetInfo, Detector, DetectorKind, connection, getJson, isProductCache } from './api';
 import { BrowserCompute, openDevice } from './gpu_compute';
 import { Panel } from './panel';
 import { COLORMAPS, ColormapName, SCALES, Scale } from './render';
@@ -125,17 +125,21 @@ async function openDataset(ds: DatasetInfo): Promise<void> {
   $<HTMLElement>('ssb-controls').hidden = state.product !== 'ssb';
   $<HTMLSelectElement>('product').value = state.product;
   const browserBox = $('browser-compute');
-  browserBox.disabled = ds.representation === 'product cache';  // no frames in a cache: nothing to compute on
+  const cache = isProductCache(ds);  // no frames in a cache: nothing to compute on
+  // The WebGPU virtual detectors sum unsigned counts: signed and float data are summed by the server.
+  browserBox.disabled = cache || !['uint8', 'uint16', 'uint32'].includes(ds.dtype);
+  browserBox.title = browserBox.disabled
+    ? (cache ? 'a product cache holds no frames' : `the browser sums unsigned counts; this dataset holds ${ds.dtype}`) : '';
   if (browserBox.disabled) browserBox.checked = false;
   // Products that need the raw data are not offered for a cache.
-  for (const o of Array.from($<HTMLSelectElement>('product').options)) o.disabled = browserBox.disabled && o.value === 'ssb';
+  for (const o of Array.from($<HTMLSelectElement>('product').options)) o.disabled = cache && o.value === 'ssb';
   const patternKind = $<HTMLSelectElement>('pattern-kind');
-  patternKind.options[1].disabled = browserBox.disabled;  // the max pattern needs the frames
-  if (browserBox.disabled) state.pattern = 'mean';
+  patternKind.options[1].disabled = cache;  // the max pattern needs the frames
+  if (cache) state.pattern = 'mean';
   patternKind.value = state.pattern;
   await s.open(url.det, (url.det?.kind ?? $<HTMLSelectElement>('kind').value) as DetectorKind);
   if (s.closed) return;
-  if (browserBox.disabled) {
+  if (cache) {
     panels.frame.text.textContent =
       'frames need the raw data: this dataset is served from a product cache (cached detectors: bf, abf, adf, ...)';
   } else {

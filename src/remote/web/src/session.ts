@@ -4,7 +4,7 @@
 // request: a new one aborts the older, whose answer is never drawn.
 import {
   ApiError, DatasetInfo, Detector, calibrationOf, datasetPath, getBytes, getJson, getRaw, isAbort, isProductCache,
-  virtualQuery,
+  sumValues, virtualQuery,
 } from './api';
 import { DetectorOverlay, outerRadius } from './detector_overlay';
 import { pointMask, quadrantMask, rectangleMask, segmentedDpc } from './detector_masks';
@@ -213,8 +213,7 @@ export class Session {
           const raw = await getRaw(datasetPath(id, `virtual?${query}&format=u64${tolerance}`), signal);
           ms = raw.computeMs;
           s.cachedProduct = raw.headers.get('X-Cached-Product') ?? '';
-          const sums = new BigUint64Array(raw.data);
-          shown = [{ panel: real, values: Float32Array.from(sums, (v) => Number(v)), unit: 'counts', title: `${d.kind} detector` }];
+          shown = [{ panel: real, values: Float32Array.from(sumValues(raw)), unit: 'counts', title: `${d.kind} detector` }];
         }
       } else if (product === 'com' || product === 'dpc') {
         query = `${product}?format=f32`;
@@ -262,7 +261,7 @@ export class Session {
     const raw = await getRaw(datasetPath(this.ds.id, 'virtual?format=u64&dtype=uint8'), signal, {
       method: 'POST', body: mask as BlobPart, headers: { 'Content-Type': 'application/octet-stream' },
     });
-    return { values: Float64Array.from(new BigUint64Array(raw.data), (v) => Number(v)), ms: raw.computeMs };
+    return { values: sumValues(raw), ms: raw.computeMs };
   }
 
   // Re-renders the kept values with the current look (no request).
