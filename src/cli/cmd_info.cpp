@@ -190,6 +190,7 @@ void add_info(CLI::App& app) {
   cmd->add_option("--backend", args->backend, "backend of the --timing load: cuda | cpu | auto")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   add_read_flags(cmd, args->load);
+  add_pixel_mask_flags(cmd, args->load);  // checked by the would-be load; applied by the --timing load
   cmd->callback([args] {
     if (cache::is_cache_file(args->file)) return print_cache_info(args->file, args->json);
     // info never fails for want of a scan shape: it says what a load would need instead.

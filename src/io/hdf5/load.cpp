@@ -48,11 +48,29 @@ LoadPlan plan_load(const std::string& path, const LoadOptions& o) {
                       " chunks written (file incomplete or still being written)");
   if (o.pixel_mask != "keep" && o.pixel_mask != "zero")
     throw InvalidArgument("pixel_mask is \"keep\" or \"zero\", not \"" + o.pixel_mask + "\"");
-  if (o.pixel_mask == "zero" && !p.info.has_pixel_mask)
-    throw IoError("pixel_mask \"zero\" asked but '" + path + "' has no pixel mask" +
-                  (p.info.reader == "hdf5" ? " (" + std::string(kPixelMaskPath) + ")" : " (" + p.info.reader + " file)"));
-  p.pixel_mask = o.pixel_mask;
-  p.zero_bad_pixels = o.pixel_mask == "zero" && !p.info.bad_pixels.empty();
+  GivenPixelMask given = o.pixel_mask_given;
+  if (!o.pixel_mask_file.empty()) {
+    if (given.present())
+      throw InvalidArgument("two pixel masks given: the file '" + o.pixel_mask_file + "' and " + given.source);
+    given = read_pixel_mask_file(o.pixel_mask_file);
+  }
+  if (given.present()) {  // the user's mask replaces the file's
+    p.bad_pixels = given.bad_pixels(p.info.shape.det_rows, p.info.shape.det_cols, "'" + path + "'");
+    p.pixel_mask = "given";
+    p.pixel_mask_source = given.source;
+  } else {
+    if (o.pixel_mask == "zero" && !p.info.has_pixel_mask)
+      throw IoError("pixel_mask \"zero\" asked but '" + path + "' has no pixel mask" +
+                    (p.info.reader == "hdf5" ? " (" + std::string(kPixelMaskPath) + ")"
+                                             : " (" + p.info.reader + " file; give a mask: --pixel-mask-file PATH, "
+                                                                      "Python pixel_mask=<array or path>)"));
+    p.pixel_mask = o.pixel_mask;
+    if (o.pixel_mask == "zero") {
+      p.bad_pixels = p.info.bad_pixels;
+      p.pixel_mask_source = std::string(kPixelMaskPath) + " in '" + path + "'";
+    }
+  }
+  p.zero_bad_pixels = !p.bad_pixels.empty();
   const Shape4D& s = p.info.shape;
   p.scan = resolve_region(o.scan_region, s.scan_rows, s.scan_cols, "scan");
   p.detector = resolve_region(o.detector_region, s.det_rows, s.det_cols, "detector");
