@@ -104,7 +104,7 @@ void print_summary(const io::FileInfo& fi, const nlohmann::json& adm, std::uint6
   else
     std::printf("shape       scan unknown, detector %zu x %zu: %s\n", s.det_rows, s.det_cols,
                 fi.scan_shape_needed.c_str());
-  if (!fi.records.empty())
+  if (!fi.records.files.empty())
     std::printf("frames      %llu in %zu file%s\n", (unsigned long long)fi.frames, fi.records.files.size(),
                 fi.records.files.size() == 1 ? "" : "s");
   else
@@ -130,7 +130,7 @@ void print_summary(const io::FileInfo& fi, const nlohmann::json& adm, std::uint6
     std::printf("decoded     %s dense (%llu bytes)\n", size_text(double(decoded)).c_str(), (unsigned long long)decoded);
   std::string chunks;
   for (auto c : fi.chunk_dims) chunks += std::to_string(c) + " ";
-  if (fi.records.empty())
+  if (fi.records.files.empty())
     std::printf("chunks      %s(%s)\n", chunks.c_str(), fi.one_frame_per_chunk ? "one frame per chunk" : "other");
   for (const auto& [k, v] : fi.metadata.items()) std::printf("metadata    %s = %s\n", k.c_str(), v.dump().c_str());
   for (const auto& w : fi.warnings) std::printf("warning     %s\n", w.c_str());
@@ -141,7 +141,7 @@ void print_summary(const io::FileInfo& fi, const nlohmann::json& adm, std::uint6
   }
   if (!fi.index_error.empty())
     std::printf("ready       no: the file is damaged, not unfinished: %s\n", fi.index_error.c_str());
-  else if (fi.records.empty())
+  else if (fi.records.files.empty())
     std::printf("ready       %s (%zu of %zu chunks written%s)\n", fi.ready ? "yes" : "no", fi.chunks_written,
                 fi.chunks_expected, fi.ready ? "" : ": incomplete or still being written");
   // Every calibration value with its unit and where it came from; values seen but not used, and why.
