@@ -1,6 +1,8 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include <filesystem>
+
 #include "convert.hpp"
 #include "io/hdf5/load.hpp"
 #include "io/sample/sample.hpp"
@@ -52,10 +54,15 @@ io::RawLayout raw_layout(const std::string& dtype, const std::vector<std::size_t
 void set_pixel_mask(const pyb::object& mask, io::LoadOptions& o) {
   if (pyb::isinstance<pyb::str>(mask)) {
     const std::string s = mask.cast<std::string>();
-    if (s == "keep" || s == "zero")
+    if (s == "keep" || s == "zero") {
       o.pixel_mask = s;
-    else
-      o.pixel_mask_file = s;  // a path: plan_load reads it (IoError naming it when there is no such file)
+      return;
+    }
+    std::error_code ec;
+    if (!std::filesystem::exists(s, ec))  // a misspelt keyword as much as a missing file
+      throw InvalidArgument("pixel_mask is \"keep\", \"zero\", a mask array or the path of a mask file; '" + s +
+                            "' is none of these (no such file)");
+    o.pixel_mask_file = s;  // plan_load reads it
     return;
   }
   if (pyb::hasattr(mask, "__fspath__")) {
