@@ -58,10 +58,13 @@ nlohmann::json would_load(const std::string& file, const std::string& dataset, c
     flags.apply_to(lo);
     const io::LoadPlan plan = io::plan_load(file, lo);
     const Backend b = detect().cuda_available ? Backend::cuda : Backend::cpu;
-    const io::Admission a = io::admit(plan, b, "auto", lo.admission_fraction, 0, io::free_memory_bytes(b),
+    const std::string rep = plan.info.transposed.present ? "dense" : "auto";  // Fortran order loads dense
+    const io::Admission a = io::admit(plan, b, rep, lo.admission_fraction, 0, io::free_memory_bytes(b),
                                       io::source_file_bytes(plan));
     nlohmann::json j = a.to_json();
     j["backend"] = backend_name(b);
+    if (plan.pixel_mask == "given")
+      j["pixel_mask"] = {{"source", plan.pixel_mask_source}, {"bad_pixels", plan.bad_pixels.size()}};
     return j;
   } catch (const std::exception& e) {
     return {{"error", e.what()}};
@@ -158,6 +161,10 @@ void print_summary(const io::FileInfo& fi, const nlohmann::json& adm, std::uint6
   else if (adm.contains("error"))
     std::printf("load        refused: %s\n", adm["error"].get<std::string>().c_str());
   else if (!adm.is_null()) {
+    if (adm.contains("pixel_mask"))
+      std::printf("pixel mask  given: %zu bad pixels from %s (replaces the file's)\n",
+                  adm["pixel_mask"]["bad_pixels"].get<std::size_t>(),
+                  adm["pixel_mask"]["source"].get<std::string>().c_str());
     const auto size = [](const nlohmann::json& v) { return size_text(v.get<double>()); };
     std::printf("load        would be %s on %s (dense %s, encoded ~%s estimated; limit %s = %.0f%% of free %s "
                 "memory)\n",

@@ -157,6 +157,9 @@ def test_merlin_with_a_given_pixel_mask(tmp_path, dtype):
     out = subprocess.run([os.environ["QGPU_BIN"], "info", str(mib), "--pixel-mask-file", str(wrong)],
                          capture_output=True, text=True)
     assert "(4, 4)" in out.stdout + out.stderr and "32 x 24" in out.stdout + out.stderr
+    out = subprocess.run([os.environ["QGPU_BIN"], "info", str(mib), "--pixel-mask-file", str(mask_path)],
+                         check=True, capture_output=True, text=True).stdout
+    assert f"given: 4 bad pixels from {mask_path}" in out
     bf = {}
     for name, extra in (("plain", []), ("masked", ["--pixel-mask-file", str(mask_path)])):
         subprocess.run([os.environ["QGPU_BIN"], "image", str(mib), "--backend", "cpu", "-o", str(tmp_path / name),
