@@ -1,6 +1,8 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include <filesystem>
+
 #include "convert.hpp"
 #include "io/hdf5/load.hpp"
 #include "io/sample/sample.hpp"
@@ -45,6 +47,42 @@ io::RawLayout raw_layout(const std::string& dtype, const std::vector<std::size_t
   r.frame_header = frame_header;
   r.frame_footer = frame_footer;
   return r;
+}
+
+// pixel_mask=: "keep" | "zero", a path (str or os.PathLike) of a mask file, or an array (integer or bool, nonzero =
+// bad pixel) of the full stored frame.
+void set_pixel_mask(const pyb::object& mask, io::LoadOptions& o) {
+  if (pyb::isinstance<pyb::str>(mask)) {
+    const std::string s = mask.cast<std::string>();
+    if (s == "keep" || s == "zero") {
+      o.pixel_mask = s;
+      return;
+    }
+    std::error_code ec;
+    if (!std::filesystem::exists(s, ec))  // a misspelt keyword as much as a missing file
+      throw InvalidArgument("pixel_mask is \"keep\", \"zero\", a mask array or the path of a mask file; '" + s +
+                            "' is none of these (no such file)");
+    o.pixel_mask_file = s;  // plan_load reads it
+    return;
+  }
+  if (pyb::hasattr(mask, "__fspath__")) {
+    o.pixel_mask_file = pyb::module_::import("os").attr("fspath")(mask).cast<std::string>();
+    return;
+  }
+  pyb::module_ np = pyb::module_::import("numpy");
+  const pyb::array a = np.attr("asarray")(mask);
+  const char kind = a.dtype().kind();
+  if (kind != 'b' && kind != 'i' && kind != 'u')
+    throw DTypeError("the pixel mask array holds " + pyb::str(a.dtype()).cast<std::string>() +
+                     "; a pixel mask holds integers or booleans (nonzero = bad pixel), or is \"keep\", \"zero\" "
+                     "or the path of a mask file");
+  using Bytes = pyb::array_t<std::uint8_t, pyb::array::c_style | pyb::array::forcecast>;
+  const Bytes nz = Bytes::ensure(np.attr("not_equal")(a, 0));
+  io::GivenPixelMask g;
+  g.source = "python array";
+  for (pyb::ssize_t i = 0; i < a.ndim(); ++i) g.shape.push_back(std::uint64_t(a.shape(i)));
+  g.bad.assign(nz.data(), nz.data() + nz.size());
+  o.pixel_mask_given = std::move(g);
 }
 
 }  // namespace
@@ -112,7 +150,7 @@ void bind_io(pyb::module_& m) {
   m.def("load", [](const PathArg& path, const std::string& backend, const std::string& dataset,
                    std::vector<std::size_t> scan_shape, const pyb::object& scan_region,
                    const pyb::object& detector_region, std::size_t bin_scan, std::size_t bin_detector,
-                   const std::string& pixel_mask, const std::string& decoder, unsigned read_threads, bool direct_io,
+                   const pyb::object& pixel_mask, const std::string& decoder, unsigned read_threads, bool direct_io,
                    const pyb::object& progress, const std::string& representation, double admission_fraction,
                    const std::string& format, const std::string& dtype, std::vector<std::size_t> detector_shape,
                    std::uint64_t offset, std::uint64_t frame_header, std::uint64_t frame_footer, bool flip_rows,
@@ -129,7 +167,7 @@ void bind_io(pyb::module_& m) {
     o.detector_region = region_from_python(detector_region);
     o.bin_scan = bin_scan;
     o.bin_detector = bin_detector;
-    o.pixel_mask = pixel_mask;
+    set_pixel_mask(pixel_mask, o);
     o.decoder = decoder;
     o.read_threads = read_threads;
     o.direct_io = direct_io;
@@ -147,7 +185,7 @@ void bind_io(pyb::module_& m) {
   }, pyb::arg("path"), pyb::arg("backend") = "auto", pyb::arg("dataset") = "",
      pyb::arg("scan_shape") = std::vector<std::size_t>{}, pyb::arg("scan_region") = pyb::none(),
      pyb::arg("detector_region") = pyb::none(), pyb::arg("bin_scan") = 1, pyb::arg("bin_detector") = 1,
-     pyb::arg("pixel_mask") = "keep", pyb::arg("decoder") = "auto", pyb::arg("read_threads") = 0,
+     pyb::arg("pixel_mask") = pyb::str("keep"), pyb::arg("decoder") = "auto", pyb::arg("read_threads") = 0,
      pyb::arg("direct_io") = false, pyb::arg("progress") = pyb::none(), pyb::arg("representation") = "auto",
      pyb::arg("admission_fraction") = 0.8, pyb::arg("format") = "auto", pyb::arg("dtype") = "",
      pyb::arg("detector_shape") = std::vector<std::size_t>{}, pyb::arg("offset") = 0, pyb::arg("frame_header") = 0,

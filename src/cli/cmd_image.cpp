@@ -164,8 +164,9 @@ CacheImageRequest cache_request(const ImageArgs& a, bool want_bf, bool want_adf)
   r.idpc = a.idpc;
   r.mean = a.mean;
   if (!a.scan_region.empty() || !a.det_region.empty() || a.bin_scan != 1 || a.bin_det != 1 || !a.dataset.empty() ||
-      !a.load.scan_shape.empty() || a.load.pixel_mask != "keep")
-    r.load_only_option = "a load option (--scan-region, --detector-region, --bin-*, --dataset, --scan-shape, --pixel-mask)";
+      !a.load.scan_shape.empty() || a.load.pixel_mask != "keep" ||
+      !a.load.pixel_mask_file.empty())
+    r.load_only_option = "a load option (--scan-region, --detector-region, --bin-*, --dataset, --scan-shape, --pixel-mask, --pixel-mask-file)";
   return r;
 }
 

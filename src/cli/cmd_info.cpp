@@ -58,10 +58,13 @@ nlohmann::json would_load(const std::string& file, const std::string& dataset, c
     flags.apply_to(lo);
     const io::LoadPlan plan = io::plan_load(file, lo);
     const Backend b = detect().cuda_available ? Backend::cuda : Backend::cpu;
-    const io::Admission a = io::admit(plan, b, "auto", lo.admission_fraction, 0, io::free_memory_bytes(b),
+    const std::string rep = plan.info.transposed.present ? "dense" : "auto";  // Fortran order loads dense
+    const io::Admission a = io::admit(plan, b, rep, lo.admission_fraction, 0, io::free_memory_bytes(b),
                                       io::source_file_bytes(plan));
     nlohmann::json j = a.to_json();
     j["backend"] = backend_name(b);
+    if (plan.pixel_mask == "given")
+      j["pixel_mask"] = {{"source", plan.pixel_mask_source}, {"bad_pixels", plan.bad_pixels.size()}};
     return j;
   } catch (const std::exception& e) {
     return {{"error", e.what()}};
@@ -104,7 +107,7 @@ void print_summary(const io::FileInfo& fi, const nlohmann::json& adm, std::uint6
   else
     std::printf("shape       scan unknown, detector %zu x %zu: %s\n", s.det_rows, s.det_cols,
                 fi.scan_shape_needed.c_str());
-  if (!fi.records.empty())
+  if (!fi.records.files.empty())
     std::printf("frames      %llu in %zu file%s\n", (unsigned long long)fi.frames, fi.records.files.size(),
                 fi.records.files.size() == 1 ? "" : "s");
   else
@@ -131,7 +134,7 @@ void print_summary(const io::FileInfo& fi, const nlohmann::json& adm, std::uint6
     std::printf("decoded     %s dense (%llu bytes)\n", size_text(double(decoded)).c_str(), (unsigned long long)decoded);
   std::string chunks;
   for (auto c : fi.chunk_dims) chunks += std::to_string(c) + " ";
-  if (fi.records.empty())
+  if (fi.records.files.empty())
     std::printf("chunks      %s(%s)\n", chunks.c_str(), fi.one_frame_per_chunk ? "one frame per chunk" : "other");
   for (const auto& [k, v] : fi.metadata.items()) std::printf("metadata    %s = %s\n", k.c_str(), v.dump().c_str());
   for (const auto& w : fi.warnings) std::printf("warning     %s\n", w.c_str());
@@ -142,7 +145,7 @@ void print_summary(const io::FileInfo& fi, const nlohmann::json& adm, std::uint6
   }
   if (!fi.index_error.empty())
     std::printf("ready       no: the file is damaged, not unfinished: %s\n", fi.index_error.c_str());
-  else if (fi.records.empty())
+  else if (fi.records.files.empty())
     std::printf("ready       %s (%zu of %zu chunks written%s)\n", fi.ready ? "yes" : "no", fi.chunks_written,
                 fi.chunks_expected, fi.ready ? "" : ": incomplete or still being written");
   // Every calibration value with its unit and where it came from; values seen but not used, and why.
@@ -159,6 +162,10 @@ void print_summary(const io::FileInfo& fi, const nlohmann::json& adm, std::uint6
   else if (adm.contains("error"))
     std::printf("load        refused: %s\n", adm["error"].get<std::string>().c_str());
   else if (!adm.is_null()) {
+    if (adm.contains("pixel_mask"))
+      std::printf("pixel mask  given: %zu bad pixels from %s (replaces the file's)\n",
+                  adm["pixel_mask"]["bad_pixels"].get<std::size_t>(),
+                  adm["pixel_mask"]["source"].get<std::string>().c_str());
     const auto size = [](const nlohmann::json& v) { return size_text(v.get<double>()); };
     std::printf("load        would be %s on %s (dense %s, encoded ~%s estimated; limit %s = %.0f%% of free %s "
                 "memory)\n",
@@ -191,6 +198,7 @@ void add_info(CLI::App& app) {
   cmd->add_option("--backend", args->backend, "backend of the --timing load: cuda | cpu | auto")
       ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   add_read_flags(cmd, args->load);
+  add_pixel_mask_flags(cmd, args->load);  // checked by the would-be load; applied by the --timing load
   cmd->callback([args] {
     if (cache::is_cache_file(args->file)) return print_cache_info(args->file, args->json);
     // info never fails for want of a scan shape: it says what a load would need instead.

@@ -47,6 +47,7 @@ void add_serve(CLI::App& app) {
     co.scan_rows = a->load.rows();
     co.scan_cols = a->load.cols();
     co.pixel_mask = a->load.pixel_mask;
+    co.pixel_mask_file = a->load.pixel_mask_file;
     co.representation = a->load.representation;
     co.show_progress = true;
     remote::Server server(remote::load_catalog(a->files, co), a->serve);

@@ -15,6 +15,7 @@ namespace qgpu::cli {
 struct LoadFlags {
   std::vector<std::size_t> scan_shape;  // ROWS COLS, empty = from the file
   std::string pixel_mask = "keep";
+  std::string pixel_mask_file;          // a mask given by the user (io::LoadOptions::pixel_mask_file)
   std::string decoder = "auto";
   unsigned read_threads = 0;
   bool direct_io = false;
@@ -29,6 +30,7 @@ struct LoadFlags {
     o.scan_rows = rows();
     o.scan_cols = cols();
     o.pixel_mask = pixel_mask;
+    o.pixel_mask_file = pixel_mask_file;
     o.decoder = decoder;
     o.read_threads = read_threads;
     o.direct_io = direct_io;
@@ -112,12 +114,20 @@ inline void add_input_flags(CLI::App* cmd, std::string& file, std::string& backe
   add_load_flags(cmd, f);
 }
 
-inline void add_load_flags(CLI::App* cmd, LoadFlags& f) {
-  add_scan_shape_flag(cmd, f);
-  add_format_flags(cmd, f);
+// The detector's bad pixels: the file's mask (--pixel-mask zero) or one given for any format (--pixel-mask-file).
+inline void add_pixel_mask_flags(CLI::App* cmd, LoadFlags& f) {
   cmd->add_option("--pixel-mask", f.pixel_mask,
                   "keep | zero: zero the detector's bad pixels (master pixel_mask > 0) before cropping/binning")
       ->check(CLI::IsMember({"keep", "zero"}));
+  cmd->add_option("--pixel-mask-file", f.pixel_mask_file,
+                  "a pixel mask for any format, replacing the file's: .npy (det_rows x det_cols, integer or bool, "
+                  "nonzero = bad) or text lines 'row col'; bad pixels zeroed before cropping/binning");
+}
+
+inline void add_load_flags(CLI::App* cmd, LoadFlags& f) {
+  add_scan_shape_flag(cmd, f);
+  add_format_flags(cmd, f);
+  add_pixel_mask_flags(cmd, f);
   add_read_flags(cmd, f);
   cmd->add_option("--representation", f.representation,
                   "auto | dense | encoded: resident form (auto = dense when it fits under 80% of free memory, else "

@@ -87,6 +87,7 @@ Catalog load_catalog(const std::vector<std::string>& files, const CatalogOptions
     lo.scan_rows = o.scan_rows;
     lo.scan_cols = o.scan_cols;
     lo.pixel_mask = o.pixel_mask;
+    lo.pixel_mask_file = o.pixel_mask_file;
     lo.representation = o.representation;
     lo.admission_limit_bytes = o.admission_limit_bytes;
     if (o.show_progress) {

@@ -52,6 +52,7 @@ struct CatalogOptions {
   bool show_progress = false;
   std::size_t scan_rows = 0, scan_cols = 0;  // given scan shape for every file (0 = from the file)
   std::string pixel_mask = "keep";          // io::LoadOptions::pixel_mask
+  std::string pixel_mask_file;              // io::LoadOptions::pixel_mask_file (every file)
   std::string representation = "auto";      // io::LoadOptions::representation
   std::size_t admission_limit_bytes = 0;    // io::LoadOptions::admission_limit_bytes (0: 80% of the free memory)
 };

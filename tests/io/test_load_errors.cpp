@@ -59,17 +59,27 @@ TEST(LoadErrors, WrongDatasetPath) {
 }
 
 TEST(LoadErrors, WrongDtype) {
-  const std::string pf = test::temp_path("float.h5");
-  write_typed_dataset(pf, H5T_IEEE_F32LE);
   io::LoadOptions o = cpu();
   o.dataset_path = "/data";
-  expect_error<DTypeError>([&] { io::load(pf, o); }, {"/data", "integer"});
-  const std::string ps = test::temp_path("int16.h5");
-  write_typed_dataset(ps, H5T_STD_I16LE);
-  expect_error<DTypeError>([&] { io::load(ps, o); }, {"signed 16-bit"});
+  const std::string pstr = test::temp_path("string.h5");
+  write_typed_dataset(pstr, H5T_C_S1);
+  expect_error<DTypeError>([&] { io::load(pstr, o); }, {"/data", "neither integers nor floats"});
   const std::string p64 = test::temp_path("u64.h5");
   write_typed_dataset(p64, H5T_STD_U64LE);
   expect_error<DTypeError>([&] { io::load(p64, o); }, {"64-bit"});
+  const std::string pi64 = test::temp_path("i64.h5");
+  write_typed_dataset(pi64, H5T_STD_I64BE);
+  expect_error<DTypeError>([&] { io::load(pi64, o); }, {"64-bit"});
+  // signed integers and IEEE floats load (float64 as float32), dense
+  for (const auto& [type, want] : {std::pair{H5T_STD_I16LE, DType::i16}, std::pair{H5T_IEEE_F32BE, DType::f32},
+                                   std::pair{H5T_IEEE_F64LE, DType::f32}, std::pair{H5T_STD_I8LE, DType::i8}}) {
+    const std::string p = test::temp_path("typed.h5");
+    write_typed_dataset(p, type);
+    const Dataset ds = io::load(p, o);
+    EXPECT_EQ(ds.dtype(), want);
+    EXPECT_EQ(ds.representation(), "dense");
+    EXPECT_EQ(ds.shape().frames(), 4u);
+  }
 }
 
 TEST(LoadErrors, RegionsOutOfBounds) {

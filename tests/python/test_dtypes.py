@@ -164,7 +164,7 @@ def test_encoded_refuses_signed_and_float_with_the_reason(tmp_path):
         qgpu.io.load(str(path), backend="cpu", representation="encoded")
     assert qgpu.io.load(str(path), backend="cpu").representation == "dense"  # auto: dense
     with pytest.raises(qgpu.InvalidArgument, match="unsigned counts"):
-        qgpu.io.load(str(path), backend="cpu", admission_limit_bytes=1000)  # too big dense: the error says why
+        qgpu.io.load(str(path), backend="cpu", admission_fraction=1e-12)  # too big dense: the error says why
 
 
 @requires_cuda
@@ -219,3 +219,16 @@ def test_cli_info_and_image_on_float64_and_int16(tmp_path):
         else:
             assert np.array_equal(bf, want)
         assert (out / "bf.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("dtype", [">i2", "<f4"])
+def test_fortran_order_signed_and_float(tmp_path, dtype):
+    a = values(dtype)
+    path = tmp_path / "f.npy"
+    np.save(path, np.asfortranarray(a))
+    ds = qgpu.io.load(str(path), backend="cpu")
+    check_queries(ds, a)
+    f8 = tmp_path / "f8.npy"
+    np.save(f8, np.asfortranarray(values("<f8")))
+    with pytest.raises(qgpu.DTypeError, match="Fortran-order float64"):
+        qgpu.io.load(str(f8), backend="cpu")

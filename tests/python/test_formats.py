@@ -65,6 +65,111 @@ def test_npy_3d_scan_shape_regions_bins(tmp_path, dtype, representation):
     assert np.array_equal(np.asarray(ds).astype(np.uint64), ref)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_npy_fortran_order_loads_like_numpy(tmp_path, dtype):
+    a = counts((5, 6, 12, 10), dtype, seed=5)
+    f4 = tmp_path / "f4.npy"
+    np.save(f4, np.asfortranarray(a))  # numpy writes fortran_order: True for an F-contiguous array
+    assert np.load(f4).flags.f_contiguous and not np.load(f4).flags.c_contiguous
+    info = qgpu.io.inspect(str(f4))
+    assert "Fortran order" in info["source_kind"] and info["metadata"]["fortran_order"] is True
+    ds = qgpu.io.load(str(f4), backend="cpu")
+    assert np.asarray(ds).dtype == a.dtype.newbyteorder("=") and np.array_equal(np.asarray(ds), np.load(f4))
+    assert np.array_equal(np.asarray(ds), a) and ds.provenance["parameters"]["layout"] == "fortran_order"
+    # 3D stack of frames (C-order scan order) with the scan shape given.
+    f3 = tmp_path / "f3.npy"
+    np.save(f3, np.asfortranarray(a.reshape(30, 12, 10)))
+    ds3 = qgpu.io.load(str(f3), backend="cpu", scan_shape=(5, 6))
+    assert np.array_equal(np.asarray(ds3), np.load(f3).reshape(5, 6, 12, 10))
+    # Regions, binning, a given mask and encoded.
+    mask = np.zeros((12, 10), bool)
+    mask[[0, 5, 11], [0, 6, 9]] = True
+    m = a.copy()
+    m[..., mask] = 0
+    got = qgpu.io.load(str(f4), backend="cpu", scan_region=(1, 2, 4, 4), detector_region=(2, 1, 8, 8), bin_scan=2,
+                       bin_detector=2, pixel_mask=mask)
+    ref = m[1:5, 2:6, 2:10, 1:9].astype(np.uint64).reshape(2, 2, 2, 2, 4, 2, 4, 2).sum(axis=(1, 3, 5, 7))
+    assert np.array_equal(np.asarray(got).astype(np.uint64), ref)
+    enc = qgpu.io.load(str(f4), backend="cpu", representation="encoded", detector_region=(3, 2, 5, 7))
+    assert enc.representation == "encoded" and np.array_equal(np.asarray(enc), a[:, :, 3:8, 2:9])
+
+
+def test_npy_fortran_order_refusals(tmp_path):
+    a = counts((4, 4, 6, 6), "<u2")
+    f = tmp_path / "f.npy"
+    np.save(f, np.asfortranarray(a))
+    with pytest.raises(qgpu.FormatError, match="Fortran-order array of scan 4 x 4"):
+        qgpu.io.load(str(f), backend="cpu", scan_shape=(2, 8))
+    with pytest.raises(qgpu.InvalidArgument, match="direct_io"):
+        qgpu.io.load(str(f), backend="cpu", direct_io=True)
+    out = subprocess.run([os.environ["QGPU_BIN"], "info", str(f)], check=True, capture_output=True, text=True).stdout
+    assert "Fortran order" in out
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_npy_fortran_order_on_cuda_equals_numpy(tmp_path, dtype):
+    a = counts((8, 6, 32, 24), dtype, seed=6)
+    f = tmp_path / "f.npy"
+    np.save(f, np.asfortranarray(a))
+    assert np.array_equal(np.asarray(qgpu.io.load(str(f), backend="cuda")), a)
+    for kw in ({"bin_scan": 2, "bin_detector": 2}, {"scan_region": (1, 1, 4, 4), "detector_region": (3, 5, 16, 8)},
+               {"representation": "encoded"}, {"pixel_mask": a[0, 0] > 100}):
+        cpu = np.asarray(qgpu.io.load(str(f), backend="cpu", **kw))
+        assert np.array_equal(np.asarray(qgpu.io.load(str(f), backend="cuda", **kw)), cpu), kw
+
+
+@pytest.mark.parametrize("dtype", ["|u1", "|b1", ">i8", "<u2"])
+def test_merlin_with_a_given_pixel_mask(tmp_path, dtype):
+    mn = merlin_numpy()
+    mib = tmp_path / "acq.mib"
+    subprocess.run([os.environ["QGPU_BIN"], "sample", str(mib), "--format", "mib", "--scan", "3", "4",
+                    "--detector", "32", "24", "--counter-depth", "12"], check=True, capture_output=True)
+    ref = mn.read_mib(str(mib))[1].reshape(3, 4, 32, 24)
+    bad = np.zeros((32, 24), bool)
+    bad[[0, 16, 16, 31], [0, 12, 11, 23]] = True  # the centre pixels lie in the bright-field disk
+    want = ref.copy()
+    want[..., bad] = 0
+    assert not np.array_equal(want, ref)
+    mask_path = tmp_path / "mask.npy"
+    np.save(mask_path, (bad * 7).astype(dtype))
+    for given in (str(mask_path), mask_path, bad, bad.astype(np.int32) * -3):
+        ds = qgpu.io.load(str(mib), backend="cpu", pixel_mask=given)
+        assert np.array_equal(np.asarray(ds), want), type(given)
+        pv = ds.provenance["parameters"]
+        assert pv["pixel_mask"] == "given" and pv["bad_pixels_zeroed"] == 4
+        assert pv["pixel_mask_source"] == (str(mask_path) if not isinstance(given, np.ndarray) else "python array")
+    binned = qgpu.io.load(str(mib), backend="cpu", pixel_mask=bad, bin_detector=4, scan_region=(1, 0, 2, 4))
+    wb = want[1:3].astype(np.uint64).reshape(2, 4, 8, 4, 6, 4).sum(axis=(3, 5))
+    assert np.array_equal(np.asarray(binned).astype(np.uint64), wb)
+    assert np.array_equal(np.asarray(qgpu.io.load(str(mib), backend="cpu", pixel_mask="keep")), ref)
+    with pytest.raises(qgpu.IoError, match="no pixel mask"):
+        qgpu.io.load(str(mib), backend="cpu", pixel_mask="zero")
+    with pytest.raises(qgpu.InvalidArgument, match=r"shape \(24, 32\).*32 x 24"):
+        qgpu.io.load(str(mib), backend="cpu", pixel_mask=bad.T.copy())
+    with pytest.raises(qgpu.DTypeError, match="float64"):
+        qgpu.io.load(str(mib), backend="cpu", pixel_mask=bad.astype(float))
+    with pytest.raises(qgpu.InvalidArgument, match="nothere.npy.*no such file"):
+        qgpu.io.load(str(mib), backend="cpu", pixel_mask=str(tmp_path / "nothere.npy"))
+    # The CLI flag (shared by every command that loads): qgpu info says why a load would be refused.
+    wrong = tmp_path / "wrong.npy"
+    np.save(wrong, np.ones((4, 4), np.uint8))
+    out = subprocess.run([os.environ["QGPU_BIN"], "info", str(mib), "--pixel-mask-file", str(wrong)],
+                         capture_output=True, text=True)
+    assert "(4, 4)" in out.stdout + out.stderr and "32 x 24" in out.stdout + out.stderr
+    out = subprocess.run([os.environ["QGPU_BIN"], "info", str(mib), "--pixel-mask-file", str(mask_path)],
+                         check=True, capture_output=True, text=True).stdout
+    assert f"given: 4 bad pixels from {mask_path}" in out
+    bf = {}
+    for name, extra in (("plain", []), ("masked", ["--pixel-mask-file", str(mask_path)])):
+        subprocess.run([os.environ["QGPU_BIN"], "image", str(mib), "--backend", "cpu", "-o", str(tmp_path / name),
+                        "--bf", "3", "--center", "16", "12", *extra], check=True, capture_output=True)
+        bf[name] = np.load(tmp_path / name / "bf.npy").astype(np.int64)
+    # (16, 12) and (16, 11) lie in the BF disk; (0, 0) and (31, 23) outside it.
+    lost = ref[..., 16, 12].astype(np.int64) + ref[..., 16, 11]
+    assert lost.min() > 0 and np.array_equal(bf["masked"], bf["plain"] - lost)
+
+
 @pytest.mark.parametrize("dtype", ["<u2", ">u2", "|u1"])
 def test_raw_frames_with_offsets(tmp_path, dtype):
     a = counts((3, 3, 8, 6), dtype, seed=4)
@@ -113,7 +218,6 @@ def test_raw_and_npy_errors(tmp_path):
         "dict": (blob.replace(b"'shape'", b"'shapf'"), qgpu.FormatError, "unknown key 'shapf'"),
         "float16": (blob.replace(b"<u2", b"<f2"), qgpu.DTypeError, "'<f2'.*float32 or float64"),
         "complex": (blob.replace(b"<u2", b"<c8"), qgpu.DTypeError, "'<c8'"),
-        "fortran": (blob.replace(b"False", b"True "), qgpu.FormatError, "Fortran"),
         "rank": (blob.replace(b"(2, 2, 4, 4)", b"(16, 4)     "), qgpu.FormatError, "2-dimensional"),
         "huge": (blob.replace(b"(2, 2, 4, 4)", b"(99999999999999999999, 2)"[:12]), qgpu.FormatError, ""),
     }
@@ -122,6 +226,11 @@ def test_raw_and_npy_errors(tmp_path):
         q.write_bytes(data)
         with pytest.raises(err, match=match):
             qgpu.io.load(str(q), backend="cpu")
+    # The same bytes flagged Fortran order are read as numpy reads them.
+    q = tmp_path / "fortran_flag.npy"
+    q.write_bytes(blob.replace(b"False", b"True "))
+    assert np.load(q).flags.f_contiguous
+    assert np.array_equal(np.asarray(qgpu.io.load(str(q), backend="cpu")), np.load(q))
 
 
 def test_sample_writer_npy_and_raw_match_the_h5_sample(tmp_path):

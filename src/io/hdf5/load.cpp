@@ -10,6 +10,7 @@
 #include "io/hdf5/cuda/load_cuda.hpp"
 #include "io/hdf5/pixel_mask.hpp"
 #include "io/hdf5/h5_handle.hpp"
+#include "io/source/load_transposed.hpp"
 
 namespace qgpu::io {
 
@@ -49,11 +50,29 @@ LoadPlan plan_load(const std::string& path, const LoadOptions& o) {
                       " chunks written (file incomplete or still being written)");
   if (o.pixel_mask != "keep" && o.pixel_mask != "zero")
     throw InvalidArgument("pixel_mask is \"keep\" or \"zero\", not \"" + o.pixel_mask + "\"");
-  if (o.pixel_mask == "zero" && !p.info.has_pixel_mask)
-    throw IoError("pixel_mask \"zero\" asked but '" + path + "' has no pixel mask" +
-                  (p.info.reader == "hdf5" ? " (" + std::string(kPixelMaskPath) + ")" : " (" + p.info.reader + " file)"));
-  p.pixel_mask = o.pixel_mask;
-  p.zero_bad_pixels = o.pixel_mask == "zero" && !p.info.bad_pixels.empty();
+  GivenPixelMask given = o.pixel_mask_given;
+  if (!o.pixel_mask_file.empty()) {
+    if (given.present())
+      throw InvalidArgument("two pixel masks given: the file '" + o.pixel_mask_file + "' and " + given.source);
+    given = read_pixel_mask_file(o.pixel_mask_file);
+  }
+  if (given.present()) {  // the user's mask replaces the file's
+    p.bad_pixels = given.bad_pixels(p.info.shape.det_rows, p.info.shape.det_cols, "'" + path + "'");
+    p.pixel_mask = "given";
+    p.pixel_mask_source = given.source;
+  } else {
+    if (o.pixel_mask == "zero" && !p.info.has_pixel_mask)
+      throw IoError("pixel_mask \"zero\" asked but '" + path + "' has no pixel mask" +
+                    (p.info.reader == "hdf5" ? " (" + std::string(kPixelMaskPath) + ")"
+                                             : " (" + p.info.reader + " file; give a mask: --pixel-mask-file PATH, "
+                                                                      "Python pixel_mask=<array or path>)"));
+    p.pixel_mask = o.pixel_mask;
+    if (o.pixel_mask == "zero") {
+      p.bad_pixels = p.info.bad_pixels;
+      p.pixel_mask_source = std::string(kPixelMaskPath) + " in '" + path + "'";
+    }
+  }
+  p.zero_bad_pixels = !p.bad_pixels.empty();
   const Shape4D& s = p.info.shape;
   p.scan = resolve_region(o.scan_region, s.scan_rows, s.scan_cols, "scan");
   p.detector = resolve_region(o.detector_region, s.det_rows, s.det_cols, "detector");
@@ -99,6 +118,20 @@ bool our_decoder_applies(const FileInfo& fi) {
 
 }  // namespace
 
+namespace {
+
+// A Fortran-order .npy (FileInfo::transposed): read in slabs and scattered (io/source/load_transposed.hpp); encoded
+// from the dense result when asked.
+Dataset load_transposed(const LoadPlan& plan, Backend backend, const LoadOptions& o) {
+  if (o.direct_io)
+    throw InvalidArgument("direct_io is not used for '" + plan.info.path + "' (Fortran order: read in slabs through "
+                          "the page cache)");
+  Dataset d = backend == Backend::cuda ? load_transposed_cuda(plan, o.progress) : load_transposed_cpu(plan, o.progress);
+  return o.representation == "encoded" ? d.to_encoded() : d;
+}
+
+}  // namespace
+
 void require_plain_bits(const FileInfo& fi, const std::string& decoder) {
   if (fi.plain_bits()) return;
   throw FormatError("'" + fi.dataset_path + "' in '" + fi.path + "' stores " + dtype_name(fi.dtype) +
@@ -120,12 +153,24 @@ Dataset load(const std::string& path, const LoadOptions& options) {
   if (d == "hdf5" && plan.info.reader != "hdf5")
     throw InvalidArgument("decoder 'hdf5' reads HDF5 files; '" + path + "' is read by the " + plan.info.reader +
                           " reader (decoder 'auto' or 'quantem')");
-  // Dense or encoded, decided (or refused) before anything is read or allocated.
-  const Admission adm = admit(plan, backend, options.representation, options.admission_fraction,
-                              options.admission_limit_bytes,
-                              options.admission_limit_bytes ? 0 : free_memory_bytes(backend), source_file_bytes(plan));
+  // Dense or encoded, decided (or refused) before anything is read or allocated. A transposed file loads dense
+  // (encoded: made from the dense result), so the dense result must fit.
+  const bool transposed = plan.info.transposed.present;
+  const std::string& rep = options.representation;
+  if (transposed && rep != "auto" && rep != "dense" && rep != "encoded")
+    throw InvalidArgument("representation is \"auto\", \"dense\" or \"encoded\", not \"" + rep + "\"");
+  Admission adm;
+  try {
+    adm = admit(plan, backend, transposed ? "dense" : rep, options.admission_fraction, options.admission_limit_bytes,
+                options.admission_limit_bytes ? 0 : free_memory_bytes(backend), source_file_bytes(plan));
+  } catch (const InvalidArgument& e) {
+    if (!transposed) throw;
+    throw InvalidArgument(std::string(e.what()) + " (a Fortran-order .npy loads dense, encoded only from the dense "
+                          "result: crop/bin it, or write it in C order)");
+  }
   plan.representation = adm.representation;
   plan.admission = adm.to_json();
+  if (plan.info.transposed.present) return load_transposed(plan, backend, options);
   if (backend == Backend::cuda) return load_cuda(plan, options.progress);
   plan.decoder = d == "auto" ? (our_decoder_applies(plan.info) ? "quantem" : "hdf5") : d;
   return plan.decoder == "quantem" ? load_cpu_decoded(plan, options.progress) : load_cpu(plan, options.progress);

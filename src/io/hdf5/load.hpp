@@ -5,8 +5,10 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "io/hdf5/file_info.hpp"
+#include "io/source/given_pixel_mask.hpp"
 #include "io/source/readers.hpp"
 #include "resident/dataset.hpp"
 
@@ -34,6 +36,11 @@ struct LoadOptions {
   // "keep" (default) | "zero": set the detector's bad pixels (master pixel_mask > 0) to 0 in every frame, on the
   // full stored frame before detector cropping and binning. "zero" without a pixel mask in the file: IoError.
   std::string pixel_mask = "keep";
+  // A mask given by the user (io/source/given_pixel_mask.hpp), for any reader: a file (.npy of any integer or bool
+  // dtype, or "row col" lines) or an array (Python). Nonzero = bad pixel, of the full stored frame. When given it is
+  // applied whatever pixel_mask says and replaces the file's mask; the provenance names it.
+  std::string pixel_mask_file;
+  GivenPixelMask pixel_mask_given;
   // "auto" | "dense" | "encoded" (the compact exact encoded-v1 form, built batch by batch: the dense cube is never
   // held whole). auto = dense when the dense output plus load scratch fits under the admission limit, else encoded.
   // Whatever is asked, a load that fits neither way (or not the way asked) raises InvalidArgument before any work.
@@ -60,8 +67,10 @@ struct LoadPlan {
   bool direct_io = false;
   std::string decoder = "quantem";  // resolved: "quantem" or "hdf5"
   DType out_dtype = DType::u16;
-  std::string pixel_mask = "keep";  // as asked
-  bool zero_bad_pixels = false;     // pixel_mask "zero" and bad pixels listed: zero them in every full frame first
+  std::string pixel_mask = "keep";  // as asked; "given" for a mask given by the user
+  std::string pixel_mask_source;    // the mask applied: the user's file or "python array", or the HDF5 master's
+  bool zero_bad_pixels = false;     // bad pixels to zero (bad_pixels not empty): in every full frame first
+  std::vector<std::uint32_t> bad_pixels;  // the mask applied: flat indices (row * det_cols + col), ascending
   std::string representation = "dense";  // resolved: "dense" | "encoded"
   nlohmann::json admission = nlohmann::json::object();  // the admission decision (estimates, limit), for provenance
   bool binned() const { return bin_scan > 1 || bin_detector > 1; }

@@ -200,9 +200,6 @@ FileInfo inspect_npy(const std::string& path, const SourceOptions& o) {
   if (h.shape.size() != 3 && h.shape.size() != 4)
     throw FormatError(where + " holds a " + std::to_string(h.shape.size()) +
                       "-dimensional array; expected 4D (scan_r, scan_c, det_r, det_c) or 3D (frames, det_r, det_c)");
-  if (h.fortran_order)
-    throw FormatError(where + " is stored in Fortran (column-major) order, where a frame's pixels lie scattered over "
-                      "the whole file; write it in C order (numpy.save(path, numpy.ascontiguousarray(a)))");
   const std::size_t rank = h.shape.size();
   const std::uint64_t det_r = h.shape[rank - 2], det_c = h.shape[rank - 1];
   if (det_r == 0 || det_c == 0) throw FormatError(where + " has an empty detector");
@@ -216,6 +213,14 @@ FileInfo inspect_npy(const std::string& path, const SourceOptions& o) {
     throw FormatError(where + ": the header announces " + std::to_string(data_bytes) + " bytes of data after " +
                       std::to_string(h.data_offset) + " header bytes; the file has " + std::to_string(file_bytes) +
                       " (truncated file)");
+  if (h.fortran_order && fi.stored_as)
+    throw DTypeError(where + " is a Fortran-order " + dtype_name(*fi.stored_as) + " array; Fortran order is read for "
+                     "elements read as stored (write it as float32, or in C order)");
+  if (h.fortran_order && rank == 4 && o.scan_rows && (o.scan_rows != h.shape[0] || o.scan_cols != h.shape[1]))
+    throw FormatError(where + " is a 4D Fortran-order array of scan " + std::to_string(h.shape[0]) + " x " +
+                      std::to_string(h.shape[1]) + "; a different scan shape (" + std::to_string(o.scan_rows) + " x " +
+                      std::to_string(o.scan_cols) + ") is not read from Fortran order: give none, or write the file "
+                      "in C order");
   fi.dims.assign(h.shape.begin(), h.shape.end());
   ScanShapeHints hints;
   hints.given_rows = o.scan_rows;
@@ -227,13 +232,19 @@ FileInfo inspect_npy(const std::string& path, const SourceOptions& o) {
   fi.byte_order = big && dtype_size(stored) > 1 ? "big" : "little";
   fi.precision = 8 * dtype_size(stored);
   fi.records.files = {path};
-  fi.records.runs = {{0, 0, frames, h.data_offset, frame_bytes, frame_bytes}};
+  if (h.fortran_order) {  // every frame scattered over the file: loaded by the transposed loaders, not as records
+    fi.transposed = {true, h.data_offset, rank == 4};
+    fi.source_kind += ", Fortran order";
+  } else {
+    fi.records.runs = {{0, 0, frames, h.data_offset, frame_bytes, frame_bytes}};
+  }
   fi.one_frame_per_chunk = true;
   fi.chunks_expected = fi.chunks_written = std::size_t(frames);
   fi.ready = true;
   fi.metadata = {{"npy_version", std::to_string(h.major) + "." + std::to_string(h.minor)},
                  {"descr", h.descr},
                  {"shape", h.shape},
+                 {"fortran_order", h.fortran_order},
                  {"data_offset", h.data_offset}};
   return fi;
 }

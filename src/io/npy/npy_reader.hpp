@@ -1,7 +1,8 @@
 #pragma once
 // Reader of NumPy .npy files (format 1.0, 2.0, 3.0; numpy.lib.format): a 4D array (scan_r, scan_c, det_r, det_c) or
-// a 3D stack of frames (with a scan shape given, or square), unsigned counts in either byte order, C order. The data
-// follow the header raw: one record run of whole frames.
+// a 3D stack of frames (with a scan shape given, or square), unsigned counts in either byte order. C order: the
+// data follow the header raw, one record run of whole frames; Fortran order: FileInfo::transposed (every frame
+// scattered over the file; io/source/load_transposed.hpp).
 #include <cstddef>
 #include <cstdint>
 #include <string>

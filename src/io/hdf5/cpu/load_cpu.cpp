@@ -203,8 +203,8 @@ Dataset load_cpu(const LoadPlan& p, const std::function<void(double)>& progress)
   for (std::size_t orow = 0; orow < p.out_shape.scan_rows; ++orow) {
     read_scan_rows(parts, p, p.scan.row0 + orow * p.bin_scan, p.bin_scan, block.data());
     if (p.zero_bad_pixels)
-      apply_pixel_mask_cpu(block.data(), fi.dtype, row_frames, fi.shape.frame_pixels(), fi.bad_pixels.data(),
-                           fi.bad_pixels.size());
+      apply_pixel_mask_cpu(block.data(), fi.dtype, row_frames, fi.shape.frame_pixels(), p.bad_pixels.data(),
+                           p.bad_pixels.size());
     std::uint8_t* dst = out.bytes.data() + (encoded ? 0 : orow * out_row_bytes);
     dispatch_stored_dtype(fi.dtype, [&](auto t) {
       using T = decltype(t);

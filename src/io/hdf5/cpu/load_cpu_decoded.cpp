@@ -68,7 +68,7 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
       rp.throw_decode_error(p, b.first_chunk + fail->chunk, fail->reason);
     if (p.zero_bad_pixels)  // on full stored frames, before crop and binning
       apply_pixel_mask_cpu(rp.direct ? dest[0] : staging.data(), fi.dtype, b.chunks, fi.shape.frame_pixels(),
-                           fi.bad_pixels.data(), fi.bad_pixels.size());
+                           p.bad_pixels.data(), p.bad_pixels.size());
     if (!rp.direct && !rp.passthrough) {
       std::atomic<bool> overflow{false};
       codec::parallel_indices(b.out_rows, p.read_threads, [&](std::size_t r) {

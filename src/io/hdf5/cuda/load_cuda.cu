@@ -291,8 +291,8 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   flags.upload(&no_error, sizeof(no_error));
   flags.upload(&no_overflow, sizeof(no_overflow), sizeof(no_error));
   auto bad_pixels =
-      std::make_unique<LeasedBuffer>(p.zero_bad_pixels ? fi.bad_pixels.size() * sizeof(std::uint32_t) : 0);
-  if (p.zero_bad_pixels) bad_pixels->buffer().upload(fi.bad_pixels.data(), bad_pixels->bytes());
+      std::make_unique<LeasedBuffer>(p.zero_bad_pixels ? p.bad_pixels.size() * sizeof(std::uint32_t) : 0);
+  if (p.zero_bad_pixels) bad_pixels->buffer().upload(p.bad_pixels.data(), bad_pixels->bytes());
   auto* d_error = flags.as<unsigned long long>();
   int* d_overflow = reinterpret_cast<int*>(flags.as<char>() + sizeof(unsigned long long));
 
@@ -367,7 +367,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     }
     if (p.zero_bad_pixels)  // on full stored frames, before crop and binning
       cuda::apply_pixel_mask(frames, fi.dtype, batch.chunks, fi.shape.frame_pixels(),
-                             bad_pixels->as<std::uint32_t>(), fi.bad_pixels.size(), stream.s);
+                             bad_pixels->as<std::uint32_t>(), p.bad_pixels.size(), stream.s);
     if (!rp.direct && !rp.passthrough) {
       cuda::BinGeometry bg{p.scan.cols,          fi.shape.det_rows,     fi.shape.det_cols,    p.detector.row0,
                            p.detector.col0,      batch.out_rows,        p.out_shape.scan_cols, p.out_shape.det_rows,

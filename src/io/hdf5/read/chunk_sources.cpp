@@ -88,6 +88,8 @@ ChunkSources locate_records(const LoadPlan& p) {
 
 ChunkSources locate_chunks(const LoadPlan& p) {
   const FileInfo& fi = p.info;
+  if (fi.transposed.present)  // no frame records: every frame is scattered over the file (io/source/load_transposed)
+    throw FormatError("'" + fi.path + "' is stored in Fortran order: it has no frame records; load it with io::load");
   if (!fi.records.empty()) return locate_records(p);
   ChunkSources src;
   src.frames = load_order(p);
