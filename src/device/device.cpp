@@ -1,6 +1,11 @@
 #include "device/device.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
 #include "core/error.hpp"
+#include "device/backend_request.hpp"
 #include "device/cuda/cuda_probe.hpp"
 
 namespace qgpu {
@@ -20,13 +25,40 @@ const DeviceReport& detect() {
   return report;
 }
 
-Backend resolve(const std::string& requested) {
+namespace {
+
+std::string& cpu_backend_hint() {
+  static std::string hint = "backend='cpu'";
+  return hint;
+}
+
+}  // namespace
+
+void set_cpu_backend_hint(const std::string& hint) { cpu_backend_hint() = hint; }
+
+std::string requested_backend(const std::string& requested) {
+  if (requested != "auto") return requested;
+  const char* env = std::getenv("QGPU_BACKEND");
+  if (env == nullptr || *env == '\0') return requested;
+  const std::string v = env;
+  if (v != "cpu" && v != "cuda" && v != "auto")
+    throw InvalidArgument("QGPU_BACKEND: unknown backend '" + v + "' (expected cuda, cpu or auto)");
+  static std::once_flag announced;
+  if (v != "auto")
+    std::call_once(announced, [&] { std::fprintf(stderr, "qgpu: backend %s (QGPU_BACKEND)\n", v.c_str()); });
+  return v;
+}
+
+Backend resolve(const std::string& asked) {
+  const std::string requested = requested_backend(asked);
   if (requested == "cpu") return Backend::cpu;
   if (requested == "cuda" || requested == "auto") {
     const DeviceReport& r = detect();
+    const std::string from_env = asked == requested ? "" : " (QGPU_BACKEND)";
     if (!r.cuda_available)
-      throw BackendUnavailable("backend '" + requested + "' needs a usable CUDA GPU, but none is available: " +
-                               r.reason + " (ask for backend='cpu' explicitly to use the CPU reference)");
+      throw BackendUnavailable("backend '" + requested + "'" + from_env +
+                               " needs a usable CUDA GPU, but none is available: " + r.reason + " (ask for " +
+                               cpu_backend_hint() + " explicitly to use the CPU reference, or set QGPU_BACKEND=cpu)");
     return Backend::cuda;
   }
   throw InvalidArgument("unknown backend '" + requested + "' (expected 'cuda', 'cpu' or 'auto')");
