@@ -1,5 +1,8 @@
 #pragma once
-// A text progress bar on stderr, and the rule that any later message starts on a line of its own.
+// A text progress bar on stderr (drawn only when stderr is a terminal: a log file gets no \r lines), and the rule
+// that any later message starts on a line of its own.
+#include <unistd.h>
+
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -21,6 +24,8 @@ inline void end_progress_line() {
 }
 
 inline std::function<void(double)> progress_bar(const std::string& label) {
+  static const bool terminal = isatty(fileno(stderr)) == 1;
+  if (!terminal) return [](double) {};
   return [label, last = -1](double f) mutable {
     const int pct = int(f * 100.0 + 0.5);
     if (pct == last) return;

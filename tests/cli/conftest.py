@@ -12,6 +12,25 @@ def qgpu(*args, cwd=None):
     return subprocess.run([QGPU, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300)
 
 
+def qgpu_on_terminal(*args):
+    """Runs qgpu with stderr on a pseudo-terminal (where progress bars are drawn): (returncode, stderr text)."""
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen([QGPU, *map(str, args)], stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    return p.wait(timeout=300), seen.decode(errors="replace")
+
+
 @pytest.fixture(scope="session")
 def sample(tmp_path_factory):
     """A small sample written by `qgpu sample` (scan 10x12, detector 48x48) and its frames read by h5py + plugin."""
