@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import qgpu
+from conftest import qgpu, qgpu_on_terminal
 
 
 @pytest.mark.parametrize("args, message", [
@@ -30,13 +30,19 @@ def test_fit_reports_the_trials_asked_for_and_shows_progress(sample, tmp_path):
     r = qgpu("ssb", path, "--backend", "cpu", "--fit", 24, "--fit-range", -300, 300, "--fit-bin", 2, "-o", tmp_path)
     assert r.returncode == 0, r.stderr
     assert "24 trials" in r.stdout
-    assert "fitting [" in r.stderr and "100%" in r.stderr
+    assert "fitting [" not in r.stderr  # not a terminal: no bar
     fit = json.load(open(tmp_path / "ssb_fit.json"))
     assert fit["trials"] == 24 and 1 <= fit["evaluated"] <= 24 and len(fit["loss_trace"]) == fit["evaluated"]
     assert fit["loss"] == min(fit["loss_trace"])
     phase = np.load(tmp_path / "ssb_phase.npy")
     assert phase.shape == (10, 12) and np.isfinite(phase).all()
     assert json.load(open(tmp_path / "ssb_phase.json"))["result"]["backend"] == "cpu"
+
+
+def test_fit_shows_progress_on_a_terminal(sample, tmp_path):
+    path, _ = sample
+    status, err = qgpu_on_terminal("ssb", path, "--backend", "cpu", "--fit", 8, "--fit-bin", 2, "-o", tmp_path)
+    assert status == 0 and "fitting [" in err and "100%" in err, err
 
 
 def test_ssb_help_shows_defaults():
