@@ -3,7 +3,10 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <set>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 #include "device/device.hpp"
@@ -68,5 +71,36 @@ inline std::filesystem::path output_folder(const std::string& out) {
                   (ec ? ": " + ec.message() : ": a file of that name exists"));
   return dir;
 }
+
+// A command's outputs in its folder, all or nothing: made before the folder is created (output_folder), it
+// removes on failure (destroyed without keep()) every entry this run added to the folder, and the folder itself when
+// this run created it and nothing else is left in it.
+class OutputGuard {
+ public:
+  explicit OutputGuard(std::filesystem::path dir) : dir_(std::move(dir)) {
+    std::error_code ec;
+    existed_ = std::filesystem::exists(dir_, ec);
+    if (existed_ && std::filesystem::is_directory(dir_, ec))
+      for (const auto& e : std::filesystem::directory_iterator(dir_, ec)) before_.insert(e.path().filename());
+  }
+  OutputGuard(const OutputGuard&) = delete;
+  OutputGuard& operator=(const OutputGuard&) = delete;
+  void keep() { keep_ = true; }
+  ~OutputGuard() {
+    if (keep_) return;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir_, ec)) return;
+    std::vector<std::filesystem::path> added;
+    for (const auto& e : std::filesystem::directory_iterator(dir_, ec))
+      if (!before_.count(e.path().filename())) added.push_back(e.path());
+    for (const auto& p : added) std::filesystem::remove_all(p, ec);
+    if (!existed_ && std::filesystem::is_empty(dir_, ec)) std::filesystem::remove(dir_, ec);
+  }
+
+ private:
+  std::filesystem::path dir_;
+  bool existed_ = false, keep_ = false;
+  std::set<std::filesystem::path> before_;
+};
 
 }  // namespace qgpu::cli

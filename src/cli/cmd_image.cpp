@@ -1,4 +1,5 @@
 // qgpu image FILE --bf/--adf/--dpc/--idpc -o DIR: virtual images from a loaded dataset.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -26,14 +27,10 @@ struct ImageArgs {
   std::vector<std::string> adf;  // [] or [""]: radii from the BF disk; [INNER, OUTER]
   std::vector<double> center, percentiles{0.5, 99.5};
   std::optional<double> radius;  // --radius: the BF disk radius (replaces the fitted one)
-  std::vector<std::size_t> scan_region, det_region;
-  std::size_t bin_scan = 1, bin_det = 1;
   bool com = false, dpc = false, idpc = false, mean = false;
   std::vector<double> rotation;  // angle_deg [transpose 0/1]; empty = calibrate
   LoadFlags load;
 };
-
-Region region_of(const std::vector<std::size_t>& v) { return v.empty() ? Region{} : Region{v[0], v[1], v[2], v[3]}; }
 
 // Everything a user typed, checked before the file is opened.
 struct Checked {
@@ -61,7 +58,7 @@ Checked check(const ImageArgs& a, bool want_bf, bool want_adf) {
   for (double v : a.rotation) check_finite("--rotation", v);
   if (a.rotation.size() > 1 && a.rotation[1] != 0 && a.rotation[1] != 1)
     throw InvalidArgument("--rotation: TRANSPOSE is 0 or 1");
-  if (a.bin_scan == 0 || a.bin_det == 0) throw InvalidArgument("--bin-scan/--bin-detector must be >= 1");
+  a.load.check();
   c.look = display_options(a.colormap, a.scale, a.percentiles[0], a.percentiles[1]);
   c.dir = output_folder(a.out);
   return c;
@@ -89,6 +86,9 @@ void compute_and_write(workflow::ScanProducts& src, const ImageArgs& a, const Ch
 
   if (a.mean) {  // .npy holds the mean counts; the PNG shows the dark-field halo too (display/pattern.hpp)
     const Image<float> mean = src.mean_pattern();
+    if (std::none_of(mean.data.begin(), mean.data.end(), [](float v) { return v > 0; }))
+      throw InvalidArgument("--mean: the mean diffraction pattern is zero everywhere: the data (in the loaded region) "
+                            "hold no counts, so there is nothing to show");
     write_outputs(dir, "mean_pattern", mean, display::pattern_display_options(a.colormap), &display::pattern_log);
   }
   if (want_bf) {
@@ -117,10 +117,10 @@ void compute_and_write(workflow::ScanProducts& src, const ImageArgs& a, const Ch
       write_json(dir / "rotation.json", rot.provenance.to_json());
       if (rot.method == "parallax")
         std::printf("  rotation       %.2f deg, transpose %s (calibrated by the parallax shift field: CoM curl not "
-                    "significant; confidence %.3f)\n", rot.angle_deg, rot.transpose ? "yes" : "no", rot.confidence);
+                    "significant; confidence %.3f)\n", printed_angle(rot.angle_deg), rot.transpose ? "yes" : "no", rot.confidence);
       else
         std::printf("  rotation       %.2f deg, transpose %s (calibrated: RMS curl %.4g, confidence %.3f)\n",
-                    rot.angle_deg, rot.transpose ? "yes" : "no", rot.curl_rms, rot.confidence);
+                    printed_angle(rot.angle_deg), rot.transpose ? "yes" : "no", rot.curl_rms, rot.confidence);
       if (!rot.determined) std::fprintf(stderr, "qgpu: warning: %s (--rotation ANGLE [TRANSPOSE])\n",
                                         dpc::rotation_warning(rot).c_str());
     }
@@ -134,11 +134,7 @@ void compute_and_write(workflow::ScanProducts& src, const ImageArgs& a, const Ch
 
 void run(const ImageArgs& a, bool want_bf, bool want_adf) {
   const Checked checked = check(a, want_bf, want_adf);
-  io::LoadOptions lo = load_options(a.backend, a.dataset, a.load);
-  lo.scan_region = region_of(a.scan_region);
-  lo.detector_region = region_of(a.det_region);
-  lo.bin_scan = a.bin_scan;
-  lo.bin_detector = a.bin_det;
+  const io::LoadOptions lo = load_options(a.backend, a.dataset, a.load);
   const auto pipeline = [&](workflow::ScanProducts& src) { compute_and_write(src, a, checked, want_bf, want_adf); };
   if (mpi::launched_with_ranks()) return mpi::run_split(a.file, lo, pipeline);
   workflow::DatasetProducts src(io::load(a.file, lo));
@@ -163,11 +159,30 @@ CacheImageRequest cache_request(const ImageArgs& a, bool want_bf, bool want_adf)
   r.dpc = a.dpc;
   r.idpc = a.idpc;
   r.mean = a.mean;
-  if (!a.scan_region.empty() || !a.det_region.empty() || a.bin_scan != 1 || a.bin_det != 1 || !a.dataset.empty() ||
-      !a.load.scan_shape.empty() || a.load.pixel_mask != "keep" ||
-      !a.load.pixel_mask_file.empty())
+  if (a.load.selects_data() || !a.dataset.empty())
     r.load_only_option = "a load option (--scan-region, --detector-region, --bin-*, --dataset, --scan-shape, --pixel-mask, --pixel-mask-file)";
   return r;
+}
+
+// `qgpu image --bf scan.h5 --com`: the optional value of --bf / --adf took the file. A value that is not a number
+// is the file when no other was given (a radius is always a number).
+void take_file_from_values(ImageArgs& a) {
+  if (!a.file.empty()) return;
+  for (std::vector<std::string>* values : {&a.bf, &a.adf})
+    for (auto it = values->begin(); it != values->end(); ++it) {
+      std::size_t used = 0;
+      try {
+        (void)std::stod(*it, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (!it->empty() && used != it->size()) {
+        a.file = *it;
+        values->erase(it);
+        if (values->empty()) values->push_back("");  // a bare --bf / --adf
+        return;
+      }
+    }
 }
 
 }  // namespace
@@ -177,7 +192,8 @@ void add_image(CLI::App& app) {
   auto a = std::make_shared<ImageArgs>();
   cmd->option_defaults()->always_capture_default();  // --help shows every default
   cmd->add_option("-o,--out", a->out, "output folder (created if missing)");
-  add_input_flags(cmd, a->file, a->backend, a->dataset, a->load);
+  CLI::Option* file = add_input_flags(cmd, a->file, a->backend, a->dataset, a->load);
+  file->required(false);  // checked in the callback: --bf / --adf may have taken it (take_file_from_values)
   auto* bf = cmd->add_option("--bf", a->bf, "bright field; optional RADIUS in pixels (default: the fitted BF disk)")
                  ->expected(0, 1)
                  ->default_str("");  // CLI11 passes this as the value of a bare --bf: "" = the fitted disk
@@ -199,25 +215,26 @@ void add_image(CLI::App& app) {
   cmd->add_option("--rotation", a->rotation, "ANGLE_DEG [TRANSPOSE 0/1] instead of calibrating")
       ->expected(1, 2)
       ->default_str("calibrated");
-  cmd->add_option("--scan-region", a->scan_region, "ROW0 COL0 ROWS COLS")->expected(4)->default_str("all");
-  cmd->add_option("--detector-region", a->det_region, "ROW0 COL0 ROWS COLS")->expected(4)->default_str("all");
-  cmd->add_option("--bin-scan", a->bin_scan, "exact integer scan binning");
-  cmd->add_option("--bin-detector", a->bin_det, "exact integer detector binning");
   std::string maps;
   for (const std::string& n : display::colormap_names()) maps += (maps.empty() ? "" : " | ") + n;
   cmd->add_option("--colormap", a->colormap, maps);
   cmd->add_option("--scale", a->scale, "linear | log | signed_log");
   cmd->add_option("--percentiles", a->percentiles, "display clip percentiles LOW HIGH")->expected(2);
   cmd->callback([a, bf, adf] {
+    take_file_from_values(*a);
+    if (a->file.empty()) throw CLI::RequiredError("file");
     const bool want_bf = bf->count() > 0, want_adf = adf->count() > 0;
     if (!want_bf && !want_adf && !a->com && !a->dpc && !a->idpc && !a->mean)
       throw CLI::ValidationError("image", "choose at least one of --bf, --adf, --com, --dpc, --idpc, --mean");
     run_command([&] {
+      OutputGuard outputs(a->out);  // all products or none
       if (cache::is_cache_file(a->file)) {
-        if (mpi::launched_with_ranks() && mpi::launcher_rank() != 0) return;  // rank 0 answers from the cache alone
-        return image_from_cache(cache_request(*a, want_bf, want_adf));
+        if (mpi::launched_with_ranks() && mpi::launcher_rank() != 0) return outputs.keep();  // rank 0 answers alone
+        image_from_cache(cache_request(*a, want_bf, want_adf));
+      } else {
+        run(*a, want_bf, want_adf);
       }
-      run(*a, want_bf, want_adf);
+      outputs.keep();
     });
   });
 }

@@ -1,6 +1,8 @@
 // qgpu info FILE: metadata and readiness without reading frames.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <initializer_list>
 #include <set>
 #include <string>
 #include <vector>
@@ -8,8 +10,10 @@
 #include "cache/cache.hpp"
 #include "core/checked.hpp"
 #include "cli/cache_info.hpp"
+#include "cli/checks.hpp"
 #include "cli/commands.hpp"
 #include "core/number_text.hpp"
+#include "device/backend_request.hpp"
 #include "device/device.hpp"
 #include "cli/load_flags.hpp"
 #include "io/hdf5/admission.hpp"
@@ -51,13 +55,15 @@ template <class Args> void print_timing(const Args& a, const io::FileInfo& fi) {
 
 // What a load with representation "auto" would choose here (the GPU when there is one, else host memory), or why
 // it cannot load: the admission decision as JSON, {"error": ...} when refused.
-nlohmann::json would_load(const std::string& file, const std::string& dataset, const LoadFlags& flags) {
+nlohmann::json would_load(const std::string& file, const std::string& backend, const std::string& dataset,
+                          const LoadFlags& flags) {
   try {
     io::LoadOptions lo;
     lo.dataset_path = dataset;
     flags.apply_to(lo);
     const io::LoadPlan plan = io::plan_load(file, lo);
-    const Backend b = detect().cuda_available ? Backend::cuda : Backend::cpu;
+    const std::string asked = requested_backend(backend);  // --backend, or QGPU_BACKEND for auto
+    const Backend b = asked == "cpu" || (asked == "auto" && !detect().cuda_available) ? Backend::cpu : Backend::cuda;
     const std::string rep = plan.info.transposed.present ? "dense" : "auto";  // Fortran order loads dense
     const io::Admission a = io::admit(plan, b, rep, lo.admission_fraction, 0, io::free_memory_bytes(b),
                                       io::source_file_bytes(plan));
@@ -85,12 +91,23 @@ std::uint64_t files_bytes(const io::FileInfo& fi) {
   return total;
 }
 
-std::string size_text(double b) {
+// A size in the unit that suits `scale` (line_scale: one unit for every size of a line).
+std::string size_text(double b, double scale = -1) {
+  if (scale < 0) scale = b;
   char t[32];
-  if (b >= 1e9) std::snprintf(t, sizeof t, "%.2f GB", b / 1e9);
-  else if (b >= 1e6) std::snprintf(t, sizeof t, "%.2f MB", b / 1e6);
+  if (scale >= 1e9) std::snprintf(t, sizeof t, "%.2f GB", b / 1e9);
+  else if (scale >= 1e6) std::snprintf(t, sizeof t, "%.2f MB", b / 1e6);
   else std::snprintf(t, sizeof t, "%.1f kB", b / 1e3);
   return t;
+}
+
+// The scale that gives every size of one line the same unit: its smallest nonzero size, at least 1 MB (the larger
+// sizes then read in that unit rather than rounding the small ones to 0.00).
+double line_scale(std::initializer_list<double> sizes) {
+  double smallest = 0;
+  for (double v : sizes)
+    if (v > 0 && (smallest == 0 || v < smallest)) smallest = v;
+  return std::max(smallest, 1e6);
 }
 
 // Everything known before anything loads: format, shape, dtype, decoded size against the bytes on disk, storage,
@@ -128,14 +145,20 @@ void print_summary(const io::FileInfo& fi, const nlohmann::json& adm, std::uint6
   std::printf("dtype       %s %s-endian%s%s\n", dtype_name(fi.stored_dtype()).c_str(), fi.byte_order.c_str(), bits.c_str(),
               fi.stored_as ? (" (loads as " + dtype_name(fi.dtype) + ")").c_str() : "");
   if (on_disk > 0)
-    std::printf("decoded     %s dense (%llu bytes) from %s on disk: %.1fx\n", size_text(double(decoded)).c_str(),
-                (unsigned long long)decoded, size_text(double(on_disk)).c_str(), double(decoded) / double(on_disk));
+    std::printf("decoded     %s dense (%llu bytes) from %s on disk: %.1fx\n",
+                size_text(double(decoded), line_scale({double(decoded), double(on_disk)})).c_str(),
+                (unsigned long long)decoded,
+                size_text(double(on_disk), line_scale({double(decoded), double(on_disk)})).c_str(),
+                double(decoded) / double(on_disk));
   else
     std::printf("decoded     %s dense (%llu bytes)\n", size_text(double(decoded)).c_str(), (unsigned long long)decoded);
   std::string chunks;
-  for (auto c : fi.chunk_dims) chunks += std::to_string(c) + " ";
-  if (fi.records.files.empty())
-    std::printf("chunks      %s(%s)\n", chunks.c_str(), fi.one_frame_per_chunk ? "one frame per chunk" : "other");
+  for (auto c : fi.chunk_dims) chunks += (chunks.empty() ? "" : " x ") + std::to_string(c);
+  if (fi.records.files.empty() && fi.chunk_dims.empty())
+    std::printf("chunks      none (contiguous: frame after frame)\n");
+  else if (fi.records.files.empty())
+    std::printf("chunks      %s (%s)\n", chunks.c_str(),
+                fi.one_frame_per_chunk ? "one frame per chunk" : "not one frame per chunk");
   for (const auto& [k, v] : fi.metadata.items()) std::printf("metadata    %s = %s\n", k.c_str(), v.dump().c_str());
   for (const auto& w : fi.warnings) std::printf("warning     %s\n", w.c_str());
   for (const auto& f : fi.filters) {
@@ -166,7 +189,9 @@ void print_summary(const io::FileInfo& fi, const nlohmann::json& adm, std::uint6
       std::printf("pixel mask  given: %zu bad pixels from %s (replaces the file's)\n",
                   adm["pixel_mask"]["bad_pixels"].get<std::size_t>(),
                   adm["pixel_mask"]["source"].get<std::string>().c_str());
-    const auto size = [](const nlohmann::json& v) { return size_text(v.get<double>()); };
+    const double scale = line_scale({adm["dense_bytes"].get<double>(), adm["encoded_estimate_bytes"].get<double>(),
+                                     adm["limit_bytes"].get<double>()});
+    const auto size = [scale](const nlohmann::json& v) { return size_text(v.get<double>(), scale); };
     std::printf("load        would be %s on %s (dense %s, encoded ~%s estimated; limit %s = %.0f%% of free %s "
                 "memory)\n",
                 adm["representation"].get<std::string>().c_str(), adm["backend"].get<std::string>().c_str(),
@@ -189,17 +214,14 @@ void add_info(CLI::App& app) {
     LoadFlags load;
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("file", args->file, "HDF5 file")->required();
-  cmd->add_option("--dataset", args->dataset, "dataset path (default: discover)");
+  // The load flags: the file's (format, scan shape, dataset) shape what is shown; all of them shape the would-be load
+  // and the --timing load.
+  add_input_flags(cmd, args->file, args->backend, args->dataset, args->load);
   cmd->add_flag("--json", args->json, "print JSON");
-  add_scan_shape_flag(cmd, args->load);
-  add_format_flags(cmd, args->load);
   cmd->add_flag("--timing", args->timing, "also load the file and print each stage's time (index, read, copy, decode)");
-  cmd->add_option("--backend", args->backend, "backend of the --timing load: cuda | cpu | auto")
-      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
-  add_read_flags(cmd, args->load);
-  add_pixel_mask_flags(cmd, args->load);  // checked by the would-be load; applied by the --timing load
   cmd->callback([args] {
+    check_backend_name(args->backend);
+    args->load.check();
     if (cache::is_cache_file(args->file)) return print_cache_info(args->file, args->json);
     // info never fails for want of a scan shape: it says what a load would need instead.
     io::SourceOptions so = args->load.source_options(args->dataset);
@@ -208,7 +230,7 @@ void add_info(CLI::App& app) {
     // What a load would take, shown before anything loads (also before --timing loads): a small file can decode to
     // far more than it holds (issue 25: 24 GiB from a few MB).
     const nlohmann::json adm =
-        fi.ready && fi.scan_shape_known ? would_load(args->file, args->dataset, args->load) : nlohmann::json();
+        fi.ready && fi.scan_shape_known ? would_load(args->file, args->backend, args->dataset, args->load) : nlohmann::json();
     const std::uint64_t decoded = checked_mul(fi.frames, fi.shape.frame_pixels() * dtype_size(fi.dtype),
                                               "decoded size of '" + fi.path + "'");
     const std::uint64_t on_disk = files_bytes(fi);

@@ -28,6 +28,7 @@ struct ParallaxArgs {
 // Every value a user typed, checked before the file is opened.
 std::filesystem::path check(const ParallaxArgs& a) {
   check_backend_name(a.backend);
+  a.load.check();
   if (a.energy) check_positive("--energy", *a.energy);
   if (a.semiangle) check_positive("--semiangle", *a.semiangle);
   if (a.step) check_positive("--step", *a.step);
@@ -46,12 +47,7 @@ std::filesystem::path check(const ParallaxArgs& a) {
 
 void run(const ParallaxArgs& a) {
   const std::filesystem::path dir = check(a);
-  io::LoadOptions lo;
-  lo.backend = a.backend;
-  lo.dataset_path = a.dataset;
-  a.load.apply_to(lo);
-  lo.progress = progress_bar("loading");
-  const Dataset ds = io::load(a.file, lo);
+  const Dataset ds = io::load(a.file, load_options(a.backend, a.dataset, a.load));
   // The file's calibration (our own, or a DECTRIS master's instrument metadata), each given value replacing it.
   parallax::ParallaxParams p = parallax::params_from_metadata(ds);
   const auto given = [&](const std::optional<double>& v, double& dst, const char* key, const char* flag) {
@@ -85,10 +81,10 @@ void run(const ParallaxArgs& a) {
                                                        {"shift_col_px", r.shift_col},
                                                        {"provenance", r.provenance.to_json()}});
   std::printf("  fit            C1 = %.2f A, A1 = %.2f A at %.1f deg, rotation %.2f deg, transpose %s\n", f.C1, f.A1,
-              f.A1_angle * 180.0 / 3.14159265358979323846, f.rotation_deg, f.transpose ? "yes" : "no");
+              f.A1_angle * 180.0 / 3.14159265358979323846, printed_angle(f.rotation_deg), f.transpose ? "yes" : "no");
   std::printf("                 residual %.3f px of %.3f px (confidence %.3f), C1 sign by %s\n", f.residual_rms_px,
               f.model_rms_px, f.confidence, f.sign_method.c_str());
-  if (!f.determined()) std::fprintf(stderr, "warning: %s\n", f.warning().c_str());
+  if (!f.determined()) std::fprintf(stderr, "qgpu: warning: %s\n", f.warning().c_str());
   if (r.provenance.parameters.contains("bf_disk_fit")) report_bf_disk(r.provenance.parameters.at("bf_disk_fit"));
   display::DisplayOptions look;
   look.colormap = "gray";
@@ -105,11 +101,8 @@ void add_parallax(CLI::App& app) {
       "parallax", "tilt-corrected bright field (PNG + .npy) and the shift fit: defocus, astigmatism, rotation, transpose");
   auto a = std::make_shared<ParallaxArgs>();
   cmd->option_defaults()->always_capture_default();  // --help shows every default
-  cmd->add_option("file", a->file, "HDF5 file")->required();
   cmd->add_option("-o,--out", a->out, "output folder (created if missing)");
-  cmd->add_option("--backend", a->backend, "cuda | cpu | auto (auto = cuda, never falls back to cpu)");
-  cmd->add_option("--dataset", a->dataset, "dataset path (default: discover)");
-  add_load_flags(cmd, a->load);
+  add_input_flags(cmd, a->file, a->backend, a->dataset, a->load);
   cmd->add_option("--energy", a->energy, "beam energy, keV (> 0)")->default_str("file calibration");
   cmd->add_option("--semiangle", a->semiangle, "convergence semi-angle, mrad (> 0)")->default_str("file calibration");
   cmd->add_option("--step", a->step, "scan step, angstrom (> 0)")->default_str("file calibration");
@@ -131,7 +124,13 @@ void add_parallax(CLI::App& app) {
   cmd->add_option("--search", a->search, "correlation peak search half-width around the predicted shift, scan px");
   cmd->add_option("--edge", a->edge, "leave out pixels closer than this to the BF disk edge, detector px");
   cmd->add_flag("--measured-shifts", a->measured, "shift-and-sum with the measured shifts instead of the linear fit");
-  cmd->callback([a] { run_command([&] { run(*a); }); });
+  cmd->callback([a] {
+    run_command([&] {
+      OutputGuard outputs(a->out);  // all outputs or none
+      run(*a);
+      outputs.keep();
+    });
+  });
 }
 
 }  // namespace qgpu::cli

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "cli/checks.hpp"
 #include "cli/commands.hpp"
 #include "cli/load_flags.hpp"
 #include "core/error.hpp"
@@ -16,18 +17,17 @@ void add_serve(CLI::App& app) {
     std::vector<std::string> files;
     std::vector<int> devices;
     remote::ServeOptions serve;
-    std::string backend = "auto";
+    std::string backend = "auto", dataset;
     LoadFlags load;
     std::size_t window_limit_mib = remote::kDefaultWindowLimitBytes >> 20;
   };
   auto a = std::make_shared<Args>();
   cmd->option_defaults()->always_capture_default();  // --help shows every default
-  cmd->add_option("files", a->files, "HDF5 files")->required();
+  cmd->add_option("files", a->files, "4D-STEM files (any format qgpu loads) or product caches")->required();
   cmd->add_option("--port", a->serve.port, "TCP port (0: any free port)");
   cmd->add_option("--host", a->serve.host, "address to bind (non-loopback needs --token)");
   cmd->add_option("--devices", a->devices, "CUDA devices, datasets placed round-robin (e.g. 0,1)")->delimiter(',');
-  cmd->add_option("--backend", a->backend, "auto | cuda | cpu (auto never falls back to cpu)");
-  add_load_flags(cmd, a->load);
+  add_source_flags(cmd, a->backend, a->dataset, a->load);
   cmd->add_option("--token", a->serve.token, "bearer token required on every request");
   cmd->add_option("--allow-host", a->serve.allowed_hosts,
                   "without --token: a Host name answered besides localhost/127.0.0.1/[::1] (repeatable)")
@@ -41,14 +41,11 @@ void add_serve(CLI::App& app) {
     if (!remote::is_loopback_host(a->serve.host) && a->serve.token.empty())  // fail before loading anything
       throw InvalidArgument("binding to the non-loopback host '" + a->serve.host + "' requires --token");
     (void)remote::HostRule(!a->serve.token.empty(), a->serve.host, a->serve.allowed_hosts);  // bad --allow-host
+    check_backend_name(a->backend);
     remote::CatalogOptions co;
     co.backend = a->backend;
     co.devices = a->devices;
-    co.scan_rows = a->load.rows();
-    co.scan_cols = a->load.cols();
-    co.pixel_mask = a->load.pixel_mask;
-    co.pixel_mask_file = a->load.pixel_mask_file;
-    co.representation = a->load.representation;
+    co.load = load_options(a->backend, a->dataset, a->load, "");  // every load flag, whole
     co.show_progress = true;
     remote::Server server(remote::load_catalog(a->files, co), a->serve);
     const int port = server.bind();

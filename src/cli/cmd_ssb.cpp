@@ -60,6 +60,7 @@ ssb::ParamOverrides overrides_of(const SsbArgs& a) {
 // Every value a user typed, checked before the file is opened.
 std::filesystem::path check(const SsbArgs& a) {
   check_backend_name(a.backend);
+  a.load.check();
   ssb::check_overrides(overrides_of(a), flag_of);
   check_finite("--fit-range", a.c1_range[0]);
   check_finite("--fit-range", a.c1_range[1]);
@@ -173,7 +174,13 @@ void add_ssb(CLI::App& app) {
   cmd->add_option("--fit-range", a->c1_range, "C1 search range MIN MAX, angstrom (Krivanek sign)")->expected(2);
   cmd->add_flag("--fit-astigmatism", a->astig, "also fit 2-fold astigmatism");
   cmd->add_option("--fit-bin", a->bin, "detector binning used while fitting");
-  cmd->callback([a] { run_command([&] { run(*a); }); });
+  cmd->callback([a] {
+    run_command([&] {
+      OutputGuard outputs(a->out);  // all outputs or none
+      run(*a);
+      outputs.keep();
+    });
+  });
 }
 
 }  // namespace qgpu::cli

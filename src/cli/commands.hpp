@@ -1,6 +1,8 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <cmath>
+
 namespace qgpu::cli {
 
 // Each adds its subcommand to the app and runs it when chosen.
@@ -12,5 +14,13 @@ void add_serve(CLI::App& app);
 void add_ssb(CLI::App& app);
 void add_parallax(CLI::App& app);
 void add_movie(CLI::App& app);
+
+// An angle as the commands print it: degrees in (-180, 180] (359.85 prints as -0.15).
+inline double printed_angle(double deg) {
+  double a = std::fmod(deg, 360.0);
+  if (a <= -180.0) a += 360.0;
+  if (a > 180.0) a -= 360.0;
+  return a;
+}
 
 }  // namespace qgpu::cli

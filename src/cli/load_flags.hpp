@@ -1,6 +1,7 @@
 #pragma once
-// Load flags shared by the commands that read a dataset: --scan-shape, --pixel-mask, --representation and how to
-// read and decode.
+// The one set of load flags, shared by every command that reads a dataset (image, ssb, parallax, movie, cache, serve,
+// info --timing): the file's format, scan shape, pixel mask, regions, binning, representation and how to read and
+// decode. A command declares them with add_source_flags / add_input_flags and turns them into io::LoadOptions whole.
 #include <CLI/CLI.hpp>
 
 #include <cstddef>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "cli/progress.hpp"
+#include "core/error.hpp"
 #include "io/hdf5/load.hpp"
 
 namespace qgpu::cli {
@@ -24,6 +26,8 @@ struct LoadFlags {
   io::RawLayout raw;                    // --format raw: --dtype, --detector-shape, --offset, --frame-header/-footer
   std::vector<std::size_t> detector_shape;
   bool flip_rows = false, single_file = false;  // Merlin
+  std::vector<std::size_t> scan_region, detector_region;  // ROW0 COL0 ROWS COLS, empty = all
+  std::size_t bin_scan = 1, bin_detector = 1;
   std::size_t rows() const { return scan_shape.empty() ? 0 : scan_shape[0]; }
   std::size_t cols() const { return scan_shape.empty() ? 0 : scan_shape[1]; }
   void apply_to(io::LoadOptions& o) const {
@@ -39,6 +43,22 @@ struct LoadFlags {
     o.raw = raw_layout();
     o.flip_rows = flip_rows;
     o.single_file = single_file;
+    o.scan_region = region(scan_region);
+    o.detector_region = region(detector_region);
+    o.bin_scan = bin_scan;
+    o.bin_detector = bin_detector;
+  }
+  static Region region(const std::vector<std::size_t>& v) {
+    return v.empty() ? Region{} : Region{v[0], v[1], v[2], v[3]};
+  }
+  // The values the parser cannot check alone, checked before any file is opened.
+  void check() const {
+    if (bin_scan == 0 || bin_detector == 0) throw InvalidArgument("--bin-scan/--bin-detector must be >= 1");
+  }
+  // A flag that changes which counts are loaded (what a product cache, made from one whole load, cannot answer).
+  bool selects_data() const {
+    return !scan_region.empty() || !detector_region.empty() || bin_scan != 1 || bin_detector != 1 ||
+           !scan_shape.empty() || pixel_mask != "keep" || !pixel_mask_file.empty();
   }
   io::RawLayout raw_layout() const {
     io::RawLayout r = raw;
@@ -62,6 +82,7 @@ struct LoadFlags {
 // `progress_label` unless it is empty: one home for every command that loads a dataset.
 inline io::LoadOptions load_options(const std::string& backend, const std::string& dataset, const LoadFlags& f,
                                     const std::string& progress_label = "loading") {
+  f.check();
   io::LoadOptions o;
   o.backend = backend;
   o.dataset_path = dataset;
@@ -104,14 +125,24 @@ inline void add_read_flags(CLI::App* cmd, LoadFlags& f) {
 
 inline void add_load_flags(CLI::App* cmd, LoadFlags& f);
 
-// What every command that loads one file declares: the file, --backend, --dataset and the load flags.
-inline void add_input_flags(CLI::App* cmd, std::string& file, std::string& backend, std::string& dataset,
-                            LoadFlags& f) {
-  cmd->add_option("file", file, "4D-STEM file: HDF5 (or EIGER/ARINA master), NumPy .npy, raw frames (--format raw)")
-      ->required();
-  cmd->add_option("--backend", backend, "cuda | cpu | auto (auto = cuda, never falls back to cpu)");
+// What every command that loads declares besides its file(s): --backend, --dataset and the load flags.
+inline void add_source_flags(CLI::App* cmd, std::string& backend, std::string& dataset, LoadFlags& f) {
+  cmd->add_option("--backend", backend,
+                  "cuda | cpu | auto (auto = cuda, never falls back to cpu; QGPU_BACKEND=cpu|cuda sets auto's choice)")
+      ->capture_default_str();
   cmd->add_option("--dataset", dataset, "dataset path (default: discover)");
   add_load_flags(cmd, f);
+}
+
+// What every command that loads one file declares: the file, --backend, --dataset and the load flags.
+inline CLI::Option* add_input_flags(CLI::App* cmd, std::string& file, std::string& backend, std::string& dataset,
+                                    LoadFlags& f) {
+  CLI::Option* o =
+      cmd->add_option("file", file, "4D-STEM file: HDF5 (or EIGER/ARINA master), Merlin .mib, NumPy .npy, raw frames "
+                                    "(--format raw)")
+          ->required();
+  add_source_flags(cmd, backend, dataset, f);
+  return o;
 }
 
 // The detector's bad pixels: the file's mask (--pixel-mask zero) or one given for any format (--pixel-mask-file).
@@ -124,8 +155,17 @@ inline void add_pixel_mask_flags(CLI::App* cmd, LoadFlags& f) {
                   "nonzero = bad) or text lines 'row col'; bad pixels zeroed before cropping/binning");
 }
 
+// Which part of the data is loaded, and exact integer binning at load.
+inline void add_region_flags(CLI::App* cmd, LoadFlags& f) {
+  cmd->add_option("--scan-region", f.scan_region, "ROW0 COL0 ROWS COLS (default: all)")->expected(4);
+  cmd->add_option("--detector-region", f.detector_region, "ROW0 COL0 ROWS COLS (default: all)")->expected(4);
+  cmd->add_option("--bin-scan", f.bin_scan, "exact integer scan binning")->capture_default_str();
+  cmd->add_option("--bin-detector", f.bin_detector, "exact integer detector binning")->capture_default_str();
+}
+
 inline void add_load_flags(CLI::App* cmd, LoadFlags& f) {
   add_scan_shape_flag(cmd, f);
+  add_region_flags(cmd, f);
   add_format_flags(cmd, f);
   add_pixel_mask_flags(cmd, f);
   add_read_flags(cmd, f);

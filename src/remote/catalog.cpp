@@ -82,14 +82,8 @@ Catalog load_catalog(const std::vector<std::string>& files, const CatalogOptions
     }
     const int device = placed[i];
     DeviceGuard guard(device);
-    io::LoadOptions lo;
+    io::LoadOptions lo = o.load;
     lo.backend = backend_name(backend);
-    lo.scan_rows = o.scan_rows;
-    lo.scan_cols = o.scan_cols;
-    lo.pixel_mask = o.pixel_mask;
-    lo.pixel_mask_file = o.pixel_mask_file;
-    lo.representation = o.representation;
-    lo.admission_limit_bytes = o.admission_limit_bytes;
     if (o.show_progress) {
       const std::string label = files[i];
       lo.progress = [label, last = -1](double f) mutable {

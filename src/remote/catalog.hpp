@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/cache.hpp"
+#include "io/hdf5/load.hpp"
 #include "remote/device_guard.hpp"
 #include "resident/dataset.hpp"
 
@@ -50,11 +51,9 @@ struct CatalogOptions {
   std::string backend = "auto";
   std::vector<int> devices;
   bool show_progress = false;
-  std::size_t scan_rows = 0, scan_cols = 0;  // given scan shape for every file (0 = from the file)
-  std::string pixel_mask = "keep";          // io::LoadOptions::pixel_mask
-  std::string pixel_mask_file;              // io::LoadOptions::pixel_mask_file (every file)
-  std::string representation = "auto";      // io::LoadOptions::representation
-  std::size_t admission_limit_bytes = 0;    // io::LoadOptions::admission_limit_bytes (0: 80% of the free memory)
+  // How every file is loaded (format, dataset, scan shape, regions, binning, pixel mask, representation, decoder,
+  // read threads, ...), carried whole; its backend and progress are set per file from the fields above.
+  io::LoadOptions load;
 };
 Catalog load_catalog(const std::vector<std::string>& files, const CatalogOptions& options);
 

@@ -61,9 +61,9 @@ TEST(RemoteCatalog, FileThatCrashesHdf5IsAFormatError) {
 TEST(RemoteCatalog, ServesEncodedDatasetsWithTheSameFrames) {
   remote::CatalogOptions o;
   o.backend = "cpu";
-  o.representation = "encoded";
+  o.load.representation = "encoded";
   const remote::Catalog enc = remote::load_catalog({test::remote_sample_path()}, o);
-  o.representation = "dense";
+  o.load.representation = "dense";
   const remote::Catalog dense = remote::load_catalog({test::remote_sample_path()}, o);
   const nlohmann::json j = remote::describe_served(*enc.all()[0]);
   EXPECT_EQ(j["representation"], "encoded");
@@ -97,7 +97,7 @@ TEST(RemoteCatalog, DatasetsReportTheirPlacementAndMemory) {
 TEST(RemoteCatalog, AdmissionRefusesWhatDoesNotFit) {
   remote::CatalogOptions o;
   o.backend = "cpu";
-  o.admission_limit_bytes = 1024;  // far below the sample
+  o.load.admission_limit_bytes = 1024;  // far below the sample
   try {
     remote::load_catalog({test::remote_sample_path()}, o);
     FAIL() << "expected InvalidArgument";
@@ -111,7 +111,7 @@ TEST(RemoteCatalogCuda, AdmissionNamesTheDeviceThatIsFull) {
   remote::CatalogOptions o;
   o.backend = "cuda";
   o.devices = {detect().device_count - 1};
-  o.admission_limit_bytes = 1024;
+  o.load.admission_limit_bytes = 1024;
   try {
     remote::load_catalog({test::remote_sample_path()}, o);
     FAIL() << "expected InvalidArgument";
