@@ -53,8 +53,8 @@ template <class Args> void print_timing(const Args& a, const io::FileInfo& fi) {
   std::printf("total       %.1f ms in the loader\n", t.value("total_s", 0.0) * 1e3);
 }
 
-// What a load with representation "auto" would choose here (the GPU when there is one, else host memory), or why
-// it cannot load: the admission decision as JSON, {"error": ...} when refused.
+// What a load with these flags would choose here (on --backend / QGPU_BACKEND; auto: the GPU when there is one, else
+// host memory), or why it cannot load: the admission decision as JSON, {"error": ...} when refused.
 nlohmann::json would_load(const std::string& file, const std::string& backend, const std::string& dataset,
                           const LoadFlags& flags) {
   try {
@@ -64,7 +64,7 @@ nlohmann::json would_load(const std::string& file, const std::string& backend, c
     const io::LoadPlan plan = io::plan_load(file, lo);
     const std::string asked = requested_backend(backend);  // --backend, or QGPU_BACKEND for auto
     const Backend b = asked == "cpu" || (asked == "auto" && !detect().cuda_available) ? Backend::cpu : Backend::cuda;
-    const std::string rep = plan.info.transposed.present ? "dense" : "auto";  // Fortran order loads dense
+    const std::string rep = plan.info.transposed.present ? "dense" : flags.representation;  // Fortran order: dense
     const io::Admission a = io::admit(plan, b, rep, lo.admission_fraction, 0, io::free_memory_bytes(b),
                                       io::source_file_bytes(plan));
     nlohmann::json j = a.to_json();

@@ -100,3 +100,11 @@ def test_readme_load_options_are_those_every_loading_command_takes():
         flags = load_flags_of(r.stdout)
         common = flags if common is None else common & flags
     assert listed == common - {"--help"}, (sorted(listed - common), sorted(common - listed))
+
+
+def test_info_shows_the_load_its_flags_ask_for(sample):
+    path, _ = sample
+    for rep in ("encoded", "dense"):
+        r = qgpu("info", path, "--representation", rep, "--backend", "cpu")
+        assert r.returncode == 0, r.stderr
+        assert f"load        would be {rep} on cpu" in r.stdout, r.stdout

@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "core/error.hpp"
+#include "device/backend_request.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/cufft_check.hpp"
 #include "device/device.hpp"
@@ -16,6 +20,7 @@ TEST(Device, UnknownBackendIsRejected) {
 }
 
 TEST(Device, CudaAndAutoNeverFallBack) {
+  unsetenv("QGPU_BACKEND");  // what auto means without it
   const DeviceReport& r = detect();
   if (r.cuda_available) {
     EXPECT_EQ(resolve("cuda"), Backend::cuda);
@@ -27,6 +32,24 @@ TEST(Device, CudaAndAutoNeverFallBack) {
     EXPECT_THROW(resolve("cuda"), BackendUnavailable);
     EXPECT_THROW(resolve("auto"), BackendUnavailable);
   }
+}
+
+TEST(Device, QgpuBackendSetsWhatAutoMeansAndAnExplicitChoiceWins) {
+  setenv("QGPU_BACKEND", "cpu", 1);
+  EXPECT_EQ(resolve("auto"), Backend::cpu);
+  EXPECT_EQ(requested_backend("auto"), "cpu");
+  EXPECT_EQ(requested_backend("cuda"), "cuda");
+  if (!detect().cuda_available) EXPECT_THROW(resolve("cuda"), BackendUnavailable);
+  setenv("QGPU_BACKEND", "opencl", 1);
+  try {
+    resolve("auto");
+    ADD_FAILURE() << "an unknown QGPU_BACKEND was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("QGPU_BACKEND: unknown backend 'opencl' (expected cuda, cpu or auto)"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_EQ(resolve("cpu"), Backend::cpu);  // an explicit backend never reads it
+  unsetenv("QGPU_BACKEND");
 }
 
 TEST(Device, ReportsTheGpuOnGpuMachines) {
