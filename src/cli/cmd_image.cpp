@@ -194,7 +194,9 @@ void add_image(CLI::App& app) {
   cmd->add_option("-o,--out", a->out, "output folder (created if missing)");
   CLI::Option* file = add_input_flags(cmd, a->file, a->backend, a->dataset, a->load);
   file->required(false);  // checked in the callback: --bf / --adf may have taken it (take_file_from_values)
-  auto* bf = cmd->add_option("--bf", a->bf, "bright field; optional RADIUS in pixels (default: the fitted BF disk)")
+  auto* bf = cmd->add_option("--bf", a->bf,
+                             "bright field; optional RADIUS in pixels (default: the fitted BF disk; a word that is "
+                             "no number after a bare --bf or --adf is the file)")
                  ->expected(0, 1)
                  ->default_str("");  // CLI11 passes this as the value of a bare --bf: "" = the fitted disk
   auto* adf = cmd->add_option("--adf", a->adf,
