@@ -5,7 +5,7 @@
 import { DatasetInfo, Detector, DetectorKind, connection, getJson, isProductCache } from './api';
 import { BrowserCompute, openDevice } from './gpu_compute';
 import { Panel } from './panel';
-import { COLORMAPS, ColormapName, SCALES, Scale } from './render';
+import { COLORMAPS, ColormapName, SCALES, Scale, isColormap } from './render';
 import { gpuCheck, wgslLimbCheck } from './self_check';
 import { Panels, Session } from './session';
 import { fromHash, pythonCode, toHash, UrlState } from './share';
@@ -332,8 +332,11 @@ function wireControls(): void {
 }
 
 async function start(): Promise<void> {
-  datasets = (await getJson<{ datasets: DatasetInfo[] }>('/api/datasets')).datasets;
+  const list = await getJson<{ datasets: DatasetInfo[]; defaults?: { colormap?: string } }>('/api/datasets');
+  datasets = list.datasets;
   wireControls();
+  // The service's default colormap (display/defaults.hpp, the CLI's too), unless the URL holds a look.
+  if (isColormap(list.defaults?.colormap)) setLook({ ...state.look, colormap: list.defaults.colormap }, false);
   if (!datasets.length) throw new Error('the server holds no dataset');
   await openDataset(datasets.find((d) => d.id === pending.ds) ?? datasets[0]);
 }
