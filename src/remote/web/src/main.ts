@@ -301,6 +301,7 @@ function wireControls(): void {
     const s = session;
     if (!s) return;
     const button = $<HTMLButtonElement>('ssb-fit');
+    const label = button.textContent;
     button.disabled = true;
     button.textContent = 'fitting…';
     try {
@@ -311,7 +312,7 @@ function wireControls(): void {
       if (!s.closed) report(e);
     } finally {
       button.disabled = false;
-      button.textContent = 'fit defocus';
+      button.textContent = label;
     }
   });
   $('copy-python').addEventListener('click', () => {
