@@ -98,6 +98,7 @@ export async function layoutChecks({ run, context, base, opt, h5, tmp }) {
 
     await run.check('the loading text never moves the panels: a slow drag ends where it was meant to, at every width', async () => {
       const notes = [];
+      await product('virtual');
       await page.route('**/virtual?*', async (route) => {
         await new Promise((r) => setTimeout(r, 400));
         await route.continue().catch(() => {});  // an aborted (superseded) request
@@ -150,7 +151,7 @@ export async function layoutChecks({ run, context, base, opt, h5, tmp }) {
 
     await run.check('figure export: the picture upscaled (nearest), the scale bar at its calibrated length, the colourbar', async () => {
       await page.setViewportSize({ width: 1600, height: 900 });
-      const s0 = await state();
+      const s0 = await product('virtual');
       await page.selectOption('#kind', 'disk');
       await idle(s0.virtualVersion);
       const r = await page.evaluate(async () => {
