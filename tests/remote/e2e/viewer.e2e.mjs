@@ -4,7 +4,7 @@
 // WebGPU adapter it also runs the WGSL virtual detector on a frame window and compares its sums with the
 // service's exact uint64s. The microscopist's-tool checks (dataset switching, products, calibrated display,
 // detectors, navigation, export, offline state) are in tool_checks.mjs; default look, SSB controls, layout while
-// loading and the figure export, at several widths, in layout_checks.mjs. Screenshots go to --out.
+// loading and the figure export, at several widths, in layout_checks.mjs; signed and float data in dtype_checks.mjs. Screenshots go to --out.
 // Usage: node viewer.e2e.mjs --qgpu BUILD/qgpu --web src/remote/web/dist [--out DIR] [--webgpu auto|off]
 // Prints PASS/FAIL/SKIP lines and a final `e2e: N passed, M failed`; exits 1 on any failure.
 import { execFileSync } from 'node:child_process';
@@ -12,6 +12,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Runner, assert, fetchBytes, launchBrowser, startServer, tempDir, writeSample } from './harness.mjs';
+import { dtypeChecks } from './dtype_checks.mjs';
 import { layoutChecks } from './layout_checks.mjs';
 import { pagePixelsVsServerPng, pageState, panelValues, serverValues, toolChecks, waitIdle } from './tool_checks.mjs';
 
@@ -192,6 +193,7 @@ try {
   } });
 
   await layoutChecks({ run, context: browser.context, base, opt, h5, tmp });
+  await dtypeChecks({ run, context: browser.context, opt, tmp });
 
   await run.check('the page reported no unexpected error', async () => {
     s = await state();
