@@ -2,6 +2,7 @@
 
 #include "convert.hpp"
 #include "display/display.hpp"
+#include "display/figure.hpp"
 #include "display/pattern.hpp"
 
 namespace qgpu::py {
@@ -27,16 +28,26 @@ void bind_display(pyb::module_& m) {
   using F = pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>;
   m.def("render", [](const F& img, const std::string& colormap, const std::string& scale,
                      std::pair<double, double> percentiles, std::optional<double> vmin, std::optional<double> vmax,
-                     const std::string& backend) {
+                     const std::string& backend, bool symmetric, std::size_t png_scale, bool annotate,
+                     std::optional<double> pixel_size, const std::string& pixel_unit) {
     const Image<float> in = image_from_python(img, backend);
-    const display::DisplayOptions o = options(colormap, scale, percentiles, vmin, vmax);
-    const display::Rgba r = nogil([&] { return display::render(in, o); });
+    display::DisplayOptions o = options(colormap, scale, percentiles, vmin, vmax);
+    display::FigureOptions f;
+    f.png_scale = png_scale;
+    f.annotate = annotate;
+    if (pixel_size) f.pixel_size = display::PixelSize{*pixel_size, pixel_unit};
+    display::validate(f);  // before any work
+    const display::Rgba r = nogil([&] {
+      if (symmetric) o = display::symmetric_about_zero(in, o);
+      return display::figure(display::render(in, o), f);
+    });
     pyb::array_t<std::uint8_t> a({r.rows, r.cols, std::size_t(4)});
     std::copy(r.rgba.begin(), r.rgba.end(), a.mutable_data());
     return pyb::make_tuple(a, to_python(r.provenance.to_json()));
   }, pyb::arg("image"), pyb::arg("colormap") = "viridis", pyb::arg("scale") = "linear",
      pyb::arg("percentiles") = std::pair<double, double>{0.0, 100.0}, pyb::arg("vmin") = pyb::none(),
-     pyb::arg("vmax") = pyb::none(), pyb::arg("backend"));
+     pyb::arg("vmax") = pyb::none(), pyb::arg("backend"), pyb::arg("symmetric") = false, pyb::arg("png_scale") = 1,
+     pyb::arg("annotate") = false, pyb::arg("pixel_size") = pyb::none(), pyb::arg("pixel_unit") = "angstrom");
   m.def("histogram", [](const F& img, const std::string& scale, std::pair<double, double> percentiles,
                         std::optional<double> vmin, std::optional<double> vmax, const std::string& backend) {
     const display::Histogram h =

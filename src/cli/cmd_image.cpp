@@ -22,12 +22,13 @@ namespace qgpu::cli {
 namespace {
 
 struct ImageArgs {
-  std::string file, out = "out", backend = "auto", dataset, colormap = "inferno", scale = "linear";
+  std::string file, out = "out", backend = "auto", dataset, colormap, scale = "linear";  // colormap "": by product
   std::vector<std::string> bf;  // [] or [""]: the fitted disk; [R]: radius R
   std::vector<std::string> adf;  // [] or [""]: radii from the BF disk; [INNER, OUTER]
   std::vector<double> center, percentiles{0.5, 99.5};
   std::optional<double> radius;  // --radius: the BF disk radius (replaces the fitted one)
   bool com = false, dpc = false, idpc = false, mean = false;
+  PngFlags png;
   std::vector<double> rotation;  // angle_deg [transpose 0/1]; empty = calibrate
   LoadFlags load;
 };
@@ -36,7 +37,8 @@ struct ImageArgs {
 struct Checked {
   std::optional<double> bf_radius;
   std::optional<detector::AnnulusRadii> adf;  // empty: from the BF disk
-  display::DisplayOptions look;
+  std::string colormap;                     // --colormap, or inferno
+  display::DisplayOptions look, signed_look;  // signed_look: the DPC fields' (--colormap, or RdBu_r)
   std::filesystem::path dir;
 };
 
@@ -59,7 +61,10 @@ Checked check(const ImageArgs& a, bool want_bf, bool want_adf) {
   if (a.rotation.size() > 1 && a.rotation[1] != 0 && a.rotation[1] != 1)
     throw InvalidArgument("--rotation: TRANSPOSE is 0 or 1");
   a.load.check();
-  c.look = display_options(a.colormap, a.scale, a.percentiles[0], a.percentiles[1]);
+  c.colormap = a.colormap.empty() ? "inferno" : a.colormap;
+  c.look = display_options(c.colormap, a.scale, a.percentiles[0], a.percentiles[1]);
+  c.signed_look = display_options(a.colormap.empty() ? display::kDivergingColormap : a.colormap, a.scale,
+                                  a.percentiles[0], a.percentiles[1]);
   c.dir = output_folder(a.out);
   return c;
 }
@@ -69,7 +74,15 @@ void compute_and_write(workflow::ScanProducts& src, const ImageArgs& a, const Ch
                        bool want_adf) {
   std::printf("%s\n", src.summary().c_str());
   const std::filesystem::path& dir = checked.dir;
-  const display::DisplayOptions& look = checked.look;
+  // Pixel sizes from the file's calibration; a binned load's pixels are bin times larger.
+  const nlohmann::json cal = src.metadata().value("calibration", nlohmann::json::object());
+  const std::size_t bin_scan = a.load.bin_scan, bin_det = a.load.bin_detector;
+  const std::string scan_rule = bin_scan > 1 ? "x " + std::to_string(bin_scan) + " (--bin-scan)" : "";
+  const std::string det_rule = bin_det > 1 ? "x " + std::to_string(bin_det) + " (--bin-detector)" : "";
+  const ProductLook look =
+      product_look(checked.look, a.png, product_calibration(cal, "scan", double(bin_scan), scan_rule));
+  const ProductLook signed_look =
+      product_look(checked.signed_look, a.png, product_calibration(cal, "scan", double(bin_scan), scan_rule), true);
   std::optional<detector::Center> center;
   if (!a.center.empty()) center = detector::Center{a.center[0], a.center[1]};
   src.set_disk(center, a.radius);  // the given centre / radius replace the fit's everywhere below
@@ -89,7 +102,10 @@ void compute_and_write(workflow::ScanProducts& src, const ImageArgs& a, const Ch
     if (std::none_of(mean.data.begin(), mean.data.end(), [](float v) { return v > 0; }))
       throw InvalidArgument("--mean: the mean diffraction pattern is zero everywhere: the data (in the loaded region) "
                             "hold no counts, so there is nothing to show");
-    write_outputs(dir, "mean_pattern", mean, display::pattern_display_options(a.colormap), &display::pattern_log);
+    write_outputs(dir, "mean_pattern", mean,
+                  product_look(display::pattern_display_options(checked.colormap), a.png,
+                               product_calibration(cal, "detector", double(bin_det), det_rule)),
+                  &display::pattern_log);
   }
   if (want_bf) {
     SumImage img = src.bf_with_defaults(checked.bf_radius, center);
@@ -125,8 +141,8 @@ void compute_and_write(workflow::ScanProducts& src, const ImageArgs& a, const Ch
                                         dpc::rotation_warning(rot).c_str());
     }
     if (a.dpc) {
-      write_outputs(dir, "dpc_row", r.field_row, look);
-      write_outputs(dir, "dpc_col", r.field_col, look);
+      write_outputs(dir, "dpc_row", r.field_row, signed_look);
+      write_outputs(dir, "dpc_col", r.field_col, signed_look);
     }
     if (a.idpc) write_outputs(dir, "idpc", *r.idpc, look);
   }
@@ -145,9 +161,11 @@ CacheImageRequest cache_request(const ImageArgs& a, bool want_bf, bool want_adf)
   const Checked checked = check(a, want_bf, want_adf);
   CacheImageRequest r;
   r.file = a.file;
-  r.colormap = a.colormap;
+  r.colormap = checked.colormap;
   r.dir = checked.dir;
   r.look = checked.look;
+  r.signed_look = checked.signed_look;
+  r.png = a.png;
   r.bf_radius = checked.bf_radius;
   if (checked.adf) r.adf = std::pair<double, double>{checked.adf->inner, checked.adf->outer};
   r.center = a.center;
@@ -219,9 +237,10 @@ void add_image(CLI::App& app) {
       ->default_str("calibrated");
   std::string maps;
   for (const std::string& n : display::colormap_names()) maps += (maps.empty() ? "" : " | ") + n;
-  cmd->add_option("--colormap", a->colormap, maps);
+  cmd->add_option("--colormap", a->colormap, maps)->default_str("inferno; DPC maps: RdBu_r, range symmetric about 0");
   cmd->add_option("--scale", a->scale, "linear | log | signed_log");
   cmd->add_option("--percentiles", a->percentiles, "display clip percentiles LOW HIGH")->expected(2);
+  add_png_flags(cmd, a->png);
   cmd->callback([a, bf, adf] {
     take_file_from_values(*a);
     if (a->file.empty()) throw CLI::RequiredError("file");

@@ -22,6 +22,7 @@ struct ParallaxArgs {
   std::size_t upsample = 2, bin = 0, iterations = 3, search = 4;
   double edge = 1.0;
   bool measured = false;
+  PngFlags png;
   LoadFlags load;
 };
 
@@ -90,8 +91,12 @@ void run(const ParallaxArgs& a) {
   look.colormap = "gray";
   look.lower_percentile = 0.5;
   look.upper_percentile = 99.5;
-  write_outputs(dir, "parallax", r.image, look);
-  write_outputs(dir, "parallax_bf", r.bf, look);
+  const nlohmann::json cal = {{"scan_step_angstrom", p.scan_step_angstrom},
+                               {"detector_mrad_per_pixel", p.detector_mrad_per_pixel}};
+  write_outputs(dir, "parallax", r.image,
+                product_look(look, a.png, product_calibration(cal, "scan", 1.0 / double(a.upsample),
+                                                              "/ " + std::to_string(a.upsample) + " (--upsample)")));
+  write_outputs(dir, "parallax_bf", r.bf, product_look(look, a.png, product_calibration(cal, "scan")));
 }
 
 }  // namespace
@@ -124,6 +129,7 @@ void add_parallax(CLI::App& app) {
   cmd->add_option("--search", a->search, "correlation peak search half-width around the predicted shift, scan px");
   cmd->add_option("--edge", a->edge, "leave out pixels closer than this to the BF disk edge, detector px");
   cmd->add_flag("--measured-shifts", a->measured, "shift-and-sum with the measured shifts instead of the linear fit");
+  add_png_flags(cmd, a->png);
   cmd->callback([a] {
     run_command([&] {
       OutputGuard outputs(a->out);  // all outputs or none

@@ -28,6 +28,7 @@ struct SsbArgs {
   std::vector<double> center;  // --center ROW COL
   std::size_t preview = 0, fit_trials = 0, bin = 4;
   std::vector<double> c1_range{-500, 500};
+  PngFlags png;
   bool astig = false, transpose = false;
   LoadFlags load;
 };
@@ -103,7 +104,10 @@ void fit_and_reconstruct(const Dataset& ds, ssb::SsbParams p, const SsbArgs& a, 
   std::printf("  weighting      %s (%s)\n", r.provenance.parameters.at("weighting").get<std::string>().c_str(),
               r.provenance.parameters.at("weighting_reason").get<std::string>().c_str());
   if (r.provenance.parameters.contains("bf_disk_fit")) report_bf_disk(r.provenance.parameters.at("bf_disk_fit"));
-  write_outputs(dir, a.preview ? "ssb_preview_phase" : "ssb_phase", r.phase, look);
+  const nlohmann::json cal = {{"scan_step_angstrom", p.scan_step_angstrom},
+                               {"detector_mrad_per_pixel", p.detector_mrad_per_pixel}};
+  write_outputs(dir, a.preview ? "ssb_preview_phase" : "ssb_phase", r.phase,
+                product_look(look, a.png, product_calibration(cal, "scan", 1.0, "(the step the reconstruction used)")));
 }
 
 // SSB needs the whole field: an MPI run gathers the BF disk (with a margin) of every frame at rank 0 and runs the
@@ -174,6 +178,7 @@ void add_ssb(CLI::App& app) {
   cmd->add_option("--fit-range", a->c1_range, "C1 search range MIN MAX, angstrom (Krivanek sign)")->expected(2);
   cmd->add_flag("--fit-astigmatism", a->astig, "also fit 2-fold astigmatism");
   cmd->add_option("--fit-bin", a->bin, "detector binning used while fitting");
+  add_png_flags(cmd, a->png);
   cmd->callback([a] {
     run_command([&] {
       OutputGuard outputs(a->out);  // all outputs or none

@@ -44,11 +44,13 @@ void image_from_cache(const CacheImageRequest& r) {
     std::fprintf(stderr, "qgpu: warning: cache '%s' is stale: %s\n", r.file.c_str(), change.c_str());
   std::printf("cache %s (format %d): %zu products\n", r.file.c_str(), c.format_version(), c.products().size());
   const std::filesystem::path& dir = r.dir;
-  const display::DisplayOptions& look = r.look;
+  const nlohmann::json cal = c.geometry().calibration;  // the source's; the cached products are unbinned
+  const ProductLook look = product_look(r.look, r.png, product_calibration(cal, "scan"));
+  const ProductLook signed_look = product_look(r.signed_look, r.png, product_calibration(cal, "scan"), true);
   const double* center = r.center.empty() ? nullptr : r.center.data();
 
   if (r.mean)  // as qgpu image: .npy holds the mean counts, the PNG shows the dark-field halo too
-    write_outputs(dir, "mean_pattern", c.f32("mean_pattern"), display::pattern_display_options(r.colormap),
+    write_outputs(dir, "mean_pattern", c.f32("mean_pattern"), product_look(display::pattern_display_options(r.colormap), r.png, product_calibration(cal, "detector")),
                   &display::pattern_log);
   if (r.want_bf) {
     const double radius = r.bf_radius ? *r.bf_radius : r.disk_radius ? *r.disk_radius : c.geometry().disk_radius;
@@ -104,8 +106,8 @@ void image_from_cache(const CacheImageRequest& r) {
     std::printf("  rotation       %.2f deg, transpose %s (from the cache)\n", rot.at("angle_deg").get<double>(),
                 rot.at("transpose").get<bool>() ? "yes" : "no");
     if (r.dpc) {
-      write_outputs(dir, "dpc_row", c.f32("field_row"), look);
-      write_outputs(dir, "dpc_col", c.f32("field_col"), look);
+      write_outputs(dir, "dpc_row", c.f32("field_row"), signed_look);
+      write_outputs(dir, "dpc_col", c.f32("field_col"), signed_look);
     }
     if (r.idpc) write_outputs(dir, "idpc", c.f32("idpc"), look);
     return;
@@ -120,8 +122,8 @@ void image_from_cache(const CacheImageRequest& r) {
   pp.idpc = r.idpc;
   const dpc::PipelineResult res = dpc::run_pipeline(std::move(d), pp);
   if (r.dpc) {
-    write_outputs(dir, "dpc_row", res.field_row, look);
-    write_outputs(dir, "dpc_col", res.field_col, look);
+    write_outputs(dir, "dpc_row", res.field_row, signed_look);
+    write_outputs(dir, "dpc_col", res.field_col, signed_look);
   }
   if (r.idpc) write_outputs(dir, "idpc", *res.idpc, look);
 }

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/outputs.hpp"
 #include "display/options.hpp"
 
 namespace qgpu::cli {
@@ -13,7 +14,8 @@ namespace qgpu::cli {
 struct CacheImageRequest {
   std::string file, colormap;
   std::filesystem::path dir;
-  display::DisplayOptions look;
+  display::DisplayOptions look, signed_look;  // signed_look: the DPC fields'
+  PngFlags png;
   std::optional<double> bf_radius;                   // empty: the cached fitted-disk BF
   std::optional<std::pair<double, double>> adf;      // empty: the cached ADF (radii from the BF disk)
   std::optional<double> disk_radius;                 // --radius: the BF disk radius instead of the cached fit's

@@ -127,30 +127,30 @@ SumImage df(const Dataset& ds, Center center, double radius) {
   return masked_image(ds, disk(s.det_rows, s.det_cols, center.first, center.second, radius), "detector.df");
 }
 
-SumImage sum_pattern(const Dataset& ds) {
-  const Shape4D& s = ds.shape();
-  SumImage out;
-  if (ds.encoded()) {  // stored while encoding
-    Image<std::uint64_t> img;
-    img.data = encoded_path::sum_pattern(ds);
-    out = std::move(img);
-  } else {
-    out = ds.backend() == Backend::cuda ? cuda::sum_pattern(ds) : cpu::sum_pattern(ds);
-  }
-  return finish(std::move(out), ds, "detector.sum_pattern", s.det_rows, s.det_cols);
-}
+namespace {
 
-SumImage max_pattern(const Dataset& ds) {
-  const Shape4D& s = ds.shape();
+// A detector-shaped product on the dataset's representation and backend.
+SumImage pattern(const Dataset& ds, const char* op, std::vector<std::uint64_t> (*encoded)(const Dataset&),
+                 SumImage (*gpu)(const Dataset&), SumImage (*host)(const Dataset&)) {
   SumImage out;
   if (ds.encoded()) {
     Image<std::uint64_t> img;
-    img.data = encoded_path::max_pattern(ds);
+    img.data = encoded(ds);
     out = std::move(img);
   } else {
-    out = ds.backend() == Backend::cuda ? cuda::max_pattern(ds) : cpu::max_pattern(ds);
+    out = ds.backend() == Backend::cuda ? gpu(ds) : host(ds);
   }
-  return finish(std::move(out), ds, "detector.max_pattern", s.det_rows, s.det_cols);
+  return finish(std::move(out), ds, op, ds.shape().det_rows, ds.shape().det_cols);
+}
+
+}  // namespace
+
+SumImage sum_pattern(const Dataset& ds) {  // encoded: stored while encoding
+  return pattern(ds, "detector.sum_pattern", encoded_path::sum_pattern, cuda::sum_pattern, cpu::sum_pattern);
+}
+
+SumImage max_pattern(const Dataset& ds) {
+  return pattern(ds, "detector.max_pattern", encoded_path::max_pattern, cuda::max_pattern, cpu::max_pattern);
 }
 
 Image<float> mean_pattern(const Dataset& ds) { return mean_from_sum(sum_pattern(ds), ds.shape().frames()); }

@@ -27,7 +27,7 @@ Lut gray() {
 
 }  // namespace
 
-std::vector<std::string> colormap_names() { return {"viridis", "magma", "inferno", "plasma", "gray"}; }
+std::vector<std::string> colormap_names() { return {"viridis", "magma", "inferno", "plasma", "gray", "RdBu_r"}; }
 
 const Lut& colormap(const std::string& name) {
   // Built once on first use (function-local statics are thread-safe).
@@ -36,11 +36,13 @@ const Lut& colormap(const std::string& name) {
   static const Lut inferno = from_rgb(tables::kInferno);
   static const Lut plasma = from_rgb(tables::kPlasma);
   static const Lut gray_lut = gray();
+  static const Lut rdbu_r = from_rgb(tables::kRdBuR);
   if (name == "viridis") return viridis;
   if (name == "magma") return magma;
   if (name == "inferno") return inferno;
   if (name == "plasma") return plasma;
   if (name == "gray") return gray_lut;
+  if (name == "RdBu_r") return rdbu_r;
   std::string known;
   for (const std::string& n : colormap_names()) known += (known.empty() ? "" : ", ") + n;
   throw InvalidArgument("unknown colormap '" + name + "' (expected one of " + known + ")");

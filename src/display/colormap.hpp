@@ -9,7 +9,8 @@ namespace qgpu::display {
 
 using Lut = std::array<std::uint8_t, 256 * 4>;
 
-// "viridis", "magma", "inferno", "plasma" (matplotlib tables) or "gray" (i -> (i, i, i)); alpha is 255.
+// "viridis", "magma", "inferno", "plasma" (matplotlib tables), "gray" (i -> (i, i, i)) or the diverging "RdBu_r"
+// (blue - white - red, for signed maps shown with a range symmetric about 0); alpha is 255.
 // Raises InvalidArgument naming the known maps for any other name.
 const Lut& colormap(const std::string& name);
 

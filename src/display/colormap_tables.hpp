@@ -1,5 +1,5 @@
 #pragma once
-// Raw 8-bit RGB tables of the matplotlib perceptual colormaps (defined in colormap_tables.cpp).
+// Raw 8-bit RGB tables of the matplotlib perceptual colormaps and the diverging RdBu_r (defined in colormap_tables.cpp).
 #include <array>
 #include <cstdint>
 
@@ -11,5 +11,6 @@ extern const RgbTable kViridis;
 extern const RgbTable kMagma;
 extern const RgbTable kInferno;
 extern const RgbTable kPlasma;
+extern const RgbTable kRdBuR;  // diverging: blue (low) - white - red (high)
 
 }  // namespace qgpu::display::tables

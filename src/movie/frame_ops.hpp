@@ -15,7 +15,7 @@ namespace qgpu::movie {
 // (weights = exact overlap lengths in units of 1/(src*dst)), rounded half up, per channel.
 display::Rgba resize(const display::Rgba& in, std::size_t rows, std::size_t cols, Resize how);
 
-// Burns `text` into the top-left corner with the built-in 3x5 pixel font, scaled by max(1, min(rows, cols) / 96):
+// Burns `text` into the top-left corner with the built-in 3x5 pixel font (display/font.hpp), scaled by max(1, min(rows, cols) / 96):
 // glyphs in the colormap's last colour on a box of its first colour (both colours of the map, so a GIF palette
 // made of the map's 256 colours stays exact). Characters: 0-9 A-Z a-z (drawn upper case) space . , - + = : ( ) /.
 void burn_label(display::Rgba& img, const std::string& text, const display::Lut& lut);

@@ -1,6 +1,7 @@
 // Response helpers shared by the route handlers.
 #include <cstdio>
 
+#include "display/defaults.hpp"
 #include "display/display.hpp"
 #include "remote/encode.hpp"
 #include "remote/http_error.hpp"
@@ -78,7 +79,7 @@ void set_timing(httplib::Response& res, const Timed& t) {
 
 display::DisplayOptions display_options(const Params& p, display::Scale default_scale) {
   display::DisplayOptions o;
-  o.colormap = p.text("colormap").value_or("viridis");
+  o.colormap = p.text("colormap").value_or(display::kImageColormap);
   const auto scale = p.text("scale");
   try {
     o.scale = scale ? display::scale_from_name(*scale) : default_scale;

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "detector/virtual_detector.hpp"
+#include "display/defaults.hpp"
 #include "display/pattern.hpp"
 #include "display/display.hpp"
 #include "remote/cached.hpp"
@@ -20,7 +21,8 @@ const std::string kId = R"(/api/datasets/([A-Za-z0-9_.-]+))";
 void list(Context& ctx, httplib::Response& res) {
   nlohmann::json items = nlohmann::json::array();
   for (const auto& s : ctx.catalog.all()) items.push_back(describe_served(*s));
-  send_json(res, {{"datasets", items}});
+  // defaults: what the viewer starts with, shared with the service's PNGs (display/defaults.hpp).
+  send_json(res, {{"datasets", items}, {"defaults", {{"colormap", display::kImageColormap}}}});
 }
 
 void mean_pattern(Context& ctx, const httplib::Request& req, httplib::Response& res) {
@@ -75,15 +77,20 @@ void disk_fit(Context& ctx, const httplib::Request& req, httplib::Response& res)
   ServedDataset& s = ctx.catalog.get(req.matches[1]);
   double ms = 0;
   nlohmann::json fit_info;  // confidence, method, warning: the fit's, or a cache's record of it
+  std::size_t det_rows = 0, det_cols = 0;
   const detector::DiskFit f = run_on(
       s,
-      [&fit_info](ServedDataset& d) {
+      [&fit_info, &det_rows, &det_cols](ServedDataset& d) {
         if (!d.cache) {
           const detector::DiskFit fit = detector::fit_bf_disk(d.ds);
           fit_info = detector::fit_json(fit);
+          det_rows = d.ds.shape().det_rows;
+          det_cols = d.ds.shape().det_cols;
           return fit;
         }
         const cache::Geometry& g = d.cache->geometry();
+        det_rows = g.det_rows;
+        det_cols = g.det_cols;
         if (g.provenance.contains("bf_disk_fit")) fit_info = g.provenance.at("bf_disk_fit");
         detector::DiskFit fit;
         fit.center_row = g.disk_center_row;
@@ -96,6 +103,13 @@ void disk_fit(Context& ctx, const httplib::Request& req, httplib::Response& res)
   nlohmann::json out = {{"center_row", f.center_row}, {"center_col", f.center_col}, {"radius", f.radius}};
   for (const char* k : {"confidence", "confident", "method", "warning", "other_edge_radius"})
     if (fit_info.contains(k)) out[k] = fit_info.at(k);
+  // The default ADF ring of this fit (the CLI's, detector::default_adf_radii); absent when the disk leaves no ring.
+  try {
+    const detector::AnnulusRadii adf = detector::default_adf_radii(f, det_rows, det_cols);
+    out["adf_inner"] = adf.inner;
+    out["adf_outer"] = adf.outer;
+  } catch (const InvalidArgument&) {
+  }
   send_json(res, out);
 }
 

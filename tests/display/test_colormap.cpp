@@ -30,6 +30,16 @@ TEST(DisplayColormap, InfernoMagmaPlasmaEndpoints) {
   EXPECT_EQ(entry("plasma", 255), (E{240, 249, 33, 255}));    // #f0f921
 }
 
+TEST(DisplayColormap, RdBuRDiverges) {
+  // matplotlib RdBu_r = ColorBrewer RdBu reversed: #053061 (dark blue) .. #f7f7f7 (middle) .. #67001f (dark red)
+  EXPECT_EQ(entry("RdBu_r", 0), (E{5, 48, 97, 255}));
+  EXPECT_EQ(entry("RdBu_r", 255), (E{103, 0, 31, 255}));
+  EXPECT_EQ(entry("RdBu_r", 128), (E{247, 246, 246, 255}));  // x = 128/255: just past the white middle
+  // blue below the middle, red above
+  for (std::size_t i = 0; i < 120; i += 10) EXPECT_GT(entry("RdBu_r", i)[2], entry("RdBu_r", i)[0]) << i;
+  for (std::size_t i = 136; i < 256; i += 10) EXPECT_GT(entry("RdBu_r", i)[0], entry("RdBu_r", i)[2]) << i;
+}
+
 TEST(DisplayColormap, GrayIsIdentity) {
   for (int i = 0; i < 256; ++i) EXPECT_EQ(entry("gray", static_cast<std::size_t>(i)), (E{i, i, i, 255})) << i;
 }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <vector>
 
 #include "support/expect_error.hpp"
 #include "corrupt.hpp"
@@ -32,6 +33,8 @@ void write_typed_dataset(const std::string& path, hid_t type) {
   hsize_t dims[3] = {4, 8, 8};
   hid_t sp = H5Screate_simple(3, dims, nullptr);
   hid_t d = H5Dcreate2(f, "/data", type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  const std::vector<unsigned char> zeros(4 * 8 * 8 * H5Tget_size(type), 0);  // the data written: the file is ready
+  H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, zeros.data());
   H5Dclose(d);
   H5Sclose(sp);
   H5Fclose(f);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "detector/virtual_detector.hpp"
+#include "display/defaults.hpp"
 #include "display/display.hpp"
 #include "display/pattern.hpp"
 #include "dpc/com.hpp"
@@ -74,6 +75,30 @@ TEST(RemoteApi, VirtualBrightFieldBytesEqualTheLibrary) {
   const auto want = detector::adf(srv.dataset(), 8, 14, detector::Center{16, 16}).counts("test").data;
   ASSERT_EQ(j["data"].size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(j["data"][i].get<std::uint64_t>(), want[i]);
+}
+
+// The viewer's first look comes from here: the default ADF ring of the fit (the CLI's) and the default colormap,
+// which is also that of a PNG asked without one.
+TEST(RemoteApi, AnswersTheDefaultAdfRingAndColormap) {
+  test::RunningServer srv;
+  auto cli = srv.client();
+  auto res = cli.Get(srv.api("/disk_fit"));
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const nlohmann::json disk = nlohmann::json::parse(res->body);
+  const detector::AnnulusRadii ring = detector::default_adf_radii(srv.dataset());
+  EXPECT_EQ(disk["adf_inner"].get<double>(), ring.inner);
+  EXPECT_EQ(disk["adf_outer"].get<double>(), ring.outer);
+  res = cli.Get("/api/datasets");
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(nlohmann::json::parse(res->body)["defaults"]["colormap"], display::kImageColormap);
+  auto plain = cli.Get(srv.api("/virtual?kind=bf&format=png"));
+  auto named = cli.Get(srv.api(std::string("/virtual?kind=bf&format=png&colormap=") + display::kImageColormap));
+  auto other = cli.Get(srv.api("/virtual?kind=bf&format=png&colormap=gray"));
+  ASSERT_TRUE(plain && named && other);
+  ASSERT_EQ(plain->status, 200) << plain->body;
+  EXPECT_EQ(plain->body, named->body);
+  EXPECT_NE(plain->body, other->body);
 }
 
 TEST(RemoteApi, PostedMaskEqualsVirtualImage) {

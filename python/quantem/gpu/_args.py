@@ -6,7 +6,9 @@ guard() wraps each function and method of _qgpu so that the first becomes Argume
 and a TypeError) naming the argument, what it must be and what it got, and the second OutOfMemory naming the
 call and its numeric arguments. Nothing changes for calls that succeed or raise anything else.
 """
+import ast
 import functools
+import inspect
 import numbers
 import os
 import re
@@ -189,6 +191,64 @@ def _numeric_args(args, kwargs, doc, fname):
     return ", ".join(shown)
 
 
+class _Default:
+    """A default shown as pybind11 prints it (a value Python cannot rebuild, e.g. a C++ object)."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+def _python_default(text):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return _Default(text)
+
+
+def python_signature(doc, fname):
+    """inspect.Signature of the first overload in a pybind11 docstring (names and defaults), or None."""
+    sig = _signature(doc, fname)
+    if sig is None:
+        return None
+    params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                default=_python_default(default) if has_default else inspect.Parameter.empty)
+              for name, _, has_default, default in sig]
+    # pybind11 allows a required argument after defaulted ones (e.g. `backend`); Python's check would refuse it.
+    return inspect.Signature(params, __validate_parameters__=False)
+
+
+# Set by install(): the error raised for a keyword argument a function does not take.
+ERROR_TYPE = TypeError
+
+
+def keywords(fn):
+    """fn, raising ERROR_TYPE (an InvalidArgument and a TypeError) that names an unknown keyword argument and lists
+    the ones fn takes, instead of Python's bare "unexpected keyword argument"."""
+    sig = inspect.signature(fn)
+    if any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
+        return fn
+    names = [n for n, p in sig.parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    qualname = fn.__module__.replace("quantem.gpu.", "qgpu.") + "." + fn.__name__
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        for k in kwargs:
+            if k not in names:
+                raise ERROR_TYPE(f"{qualname}: unknown parameter '{k}' (it takes {', '.join(names)})")
+        return fn(*args, **kwargs)
+
+    return call
+
+
+def document(fn, doc):
+    """Gives a compiled function (guarded by install) its docstring; returns fn."""
+    fn.__doc__ = doc
+    return fn
+
+
 def guard(fn, fname, classes, error_type, oom_type):
     """fn wrapped: pybind11's argument TypeError -> error_type naming the argument; std::bad_alloc -> oom_type."""
     doc = getattr(fn, "__doc__", "") or ""
@@ -210,11 +270,16 @@ def guard(fn, fname, classes, error_type, oom_type):
             raise oom_type(message) from None
         raise error_type(message) from None
 
+    call.__signature__ = python_signature(doc, fname)
+    if call.__signature__ is None:
+        del call.__signature__
     return call
 
 
 def install(module, error_type, oom_type):
     """Wraps every function of the compiled module and every method of its classes, in place."""
+    global ERROR_TYPE
+    ERROR_TYPE = error_type
     builtin = type(len)
     classes = {n: c for n, c in vars(module).items() if isinstance(c, type)}
     for name, obj in list(vars(module).items()):

@@ -13,10 +13,21 @@ import warnings
 from . import _qgpu
 from ._qgpu import ProductUnavailable, StaleCache, cache_format_version, is_cache_file  # noqa: F401
 from .result import Result, wrap
+from ._args import document, keywords
+
+document(is_cache_file, """True when path is a product cache (an HDF5 file with the cache's format marker).
+
+    path: a file (str or os.PathLike); a missing or non-HDF5 file answers False.""")
 
 
+@keywords
 def build(ds, path, bf_radii=(), adf=()):
-    """Computes every product from `ds` and writes the cache at `path`; returns the product names."""
+    """Computes every product from `ds` and writes the cache at `path`; returns the product names.
+
+    ds: a loaded Dataset. path: the cache file to write (str or os.PathLike).
+    bf_radii: extra bright-field radii, detector pixels (the fitted disk's BF is always there). Default ().
+    adf: extra (inner, outer) annuli, detector pixels. Default ().
+    Raises: InvalidArgument (bad radii), IoError (cannot write)."""
     return _qgpu.cache_build(ds, path, [float(r) for r in bf_radii], [(float(i), float(o)) for i, o in adf])
 
 
@@ -51,24 +62,33 @@ class ProductCache:
         return wrap(self._c.get(name))
 
     def get(self, name):
+        """The product `name` (e.g. "bf", "adf", "com_row", "idpc") as a numpy Result with its provenance; as
+        cache[name]. Raises ProductUnavailable naming it when the cache lacks it."""
         return self[name]
 
     def provenance(self, name):
+        """The provenance (dict) of the product `name`. Raises ProductUnavailable when the cache lacks it."""
         return self._c.provenance(name)
 
     def detector(self, name):
-        """Geometry of a cached virtual detector: kind, center, radius or inner/outer."""
+        """Geometry of the cached virtual detector `name`: kind, center, radius or inner/outer (detector pixels)."""
         return self._c.detector(name)
 
     def __repr__(self):
         return f"ProductCache({self.path!r}, format {self.format_version}, {len(self.products)} products)"
 
 
+@keywords
 def open(path, strict=False):  # noqa: A001 - the module's verb
-    """Opens a cache. A stale source warns (RuntimeWarning naming the change) or, with strict=True, raises."""
+    """Opens a cache: a ProductCache. A stale source warns (RuntimeWarning naming the change) or, with
+    strict=True, raises StaleCache.
+
+    path: the cache file (str or os.PathLike). strict: raise instead of warning. Default False.
+    Raises: IoError / FormatError (not a readable cache), StaleCache (strict and stale)."""
     c = ProductCache(_qgpu.cache_open(path, bool(strict)))
     for change in c.stale:
-        warnings.warn(f"cache {c.path!r} is stale: {change}", RuntimeWarning, stacklevel=2)
+        warnings.warn(f"cache {c.path!r} is stale: {change}", RuntimeWarning,
+                      stacklevel=3)  # the caller (past _args.keywords)
     return c
 
 

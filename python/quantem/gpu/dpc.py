@@ -4,6 +4,7 @@ Operations on maps run where the maps live (their provenance's backend; plain nu
 import warnings
 
 from . import _qgpu
+from ._args import keywords
 from .result import Result, backend_of, wrap
 
 
@@ -11,20 +12,30 @@ class RotationUndetermined(UserWarning):
     """calibrate_rotation could not tell the angle / transpose / 180-degree choice apart."""
 
 
+@keywords
 def center_of_mass(ds, mask=None):
-    """(com_row, com_col) in detector pixels, each a Result with the provenance."""
+    """(com_row, com_col): each frame's intensity-weighted centre in detector pixels, scan-shaped Results.
+
+    ds: a loaded Dataset. mask: None (default: every pixel) or a detector-shaped 0/1 array of the pixels used.
+    Raises: InvalidArgument (a mask of another shape or with values other than 0 and 1)."""
     r, c, prov = _qgpu.center_of_mass(ds, mask)
     return Result(r, prov), Result(c, prov)
 
 
+@keywords
 def centered_dpc(ds, reference=None):
-    """CoM minus reference (default: mean CoM) as (dpc_row, dpc_col)."""
+    """(dpc_row, dpc_col): the centre of mass minus a reference, detector pixels (signed maps: render them with
+    display.render(..., symmetric=True)).
+
+    ds: a loaded Dataset. reference: (row, col) in detector pixels; None (default) = the mean centre of mass."""
     r, c, prov = _qgpu.centered_dpc(ds, reference)
     return Result(r, prov), Result(c, prov)
 
 
+@keywords
 def calibrate_rotation(dpc_row, dpc_col, ds=None):
-    """{'angle_deg', 'transpose', 'curl_rms', 'divergence_rms', 'confidence', 'determined', 'method', 'warning',
+    """dpc_row, dpc_col: the centred DPC maps (centered_dpc); ds: their Dataset (optional, default None).
+    Returns {'angle_deg', 'transpose', 'curl_rms', 'divergence_rms', 'confidence', 'determined', 'method', 'warning',
     'provenance'} minimising the curl. With ds (the dataset the field came from), a CoM answer that is not
     determined (e.g. a strongly defocused probe, low dose) is replaced by the parallax shift field's rotation and
     transpose when that is more confident; 'method' says which decided ('com_curl' or 'parallax'). Warns
@@ -32,12 +43,16 @@ def calibrate_rotation(dpc_row, dpc_col, ds=None):
     rotate_field yourself then."""
     rot = _qgpu.calibrate_rotation(dpc_row, dpc_col, backend_of(dpc_row, dpc_col), ds)
     if not rot["determined"]:
-        warnings.warn(rot["warning"], RotationUndetermined, stacklevel=2)
+        warnings.warn(rot["warning"], RotationUndetermined, stacklevel=3)  # the caller (past _args.keywords)
     return rot
 
 
+@keywords
 def pipeline(ds, reference=None, rotation=None, transpose=False, idpc=True, padding="mirror"):
-    """The whole DPC chain as `qgpu image` and the service run it: centre of mass -> centred DPC (CoM minus
+    """ds: a loaded Dataset; reference: (row, col) detector pixels or None; rotation: degrees or None (calibrate);
+    transpose: bool; idpc: integrate (default True); padding: "mirror" (default), "zeros" or "periodic", as for
+    idpc().
+    The whole DPC chain as `qgpu image` and the service run it: centre of mass -> centred DPC (CoM minus
     reference, default the mean CoM) -> rotation (rotation=ANGLE_DEG with transpose, else calibrated as
     calibrate_rotation(..., ds) does, parallax fallback included) -> rotated field -> iDPC (when idpc).
     A dict: 'com_row', 'com_col', 'dpc_row', 'dpc_col', 'field_row', 'field_col', 'idpc' (Results; 'idpc' None
@@ -46,7 +61,7 @@ def pipeline(ds, reference=None, rotation=None, transpose=False, idpc=True, padd
     r = _qgpu.dpc_pipeline(ds, reference, rotation, transpose, idpc, padding)
     cal = r["calibration"]
     if cal is not None and not cal["determined"]:
-        warnings.warn(cal["warning"], RotationUndetermined, stacklevel=2)
+        warnings.warn(cal["warning"], RotationUndetermined, stacklevel=3)  # the caller (past _args.keywords)
     com_row, com_col, com_prov = r["com"]
     dpc_row, dpc_col, dpc_prov = r["dpc"]
     field_row, field_col = r["field"]
@@ -57,12 +72,22 @@ def pipeline(ds, reference=None, rotation=None, transpose=False, idpc=True, padd
             "angle_deg": r["angle_deg"], "transpose": r["transpose"], "calibration": cal}
 
 
+@keywords
 def rotate_field(dpc_row, dpc_col, angle_deg, transpose=False):
-    """The field rotated by angle_deg (after an optional transpose): (row, col) Results on the input's backend."""
+    """The field (dpc_row, dpc_col) rotated by angle_deg degrees (after swapping the detector axes when transpose,
+    default False): (row, col) Results on the input's backend.
+
+    Raises: InvalidArgument (maps of different shapes or backends, an angle not finite)."""
     r, c = _qgpu.rotate_field(dpc_row, dpc_col, angle_deg, transpose, backend_of(dpc_row, dpc_col))
     return wrap(r), wrap(c)
 
 
+@keywords
 def idpc(grad_row, grad_col, padding="mirror", step_row=1.0, step_col=1.0):
-    """Potential whose gradient is (grad_row, grad_col), by Fourier integration, on the gradients' backend."""
+    """Potential whose gradient is (grad_row, grad_col), by Fourier integration, on the gradients' backend.
+
+    grad_row, grad_col: the rotated DPC field (rotate_field). padding: "mirror" (default: the mirrored
+    potential, no seam), "zeros" (zero-gradient margins) or "periodic" (none).
+    step_row, step_col: scan step along each axis (the result scales with it; default 1.0 = per scan pixel).
+    Raises: InvalidArgument (maps of different shapes or backends, an unknown padding, steps not > 0)."""
     return wrap(_qgpu.idpc(grad_row, grad_col, backend_of(grad_row, grad_col), padding, step_row, step_col))

@@ -15,8 +15,82 @@ and refuses beyond ASARRAY_LIMIT_BYTES (use indexing or ds.read(region) for big 
 import numpy as np
 
 from ._qgpu import Dataset, InvalidArgument, discover, formats, inspect, load, write_sample  # noqa: F401
+from ._args import document
 
 ASARRAY_LIMIT_BYTES = 1 << 30
+
+_RAW = """    format: "auto" (recognised by content) or a reader's name from formats() ("hdf5", "npy", "merlin", "raw").
+    dtype, detector_shape, offset, frame_header, frame_footer: format="raw" only: the counts' dtype ("uint16",
+        ...), the frame shape (rows, cols), bytes before the first frame, and bytes before / after each frame.
+    flip_rows: Merlin: flip each frame's rows (rosettasciio's orientation). Default False.
+    single_file: Merlin: read only the named .mib, not the other files of its acquisition. Default False."""
+
+document(load, """Loads a 4D-STEM file onto a backend: a Dataset (scan rows x scan cols x detector rows x
+    detector cols).
+
+    path: the file (str or os.PathLike).
+    backend: "cuda" (GPU), "cpu" (host reference) or "auto" (cuda; never falls back to cpu). Default "auto".
+    dataset: HDF5 dataset path; "" (default) discovers it (see discover()).
+    scan_shape: (rows, cols) replacing the stored scan shape; () (default) = from the file.
+    scan_region, detector_region: (row0, col0, rows, cols) rectangles to load; None (default) = everything.
+    bin_scan, bin_detector: exact integer sums over n x n scan positions / detector pixels. Default 1.
+    pixel_mask: "keep" (default) or "zero" (the file's bad pixels set to 0), or a mask of your own: a path (.npy
+        of integers or bools, or "row col" lines) or an array of the full stored frame's shape; nonzero = bad.
+    decoder: "auto" (default), "quantem" (ours: GPU on cuda, all cores on cpu) or "hdf5" (filter pipeline, cpu).
+    read_threads: pread threads; 0 (default) = one per hardware thread.
+    direct_io: O_DIRECT reads, for cold files on disk. Default False.
+    progress: None (default) or a callable progress(fraction) called from the loading thread with the fraction
+        done, 0.0 .. 1.0 (e.g. to drive a progress bar).
+    representation: "auto" (default: dense when it fits under the admission limit, else encoded), "dense" or
+        "encoded" (compact exact encoded-v1 form).
+    admission_fraction: share of the free GPU memory (cuda) or available host memory (cpu) a load may take.
+        Default 0.8.
+""" + _RAW + """
+
+    Binned data holds uint32 / int32 / float32 sums; unbinned data keeps its dtype (float64 loads as float32).
+    NaN / inf values are zeroed at load (and counted).
+
+    Raises: IoError (missing or unreadable file, or an unknown format), FormatError (a malformed file, a scan
+    shape that cannot be decided), RegionError (a region or bin outside the data), InvalidArgument (bad options;
+    a load that does not fit), BackendUnavailable (cuda without a GPU), OutOfMemory, and ArgumentTypeError (a
+    TypeError) naming an unknown keyword or a wrong type.""")
+
+document(inspect, """Describes a file without loading it (metadata, readiness): a dict whose "shape" is None when the
+    scan shape is unknown (then "frames", "detector_shape" and "scan_shape_needed" say what to give),
+    "calibration_detail" holds each calibration value ({key: {value, unit, source}}: scan_step_angstrom in
+    angstrom per scan pixel, detector_mrad_per_pixel, energy_kev, ...) and "metadata_warnings" the values seen
+    but not used.
+
+    path: the file (str or os.PathLike).
+    dataset: HDF5 dataset path; "" (default) discovers it.
+    scan_shape: (rows, cols) replacing the stored scan shape; () (default) = from the file.
+""" + _RAW + """
+
+    Raises: IoError (missing, unreadable, unknown format), FormatError (malformed file), InvalidArgument.""")
+
+document(discover, """The 4D datasets of an HDF5 file that load() can read, as a list of dataset paths.
+
+    path: the HDF5 file (str or os.PathLike).
+    Raises: IoError (missing or unreadable file), FormatError (not HDF5).""")
+
+document(formats, """The file formats the source layer reads: a list of dicts {"name", "description",
+    "recognised_by_content"} (a format not recognised by content, e.g. "raw", is read only when named).
+
+    formats()  (no parameters)""")
+
+document(write_sample, """Writes the built-in simulated sample (a 4D-STEM HDF5 file with its calibration).
+
+    path: the file to write (str or os.PathLike).
+    scan, detector: (rows, cols) of the scan and of each frame. Defaults (32, 32) and (64, 64).
+    dtype: the counts' dtype ("uint8", "uint16", "uint32", ...). Default "uint16".
+    defocus: Krivanek C1 in angstrom (chi = pi lambda C1 k^2, probe exp(-i chi)): positive = overfocus, i.e.
+        C1 = -defocus of py4DSTEM / abTEM / Kirkland (docs/conventions.md). Default 0.
+    dose: electrons per frame; 0 (default) = noise-free expected counts.
+    seed: the noise's random seed. Default 1.
+    energy: beam energy, keV. Default 300.  semiangle: convergence semi-angle, mrad. Default 20.
+    files: 0 (default) = one file; N > 0 = a master file plus N data files <stem>_data_NNNNNN.h5 beside it.
+    byte_order: the counts' byte order in the file, "little" (default) or "big".
+    Raises: InvalidArgument (bad shapes, dtype or byte order), IoError (cannot write).""")
 
 
 def _axis(key, n, axis):
@@ -71,6 +145,21 @@ def _array(ds, dtype=None, copy=None):
     out = ds.read()
     return out if dtype is None else out.astype(dtype)
 
+
+document(Dataset.read, """Copies a scan x detector rectangle to a numpy array (native dtype, 4D).
+
+    scan_region, detector_region: (row0, col0, rows, cols) in scan positions / detector pixels; None (default) = all.
+    Raises: RegionError (a rectangle outside the data), OutOfMemory.""")
+document(Dataset.describe, """A dict describing the dataset: shape, dtype, backend, representation, residency, nbytes,
+    resident_bytes, dense_bytes, storage_schema, metadata, provenance. ds.describe() takes no parameters.""")
+document(Dataset.to_host, """The same data as a new Dataset on the cpu backend (a copy). ds.to_host() takes no
+    parameters.""")
+document(Dataset.to_device, """The same data as a new Dataset on the cuda backend (a copy). ds.to_device() takes no
+    parameters. Raises: BackendUnavailable without a usable GPU, OutOfMemory.""")
+document(Dataset.to_encoded, """The same counts in the exact encoded representation (encoded-v1) on the same backend.
+
+    tile: frames per encoded tile. Default 512.
+    Raises: DTypeError (data the encoding cannot hold, e.g. float), OutOfMemory.""")
 
 Dataset.__getitem__ = _getitem
 Dataset.__array__ = _array

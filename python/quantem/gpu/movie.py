@@ -10,25 +10,65 @@ log), percentiles (per frame display range), size (width, height), resize ("near
 encoder ("auto" | "libx264" | "h264_nvenc" for mp4). The extension (.mp4 / .gif) picks the container.
 """
 from . import _qgpu
+from ._args import keywords
+
+_OPTIONS = """
+    ds: a loaded Dataset.  path: the output file (str or os.PathLike); .mp4 (H.264) or .gif picks the container.
+    sweep: "bf", "adf", "path_row", "path_line" or "ssb_defocus" (see the module). Default "adf".
+    range: (start, stop), start <= stop, of the swept value: radius in detector pixels (bf, adf; >= 0) or C1 in
+        angstrom (ssb_defocus); give it for these sweeps (None = (0, 0)).
+    frames: number of frames, 1..100000. Default None: 30 for sweeps, every column for path_row,
+        max(|r1 - r0|, |c1 - c0|) + 1 for path_line.
+    row: path_row: the scan row. Default 0.  line: path_line: (r0, c0, r1, c1) scan positions.
+    adf_width: adf: outer = inner + adf_width (px); adf_outer: a fixed outer radius (px); at most one. Default None:
+        the whole detector.
+    center: (row, col) detector centre of the disks and annuli. Default: the fitted BF disk centre.
+    colormap: as display.render. Default "viridis".
+    scale: "linear", "log" or "signed_log". Default None: "log" for path sweeps, else "linear".
+    percentiles: (low, high) per-frame display range. Default None: the full range.
+    size: (width, height) of the output. Default None: the frame's own size.
+    resize: "nearest" or "area" (default).  label: burn the swept value into each frame. Default False.
+    fps: frames per second, 1..60. Default 10.
+    encoder: "auto" (default), "libx264" or "h264_nvenc" (mp4), "gif".
+
+    Raises: InvalidArgument (bad options, before anything is rendered), ArgumentTypeError (a TypeError) naming an
+    unknown keyword and the known ones, IoError (cannot write), BackendUnavailable."""
 
 
-def render(ds, path, sweep="adf", range=None, frames=None, **options):
-    """Writes the movie; returns (path, frame count). Bad options raise before anything is rendered."""
-    info = render_info(ds, path, sweep=sweep, range=range, frames=frames, **options)
+def _options(**options):
+    return {k: v for k, v in options.items() if v is not None}
+
+
+@keywords
+def render(ds, path, sweep="adf", range=None, frames=None, *, row=None, line=None, adf_width=None, adf_outer=None,
+           center=None, colormap=None, scale=None, percentiles=None, size=None, resize=None, label=None, fps=None,
+           encoder=None):
+    """Writes the movie; returns (path, frame count). Bad options raise before anything is rendered.
+"""
+    info = render_info(ds, path, sweep=sweep, range=range, frames=frames, row=row, line=line, adf_width=adf_width,
+                       adf_outer=adf_outer, center=center, colormap=colormap, scale=scale, percentiles=percentiles,
+                       size=size, resize=resize, label=label, fps=fps, encoder=encoder)
     return info["path"], info["frames"]
 
 
-def render_info(ds, path, sweep="adf", range=None, frames=None, **options):
-    """As render, returning {'path', 'frames', 'width', 'height', 'encoder', 'render_seconds', 'encode_seconds'}."""
-    known = {"row", "line", "adf_width", "adf_outer", "center", "colormap", "scale", "percentiles", "size",
-             "resize", "label", "fps", "encoder"}
-    unknown = set(options) - known
-    if unknown:
-        raise TypeError("qgpu.movie.render: unknown option(s) " + ", ".join(sorted(unknown)))
-    opts = dict(options, range=range, frames=frames)
+@keywords
+def render_info(ds, path, sweep="adf", range=None, frames=None, *, row=None, line=None, adf_width=None,
+                adf_outer=None, center=None, colormap=None, scale=None, percentiles=None, size=None, resize=None,
+                label=None, fps=None, encoder=None):
+    """As render, returning {'path', 'frames', 'width', 'height', 'encoder', 'render_seconds', 'encode_seconds'}.
+"""
+    opts = _options(row=row, line=line, adf_width=adf_width, adf_outer=adf_outer, center=center, colormap=colormap,
+                    scale=scale, percentiles=percentiles, size=size, resize=resize, label=label, fps=fps,
+                    encoder=encoder)
+    opts.update(range=range, frames=frames)
     return _qgpu.movie_render(ds, path, sweep, opts)
 
 
 def nvenc_available():
-    """True when libavcodec's h264_nvenc opens on this machine (then mp4 'auto' uses it)."""
+    """True when libavcodec's h264_nvenc opens on this machine (then mp4 "auto" uses it). No parameters."""
     return _qgpu.movie_nvenc_available()
+
+
+for _f in (render, render_info):
+    _f.__doc__ += _OPTIONS
+del _f

@@ -13,26 +13,89 @@ Conventions (docs/conventions.md):
   (least squares, quantitative phase), "phase" (py4DSTEM's Gamma/|Gamma|), "wiener" (Poisson noise from the counts,
   object power per |Q| ring from the data). The choice and its reason are in the result's provenance."""
 from . import _qgpu
+from ._args import keywords
 from .detector import _warn_provenance
 from .result import wrap
 
+_PARAMETERS = """    energy: beam energy, keV (> 0). Default: the file's calibration energy_kev.
+    semiangle: convergence semi-angle, mrad (> 0). Default: the file's semiangle_mrad.
+    step: scan step, angstrom per scan pixel (> 0). Default: the file's scan_step_angstrom.
+    mrad_per_pixel: detector calibration, mrad per detector pixel (> 0). Default: the file's, else semiangle /
+        BF disk radius.
+    rotation: scan-to-detector rotation, degrees. Default: the file's rotation_deg, else 0.
+    transpose: swap the detector axes first. Default False.
+    defocus, C1: the Krivanek C1 in angstrom (positive = overfocus; give one of the two). Default: the file's
+        defocus_angstrom, else 0.
+    A1, A1_angle, C3: two-fold astigmatism (angstrom) at A1_angle (radians), spherical aberration (angstrom).
+        Default 0.
+    disk_center: (row, col) of the BF disk, detector pixels; disk_radius: its radius, px. Default: the fit's.
+    weighting: "auto" (default), "amplitude", "phase" or "wiener"."""
 
-def reconstruct(ds, **params):
-    """Phase image (radians) as a Result with provenance."""
-    out = wrap(_qgpu.ssb_reconstruct(ds, params))
+_RAISES = """    Raises: InvalidArgument (a required calibration missing from the file and not given, a value not finite
+    or not > 0, both defocus and C1), ArgumentTypeError (a TypeError) naming an unknown keyword and the known
+    ones, BackendUnavailable; warns detector.DiskFitUncertain when a default came from an uncertain BF disk fit."""
+
+
+def _given(**params):
+    return {k: v for k, v in params.items() if v is not None}
+
+
+@keywords
+def reconstruct(ds, *, energy=None, semiangle=None, step=None, mrad_per_pixel=None, rotation=None, transpose=None,
+                defocus=None, C1=None, A1=None, A1_angle=None, C3=None, disk_center=None, disk_radius=None,
+                weighting=None):
+    """Phase image (radians, scan-shaped float32) as a Result with provenance (parameters used and their sources).
+
+    ds: a loaded Dataset (the whole scan).
+"""
+    out = wrap(_qgpu.ssb_reconstruct(ds, _given(
+        energy=energy, semiangle=semiangle, step=step, mrad_per_pixel=mrad_per_pixel, rotation=rotation,
+        transpose=transpose, defocus=defocus, C1=C1, A1=A1, A1_angle=A1_angle, C3=C3, disk_center=disk_center,
+        disk_radius=disk_radius, weighting=weighting)))
     _warn_provenance(out.provenance)
     return out
 
 
-def preview(ds, detector_bin=4, **params):
-    """Fast phase preview at reduced detector sampling."""
-    out = wrap(_qgpu.ssb_preview(ds, detector_bin, params))
+@keywords
+def preview(ds, detector_bin=4, *, energy=None, semiangle=None, step=None, mrad_per_pixel=None, rotation=None,
+            transpose=None, defocus=None, C1=None, A1=None, A1_angle=None, C3=None, disk_center=None,
+            disk_radius=None, weighting=None):
+    """Fast phase preview at reduced detector sampling: as reconstruct, with the detector binned detector_bin x
+    detector_bin (>= 1; default 4).
+
+    ds: a loaded Dataset.
+"""
+    out = wrap(_qgpu.ssb_preview(ds, detector_bin, _given(
+        energy=energy, semiangle=semiangle, step=step, mrad_per_pixel=mrad_per_pixel, rotation=rotation,
+        transpose=transpose, defocus=defocus, C1=C1, A1=A1, A1_angle=A1_angle, C3=C3, disk_center=disk_center,
+        disk_radius=disk_radius, weighting=weighting)))
     _warn_provenance(out.provenance)
     return out
 
 
-def fit(ds, trials=200, c1_range=(-500.0, 500.0), fit_astigmatism=False, detector_bin=4, seed=1, **params):
-    """Seeded TPE + Nelder-Mead aberration search; {'aberrations', 'loss', 'loss_trace', 'provenance'}."""
-    out = _qgpu.ssb_fit(ds, trials, tuple(c1_range), fit_astigmatism, detector_bin, seed, params)
+@keywords
+def fit(ds, trials=200, c1_range=(-500.0, 500.0), fit_astigmatism=False, detector_bin=4, seed=1, *, energy=None,
+        semiangle=None, step=None, mrad_per_pixel=None, rotation=None, transpose=None, defocus=None, C1=None,
+        A1=None, A1_angle=None, C3=None, disk_center=None, disk_radius=None, weighting=None):
+    """Seeded TPE + Nelder-Mead aberration search: {'aberrations' (C1, A1, A1_angle, B2, A2, C3), 'loss',
+    'loss_trace', 'provenance'}.
+
+    ds: a loaded Dataset.
+    trials: evaluations at most (Nelder-Mead may converge earlier). Default 200.
+    c1_range: (low, high) C1 search range, angstrom. Default (-500, 500).
+    fit_astigmatism: fit A1 and A1_angle too. Default False.
+    detector_bin: detector binning while fitting (>= 1). Default 4.
+    seed: the search's random seed. Default 1.
+    the rest: the starting parameters, as for reconstruct:
+"""
+    out = _qgpu.ssb_fit(ds, trials, tuple(c1_range), fit_astigmatism, detector_bin, seed, _given(
+        energy=energy, semiangle=semiangle, step=step, mrad_per_pixel=mrad_per_pixel, rotation=rotation,
+        transpose=transpose, defocus=defocus, C1=C1, A1=A1, A1_angle=A1_angle, C3=C3, disk_center=disk_center,
+        disk_radius=disk_radius, weighting=weighting))
     _warn_provenance(out.get("provenance"))
     return out
+
+
+for _f in (reconstruct, preview, fit):
+    _f.__doc__ += _PARAMETERS + "\n" + _RAISES
+del _f

@@ -58,6 +58,29 @@ std::vector<TransposedSlab> transposed_slabs(const LoadPlan& p, std::uint64_t ma
   return slabs;
 }
 
+TransposedRun plan_transposed(const LoadPlan& p) {
+  TransposedRun r;
+  r.where = dataset_where(p.info);
+  if (p.binned() && !is_count_dtype(p.info.dtype))
+    throw DTypeError(r.where + " holds " + dtype_name(p.info.dtype) + " in Fortran order, whose binning sums "
+                     "unsigned counts only: load it unbinned, or write it in C order");
+  r.g = transposed_geometry(p);
+  r.slabs = transposed_slabs(p, std::max<std::uint64_t>(p.batch_bytes / r.g.elem_size, 1));
+  for (const TransposedSlab& s : r.slabs) r.max_slab = std::max(r.max_slab, s.count);
+  return r;
+}
+
+Provenance transposed_provenance(const LoadPlan& p, const TransposedRun& run, LoadTiming timing,
+                                 const std::string& backend, const std::string& decoder) {
+  timing.batches = run.slabs.size();
+  timing.chunk_bytes = timing.bytes_read;
+  timing.decoded_bytes = timing.bytes_read;
+  Provenance pv = load_provenance(p, backend, decoder);
+  pv.parameters["layout"] = "fortran_order";
+  pv.parameters["timing"] = timing.to_json();
+  return pv;
+}
+
 std::vector<std::uint8_t> transposed_bad_mask(const LoadPlan& p) {
   if (!p.zero_bad_pixels) return {};
   std::vector<std::uint8_t> m(p.info.shape.frame_pixels(), 0);
@@ -141,17 +164,13 @@ bool scatter_transposed_host(const std::uint8_t* slab, std::uint64_t first, std:
 
 Dataset load_transposed_cpu(const LoadPlan& p, const std::function<void(double)>& progress) {
   const FileInfo& fi = p.info;
-  const std::string where = dataset_where(fi);
-  if (p.binned() && !is_count_dtype(fi.dtype))
-    throw DTypeError(where + " holds " + dtype_name(fi.dtype) + " in Fortran order, whose binning sums unsigned "
-                     "counts only: load it unbinned, or write it in C order");
   LoadTiming timing;
   const double t0 = now_s();
-  const TransposedGeometry g = transposed_geometry(p);
-  const std::uint64_t es = g.elem_size;
-  const std::vector<TransposedSlab> slabs = transposed_slabs(p, std::max<std::uint64_t>(p.batch_bytes / es, 1));
-  std::uint64_t max_slab = 0;
-  for (const TransposedSlab& s : slabs) max_slab = std::max(max_slab, s.count);
+  const TransposedRun run = plan_transposed(p);
+  const std::string& where = run.where;
+  const TransposedGeometry& g = run.g;
+  const std::vector<TransposedSlab>& slabs = run.slabs;
+  const std::uint64_t es = g.elem_size, max_slab = run.max_slab;
   HostArray4D out;
   out.shape = p.out_shape;
   out.dtype = p.out_dtype;
@@ -180,12 +199,7 @@ Dataset load_transposed_cpu(const LoadPlan& p, const std::function<void(double)>
     if (progress) progress(double(k + 1) / double(slabs.size()));
   }
   timing.total = now_s() - t0;
-  timing.batches = slabs.size();
-  timing.chunk_bytes = timing.bytes_read;
-  timing.decoded_bytes = timing.bytes_read;
-  Provenance pv = load_provenance(p, "cpu", "quantem-gpu host transpose (Fortran order)");
-  pv.parameters["layout"] = "fortran_order";
-  pv.parameters["timing"] = timing.to_json();
+  Provenance pv = transposed_provenance(p, run, timing, "cpu", "quantem-gpu host transpose (Fortran order)");
   nlohmann::json md = load_metadata(p);
   if (is_float_dtype(p.out_dtype))
     note_nonfinite(pv, md, zero_nonfinite_host(out.as<float>(), out.shape.elements()));

@@ -7,9 +7,11 @@
 // two pinned slabs and two device slabs (cuda), and a byte per detector pixel for the mask.
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "io/hdf5/load.hpp"
+#include "io/hdf5/load_timing.hpp"
 #include "io/source/transposed_layout.hpp"
 
 namespace qgpu::io {
@@ -22,6 +24,19 @@ struct TransposedSlab {
 };
 // The element ranges the load needs (the pixel planes of the detector region), cut to at most max_elems each.
 std::vector<TransposedSlab> transposed_slabs(const LoadPlan& plan, std::uint64_t max_elems);
+
+// What both loaders start from: the geometry, the slabs (at most batch_bytes each) and the largest one's elements.
+// DTypeError for binned data other than unsigned counts.
+struct TransposedRun {
+  std::string where;
+  TransposedGeometry g;
+  std::vector<TransposedSlab> slabs;
+  std::uint64_t max_slab = 0;
+};
+TransposedRun plan_transposed(const LoadPlan& plan);
+// The provenance of a finished load: `timing` completed from the run's slabs.
+Provenance transposed_provenance(const LoadPlan& plan, const TransposedRun& run, LoadTiming timing,
+                                 const std::string& backend, const std::string& decoder);
 
 // One byte per stored detector pixel, 1 where the plan zeroes the pixel (LoadPlan::bad_pixels); empty when none.
 std::vector<std::uint8_t> transposed_bad_mask(const LoadPlan& plan);

@@ -9,16 +9,19 @@
 //     `qgpu info --json`, its BF image equals `qgpu image --bf --backend cpu` (uint64 .npy) exactly;
 //   - corrupt chunks get a per-chunk status; the full 1024x1024x192x192 stack is refused with the options.
 // The adapter is logged; SwiftShader (headless chromium here) is a smoke test of the WGSL, no speed is claimed.
-// Usage: node local.e2e.mjs --qgpu BUILD/qgpu --fixtures BUILD/tests/io/write_webgpu_fixtures --web WEB_DIST [--webgpu auto|off]
+// Then the same page opened from disk (file://), as one self-contained file.
+// Usage: node local.e2e.mjs --qgpu BUILD/qgpu --fixtures BUILD/tests/io/write_webgpu_fixtures --web WEB_DIST [--webgpu auto|off] [--out DIR]
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { basename, extname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Runner, assert, launchBrowser, tempDir } from './harness.mjs';
 
 const { values: opt } = parseArgs({
-  options: { qgpu: { type: 'string' }, fixtures: { type: 'string' }, web: { type: 'string' }, webgpu: { type: 'string', default: 'auto' } },
+  options: { qgpu: { type: 'string' }, fixtures: { type: 'string' }, web: { type: 'string' }, webgpu: { type: 'string', default: 'auto' },
+             out: { type: 'string' } },
 });
 if (!opt.qgpu || !opt.fixtures || !opt.web) throw new Error('usage: local.e2e.mjs --qgpu PATH --fixtures PATH --web DIR');
 for (const k of ['qgpu', 'fixtures', 'web']) opt[k] = resolve(opt[k]);
@@ -432,6 +435,49 @@ try {
         return { errors: window.qgpuLocal.errors, size: [c.width, c.height], colours: new Set(Array.from({ length: d.length / 4 }, (_, i) => d[4 * i] * 65536 + d[4 * i + 1] * 256 + d[4 * i + 2])).size };
       });
       assert(r.errors.length === 0 && r.size.join() === '10,12' && r.colours > 3, `${product}: ${JSON.stringify(r)}`);
+    }
+  });
+
+  // Opened from disk, as a user double-clicks dist/local.html: one self-contained file (a module script or any
+  // other file would be refused from a file:// origin), which opens a file and computes as served.
+  await run.check('local.html opened from disk (file://) works: no other file loaded, the sample opens, WebGPU BF exact', async () => {
+    const disk = await browser.context.newPage();
+    const errors = [];
+    disk.on('pageerror', (e) => errors.push(String(e)));
+    disk.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    const requested = [];
+    disk.on('request', (r) => r.url().startsWith('data:') || requested.push(r.url()));
+    try {
+      const fileUrl = pathToFileURL(join(opt.web, 'local.html')).href;
+      await disk.goto(fileUrl);
+      await disk.waitForFunction(() => window.qgpuLocal?.ready, null, { timeout: 30000 });
+      const r = await disk.evaluate(() => ({ notice: !!document.getElementById('no-script'),
+        external: document.querySelectorAll('script[src], link[rel=stylesheet]').length,
+        background: getComputedStyle(document.body).backgroundColor }));
+      assert(!r.notice && r.external === 0 && r.background === 'rgb(17, 17, 17)', `page from disk: ${JSON.stringify(r)}`);
+      assert(requested.length === 1 && requested[0] === fileUrl, `requests from disk: ${JSON.stringify(requested)}`);
+      const v = await disk.evaluate(() => window.qgpuLocal.version);
+      await disk.setInputFiles('#files', [sample]);
+      await disk.waitForFunction((x) => window.qgpuLocal.version > x, v, { timeout: 60000 });
+      const st = await disk.evaluate(() => ({ info: window.qgpuLocal.info, errors: window.qgpuLocal.errors }));
+      assert(st.errors.length === 0, `page errors: ${st.errors}`);
+      sameInfo(st.info, infoOf(sample));
+      let note = 'metadata equals qgpu info';
+      if (adapter) {
+        const sums = await disk.evaluate(() => window.qgpuLocal.bf(15.5, 14, 6));
+        const want = bfOf(sample, 15.5, 14, 6, join(tmp, 'bf_file_url'));
+        assert(JSON.stringify(sums) === JSON.stringify(want), `BF from disk differs: ${sums.slice(0, 4)} vs ${want.slice(0, 4)}`);
+        await disk.selectOption('#product', 'bf');
+        await disk.click('#show');
+        await disk.waitForFunction(() => document.getElementById('real-text').textContent.startsWith('bf:') || window.qgpuLocal.errors.length > 0,
+          null, { timeout: 30000 });
+        note += `, ${sums.length} BF sums exact`;
+      }
+      if (opt.out) await disk.screenshot({ path: join(opt.out, 'local_file_url.png'), fullPage: true });
+      assert(errors.length === 0, `errors: ${JSON.stringify(errors)}`);
+      return note;
+    } finally {
+      await disk.close();
     }
   });
 

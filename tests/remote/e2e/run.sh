@@ -51,6 +51,7 @@ step "running viewer.e2e.mjs"
 node "$here/viewer.e2e.mjs" --qgpu "$qgpu" --web "$web/dist" --out "${QGPU_E2E_OUT:-$build/test-tmp/e2e}" --webgpu "${QGPU_E2E_WEBGPU:-auto}"
 viewer_rc=$?
 step "running local.e2e.mjs"
-node "$here/local.e2e.mjs" --qgpu "$qgpu" --fixtures "$fixtures" --web "$web/dist" --webgpu "${QGPU_E2E_WEBGPU:-auto}"
+node "$here/local.e2e.mjs" --qgpu "$qgpu" --fixtures "$fixtures" --web "$web/dist" --webgpu "${QGPU_E2E_WEBGPU:-auto}" \
+  --out "${QGPU_E2E_OUT:-$build/test-tmp/e2e}"
 local_rc=$?
 [ "$viewer_rc" = 0 ] && [ "$local_rc" = 0 ]

@@ -322,7 +322,7 @@ export async function toolChecks({ run, page, base, opt, files, shot, restartSer
     assert(hist, 'the histogram is empty');
     await shot('display_gray_log');
     await page.selectOption('#scale', 'linear');
-    await page.selectOption('#colormap', 'viridis');
+    await page.selectOption('#colormap', 'inferno');  // the default
   });
 
   // ---- 4. detectors ----
@@ -514,7 +514,7 @@ export async function toolChecks({ run, page, base, opt, files, shot, restartSer
     } finally {
       await other.close();
     }
-    await page.selectOption('#colormap', 'viridis');
+    await page.selectOption('#colormap', 'inferno');  // the default
     return url.slice(url.indexOf('#'));
   });
 

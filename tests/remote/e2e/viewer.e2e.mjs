@@ -3,7 +3,8 @@
 // compares what the page shows with the service's own answers (values exactly, pictures pixel for pixel). With a
 // WebGPU adapter it also runs the WGSL virtual detector on a frame window and compares its sums with the
 // service's exact uint64s. The microscopist's-tool checks (dataset switching, products, calibrated display,
-// detectors, navigation, export, offline state) are in tool_checks.mjs. Screenshots go to --out.
+// detectors, navigation, export, offline state) are in tool_checks.mjs; default look, SSB controls, layout while
+// loading and the figure export, at several widths, in layout_checks.mjs; signed and float data in dtype_checks.mjs. Screenshots go to --out.
 // Usage: node viewer.e2e.mjs --qgpu BUILD/qgpu --web src/remote/web/dist [--out DIR] [--webgpu auto|off]
 // Prints PASS/FAIL/SKIP lines and a final `e2e: N passed, M failed`; exits 1 on any failure.
 import { execFileSync } from 'node:child_process';
@@ -11,6 +12,8 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Runner, assert, fetchBytes, launchBrowser, startServer, tempDir, writeSample } from './harness.mjs';
+import { dtypeChecks } from './dtype_checks.mjs';
+import { layoutChecks } from './layout_checks.mjs';
 import { pagePixelsVsServerPng, pageState, panelValues, serverValues, toolChecks, waitIdle } from './tool_checks.mjs';
 
 const { values: opt } = parseArgs({
@@ -22,11 +25,11 @@ const run = new Runner();
 const tmp = tempDir('qgpu-e2e-');
 let server, browser;
 const watchdog = setTimeout(() => {
-  console.log('FAIL e2e watchdog: the whole test took longer than 600 s');
+  console.log('FAIL e2e watchdog: the whole test took longer than 900 s');
   console.log(`e2e: ${run.passed} passed, ${run.failed + 1} failed`);
   server?.stop();
   process.exit(1);
-}, 600000);
+}, 900000);
 
 try {
   const h5 = join(tmp, 'e2e_sample.h5'), other = join(tmp, 'e2e_other.h5');
@@ -188,6 +191,9 @@ try {
     server = await startServer(opt.qgpu, files, opt.web, join(opt.out, 'serve.log'), port);
     return server;
   } });
+
+  await layoutChecks({ run, context: browser.context, base, opt, h5, tmp });
+  await dtypeChecks({ run, context: browser.context, opt, tmp });
 
   await run.check('the page reported no unexpected error', async () => {
     s = await state();

@@ -46,17 +46,13 @@ struct OwnedStream {
 
 Dataset load_transposed_cuda(const LoadPlan& p, const std::function<void(double)>& progress) {
   const FileInfo& fi = p.info;
-  const std::string where = dataset_where(fi);
-  if (p.binned() && !is_count_dtype(fi.dtype))
-    throw DTypeError(where + " holds " + dtype_name(fi.dtype) + " in Fortran order, whose binning sums unsigned "
-                     "counts only: load it unbinned, or write it in C order");
   LoadTiming timing;
   const double t0 = now_s();
-  const TransposedGeometry g = transposed_geometry(p);
-  const std::uint64_t es = g.elem_size;
-  const std::vector<TransposedSlab> slabs = transposed_slabs(p, std::max<std::uint64_t>(p.batch_bytes / es, 1));
-  std::uint64_t max_slab = 0;
-  for (const TransposedSlab& s : slabs) max_slab = std::max(max_slab, s.count);
+  const TransposedRun run = plan_transposed(p);
+  const std::string& where = run.where;
+  const TransposedGeometry& g = run.g;
+  const std::vector<TransposedSlab>& slabs = run.slabs;
+  const std::uint64_t es = g.elem_size, max_slab = run.max_slab;
   const std::size_t slab_bytes = checked_mul(max_slab, es, where + " slab");
   const std::size_t out_bytes = p.out_shape.nbytes(dtype_size(p.out_dtype));
   cuda::make_room(out_bytes);
@@ -103,12 +99,7 @@ Dataset load_transposed_cuda(const LoadPlan& p, const std::function<void(double)
   flags.download(&overflow, sizeof(overflow));
   if (overflow) throw FormatError("binned counts of " + where + " overflow uint32");
   timing.total = now_s() - t0;
-  timing.batches = slabs.size();
-  timing.chunk_bytes = timing.bytes_read;
-  timing.decoded_bytes = timing.bytes_read;
-  Provenance pv = load_provenance(p, "cuda", "quantem-gpu CUDA transpose (Fortran order)");
-  pv.parameters["layout"] = "fortran_order";
-  pv.parameters["timing"] = timing.to_json();
+  Provenance pv = transposed_provenance(p, run, timing, "cuda", "quantem-gpu CUDA transpose (Fortran order)");
   nlohmann::json md = load_metadata(p);
   if (is_float_dtype(p.out_dtype))
     note_nonfinite(pv, md, cuda::zero_nonfinite(result->as<float>(), p.out_shape.elements()));

@@ -5,7 +5,7 @@
 import { DatasetInfo, Detector, DetectorKind, connection, getJson, isProductCache } from './api';
 import { BrowserCompute, openDevice } from './gpu_compute';
 import { Panel } from './panel';
-import { COLORMAPS, ColormapName, SCALES, Scale } from './render';
+import { COLORMAPS, ColormapName, SCALES, Scale, isColormap } from './render';
 import { gpuCheck, wgslLimbCheck } from './self_check';
 import { Panels, Session } from './session';
 import { fromHash, pythonCode, toHash, UrlState } from './share';
@@ -301,6 +301,7 @@ function wireControls(): void {
     const s = session;
     if (!s) return;
     const button = $<HTMLButtonElement>('ssb-fit');
+    const label = button.textContent;
     button.disabled = true;
     button.textContent = 'fitting…';
     try {
@@ -311,7 +312,7 @@ function wireControls(): void {
       if (!s.closed) report(e);
     } finally {
       button.disabled = false;
-      button.textContent = 'fit defocus';
+      button.textContent = label;
     }
   });
   $('copy-python').addEventListener('click', () => {
@@ -332,8 +333,11 @@ function wireControls(): void {
 }
 
 async function start(): Promise<void> {
-  datasets = (await getJson<{ datasets: DatasetInfo[] }>('/api/datasets')).datasets;
+  const list = await getJson<{ datasets: DatasetInfo[]; defaults?: { colormap?: string } }>('/api/datasets');
+  datasets = list.datasets;
   wireControls();
+  // The service's default colormap (display/defaults.hpp, the CLI's too), unless the URL holds a look.
+  if (isColormap(list.defaults?.colormap)) setLook({ ...state.look, colormap: list.defaults.colormap }, false);
   if (!datasets.length) throw new Error('the server holds no dataset');
   await openDataset(datasets.find((d) => d.id === pending.ds) ?? datasets[0]);
 }

@@ -41,6 +41,7 @@ export class Panel {
   private colorbarLabels: HTMLElement | null = null;
   private histogram: HTMLCanvasElement | null = null;
   private scalebar: HTMLElement;
+  private bar: { pixels: number; label: string } | null = null;  // the scale bar: length in image pixels, label
   data: PanelData = { values: null, rows: 0, cols: 0, unit: '' };
   zoom = 1;
   pan = [0, 0];
@@ -61,7 +62,9 @@ export class Panel {
       b.addEventListener('click', fn);
       tools.append(b);
     };
-    button('PNG', 'save the picture as PNG', () => this.savePng());
+    button('PNG', 'save the picture as PNG (native size)', () => this.savePng());
+    button('figure', 'save an annotated PNG: the picture upscaled (nearest), its scale bar and colourbar',
+      () => void this.saveFigure());
     button('.npy', 'save the values as a NumPy .npy file', () => this.saveNpy());
     button('1:1', 'reset zoom and pan', () => this.setView(1, [0, 0]));
     head.append(tools);
@@ -171,6 +174,7 @@ export class Panel {
   setScaleBar(perPixel: number, unit: string, cols: number): void {
     if (!(perPixel > 0) || !cols) {
       this.scalebar.style.display = 'none';
+      this.bar = null;
       return;
     }
     let value = perPixel * cols / 4, u = unit;
@@ -184,6 +188,7 @@ export class Panel {
     this.scalebar.style.width = `${(nice / perPixel / cols) * 100}%`;
     this.scalebar.textContent = `${nice} ${u}`;
     this.scalebar.dataset.length = `${nice} ${u}`;
+    this.bar = { pixels: nice / perPixel, label: `${nice} ${u}` };
   }
 
   // Axis ticks in calibrated units (e.g. mrad) around a centre pixel: labels along the bottom and left edges.
@@ -273,6 +278,65 @@ export class Panel {
   pngBlob(): Promise<Blob> {
     return new Promise((resolve, reject) =>
       this.canvas.toBlob((b) => (b ? resolve(b) : reject(new Error('cannot encode the canvas'))), 'image/png'));
+  }
+
+  // The upscale of the annotated export: an integer (nearest neighbour) taking the long side to >= 512 px.
+  figureScale(): number {
+    return Math.min(64, Math.max(1, Math.ceil(512 / Math.max(1, this.canvas.width, this.canvas.height))));
+  }
+
+  // The annotated picture: the canvas upscaled by `scale` (nearest neighbour), the scale bar drawn on it as the
+  // panel shows it (when calibrated), and below it the colourbar with the panel's labels (when it has one).
+  figure(scale = this.figureScale()): HTMLCanvasElement {
+    const w = this.canvas.width * scale, h = this.canvas.height * scale;
+    const font = Math.max(12, Math.round(w / 40));
+    const hasBar = !!this.colorbar && this.colorbarLabels!.childElementCount > 0;
+    const strip = hasBar ? Math.round(font * 3) : 0;
+    const out = document.createElement('canvas');
+    out.width = w;
+    out.height = h + strip;
+    const g = out.getContext('2d')!;
+    g.imageSmoothingEnabled = false;
+    g.drawImage(this.canvas, 0, 0, w, h);
+    g.font = `${font}px system-ui, sans-serif`;
+    g.textBaseline = 'alphabetic';
+    if (this.bar && this.scalebar.style.display !== 'none') {
+      const len = Math.round(this.bar.pixels * scale), x = Math.round(0.04 * w), thick = Math.max(3, Math.round(font / 4));
+      const y = h - Math.round(0.04 * h) - thick;
+      g.fillStyle = '#000';
+      g.fillRect(x - 1, y - 1, len + 2, thick + 2);
+      g.fillStyle = '#fff';
+      g.fillRect(x, y, len, thick);
+      g.textAlign = 'center';
+      g.lineWidth = 3;
+      g.strokeStyle = '#000';
+      g.strokeText(this.bar.label, x + len / 2, y - 4);
+      g.fillText(this.bar.label, x + len / 2, y - 4);
+    }
+    if (hasBar) {
+      g.fillStyle = '#fff';
+      g.fillRect(0, h, w, strip);
+      const barH = Math.round(font * 0.9);
+      g.drawImage(this.colorbar!, 0, 0, this.colorbar!.width, 1, 0, h + 2, w, barH);
+      const labels = Array.from(this.colorbarLabels!.children, (e) => e.textContent ?? '');
+      g.fillStyle = '#000';
+      labels.forEach((t, i) => {
+        g.textAlign = i === 0 ? 'left' : i === labels.length - 1 ? 'right' : 'center';
+        const x = i === 0 ? 2 : i === labels.length - 1 ? w - 2 : w / 2;
+        g.fillText(t, x, h + 2 + barH + font + 2, w / Math.max(1, labels.length));
+      });
+    }
+    return out;
+  }
+
+  figureBlob(scale?: number): Promise<Blob> {
+    const c = this.figure(scale);
+    return new Promise((resolve, reject) =>
+      c.toBlob((b) => (b ? resolve(b) : reject(new Error('cannot encode the figure'))), 'image/png'));
+  }
+
+  async saveFigure(): Promise<void> {
+    download(await this.figureBlob(), `${this.fileStem()}_x${this.figureScale()}.png`);
   }
 
   npy(): Uint8Array | null {

@@ -1,6 +1,6 @@
 // Client-side display of float values (the viewer renders what it shows from the service's raw values, so that
 // hover readout, histogram, contrast, gamma, colormap, scale and .npy export all work on the same numbers).
-// With the defaults (viridis, linear, 0..100 %, gamma 1) the picture is display::render's, pixel for pixel.
+// With the service's defaults (its colormap, linear, 0..100 %, gamma 1) the picture is display::render's, pixel for pixel.
 import { colorIndex } from '../../../display/webgpu/colormap';
 import { COLORMAP_RGB } from '../../../display/webgpu/colormap_tables';
 
@@ -17,9 +17,9 @@ export interface Look {
   gamma: number;  // applied to the normalised value (1: none)
 }
 
+// The first look; the server viewer replaces the colormap with the service's default (GET /api/datasets defaults).
 export const DEFAULT_LOOK: Look = { colormap: 'viridis', scale: 'linear', plo: 0, phi: 100, gamma: 1 };
-export const isDefaultLook = (l: Look) =>
-  l.colormap === 'viridis' && l.scale === 'linear' && l.plo === 0 && l.phi === 100 && l.gamma === 1;
+export const isColormap = (name: unknown): name is ColormapName => COLORMAPS.includes(name as ColormapName);
 
 // The colour tables of display::render (one copy, shared with the browser-compute display).
 export function tableOf(name: ColormapName): readonly number[] {

@@ -27,7 +27,8 @@ export async function gpuCheck(state: ViewerState, d?: Detector): Promise<unknow
     const gpuMs = performance.now() - t0;
     const cpu = maskedSumCpu(bc.block!, bc.mask(det));
     const pic = await bc.picture(sums);
-    const server = await decodePng((await getBytes(datasetPath(ds.id, `virtual?${virtualQuery(det)}&format=png`))).bytes);
+    // The WGSL and JS colormaps here are viridis (packedLut's default): the service's PNG of the same name.
+    const server = await decodePng((await getBytes(datasetPath(ds.id, `virtual?${virtualQuery(det)}&format=png&colormap=viridis`))).bytes);
     const values = Float32Array.from(sums, (v) => Number(v));
     return {
       ran: true,

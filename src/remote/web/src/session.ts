@@ -31,7 +31,9 @@ interface Shown {  // values of a real-space panel, kept to re-render on display
   wheel?: { row: Float32Array; col: Float32Array };
 }
 
-export type Disk = { center_row: number; center_col: number; radius: number };
+// GET disk_fit: the fitted bright-field disk and the default ADF ring of it (detector::default_adf_radii, the
+// CLI's; absent when the disk leaves no ring on the detector).
+export type Disk = { center_row: number; center_col: number; radius: number; adf_inner?: number; adf_outer?: number };
 
 export class Session {
   readonly life = new AbortController();
@@ -128,9 +130,10 @@ export class Session {
     const r = Math.max(1, this.fit?.radius ?? Math.min(dr, dc) / 8);
     // A product cache answers its cached detectors only: start with the bright-field disk it always holds.
     if (isProductCache(this.ds) && !initial) kind = 'disk';
+    // The ring is the service's default ADF ring; without one (no fit, or no room), from the disk edge outwards.
     const start: Detector = {
       kind, cr: this.fit?.center_row ?? (dr - 1) / 2, cc: this.fit?.center_col ?? (dc - 1) / 2, r,
-      inner: r * 1.5, outer: r * 3, h: r, w: r, ...initial,
+      inner: this.fit?.adf_inner ?? r, outer: this.fit?.adf_outer ?? Math.max(r + 1, Math.min(dr, dc) / 2), h: r, w: r, ...initial,
     };
     const mrad = cal.detector_mrad_per_pixel ?? 0;
     pattern.setAxes(mrad, 'mrad', start.cr, start.cc, dr, dc);

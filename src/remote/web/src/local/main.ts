@@ -355,4 +355,5 @@ document.addEventListener('drop', (e) => {
   e.preventDefault();
   void openFiles([...(e.dataTransfer?.files ?? [])]);
 });
+document.getElementById('no-script')?.remove();  // the page's notice for when this script does not run
 initGpu().catch(report).finally(() => (state.ready = true));
