@@ -25,7 +25,7 @@ struct ImageArgs {
   std::string file, out = "out", backend = "auto", dataset, colormap, scale = "linear";  // colormap "": by product
   std::vector<std::string> bf;  // [] or [""]: the fitted disk; [R]: radius R
   std::vector<std::string> adf;  // [] or [""]: radii from the BF disk; [INNER, OUTER]
-  std::vector<double> center, percentiles{0.5, 99.5};
+  std::vector<double> center, percentiles;  // empty: 0.5 99.5
   std::optional<double> radius;  // --radius: the BF disk radius (replaces the fitted one)
   bool com = false, dpc = false, idpc = false, mean = false;
   PngFlags png;
@@ -39,6 +39,7 @@ struct Checked {
   std::optional<detector::AnnulusRadii> adf;  // empty: from the BF disk
   std::string colormap;                     // --colormap, or inferno
   display::DisplayOptions look, signed_look;  // signed_look: the DPC fields' (--colormap, or RdBu_r)
+  bool symmetric = true;  // the DPC fields' range symmetric about 0 (given --percentiles are taken as they are)
   std::filesystem::path dir;
 };
 
@@ -62,9 +63,10 @@ Checked check(const ImageArgs& a, bool want_bf, bool want_adf) {
     throw InvalidArgument("--rotation: TRANSPOSE is 0 or 1");
   a.load.check();
   c.colormap = a.colormap.empty() ? "inferno" : a.colormap;
-  c.look = display_options(c.colormap, a.scale, a.percentiles[0], a.percentiles[1]);
-  c.signed_look = display_options(a.colormap.empty() ? display::kDivergingColormap : a.colormap, a.scale,
-                                  a.percentiles[0], a.percentiles[1]);
+  c.symmetric = a.percentiles.empty();
+  const double lo = c.symmetric ? 0.5 : a.percentiles[0], hi = c.symmetric ? 99.5 : a.percentiles[1];
+  c.look = display_options(c.colormap, a.scale, lo, hi);
+  c.signed_look = display_options(a.colormap.empty() ? display::kDivergingColormap : a.colormap, a.scale, lo, hi);
   c.dir = output_folder(a.out);
   return c;
 }
@@ -82,7 +84,8 @@ void compute_and_write(workflow::ScanProducts& src, const ImageArgs& a, const Ch
   const ProductLook look =
       product_look(checked.look, a.png, product_calibration(cal, "scan", double(bin_scan), scan_rule));
   const ProductLook signed_look =
-      product_look(checked.signed_look, a.png, product_calibration(cal, "scan", double(bin_scan), scan_rule), true);
+      product_look(checked.signed_look, a.png, product_calibration(cal, "scan", double(bin_scan), scan_rule),
+                   checked.symmetric);
   std::optional<detector::Center> center;
   if (!a.center.empty()) center = detector::Center{a.center[0], a.center[1]};
   src.set_disk(center, a.radius);  // the given centre / radius replace the fit's everywhere below
@@ -165,6 +168,7 @@ CacheImageRequest cache_request(const ImageArgs& a, bool want_bf, bool want_adf)
   r.dir = checked.dir;
   r.look = checked.look;
   r.signed_look = checked.signed_look;
+  r.symmetric = checked.symmetric;
   r.png = a.png;
   r.bf_radius = checked.bf_radius;
   if (checked.adf) r.adf = std::pair<double, double>{checked.adf->inner, checked.adf->outer};
@@ -239,7 +243,9 @@ void add_image(CLI::App& app) {
   for (const std::string& n : display::colormap_names()) maps += (maps.empty() ? "" : " | ") + n;
   cmd->add_option("--colormap", a->colormap, maps)->default_str("inferno; DPC maps: RdBu_r, range symmetric about 0");
   cmd->add_option("--scale", a->scale, "linear | log | signed_log");
-  cmd->add_option("--percentiles", a->percentiles, "display clip percentiles LOW HIGH")->expected(2);
+  cmd->add_option("--percentiles", a->percentiles,
+                  "display clip percentiles LOW HIGH (default 0.5 99.5; DPC maps symmetric about 0 unless given)")
+      ->expected(2);
   add_png_flags(cmd, a->png);
   cmd->callback([a, bf, adf] {
     take_file_from_values(*a);

@@ -46,7 +46,7 @@ void image_from_cache(const CacheImageRequest& r) {
   const std::filesystem::path& dir = r.dir;
   const nlohmann::json cal = c.geometry().calibration;  // the source's; the cached products are unbinned
   const ProductLook look = product_look(r.look, r.png, product_calibration(cal, "scan"));
-  const ProductLook signed_look = product_look(r.signed_look, r.png, product_calibration(cal, "scan"), true);
+  const ProductLook signed_look = product_look(r.signed_look, r.png, product_calibration(cal, "scan"), r.symmetric);
   const double* center = r.center.empty() ? nullptr : r.center.data();
 
   if (r.mean)  // as qgpu image: .npy holds the mean counts, the PNG shows the dark-field halo too

@@ -15,6 +15,7 @@ struct CacheImageRequest {
   std::string file, colormap;
   std::filesystem::path dir;
   display::DisplayOptions look, signed_look;  // signed_look: the DPC fields'
+  bool symmetric = true;                       // their range symmetric about 0 (not with given --percentiles)
   PngFlags png;
   std::optional<double> bf_radius;                   // empty: the cached fitted-disk BF
   std::optional<std::pair<double, double>> adf;      // empty: the cached ADF (radii from the BF disk)
