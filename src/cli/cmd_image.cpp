@@ -11,6 +11,7 @@
 #include "cli/outputs.hpp"
 #include "cli/progress.hpp"
 #include "detector/virtual_detector.hpp"
+#include "display/defaults.hpp"
 #include "display/pattern.hpp"
 #include "dpc/pipeline.hpp"
 #include "io/hdf5/load.hpp"
@@ -62,7 +63,7 @@ Checked check(const ImageArgs& a, bool want_bf, bool want_adf) {
   if (a.rotation.size() > 1 && a.rotation[1] != 0 && a.rotation[1] != 1)
     throw InvalidArgument("--rotation: TRANSPOSE is 0 or 1");
   a.load.check();
-  c.colormap = a.colormap.empty() ? "inferno" : a.colormap;
+  c.colormap = a.colormap.empty() ? display::kImageColormap : a.colormap;
   c.symmetric = a.percentiles.empty();
   const double lo = c.symmetric ? 0.5 : a.percentiles[0], hi = c.symmetric ? 99.5 : a.percentiles[1];
   c.look = display_options(c.colormap, a.scale, lo, hi);

@@ -101,13 +101,13 @@ std::string size_text(double b, double scale = -1) {
   return t;
 }
 
-// The scale that gives every size of one line the same unit: its smallest nonzero size, at least 1 MB (the larger
-// sizes then read in that unit rather than rounding the small ones to 0.00).
+// The scale that gives every size of one line the same unit: its smallest nonzero size (the larger sizes then read
+// in that unit rather than rounding the small ones to 0.00).
 double line_scale(std::initializer_list<double> sizes) {
   double smallest = 0;
   for (double v : sizes)
     if (v > 0 && (smallest == 0 || v < smallest)) smallest = v;
-  return std::max(smallest, 1e6);
+  return smallest > 0 ? smallest : 1;
 }
 
 // Everything known before anything loads: format, shape, dtype, decoded size against the bytes on disk, storage,

@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/load_flags.hpp"
 #include "cli/progress.hpp"
+#include "display/defaults.hpp"
 #include "io/hdf5/load.hpp"
 #include "movie/movie.hpp"
 
@@ -13,7 +14,8 @@ namespace qgpu::cli {
 namespace {
 
 struct MovieArgs {
-  std::string file, out, backend = "auto", dataset, colormap = "inferno", scale, resize = "area", encoder = "auto";
+  std::string file, out, backend = "auto", dataset, colormap = display::kImageColormap, scale, resize = "area",
+              encoder = "auto";
   std::vector<double> bf_sweep, adf_sweep, ssb_defocus, center, percentiles{0.5, 99.5};
   std::vector<std::size_t> path_line, size;
   std::optional<std::size_t> path_row, frames;
