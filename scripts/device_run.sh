@@ -4,7 +4,9 @@
 # usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
 #        queries, movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), enctests (encoded GPU tests), replay (300k mutants),
 #        python (Python tests, built there), formats (npy load vs floor and numpy+CuPy), merlin (the same for a 34 GB .mib), parallax, scale (2048x2048 scan tiled from s512's chunks, loaded encoded), scale1024 (the same at 1024x1024), ncu_sum (Nsight Compute
-#        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve), sass_enc (its SASS). Logs go to $OUT; a short table is printed last.
+#        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve), ncu_src
+#        (per-instruction stalls of the masked-sum kernel), sass (its SASS), sass_enc (the encoder's SASS), timeline512 (the
+#        load's timeline, QGPU_LOAD_TIMELINE=1), replay_short (a short mutant replay). Logs go to $OUT; a short table is printed last.
 set -o pipefail
 source scripts/device_env.sh
 OUT=${OUT:-/tmp/qb/out}; LOG=$OUT/logs; mkdir -p "$OUT" "$LOG"  # logs written under $OUT: they come back even if
