@@ -101,13 +101,16 @@ std::string size_text(double b, double scale = -1) {
   return t;
 }
 
-// The scale that gives every size of one line the same unit: its smallest nonzero size (the larger sizes then read
-// in that unit rather than rounding the small ones to 0.00).
+// The scale that gives every size of one line the same unit: its smallest nonzero size, so that small sizes do not
+// round to 0.00 (131.1 kB from 28.5 kB), but at least a thousandth of the largest, so that no size needs more than
+// about six digits (dense 1.18 MB ...; limit 19737.48 MB).
 double line_scale(std::initializer_list<double> sizes) {
-  double smallest = 0;
-  for (double v : sizes)
+  double smallest = 0, largest = 0;
+  for (double v : sizes) {
     if (v > 0 && (smallest == 0 || v < smallest)) smallest = v;
-  return smallest > 0 ? smallest : 1;
+    largest = std::max(largest, v);
+  }
+  return std::max({smallest, largest / 1000, 1.0});
 }
 
 // Everything known before anything loads: format, shape, dtype, decoded size against the bytes on disk, storage,
