@@ -110,3 +110,15 @@ std::vector<std::uint32_t> sample_bad_pixels(const SampleSpec& s);
 void write_calibration_and_truth(hid_t entry, const SampleSpec& s);
 
 }  // namespace qgpu::sample
+
+namespace qgpu::sample {
+
+// The same simulated frames (s.dtype counts, as float32) as an EMPAD acquisition: `path` is the .xml (root/raw_file
+// naming <stem>.raw beside it, scan_parameters[@mode="acquire"] scan_resolution_x = scan_cols, _y = scan_rows,
+// iom_measurements/high_voltage from the energy), the .raw little-endian float32 frames of 130 x 128 whose last 2
+// rows are a footer (each value the frame's index). The detector must be 128 x 128. `nans` values of the frames are
+// NaN (frame (k * 7919) % frames, pixel ((k * 37) % 128, (k * 53) % 128) for k < nans). Returns {xml, raw}.
+std::vector<std::string> write_sample_empad(const std::string& path, const SampleSpec& s, std::size_t nans = 0,
+                                            const std::function<void(double)>& progress = {});
+
+}  // namespace qgpu::sample

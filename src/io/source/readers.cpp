@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/regular_file.hpp"
+#include "io/empad/empad_reader.hpp"
 #include "io/merlin/merlin_reader.hpp"
 #include "io/npy/npy_reader.hpp"
 #include "io/raw/raw_reader.hpp"
@@ -37,6 +38,8 @@ const std::vector<FormatReader>& formats() {
                  "several files of one acquisition", merlin::is_merlin_head, merlin::inspect_merlin},
       {"npy", "NumPy .npy (format 1/2/3, 4D or 3D + scan shape, either byte order)", npy::is_npy_head,
        npy::inspect_npy},
+      {"empad", "EMPAD .xml + .raw (float32 130x128 frames, 2 footer rows dropped; the .raw itself with format 'empad')",
+       empad::is_empad_head, empad::inspect_empad},
       {"raw", "headerless frames (dtype and detector shape given; offsets before the data and around each frame)",
        nullptr, raw::inspect_raw},
   };
