@@ -17,12 +17,14 @@ void add_sample(CLI::App& app) {
     sample::FramesLayout frames;
     std::size_t files = 0;
     sample::MibSampleOptions mib;
+    std::size_t nans = 0;
   };
   auto a = std::make_shared<Args>();
   cmd->option_defaults()->always_capture_default();  // --help shows every default
-  cmd->add_option("out", a->out, "output file (h5: the HDF5 file or master; mib: the .mib, .hdr beside it)")->required();
+  cmd->add_option("out", a->out, "output file (h5: the HDF5 file or master; mib: the .mib, .hdr beside it; empad: the .xml, .raw beside it)")->required();
   cmd->add_option("--format", a->format, "h5 (EIGER-style HDF5) | mib (Merlin .mib + .hdr) | npy (NumPy, 3D frames; "
-                                         "--four-d: 4D) | raw (headerless frames)");
+                                         "--four-d: 4D) | raw (headerless frames) | empad (OUT.xml + OUT.raw, float32 "
+                                         "128x128 frames + 2 footer rows)");
   cmd->add_option("--scan", a->scan, "scan rows cols")->expected(2);
   auto* det = cmd->add_option("--detector", a->det, "detector rows cols (mib: default 256 256, quad 512 512, 514 514 "
                                                     "with --gap)")->expected(2);
@@ -46,14 +48,15 @@ void add_sample(CLI::App& app) {
   auto* depth = cmd->add_option("--counter-depth", a->mib.counter_depth, "mib: counter depth 1 | 6 | 12 | 24");
   auto* quad = cmd->add_flag("--quad", a->mib.quad, "mib: 2x2 quad (4 chips) instead of one chip");
   auto* raw = cmd->add_flag("--raw", a->mib.raw, "mib: raw (R64) chip readout instead of binary");
+  auto* nans = cmd->add_option("--nan", a->nans, "empad: this many NaN values in the float32 frames");
   auto* gap = cmd->add_flag("--gap", a->mib.gap, "mib: quad with the 2-pixel gap cross (2x2G layout, 514x514)");
   cmd->callback([=] { run_command([&] {
     a->spec.scan_rows = a->scan[0];
     a->spec.scan_cols = a->scan[1];
     a->spec.det_rows = a->det[0];
     a->spec.det_cols = a->det[1];
-    if (a->format != "h5" && a->format != "mib" && a->format != "npy" && a->format != "raw")
-      throw InvalidArgument("--format must be h5, mib, npy or raw, not '" + a->format + "'");
+    if (a->format != "h5" && a->format != "mib" && a->format != "npy" && a->format != "raw" && a->format != "empad")
+      throw InvalidArgument("--format must be h5, mib, npy, raw or empad, not '" + a->format + "'");
     // Options of one format given for another are refused, not ignored.
     auto only_for = [&](std::initializer_list<CLI::Option*> opts, std::initializer_list<const char*> formats) {
       for (const char* f : formats)
@@ -66,6 +69,7 @@ void add_sample(CLI::App& app) {
     only_for({four_d}, {"h5", "npy"});
     only_for({npy_version}, {"npy"});
     only_for({offset, header, footer}, {"raw"});
+    only_for({nans}, {"empad"});
     if (a->format != "mib") {
       a->spec.dtype = dtype_from_name(a->dtype);
       a->spec.big_endian = a->byte_order == "big";
@@ -78,6 +82,11 @@ void add_sample(CLI::App& app) {
       }
       sample::write_sample(a->out, a->spec, progress_bar("simulating"));
       std::printf("wrote %s\n", a->out.c_str());
+    } else if (a->format == "empad") {
+      if (a->files > 0) throw InvalidArgument("--files writes HDF5 or Merlin acquisitions (--format h5 or mib)");
+      if (!det->count()) a->spec.det_rows = a->spec.det_cols = 128;
+      for (const auto& f : sample::write_sample_empad(a->out, a->spec, a->nans, progress_bar("simulating")))
+        std::printf("wrote %s\n", f.c_str());
     } else if (a->format == "mib") {
       if (!det->count()) {
         const std::size_t side = a->mib.quad ? (a->mib.gap ? 514 : 512) : 256;
