@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cerrno>
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <regex>
+#include <string_view>
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -94,8 +96,10 @@ struct XmlParser {
         out += s[k];
         continue;
       }
-      const std::size_t semi = s.find(';', k);
-      if (semi == std::string::npos || semi >= b || semi - k > 12) fail("'&' not followed by an entity", k);
+      // Entities are short: look for the ';' among the next bytes only (linear time whatever the input).
+      const std::size_t rel = std::string_view(s).substr(k, std::min<std::size_t>(b - k, 12)).find(';');
+      if (rel == std::string_view::npos) fail("'&' not followed by an entity", k);
+      const std::size_t semi = k + rel;
       const std::string e = s.substr(k + 1, semi - k - 1);
       if (e == "amp") out += '&';
       else if (e == "lt") out += '<';
@@ -107,10 +111,10 @@ struct XmlParser {
         const std::string digits = e.substr(hex ? 2 : 1);
         char* end = nullptr;
         const unsigned long cp = std::strtoul(digits.c_str(), &end, hex ? 16 : 10);
-        if (digits.empty() || *end || cp == 0 || cp > 0x10FFFF) fail("bad character reference '&" + e + ";'", k);
+        if (digits.empty() || *end || cp == 0 || cp > 0x10FFFF) fail("bad character reference '&" + json_safe(e) + ";'", k);
         append_utf8(out, cp);
       } else {
-        fail("unknown entity '&" + e + ";'", k);
+        fail("unknown entity '&" + json_safe(e) + ";'", k);
       }
       k = semi;
     }
@@ -144,7 +148,8 @@ struct XmlParser {
       const char q = s[i++];
       const std::size_t a = i, b = s.find(q, i);
       if (b == std::string::npos) fail("unterminated attribute '" + attr + "' of <" + e.name + ">", a);
-      if (s.find('<', a) < b) fail("'<' in attribute '" + attr + "' of <" + e.name + ">", a);
+      if (std::find(s.begin() + std::ptrdiff_t(a), s.begin() + std::ptrdiff_t(b), '<') != s.begin() + std::ptrdiff_t(b))
+        fail("'<' in attribute '" + attr + "' of <" + e.name + ">", a);
       if (e.attributes.count(attr)) fail("attribute '" + attr + "' repeated in <" + e.name + ">", a);
       e.attributes[attr] = decode(a, b);
       i = b + 1;
@@ -189,7 +194,7 @@ std::size_t positive_integer(const XmlElement& e, const std::string& field, cons
   for (char c : t) ok = ok && std::isdigit(static_cast<unsigned char>(c));
   const std::size_t v = ok ? std::size_t(std::stoull(t)) : 0;
   if (!ok || v == 0)
-    throw FormatError(where + ": EMPAD xml field " + field + " is '" + t + "', not a positive integer");
+    throw FormatError(where + ": EMPAD xml field " + field + " is '" + json_safe(t) + "', not a positive integer");
   return v;
 }
 
@@ -274,7 +279,7 @@ XmlElement parse_xml(const std::string& text, const std::string& where) {
 EmpadXml parse_empad_xml(const std::string& text, const std::string& where) {
   const XmlElement root = parse_xml(text, where);
   if (root.name != "root")
-    throw FormatError(where + ": the root element is <" + root.name + ">, not EMPAD's <root>");
+    throw FormatError(where + ": the root element is <" + json_safe(root.name) + ">, not EMPAD's <root>");
   EmpadXml out;
   const XmlElement* raw = root.child("raw_file");
   if (!raw) throw FormatError(where + ": EMPAD xml lacks root/raw_file (the element naming the .raw file)");
@@ -282,7 +287,7 @@ EmpadXml parse_empad_xml(const std::string& text, const std::string& where) {
   if (fn == raw->attributes.end() || trimmed(fn->second).empty())
     throw FormatError(where + ": EMPAD xml lacks root/raw_file@filename (the name of the .raw file)");
   out.raw_file = trimmed(fn->second);
-  out.metadata["raw_file"] = out.raw_file;
+  out.metadata["raw_file"] = json_safe(out.raw_file);
 
   // scan_parameters: acquire, then search, then any other (rosettasciio reads the first one), then pix_y x pix_x.
   std::vector<const XmlElement*> params;
@@ -301,7 +306,7 @@ EmpadXml parse_empad_xml(const std::string& text, const std::string& where) {
   for (const XmlElement* sp : params) {
     const std::string m = mode_of(sp);
     if (m != "acquire" && m != "search")
-      scan_of(*sp, m.empty() ? "scan_parameters" : "scan_parameters[@mode=\"" + m + "\"]", where, out);
+      scan_of(*sp, m.empty() ? "scan_parameters" : "scan_parameters[@mode=\"" + json_safe(m) + "\"]", where, out);
     if (const XmlElement* sc = sp->child("series_count"); sc && !out.series_count)
       out.series_count = positive_integer(*sc, "scan_parameters/series_count", where);
   }
@@ -317,25 +322,25 @@ EmpadXml parse_empad_xml(const std::string& text, const std::string& where) {
     out.series_count = positive_integer(*sc, "root/series_count", where);
 
   // Metadata as written (strings), and the calibration the xml states.
-  if (const XmlElement* v = root.child("software_version")) out.metadata["software_version"] = trimmed(v->text);
+  if (const XmlElement* v = root.child("software_version")) out.metadata["software_version"] = json_safe(trimmed(v->text));
   if (const XmlElement* t = root.child("timestamp")) {
     const auto iso = t->attributes.find("isoformat");
-    if (iso != t->attributes.end()) out.metadata["timestamp"] = iso->second;
+    if (iso != t->attributes.end()) out.metadata["timestamp"] = json_safe(iso->second);
   }
-  if (const XmlElement* e = root.child("exposure_time")) out.metadata["exposure_time"] = trimmed(e->text);
+  if (const XmlElement* e = root.child("exposure_time")) out.metadata["exposure_time"] = json_safe(trimmed(e->text));
   for (const XmlElement* sp : params) {
     const std::string m = mode_of(sp);
     nlohmann::json j = nlohmann::json::object();
     for (const XmlElement& c : sp->children)
-      if (c.children.empty()) j[c.name] = trimmed(c.text);
-    out.metadata["scan_parameters"][m.empty() ? "default" : m] = j;
+      if (c.children.empty()) j[c.name] = json_safe(trimmed(c.text));
+    out.metadata["scan_parameters"][m.empty() ? "default" : json_safe(m)] = j;
   }
   if (const XmlElement* iom = root.child("iom_measurements")) {
     nlohmann::json j = nlohmann::json::object();
     for (const XmlElement& c : iom->children)
-      if (c.children.empty()) j[c.name] = trimmed(c.text);
+      if (c.children.empty()) j[c.name] = json_safe(trimmed(c.text));
     if (const XmlElement* fov = iom->child("full_scan_field_of_view"))
-      for (const XmlElement& c : fov->children) j["full_scan_field_of_view"][c.name] = trimmed(c.text);
+      for (const XmlElement& c : fov->children) j["full_scan_field_of_view"][c.name] = json_safe(trimmed(c.text));
     out.metadata["iom_measurements"] = j;
     const std::string at = "EMPAD xml root/iom_measurements/";
     if (const XmlElement* hv = iom->child("high_voltage")) {
@@ -499,7 +504,7 @@ FileInfo inspect_empad(const std::string& path, const SourceOptions& o) {
   fi.chunks_expected = fi.chunks_written = std::size_t(used);
   fi.ready = true;
   fi.metadata = xml ? xml->metadata : nlohmann::json::object();
-  fi.metadata["raw_path"] = raw_path;
+  fi.metadata["raw_path"] = json_safe(raw_path);
   fi.metadata["frames_in_file"] = frames;
   fi.metadata["record_bytes"] = kRecordBytes;
   fi.metadata["footer_rows"] = kRawRows - kRows;
