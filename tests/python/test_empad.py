@@ -113,6 +113,8 @@ def test_absolute_raw_path_in_xml_and_given_scan_shape_for_a_stack(tmp_path):
     assert info["shape"] is None and info["frames"] == 6
     ds = qgpu.io.load(str(xml), backend="cpu", scan_shape=(2, 3))
     assert np.array_equal(np.asarray(ds), ref.reshape(2, 3, 128, 128))
+    xml.write_text(xml_text("C:\\EMPAD\\data\\stack.raw", pix=(3, 2)))  # a Windows path
+    assert np.array_equal(np.asarray(qgpu.io.load(str(xml), backend="cpu")), ref.reshape(3, 2, 128, 128))
 
 
 def test_nan_is_zeroed_and_counted(tmp_path):
@@ -145,6 +147,10 @@ def test_errors_name_the_file_and_field(tmp_path):
     xml.write_text(xml_text("e.raw", acquire=(2, 3)))
     with pytest.raises(qgpu.IoError, match=r"e\.raw.*root/raw_file@filename.*does not exist"):
         qgpu.io.load(str(xml), backend="cpu")
+    xml.write_text(xml_text("/elsewhere/e.raw", acquire=(2, 3)))
+    with pytest.raises(qgpu.IoError, match=r"'/elsewhere/e\.raw' nor '.*/e\.raw' does not exist"):
+        qgpu.io.load(str(xml), backend="cpu")
+    xml.write_text(xml_text("e.raw", acquire=(2, 3)))
     (tmp_path / "e.raw").write_bytes(b"\0" * (RECORD * 6 - 4))
     with pytest.raises(qgpu.FormatError, match=rf"{RECORD * 6 - 4} bytes, not a whole number of EMPAD frames of "
                                                rf"{RECORD} bytes"):

@@ -418,19 +418,28 @@ FileInfo inspect_empad(const std::string& path, const SourceOptions& o) {
   if (is_xml) {
     xml_where = "'" + path + "' (EMPAD xml)";
     xml = parse_empad_xml(read_small_file(path, kMaxXmlBytes), xml_where);
-    // Relative to the xml's folder; an absolute path as written when it exists, else its file name there
-    // (acquisitions are copied off the instrument's disk: LiberTEM and rosettasciio do the same).
-    const std::filesystem::path named(xml->raw_file), folder = std::filesystem::path(path).parent_path();
+    // As written (relative to the xml's folder), else its file name in the xml's folder: acquisitions are copied
+    // off the instrument's disk, whose absolute (or Windows) path the xml may hold (LiberTEM and rosettasciio take
+    // the file name too).
+    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    const std::string& named = xml->raw_file;
+    const std::size_t slash = named.find_last_of("/\\");
+    const std::string base = slash == std::string::npos ? named : named.substr(slash + 1);
+    std::vector<std::string> tried = {(folder / std::filesystem::path(named)).string()};
+    if (base != named && !base.empty()) tried.push_back((folder / base).string());
     std::error_code ec;
-    if (named.is_absolute())
-      raw_path = std::filesystem::exists(named, ec) ? named.string() : (folder / named.filename()).string();
-    else
-      raw_path = (folder / named).string();
-    if (!std::filesystem::exists(raw_path, ec))
-      throw IoError(xml_where + " names the raw file '" + xml->raw_file + "' (root/raw_file@filename): '" +
-                    raw_path + "' does not exist");
+    raw_path.clear();
+    for (const std::string& t : tried)
+      if (std::filesystem::exists(t, ec)) {
+        raw_path = t;
+        break;
+      }
+    if (raw_path.empty())
+      throw IoError(xml_where + " names the raw file '" + json_safe(named) + "' (root/raw_file@filename): '" +
+                    tried.front() + "'" + (tried.size() > 1 ? " nor '" + tried.back() + "'" : std::string()) +
+                    " does not exist");
     if (!std::filesystem::is_regular_file(raw_path, ec))
-      throw IoError(xml_where + " names the raw file '" + xml->raw_file + "': '" + raw_path +
+      throw IoError(xml_where + " names the raw file '" + json_safe(named) + "': '" + raw_path +
                     "' is not a regular file");
   }
   const std::string where = "'" + raw_path + "' (EMPAD raw)";
