@@ -521,3 +521,25 @@ def test_mrc_real_direct_electron_files(tmp_path):
     (r / "R_scan_coordinates.csv").write_text("".join(f"{i // 5},{i % 5}\n" for i in range(30)))
     with pytest.raises(qgpu.FormatError, match="R_scan_coordinates.csv.*not supported yet"):
         qgpu.io.load(str(r / "R_movie.mrc"), backend="cpu")
+
+
+def test_mrc_damaged_headers_fail_cleanly(tmp_path):
+    """Random bytes in the header fields (and NEXT/size disagreements) end in a named qgpu error or a valid file."""
+    a = mrc_values(6, (4, 6, 5), seed=9)
+    good = bytearray(mrc_bytes(a, 6, next_bytes=64))
+    rng = np.random.default_rng(11)
+    path = tmp_path / "d.mrc"
+    for k in range(300):
+        blob = bytearray(good)
+        for _ in range(int(rng.integers(1, 6))):
+            at = int(rng.choice([0, 1, 3, 4, 7, 8, 11, 12, 15, 92, 93, 95, 104, 208, 212, 213]))
+            blob[at] = int(rng.integers(0, 256))
+        if k % 7 == 0:
+            blob = blob[:int(rng.integers(0, len(blob)))]
+        path.write_bytes(bytes(blob))
+        try:
+            info = qgpu.io.inspect(str(path), format="mrc")
+        except (qgpu.FormatError, qgpu.DTypeError) as e:
+            assert str(path) in str(e)
+            continue
+        assert info["frames"] * info["detector_shape"][0] * info["detector_shape"][1] <= len(blob)
