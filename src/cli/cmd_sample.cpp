@@ -28,7 +28,7 @@ void add_sample(CLI::App& app) {
   auto* det = cmd->add_option("--detector", a->det, "detector rows cols (mib: default 256 256, quad 512 512, 514 514 "
                                                     "with --gap)")->expected(2);
   auto* dtype = cmd->add_option("--dtype", a->dtype, "uint8 | uint16 | uint32 (h5, npy, raw; mib: from --counter-depth); mrc: uint16 | int16 | int8 | float32");
-  auto* order = cmd->add_option("--byte-order", a->byte_order, "h5, npy, raw: little | big, the counts' byte order in the file")
+  auto* order = cmd->add_option("--byte-order", a->byte_order, "h5, npy, raw, mrc: little | big, the counts' byte order in the file")
       ->check(CLI::IsMember({"little", "big"}));
   auto* four_d = cmd->add_flag("--four-d", a->spec.four_d, "h5, npy: store (scan_r, scan_c, det_r, det_c) instead of (frames, ...)");
   auto* npy_version = cmd->add_option("--npy-version", a->frames.npy_version, "npy: format version 1 or 2")->check(CLI::Range(1, 2));
