@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/regular_file.hpp"
 #include "io/merlin/merlin_reader.hpp"
+#include "io/mrc/mrc_reader.hpp"
 #include "io/npy/npy_reader.hpp"
 #include "io/raw/raw_reader.hpp"
 
@@ -37,6 +38,7 @@ const std::vector<FormatReader>& formats() {
                  "several files of one acquisition", merlin::is_merlin_head, merlin::inspect_merlin},
       {"npy", "NumPy .npy (format 1/2/3, 4D or 3D + scan shape, either byte order)", npy::is_npy_head,
        npy::inspect_npy},
+      {"mrc", "MRC (Velox 4D, Direct Electron movies with their _info.txt): int8, int16, float32, uint16, either byte order", mrc::is_mrc_head, mrc::inspect_mrc},
       {"raw", "headerless frames (dtype and detector shape given; offsets before the data and around each frame)",
        nullptr, raw::inspect_raw},
   };
