@@ -72,6 +72,7 @@ void bind_movie(pyb::module_& m) {
     d["encoder"] = r.encoder;
     d["render_seconds"] = r.render_seconds;
     d["encode_seconds"] = r.encode_seconds;
+    d["provenance"] = to_python(r.provenance.to_json());
     return d;
   }, pyb::arg("ds"), pyb::arg("path"), pyb::arg("sweep"), pyb::arg("options"));
   m.def("movie_nvenc_available", &movie::nvenc_available);

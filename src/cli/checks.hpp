@@ -103,4 +103,11 @@ class OutputGuard {
   std::set<std::filesystem::path> before_;
 };
 
+// Runs `body`, whose outputs go to `dir`: all of them kept, or none when it throws (OutputGuard).
+template <class F> void writing_all_or_none(const std::filesystem::path& dir, F&& body) {
+  OutputGuard outputs(dir);
+  body();
+  outputs.keep();
+}
+
 }  // namespace qgpu::cli

@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/load_flags.hpp"
+#include "cli/outputs.hpp"
 #include "cli/progress.hpp"
 #include "display/defaults.hpp"
 #include "io/hdf5/load.hpp"
@@ -100,9 +101,12 @@ void add_movie(CLI::App& app) {
     const io::LoadOptions lo = load_options(a->backend, a->dataset, a->load);
     const Dataset ds = io::load(a->file, lo);
     const movie::MovieResult r = movie::render(ds, a->out, spec, progress_bar("frames "));
-    std::printf("movie %s: %zu frames %zux%zu, %s, %s on %s (render %.2f s, encode %.2f s)\n", r.path.c_str(),
-                r.frames, r.width, r.height, r.encoder.c_str(), movie::sequence_name(spec.sequence).c_str(),
-                backend_name(ds.backend()).c_str(), r.render_seconds, r.encode_seconds);
+    // The provenance beside the movie, as every product's NAME.json (outputs.hpp).
+    write_json(a->out + ".json", nlohmann::json{{"result", r.provenance.to_json()}});
+    std::printf("movie %s: %zu frames %zux%zu, %s, %s on %s (render %.2f s, encode %.2f s); provenance %s.json\n",
+                r.path.c_str(), r.frames, r.width, r.height, r.encoder.c_str(),
+                movie::sequence_name(spec.sequence).c_str(), backend_name(ds.backend()).c_str(), r.render_seconds,
+                r.encode_seconds, r.path.c_str());
   });
 }
 

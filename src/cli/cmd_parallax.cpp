@@ -130,13 +130,7 @@ void add_parallax(CLI::App& app) {
   cmd->add_option("--edge", a->edge, "leave out pixels closer than this to the BF disk edge, detector px");
   cmd->add_flag("--measured-shifts", a->measured, "shift-and-sum with the measured shifts instead of the linear fit");
   add_png_flags(cmd, a->png);
-  cmd->callback([a] {
-    run_command([&] {
-      OutputGuard outputs(a->out);  // all outputs or none
-      run(*a);
-      outputs.keep();
-    });
-  });
+  cmd->callback([a] { run_command([&] { writing_all_or_none(a->out, [&] { run(*a); }); }); });
 }
 
 }  // namespace qgpu::cli

@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
+#include "io/mrc/write_mrc.hpp"
 #include "io/sample/sample.hpp"
 
 namespace qgpu::cli {
@@ -23,13 +24,13 @@ void add_sample(CLI::App& app) {
   cmd->option_defaults()->always_capture_default();  // --help shows every default
   cmd->add_option("out", a->out, "output file (h5: the HDF5 file or master; mib: the .mib, .hdr beside it; empad: the .xml, .raw beside it)")->required();
   cmd->add_option("--format", a->format, "h5 (EIGER-style HDF5) | mib (Merlin .mib + .hdr) | npy (NumPy, 3D frames; "
-                                         "--four-d: 4D) | raw (headerless frames) | empad (OUT.xml + OUT.raw, float32 "
-                                         "128x128 frames + 2 footer rows)");
+                                         "--four-d: 4D) | raw (headerless frames) | mrc (MRC, NZ frames) | empad (OUT.xml + "
+                                         "OUT.raw, float32 128x128 frames + 2 footer rows)");
   cmd->add_option("--scan", a->scan, "scan rows cols")->expected(2);
   auto* det = cmd->add_option("--detector", a->det, "detector rows cols (mib: default 256 256, quad 512 512, 514 514 "
                                                     "with --gap)")->expected(2);
-  auto* dtype = cmd->add_option("--dtype", a->dtype, "uint8 | uint16 | uint32 (h5, npy, raw; mib: from --counter-depth)");
-  auto* order = cmd->add_option("--byte-order", a->byte_order, "h5, npy, raw: little | big, the counts' byte order in the file")
+  auto* dtype = cmd->add_option("--dtype", a->dtype, "uint8 | uint16 | uint32 (h5, npy, raw; mib: from --counter-depth); mrc: uint16 | int16 | int8 | float32");
+  auto* order = cmd->add_option("--byte-order", a->byte_order, "h5, npy, raw, mrc: little | big, the counts' byte order in the file")
       ->check(CLI::IsMember({"little", "big"}));
   auto* four_d = cmd->add_flag("--four-d", a->spec.four_d, "h5, npy: store (scan_r, scan_c, det_r, det_c) instead of (frames, ...)");
   auto* npy_version = cmd->add_option("--npy-version", a->frames.npy_version, "npy: format version 1 or 2")->check(CLI::Range(1, 2));
@@ -55,8 +56,9 @@ void add_sample(CLI::App& app) {
     a->spec.scan_cols = a->scan[1];
     a->spec.det_rows = a->det[0];
     a->spec.det_cols = a->det[1];
-    if (a->format != "h5" && a->format != "mib" && a->format != "npy" && a->format != "raw" && a->format != "empad")
-      throw InvalidArgument("--format must be h5, mib, npy, raw or empad, not '" + a->format + "'");
+    if (a->format != "h5" && a->format != "mib" && a->format != "npy" && a->format != "raw" && a->format != "mrc" &&
+        a->format != "empad")
+      throw InvalidArgument("--format must be h5, mib, npy, raw, mrc or empad, not '" + a->format + "'");
     // Options of one format given for another are refused, not ignored.
     auto only_for = [&](std::initializer_list<CLI::Option*> opts, std::initializer_list<const char*> formats) {
       for (const char* f : formats)
@@ -65,7 +67,7 @@ void add_sample(CLI::App& app) {
         if (o->count()) throw InvalidArgument(o->get_name() + " does not apply to --format " + a->format);
     };
     only_for({depth, quad, raw, gap}, {"mib"});
-    only_for({dtype, order}, {"h5", "npy", "raw"});
+    only_for({dtype, order}, {"h5", "npy", "raw", "mrc"});
     only_for({four_d}, {"h5", "npy"});
     only_for({npy_version}, {"npy"});
     only_for({offset, header, footer}, {"raw"});
@@ -94,6 +96,10 @@ void add_sample(CLI::App& app) {
       }
       const auto written = sample::write_sample_mib(a->out, a->spec, a->mib, a->files, progress_bar("simulating"));
       for (const auto& f : written) std::printf("wrote %s\n", f.c_str());
+    } else if (a->format == "mrc") {
+      if (a->files > 0) throw InvalidArgument("--files writes HDF5 or Merlin acquisitions (--format h5 or mib)");
+      sample::write_sample_mrc(a->out, a->spec, 0, progress_bar("simulating"));
+      std::printf("wrote %s\n", a->out.c_str());
     } else {
       if (a->files > 0) throw InvalidArgument("--files writes HDF5 or Merlin acquisitions (--format h5 or mib)");
       a->frames.npy = a->format == "npy";

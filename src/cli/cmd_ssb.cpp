@@ -179,13 +179,7 @@ void add_ssb(CLI::App& app) {
   cmd->add_flag("--fit-astigmatism", a->astig, "also fit 2-fold astigmatism");
   cmd->add_option("--fit-bin", a->bin, "detector binning used while fitting");
   add_png_flags(cmd, a->png);
-  cmd->callback([a] {
-    run_command([&] {
-      OutputGuard outputs(a->out);  // all outputs or none
-      run(*a);
-      outputs.keep();
-    });
-  });
+  cmd->callback([a] { run_command([&] { writing_all_or_none(a->out, [&] { run(*a); }); }); });
 }
 
 }  // namespace qgpu::cli

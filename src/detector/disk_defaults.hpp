@@ -19,12 +19,8 @@ class DiskDefaults {
   double center_row() const { return center_ ? center_->first : fit().center_row; }
   double center_col() const { return center_ ? center_->second : fit().center_col; }
   double radius() const { return radius_ ? *radius_ : fit().radius; }
-  bool center_given() const { return center_.has_value(); }
-  bool radius_given() const { return radius_.has_value(); }
   const char* center_source() const { return center_ ? "given" : "fitted BF disk"; }
   const char* radius_source() const { return radius_ ? "given" : "fitted BF disk"; }
-  // The fit, when it was computed (something not given was asked for).
-  const DiskFit* fitted() const { return fit_ ? &*fit_ : nullptr; }
   // {"bf_disk_fit": fit_json} when the fit was used, else {}: merged into the computation's provenance.
   nlohmann::json provenance() const {
     nlohmann::json j = nlohmann::json::object();

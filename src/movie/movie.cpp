@@ -13,6 +13,7 @@
 #include "display/display.hpp"
 #include "movie/encoder.hpp"
 #include "movie/frame_ops.hpp"
+#include "resident/dataset_provenance.hpp"
 #include "ssb/ssb.hpp"
 
 namespace qgpu::movie {
@@ -220,8 +221,11 @@ MovieResult render(const Dataset& ds, const std::string& out_path, const MovieSp
   // Encoded into a temporary file beside out_path, renamed over it at the end: a failure leaves no partial
   // movie and whatever was at out_path untouched.
   AtomicOutput out(out_path, "movie output");
+  nlohmann::json values = nlohmann::json::array(), labels = nlohmann::json::array();
   try {
     render_frames(ds, s, [&](const Frame& f) {
+      values.push_back(f.value);
+      labels.push_back(f.label);
       const auto te = clock::now();
       if (!enc) enc = std::make_unique<Encoder>(out.temp_path(), f.rgba.rows, f.rgba.cols, s.fps, lut, s.encoder);
       enc->add(f.rgba);
@@ -243,6 +247,22 @@ MovieResult render(const Dataset& ds, const std::string& out_path, const MovieSp
   res.encoder = enc->encoder_name();
   res.encode_seconds = encode_s;
   res.render_seconds = std::chrono::duration<double>(clock::now() - t0).count() - encode_s;
+  nlohmann::json params = {{"sequence", sequence_name(s.sequence)},
+                           {"frame_values", std::move(values)},
+                           {"frame_labels", std::move(labels)},
+                           {"colormap", s.look.colormap},
+                           {"scale", display::scale_name(s.look.scale)},
+                           {"percentiles", {s.look.lower_percentile, s.look.upper_percentile}},
+                           {"fps", s.fps},
+                           {"encoder", res.encoder},
+                           {"path", out_path}};
+  if (s.sequence == Sequence::bf_sweep || s.sequence == Sequence::adf_sweep || s.sequence == Sequence::ssb_defocus)
+    params["range"] = {s.start, s.stop};
+  if (s.center) params["center"] = {s.center->first, s.center->second};
+  if (s.adf_width) params["adf_width"] = *s.adf_width;
+  if (s.adf_outer) params["adf_outer"] = *s.adf_outer;
+  res.provenance = dataset_provenance(ds, "movie." + sequence_name(s.sequence), "rgb frames",
+                                      {res.frames, res.height, res.width}, std::move(params));
   return res;
 }
 

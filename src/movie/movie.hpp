@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/provenance.hpp"
 #include "display/options.hpp"
 #include "display/results.hpp"
 #include "resident/dataset.hpp"
@@ -74,6 +75,9 @@ struct MovieResult {
   std::size_t width = 0, height = 0;  // encoded size (mp4: rounded up to even by repeating the last row/col)
   std::string encoder;                // libx264, h264_nvenc or gif
   double render_seconds = 0, encode_seconds = 0;
+  // As every product: the dataset's, operation movie.<sequence>, output shape (frames, height, width), parameters
+  // (sequence, range, each frame's value and label, look, size, fps, encoder).
+  Provenance provenance;
 };
 
 // Validates, renders every frame and encodes them into out_path (.mp4 or .gif, by extension).

@@ -50,7 +50,7 @@ struct Geometry {
   double center_row = 0, center_col = 0, radius_px = 0, mrad_per_px = 0, lambda = 0;
   std::size_t bin = 1;
   double counts_per_pixel = -1;  // mean counts per BF pixel per frame (auto binning); -1: bin given
-  std::string mrad_source, center_source;
+  std::string mrad_source, center_source, radius_source;
   nlohmann::json disk_fit;  // DiskDefaults::provenance(): the fit's confidence when it was used
 };
 
@@ -66,6 +66,7 @@ detail::Plan make_plan(const Dataset& ds, const ParallaxParams& p, Geometry& geo
   geo.center_row = disk.center_row();
   geo.center_col = disk.center_col();
   geo.center_source = disk.center_source();
+  geo.radius_source = disk.radius_source();
   geo.radius_px = disk.radius();
   require(geo.radius_px > 0, "the BF disk has zero radius");
   const detector::DiskDefaults::Sampling sampling = disk.sampling(p.detector_mrad_per_pixel, p.semiangle_mrad);
@@ -463,7 +464,7 @@ Provenance provenance_for(const Dataset& ds, const ParallaxParams& p, const Run&
   q["disk_center"] = {run.geo.center_row, run.geo.center_col};
   q["disk_center_source"] = run.geo.center_source;
   q["disk_radius_px"] = run.geo.radius_px;
-  q["disk_radius_source"] = p.disk_radius ? "given" : "fitted BF disk";
+  q["disk_radius_source"] = run.geo.radius_source;
   q.update(run.geo.disk_fit);
   q["edge_px"] = p.edge_px;
   q["detector_bin"] = run.geo.bin;

@@ -6,12 +6,6 @@
 
 namespace qgpu::remote {
 
-Shape4D shape_of(const ServedDataset& s) {
-  if (!s.cache) return s.ds.shape();
-  const cache::Geometry& g = s.cache->geometry();
-  return Shape4D{g.scan_rows, g.scan_cols, g.det_rows, g.det_cols};
-}
-
 void refuse_raw(const ServedDataset& s, const std::string& what) {
   throw HttpError(404, what + " needs the raw data: dataset '" + s.id + "' is served from the product cache '" +
                            s.path + "' (serve the source file for it)");

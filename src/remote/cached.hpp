@@ -9,8 +9,6 @@
 
 namespace qgpu::remote {
 
-// Scan x detector shape of the dataset or of the cache's geometry.
-Shape4D shape_of(const ServedDataset& s);
 // HttpError 404: `what` needs the raw data, which a dataset served from a cache does not have.
 [[noreturn]] void refuse_raw(const ServedDataset& s, const std::string& what);
 // The cached virtual image matching the request (centre default: the cached disk centre; bf radius default: the

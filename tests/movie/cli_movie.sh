@@ -12,6 +12,8 @@ out=$("$qgpu" movie "$dir/scan.h5" -o "$dir/adf.mp4" --backend cpu --adf-sweep 3
 grep -qF "movie $dir/adf.mp4: 7 frames 98x62" <<<"$out" || { echo "unexpected output: $out"; exit 1; }
 got=$(probe "$dir/adf.mp4")
 [ "$got" = "h264,98,62,7" ] || { echo "mp4 probe: $got"; exit 1; }
+grep -qF '"operation": "movie.adf_sweep"' "$dir/adf.mp4.json" || { echo "no provenance beside the movie"; exit 1; }
+grep -qF '"frame_labels"' "$dir/adf.mp4.json" || { echo "provenance lacks the frame labels"; exit 1; }
 rate=$(ffprobe -v error -select_streams v:0 -show_entries stream=avg_frame_rate -of csv=p=0 "$dir/adf.mp4")
 [ "$rate" = "5/1" ] || { echo "mp4 frame rate: $rate"; exit 1; }
 "$qgpu" movie "$dir/scan.h5" -o "$dir/row.gif" --backend cpu --path-row 4 --resize nearest --size 48 48 >/dev/null 2>&1

@@ -105,6 +105,15 @@ TEST(MovieEncode, Mp4IsH264WithEveryFrame) {
   EXPECT_TRUE(r.encoder == "libx264" || r.encoder == "h264_nvenc") << r.encoder;
   EXPECT_EQ(probe(path), "h264,140,120,yuv420p,6");
   const auto frames = test::all_frames(test::movie_sample(), s);
+  // Provenance like every product: the operation, the output shape and each frame's value and label.
+  EXPECT_EQ(r.provenance.operation, "movie." + sequence_name(s.sequence));
+  EXPECT_EQ(r.provenance.output_shape, (std::vector<std::size_t>{6, 120, 140}));
+  ASSERT_EQ(r.provenance.parameters.at("frame_values").size(), 6u);
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_DOUBLE_EQ(r.provenance.parameters["frame_values"][i].get<double>(), frames[i].value);
+    EXPECT_EQ(r.provenance.parameters["frame_labels"][i].get<std::string>(), frames[i].label);
+  }
+  EXPECT_EQ(r.provenance.parameters.at("encoder"), r.encoder);
   // H.264 at crf 18 with 4:2:0 chroma: a coarse check. Measured here 2.9, 1.2, 1.1 levels for frames 0, 3, 5
   // (with odd-sized blocks misaligned with the chroma grid frame 0 reaches 5.8, hence the padded test's 10);
   // the wrong end of the sweep is 19-68 levels away.

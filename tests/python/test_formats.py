@@ -28,7 +28,7 @@ def bf_numpy(a, r0, r1, c0, c1):
 
 def test_formats_lists_the_readers():
     names = [f["name"] for f in qgpu.io.formats()]
-    assert names == ["hdf5", "merlin", "npy", "empad", "raw"]
+    assert names == ["hdf5", "merlin", "npy", "mrc", "empad", "raw"]
     assert {f["name"]: f["recognised_by_content"] for f in qgpu.io.formats()}["raw"] is False
 
 
@@ -351,3 +351,195 @@ def test_merlin_on_cuda_equals_cpu(tmp_path, form):
         cpu = np.asarray(qgpu.io.load(mib, backend="cpu", **kw))
         gpu = np.asarray(qgpu.io.load(mib, backend="cuda", **kw))
         assert np.array_equal(gpu, cpu), kw
+
+
+# MRC (Velox 4D, Direct Electron): files built here with struct and numpy per the MRC2014 header (NX, NY, NZ, MODE
+# at 0/4/8/12, NEXT at 92, EXTTYP at 104, "MAP " at 208, machine stamp at 212), independent of qgpu's writer; the
+# real Direct Electron files of ../shared/data/mrc read in place.
+import struct  # noqa: E402
+
+MRC_MODES = {0: "i1", 1: "i2", 2: "f4", 6: "u2"}
+MRC_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data", "mrc")
+
+
+def mrc_bytes(frames, mode, big=False, next_bytes=0, exttyp=b"", map_=True, dims=None):
+    o = ">" if big else "<"
+    nz, ny, nx = frames.shape
+    h = bytearray(1024)
+    struct.pack_into(o + "4i", h, 0, *(dims or (nx, ny, nz)), mode)
+    struct.pack_into(o + "i", h, 92, next_bytes)
+    h[104:108] = exttyp.ljust(4, b"\0")[:4]
+    if map_:
+        h[208:212] = b"MAP "
+    h[212:214] = b"\x11\x11" if big else b"\x44\x44"
+    return bytes(h) + b"\xab" * next_bytes + frames.astype(np.dtype(o + MRC_MODES[mode])).tobytes()
+
+
+def mrc_values(mode, shape, seed=0):
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(MRC_MODES[mode])
+    if dt.kind == "f":
+        return rng.normal(20.0, 50.0, size=shape).astype(dt)
+    info = np.iinfo(dt)
+    return rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dt)
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2, 6])
+@pytest.mark.parametrize("big", [False, True])
+def test_mrc_every_mode_and_byte_order_loads_exactly(tmp_path, mode, big):
+    a = mrc_values(mode, (20, 12, 10), seed=mode)  # 12 rows x 10 cols: NX = 10 is the fastest axis
+    path = tmp_path / "a.data"  # recognised by content ("MAP ")
+    path.write_bytes(mrc_bytes(a, mode, big, next_bytes=384, exttyp=b"FEI1"))
+    info = qgpu.io.inspect(str(path))
+    assert info["reader"] == "mrc" and info["codec"] == "plain"
+    assert info["byte_order"] == ("big" if big and mode != 0 else "little")
+    assert info["metadata"]["NX"] == 10 and info["metadata"]["NY"] == 12 and info["metadata"]["MODE"] == mode
+    assert "FEI1" in info["source_kind"] and info["metadata"]["EXTTYP"] == "FEI1"
+    ds = qgpu.io.load(str(path), backend="cpu", scan_shape=(4, 5))
+    out = np.asarray(ds)
+    assert ds.provenance["parameters"]["format"] == "mrc"
+    assert out.dtype == a.dtype and np.array_equal(out, a.reshape(4, 5, 12, 10))
+    bf = qgpu.detector.virtual_image(ds, np.pad(np.ones((4, 4), bool), ((4, 4), (3, 3))))
+    acc = np.float64 if a.dtype.kind == "f" else np.int64
+    want = a.reshape(4, 5, 12, 10)[..., 4:8, 3:7].astype(acc).sum(axis=(-2, -1))
+    np.testing.assert_allclose(bf, want, rtol=1e-12) if acc is np.float64 else np.testing.assert_array_equal(bf, want)
+
+
+def test_mrc_square_frame_count_nan_and_format_name(tmp_path):
+    a = mrc_values(2, (16, 6, 9), seed=4)
+    a[3, 2, 1] = np.nan
+    path = tmp_path / "nomap.mrc"
+    path.write_bytes(mrc_bytes(a, 2, map_=False))
+    with pytest.raises(qgpu.IoError, match="not an HDF5 file"):  # without "MAP " only when named
+        qgpu.io.load(str(path), backend="cpu")
+    ds = qgpu.io.load(str(path), backend="cpu", format="mrc")
+    assert ds.provenance["parameters"]["nonfinite_values"] == 1
+    assert np.array_equal(np.asarray(ds), np.nan_to_num(a, nan=0.0).reshape(4, 4, 6, 9))
+    assert qgpu.io.inspect(str(path), format="mrc")["scan_shape_source"] == "square frame count"
+
+
+def test_mrc_errors_name_file_and_field(tmp_path):
+    a = np.arange(2 * 3 * 4, dtype=np.uint16).reshape(2, 3, 4)
+    cases = {
+        "mode": (mrc_bytes(a, 6)[:12] + struct.pack("<i", 4) + mrc_bytes(a, 6)[16:], qgpu.DTypeError,
+                 "MODE.*4 .complex float32"),
+        "nx": (mrc_bytes(a, 6, dims=(-4, 3, 2)), qgpu.FormatError, "NX.* -4"),
+        "nz": (mrc_bytes(a, 6, dims=(4, 3, 0)), qgpu.FormatError, "NZ.* 0"),
+        "next": (mrc_bytes(a, 6)[:92] + struct.pack("<i", 99999) + mrc_bytes(a, 6)[96:], qgpu.FormatError,
+                 "NEXT.*past the end"),
+        "size": (mrc_bytes(a, 6, dims=(4, 3, 3)), qgpu.FormatError, "NZ 3.*truncated"),
+        "short": (mrc_bytes(a, 6)[:600], qgpu.FormatError, "1024 bytes"),
+    }
+    for name, (data, err, match) in cases.items():
+        q = tmp_path / f"bad_{name}.mrc"
+        q.write_bytes(data)
+        with pytest.raises(err, match=match) as e:
+            qgpu.io.load(str(q), backend="cpu", format="mrc", scan_shape=(1, 2))
+        assert str(q) in str(e.value)
+
+
+def test_mrc_sample_writer_matches_the_h5_sample(tmp_path):
+    h5 = str(tmp_path / "s.h5")
+    qgpu.io.write_sample(h5, scan=(6, 5), detector=(16, 12), seed=7)
+    ref = np.asarray(qgpu.io.load(h5, backend="cpu"))
+    for dtype, order in [("uint16", "little"), ("int16", "big"), ("float32", "big"), ("int8", "little")]:
+        out = str(tmp_path / f"s_{dtype}_{order}.mrc")
+        subprocess.run([os.environ["QGPU_BIN"], "sample", out, "--format", "mrc", "--scan", "6", "5", "--detector",
+                        "16", "12", "--seed", "7", "--dtype", dtype, "--byte-order", order], check=True,
+                       capture_output=True)
+        raw = open(out, "rb").read()
+        o = ">" if order == "big" else "<"
+        nx, ny, nz, mode = struct.unpack_from(o + "4i", raw, 0)
+        assert (nx, ny, nz, raw[208:212]) == (12, 16, 30, b"MAP ") and MRC_MODES[mode] == np.dtype(dtype).str[1:]
+        frames = np.frombuffer(raw, dtype=o + MRC_MODES[mode], offset=1024).reshape(6, 5, 16, 12)
+        top = {"int8": 127, "int16": 32767}.get(dtype, 65535)
+        assert np.array_equal(frames.astype(np.float64), np.minimum(ref, top).astype(np.float64))
+        got = np.asarray(qgpu.io.load(out, backend="cpu", scan_shape=(6, 5)))
+        assert got.dtype == np.dtype(dtype) and np.array_equal(got, frames)
+
+
+def de_numpy(path):
+    raw = open(path, "rb").read()
+    nx, ny, nz, mode = struct.unpack_from("<4i", raw, 0)
+    (next_bytes,) = struct.unpack_from("<i", raw, 92)
+    return np.frombuffer(raw, dtype="<" + MRC_MODES[mode], offset=1024 + next_bytes, count=nx * ny * nz).reshape(
+        nz, ny, nx)
+
+
+def test_mrc_real_direct_electron_files(tmp_path):
+    movie = os.path.join(MRC_DIR, "Custom_movie.mrc")
+    assert os.path.exists(movie), f"the real Direct Electron files are missing: {MRC_DIR}"
+    frames = de_numpy(movie)
+    assert frames.shape == (30, 16, 16) and frames.dtype == np.uint16
+    # In place: the scan-coordinates csv beside it is not a plain raster (x 0, 2, 4 of a 5 x 5 scan, twice).
+    with pytest.raises(qgpu.FormatError, match="Custom_scan_coordinates.csv.*not the plain raster.*not supported yet"):
+        qgpu.io.load(movie, backend="cpu")
+    info = qgpu.io.inspect(movie)
+    assert info["reader"] == "mrc" and not info["scan_shape_known"]
+    assert "Custom_scan_coordinates.csv" in info["scan_shape_needed"]
+    assert info["calibration"]["energy_kev"] == 300.0
+    assert "Custom_info.txt" in info["calibration_detail"]["energy_kev"]["source"]
+    assert info["calibration_detail"]["energy_kev"]["unit"] == "keV"
+    # Given a scan shape, the frames load as numpy reads them (the csv named in a warning).
+    ds = qgpu.io.load(movie, backend="cpu", scan_shape=(6, 5))
+    assert np.array_equal(np.asarray(ds), frames.reshape(6, 5, 16, 16))
+    assert any("not the plain raster" in w for w in ds.metadata["file"]["warnings"])
+    # Without the csv an XY-file scan has no known order: refused.
+    d = tmp_path / "nocsv"
+    d.mkdir()
+    os.symlink(movie, d / "Custom_movie.mrc")
+    os.symlink(os.path.join(MRC_DIR, "Custom_info.txt"), d / "Custom_info.txt")
+    with pytest.raises(qgpu.FormatError, match="Scan - Type = XY File.*Custom_scan_coordinates.csv' is missing"):
+        qgpu.io.load(str(d / "Custom_movie.mrc"), backend="cpu")
+    # A raster info.txt of 5 x 5 disagrees with the 30 frames: said, not reshaped.
+    original = open(os.path.join(MRC_DIR, "Custom_info.txt")).read()
+    raster = original.replace("Scan - Type                                                     = XY File",
+                              "Scan - Type                                                     = Raster")
+    assert raster != original
+    (d / "Custom_info.txt").unlink()
+    (d / "Custom_info.txt").write_text(raster)
+    with pytest.raises(qgpu.FormatError, match="Scan - Size Y x Scan - Size X = 5 x 5 = 25 scan positions.*30 frames"):
+        qgpu.io.load(str(d / "Custom_movie.mrc"), backend="cpu")
+    # The same frames with a raster info.txt of 5 x 6: the scan shape is the info.txt's.
+    six = "Scan - Size X                                                   = 6"
+    (d / "Custom_info.txt").write_text(raster.replace(six[:-1] + "5", six))
+    ds = qgpu.io.load(str(d / "Custom_movie.mrc"), backend="cpu")
+    assert ds.shape == (5, 6, 16, 16) and np.array_equal(np.asarray(ds), frames.reshape(5, 6, 16, 16))
+    # An XY-file scan with a plain-raster csv of 5 x 6: loaded with the info.txt's scan shape.
+    text = original.replace(six[:-1] + "5", six)
+    assert six in text
+    r = tmp_path / "raster"
+    r.mkdir()
+    os.symlink(movie, r / "R_movie.mrc")
+    (r / "R_info.txt").write_text(text)
+    (r / "R_scan_coordinates.csv").write_text("".join(f"{i % 6},{i // 6}\n" for i in range(30)))
+    ds = qgpu.io.load(str(r / "R_movie.mrc"), backend="cpu")
+    assert ds.shape == (5, 6, 16, 16) and np.array_equal(np.asarray(ds), frames.reshape(5, 6, 16, 16))
+    assert qgpu.io.inspect(str(r / "R_movie.mrc"))["scan_shape_source"] == (
+        "DE info.txt R_info.txt Scan - Size Y x Scan - Size X")
+    # Column-major positions are not the raster: refused, the csv named.
+    (r / "R_scan_coordinates.csv").write_text("".join(f"{i // 5},{i % 5}\n" for i in range(30)))
+    with pytest.raises(qgpu.FormatError, match="R_scan_coordinates.csv.*not supported yet"):
+        qgpu.io.load(str(r / "R_movie.mrc"), backend="cpu")
+
+
+def test_mrc_damaged_headers_fail_cleanly(tmp_path):
+    """Random bytes in the header fields (and NEXT/size disagreements) end in a named qgpu error or a valid file."""
+    a = mrc_values(6, (4, 6, 5), seed=9)
+    good = bytearray(mrc_bytes(a, 6, next_bytes=64))
+    rng = np.random.default_rng(11)
+    path = tmp_path / "d.mrc"
+    for k in range(300):
+        blob = bytearray(good)
+        for _ in range(int(rng.integers(1, 6))):
+            at = int(rng.choice([0, 1, 3, 4, 7, 8, 11, 12, 15, 92, 93, 95, 104, 208, 212, 213]))
+            blob[at] = int(rng.integers(0, 256))
+        if k % 7 == 0:
+            blob = blob[:int(rng.integers(0, len(blob)))]
+        path.write_bytes(bytes(blob))
+        try:
+            info = qgpu.io.inspect(str(path), format="mrc")
+        except (qgpu.FormatError, qgpu.DTypeError) as e:
+            assert str(path) in str(e)
+            continue
+        assert info["frames"] * info["detector_shape"][0] * info["detector_shape"][1] <= len(blob)

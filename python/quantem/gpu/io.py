@@ -19,7 +19,8 @@ from ._args import document
 
 ASARRAY_LIMIT_BYTES = 1 << 30
 
-_RAW = """    format: "auto" (recognised by content) or a reader's name from formats() ("hdf5", "npy", "merlin", "raw").
+_RAW = """    format: "auto" (recognised by content) or a reader's name from formats() ("hdf5", "npy", "merlin", "mrc", "empad",
+        "raw").
     dtype, detector_shape, offset, frame_header, frame_footer: format="raw" only: the counts' dtype ("uint16",
         ...), the frame shape (rows, cols), bytes before the first frame, and bytes before / after each frame.
     flip_rows: Merlin: flip each frame's rows (rosettasciio's orientation). Default False.

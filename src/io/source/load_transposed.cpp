@@ -167,10 +167,8 @@ Dataset load_transposed_cpu(const LoadPlan& p, const std::function<void(double)>
   LoadTiming timing;
   const double t0 = now_s();
   const TransposedRun run = plan_transposed(p);
-  const std::string& where = run.where;
-  const TransposedGeometry& g = run.g;
-  const std::vector<TransposedSlab>& slabs = run.slabs;
-  const std::uint64_t es = g.elem_size, max_slab = run.max_slab;
+  const auto& [where, g, slabs, max_slab] = run;
+  const std::uint64_t es = g.elem_size;
   HostArray4D out;
   out.shape = p.out_shape;
   out.dtype = p.out_dtype;

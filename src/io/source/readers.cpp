@@ -10,6 +10,7 @@
 #include "core/regular_file.hpp"
 #include "io/empad/empad_reader.hpp"
 #include "io/merlin/merlin_reader.hpp"
+#include "io/mrc/mrc_reader.hpp"
 #include "io/npy/npy_reader.hpp"
 #include "io/raw/raw_reader.hpp"
 
@@ -38,6 +39,7 @@ const std::vector<FormatReader>& formats() {
                  "several files of one acquisition", merlin::is_merlin_head, merlin::inspect_merlin},
       {"npy", "NumPy .npy (format 1/2/3, 4D or 3D + scan shape, either byte order)", npy::is_npy_head,
        npy::inspect_npy},
+      {"mrc", "MRC (Velox 4D, Direct Electron movies with their _info.txt): int8, int16, float32, uint16, either byte order", mrc::is_mrc_head, mrc::inspect_mrc},
       {"empad", "EMPAD .xml + .raw (float32 130x128 frames, 2 footer rows dropped; the .raw itself with format 'empad')",
        empad::is_empad_head, empad::inspect_empad},
       {"raw", "headerless frames (dtype and detector shape given; offsets before the data and around each frame)",

@@ -282,11 +282,6 @@ const std::uint64_t* EncodedResident::device_frame_totals() const {
   if (s_->backend != Backend::cuda) throw Error("encoded resident is in host memory, not on the GPU");
   return s_->d_totals->as<std::uint64_t>();
 }
-const std::uint64_t* EncodedResident::device_sum_pattern() const {
-  require_complete("sum pattern");
-  if (s_->backend != Backend::cuda) throw Error("encoded resident is in host memory, not on the GPU");
-  return s_->d_sum_pattern->as<std::uint64_t>();
-}
 
 namespace {
 

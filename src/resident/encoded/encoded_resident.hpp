@@ -86,7 +86,6 @@ class EncodedResident {
   const std::vector<encoded::TileRef>& tiles() const;
   const encoded::TileRef* device_tiles() const;
   const std::uint64_t* device_frame_totals() const;
-  const std::uint64_t* device_sum_pattern() const;
   // Tile t's encoded bytes and directory copied to the host (pixel_sums left empty): the format, for tests.
   encoded::cpu::HostTile tile_bytes(std::size_t t) const;
 

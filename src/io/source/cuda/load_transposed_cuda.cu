@@ -49,10 +49,8 @@ Dataset load_transposed_cuda(const LoadPlan& p, const std::function<void(double)
   LoadTiming timing;
   const double t0 = now_s();
   const TransposedRun run = plan_transposed(p);
-  const std::string& where = run.where;
-  const TransposedGeometry& g = run.g;
-  const std::vector<TransposedSlab>& slabs = run.slabs;
-  const std::uint64_t es = g.elem_size, max_slab = run.max_slab;
+  const auto& [where, g, slabs, max_slab] = run;
+  const std::uint64_t es = g.elem_size;
   const std::size_t slab_bytes = checked_mul(max_slab, es, where + " slab");
   const std::size_t out_bytes = p.out_shape.nbytes(dtype_size(p.out_dtype));
   cuda::make_room(out_bytes);
