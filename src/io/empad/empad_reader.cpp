@@ -399,15 +399,7 @@ bool is_empad_head(const std::uint8_t* head, std::size_t n) {
 FileInfo inspect_empad(const std::string& path, const SourceOptions& o) {
   // The xml (recognised by content) or, named with format "empad", the .raw itself.
   std::uint8_t head[512] = {0};
-  std::size_t n = 0;
-  {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
-    const ssize_t got = ::pread(fd, head, sizeof head, 0);
-    ::close(fd);
-    if (got < 0) throw IoError("cannot read '" + path + "': " + std::strerror(errno));
-    n = std::size_t(got);
-  }
+  const std::size_t n = read_head(path, head, sizeof head);
   std::string ext = std::filesystem::path(path).extension().string();
   for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
   const bool is_xml = is_empad_head(head, n) || ext == ".xml";

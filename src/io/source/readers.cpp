@@ -48,6 +48,15 @@ const std::vector<FormatReader>& formats() {
   return all;
 }
 
+std::size_t read_head(const std::string& path, std::uint8_t* head, std::size_t size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
+  const ssize_t got = ::pread(fd, head, size, 0);
+  ::close(fd);
+  if (got < 0) throw IoError("cannot read '" + path + "': " + std::strerror(errno));
+  return std::size_t(got);
+}
+
 const FormatReader& reader_for(const std::string& path, const std::string& format) {
   const auto& all = formats();
   if (format != "auto") {
@@ -62,15 +71,7 @@ const FormatReader& reader_for(const std::string& path, const std::string& forma
   }
   require_readable_regular_file(path);
   std::uint8_t head[512] = {0};
-  std::size_t n = 0;
-  {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
-    const ssize_t got = ::pread(fd, head, sizeof head, 0);
-    ::close(fd);
-    if (got < 0) throw IoError("cannot read '" + path + "': " + std::strerror(errno));
-    n = std::size_t(got);
-  }
+  const std::size_t n = read_head(path, head, sizeof head);
   for (const FormatReader& r : all)
     if (r.recognise && r.recognise(head, n)) return r;
   // HDF5 with a user block, or no format known here: the HDF5 reader decides and names the file

@@ -42,6 +42,10 @@ struct FormatReader {
   FileInfo (*inspect)(const std::string& path, const SourceOptions& options) = nullptr;
 };
 
+// Reads up to `size` bytes from the start of `path` into head (non-blocking open: never waits on a FIFO); returns how
+// many were read. IoError naming the file when it cannot be opened or read.
+std::size_t read_head(const std::string& path, std::uint8_t* head, std::size_t size);
+
 // Every reader, in the order they are tried.
 const std::vector<FormatReader>& formats();
 
