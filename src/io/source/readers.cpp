@@ -48,15 +48,6 @@ const std::vector<FormatReader>& formats() {
   return all;
 }
 
-std::size_t read_head(const std::string& path, std::uint8_t* head, std::size_t size) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw IoError("cannot open '" + path + "': " + std::strerror(errno));
-  const ssize_t got = ::pread(fd, head, size, 0);
-  ::close(fd);
-  if (got < 0) throw IoError("cannot read '" + path + "': " + std::strerror(errno));
-  return std::size_t(got);
-}
-
 const FormatReader& reader_for(const std::string& path, const std::string& format) {
   const auto& all = formats();
   if (format != "auto") {
