@@ -496,7 +496,7 @@ FileInfo inspect_empad(const std::string& path, const SourceOptions& o) {
   fi.source_kind = xml ? "EMPAD xml + raw" : "EMPAD raw";
   fi.dims = {std::size_t(used), kRows, kCols};
   fi.dtype = DType::f32;
-  fi.codec = {FrameCodecKind::plain};
+  fi.codec.kind = FrameCodecKind::plain;
   fi.byte_order = "little";
   fi.precision = 32;
   fi.records.files = {raw_path};

@@ -350,7 +350,7 @@ FileInfo inspect_mrc(const std::string& path, const SourceOptions& o) {
     resolve_scan_shape_or_describe(fi, frames, det_r, det_c, hints, o, where);
   }
   fi.shape.nbytes(dtype_size(fi.dtype));
-  fi.codec = {FrameCodecKind::plain};
+  fi.codec.kind = FrameCodecKind::plain;
   fi.byte_order = m.big_endian && dtype_size(m.dtype) > 1 ? "big" : "little";
   fi.precision = 8 * dtype_size(m.dtype);
   fi.records.files = {path};

@@ -228,7 +228,7 @@ FileInfo inspect_npy(const std::string& path, const SourceOptions& o) {
   if (rank == 4) hints.dataset_dims = {std::size_t(h.shape[0]), std::size_t(h.shape[1])};
   resolve_scan_shape_or_describe(fi, frames, std::size_t(det_r), std::size_t(det_c), hints, o, where);
   fi.shape.nbytes(dtype_size(fi.dtype));
-  fi.codec = {FrameCodecKind::plain};
+  fi.codec.kind = FrameCodecKind::plain;
   fi.byte_order = big && dtype_size(stored) > 1 ? "big" : "little";
   fi.precision = 8 * dtype_size(stored);
   fi.records.files = {path};

@@ -88,7 +88,7 @@ FileInfo inspect_raw(const std::string& path, const SourceOptions& o) {
   resolve_scan_shape_or_describe(fi, used, r.det_rows, r.det_cols, hints, o, where);
   fi.shape.nbytes(dtype_size(fi.dtype));
   fi.dims = {std::size_t(used), r.det_rows, r.det_cols};
-  fi.codec = {FrameCodecKind::plain};
+  fi.codec.kind = FrameCodecKind::plain;
   fi.byte_order = big && dtype_size(stored) > 1 ? "big" : "little";
   fi.precision = 8 * dtype_size(stored);
   fi.records.files = {path};
