@@ -89,7 +89,7 @@ FileInfo inspect(const std::string& path, const SourceOptions& o) {
         if (f.recognise && f.name != "hdf5") known += ", " + f.name;
       throw IoError(what + "; nor " + known.substr(2) +
                     " (recognised by their content); for headerless frames give format 'raw' with dtype and "
-                    "detector shape");
+                    "detector shape (an EMPAD .raw: open its .xml, or give format 'empad')");
     }
     throw;
   }
