@@ -1,0 +1,736 @@
+#include "live/acquisition.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/checked.hpp"
+#include "core/error.hpp"
+#include "detector/virtual_detector.hpp"
+#include "device/device.hpp"
+#include "dpc/com.hpp"
+#include "io/hdf5/admission.hpp"
+#include "io/hdf5/file_info.hpp"
+#include "io/source/cpu/decode_records_host.hpp"
+#include "live/protocol/frame_bytes.hpp"
+
+namespace qgpu::live {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kMaxProblemsKept = 50;
+
+template <class T> Image<T> blank(std::size_t rows, std::size_t cols) {
+  Image<T> img;
+  img.rows = rows;
+  img.cols = cols;
+  img.data.assign(rows * cols, T{});
+  return img;
+}
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+}  // namespace
+
+nlohmann::json Stats::to_json() const {
+  return {{"frames_received", frames_received}, {"frames_decoded", frames_decoded}, {"dropped", dropped},
+          {"duplicates", duplicates},           {"out_of_range", out_of_range},     {"corrupt", corrupt},
+          {"stale", stale},                     {"problems", problems},             {"bytes_received", bytes_received},
+          {"series_started", series_started},   {"series_finished", series_finished}, {"seconds", seconds},
+          {"frames_per_second", frames_per_second}, {"latency_ms", latency_ms},   {"max_latency_ms", max_latency_ms},
+          {"ring_peak_bytes", ring_peak_bytes}};
+}
+
+// The worker's state of one series.
+struct Acquisition::Series {
+  SeriesInfo info;
+  Shape4D shape;
+  io::FileInfo codec;            // what the host decoders need: dtype, frame shape, codec, bitshuffle parameters
+  bool codec_ready = false;      // bitshuffle: block size read from the first frame
+  Dataset resident;              // dense, zero-filled: frames land at their scan positions
+  std::uint8_t* frames = nullptr;  // its bytes
+  std::size_t frame_bytes = 0;
+  std::vector<std::uint8_t> received;
+  std::map<std::string, detector::Mask> detectors;
+  bool default_detectors = true;  // bf/adf set from the first batch's sum pattern
+  std::vector<std::pair<std::uint64_t, std::string>> corrupt;  // frame index, reason
+  std::uint64_t dropped_at_start = 0;
+  std::string scan_shape_source;
+  std::vector<std::string> warnings;
+};
+
+Acquisition::Acquisition(AcquisitionOptions options) : options_(std::move(options)) {
+  if (options_.ring_bytes < 4096) throw InvalidArgument("live ring of " + std::to_string(options_.ring_bytes) +
+                                                        " bytes: at least 4096");
+  if (options_.batch_frames == 0) throw InvalidArgument("live batch of 0 frames");
+  if (options_.pixel_mask != "keep" && options_.pixel_mask != "zero")
+    throw InvalidArgument("pixel_mask '" + options_.pixel_mask + "': keep or zero");
+  const Backend b = resolve(options_.backend);
+  if (b == Backend::cuda)
+    throw BackendUnavailable("live acquisition on the cuda backend is not built yet: use backend cpu (the frames are "
+                             "decoded on all cores) until it is");
+  backend_ = backend_name(b);
+  ring_.resize(options_.ring_bytes);
+  worker_ = std::thread([this] { worker(); });
+}
+
+Acquisition::~Acquisition() { close(); }
+
+void Acquisition::close() {
+  {
+    std::lock_guard lk(ring_mutex_);
+    if (stopping_ && !worker_.joinable()) return;
+    stopping_ = true;
+  }
+  ring_cv_.notify_all();
+  room_cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+void Acquisition::on_series_end(std::function<void(const FinishedSeries&)> f) {
+  std::lock_guard lk(products_mutex_);
+  on_series_end_ = std::move(f);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Receiver side
+
+void Acquisition::note_problem(const std::string& what) {
+  std::lock_guard lk(products_mutex_);
+  ++stats_.problems;
+  if (problems_.size() < kMaxProblemsKept) problems_.push_back(what);
+}
+
+void Acquisition::problem(const std::string& what) { note_problem(what); }
+
+void Acquisition::series_start(const SeriesInfo& info) {
+  bool restart = false;
+  std::string open_id;
+  {
+    std::lock_guard lk(ring_mutex_);
+    restart = series_open_;
+    open_id = open_series_id_;
+  }
+  if (restart) series_end(open_id, "restart: series " + info.series_id + " began before its end");
+  // The scan shape, decided here so that frames outside it are dropped before they take ring space.
+  auto si = std::make_shared<SeriesInfo>(info);
+  std::size_t rows = options_.scan_rows, cols = options_.scan_cols;
+  if (rows && cols) {
+    si->scan_shape_source = "given";
+  } else if (info.scan_rows && info.scan_cols) {
+    rows = info.scan_rows;
+    cols = info.scan_cols;
+  } else if (info.frames) {
+    const auto s = std::size_t(std::llround(std::sqrt(double(info.frames))));
+    if (s * s == info.frames) {
+      rows = cols = s;
+      si->scan_shape_source = "square frame count (" + std::to_string(info.frames) + " frames announced)";
+    }
+  }
+  if (!rows || !cols) {
+    note_problem("series " + info.series_id + ": no scan shape (the stream announced " + std::to_string(info.frames) +
+                 " frames, not a square number, and states none): give the scan shape (--scan-shape ROWS COLS); "
+                 "its frames are skipped");
+    std::lock_guard lk(ring_mutex_);
+    series_open_ = false;
+    refused_series_id_ = info.series_id;
+    return;
+  }
+  si->scan_rows = rows;
+  si->scan_cols = cols;
+  if (info.det_rows == 0 || info.det_cols == 0) {
+    note_problem("series " + info.series_id + ": frames of 0 pixels; its frames are skipped");
+    return;
+  }
+  const std::uint64_t frames = checked_mul<InvalidArgument>(rows, cols, "scan frame count");
+  std::unique_lock lk(ring_mutex_);
+  Entry e;
+  e.kind = Entry::start;
+  e.info = si;
+  e.arrived = Clock::now();
+  entries_.push_back(std::move(e));
+  seen_.assign(frames, 0);
+  series_open_ = true;
+  refused_series_id_.clear();
+  open_series_id_ = info.series_id;
+  kind_fixed_ = false;
+  lk.unlock();
+  {
+    std::lock_guard pk(products_mutex_);
+    ++stats_.series_started;
+  }
+  ring_cv_.notify_one();
+}
+
+void Acquisition::series_end(const std::string& series_id, const std::string& reason) {
+  std::unique_lock lk(ring_mutex_);
+  if (!series_open_ || series_id != open_series_id_) {
+    lk.unlock();
+    std::lock_guard pk(products_mutex_);
+    ++stats_.stale;
+    if (problems_.size() < kMaxProblemsKept)
+      problems_.push_back("end of series " + series_id + " while " +
+                                   (series_open_ ? "series " + open_series_id_ + " is open" : "no series is open") +
+                                   ": skipped (stale)");
+    return;
+  }
+  Entry e;
+  e.kind = Entry::end;
+  e.reason = reason;
+  e.arrived = Clock::now();
+  entries_.push_back(std::move(e));
+  series_open_ = false;
+  lk.unlock();
+  ring_cv_.notify_one();
+}
+
+bool Acquisition::reserve(std::size_t size, std::size_t* offset) {
+  const std::size_t cap = ring_.size();
+  if (ring_used_ == 0) {  // empty: start over at 0
+    *offset = 0;
+    tail_ = 0;
+    head_ = size;
+    return true;
+  }
+  if (head_ > tail_) {  // free: [head_, cap) and [0, tail_)
+    if (cap - head_ >= size) {
+      *offset = head_;
+      head_ += size;
+      return true;
+    }
+    if (tail_ > size) {  // wrap: the bytes after head_ stay unused until the reader passes them
+      *offset = 0;
+      head_ = size;
+      return true;
+    }
+    return false;
+  }
+  if (head_ < tail_ && tail_ - head_ > size) {  // wrapped: free [head_, tail_)
+    *offset = head_;
+    head_ += size;
+    return true;
+  }
+  return false;
+}
+
+void Acquisition::frame(const FrameView& f) {
+  std::unique_lock lk(ring_mutex_);
+  if (!series_open_) {
+    const bool refused = !refused_series_id_.empty();
+    lk.unlock();
+    if (refused) {
+      std::lock_guard pk(products_mutex_);
+      ++stats_.problems;  // named once, at its start
+    } else {
+      note_problem("frame " + std::to_string(f.index) + " outside any series: skipped");
+    }
+    return;
+  }
+  const std::string sid = open_series_id_;
+  if (f.index >= seen_.size()) {
+    lk.unlock();
+    std::lock_guard pk(products_mutex_);
+    ++stats_.out_of_range;
+    if (problems_.size() < kMaxProblemsKept)
+      problems_.push_back("series " + sid + ": frame " + std::to_string(f.index) + " is outside the scan of " +
+                                   std::to_string(seen_.size()) + " positions: skipped");
+    return;
+  }
+  if (seen_[f.index]) {
+    lk.unlock();
+    std::lock_guard pk(products_mutex_);
+    ++stats_.duplicates;
+    if (problems_.size() < kMaxProblemsKept)
+      problems_.push_back("series " + sid + ": frame " + std::to_string(f.index) +
+                                   " arrived again: the first copy is kept");
+    return;
+  }
+  if (!kind_fixed_) {
+    open_kind_ = f.kind;
+    kind_fixed_ = true;
+  } else if (f.kind != open_kind_) {
+    lk.unlock();
+    std::lock_guard pk(products_mutex_);
+    ++stats_.corrupt;
+    if (problems_.size() < kMaxProblemsKept)
+      problems_.push_back("series " + sid + ": frame " + std::to_string(f.index) +
+                                   " is encoded differently from the series' first frame: skipped");
+    return;
+  }
+  if (f.size > ring_.size() || f.size == 0) {
+    lk.unlock();
+    std::lock_guard pk(products_mutex_);
+    ++stats_.dropped;
+    if (problems_.size() < kMaxProblemsKept)
+      problems_.push_back("series " + sid + ": frame " + std::to_string(f.index) + " of " +
+                                   std::to_string(f.size) + " bytes does not fit the ring of " +
+                                   std::to_string(ring_.size()) + " bytes: dropped");
+    return;
+  }
+  std::size_t offset = 0;
+  if (!reserve(f.size, &offset)) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(options_.wait_ms);
+    bool ok = false;
+    while (!stopping_ && Clock::now() < deadline) {
+      room_cv_.wait_until(lk, deadline);
+      if ((ok = reserve(f.size, &offset))) break;
+    }
+    if (!ok) {
+      lk.unlock();
+      std::lock_guard pk(products_mutex_);
+      ++stats_.dropped;
+      if (problems_.size() < kMaxProblemsKept && stats_.dropped <= 10)
+        problems_.push_back("series " + sid + ": frame " + std::to_string(f.index) +
+                                     " dropped: the ring stayed full for " + std::to_string(options_.wait_ms) +
+                                     " ms (the decoder falls behind)");
+      return;
+    }
+  }
+  std::memcpy(ring_.data() + offset, f.data, f.size);
+  ring_used_ += f.size;
+  seen_[f.index] = 1;
+  Entry e;
+  e.kind = Entry::frame;
+  e.index = f.index;
+  e.offset = offset;
+  e.size = f.size;
+  e.arrived = Clock::now();
+  entries_.push_back(std::move(e));
+  const std::size_t used = ring_used_;
+  lk.unlock();
+  {
+    std::lock_guard pk(products_mutex_);
+    ++stats_.frames_received;
+    stats_.bytes_received += f.size;
+    stats_.ring_peak_bytes = std::max(stats_.ring_peak_bytes, used);
+  }
+  ring_cv_.notify_one();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Worker side
+
+void Acquisition::set_detector(const std::string& name, detector::Mask mask) {
+  if (name.empty()) throw InvalidArgument("a live detector needs a name");
+  std::lock_guard lk(products_mutex_);
+  pending_detectors_[name] = std::move(mask);
+}
+
+void Acquisition::remove_detector(const std::string& name) {
+  std::lock_guard lk(products_mutex_);
+  pending_detectors_[name] = std::nullopt;
+}
+
+void Acquisition::worker() {
+  const auto batch_wait = std::chrono::milliseconds(options_.batch_ms ? options_.batch_ms : 1);
+  std::unique_lock lk(ring_mutex_);
+  for (;;) {
+    if (entries_.empty()) {
+      if (stopping_) break;
+      ring_cv_.wait_for(lk, batch_wait, [&] { return stopping_ || !entries_.empty(); });
+      if (entries_.empty()) {
+        lk.unlock();
+        apply_detector_changes();
+        lk.lock();
+      }
+      continue;
+    }
+    if (entries_.front().kind != Entry::frame) {
+      Entry e = std::move(entries_.front());
+      entries_.pop_front();
+      lk.unlock();
+      try {
+        if (e.kind == Entry::start) begin_series(*e.info);
+        else finish_series(e.reason);
+      } catch (const std::exception& ex) {
+        note_problem(ex.what());
+      }
+      lk.lock();
+      continue;
+    }
+    // A batch: consecutive frames up to batch_frames; fewer when the oldest is batch_ms old, a control entry
+    // follows or the acquisition stops.
+    const auto full = [&] {
+      return stopping_ || entries_.size() >= options_.batch_frames || entries_.back().kind != Entry::frame;
+    };
+    const auto due = entries_.front().arrived + batch_wait;
+    if (!full() && Clock::now() < due) {
+      ring_cv_.wait_until(lk, due, full);
+      continue;
+    }
+    std::size_t n = 0;
+    while (n < entries_.size() && n < options_.batch_frames && entries_[n].kind == Entry::frame) ++n;
+    std::vector<Entry> batch(entries_.begin(), entries_.begin() + std::ptrdiff_t(n));
+    lk.unlock();
+    try {
+      process_batch(batch);
+    } catch (const std::exception& ex) {
+      note_problem(std::string("decoding a batch failed: ") + ex.what());
+    }
+    lk.lock();
+    entries_.erase(entries_.begin(), entries_.begin() + std::ptrdiff_t(n));
+    for (const Entry& e : batch) ring_used_ -= e.size;
+    if (ring_used_ == 0) {
+      head_ = tail_ = 0;
+    } else {
+      for (const Entry& e : entries_)
+        if (e.kind == Entry::frame) {
+          tail_ = e.offset;
+          break;
+        }
+    }
+    room_cv_.notify_all();
+    lk.unlock();
+    apply_detector_changes();
+    lk.lock();
+  }
+  lk.unlock();
+  if (series_) {
+    try {
+      finish_series("stopped");
+    } catch (const std::exception& ex) {
+      note_problem(ex.what());
+    }
+  }
+}
+
+void Acquisition::begin_series(const SeriesInfo& info) {
+  if (series_) finish_series("restart: a new series began");
+  auto s = std::make_unique<Series>();
+  s->info = info;
+  s->shape = Shape4D{info.scan_rows, info.scan_cols, info.det_rows, info.det_cols};
+  s->scan_shape_source = info.scan_shape_source;
+  s->frame_bytes = checked_product<InvalidArgument>({info.det_rows, info.det_cols, dtype_size(info.dtype)},
+                                                    "live frame size");
+  const std::size_t bytes = s->shape.nbytes(dtype_size(info.dtype));
+  const std::size_t free_bytes = io::free_memory_bytes(Backend::cpu);
+  if (double(bytes) > 0.8 * double(free_bytes))
+    throw InvalidArgument("series " + info.series_id + ": the scan of " + std::to_string(info.scan_rows) + " x " +
+                          std::to_string(info.scan_cols) + " frames of " + std::to_string(info.det_rows) + " x " +
+                          std::to_string(info.det_cols) + " " + dtype_name(info.dtype) + " needs " +
+                          std::to_string(bytes >> 20) + " MiB; " + std::to_string(free_bytes >> 20) +
+                          " MiB are available: its frames are skipped");
+  HostArray4D a;
+  a.shape = s->shape;
+  a.dtype = info.dtype;
+  a.bytes.assign(bytes, 0);
+  nlohmann::json md = {{"live", {{"protocol", info.protocol}, {"series_id", info.series_id}, {"metadata", info.metadata}}},
+                       {"calibration", info.calibration},
+                       {"calibration_detail", info.calibration_detail}};
+  Provenance pv;
+  pv.operation = "live.acquire";
+  pv.backend = backend_;
+  pv.input_dtype = dtype_name(info.dtype);
+  pv.input_shape = s->shape.dims();
+  pv.output_dtype = dtype_name(info.dtype);
+  pv.output_shape = s->shape.dims();
+  pv.representation = "dense";
+  pv.dense_bytes = pv.resident_bytes = bytes;
+  s->resident = Dataset::from_host(std::move(a), std::move(md), std::move(pv));
+  // The worker alone writes the frames, between the queries it runs itself (no other thread sees this dataset
+  // before the series ends).
+  s->frames = const_cast<std::uint8_t*>(s->resident.host_bytes().data());
+  s->received.assign(s->shape.frames(), 0);
+  // The codec as a FileInfo for the host decoders.
+  io::FileInfo& fi = s->codec;
+  fi.path = info.protocol + " series " + info.series_id;
+  fi.reader = info.protocol;
+  fi.dataset_path = "stream";
+  fi.dtype = info.dtype;
+  fi.shape = Shape4D{1, 1, info.det_rows, info.det_cols};
+  fi.precision = 8 * dtype_size(info.dtype);
+  fi.codec = info.codec;
+  fi.byte_order = "little";
+  {
+    std::lock_guard lk(products_mutex_);
+    for (auto& [name, m] : pending_detectors_)
+      if (m) s->detectors[name] = *m;
+    pending_detectors_.clear();
+    s->default_detectors = s->detectors.empty();
+    products_ = LiveProducts{};
+    products_.series_id = info.series_id;
+    products_.scan_rows = info.scan_rows;
+    products_.scan_cols = info.scan_cols;
+    products_.det_rows = info.det_rows;
+    products_.det_cols = info.det_cols;
+    products_.received.assign(s->shape.frames(), 0);
+    products_.sum_pattern = blank<std::uint64_t>(info.det_rows, info.det_cols);
+    const float cr = float(double(info.det_rows - 1) / 2), cc = float(double(info.det_cols - 1) / 2);
+    products_.com_row = blank<float>(info.scan_rows, info.scan_cols);
+    products_.com_col = blank<float>(info.scan_rows, info.scan_cols);
+    std::fill(products_.com_row.data.begin(), products_.com_row.data.end(), cr);
+    std::fill(products_.com_col.data.begin(), products_.com_col.data.end(), cc);
+    for (const auto& [name, m] : s->detectors) {
+      products_.images[name] = blank<std::uint64_t>(info.scan_rows, info.scan_cols);
+      products_.detectors[name] = m.description;
+    }
+    first_frame_ = Clock::now();
+    stats_.frames_decoded = 0;
+    stats_.seconds = 0;
+  }
+  series_ = std::move(s);
+}
+
+namespace {
+
+// The frames of `batch_frames` (n x frame of the series) as a 1 x n dataset on the host: the input of the queries.
+Dataset batch_dataset(HostBytes bytes, std::size_t n, const SeriesInfo& info) {
+  HostArray4D a;
+  a.shape = Shape4D{1, n, info.det_rows, info.det_cols};
+  a.dtype = info.dtype;
+  a.bytes = std::move(bytes);
+  Provenance pv;
+  pv.operation = "live.batch";
+  pv.backend = "cpu";
+  return Dataset::from_host(std::move(a), nlohmann::json::object(), std::move(pv));
+}
+
+}  // namespace
+
+void Acquisition::process_batch(std::vector<Entry>& batch) {
+  if (!series_ || batch.empty()) return;
+  Series& s = *series_;
+  const std::size_t n = batch.size(), fb = s.frame_bytes;
+  if (s.info.codec.kind == io::FrameCodecKind::bitshuffle && !s.codec_ready) {
+    // The block size from the first frame's header (the stream does not state it).
+    const Entry& e0 = batch[0];
+    if (e0.size < 12) throw FormatError("frame " + std::to_string(e0.index) + ": shorter than its 12-byte header");
+    const std::uint32_t block = frame_bytes::block_bytes(ring_.data() + e0.offset);
+    const std::size_t es = dtype_size(s.info.dtype);
+    s.codec.filters = {io::FilterInfo{32008, "bitshuffle", {0, 4, unsigned(es), unsigned(block / es), 2}}};
+    s.codec.bitshuffle_lz4 = true;
+    s.codec.bitshuffle_block_elems = block / es;
+    s.codec.one_frame_per_chunk = true;
+    s.codec_ready = true;
+  }
+  HostBytes staging;
+  staging.resize(n * fb);
+  std::vector<std::uint64_t> offsets(n), sizes(n);
+  std::vector<void*> dest(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    offsets[i] = batch[i].offset;
+    sizes[i] = batch[i].size;
+    dest[i] = staging.data() + i * fb;
+  }
+  std::vector<std::uint8_t> good(n, 1);
+  std::size_t from = 0;
+  while (from < n) {
+    io::codec::ChunkBatch cb;
+    cb.base = ring_.data();
+    cb.base_bytes = ring_.size();
+    cb.offset = offsets.data() + from;
+    cb.size = sizes.data() + from;
+    cb.dest = dest.data() + from;
+    cb.n_chunks = n - from;
+    std::optional<io::codec::ChunkFailure> fail;
+    try {
+      fail = io::decode_records_host(s.codec, cb, options_.threads);
+    } catch (const std::exception& ex) {
+      fail = io::codec::ChunkFailure{0, ex.what()};
+    }
+    if (!fail) break;
+    const std::size_t k = from + fail->chunk;
+    good[k] = 0;
+    std::memset(dest[k], 0, fb);
+    s.corrupt.emplace_back(batch[k].index, fail->reason);
+    note_problem("series " + s.info.series_id + ": frame " + std::to_string(batch[k].index) +
+                 " does not decode (" + fail->reason + "): its position is left empty");
+    {
+      std::lock_guard pk(products_mutex_);
+      ++stats_.corrupt;
+    }
+    from = k + 1;
+  }
+  if (options_.pixel_mask == "zero" && !s.info.bad_pixels.empty()) {
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::uint32_t p : s.info.bad_pixels) {
+        std::uint8_t* px = static_cast<std::uint8_t*>(dest[i]) + std::size_t(p) * dtype_size(s.info.dtype);
+        std::memset(px, 0, dtype_size(s.info.dtype));
+      }
+  }
+  if (options_.slow_consumer_us) std::this_thread::sleep_for(std::chrono::microseconds(options_.slow_consumer_us * n));
+  // Frames into the resident at their positions.
+  for (std::size_t i = 0; i < n; ++i)
+    if (good[i]) std::memcpy(s.frames + batch[i].index * fb, dest[i], fb);
+  // Products of the new frames only, by the queries every dataset has.
+  const Dataset bd = batch_dataset(std::move(staging), n, s.info);
+  const Image<std::uint64_t> sum = detector::sum_pattern(bd).take_counts("the live sum pattern");
+  if (s.default_detectors && s.detectors.empty()) {
+    // bf and adf from the first batch's disk fit.
+    try {
+      const detector::DiskFit fit = detector::fit_bf_disk(bd);
+      detector::Mask bf = detector::disk(s.info.det_rows, s.info.det_cols, fit.center_row, fit.center_col, fit.radius);
+      bf.description = {{"kind", "bf"}, {"center", {fit.center_row, fit.center_col}}, {"radius", fit.radius},
+                        {"from", "BF disk fitted on the first batch"}};
+      s.detectors["bf"] = bf;
+      const detector::AnnulusRadii r = detector::default_adf_radii(fit, s.info.det_rows, s.info.det_cols);
+      detector::Mask adf = detector::annulus(s.info.det_rows, s.info.det_cols, fit.center_row, fit.center_col,
+                                             r.inner, r.outer);
+      adf.description = {{"kind", "adf"}, {"center", {fit.center_row, fit.center_col}}, {"inner", r.inner},
+                         {"outer", r.outer}, {"from", "BF disk fitted on the first batch"}};
+      s.detectors["adf"] = adf;
+    } catch (const std::exception& ex) {
+      note_problem(std::string("no default BF/ADF detectors: ") + ex.what());
+    }
+    s.default_detectors = false;
+    std::lock_guard pk(products_mutex_);
+    for (const auto& [name, m] : s.detectors) {
+      products_.images[name] = blank<std::uint64_t>(s.info.scan_rows, s.info.scan_cols);
+      products_.detectors[name] = m.description;
+    }
+  }
+  std::map<std::string, Image<std::uint64_t>> values;
+  for (const auto& [name, m] : s.detectors)
+    values[name] = detector::virtual_image(bd, m).take_counts("live detector " + name);
+  const dpc::ComResult com = dpc::center_of_mass(bd);
+  std::lock_guard pk(products_mutex_);
+  for (std::size_t k = 0; k < sum.data.size(); ++k) products_.sum_pattern.data[k] += sum.data[k];
+  std::uint64_t decoded = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!good[i]) continue;
+    const std::uint64_t pos = batch[i].index;
+    s.received[pos] = 1;
+    products_.received[pos] = 1;
+    for (const auto& [name, img] : values) products_.images[name].data[pos] = img.data[i];
+    products_.com_row.data[pos] = com.com_row.data[i];
+    products_.com_col.data[pos] = com.com_col.data[i];
+    ++decoded;
+  }
+  products_.frames_received += decoded;
+  stats_.frames_decoded += decoded;
+  stats_.seconds = std::chrono::duration<double>(Clock::now() - first_frame_).count();
+  stats_.frames_per_second = stats_.seconds > 0 ? double(stats_.frames_decoded) / stats_.seconds : 0;
+  stats_.latency_ms = ms_since(batch.front().arrived);
+  stats_.max_latency_ms = std::max(stats_.max_latency_ms, stats_.latency_ms);
+}
+
+void Acquisition::apply_detector_changes() {
+  std::map<std::string, std::optional<detector::Mask>> changes;
+  {
+    std::lock_guard lk(products_mutex_);
+    if (pending_detectors_.empty() || !series_) return;
+    changes.swap(pending_detectors_);
+  }
+  Series& s = *series_;
+  for (auto& [name, m] : changes) {
+    if (!m) {
+      s.detectors.erase(name);
+      std::lock_guard lk(products_mutex_);
+      products_.images.erase(name);
+      products_.detectors.erase(name);
+      continue;
+    }
+    if (m->rows != s.info.det_rows || m->cols != s.info.det_cols) {
+      note_problem("detector '" + name + "' is " + std::to_string(m->rows) + " x " + std::to_string(m->cols) +
+                   "; the frames are " + std::to_string(s.info.det_rows) + " x " + std::to_string(s.info.det_cols) +
+                   ": not set");
+      continue;
+    }
+    // Over every frame received so far (the others are zero frames: 0).
+    Image<std::uint64_t> img;
+    try {
+      img = detector::virtual_image(s.resident, *m).take_counts("live detector " + name);
+    } catch (const std::exception& ex) {
+      note_problem("detector '" + name + "': " + ex.what());
+      continue;
+    }
+    s.detectors[name] = *m;
+    s.default_detectors = false;
+    std::lock_guard lk(products_mutex_);
+    products_.images[name] = std::move(img);
+    products_.detectors[name] = m->description;
+  }
+}
+
+void Acquisition::finish_series(const std::string& reason) {
+  if (!series_) return;
+  apply_detector_changes();
+  std::unique_ptr<Series> s = std::move(series_);
+  std::vector<std::uint64_t> missing;
+  for (std::size_t i = 0; i < s->received.size(); ++i)
+    if (!s->received[i]) missing.push_back(i);
+  nlohmann::json corrupt = nlohmann::json::array();
+  for (const auto& [idx, why] : s->corrupt) corrupt.push_back({{"frame", idx}, {"reason", why}});
+  Stats st = stats();
+  nlohmann::json report = {{"protocol", s->info.protocol},
+                           {"series_id", s->info.series_id},
+                           {"end", reason.empty() ? "end message" : reason},
+                           {"frames_announced", s->info.frames},
+                           {"frames_received", s->received.size() - missing.size()},
+                           {"missing", missing.size()},
+                           {"missing_positions", missing.size() <= 10000 ? nlohmann::json(missing)
+                                                                         : nlohmann::json("more than 10000")},
+                           {"corrupt_frames", corrupt},
+                           {"scan_shape", {{"value", {s->info.scan_rows, s->info.scan_cols}},
+                                           {"source", s->scan_shape_source}}},
+                           {"pixel_mask", options_.pixel_mask},
+                           {"pixel_mask_source", s->info.pixel_mask_source},
+                           {"bad_pixels", s->info.bad_pixels.size()},
+                           {"codec", s->info.codec.name()},
+                           {"decoder", s->codec_ready || s->info.codec.kind != io::FrameCodecKind::bitshuffle
+                                           ? io::host_decoder_name(s->codec) : "none (no frame decoded)"},
+                           {"calibration", s->info.calibration_detail},
+                           {"stats", st.to_json()}};
+  // The finished dataset: the resident with the series' report in its provenance and metadata.
+  HostArray4D all;
+  all.shape = s->shape;
+  all.dtype = s->info.dtype;
+  Provenance pv = s->resident.provenance();
+  pv.parameters = report;
+  nlohmann::json md = s->resident.metadata();
+  md["live"]["report"] = report;
+  // The resident's storage is handed over without a copy: the Dataset made at begin_series shares it.
+  Dataset ds = Dataset::from_host(
+      [&] {
+        HostArray4D h;
+        h.shape = s->shape;
+        h.dtype = s->info.dtype;
+        h.bytes = std::move(const_cast<HostBytes&>(s->resident.host_bytes()));
+        return h;
+      }(),
+      std::move(md), std::move(pv));
+  FinishedSeries fs{ds, {}, reason};
+  std::function<void(const FinishedSeries&)> cb;
+  {
+    std::lock_guard lk(products_mutex_);
+    products_.finished = true;
+    fs.products = products_;
+    fs.products.problems = problems_;
+    finished_.push_back(fs);
+    ++stats_.series_finished;
+    cb = on_series_end_;
+  }
+  finished_cv_.notify_all();
+  if (cb) {
+    try {
+      cb(fs);
+    } catch (const std::exception& ex) {
+      note_problem(std::string("series end: ") + ex.what());
+    }
+  }
+}
+
+LiveProducts Acquisition::products() const {
+  std::lock_guard lk(products_mutex_);
+  LiveProducts p = products_;
+  p.problems = problems_;
+  return p;
+}
+
+Stats Acquisition::stats() const {
+  std::lock_guard lk(products_mutex_);
+  return stats_;
+}
+
+bool Acquisition::wait_finished(std::size_t n, double timeout_s) const {
+  std::unique_lock lk(products_mutex_);
+  return finished_cv_.wait_for(lk, std::chrono::duration<double>(timeout_s), [&] { return finished_.size() >= n; });
+}
+
+std::vector<FinishedSeries> Acquisition::finished() const {
+  std::lock_guard lk(products_mutex_);
+  return finished_;
+}
+
+}  // namespace qgpu::live

@@ -1,0 +1,55 @@
+#pragma once
+// Receivers: a detector's stream into a Sink (live/series.hpp), one thread each.
+//   dectris://HOST[:PORT]     DECTRIS SIMPLON stream V2 (ZeroMQ PULL, CBOR; default port 31001)
+//   dectris-v1://HOST[:PORT]  DECTRIS SIMPLON stream V1 (ZeroMQ PULL, JSON multipart; default port 9999)
+//   merlin://HOST[:PORT]      Quantum Detectors Merlin data port (TCP, MPX framing; default port 6342), passive:
+//                             the acquisition is started on the Merlin (or its control port) by the user
+// Malformed messages are named to the sink and skipped; the receiver goes on. A Merlin connection that closes ends
+// the open series ("disconnected") and is connected again.
+#include <atomic>
+#include <cstddef>
+#include <string>
+
+#include "live/series.hpp"
+
+namespace qgpu::live {
+
+struct Endpoint {
+  std::string protocol;  // dectris-v2 | dectris-v1 | merlin
+  std::string host;
+  int port = 0;
+  std::string url() const;
+};
+
+// InvalidArgument naming the URL when the scheme is none of the above or the port is not 1..65535.
+Endpoint parse_endpoint(const std::string& url);
+int default_port(const std::string& protocol);
+
+struct ReceiveOptions {
+  std::string channel;        // stream V2: the image channel ("" = the first each image lists)
+  std::size_t series = 0;     // return after this many series ended (0 = until stop())
+  double idle_timeout_s = 0;  // return when nothing arrived for this long (0 = never)
+};
+
+class Receiver {
+ public:
+  Receiver(Endpoint endpoint, Sink& sink, ReceiveOptions options = {});
+  // Receives until stop(), the series count or the idle timeout. IoError when the endpoint cannot be used (a host
+  // that does not resolve).
+  void run();
+  void stop() { stop_ = true; }
+  const Endpoint& endpoint() const { return endpoint_; }
+  std::size_t messages() const { return messages_; }
+
+ private:
+  void run_dectris_v2();
+  void run_dectris_v1();
+  void run_merlin();
+  Endpoint endpoint_;
+  Sink& sink_;
+  ReceiveOptions options_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> messages_{0};
+};
+
+}  // namespace qgpu::live
