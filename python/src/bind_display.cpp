@@ -4,6 +4,7 @@
 #include "display/display.hpp"
 #include "display/figure.hpp"
 #include "display/pattern.hpp"
+#include "remote/encode.hpp"
 
 namespace qgpu::py {
 
@@ -72,6 +73,15 @@ void bind_display(pyb::module_& m) {
     r.rgba.assign(rgba.data(), rgba.data() + rgba.size());
     display::write_png(path.string(), r);
   }, pyb::arg("path"), pyb::arg("rgba"));
+  m.def("encode_png", [](const pyb::array_t<std::uint8_t, pyb::array::c_style | pyb::array::forcecast>& rgba) {
+    if (rgba.ndim() != 3 || rgba.shape(2) != 4) throw InvalidArgument("encode_png expects an (rows, cols, 4) uint8 array");
+    if (rgba.shape(0) == 0 || rgba.shape(1) == 0) throw InvalidArgument("encode_png: the image is empty");
+    display::Rgba r;
+    r.rows = rgba.shape(0);
+    r.cols = rgba.shape(1);
+    r.rgba.assign(rgba.data(), rgba.data() + rgba.size());
+    return pyb::bytes(remote::png_bytes(r));
+  }, pyb::arg("rgba"));
 }
 
 }  // namespace qgpu::py

@@ -33,4 +33,16 @@ from ._qgpu import (  # noqa: F401,E402
     __version__,
 )
 from .result import Result  # noqa: F401
-from . import device, io, detector, dpc, display, ssb, parallax, movie, cache  # noqa: F401,E402
+from . import device, io, detector, dpc, display, ssb, parallax, movie, cache, rich  # noqa: F401,E402
+
+Dataset.calibration = property(rich.calibration, doc=rich.Calibration.__doc__)
+Dataset._repr_html_ = rich.dataset_html
+Dataset._repr_png_ = rich.dataset_png
+
+
+def __getattr__(name):
+    """qgpu.widget is imported on first use (it needs traitlets; anywidget for the interactive view)."""
+    if name == "widget":
+        import importlib
+        return importlib.import_module(".widget", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

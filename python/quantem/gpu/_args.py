@@ -238,7 +238,8 @@ def keywords(fn):
         for k in kwargs:
             if k not in names:
                 raise ERROR_TYPE(f"{qualname}: unknown parameter '{k}' (it takes {', '.join(names)})")
-        return fn(*args, **kwargs)
+        from .rich import attach_pixel_size  # results of a Dataset learn their pixel size (scale bars)
+        return attach_pixel_size(fn(*args, **kwargs), args, kwargs)
 
     return call
 

@@ -5,15 +5,29 @@ class Result(np.ndarray):
     """A numpy array that carries the provenance (dict) of the computation that produced it.
 
     Only the result itself carries it: anything derived with numpy (slices, arithmetic, astype) is a plain
-    ndarray without provenance, and reductions (bf.sum(), bf.max()) give plain numbers."""
+    ndarray without provenance, and reductions (bf.sum(), bf.max()) give plain numbers.
 
-    def __new__(cls, array, provenance):
+    pixel_size: (value, "angstrom" | "mrad") when known (a result of a Dataset with a calibrated scan step or
+    detector; qgpu.rich), else None. In a notebook a 2D Result shows as its image with a colourbar (and a scale bar
+    when pixel_size is known)."""
+
+    def __new__(cls, array, provenance, pixel_size=None):
         obj = np.asarray(array).view(cls)
         obj.provenance = provenance
+        obj.pixel_size = pixel_size
         return obj
 
     def __array_finalize__(self, obj):
         self.provenance = None  # set by Result(...) only
+        self.pixel_size = None
+
+    def _repr_png_(self):
+        from .rich import result_png
+        return result_png(self)
+
+    def _repr_html_(self):
+        from .rich import result_html
+        return result_html(self)
 
     def __array_wrap__(self, out, context=None, return_scalar=False):
         out = np.asarray(out).view(np.ndarray)

@@ -1,4 +1,5 @@
-// Bundles the viewer into dist/: app.js + index.html + style.css (the server viewer, an ES module), and
+// Bundles the viewer into dist/: app.js + index.html + style.css (the server viewer, an ES module), widget.js (the
+// notebook widget, an ES module with style.css inside), and
 // local.html (the local-file page, no server) as ONE self-contained file: its bundle inlined as a classic script
 // and style.css inlined, so that it also works opened from disk (file://), where Chromium refuses module scripts
 // and other files. WGSL files are bundled as text.
@@ -15,6 +16,9 @@ const common = { bundle: true, target: 'es2022', minify: false, loader: { '.wgsl
 
 await build({ ...common, entryPoints: [join(here, 'src/main.ts')], format: 'esm', sourcemap: true, outfile: join(out, 'app.js') });
 for (const f of ['index.html', 'style.css']) copyFileSync(join(here, f), join(out, f));
+// The notebook widget (qgpu.widget.Show4D): one ES module for anywidget, the viewer's panels and its style sheet in it.
+await build({ ...common, entryPoints: [join(here, 'src/widget.ts')], format: 'esm', outfile: join(out, 'widget.js'),
+  loader: { ...common.loader, '.css': 'text' } });
 
 const local = await build({ ...common, entryPoints: [join(here, 'src/local/main.ts')], format: 'iife', write: false,
   outfile: 'local.js' });

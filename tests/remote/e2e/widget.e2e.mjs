@@ -1,0 +1,216 @@
+// The notebook widget's ES module (dist/widget.js, anywidget's render({model, el})) in headless Chromium against a
+// mock model (get/set/on/off/send/save_changes) whose Python side is real: widget_bridge.py runs qgpu.widget's
+// Show4DState on a sample and answers what the page sends, so every image is a float32 buffer Python computed.
+//   node widget.e2e.mjs --qgpu BUILD/qgpu --python-path BUILD/python --web src/remote/web/dist --out DIR
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { assert, launchBrowser, Runner, tempDir, writeSample } from './harness.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const qgpu = arg('qgpu');
+const pythonPath = arg('python-path');
+const web = arg('web');
+const out = arg('out', tempDir('qgpu-widget-e2e-'));
+mkdirSync(out, { recursive: true });
+const runner = new Runner();
+
+// The Python side: one request at a time, answered by its messages and a "done" line.
+function startBridge(file) {
+  const child = spawn(process.env.PYTHON ?? '/usr/bin/python3', [join(here, 'widget_bridge.py'), file], {
+    env: { ...process.env, PYTHONPATH: pythonPath }, stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout });
+  const waiting = [];
+  const queued = [];
+  lines.on('line', (l) => (waiting.length ? waiting.shift()(JSON.parse(l)) : queued.push(JSON.parse(l))));
+  const next = () => (queued.length ? Promise.resolve(queued.shift()) : new Promise((r) => waiting.push(r)));
+  return {
+    next,
+    async request(req) {
+      child.stdin.write(JSON.stringify(req) + '\n');
+      const messages = [];
+      for (;;) {
+        const m = await next();
+        if (m.done) return { messages, state: m.done, ms: m.ms };
+        messages.push(m);
+      }
+    },
+    stop: () => child.kill(),
+  };
+}
+
+// The page: the widget module served from a fake origin, a mock model wired to the bridge.
+const PAGE = `<!doctype html><meta charset="utf-8"><body style="background:#fff;margin:8px">
+<div id="cell" style="width:1300px"></div>
+<script type="module">
+  const listeners = {};
+  const state = window.initialState;
+  let pending = {};
+  const model = window.model = {
+    sets: [], saves: 0, sent: [],
+    get: (n) => state[n],
+    set(n, v) { state[n] = v; pending[n] = v; this.sets.push([n, JSON.parse(JSON.stringify(v))]);
+      (listeners['change:' + n] ?? []).forEach((cb) => cb()); },  // as Backbone: a local set fires change too
+    save_changes() { this.saves++; const p = pending; pending = {}; window.toPython({ set: p }); },
+    on(e, cb) { (listeners[e] ??= []).push(cb); },
+    off(e, cb) { listeners[e] = (listeners[e] ?? []).filter((x) => x !== cb); },
+    send(content) { this.sent.push(content); window.toPython({ msg: content }); },
+  };
+  window.deliver = (messages, newState) => {
+    for (const m of messages) {
+      const buffers = m.buffers.map((b) => { const s = atob(b); const u = new Uint8Array(s.length);
+        for (let i = 0; i < s.length; ++i) u[i] = s.charCodeAt(i); return new DataView(u.buffer); });
+      (listeners['msg:custom'] ?? []).forEach((cb) => cb(m.content, buffers));
+    }
+    for (const [k, v] of Object.entries(newState)) {
+      if (JSON.stringify(state[k]) === JSON.stringify(v)) continue;
+      state[k] = v;
+      (listeners['change:' + k] ?? []).forEach((cb) => cb());
+    }
+    window.delivered = (window.delivered ?? 0) + 1;
+  };
+  const widget = (await import('/widget.js')).default;
+  window.cleanup = widget.render({ model, el: document.getElementById('cell') });
+</script>`;
+
+const file = join(tempDir('qgpu-widget-'), 'scan.h5');
+writeSample(qgpu, file, [24, 20], [48, 48]);
+const bridge = startBridge(file);
+const first = await bridge.next();
+assert(first.state, 'the bridge did not start');
+const { context } = await launchBrowser();
+const page = await context.newPage();
+const errors = [];
+page.on('pageerror', (e) => errors.push(e.message));
+let lastMs = 0;
+let lastState = first.state;
+await page.exposeFunction('toPython', async (req) => {
+  const reply = await bridge.request(req);
+  lastMs = reply.ms;
+  lastState = reply.state;
+  await page.evaluate(([m, s]) => window.deliver(m, s), [reply.messages, reply.state]);
+});
+await page.route('http://widget.test/**', (route) => {
+  const path = new URL(route.request().url()).pathname;
+  if (path === '/widget.js') return route.fulfill({ contentType: 'text/javascript', body: readFileSync(join(web, 'widget.js')) });
+  return route.fulfill({ contentType: 'text/html', body: PAGE });
+});
+await page.addInitScript((s) => (window.initialState = s), first.state);
+await page.goto('http://widget.test/');
+const panel = (id) => page.locator(`#${id}-panel`);
+const version = (id) => page.evaluate((id) => {
+  const host = document.getElementById('cell').shadowRoot;
+  return Number(host.getElementById(`${id}-panel`).dataset.version ?? 0);
+}, id);
+const canvasSize = (id) => page.evaluate((id) => {
+  const c = document.getElementById('cell').shadowRoot.getElementById(id);
+  return [c.height, c.width];
+}, id);
+
+await runner.check('the first view: pattern, real-space image and frame drawn from Python\'s buffers', async () => {
+  await page.waitForFunction(() => (window.delivered ?? 0) >= 1, null, { timeout: 30000 });
+  assert(JSON.stringify(await page.evaluate(() => window.model.sent)) === '[{"type":"ready"}]', 'no ready message');
+  const sizes = [await canvasSize('pattern'), await canvasSize('real'), await canvasSize('frame')];
+  assert(JSON.stringify(sizes) === '[[48,48],[24,20],[48,48]]', `canvas sizes ${JSON.stringify(sizes)}`);
+  const labels = await panel('real').locator('.colorbar-labels span').allTextContents();
+  assert(labels.length === 3 && labels.every((t) => t.trim() !== ''), `colourbar labels ${labels}`);
+  const bar = await panel('real').locator('.scalebar').textContent();
+  assert(/ (Å|nm)$/.test(bar), `real-space scale bar '${bar}'`);
+  const pbar = await panel('pattern').locator('.scalebar').textContent();
+  assert(/mrad$/.test(pbar), `pattern scale bar '${pbar}'`);
+  await page.screenshot({ path: join(out, 'widget-first.png') });
+  return `scale bars ${bar}, ${pbar}`;
+});
+
+await runner.check('hovering the real-space image reads Python\'s value', async () => {
+  const box = await panel('real').locator('canvas#real').boundingBox();
+  await page.mouse.move(box.x + box.width * (7.5 / 20), box.y + box.height * (5.5 / 24));
+  const text = await panel('real').locator('.readout').textContent();
+  assert(text.startsWith('(5, 7) = '), `readout '${text}'`);
+  return text;
+});
+
+await runner.check('dragging the detector ring: debounced saves, Python\'s new BF image drawn', async () => {
+  const before = await version('real');
+  const saves0 = await page.evaluate(() => window.model.saves);
+  const d0 = lastState.detector;
+  const svg = await panel('pattern').locator('svg#overlay').boundingBox();
+  const x = (col) => svg.x + ((col + 0.5) / 48) * svg.width;
+  const y = (row) => svg.y + ((row + 0.5) / 48) * svg.height;
+  await page.mouse.move(x(d0.cc + d0.r), y(d0.cr));
+  await page.mouse.down();
+  const steps = 30;
+  const t0 = Date.now();
+  for (let i = 1; i <= steps; ++i) {
+    await page.mouse.move(x(d0.cc + d0.r + (6 * i) / steps), y(d0.cr));
+    await page.waitForTimeout(5);
+  }
+  await page.mouse.up();
+  const dragMs = Date.now() - t0;
+  await page.waitForFunction((r) => Math.abs(window.model.get('detector').r - r) < 1e-9 && window.delivered > 1,
+    await page.evaluate(() => window.model.get('detector').r), { timeout: 10000 });
+  await page.waitForTimeout(200);
+  const saves = (await page.evaluate(() => window.model.saves)) - saves0;
+  const r = lastState.detector.r;
+  assert(r > d0.r + 4 && r < d0.r + 8, `Python's detector radius ${r} after dragging from ${d0.r} by 6 px`);
+  assert(saves >= 1 && saves <= Math.ceil(dragMs / 40) + 2 && saves < steps, `${saves} saves for ${steps} moves in ${dragMs} ms`);
+  assert((await version('real')) > before, 'the real-space panel was not redrawn');
+  const title = await panel('real').locator('h2 span').first().textContent();
+  assert(title === `virtual disk r ${r.toFixed(1)} px`, `title '${title}' for r ${r}`);
+  await page.screenshot({ path: join(out, 'widget-dragged.png') });
+  return `${steps} moves -> ${saves} saves, r ${d0.r.toFixed(2)} -> ${r}, last update ${lastMs.toFixed(1)} ms in Python`;
+});
+
+await runner.check('a click on the real-space image shows that scan position\'s frame', async () => {
+  const box = await panel('real').locator('canvas#real').boundingBox();
+  await page.mouse.click(box.x + box.width * (12.5 / 20), box.y + box.height * (3.5 / 24));
+  await page.waitForFunction(() => JSON.stringify(window.model.get('position')) === '[3,12]', null, { timeout: 10000 });
+  await page.waitForFunction(() => document.getElementById('cell').shadowRoot.querySelector('#frame-panel h2 span').textContent === 'frame (3, 12)',
+    null, { timeout: 10000 });
+  assert(JSON.stringify(lastState.position) === '[3,12]', `Python's position ${lastState.position}`);
+});
+
+await runner.check('product iDPC and an annulus detector; a Python error is shown, not lost', async () => {
+  await panel('pattern').page().locator('select.product').selectOption('idpc');
+  await page.waitForFunction(() => document.getElementById('cell').shadowRoot.querySelector('#real-panel h2 span').textContent === 'idpc',
+    null, { timeout: 20000 });
+  await page.locator('select.detector').selectOption('annulus');
+  await page.waitForFunction(() => /^virtual annulus/.test(document.getElementById('cell').shadowRoot.querySelector('#real-panel h2 span').textContent),
+    null, { timeout: 20000 });
+  assert(lastState.product === 'virtual' && lastState.detector.kind === 'annulus', JSON.stringify(lastState));
+  assert(await page.locator('select.product').inputValue() === 'virtual', 'the product menu does not follow Python');
+  await page.evaluate(() => { window.model.set('detector', { ...window.model.get('detector'), cr: NaN }); window.model.save_changes(); });
+  await page.waitForFunction(() => document.getElementById('cell').shadowRoot.querySelector('.status.error') !== null, null, { timeout: 10000 });
+  const text = await page.locator('.status').textContent();
+  assert(/detector cr must be a finite number/.test(text), `status '${text}'`);
+  await page.screenshot({ path: join(out, 'widget-annulus.png') });
+});
+
+await runner.check('export: the real-space panel\'s PNG and .npy', async () => {
+  const [png] = await Promise.all([page.waitForEvent('download'), panel('real').locator('button', { hasText: 'PNG' }).click()]);
+  const pngPath = join(out, 'widget-real.png');
+  await png.saveAs(pngPath);
+  const bytes = readFileSync(pngPath);
+  assert(bytes.readUInt32BE(16) === 20 && bytes.readUInt32BE(20) === 24, 'the PNG is not the 24 x 20 image');
+  const [npy] = await Promise.all([page.waitForEvent('download'), panel('real').locator('button', { hasText: '.npy' }).click()]);
+  const npyPath = join(out, 'widget-real.npy');
+  await npy.saveAs(npyPath);
+  assert(readFileSync(npyPath).toString('latin1').includes("'shape': (24, 20)"), 'the .npy is not 24 x 20');
+});
+
+await runner.check('no page errors', async () => {
+  assert(errors.length === 0, errors.join('; '));
+});
+
+writeFileSync(join(out, 'widget-state.json'), JSON.stringify(lastState, null, 1));
+await context.close();
+bridge.stop();
+console.log(`widget e2e: ${runner.passed} passed, ${runner.failed} failed (screenshots in ${out})`);
+process.exit(runner.failed ? 1 : 0);
