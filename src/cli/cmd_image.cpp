@@ -161,6 +161,21 @@ void run(const ImageArgs& a, bool want_bf, bool want_adf) {
   pipeline(src);
 }
 
+}  // namespace
+
+void write_scan_images(const Dataset& ds, const std::string& dir) {
+  ImageArgs a;
+  a.out = dir;
+  a.bf = {""};
+  a.adf = {""};
+  a.dpc = a.idpc = true;
+  const Checked checked = check(a, true, true);
+  workflow::DatasetProducts src(ds);
+  compute_and_write(src, a, checked, true, true);
+}
+
+namespace {
+
 CacheImageRequest cache_request(const ImageArgs& a, bool want_bf, bool want_adf) {
   const Checked checked = check(a, want_bf, want_adf);
   CacheImageRequest r;

@@ -2,6 +2,9 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
+#include <string>
+
+#include "resident/dataset.hpp"
 
 namespace qgpu::cli {
 
@@ -14,6 +17,11 @@ void add_serve(CLI::App& app);
 void add_ssb(CLI::App& app);
 void add_parallax(CLI::App& app);
 void add_movie(CLI::App& app);
+void add_live(CLI::App& app);
+void add_simulate_detector(CLI::App& app);
+
+// What `qgpu image` writes by default (BF, ADF, DPC, iDPC: PNG + .npy + provenance .json) for a dataset, into dir.
+void write_scan_images(const Dataset& ds, const std::string& dir);
 
 // An angle as the commands print it: degrees in (-180, 180] (359.85 prints as -0.15).
 inline double printed_angle(double deg) {

@@ -94,6 +94,8 @@ int main(int argc, char** argv) {
     qgpu::cli::add_ssb(app);
     qgpu::cli::add_parallax(app);
     qgpu::cli::add_movie(app);
+    qgpu::cli::add_live(app);
+    qgpu::cli::add_simulate_detector(app);
   } catch (const std::exception& e) {
     return fail("", e.what());
   }

@@ -49,7 +49,8 @@ dpc::PipelineResult ScanProducts::dpc_pipeline(dpc::ComResult com, const dpc::Pi
 std::string DatasetProducts::summary() const {
   const Shape4D& s = ds_.shape();
   char buf[256];
-  std::snprintf(buf, sizeof buf, "loaded %zux%zux%zux%zu %s on %s (%s)", s.scan_rows, s.scan_cols, s.det_rows,
+  const char* verb = ds_.provenance().operation == "live.acquire" ? "received" : "loaded";
+  std::snprintf(buf, sizeof buf, "%s %zux%zux%zux%zu %s on %s (%s)", verb, s.scan_rows, s.scan_cols, s.det_rows,
                 s.det_cols, dtype_name(ds_.dtype()).c_str(), backend_name(ds_.backend()).c_str(),
                 ds_.residency().c_str());
   std::string out = buf;
