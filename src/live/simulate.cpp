@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -257,13 +258,17 @@ SimulateReport run_dectris(const Source& src, const SimulateOptions& o, const st
     for (const auto& p : parts) rep.bytes_sent += p.size();
   };
   if (o.stale_end_first) one(v2 ? single(stream2::encode_end(0)) : stream1::encode_end(0));
-  const auto t0 = Clock::now();
-  Pacer pace(o.rate);
+  auto t0 = Clock::now();
+  std::optional<Pacer> pace;
   std::uint64_t series = 0;
   for (std::size_t rpt = 0; rpt < std::max<std::size_t>(o.repeat, 1) && !stopped(stop); ++rpt) {
     ++series;
     one(v2 ? single(stream2::encode_start(series, info, src.energy_ev, {}))
            : stream1::encode_header(series, info, src.energy_ev));
+    if (!pace) {  // the clock starts once a receiver took the first message
+      t0 = Clock::now();
+      pace.emplace(o.rate);
+    }
     std::uint64_t in_series = 0;
     for (std::uint64_t k : send_order(info.frames, o)) {
       if (stopped(stop)) break;
@@ -272,7 +277,7 @@ SimulateReport run_dectris(const Source& src, const SimulateOptions& o, const st
         one(v2 ? single(stream2::encode_start(series, info, src.energy_ev, {}))
                : stream1::encode_header(series, info, src.energy_ev));
       }
-      pace.wait(rep.frames_sent);
+      pace->wait(rep.frames_sent);
       const std::vector<std::uint8_t> damaged = bad.count(k) ? corrupted(src.frames[k]) : std::vector<std::uint8_t>{};
       const std::vector<std::uint8_t>& f = bad.count(k) ? damaged : src.frames[k];
       if (v2)
