@@ -146,11 +146,12 @@ void Receiver::run_dectris_v2() {
     stream2::Message m;
     try {
       m = stream2::decode(static_cast<const std::uint8_t*>(msg.data()), msg.size(), options_.channel);
-    } catch (const FormatError& e) {
+    } catch (const std::exception& e) {
       sink_.problem("message " + std::to_string(k) + ": " + e.what() + ": skipped");
       continue;
     }
     const std::string sid = std::to_string(m.series_id);
+    try {
     switch (m.kind) {
       case stream2::Kind::start:
         current = m.start;
@@ -173,6 +174,9 @@ void Receiver::run_dectris_v2() {
           if (options_.series && ++t.ended >= options_.series) return;
         }
         break;
+    }
+    } catch (const std::exception& e) {  // whatever one message does, the stream goes on
+      sink_.problem("message " + std::to_string(k) + ": " + e.what() + ": skipped");
     }
   }
   if (t.open) sink_.series_end(*t.open, "stopped");
@@ -213,11 +217,12 @@ void Receiver::run_dectris_v1() {
     stream1::Message m;
     try {
       m = stream1::decode(views);
-    } catch (const FormatError& e) {
+    } catch (const std::exception& e) {
       sink_.problem("message " + std::to_string(k) + ": " + e.what() + ": skipped");
       continue;
     }
     const std::string sid = std::to_string(m.series);
+    try {
     switch (m.kind) {
       case stream1::Kind::header:
         current = m.start;
@@ -242,6 +247,9 @@ void Receiver::run_dectris_v1() {
           if (options_.series && ++t.ended >= options_.series) return;
         }
         break;
+    }
+    } catch (const std::exception& e) {  // whatever one message does, the stream goes on
+      sink_.problem("message " + std::to_string(k) + ": " + e.what() + ": skipped");
     }
   }
   if (t.open) sink_.series_end(*t.open, "stopped");
@@ -394,6 +402,7 @@ void Receiver::run_merlin() {
                       std::to_string(pf.payload_bytes) + ": skipped");
         continue;
       }
+      try {
       if (!t.open) {
         current = SeriesInfo{};
         current.protocol = "merlin";
@@ -429,6 +438,10 @@ void Receiver::run_merlin() {
       }
       sink_.frame({fh.sequence - first_sequence, payload.data() + fh.header_bytes, std::size_t(pf.payload_bytes),
                    io::FrameCodecKind::merlin});
+      } catch (const std::exception& e) {  // whatever one message does, the stream goes on
+        sink_.problem("message " + std::to_string(k) + ": " + e.what() + ": skipped");
+        continue;
+      }
       ++delivered;
       if (current.frames && delivered >= current.frames && end_open("")) return;
     }
