@@ -34,7 +34,7 @@ struct AcquisitionOptions {
   std::size_t scan_rows = 0, scan_cols = 0;  // the scan shape (0: the stream's, else a square frame count)
   std::size_t ring_bytes = std::size_t(256) << 20;  // received frames waiting to be decoded, at most
   unsigned wait_ms = 1000;                  // a full ring: the receiver waits this long for room, then drops
-  std::size_t batch_frames = 1024;          // frames decoded together, at most
+  std::size_t batch_frames = 1024;          // frames decoded together, at most (1..65535)
   unsigned batch_ms = 5;                    // a batch goes when its oldest frame is this old, full or not
   std::string pixel_mask = "keep";          // "zero": the stream's bad pixels set to 0 in every frame
   unsigned threads = 0;                     // host decode threads (0: every core)
@@ -134,7 +134,8 @@ class Acquisition : public Sink {
   mutable std::mutex ring_mutex_;
   std::condition_variable ring_cv_;      // worker: entries arrived
   std::condition_variable room_cv_;      // receiver: room freed
-  std::vector<std::uint8_t> ring_;
+  std::shared_ptr<std::uint8_t> ring_;  // pinned host memory on cuda
+  std::size_t ring_size_ = 0;
   std::size_t head_ = 0, tail_ = 0;      // next write; oldest live byte (head_ == tail_ with entries: full)
   std::size_t ring_used_ = 0;
   std::deque<Entry> entries_;
