@@ -40,7 +40,7 @@ nlohmann::json Stats::to_json() const {
           {"stale", stale},                     {"problems", problems},             {"bytes_received", bytes_received},
           {"series_started", series_started},   {"series_finished", series_finished}, {"seconds", seconds},
           {"frames_per_second", frames_per_second}, {"latency_ms", latency_ms},   {"max_latency_ms", max_latency_ms},
-          {"ring_peak_bytes", ring_peak_bytes}};
+          {"ring_peak_bytes", ring_peak_bytes}, {"busy_seconds", busy_seconds}};
 }
 
 // The worker's state of one series.
@@ -481,6 +481,8 @@ void Acquisition::begin_series(const SeriesInfo& info) {
     first_frame_ = Clock::now();
     stats_.frames_decoded = 0;
     stats_.seconds = 0;
+    stats_.busy_seconds = 0;
+    stats_.max_latency_ms = 0;
   }
   series_ = std::move(s);
 }
@@ -503,6 +505,7 @@ Dataset batch_dataset(HostBytes bytes, std::size_t n, const SeriesInfo& info) {
 
 void Acquisition::process_batch(std::vector<Entry>& batch) {
   if (!series_ || batch.empty()) return;
+  const auto t_start = Clock::now();
   Series& s = *series_;
   const std::size_t n = batch.size(), fb = s.frame_bytes;
   if (s.info.codec.kind == io::FrameCodecKind::bitshuffle && !s.codec_ready) {
@@ -636,6 +639,7 @@ void Acquisition::process_batch(std::vector<Entry>& batch) {
   stats_.seconds = std::chrono::duration<double>(Clock::now() - first_frame_).count();
   stats_.frames_per_second = stats_.seconds > 0 ? double(stats_.frames_decoded) / stats_.seconds : 0;
   stats_.latency_ms = ms_since(batch.front().arrived);
+  stats_.busy_seconds += std::chrono::duration<double>(Clock::now() - t_start).count();
   stats_.max_latency_ms = std::max(stats_.max_latency_ms, stats_.latency_ms);
 }
 

@@ -51,6 +51,7 @@ struct Stats {
   double seconds = 0;                  // since the first frame of the current series
   double frames_per_second = 0;        // decoded / seconds
   double latency_ms = 0, max_latency_ms = 0;  // arrival of a batch's oldest frame -> its products updated
+  double busy_seconds = 0;             // the worker decoding and imaging batches (busy fraction = / seconds)
   std::size_t ring_peak_bytes = 0;
   nlohmann::json to_json() const;
 };

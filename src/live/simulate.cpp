@@ -36,14 +36,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The frames to send, each as the stream carries it, and what the start message announces.
-struct Source {
-  SeriesInfo info;
-  std::vector<std::vector<std::uint8_t>> frames;  // DECTRIS: bslz4 chunks; Merlin: MQ1 header + pixels
-  std::string hdr;                                // Merlin: the acquisition header text
-  double energy_ev = 300000;
-  std::string how;
-};
+using Source = StreamSource;
 
 void read_at(int fd, std::uint8_t* p, std::size_t n, std::uint64_t off, const std::string& file) {
   std::size_t got = 0;
@@ -374,16 +367,31 @@ SimulateReport run_merlin(const Source& src, const SimulateOptions& o, const std
 
 }  // namespace
 
-SimulateReport simulate_detector(const std::string& file, const SimulateOptions& o, const std::atomic<bool>* stop) {
+namespace {
+void check_options(const SimulateOptions& o) {
   if (o.protocol != "dectris-v2" && o.protocol != "dectris-v1" && o.protocol != "merlin")
     throw InvalidArgument("simulate-detector: protocol '" + o.protocol + "' (dectris-v2, dectris-v1 or merlin)");
   if (o.rate < 0) throw InvalidArgument("simulate-detector: a negative rate");
-  const Source src = o.protocol == "merlin" ? merlin_source(file, o) : dectris_source(file, o);
+}
+}  // namespace
+
+StreamSource stream_source(const std::string& file, const SimulateOptions& o) {
+  check_options(o);
+  return o.protocol == "merlin" ? merlin_source(file, o) : dectris_source(file, o);
+}
+
+SimulateReport simulate_detector(const StreamSource& src, const SimulateOptions& o, const std::atomic<bool>* stop) {
+  check_options(o);
+  return o.protocol == "merlin" ? run_merlin(src, o, stop) : run_dectris(src, o, stop);
+}
+
+SimulateReport simulate_detector(const std::string& file, const SimulateOptions& o, const std::atomic<bool>* stop) {
+  const StreamSource src = stream_source(file, o);
   if (o.log)
     o.log("simulating " + o.protocol + " from '" + file + "' (" + src.how + "): " + std::to_string(src.info.frames) +
           " frames of " + std::to_string(src.info.det_rows) + " x " + std::to_string(src.info.det_cols) + " " +
           dtype_name(src.info.dtype));
-  return o.protocol == "merlin" ? run_merlin(src, o, stop) : run_dectris(src, o, stop);
+  return simulate_detector(src, o, stop);
 }
 
 }  // namespace qgpu::live
