@@ -99,6 +99,16 @@ void Acquisition::on_series_end(std::function<void(const FinishedSeries&)> f) {
   on_series_end_ = std::move(f);
 }
 
+void Acquisition::on_series_start(std::function<void(const Dataset&)> f) {
+  std::lock_guard lk(products_mutex_);
+  on_series_start_ = std::move(f);
+}
+
+void Acquisition::set_resident_guard(std::function<void(const std::function<void()>&)> guard) {
+  std::lock_guard lk(products_mutex_);
+  resident_guard_ = std::move(guard);
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Receiver side
 
@@ -484,7 +494,14 @@ void Acquisition::begin_series(const SeriesInfo& info) {
     stats_.busy_seconds = 0;
     stats_.max_latency_ms = 0;
   }
+  std::function<void(const Dataset&)> started;
+  {
+    std::lock_guard lk(products_mutex_);
+    started = on_series_start_;
+  }
+  const Dataset resident = s->resident;
   series_ = std::move(s);
+  if (started) started(resident);
 }
 
 namespace {
@@ -614,13 +631,22 @@ void Acquisition::process_batch(std::vector<Entry>& batch) {
   // The frames into the resident at their positions.
   std::vector<std::uint64_t> positions(n);
   for (std::size_t i = 0; i < n; ++i) positions[i] = batch[i].index;
-  if (s.device_resident) {
-    s.gpu->scatter(s.frames, positions.data(), good.data(), n);
-  } else {
-    const std::uint8_t* src = bd.host_bytes().data();
-    for (std::size_t i = 0; i < n; ++i)
-      if (good[i]) std::memcpy(s.frames + positions[i] * fb, src + i * fb, fb);
+  const auto write = [&] {
+    if (s.device_resident) {
+      s.gpu->scatter(s.frames, positions.data(), good.data(), n);
+    } else {
+      const std::uint8_t* src = bd.host_bytes().data();
+      for (std::size_t i = 0; i < n; ++i)
+        if (good[i]) std::memcpy(s.frames + positions[i] * fb, src + i * fb, fb);
+    }
+  };
+  std::function<void(const std::function<void()>&)> guard;
+  {
+    std::lock_guard lk(products_mutex_);
+    guard = resident_guard_;
   }
+  if (guard) guard(write);
+  else write();
   std::lock_guard pk(products_mutex_);
   for (std::size_t k = 0; k < sum.data.size(); ++k) products_.sum_pattern.data[k] += sum.data[k];
   std::uint64_t decoded = 0;
@@ -718,7 +744,13 @@ void Acquisition::finish_series(const std::string& reason) {
   pv.parameters = report;
   nlohmann::json md = s->resident.metadata();
   md["live"]["report"] = report;
-  // The resident's storage is handed over without a copy.
+  // The resident's storage is handed over without a copy (GPU: shared). On the host it is moved, unless others
+  // read the resident (a guard is set: qgpu serve --live keeps serving it), then copied.
+  bool shared = false;
+  {
+    std::lock_guard lk(products_mutex_);
+    shared = static_cast<bool>(resident_guard_);
+  }
   Dataset ds = s->device_resident
                    ? Dataset::from_device(s->device_resident, s->shape, s->info.dtype, std::move(md), std::move(pv))
                    : Dataset::from_host(
@@ -726,7 +758,10 @@ void Acquisition::finish_series(const std::string& reason) {
         HostArray4D h;
         h.shape = s->shape;
         h.dtype = s->info.dtype;
-        h.bytes = std::move(const_cast<HostBytes&>(s->resident.host_bytes()));
+        if (shared)
+          h.bytes = s->resident.host_bytes();
+        else
+          h.bytes = std::move(const_cast<HostBytes&>(s->resident.host_bytes()));
         return h;
       }(),
       std::move(md), std::move(pv));

@@ -102,6 +102,12 @@ class Acquisition : public Sink {
   std::string backend() const { return backend_; }
   // Called on the worker thread for every finished series (the CLI writes its outputs there).
   void on_series_end(std::function<void(const FinishedSeries&)> f);
+  // Called on the worker thread when a series' resident is made, before any of its frames is written: the growing
+  // dataset (frames not yet received are zero), which others may query while the worker writes into it through
+  // the guard below (qgpu serve --live).
+  void on_series_start(std::function<void(const Dataset& resident)> f);
+  // Every write of frames into the resident runs inside guard(write): a reader of the resident takes the same lock.
+  void set_resident_guard(std::function<void(const std::function<void()>& write)> guard);
   // Waits until `n` series have finished (true) or timeout_s passed (false).
   bool wait_finished(std::size_t n, double timeout_s) const;
   // Finished series so far (shared datasets).
@@ -160,6 +166,8 @@ class Acquisition : public Sink {
   Stats stats_;
   std::vector<FinishedSeries> finished_;
   std::function<void(const FinishedSeries&)> on_series_end_;
+  std::function<void(const Dataset&)> on_series_start_;
+  std::function<void(const std::function<void()>&)> resident_guard_;
   std::vector<std::string> problems_;  // the first kMaxProblemsKept named, whatever the series
   std::map<std::string, std::optional<detector::Mask>> pending_detectors_;  // nullopt: remove
   std::chrono::steady_clock::time_point first_frame_;

@@ -16,6 +16,8 @@
 
 namespace qgpu::remote {
 
+class LiveSource;
+
 struct ServedDataset {
   std::string id;
   std::string path;  // the file it came from ("" when added in memory)
@@ -29,6 +31,15 @@ struct ServedDataset {
   std::shared_ptr<void> dpc_cache;       // dpc::DpcResult: the centred DPC, computed once (guarded by `work`)
   std::shared_ptr<const void> field_cache;  // the calibrated rotated field (routes_dpc.cpp), once (guarded by `work`)
   std::shared_ptr<const cache::Cache> cache;  // set: served from a product cache alone (`ds` is empty)
+  // set: the growing dataset of a live acquisition (qgpu serve --live): frames are written into `ds` under `work`,
+  // and `ds` is replaced (under `work` and `ds_mutex`) when a new series begins.
+  std::shared_ptr<LiveSource> live;
+  mutable std::mutex ds_mutex;
+  // `ds` for a reader that does not hold `work` (a live dataset may be replaced meanwhile).
+  Dataset dataset() const {
+    std::lock_guard<std::mutex> lock(ds_mutex);
+    return ds;
+  }
 };
 
 class Catalog {
