@@ -181,6 +181,10 @@ void Acquisition::series_start(const SeriesInfo& info) {
 
 void Acquisition::series_end(const std::string& series_id, const std::string& reason) {
   std::unique_lock lk(ring_mutex_);
+  if (!series_open_ && !refused_series_id_.empty() && series_id == refused_series_id_) {
+    refused_series_id_.clear();  // the end of a series refused at its start (named then)
+    return;
+  }
   if (!series_open_ || series_id != open_series_id_) {
     lk.unlock();
     std::lock_guard pk(products_mutex_);
