@@ -65,8 +65,8 @@ void max_pattern(Context& ctx, const httplib::Request& req, httplib::Response& r
   Body body = run_on(
       s,
       [&](ServedDataset& d) {
-        if (!d.max_cache) d.max_cache = std::make_shared<Image<float>>(compute_max_pattern(d.ds));
-        return f32_body(*static_cast<const Image<float>*>(d.max_cache.get()), format, look);
+        if (!d.max_cache) d.max_cache = std::make_shared<const Image<float>>(compute_max_pattern(d.ds));
+        return f32_body(*d.max_cache, format, look);
       },
       ms);
   set_compute_ms(res, ms);
