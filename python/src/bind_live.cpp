@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "convert.hpp"
@@ -27,6 +29,10 @@ class Live {
   Live(const std::string& url, live::AcquisitionOptions ao, live::ReceiveOptions ro)
       : endpoint_(live::parse_endpoint(url)), acq_(std::make_unique<live::Acquisition>(std::move(ao))),
         receiver_(std::make_unique<live::Receiver>(endpoint_, *acq_, std::move(ro))) {
+    acq_->on_series_start([this](const Dataset& resident) {
+      std::lock_guard lk(resident_mutex_);
+      resident_ = resident;
+    });
     thread_ = std::thread([this] {
       try {
         receiver_->run();
@@ -90,6 +96,22 @@ class Live {
     for (const auto& f : acq_->finished()) out.push_back(f.dataset);
     return out;
   }
+  // A host copy of the current series' frames so far (positions not received are zero), taken between two writes.
+  std::optional<Dataset> current() {
+    std::call_once(guard_set_, [this] {
+      acq_->set_resident_guard([this](const std::function<void()>& write) {
+        std::lock_guard lk(resident_mutex_);
+        write();
+      });
+    });
+    std::lock_guard lk(resident_mutex_);
+    if (!resident_) return std::nullopt;
+    HostArray4D copy = resident_->read();
+    Provenance pv = resident_->provenance();
+    pv.backend = "cpu";
+    pv.parameters["snapshot"] = "host copy of a live acquisition's frames so far (qgpu.live current())";
+    return Dataset::from_host(std::move(copy), resident_->metadata(), std::move(pv));
+  }
   bool running() const { return running_; }
   std::string url() const { return endpoint_.url(); }
   std::string backend() const { return acq_->backend(); }
@@ -101,6 +123,9 @@ class Live {
   std::thread thread_;
   std::atomic<bool> running_{true};
   bool closed_ = false;
+  std::mutex resident_mutex_;
+  std::optional<Dataset> resident_;
+  std::once_flag guard_set_;
 };
 
 }  // namespace
@@ -135,6 +160,7 @@ void bind_live(pyb::module_& m) {
         return nogil([&] { return l.wait(series, timeout); });
       }, pyb::arg("series"), pyb::arg("timeout"))
       .def("datasets", &Live::datasets)
+      .def("current", [](Live& l) { return nogil([&] { return l.current(); }); })
       .def("close", [](Live& l) { nogil([&] { l.close(); return 0; }); })
       .def_property_readonly("running", &Live::running)
       .def_property_readonly("url", &Live::url)

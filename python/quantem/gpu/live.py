@@ -50,6 +50,11 @@ class Live:
         ds = self._s.datasets()
         return ds[-1] if done and ds else None
 
+    def current(self):
+        """The current series' frames so far as a host Dataset (a copy; positions not received are zero; None before
+        a series starts). Costs the whole scan's bytes: products() is the cheap view."""
+        return self._s.current()
+
     @property
     def datasets(self):
         """Every finished series' Dataset, in order."""
