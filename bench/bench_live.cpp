@@ -6,7 +6,9 @@
 // Each row: frames decoded per second over the series, dropped frames, the largest latency from a batch's oldest
 // frame arriving to its products being updated, and the fraction of the time the worker was busy.
 // usage: bench_live FILE [--backend cuda|cpu] [--rows N (the first N scan rows)] [--rates R1,R2,...] [--batch F]
-//        [--ring-mib M] [--port P]
+//        [--ring-mib M] [--port P] [--protocol dectris-v2|dectris-v1|merlin]
+// With --protocol merlin the frames are the file's .mib frames (or the file encoded as Merlin binary frames) sent
+// over the Merlin TCP data port.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -15,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "io/merlin/mib_header.hpp"
 #include "live/acquisition.hpp"
 #include "live/receive.hpp"
 #include "live/simulate.hpp"
@@ -52,7 +55,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string file = argv[1];
-  std::string backend = "cuda", rates = "0,120000,240000";
+  std::string backend = "cuda", rates = "0,120000,240000", protocol = "dectris-v2";
   std::size_t rows = 0, batch = 4096, ring_mib = 2048;
   int port = 31777;
   for (int i = 2; i + 1 < argc; i += 2) {
@@ -63,9 +66,11 @@ int main(int argc, char** argv) {
     else if (k == "--batch") batch = std::stoul(v);
     else if (k == "--ring-mib") ring_mib = std::stoul(v);
     else if (k == "--port") port = std::stoi(v);
+    else if (k == "--protocol") protocol = v;
   }
   SimulateOptions so;
-  so.protocol = "dectris-v2";
+  so.protocol = protocol;
+  const bool merlin = protocol == "merlin";
   const double t0 = now_s();
   StreamSource src = stream_source(file, so);
   if (rows && rows < src.info.scan_rows) {
@@ -92,11 +97,18 @@ int main(int argc, char** argv) {
     SeriesInfo info = src.info;
     info.protocol = "memory";
     info.series_id = "1";
-    info.codec.kind = io::FrameCodecKind::bitshuffle;
+    info.codec.kind = merlin ? io::FrameCodecKind::merlin : io::FrameCodecKind::bitshuffle;
+    std::size_t header = 0;  // Merlin: the frames carry their MQ1 header; the acquisition takes the pixels
+    if (merlin) {
+      const auto h = io::merlin::parse_frame_header(src.frames[0].data(), src.frames[0].size(), {"bench", 0, 0});
+      info.codec.merlin = io::merlin::pixel_format(h, 0, {"bench", 0, 0});
+      info.dtype = info.codec.merlin.out_dtype;
+      header = h.header_bytes;
+    }
     const double t = now_s();
     a.series_start(info);
     for (std::size_t k = 0; k < src.frames.size(); ++k)
-      a.frame({k, src.frames[k].data(), src.frames[k].size(), io::FrameCodecKind::bitshuffle});
+      a.frame({k, src.frames[k].data() + header, src.frames[k].size() - header, info.codec.kind});
     a.series_end("1", "");
     a.wait_finished(1, 3600);
     print({"memory", 0, src.frames.size(), now_s() - t, a.stats()}, backend);
@@ -108,7 +120,7 @@ int main(int argc, char** argv) {
     o.rate = std::stod(r);
     o.port = port++;
     Acquisition a(options());
-    Receiver rx(Endpoint{"dectris-v2", "127.0.0.1", o.port}, a, ReceiveOptions{"", 1, 60});
+    Receiver rx(Endpoint{protocol, "127.0.0.1", o.port}, a, ReceiveOptions{"", 1, 60});
     SimulateReport rep;
     std::thread sim([&] { rep = simulate_detector(src, o); });
     const double t = now_s();
