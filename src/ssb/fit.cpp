@@ -1,4 +1,5 @@
 // Aberration fit: G(K, Q) once (binned detector), then TPE + Nelder-Mead over the aberration-dependent loss.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -39,17 +40,17 @@ FitResult fit(const Dataset& ds, const SsbParams& p, const FitOptions& o) {
   };
 
   std::size_t evaluated = 0;
+  auto loss_at = [&](const std::vector<double>& x) {
+    const double loss = engine->loss(to_aberrations(x));
+    if (o.progress) o.progress(std::min(1.0, double(++evaluated) / double(o.trials)));
+    return loss;
+  };
   detail::TpeOptions to;
   to.trials = o.trials;
   to.tpe_trials = o.tpe_trials ? o.tpe_trials : std::max<std::size_t>(1, o.trials * 3 / 4);
   to.seed = o.seed;
-  const detail::OptimizeResult opt = detail::minimize_tpe_nelder_mead(
-      [&](const std::vector<double>& x) {
-        const double loss = engine->loss(to_aberrations(x));
-        if (o.progress) o.progress(double(++evaluated) / double(o.trials));
-        return loss;
-      },
-      lo, hi, to);
+  const detail::OptimizeResult opt = o.fit_astigmatism ? detail::minimize_staged_astigmatism(loss_at, lo, hi, o.trials)
+                                                       : detail::minimize_tpe_nelder_mead(loss_at, lo, hi, to);
   if (o.progress) o.progress(1.0);  // Nelder-Mead may stop before the budget once its simplex collapses
 
   FitResult r;
@@ -65,10 +66,13 @@ FitResult fit(const Dataset& ds, const SsbParams& p, const FitOptions& o) {
   resolved["engine"] = engine->describe();
   resolved["loss"] = "-variance of the matched-filter SSB phase, sum_Q |sum_K G conj(Gamma)|^2 / "
                      "(sum_K w |Gamma|^2 (I0 N)^2) (Parseval; DC and Nyquist excluded)";
-  resolved["search"] = {{"method", "TPE (gamma 0.25, 24 candidates, Gaussian KDE + uniform prior) + Nelder-Mead"},
+  resolved["search"] = {{"method", o.fit_astigmatism
+                                       ? "staged: C1 grid, then A1 on a grid of angles and magnitudes at the best C1, "
+                                         "then Nelder-Mead in (C1, A1 cos 2a, A1 sin 2a) from the 3 best starts"
+                                       : "TPE (gamma 0.25, 24 candidates, Gaussian KDE + uniform prior) + Nelder-Mead"},
                         {"trials", o.trials},
                         {"evaluated", opt.history.size()},
-                        {"tpe_trials", to.tpe_trials},
+                        {"tpe_trials", o.fit_astigmatism ? 0 : to.tpe_trials},
                         {"nelder_mead_trials", nm},
                         {"seed", o.seed},
                         {"c1_range", {o.c1_min, o.c1_max}},
