@@ -174,7 +174,7 @@ void add_ssb(CLI::App& app) {
                   "amplitude (least squares, quantitative) | phase (py4DSTEM Gamma/|Gamma|) | wiener (noise from "
                   "the counts)");
   cmd->add_option("--preview", a->preview, "fast preview with this detector binning (0: full reconstruction)");
-  cmd->add_option("--fit", a->fit_trials, "fit the defocus first with this many trials (TPE + Nelder-Mead; 0: no fit)");
+  cmd->add_option("--fit", a->fit_trials, "fit the defocus first with this many trials (TPE + Nelder-Mead; with --fit-astigmatism a C1 grid, an A1 grid of angles, Nelder-Mead from the 3 best; 0: no fit)");
   cmd->add_option("--fit-range", a->c1_range, "C1 search range MIN MAX, angstrom (Krivanek sign)")->expected(2);
   cmd->add_flag("--fit-astigmatism", a->astig, "also fit 2-fold astigmatism");
   cmd->add_option("--fit-bin", a->bin, "detector binning used while fitting");

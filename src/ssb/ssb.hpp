@@ -150,9 +150,12 @@ struct FitResult {
 // evaluated in Fourier space by Parseval (no inverse FFT per trial). By Cauchy-Schwarz each |Q| term is largest
 // when Gamma is proportional to the true transfer, and the noise term does not depend on the aberrations, so the
 // loss is minimal (in expectation) at the true aberrations: the sharpest, most contrasted phase.
-// Search: seeded Tree-structured Parzen Estimator (n_startup random trials, then good/bad split at the gamma =
-// 0.25 loss quantile, Gaussian KDEs l(x), g(x), 24 candidates drawn from l, the max l/g evaluated), then
-// Nelder-Mead from the best for the remaining trials. Deterministic for a seed. G(K, Q) is computed once.
+// Search (C1 alone): seeded Tree-structured Parzen Estimator (n_startup random trials, then good/bad split at the
+// gamma = 0.25 loss quantile, Gaussian KDEs l(x), g(x), 24 candidates drawn from l, the max l/g evaluated), then
+// Nelder-Mead from the best for the remaining trials. With fit_astigmatism: staged (optimize.hpp,
+// minimize_staged_astigmatism: C1 grid, A1 polar grid at the best C1, Nelder-Mead from the 3 best starts; TPE in 3D
+// missed the optimum, issue 31). Deterministic. G(K, Q) is computed once. detector_bin > 1 biases |C1| low where chi
+// varies across a bin (C1 = -200 A, 64 px detector: -184.7 A at bin 4, -194.6 at bin 1; docs/benchmarks.md).
 FitResult fit(const Dataset& ds, const SsbParams& p, const FitOptions& o = {});
 
 }  // namespace qgpu::ssb

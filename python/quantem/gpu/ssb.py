@@ -77,7 +77,7 @@ def preview(ds, detector_bin=4, *, energy=None, semiangle=None, step=None, mrad_
 def fit(ds, trials=200, c1_range=(-500.0, 500.0), fit_astigmatism=False, detector_bin=4, seed=1, *, energy=None,
         semiangle=None, step=None, mrad_per_pixel=None, rotation=None, transpose=None, defocus=None, C1=None,
         A1=None, A1_angle=None, C3=None, disk_center=None, disk_radius=None, weighting=None):
-    """Seeded TPE + Nelder-Mead aberration search: {'aberrations' (C1, A1, A1_angle, B2, A2, C3), 'loss',
+    """Seeded TPE + Nelder-Mead aberration search (with fit_astigmatism: C1 grid, A1 grid of angles, Nelder-Mead from the 3 best): {'aberrations' (C1, A1, A1_angle, B2, A2, C3), 'loss',
     'loss_trace', 'provenance'}.
 
     ds: a loaded Dataset.
