@@ -70,6 +70,32 @@ TEST(SsbFitTruth, BinningAndAnUnfittedAstigmatismBiasC1) {
   const FitResult both = fit_case(u, true, 1);
   EXPECT_LT(both.loss, c1_only.loss);  // fitting A1 reaches a better optimum of the same loss
   EXPECT_NEAR(both.aberrations.C1, 120.0, 0.03 * 120);
+  // The C1-only fit says that its C1 is biased (the astigmatism check); the fit with A1 has no check to make.
+  std::printf("astigmatism check: %s\n", c1_only.provenance.parameters.at("astigmatism_check").dump().c_str());
+  EXPECT_NE(c1_only.warning.find("the data show two-fold astigmatism"), std::string::npos) << c1_only.warning;
+  EXPECT_EQ(both.warning, "");
+}
+
+// Without astigmatism the check stays quiet, at every dose (the loss gain any A1 on the grid gives is noise).
+TEST(SsbFitTruth, AstigmatismCheckIsQuietWithoutAstigmatism) {
+  for (const double dose : {500.0, 5000.0, 100000.0}) {
+    parallax::testing::TruthCase t;
+    t.a1 = 0;
+    t.dose = dose;
+    const FitResult f = fit_case(t, false, 4);
+    const nlohmann::json& check = f.provenance.parameters.at("astigmatism_check");
+    std::printf("astigmatism check at %.0f counts: %s\n", dose, check.dump().c_str());
+    EXPECT_EQ(f.warning, "") << dose;
+    EXPECT_NEAR(f.aberrations.C1, 120.0, 0.05 * 120) << dose;
+  }
+  parallax::testing::TruthCase t;  // and with it, at the default bin 4 and low dose too
+  for (const double dose : {500.0, 5000.0}) {
+    t.dose = dose;
+    const FitResult f = fit_case(t, false, 4);
+    std::printf("astigmatism check at %.0f counts, A1 = 30 A: %s\n", dose,
+                f.provenance.parameters.at("astigmatism_check").dump().c_str());
+    EXPECT_NE(f.warning, "") << dose;
+  }
 }
 
 }  // namespace
