@@ -14,7 +14,7 @@ RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc,
                                   std::optional<std::pair<double, double>> disk_center, std::optional<double> disk_radius) {
   RotationResult com = calibrate_rotation(dpc);
   com.provenance.parameters["decided_by"] = "com_curl";
-  if (com.determined) return com;
+  if (com.confidence >= kComTrusted) return com;
 
   // The file's optics where it has them, placeholders for the rest: the angle and transpose do not depend on them.
   parallax::ParallaxParams p = parallax::params_from_metadata(ds);
@@ -58,6 +58,17 @@ RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc,
   }
   double angle = px.fit.rotation_deg, pc = std::min(px.fit.confidence, px.fit.sign_confidence);
   std::string rule180 = "parallax: " + px.fit.sign_method;
+  // A determined CoM answer stands unless the parallax is determined (sign included) and more confident.
+  if (com.determined && !(px.fit.sign_determined() && pc > com.confidence)) {
+    com.provenance.parameters["parallax"] = {
+        {"fit", parallax::fit_json(px.fit)},
+        {"vote", px.fit.sign_determined() ? "none: less confident than the determined CoM answer"
+                                          : "none: its sign is undetermined and the CoM answer is determined"},
+        {"confidence", pc},
+        {"optics", optics},
+        {"disk", disk}};
+    return com;
+  }
   if (!px.fit.sign_determined()) {  // the CoM field's 180-degree rule at the parallax's angle and transpose
     const double skew = divergence_skewness(dpc, angle, px.fit.transpose);
     if (skew > 0) angle = std::fmod(angle + 180.0, 360.0);

@@ -136,5 +136,23 @@ TEST(RotationParallax, TurnedTransposedDefocusedDetectorWithinHalfADegree) {
   }
 }
 
+// A determined but unclear CoM answer (80 kV, C1 = 120 A, 1e5 counts per frame: 15.77 degrees at confidence 0.14)
+// yields to a parallax fit that is determined, sign included, and more confident.
+TEST(RotationParallax, UnclearComAnswerYieldsToAConfidentParallax) {
+  parallax::testing::TruthCase t;
+  t.energy_kev = 80;
+  t.c1 = 120;
+  t.dose = 100000;
+  const Dataset ds = parallax::testing::truth_dataset(t);
+  const RotationResult r = calibrate(ds);
+  print("80 kV, C1 120, A1 30, 17 deg, 1e5 counts", ds, r);
+  const nlohmann::json& com = r.provenance.parameters.at("com_answer");
+  EXPECT_TRUE(com.at("determined").get<bool>());
+  EXPECT_LT(com.at("confidence").get<double>(), kComTrusted);
+  EXPECT_EQ(r.method, "parallax");
+  EXPECT_FALSE(r.transpose);
+  EXPECT_LE(parallax::testing::angle_distance(r.angle_deg, 17.0), 0.5);
+}
+
 }  // namespace
 }  // namespace qgpu::dpc
