@@ -51,7 +51,7 @@ RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc,
   if (!px.fit.shifts_determined()) {  // in focus or too noisy: no parallax signal, it does not vote
     com.provenance.parameters["parallax"] = {
         {"fit", parallax::fit_json(px.fit)},
-        {"vote", "none: no shift field seen (fit confidence < 0.6: in focus or too noisy)"},
+        {"vote", "none: no shift field seen (fit confidence < 0.6: in focus or too noisy; or nearly rank one)"},
         {"optics", optics},
         {"disk", disk}};
     return com;

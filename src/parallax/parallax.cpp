@@ -576,18 +576,29 @@ ParallaxParams params_from_metadata(const Dataset& ds) {
   return p;
 }
 
-bool ParallaxFit::shifts_determined() const { return confidence >= kParallaxConfident; }
+double ParallaxFit::conditioning() const {
+  const double a = std::abs(C1 + A1), b = std::abs(C1 - A1), hi = std::max(a, b);
+  return hi > 0 ? std::min(a, b) / hi : 0.0;
+}
+bool ParallaxFit::shifts_determined() const {
+  return confidence >= kParallaxConfident && conditioning() >= kWellConditioned;
+}
 bool ParallaxFit::sign_determined() const { return sign_confidence >= kSignConfident; }
 bool ParallaxFit::determined() const { return shifts_determined() && sign_determined(); }
 
 std::string ParallaxFit::warning() const {
   if (determined()) return "";
   char buf[480];
-  if (!shifts_determined())
+  if (!(confidence >= kParallaxConfident))
     std::snprintf(buf, sizeof buf,
                   "no parallax measured (confidence %.2f < %.2f): the data is in focus or too noisy for the shift fit, "
                   "so C1, astigmatism and rotation from it are not reliable (bin the detector, --bin, or use more dose)",
                   confidence, kParallaxConfident);
+  else if (!shifts_determined())
+    std::snprintf(buf, sizeof buf,
+                  "the shift field is nearly rank one (|C1 - A1| / |C1 + A1| = %.2f < %.2f: C1 %.1f A, A1 %.1f A): its "
+                  "transpose and rotation are not determined (astigmatism close to the defocus, or noise)",
+                  conditioning(), kWellConditioned, C1, A1);
   else
     std::snprintf(buf, sizeof buf,
                   "the sign of C1 is undetermined (sign confidence %.2f < %.2f, %s): |C1| = %.1f A, rotation %.2f or "
@@ -614,10 +625,12 @@ nlohmann::json fit_json(const ParallaxFit& f) {
           {"sign_method", f.sign_method},
           {"sign_confidence", f.sign_confidence},
           {"C1_abs_angstrom", std::abs(f.C1)},
+          {"conditioning", f.conditioning()},
           {"shifts_determined", f.shifts_determined()},
           {"sign_determined", f.sign_determined()},
           {"determined", f.determined()},
-          {"determined_rule", "confidence >= 0.6 (shifts) and sign_confidence >= 0.3 (sign of C1, 180-degree choice)"},
+          {"determined_rule", "confidence >= 0.6 and conditioning >= 0.3 (shifts), sign_confidence >= 0.3 (sign of C1, "
+                              "180-degree choice)"},
           {"warning", f.warning()}};
 }
 

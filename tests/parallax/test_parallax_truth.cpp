@@ -108,5 +108,22 @@ TEST(ParallaxTruth, UndeterminedSignIsReportedWithTheMagnitude) {
   EXPECT_EQ(j.at("C1_abs_angstrom").get<double>(), 118.4);
 }
 
+// A shift field that is nearly rank one (astigmatism close to the defocus) leaves the transpose to the noise: not
+// determined, whatever the fit's confidence (issue 31: C1 158 A, A1 125 A at confidence 0.61).
+TEST(ParallaxTruth, NearlyRankOneShiftFieldIsUndetermined) {
+  ParallaxFit f;
+  f.C1 = 158;
+  f.A1 = 125;
+  f.confidence = 0.61;
+  f.sign_confidence = 1;
+  EXPECT_NEAR(f.conditioning(), 33.0 / 283.0, 1e-12);
+  EXPECT_FALSE(f.shifts_determined());
+  EXPECT_FALSE(f.determined());
+  EXPECT_NE(f.warning().find("nearly rank one"), std::string::npos) << f.warning();
+  f.A1 = 30;  // 0.68: well conditioned
+  EXPECT_TRUE(f.determined());
+  EXPECT_NEAR(fit_json(f).at("conditioning").get<double>(), 128.0 / 188.0, 1e-12);
+}
+
 }  // namespace
 }  // namespace qgpu::parallax
