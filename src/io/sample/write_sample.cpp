@@ -42,11 +42,17 @@ void write_calibration_and_truth(hid_t entry, const SampleSpec& s) {
   write_double_attr(cal, "scan_step_angstrom", sm.scan_step_angstrom);
   write_double_attr(cal, "detector_mrad_per_pixel", sm.mrad_per_pixel);
   write_double_attr(cal, "disk_radius_px", sm.disk_radius_px);
-  write_double_attr(cal, "defocus_angstrom", s.defocus_angstrom);
+  if (s.defocus_in_calibration) write_double_attr(cal, "defocus_angstrom", s.defocus_angstrom);
   write_double_attr(cal, "wavelength_angstrom", sm.wavelength_angstrom);
   write_double_attr(cal, "dose_per_frame", sm.dose_per_frame);
 
   h5::Handle truth = make_group(entry, "truth");
+  // The aberrations and the scan-detector rotation of the simulation (not calibration: no reader takes them).
+  write_double_attr(truth, "C1_angstrom", s.defocus_angstrom);
+  write_double_attr(truth, "A1_angstrom", s.astigmatism_angstrom);
+  write_double_attr(truth, "A1_angle_deg", s.astigmatism_angle_deg);
+  write_double_attr(truth, "rotation_deg", s.rotation_deg);
+  write_double_attr(truth, "transpose", s.transpose ? 1.0 : 0.0);
   const std::vector<float> phase = object_phase_at_scan(s);
   hsize_t pd[2] = {s.scan_rows, s.scan_cols};
   h5::Handle psp(H5Screate_simple(2, pd, nullptr), H5Sclose);
