@@ -80,7 +80,7 @@ void bind_ssb(pyb::module_& m) {
       pyb::gil_scoped_release release;
       r = ssb::reconstruct(ds, p);
     }
-    return image_to_python(r.phase);
+    return pyb::make_tuple(image_to_python(r.phase), image_to_python(r.amplitude));
   });
   m.def("ssb_preview", [](const Dataset& ds, std::size_t bin, const pyb::dict& kw) {
     const ssb::SsbParams p = params(ds, kw);
@@ -89,7 +89,7 @@ void bind_ssb(pyb::module_& m) {
       pyb::gil_scoped_release release;
       r = ssb::preview(ds, p, bin);
     }
-    return image_to_python(r.phase);
+    return pyb::make_tuple(image_to_python(r.phase), image_to_python(r.amplitude));
   });
   m.def("ssb_fit", [](const Dataset& ds, std::size_t trials, std::pair<double, double> c1_range, bool astig,
                       std::size_t bin, std::uint64_t seed, const pyb::dict& kw) {

@@ -240,6 +240,18 @@ def test_results_derive_plain_numpy_values(h5py_path):
         assert type(derived) is np.ndarray and getattr(derived, "provenance", None) is None
 
 
+def test_ssb_amplitude_is_that_of_the_same_object(sample_path):
+    # object = 1 + i phi_lin (ssb.hpp): phase = atan(phi_lin), amplitude = sqrt(1 + phi_lin^2) = 1 / cos(phase)
+    ds = qgpu.io.load(sample_path, backend="cpu")
+    phase, amplitude = qgpu.ssb.reconstruct(ds, C1=0.0, weighting="amplitude", with_amplitude=True)
+    np.testing.assert_array_equal(phase, qgpu.ssb.reconstruct(ds, C1=0.0, weighting="amplitude"))
+    assert amplitude.shape == phase.shape and amplitude.provenance is not None
+    np.testing.assert_allclose(np.asarray(amplitude), 1.0 / np.cos(np.asarray(phase, np.float64)), rtol=2e-6)
+    assert float(np.asarray(amplitude).min()) >= 1.0 - 1e-6
+    p2, a2 = qgpu.ssb.preview(ds, 2, C1=0.0, with_amplitude=True)
+    np.testing.assert_allclose(np.asarray(a2), 1.0 / np.cos(np.asarray(p2, np.float64)), rtol=2e-6)
+
+
 def test_ssb_weighting_and_c1_keywords(sample_path):
     ds = qgpu.io.load(sample_path, backend="cpu")
     for w in ("amplitude", "phase", "wiener"):

@@ -46,37 +46,40 @@ def _given(**params):
     return {k: v for k, v in params.items() if v is not None}
 
 
+def _phase_or_both(pair, with_amplitude):
+    phase, amplitude = wrap(pair[0]), wrap(pair[1])
+    _warn_provenance(phase.provenance, stacklevel=6)
+    return (phase, amplitude) if with_amplitude else phase
+
+
 @keywords
 def reconstruct(ds, *, energy=None, semiangle=None, step=None, mrad_per_pixel=None, rotation=None, transpose=None,
                 defocus=None, C1=None, A1=None, A1_angle=None, C3=None, disk_center=None, disk_radius=None,
-                weighting=None):
-    """Phase image (radians, scan-shaped float32) as a Result with provenance (parameters used and their sources).
+                weighting=None, with_amplitude=False):
+    """Phase image (radians, scan-shaped float32) as a Result with provenance (parameters used and their sources);
+    with_amplitude=True: (phase, amplitude), the amplitude |object| of the same reconstruction (1 = no absorption).
 
     ds: a loaded Dataset (the whole scan).
 """
-    out = wrap(_qgpu.ssb_reconstruct(ds, _given(
+    return _phase_or_both(_qgpu.ssb_reconstruct(ds, _given(
         energy=energy, semiangle=semiangle, step=step, mrad_per_pixel=mrad_per_pixel, rotation=rotation,
         transpose=transpose, defocus=defocus, C1=C1, A1=A1, A1_angle=A1_angle, C3=C3, disk_center=disk_center,
-        disk_radius=disk_radius, weighting=weighting)))
-    _warn_provenance(out.provenance)
-    return out
+        disk_radius=disk_radius, weighting=weighting)), with_amplitude)
 
 
 @keywords
 def preview(ds, detector_bin=4, *, energy=None, semiangle=None, step=None, mrad_per_pixel=None, rotation=None,
             transpose=None, defocus=None, C1=None, A1=None, A1_angle=None, C3=None, disk_center=None,
-            disk_radius=None, weighting=None):
+            disk_radius=None, weighting=None, with_amplitude=False):
     """Fast phase preview at reduced detector sampling: as reconstruct, with the detector binned detector_bin x
-    detector_bin (>= 1; default 4).
+    detector_bin (>= 1; default 4); with_amplitude=True: (phase, amplitude).
 
     ds: a loaded Dataset.
 """
-    out = wrap(_qgpu.ssb_preview(ds, detector_bin, _given(
+    return _phase_or_both(_qgpu.ssb_preview(ds, detector_bin, _given(
         energy=energy, semiangle=semiangle, step=step, mrad_per_pixel=mrad_per_pixel, rotation=rotation,
         transpose=transpose, defocus=defocus, C1=C1, A1=A1, A1_angle=A1_angle, C3=C3, disk_center=disk_center,
-        disk_radius=disk_radius, weighting=weighting)))
-    _warn_provenance(out.provenance)
-    return out
+        disk_radius=disk_radius, weighting=weighting)), with_amplitude)
 
 
 @keywords
