@@ -1,6 +1,7 @@
 // qgpu convert IN OUT.h5: any readable acquisition (with the load flags: regions, bins, pixel mask) written as a
 // DECTRIS-style bitshuffle+LZ4 HDF5 file that every HDF5 tool reads (io/convert.hpp), or --to npy.
 #include <cstdio>
+#include <string>
 
 #include "cli/commands.hpp"
 #include "cli/load_flags.hpp"
@@ -37,11 +38,17 @@ void add_convert(CLI::App& app) {
     const io::ConvertResult r = io::convert(a->in, a->out, lo, co);
     end_progress_line();
     const Shape4D& s = r.shape;
-    std::printf("wrote %s: %zu x %zu x %zu x %zu %s, %.3f GB of counts in %.3f GB (%.1fx) [load %.2f s, write %.2f s, "
+    const auto size = [](double bytes) {
+      char b[32];
+      std::snprintf(b, sizeof b, bytes >= 1e9 ? "%.2f GB" : "%.2f MB", bytes >= 1e9 ? bytes / 1e9 : bytes / 1e6);
+      return std::string(b);
+    };
+    std::printf("wrote %s: %zu x %zu x %zu x %zu %s, %s of counts in %s (%.1fx smaller) [load %.2f s, write %.2f s, "
                 "%.2f GB/s]\n",
                 r.path.c_str(), s.scan_rows, s.scan_cols, s.det_rows, s.det_cols, dtype_name(r.dtype).c_str(),
-                r.dense_bytes / 1e9, r.file_bytes / 1e9, r.file_bytes ? double(r.dense_bytes) / r.file_bytes : 0.0,
-                r.load_seconds, r.write_seconds, r.write_seconds > 0 ? r.dense_bytes / 1e9 / r.write_seconds : 0.0);
+                size(double(r.dense_bytes)).c_str(), size(double(r.file_bytes)).c_str(),
+                r.file_bytes ? double(r.dense_bytes) / double(r.file_bytes) : 0.0, r.load_seconds, r.write_seconds,
+                r.write_seconds > 0 ? double(r.dense_bytes) / 1e9 / r.write_seconds : 0.0);
     if (!r.sidecar.empty()) std::printf("wrote %s\n", r.sidecar.c_str());
   });
 }

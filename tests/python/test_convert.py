@@ -72,6 +72,9 @@ def test_regions_bins_and_calibration_follow(tmp_path, sample_path):
     prov = r["provenance"]
     assert prov["operation"] == "io.convert" and prov["load"]["parameters"]["bin_detector"] == 2
     assert prov["load"]["parameters"]["detector_region"] == [4, 6, 40, 36]
+    # An encoded load is read back band by band like a dense one.
+    enc, _ = assert_round_trip(sample_path, tmp_path / "enc.h5", representation="encoded", scan_region=(0, 0, 9, 10))
+    assert np.array_equal(enc, loaded(sample_path)[:9])
     # Unbinned, uncut: the calibration is carried unchanged.
     _, r2 = assert_round_trip(sample_path, tmp_path / "whole.h5")
     assert r2["calibration"] == src

@@ -16,7 +16,8 @@ namespace qgpu::io::dm {
 namespace {
 
 constexpr unsigned kMaxDepth = 64;
-constexpr std::uint64_t kMaxTags = std::uint64_t(1) << 22;
+constexpr std::uint64_t kMaxTags = std::uint64_t(1) << 20;
+constexpr std::size_t kMaxPath = 4096;  // a tag's path from the root (each tag holds its own copy)
 constexpr std::uint64_t kMaxInfo = 1024;  // info words of one tag (a struct of ~500 fields)
 
 // Reads the file through a window of its bytes; every read checked against the file's end.
@@ -131,6 +132,9 @@ class Parser {
       for (char& ch : name)
         if (ch == '/' || static_cast<unsigned char>(ch) < 0x20) ch = '_';
       const std::string path = prefix + (name.empty() ? std::to_string(i) : name);
+      if (path.size() > kMaxPath)
+        c_.fail("tag path longer than " + std::to_string(kMaxPath) + " characters: '" + path.substr(0, 80) + "...'",
+                tag_at);
       std::uint64_t end = 0;
       if (t_.version == 4) {
         const std::uint64_t size = c_.be(8, "DM4 tag size");
@@ -191,7 +195,7 @@ class Parser {
     } else if (type == 18) {
       if (n != 2) bad_info("a string with " + std::to_string(n) + " info words (2)");
       tag.kind = TagKind::string;
-      if (info[1] <= 4096) {
+      if (info[1] <= 256) {
         const std::uint8_t* p = c_.take(std::size_t(info[1]), what);
         tag.text.assign(reinterpret_cast<const char*>(p), std::size_t(info[1]));
       } else {
@@ -227,7 +231,7 @@ class Parser {
       tag.count = count;
       tag.elem_bytes = elem_bytes;
       tag.offset = c_.pos();
-      if (elem == 4 && count <= 1024) {  // DM text: UTF-16 code units
+      if (elem == 4 && count <= 256) {  // DM text (UTF-16 code units): names, units, formats
         const std::uint8_t* p = c_.take(std::size_t(bytes), what);
         for (std::uint64_t k = 0; k < count; ++k) {
           const unsigned u = t_.little_endian ? p[2 * k] | (p[2 * k + 1] << 8) : (p[2 * k] << 8) | p[2 * k + 1];

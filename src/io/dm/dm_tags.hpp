@@ -25,7 +25,7 @@ enum class TagKind { group, number, string, array, other };
 struct Tag {
   TagKind kind = TagKind::other;
   double number = 0;         // number: the value (bools 0 / 1)
-  std::string text;          // string, and arrays of u16 (DM's UTF-16 text: only ASCII kept, others as '?')
+  std::string text;          // strings and uint16 arrays of <= 256 (DM's UTF-16 text: ASCII kept, others as '?')
   std::uint32_t elem_type = 0;   // array: the element type (15 = struct)
   std::uint64_t count = 0;       // array: elements
   std::uint64_t elem_bytes = 0;  // array: bytes of one element
@@ -54,7 +54,8 @@ bool is_dm_head(const std::uint8_t* head, std::size_t n);
 // Parses the whole tag tree of `path` (array data skipped). FormatError naming `where`, the byte offset and the field
 // for everything malformed: a version other than 3 / 4, a byte order other than 0 / 1, a tag kind other than 20 / 21,
 // a missing "%%%%", an info array that is empty, too long or of an unknown type, sizes that overflow or reach past the
-// end of the file, nesting deeper than 64 groups or more than 1 << 22 tags. IoError when it cannot be read.
+// end of the file, nesting deeper than 64 groups, more than 1 << 20 tags or a
+// tag path beyond 4096 characters. IoError when it cannot be read.
 TagTree parse_tags(const std::string& path, const std::string& where);
 // The same over bytes in memory (tests, the fuzz harness).
 TagTree parse_tags(const std::uint8_t* data, std::size_t size, const std::string& where);
