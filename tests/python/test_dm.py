@@ -224,3 +224,56 @@ def test_dm4_converts_to_hdf5_exactly(tmp_path):
         assert np.array_equal(np.asarray(qgpu.io.load(str(out), backend="cpu", decoder=decoder)), a)
     assert qgpu.io.inspect(str(out))["calibration"] == pytest.approx(r["calibration"])
     assert r["calibration"]["scan_step_angstrom"] == qgpu.io.inspect(str(path))["calibration"]["scan_step_angstrom"]
+
+
+def dm_bytes(version, little, images):
+    """A DM file written here from the spec (independent of our writer): ImageList of (array, tags) images, each
+    array's axes reversed into Dimensions (fastest first); tags: {path: value} under ImageTags."""
+    w = 8 if version == 4 else 4
+    e = "<" if little else ">"
+
+    def be(v, n):
+        return int(v).to_bytes(n, "big")
+
+    def tag(name, content, group):
+        return bytes([20 if group else 21]) + be(len(name), 2) + name.encode() + (be(len(content), 8) if w == 8
+                                                                                   else b"") + content
+
+    def group(name, tags):
+        return tag(name, b"\x00\x00" + be(len(tags), w) + b"".join(tags), True)
+
+    def data(name, info, payload):
+        return tag(name, b"%%%%" + be(len(info), w) + b"".join(be(i, w) for i in info) + payload, False)
+
+    codes = {"u1": (6, 10), "u2": (10, 4), "i2": (1, 2), "f4": (2, 6), "u4": (11, 5)}
+    entries = []
+    for a, tags in images:
+        dt, el = codes[a.dtype.str[1:]]
+        dims = [data("", [5], np.array(d, e + "u4").tobytes()) for d in a.shape[::-1]]
+        meta = [data(k, [8], bytes([v])) for k, v in tags.items()]
+        entries.append(group("", [group("ImageData", [data("Data", [20, el, a.size], a.astype(a.dtype.newbyteorder(e)).tobytes()),
+                                                      data("DataType", [5], np.array(dt, e + "u4").tobytes()),
+                                                      group("Dimensions", dims)]),
+                                  group("ImageTags", [group("Meta Data", meta)])]))
+    root = b"\x01\x00" + be(1, w) + group("ImageList", entries)
+    return be(version, 4) + be(len(root), w) + be(1 if little else 0, 4) + root + bytes(8)
+
+
+@pytest.mark.parametrize("version,little", [(3, True), (4, False)])
+def test_files_written_from_the_spec_here(tmp_path, version, little):
+    rng = np.random.default_rng(version)
+    stack = rng.integers(0, 60000, size=(12, 7, 9)).astype("u2")  # 3D: frames x rows x cols
+    small = rng.integers(0, 255, size=(2, 2, 7, 9)).astype("u1")  # a smaller 4D image before it
+    p = tmp_path / "stack.dm"
+    p.write_bytes(dm_bytes(version, little, [(np.zeros((4, 4), "u1"), {}), (small, {"Data Order Swapped": 1}),
+                                             (stack, {})]))
+    info = qgpu.io.inspect(str(p))
+    assert info["reader"] == "dm" and info["shape"] is None and info["frames"] == 12  # 12 frames: not square
+    assert info["metadata"]["image"] == "ImageList/2"  # the largest 3D / 4D image
+    out = np.asarray(qgpu.io.load(str(p), backend="cpu", scan_shape=(3, 4)))
+    assert np.array_equal(out, stack.reshape(3, 4, 7, 9))
+    # The 4D image alone, its scan shape from Dimensions; float32 values.
+    f = rng.normal(size=(3, 5, 6, 4)).astype("f4")
+    p.write_bytes(dm_bytes(version, little, [(f, {"Data Order Swapped": 1})]))
+    ds = qgpu.io.load(str(p), backend="cpu")
+    assert ds.shape == (3, 5, 6, 4) and np.array_equal(np.asarray(ds), f)
