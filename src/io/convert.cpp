@@ -137,6 +137,7 @@ ConvertResult convert(const std::string& in, const std::string& out, const LoadO
     l.scan_rows = s.scan_rows;
     l.scan_cols = s.scan_cols;
     l.threads = o.threads;
+    l.fixed_array_index = true;  // one chunk per frame: hundreds of thousands of O(1) index inserts
     l.bitshuffle.block_elems = o.block_elems;
     l.calibration = r.calibration;
     l.provenance = r.provenance;

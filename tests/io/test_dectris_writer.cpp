@@ -49,6 +49,7 @@ template <class T> void round_trip(DType dt, bool big, bool four_d, bool compres
   l.four_d = four_d;
   l.big_endian = big;
   l.compress = compress;
+  l.fixed_array_index = four_d || dt == DType::i16;  // the HDF5 1.10 format's fixed-array chunk index
   l.threads = 2;
   l.calibration = {{"energy_kev", 200.0}, {"scan_step_angstrom", 0.5}};
   {

@@ -40,6 +40,8 @@ def assert_round_trip(src, out, expect_dtype=None, **load_kw):
     info = qgpu.io.inspect(str(out))
     assert info["reader"] == "hdf5" and info["one_frame_per_chunk"] and info["bitshuffle_lz4"] and info["ready"]
     assert info["scan_shape_source"] == "attribute scan_shape"
+    ds = qgpu.io.load(str(out), backend="cpu")
+    assert ds.provenance["parameters"]["chunk_index"] == "parsed: fixed array"  # HDF5 1.10 format, O(1) inserts
     for decoder in ("quantem", "hdf5"):
         back = loaded(out, decoder=decoder)
         assert back.dtype == ref.dtype and back.shape == ref.shape

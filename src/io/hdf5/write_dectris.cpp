@@ -119,7 +119,10 @@ void DectrisWriter::open(const std::string& path, const DectrisLayout& l) {
   layout_.bad_pixels.clear();
 
   auto out = std::make_unique<AtomicOutput>(path, "HDF5 output");
-  h5::Handle file(H5Fcreate(out->temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  h5::Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  if (l.fixed_array_index && H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110) < 0)
+    throw IoError("cannot ask HDF5 for the 1.10 file format");
+  h5::Handle file(H5Fcreate(out->temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), H5Fclose);
   if (!file.valid()) throw IoError("cannot create '" + path + "'");
   h5::Handle entry = make_group(file, "/entry");
   h5::Handle data = make_group(entry, "data");

@@ -40,6 +40,9 @@ struct DectrisLayout {
   // Filter 32008 parameters: elem_size must be the dtype's; block_elems 0 = the plugin's default; lz4 or zstd.
   codec::BitshuffleParams bitshuffle{0, 0, codec::BlockCompression::lz4, 0, false};
   unsigned threads = 0;              // encoder threads of write_frames (0 = one per core)
+  // HDF5 1.10 file format (libver bounds v110..v110): the chunk index of a fixed-size dataset is a fixed array
+  // (O(1) inserts, for hundreds of thousands of frames) instead of the version 1 B-tree; read by HDF5 >= 1.10.
+  bool fixed_array_index = false;
   nlohmann::json calibration = nlohmann::json::object();  // {key: number}: float64 attributes of /entry/calibration
   nlohmann::json provenance;         // not null: /entry/provenance, a JSON string dataset
   bool has_pixel_mask = false;       // /entry/instrument/detector/detectorSpecific/pixel_mask (uint32, 1 = bad)
