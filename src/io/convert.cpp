@@ -24,8 +24,8 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 // The pixel mask of the output frame: the applied (given) mask or the file's, cut to the detector region and binned.
 std::vector<std::uint32_t> output_bad_pixels(const LoadPlan& p, bool& present) {
-  const std::vector<std::uint32_t>& src = !p.pixel_mask_source.empty() && !p.bad_pixels.empty() ? p.bad_pixels
-                                                                                                 : p.info.bad_pixels;
+  const std::vector<std::uint32_t>& src =
+      !p.pixel_mask_source.empty() && !p.bad_pixels.empty() ? p.bad_pixels : p.info.bad_pixels;
   present = p.info.has_pixel_mask || !p.bad_pixels.empty();
   const std::size_t det_cols = p.info.shape.det_cols, b = p.bin_detector;
   const std::size_t out_cols = p.out_shape.det_cols, out_rows = p.out_shape.det_rows;
@@ -73,8 +73,7 @@ nlohmann::json converted_calibration(const nlohmann::json& cal, const Region& de
   return out;
 }
 
-ConvertResult convert(const std::string& in, const std::string& out, const LoadOptions& load,
-                      const ConvertOptions& o) {
+ConvertResult convert(const std::string& in, const std::string& out, const LoadOptions& load, const ConvertOptions& o) {
   if (o.to != "h5" && o.to != "npy") throw InvalidArgument("convert writes h5 or npy, not '" + o.to + "'");
   check_output_path(out, "convert output");  // before the load: a bad output fails first
   std::string sidecar;
@@ -153,13 +152,17 @@ ConvertResult convert(const std::string& in, const std::string& out, const LoadO
   } else {
     static const char* descr[] = {"|u1", "<u2", "<u4", "<u8", "<f4", "<f8", "|i1", "<i2", "<i4", "<i8"};
     const std::string header = npy_header(descr[int(r.dtype)], s.dims());
-    write_file_atomically(out, [&](std::FILE* f) {
-      if (std::fwrite(header.data(), 1, header.size(), f) != header.size()) throw IoError("cannot write '" + out + "'");
-      for_each_band([&](std::size_t, const HostArray4D& band) {
-        if (std::fwrite(band.bytes.data(), 1, band.bytes.size(), f) != band.bytes.size())
-          throw IoError("cannot write '" + out + "'");
-      });
-    }, "convert output");
+    write_file_atomically(
+        out,
+        [&](std::FILE* f) {
+          if (std::fwrite(header.data(), 1, header.size(), f) != header.size())
+            throw IoError("cannot write '" + out + "'");
+          for_each_band([&](std::size_t, const HostArray4D& band) {
+            if (std::fwrite(band.bytes.data(), 1, band.bytes.size(), f) != band.bytes.size())
+              throw IoError("cannot write '" + out + "'");
+          });
+        },
+        "convert output");
     bool present = false;
     const std::vector<std::uint32_t> bad = output_bad_pixels(plan, present);
     nlohmann::json side = {{"array", fs::path(out).filename().string()},
@@ -172,7 +175,7 @@ ConvertResult convert(const std::string& in, const std::string& out, const LoadO
     write_file_atomically(sidecar, side.dump(2) + "\n", "convert sidecar");
   }
   r.write_seconds = seconds_since(t1);
-  struct stat st{};
+  struct stat st {};
   if (::stat(out.c_str(), &st) == 0) r.file_bytes = std::uint64_t(st.st_size);
   return r;
 }

@@ -5,9 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "io/hdf5/load.hpp"
 
@@ -22,13 +21,13 @@ struct ConvertOptions {
 };
 
 struct ConvertResult {
-  std::string path, sidecar;    // the output (and the .npy's JSON sidecar)
+  std::string path, sidecar;  // the output (and the .npy's JSON sidecar)
   Shape4D shape;
   DType dtype = DType::u16;
   std::uint64_t dense_bytes = 0, file_bytes = 0;
   double load_seconds = 0, write_seconds = 0;
   nlohmann::json calibration = nlohmann::json::object();  // of the output ({key: value}), region/binning applied
-  nlohmann::json provenance;    // what the output carries
+  nlohmann::json provenance;                              // what the output carries
 };
 
 // Checks the output path (absent or a regular file) and the options, loads `in` with `load` and writes `out`

@@ -59,21 +59,21 @@ struct W {
     val(f32, 0x3f800000, 4);
     std::vector<std::string> cal;
     for (std::size_t k = 0; k < dims.size(); ++k)
-      cal.push_back(group("", {data("Origin", {6}, f32), data("Scale", {6}, f32), text("Units", k < 2 ? "1/nm" : "nm")}));
+      cal.push_back(
+          group("", {data("Origin", {6}, f32), data("Scale", {6}, f32), text("Units", k < 2 ? "1/nm" : "nm")}));
     std::string volts;
     val(volts, 0x41124f8000000000ull, 8);  // 300000.0
-    std::string structs;  // an array of 2 structs {int16, float32}
+    std::string structs;                   // an array of 2 structs {int16, float32}
     for (int i = 0; i < 2; ++i) val(structs, 1, 2), val(structs, 0x40000000, 4);
     std::vector<std::string> meta = {text("Format", dims.size() == 4 ? "Diffraction image" : "Image")};
     if (swapped) meta.push_back(data("Data Order Swapped", {8}, std::string(1, '\x01')));
     const std::string thumb = group("", {group("ImageData", {data("Data", {20, 10, 4}, "abcd"), u32("DataType", 6),
                                                              group("Dimensions", {u32("", 2), u32("", 2)})})});
-    const std::string image = group("", {group("ImageData", {group("Calibrations", {group("Dimension", cal)}),
-                                                             data("Data", {20, 4, n}, pixels), u32("DataType", 10),
-                                                             group("Dimensions", d)}),
-                                         group("ImageTags", {group("Meta Data", meta),
-                                                             group("Microscope Info", {data("Voltage", {7}, volts)})}),
-                                         data("Marks", {20, 15, 0, 2, 0, 2, 0, 6, 2}, structs)});
+    const std::string image = group(
+        "", {group("ImageData", {group("Calibrations", {group("Dimension", cal)}), data("Data", {20, 4, n}, pixels),
+                                 u32("DataType", 10), group("Dimensions", d)}),
+             group("ImageTags", {group("Meta Data", meta), group("Microscope Info", {data("Voltage", {7}, volts)})}),
+             data("Marks", {20, 15, 0, 2, 0, 2, 0, 6, 2}, structs)});
     std::string root = "\x01";
     root += '\0';
     be(root, 1, word());

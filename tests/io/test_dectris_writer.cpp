@@ -2,7 +2,6 @@
 // plugin), every dtype and byte order, 4D and uncompressed layouts, the stored cd_values, checked chunk headers,
 // atomic output. Conversions of every format: tests/python/test_convert.py.
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include <cstring>
@@ -22,7 +21,8 @@ namespace {
 
 using test::expect_error;
 
-template <class T> std::vector<T> frames_of(std::size_t n, std::uint32_t seed) {
+template <class T>
+std::vector<T> frames_of(std::size_t n, std::uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<T> v(n);
   for (auto& x : v) {
@@ -34,11 +34,12 @@ template <class T> std::vector<T> frames_of(std::size_t n, std::uint32_t seed) {
   return v;
 }
 
-template <class T> void round_trip(DType dt, bool big, bool four_d, bool compress) {
+template <class T>
+void round_trip(DType dt, bool big, bool four_d, bool compress) {
   const std::size_t sr = 3, sc = 5, dr = 17, dc = 13, n = sr * sc * dr * dc;  // odd sizes: partial blocks, tail
   const std::vector<T> v = frames_of<T>(n, 7 + unsigned(dt));
-  const std::string path = test::temp_path(dtype_name(dt) + (big ? "_be" : "") + (four_d ? "_4d" : "") +
-                                           (compress ? "" : "_plain") + ".h5");
+  const std::string path =
+      test::temp_path(dtype_name(dt) + (big ? "_be" : "") + (four_d ? "_4d" : "") + (compress ? "" : "_plain") + ".h5");
   io::DectrisLayout l;
   l.det_rows = dr;
   l.det_cols = dc;
@@ -142,7 +143,7 @@ TEST(DectrisWriter, AtomicAndRefusals) {
     io::DectrisWriter w;
     w.open(path, l);
     EXPECT_FALSE(std::filesystem::exists(path));  // a temporary until close()
-  }  // destroyed without close: nothing at the target, no temporary left
+  }                                               // destroyed without close: nothing at the target, no temporary left
   EXPECT_FALSE(std::filesystem::exists(path));
   for (const auto& e : std::filesystem::directory_iterator(test::temp_dir()))
     EXPECT_EQ(e.path().filename().string().find("atomic.tmp-"), std::string::npos) << e.path();

@@ -150,6 +150,14 @@ def test_old_transposed_layout_is_refused_with_the_way_out(tmp_path):
     assert dims == [4, 5, 18, 20] and "ImageList/1/ImageTags/Meta Data/Data Order Swapped" not in dm.tags
     with pytest.raises(qgpu.FormatError, match="old transposed layout.*convert_dm4_transposed"):
         qgpu.io.load(str(path), backend="cpu")
+    info = qgpu.io.inspect(str(path))  # described, never loaded
+    assert info["shape"] is None and info["detector_shape"] == [20, 18] and info["frames"] == 20
+    assert "old transposed layout" in info["scan_shape_needed"]
+    write_dm(tmp_path / "new.dm4", 4)
+    new = qgpu.io.inspect(str(tmp_path / "new.dm4"))["calibration"]
+    assert info["calibration"] == new and new["scan_step_angstrom"] > 0  # the pairs found where they are
+    r = run_qgpu("info", path, check=False)
+    assert r.returncode == 0 and "old transposed layout" in r.stdout + r.stderr
     # The data really are scattered: frame (0, 0) is every 20th element (ref is indexed [dr, dc, sr, sc]).
     a, _ = write_dm(tmp_path / "new.dm4", 4).image(1)
     assert np.array_equal(ref[:, :, 0, 0], a[0, 0]) and np.array_equal(ref[:, :, 3, 2], a[3, 2])

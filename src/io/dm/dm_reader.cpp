@@ -117,14 +117,18 @@ FileInfo describe_dm(const TagTree& t, const std::string& path, const SourceOpti
   const auto swapped = t.number(img + "ImageTags/Meta Data/Data Order Swapped");
   const std::string format = t.text(img + "ImageTags/Meta Data/Format");
   const std::vector<std::uint64_t>& d = best->dims;
-  if (d.size() == 4 && !(swapped && *swapped != 0))
-    throw FormatError(image_where + " is a 4D image in the old transposed layout (no ImageTags.Meta Data.Data Order "
-                      "Swapped = 1: each diffraction frame is scattered over the whole file), which is not read. "
-                      "Re-save it from DigitalMicrograph with a current GMS (frame-contiguous STEMx order), or convert "
-                      "it with LiberTEM's libertem.contrib.convert_transposed.convert_dm4_transposed to .npy, and load "
-                      "that");
+  const bool old_layout = d.size() == 4 && !(swapped && *swapped != 0);
+  const std::string refusal =
+      image_where +
+      " is a 4D image in the old transposed layout (no ImageTags.Meta Data.Data Order "
+      "Swapped = 1: each diffraction frame is scattered over the whole file), which is not read. "
+      "Re-save it from DigitalMicrograph with a current GMS (frame-contiguous STEMx order), or convert "
+      "it with LiberTEM's libertem.contrib.convert_transposed.convert_dm4_transposed to .npy, and load "
+      "that";
+  if (old_layout && o.need == ScanShapeNeed::required) throw FormatError(refusal);
   if (d.size() == 3 && format == "Spectrum image")
-    throw FormatError(image_where + " is a spectrum image (ImageTags.Meta Data.Format), not a stack of diffraction "
+    throw FormatError(image_where +
+                      " is a spectrum image (ImageTags.Meta Data.Format), not a stack of diffraction "
                       "frames");
 
   FileInfo fi;
@@ -132,9 +136,11 @@ FileInfo describe_dm(const TagTree& t, const std::string& path, const SourceOpti
   fi.source_kind = "DM" + std::to_string(t.version) + " " + img.substr(0, img.size() - 1);
   fi.dtype = type->stored == DType::f64 ? DType::f32 : type->stored;  // float64 is read as float32
   if (type->stored != fi.dtype) fi.stored_as = type->stored;
-  const std::size_t det_c = std::size_t(d[0]), det_r = std::size_t(d[1]);
-  const std::uint64_t frames = d.size() == 4 ? d[2] * d[3] : d[2];
-  fi.dims = d.size() == 4 ? std::vector<std::size_t>{std::size_t(d[3]), std::size_t(d[2]), det_r, det_c}
+  // Where the detector (x, y) and scan (x, y) pairs sit in Dimensions: (det, scan), or (scan, det) in the old layout.
+  const std::size_t dx = old_layout ? 2 : 0, sx = old_layout ? 0 : 2;
+  const std::size_t det_c = std::size_t(d[dx]), det_r = std::size_t(d[dx + 1]);
+  const std::uint64_t frames = d.size() == 4 ? d[sx] * d[sx + 1] : d[2];
+  fi.dims = d.size() == 4 ? std::vector<std::size_t>{std::size_t(d[sx + 1]), std::size_t(d[sx]), det_r, det_c}
                           : std::vector<std::size_t>{std::size_t(d[2]), det_r, det_c};
 
   // Calibration: Calibrations.Dimension[k] in the order of Dimensions.
@@ -158,27 +164,30 @@ FileInfo describe_dm(const TagTree& t, const std::string& path, const SourceOpti
     cal.offer("energy_kev", *voltage / 1e3, "keV", "DM " + img + "ImageTags/Microscope Info/Voltage (V)");
   else if (voltage)
     cal.warn("DM Microscope Info Voltage " + std::to_string(*voltage) + " is not a positive number: ignored");
-  if (d.size() == 4 && scale[2] > 0 && std::isfinite(scale[2])) {
-    if (const auto a = angstrom(scale[2], unit[2])) {
-      cal.offer("scan_step_angstrom", *a, "angstrom", cal_src + "[2] (" + std::to_string(scale[2]) + " " + unit[2] + ")");
-      const auto b = angstrom(scale[3], unit[3]);
-      if (!b || std::abs(*b - *a) > 0.01 * *a)
-        cal.warn(cal_src + "[3] (scan y) differs from [2] (scan x): the x step is used");
+  if (d.size() == 4 && scale[sx] > 0 && std::isfinite(scale[sx])) {
+    if (const auto a = angstrom(scale[sx], unit[sx])) {
+      cal.offer(
+          "scan_step_angstrom", *a, "angstrom",
+          cal_src + "[" + std::to_string(sx) + "] (" + std::to_string(scale[sx]) + " " + json_safe(unit[sx]) + ")");
+      const auto b = angstrom(scale[sx + 1], unit[sx + 1]);
+      if (!b || std::abs(*b - *a) > 0.01 * *a) cal.warn(cal_src + " scan y differs from scan x: the x step is used");
     } else {
-      cal.warn(cal_src + "[2] unit '" + json_safe(unit[2]) + "' is not a length: no scan step");
+      cal.warn(cal_src + "[" + std::to_string(sx) + "] unit '" + json_safe(unit[sx]) +
+               "' is not a length: no scan step");
     }
   }
-  if (scale[0] > 0 && std::isfinite(scale[0])) {
-    const std::string src = cal_src + "[0] (" + std::to_string(scale[0]) + " " + json_safe(unit[0]) + ")";
+  if (scale[dx] > 0 && std::isfinite(scale[dx])) {
+    const std::string src =
+        cal_src + "[" + std::to_string(dx) + "] (" + std::to_string(scale[dx]) + " " + json_safe(unit[dx]) + ")";
     const CalibrationValue* e = cal.find("energy_kev");
-    if (unit[0] == "mrad") {
-      cal.offer("detector_mrad_per_pixel", scale[0], "mrad/px", src);
-    } else if ((unit[0] == "1/nm" || unit[0] == "1/A") && e) {
+    if (unit[dx] == "mrad") {
+      cal.offer("detector_mrad_per_pixel", scale[dx], "mrad/px", src);
+    } else if ((unit[dx] == "1/nm" || unit[dx] == "1/A") && e) {
       const double lambda_a = electron_wavelength_angstrom(e->value);
-      const double per_a = unit[0] == "1/nm" ? scale[0] / 10 : scale[0];
+      const double per_a = unit[dx] == "1/nm" ? scale[dx] / 10 : scale[dx];
       cal.offer("detector_mrad_per_pixel", per_a * lambda_a * 1e3, "mrad/px",
                 src + " x the electron wavelength at " + std::to_string(e->value) + " keV");
-    } else if (!unit[0].empty()) {
+    } else if (!unit[dx].empty()) {
       cal.warn(src + ": no detector mrad/px from it (mrad, or 1/nm and 1/A with the Microscope Info Voltage)");
     }
   }
@@ -198,9 +207,19 @@ FileInfo describe_dm(const TagTree& t, const std::string& path, const SourceOpti
   ScanShapeHints hints;
   hints.given_rows = o.scan_rows;
   hints.given_cols = o.scan_cols;
-  if (d.size() == 4) hints.dataset_dims = {std::size_t(d[3]), std::size_t(d[2])};
-  resolve_scan_shape_or_describe(fi, frames, det_r, det_c, hints, o, where);
-  const std::uint64_t frame_bytes = checked_mul(checked_mul(d[0], d[1], where + " frame"), type->bytes, where + " frame");
+  if (d.size() == 4) hints.dataset_dims = {std::size_t(d[sx + 1]), std::size_t(d[sx])};
+  if (old_layout) {  // described (qgpu info, Python inspect), never loaded: a load raises the refusal
+    fi.frames = frames;
+    fi.shape = {0, 0, det_r, det_c};
+    fi.scan_shape_known = false;
+    fi.scan_shape_needed = refusal;
+    fi.scan_shape_source = "undetermined";
+    fi.warnings.push_back(refusal);
+  } else {
+    resolve_scan_shape_or_describe(fi, frames, det_r, det_c, hints, o, where);
+  }
+  const std::uint64_t frame_bytes =
+      checked_mul(checked_mul(d[dx], d[dx + 1], where + " frame"), type->bytes, where + " frame");
   fi.codec.kind = FrameCodecKind::plain;
   fi.byte_order = t.little_endian || type->bytes == 1 ? "little" : "big";
   fi.precision = 8 * std::size_t(type->bytes);

@@ -17,7 +17,7 @@ namespace {
 
 constexpr unsigned kMaxDepth = 64;
 constexpr std::uint64_t kMaxTags = std::uint64_t(1) << 20;
-constexpr std::size_t kMaxPath = 4096;  // a tag's path from the root (each tag holds its own copy)
+constexpr std::size_t kMaxPath = 4096;    // a tag's path from the root (each tag holds its own copy)
 constexpr std::uint64_t kMaxInfo = 1024;  // info words of one tag (a struct of ~500 fields)
 
 // Reads the file through a window of its bytes; every read checked against the file's end.
@@ -93,16 +93,49 @@ double decode_simple(const std::uint8_t* p, std::uint64_t type, bool little) {
   const std::size_t n = std::size_t(simple_type_bytes(type));
   for (std::size_t i = 0; i < n; ++i) b[i] = little ? p[i] : p[n - 1 - i];
   switch (type) {
-    case 2: { std::int16_t v; std::memcpy(&v, b, 2); return v; }
-    case 3: { std::int32_t v; std::memcpy(&v, b, 4); return v; }
-    case 4: { std::uint16_t v; std::memcpy(&v, b, 2); return v; }
-    case 5: { std::uint32_t v; std::memcpy(&v, b, 4); return v; }
-    case 6: { float v; std::memcpy(&v, b, 4); return v; }
-    case 7: { double v; std::memcpy(&v, b, 8); return v; }
-    case 8: case 10: return b[0];
+    case 2: {
+      std::int16_t v;
+      std::memcpy(&v, b, 2);
+      return v;
+    }
+    case 3: {
+      std::int32_t v;
+      std::memcpy(&v, b, 4);
+      return v;
+    }
+    case 4: {
+      std::uint16_t v;
+      std::memcpy(&v, b, 2);
+      return v;
+    }
+    case 5: {
+      std::uint32_t v;
+      std::memcpy(&v, b, 4);
+      return v;
+    }
+    case 6: {
+      float v;
+      std::memcpy(&v, b, 4);
+      return v;
+    }
+    case 7: {
+      double v;
+      std::memcpy(&v, b, 8);
+      return v;
+    }
+    case 8:
+    case 10: return b[0];
     case 9: return std::int8_t(b[0]);
-    case 11: { std::int64_t v; std::memcpy(&v, b, 8); return double(v); }
-    case 12: { std::uint64_t v; std::memcpy(&v, b, 8); return double(v); }
+    case 11: {
+      std::int64_t v;
+      std::memcpy(&v, b, 8);
+      return double(v);
+    }
+    case 12: {
+      std::uint64_t v;
+      std::memcpy(&v, b, 8);
+      return double(v);
+    }
     default: return 0;
   }
 }
@@ -157,7 +190,9 @@ class Parser {
 
  private:
   std::size_t word() const { return t_.version == 4 ? 8 : 4; }
-  static std::string shown(const std::string& prefix) { return prefix.empty() ? "(root)" : prefix.substr(0, prefix.size() - 1); }
+  static std::string shown(const std::string& prefix) {
+    return prefix.empty() ? "(root)" : prefix.substr(0, prefix.size() - 1);
+  }
 
   void data(const std::string& path) {
     const std::uint64_t at = c_.pos();
@@ -175,7 +210,8 @@ class Parser {
     auto bad_info = [&](const std::string& why) { c_.fail(what + ": " + why, at); };
     auto struct_bytes = [&](std::size_t first, std::uint64_t fields) {
       // (0, type) pairs from info[first]
-      if (fields > kMaxInfo || first + 2 * fields > info.size()) bad_info("struct of " + std::to_string(fields) + " fields overruns its info array");
+      if (fields > kMaxInfo || first + 2 * fields > info.size())
+        bad_info("struct of " + std::to_string(fields) + " fields overruns its info array");
       std::uint64_t bytes = 0;
       for (std::uint64_t f = 0; f < fields; ++f) {
         const std::uint64_t sz = simple_type_bytes(info[first + 2 * f + 1]);
@@ -201,7 +237,8 @@ class Parser {
     } else if (type == 15) {
       if (n < 3) bad_info("a struct with " + std::to_string(n) + " info words");
       const std::uint64_t fields = info[2];
-      if (n != 3 + 2 * fields) bad_info("a struct of " + std::to_string(fields) + " fields in " + std::to_string(n) + " info words");
+      if (n != 3 + 2 * fields)
+        bad_info("a struct of " + std::to_string(fields) + " fields in " + std::to_string(n) + " info words");
       tag.kind = TagKind::other;
       c_.skip(struct_bytes(3, fields), what);
     } else if (type == 20) {
@@ -211,7 +248,9 @@ class Parser {
       if (elem == 15) {
         if (n < 5) bad_info("an array of structs with " + std::to_string(n) + " info words");
         const std::uint64_t fields = info[3];
-        if (n != 5 + 2 * fields) bad_info("an array of structs of " + std::to_string(fields) + " fields in " + std::to_string(n) + " info words");
+        if (n != 5 + 2 * fields)
+          bad_info("an array of structs of " + std::to_string(fields) + " fields in " + std::to_string(n) +
+                   " info words");
         elem_bytes = struct_bytes(4, fields);
       } else if (elem == 18) {
         if (n != 4) bad_info("an array of strings with " + std::to_string(n) + " info words (4)");
@@ -256,7 +295,9 @@ TagTree parse(Cursor& c) {
   t.version = unsigned(version);
   t.length_field = c.be(version == 4 ? 8 : 4, "DM header file length");
   const std::uint64_t order = c.be(4, "DM header byte order");
-  if (order > 1) c.fail("DM byte order flag " + std::to_string(order) + " is not 0 (big-endian) or 1 (little-endian)", version == 4 ? 12 : 8);
+  if (order > 1)
+    c.fail("DM byte order flag " + std::to_string(order) + " is not 0 (big-endian) or 1 (little-endian)",
+           version == 4 ? 12 : 8);
   t.little_endian = order == 1;
   if (t.length_field > c.size())
     c.fail("the header states " + std::to_string(t.length_field) + " bytes but the file has " +
@@ -270,10 +311,17 @@ TagTree parse(Cursor& c) {
 
 std::uint64_t simple_type_bytes(std::uint64_t t) {
   switch (t) {
-    case 2: case 4: return 2;
-    case 3: case 5: case 6: return 4;
-    case 7: case 11: case 12: return 8;
-    case 8: case 9: case 10: return 1;
+    case 2:
+    case 4: return 2;
+    case 3:
+    case 5:
+    case 6: return 4;
+    case 7:
+    case 11:
+    case 12: return 8;
+    case 8:
+    case 9:
+    case 10: return 1;
     default: return 0;
   }
 }
@@ -308,7 +356,7 @@ TagTree parse_tags(const std::string& path, const std::string& where) {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0) throw IoError("cannot stat " + where + ": " + std::strerror(errno));
   Cursor c(
       [&](std::uint64_t off, std::size_t n, std::uint8_t* dst) {

@@ -24,8 +24,8 @@ enum class TagKind { group, number, string, array, other };
 
 struct Tag {
   TagKind kind = TagKind::other;
-  double number = 0;         // number: the value (bools 0 / 1)
-  std::string text;          // strings and uint16 arrays of <= 256 (DM's UTF-16 text: ASCII kept, others as '?')
+  double number = 0;             // number: the value (bools 0 / 1)
+  std::string text;              // strings and uint16 arrays of <= 256 (DM's UTF-16 text: ASCII kept, others as '?')
   std::uint32_t elem_type = 0;   // array: the element type (15 = struct)
   std::uint64_t count = 0;       // array: elements
   std::uint64_t elem_bytes = 0;  // array: bytes of one element
@@ -34,8 +34,8 @@ struct Tag {
 };
 
 struct TagTree {
-  unsigned version = 0;          // 3 or 4
-  bool little_endian = true;     // the values' byte order
+  unsigned version = 0;       // 3 or 4
+  bool little_endian = true;  // the values' byte order
   std::uint64_t file_bytes = 0;
   std::uint64_t length_field = 0;  // the header's file length field
   std::map<std::string, Tag> tags;

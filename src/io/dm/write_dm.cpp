@@ -52,14 +52,45 @@ class Tree {
     std::uint8_t b[8];
     std::size_t n = 0;
     switch (type) {
-      case 2: { auto x = std::int16_t(v); std::memcpy(b, &x, n = 2); break; }
-      case 3: { auto x = std::int32_t(v); std::memcpy(b, &x, n = 4); break; }
-      case 4: { auto x = std::uint16_t(v); std::memcpy(b, &x, n = 2); break; }
-      case 5: { auto x = std::uint32_t(v); std::memcpy(b, &x, n = 4); break; }
-      case 6: { auto x = float(v); std::memcpy(b, &x, n = 4); break; }
-      case 7: { double x = v; std::memcpy(b, &x, n = 8); break; }
-      case 8: case 10: b[0] = std::uint8_t(v); n = 1; break;
-      case 9: b[0] = std::uint8_t(std::int8_t(v)); n = 1; break;
+      case 2: {
+        auto x = std::int16_t(v);
+        std::memcpy(b, &x, n = 2);
+        break;
+      }
+      case 3: {
+        auto x = std::int32_t(v);
+        std::memcpy(b, &x, n = 4);
+        break;
+      }
+      case 4: {
+        auto x = std::uint16_t(v);
+        std::memcpy(b, &x, n = 2);
+        break;
+      }
+      case 5: {
+        auto x = std::uint32_t(v);
+        std::memcpy(b, &x, n = 4);
+        break;
+      }
+      case 6: {
+        auto x = float(v);
+        std::memcpy(b, &x, n = 4);
+        break;
+      }
+      case 7: {
+        double x = v;
+        std::memcpy(b, &x, n = 8);
+        break;
+      }
+      case 8:
+      case 10:
+        b[0] = std::uint8_t(v);
+        n = 1;
+        break;
+      case 9:
+        b[0] = std::uint8_t(std::int8_t(v));
+        n = 1;
+        break;
       default: throw InvalidArgument("DM writer: type " + std::to_string(type));
     }
     if (big_) std::reverse(b, b + n);
@@ -171,21 +202,24 @@ void write_sample_dm(const std::string& path, const SampleSpec& s, const DmSampl
   thumb_data.name = "Data";
   thumb_data.info = {20, 10, 256};
   for (int i = 0; i < 256; ++i) thumb_data.value += char(i);
-  Node thumbnail = t.group("", {t.group("ImageData", {t.group("Calibrations", {t.group("Dimension", {dim_cal(1, ""), dim_cal(1, "")})}),
-                                                      thumb_data, t.number("DataType", 5, 6),
-                                                      t.group("Dimensions", {t.number("", 5, 16), t.number("", 5, 16)}),
-                                                      t.number("PixelDepth", 5, 1)}),
-                                t.group("ImageTags", {}), t.text("Name", "thumbnail")});
+  Node thumbnail = t.group(
+      "", {t.group("ImageData",
+                   {t.group("Calibrations", {t.group("Dimension", {dim_cal(1, ""), dim_cal(1, "")})}), thumb_data,
+                    t.number("DataType", 5, 6), t.group("Dimensions", {t.number("", 5, 16), t.number("", 5, 16)}),
+                    t.number("PixelDepth", 5, 1)}),
+           t.group("ImageTags", {}), t.text("Name", "thumbnail")});
   std::vector<Node> meta = {t.text("Format", "Diffraction image")};
   if (!o.transposed) meta.insert(meta.begin(), t.number("Data Order Swapped", 8, 1));
-  Node image = t.group("", {t.group("ImageData", {t.group("Calibrations", {t.group("Brightness", {t.number("Origin", 6, 0), t.number("Scale", 6, 1), t.text("Units", "counts")}),
-                                                                         t.group("Dimension", cal_dims),
-                                                                         t.number("DisplayCalibratedUnits", 8, 1)}),
-                                                  data, t.number("DataType", 5, ty.data_type),
-                                                  t.group("Dimensions", dim_nodes), t.number("PixelDepth", 5, double(es))}),
-                            t.group("ImageTags", {t.group("Meta Data", meta),
-                                                  t.group("Microscope Info", {t.number("Voltage", 7, s.energy_kev * 1e3)})}),
-                            t.text("Name", "qgpu sample")});
+  Node image = t.group(
+      "", {t.group("ImageData",
+                   {t.group("Calibrations", {t.group("Brightness", {t.number("Origin", 6, 0), t.number("Scale", 6, 1),
+                                                                    t.text("Units", "counts")}),
+                                             t.group("Dimension", cal_dims), t.number("DisplayCalibratedUnits", 8, 1)}),
+                    data, t.number("DataType", 5, ty.data_type), t.group("Dimensions", dim_nodes),
+                    t.number("PixelDepth", 5, double(es))}),
+           t.group("ImageTags", {t.group("Meta Data", meta),
+                                 t.group("Microscope Info", {t.number("Voltage", 7, s.energy_kev * 1e3)})}),
+           t.text("Name", "qgpu sample")});
   Node root = t.group("", {t.group("ImageList", {thumbnail, image}), t.number("InImageMode", 8, 1)});
 
   std::string body;
@@ -198,8 +232,11 @@ void write_sample_dm(const std::string& path, const SampleSpec& s, const DmSampl
   Tree::put(head, file_bytes - (dm4 ? 24 : 16), dm4 ? 8 : 4);
   Tree::put(head, big ? 0 : 1, 4);
 
-  const double top = s.dtype == DType::u8 ? 255 : s.dtype == DType::i8 ? 127 : s.dtype == DType::i16 ? 32767
-                     : s.dtype == DType::i32 ? 2147483647.0 : 4294967295.0;
+  const double top = s.dtype == DType::u8    ? 255
+                     : s.dtype == DType::i8  ? 127
+                     : s.dtype == DType::i16 ? 32767
+                     : s.dtype == DType::i32 ? 2147483647.0
+                                             : 4294967295.0;
   auto convert = [&](const void* in, std::size_t n, std::uint8_t* out) {
     for (std::size_t i = 0; i < n; ++i) {
       const double v = std::min(counts.dtype == DType::u32 ? double(static_cast<const std::uint32_t*>(in)[i])
@@ -209,55 +246,82 @@ void write_sample_dm(const std::string& path, const SampleSpec& s, const DmSampl
       switch (s.dtype) {
         case DType::u8: tmp[0] = std::uint8_t(v); break;
         case DType::i8: tmp[0] = std::uint8_t(std::int8_t(v)); break;
-        case DType::u16: { auto x = std::uint16_t(v); std::memcpy(tmp, &x, 2); break; }
-        case DType::i16: { auto x = std::int16_t(v); std::memcpy(tmp, &x, 2); break; }
-        case DType::u32: { auto x = std::uint32_t(v); std::memcpy(tmp, &x, 4); break; }
-        case DType::i32: { auto x = std::int32_t(v); std::memcpy(tmp, &x, 4); break; }
-        case DType::f32: { auto x = float(v) * 0.5f - 3.0f; std::memcpy(tmp, &x, 4); break; }
-        default: { double x = v * 0.25 - 7.0; std::memcpy(tmp, &x, 8); break; }
+        case DType::u16: {
+          auto x = std::uint16_t(v);
+          std::memcpy(tmp, &x, 2);
+          break;
+        }
+        case DType::i16: {
+          auto x = std::int16_t(v);
+          std::memcpy(tmp, &x, 2);
+          break;
+        }
+        case DType::u32: {
+          auto x = std::uint32_t(v);
+          std::memcpy(tmp, &x, 4);
+          break;
+        }
+        case DType::i32: {
+          auto x = std::int32_t(v);
+          std::memcpy(tmp, &x, 4);
+          break;
+        }
+        case DType::f32: {
+          auto x = float(v) * 0.5f - 3.0f;
+          std::memcpy(tmp, &x, 4);
+          break;
+        }
+        default: {
+          double x = v * 0.25 - 7.0;
+          std::memcpy(tmp, &x, 8);
+          break;
+        }
       }
       if (big) std::reverse(tmp, tmp + es);
       std::memcpy(out + i * es, tmp, es);
     }
   };
 
-  write_file_atomically(path, [&](std::FILE* f) {
-    auto write = [&](const void* p, std::size_t n) {
-      if (std::fwrite(p, 1, n, f) != n) throw IoError("cannot write '" + path + "'");
-    };
-    write(head.data(), head.size());
-    write(body.data(), hole_at);
-    const std::size_t cs = dtype_size(counts.dtype);
-    if (o.transposed) {
-      std::vector<std::uint8_t> in(frames * frame_elems * cs), conv(frames * frame_elems * es), out(conv.size());
-      simulate_frames(counts, 0, frames, in.data());
-      convert(in.data(), frames * frame_elems, conv.data());
-      // element (sr, sc, dr, dc) at sc + scan_cols * (sr + scan_rows * (dc + det_cols * dr))
-      for (std::uint64_t sr = 0; sr < s.scan_rows; ++sr)
-        for (std::uint64_t sc = 0; sc < s.scan_cols; ++sc)
-          for (std::uint64_t dr = 0; dr < s.det_rows; ++dr)
-            for (std::uint64_t dc = 0; dc < s.det_cols; ++dc) {
-              const std::uint64_t src = ((sr * s.scan_cols + sc) * s.det_rows + dr) * s.det_cols + dc;
-              const std::uint64_t dst = sc + s.scan_cols * (sr + s.scan_rows * (dc + s.det_cols * dr));
-              std::memcpy(out.data() + dst * es, conv.data() + src * es, es);
-            }
-      write(out.data(), out.size());
-    } else {
-      const std::size_t batch = std::max<std::size_t>(1, (std::size_t(64) << 20) / (frame_elems * 4));
-      std::vector<std::uint8_t> in(std::min<std::uint64_t>(batch, frames) * frame_elems * cs);
-      std::vector<std::uint8_t> out(std::min<std::uint64_t>(batch, frames) * frame_elems * es);
-      for (std::uint64_t first = 0; first < frames; first += batch) {
-        const std::size_t n = std::size_t(std::min<std::uint64_t>(batch, frames - first));
-        simulate_frames(counts, first, n, in.data());
-        convert(in.data(), n * frame_elems, out.data());
-        write(out.data(), n * frame_elems * es);
-        if (progress) progress(double(first + n) / double(frames));
-      }
-    }
-    write(body.data() + hole_at, body.size() - hole_at);
-    const char zeros[8] = {0};
-    write(zeros, 8);
-  }, "sample output");
+  write_file_atomically(
+      path,
+      [&](std::FILE* f) {
+        auto write = [&](const void* p, std::size_t n) {
+          if (std::fwrite(p, 1, n, f) != n) throw IoError("cannot write '" + path + "'");
+        };
+        write(head.data(), head.size());
+        write(body.data(), hole_at);
+        const std::size_t cs = dtype_size(counts.dtype);
+        if (o.transposed) {
+          std::vector<std::uint8_t> in(frames * frame_elems * cs), conv(frames * frame_elems * es), out(conv.size());
+          simulate_frames(counts, 0, frames, in.data());
+          convert(in.data(), frames * frame_elems, conv.data());
+          // element (sr, sc, dr, dc) at sc + scan_cols * (sr + scan_rows * (dc + det_cols * dr))
+          for (std::uint64_t sr = 0; sr < s.scan_rows; ++sr)
+            for (std::uint64_t sc = 0; sc < s.scan_cols; ++sc)
+              for (std::uint64_t dr = 0; dr < s.det_rows; ++dr)
+                for (std::uint64_t dc = 0; dc < s.det_cols; ++dc) {
+                  const std::uint64_t src = ((sr * s.scan_cols + sc) * s.det_rows + dr) * s.det_cols + dc;
+                  const std::uint64_t dst = sc + s.scan_cols * (sr + s.scan_rows * (dc + s.det_cols * dr));
+                  std::memcpy(out.data() + dst * es, conv.data() + src * es, es);
+                }
+          write(out.data(), out.size());
+        } else {
+          const std::size_t batch = std::max<std::size_t>(1, (std::size_t(64) << 20) / (frame_elems * 4));
+          std::vector<std::uint8_t> in(std::min<std::uint64_t>(batch, frames) * frame_elems * cs);
+          std::vector<std::uint8_t> out(std::min<std::uint64_t>(batch, frames) * frame_elems * es);
+          for (std::uint64_t first = 0; first < frames; first += batch) {
+            const std::size_t n = std::size_t(std::min<std::uint64_t>(batch, frames - first));
+            simulate_frames(counts, first, n, in.data());
+            convert(in.data(), n * frame_elems, out.data());
+            write(out.data(), n * frame_elems * es);
+            if (progress) progress(double(first + n) / double(frames));
+          }
+        }
+        write(body.data() + hole_at, body.size() - hole_at);
+        const char zeros[8] = {0};
+        write(zeros, 8);
+      },
+      "sample output");
 }
 
 }  // namespace qgpu::sample

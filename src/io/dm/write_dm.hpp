@@ -8,8 +8,8 @@
 namespace qgpu::sample {
 
 struct DmSampleOptions {
-  unsigned version = 4;      // 3 or 4
-  bool transposed = false;   // the old layout: Dimensions scan first, no Data Order Swapped, frames scattered
+  unsigned version = 4;     // 3 or 4
+  bool transposed = false;  // the old layout: Dimensions scan first, no Data Order Swapped, frames scattered
 };
 
 // Writes a tag tree as GMS does for a 4D STEMx image: ImageList/0 a 16 x 16 uint8 thumbnail, ImageList/1 the scan:

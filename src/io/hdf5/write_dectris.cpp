@@ -168,8 +168,7 @@ void DectrisWriter::open(const std::string& path, const DectrisLayout& l) {
     }
     const hsize_t md[2] = {l.det_rows, l.det_cols};
     h5::Handle msp(H5Screate_simple(2, md, nullptr), H5Sclose);
-    h5::Handle mds(H5Dcreate2(spec, "pixel_mask", H5T_STD_U32LE, msp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                   H5Dclose);
+    h5::Handle mds(H5Dcreate2(spec, "pixel_mask", H5T_STD_U32LE, msp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
     if (!mds.valid() || H5Dwrite(mds, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, mask.data()) < 0)
       throw IoError("cannot write the pixel mask");
   }

@@ -14,10 +14,9 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/dtype.hpp"
 #include "io/hdf5/codec/bitshuffle_params.hpp"
@@ -31,21 +30,21 @@ namespace qgpu::io {
 
 struct DectrisLayout {
   std::size_t det_rows = 0, det_cols = 0;
-  DType dtype = DType::u16;          // u8/u16/u32, i8/i16/i32 or f32 (stored as HDF5 integers / IEEE float)
+  DType dtype = DType::u16;  // u8/u16/u32, i8/i16/i32 or f32 (stored as HDF5 integers / IEEE float)
   std::uint64_t frames = 0;
   std::size_t scan_rows = 0, scan_cols = 0;  // 0 x 0: no scan_shape attribute; else rows x cols == frames
-  bool four_d = false;               // store (scan_r, scan_c, det_r, det_c), chunks (1, 1, det_r, det_c)
-  bool big_endian = false;           // the elements' byte order in the file
-  bool compress = true;              // false: plain chunks without a filter (test layouts)
+  bool four_d = false;                       // store (scan_r, scan_c, det_r, det_c), chunks (1, 1, det_r, det_c)
+  bool big_endian = false;                   // the elements' byte order in the file
+  bool compress = true;                      // false: plain chunks without a filter (test layouts)
   // Filter 32008 parameters: elem_size must be the dtype's; block_elems 0 = the plugin's default; lz4 or zstd.
   codec::BitshuffleParams bitshuffle{0, 0, codec::BlockCompression::lz4, 0, false};
-  unsigned threads = 0;              // encoder threads of write_frames (0 = one per core)
+  unsigned threads = 0;  // encoder threads of write_frames (0 = one per core)
   // HDF5 1.10 file format (libver bounds v110..v110): the chunk index of a fixed-size dataset is a fixed array
   // (O(1) inserts, for hundreds of thousands of frames) instead of the version 1 B-tree; read by HDF5 >= 1.10.
   bool fixed_array_index = false;
   nlohmann::json calibration = nlohmann::json::object();  // {key: number}: float64 attributes of /entry/calibration
-  nlohmann::json provenance;         // not null: /entry/provenance, a JSON string dataset
-  bool has_pixel_mask = false;       // /entry/instrument/detector/detectorSpecific/pixel_mask (uint32, 1 = bad)
+  nlohmann::json provenance;                              // not null: /entry/provenance, a JSON string dataset
+  bool has_pixel_mask = false;            // /entry/instrument/detector/detectorSpecific/pixel_mask (uint32, 1 = bad)
   std::vector<std::uint32_t> bad_pixels;  // flat indices row * det_cols + col
 };
 
@@ -76,7 +75,7 @@ class DectrisWriter {
   void write_frames(std::uint64_t first, std::size_t n, const void* frames);
 
   std::uint64_t frames_written();  // distinct frames stored so far (waits for the pending batch)
-  hid_t entry() const;  // /entry, for groups of the caller's own (the sample's truth); valid until close()
+  hid_t entry() const;             // /entry, for groups of the caller's own (the sample's truth); valid until close()
   const std::string& path() const;
 
   // Flushes, closes every HDF5 handle and renames the file over the target. Frames never written read as zeros
