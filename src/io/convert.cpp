@@ -10,6 +10,7 @@
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "device/device.hpp"
 #include "io/hdf5/write_dectris.hpp"
 #include "io/npy/npy.hpp"
 
@@ -118,14 +119,21 @@ ConvertResult convert(const std::string& in, const std::string& out, const LoadO
   const std::size_t row_bytes = checked_mul<InvalidArgument>(frame_bytes, s.scan_cols, "scan row bytes");
   const std::size_t rows_per_batch = std::max<std::size_t>(1, budget / std::max<std::size_t>(1, row_bytes));
   const auto t1 = Clock::now();
-  auto for_each_band = [&](const std::function<void(std::size_t r0, const HostArray4D&)>& f) {
-    for (std::size_t r0 = 0; r0 < s.scan_rows; r0 += rows_per_batch) {
-      const std::size_t rows = std::min(rows_per_batch, s.scan_rows - r0);
-      const HostArray4D band = ds.read(Region{r0, 0, rows, s.scan_cols}, Region{});
-      f(r0, band);
-      if (o.progress) o.progress(double(r0 + rows) / double(s.scan_rows));
-    }
-  };
+  // Bands of scan rows: pointers into a dense host dataset (no copy), else copied out by Dataset::read (GPU, encoded).
+  const bool host_dense = ds.backend() == Backend::cpu && ds.representation() == "dense";
+  auto for_each_band =
+      [&](const std::function<void(std::size_t r0, std::size_t rows, const std::uint8_t*, std::size_t bytes)>& f) {
+        for (std::size_t r0 = 0; r0 < s.scan_rows; r0 += rows_per_batch) {
+          const std::size_t rows = std::min(rows_per_batch, s.scan_rows - r0);
+          if (host_dense) {
+            f(r0, rows, ds.host_bytes().data() + r0 * row_bytes, rows * row_bytes);
+          } else {
+            const HostArray4D band = ds.read(Region{r0, 0, rows, s.scan_cols}, Region{});
+            f(r0, rows, band.bytes.data(), band.bytes.size());
+          }
+          if (o.progress) o.progress(double(r0 + rows) / double(s.scan_rows));
+        }
+      };
 
   if (o.to == "h5") {
     DectrisLayout l;
@@ -143,8 +151,8 @@ ConvertResult convert(const std::string& in, const std::string& out, const LoadO
     l.bad_pixels = output_bad_pixels(plan, l.has_pixel_mask);
     DectrisWriter w;
     w.open(out, l);
-    for_each_band([&](std::size_t r0, const HostArray4D& band) {
-      w.write_frames(std::uint64_t(r0) * s.scan_cols, band.shape.scan_rows * s.scan_cols, band.bytes.data());
+    for_each_band([&](std::size_t r0, std::size_t rows, const std::uint8_t* band, std::size_t) {
+      w.write_frames(std::uint64_t(r0) * s.scan_cols, rows * s.scan_cols, band);
     });
     if (w.frames_written() != frames)
       throw Error("convert wrote " + std::to_string(w.frames_written()) + " of " + std::to_string(frames) + " frames");
@@ -157,9 +165,8 @@ ConvertResult convert(const std::string& in, const std::string& out, const LoadO
         [&](std::FILE* f) {
           if (std::fwrite(header.data(), 1, header.size(), f) != header.size())
             throw IoError("cannot write '" + out + "'");
-          for_each_band([&](std::size_t, const HostArray4D& band) {
-            if (std::fwrite(band.bytes.data(), 1, band.bytes.size(), f) != band.bytes.size())
-              throw IoError("cannot write '" + out + "'");
+          for_each_band([&](std::size_t, std::size_t, const std::uint8_t* band, std::size_t bytes) {
+            if (std::fwrite(band, 1, bytes, f) != bytes) throw IoError("cannot write '" + out + "'");
           });
         },
         "convert output");
