@@ -2,7 +2,7 @@
 independent reading of the format in numpy, written here from the specification (big-endian header and tag
 structure, DM4 64-bit sizes, tag groups, typed arrays; values in the header's byte order): every dtype, both byte
 orders, the 4D image chosen over the thumbnail, the scan and detector shape from Dimensions, the calibration; the old
-transposed layout refused; every malformed header field a FormatError naming it; a DM4 converted to HDF5 exactly."""
+transposed layout read (the detector pixel slowest) and float64 there refused; every malformed header field a FormatError naming it; a DM4 converted to HDF5 exactly."""
 import os
 import subprocess
 
@@ -143,24 +143,40 @@ def test_same_counts_as_the_h5_sample_and_calibration(tmp_path):
         assert "Calibrations" in info["calibration_detail"]["scan_step_angstrom"]["source"]
 
 
-def test_old_transposed_layout_is_refused_with_the_way_out(tmp_path):
-    path = tmp_path / "old.dm4"
-    dm = write_dm(path, 4, extra=("--dm-transposed",))
-    ref, dims = dm.image(1)
+@pytest.mark.parametrize("version,dtype,order", [(4, "uint16", "little"), (3, "int16", "big"), (4, "float32", "big"),
+                                                 (3, "uint8", "little")])
+def test_old_transposed_layout_loads_like_numpy(tmp_path, version, dtype, order):
+    path = tmp_path / f"old.dm{version}"
+    dm = write_dm(path, version, dtype, order, extra=("--dm-transposed",))
+    ref, dims = dm.image(1)  # indexed [dr, dc, sr, sc]: the scan column varies fastest
     assert dims == [4, 5, 18, 20] and "ImageList/1/ImageTags/Meta Data/Data Order Swapped" not in dm.tags
-    with pytest.raises(qgpu.FormatError, match="old transposed layout.*convert_dm4_transposed"):
+    expect = ref.transpose(2, 3, 0, 1)
+    new, _ = write_dm(tmp_path / f"new.dm{version}", version, dtype, order).image(1)
+    assert np.array_equal(expect, new)  # the same frames as the frame-contiguous file
+    info = qgpu.io.inspect(str(path))
+    assert info["shape"] == [5, 4, 20, 18] and "old transposed layout" in info["source_kind"]
+    assert info["calibration"] == qgpu.io.inspect(str(tmp_path / f"new.dm{version}"))["calibration"]
+    ds = qgpu.io.load(str(path), backend="cpu")
+    assert ds.provenance["parameters"]["layout"] == "detector_pixel_slowest"
+    assert np.array_equal(np.asarray(ds), expect)
+    # Regions (detector rows cut: slabs of whole rows; columns cut: a slab per row), binning, encoded.
+    kw = dict(scan_region=(1, 0, 4, 4), detector_region=(2, 3, 16, 12))
+    assert np.array_equal(np.asarray(qgpu.io.load(str(path), backend="cpu", **kw)), expect[1:5, 0:4, 2:18, 3:15])
+    kw = dict(detector_region=(2, 0, 16, 18))
+    assert np.array_equal(np.asarray(qgpu.io.load(str(path), backend="cpu", **kw)), expect[:, :, 2:18])
+    if dtype in ("uint16", "uint8"):
+        b = np.asarray(qgpu.io.load(str(path), backend="cpu", bin_detector=2, scan_region=(0, 0, 4, 4), bin_scan=2))
+        ref_b = expect[:4, :4].astype(np.uint64).reshape(2, 2, 2, 2, 10, 2, 9, 2).sum(axis=(1, 3, 5, 7))
+        assert np.array_equal(b, ref_b)
+        enc = qgpu.io.load(str(path), backend="cpu", representation="encoded")
+        assert enc.representation == "encoded" and np.array_equal(np.asarray(enc), expect)
+
+
+def test_old_layout_float64_is_refused(tmp_path):
+    path = tmp_path / "old64.dm4"
+    write_dm(path, 4, "float64", extra=("--dm-transposed",))
+    with pytest.raises(qgpu.DTypeError, match="float64 in the old transposed layout"):
         qgpu.io.load(str(path), backend="cpu")
-    info = qgpu.io.inspect(str(path))  # described, never loaded
-    assert info["shape"] is None and info["detector_shape"] == [20, 18] and info["frames"] == 20
-    assert "old transposed layout" in info["scan_shape_needed"]
-    write_dm(tmp_path / "new.dm4", 4)
-    new = qgpu.io.inspect(str(tmp_path / "new.dm4"))["calibration"]
-    assert info["calibration"] == new and new["scan_step_angstrom"] > 0  # the pairs found where they are
-    r = run_qgpu("info", path, check=False)
-    assert r.returncode == 0 and "old transposed layout" in r.stdout + r.stderr
-    # The data really are scattered: frame (0, 0) is every 20th element (ref is indexed [dr, dc, sr, sc]).
-    a, _ = write_dm(tmp_path / "new.dm4", 4).image(1)
-    assert np.array_equal(ref[:, :, 0, 0], a[0, 0]) and np.array_equal(ref[:, :, 3, 2], a[3, 2])
 
 
 def patched(tmp_path, raw, at, new, name="bad.dm4"):

@@ -118,14 +118,13 @@ FileInfo describe_dm(const TagTree& t, const std::string& path, const SourceOpti
   const std::string format = t.text(img + "ImageTags/Meta Data/Format");
   const std::vector<std::uint64_t>& d = best->dims;
   const bool old_layout = d.size() == 4 && !(swapped && *swapped != 0);
-  const std::string refusal =
-      image_where +
-      " is a 4D image in the old transposed layout (no ImageTags.Meta Data.Data Order "
-      "Swapped = 1: each diffraction frame is scattered over the whole file), which is not read. "
-      "Re-save it from DigitalMicrograph with a current GMS (frame-contiguous STEMx order), or convert "
-      "it with LiberTEM's libertem.contrib.convert_transposed.convert_dm4_transposed to .npy, and load "
-      "that";
-  if (old_layout && o.need == ScanShapeNeed::required) throw FormatError(refusal);
+  // The old layout (GMS before the STEMx frame-contiguous save): Dimensions (scan_x, scan_y, det_x, det_y), the scan
+  // column fastest, so each frame is scattered over the file: read by the transposed loaders (dense).
+  if (old_layout && type->stored == DType::f64)
+    throw DTypeError(image_where +
+                     " holds float64 in the old transposed layout (no Data Order Swapped), read as "
+                     "float32 only frame by frame: re-save it from DigitalMicrograph in the frame-contiguous order "
+                     "(or as float32)");
   if (d.size() == 3 && format == "Spectrum image")
     throw FormatError(image_where +
                       " is a spectrum image (ImageTags.Meta Data.Format), not a stack of diffraction "
@@ -208,23 +207,22 @@ FileInfo describe_dm(const TagTree& t, const std::string& path, const SourceOpti
   hints.given_rows = o.scan_rows;
   hints.given_cols = o.scan_cols;
   if (d.size() == 4) hints.dataset_dims = {std::size_t(d[sx + 1]), std::size_t(d[sx])};
-  if (old_layout) {  // described (qgpu info, Python inspect), never loaded: a load raises the refusal
-    fi.frames = frames;
-    fi.shape = {0, 0, det_r, det_c};
-    fi.scan_shape_known = false;
-    fi.scan_shape_needed = refusal;
-    fi.scan_shape_source = "undetermined";
-    fi.warnings.push_back(refusal);
-  } else {
-    resolve_scan_shape_or_describe(fi, frames, det_r, det_c, hints, o, where);
-  }
+  resolve_scan_shape_or_describe(fi, frames, det_r, det_c, hints, o, where);
   const std::uint64_t frame_bytes =
       checked_mul(checked_mul(d[dx], d[dx + 1], where + " frame"), type->bytes, where + " frame");
   fi.codec.kind = FrameCodecKind::plain;
   fi.byte_order = t.little_endian || type->bytes == 1 ? "little" : "big";
   fi.precision = 8 * std::size_t(type->bytes);
   fi.records.files = {path};
-  fi.records.runs = {{0, 0, frames, data->offset, frame_bytes, frame_bytes}};
+  if (old_layout) {
+    fi.source_kind += ", old transposed layout (detector pixel slowest)";
+    fi.transposed = {true, data->offset, false, false};  // scan_pos = sc + scan_cols sr, det_pos = dc + det_cols dr
+    fi.warnings.push_back(
+        "the old transposed DM layout (no Data Order Swapped): each frame is scattered over the "
+        "file, read in slabs of detector rows and scattered into place (dense)");
+  } else {
+    fi.records.runs = {{0, 0, frames, data->offset, frame_bytes, frame_bytes}};
+  }
   fi.one_frame_per_chunk = true;
   fi.chunks_expected = fi.chunks_written = std::size_t(frames);
   fi.ready = true;
