@@ -48,6 +48,7 @@ struct DectrisLayout {
   std::vector<std::uint32_t> bad_pixels;  // flat indices row * det_cols + col
 };
 
+// One thread calls a writer (it runs its own writer thread for write_frames); frames may come in any order.
 class DectrisWriter {
  public:
   DectrisWriter();
