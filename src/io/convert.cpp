@@ -150,7 +150,7 @@ ConvertResult convert(const std::string& in, const std::string& out, const LoadO
     l.provenance = r.provenance;
     l.bad_pixels = output_bad_pixels(plan, l.has_pixel_mask);
     DectrisWriter w;
-    w.open(out, l);
+    w.open(out, l, "convert output");
     for_each_band([&](std::size_t r0, std::size_t rows, const std::uint8_t* band, std::size_t) {
       w.write_frames(std::uint64_t(r0) * s.scan_cols, rows * s.scan_cols, band);
     });

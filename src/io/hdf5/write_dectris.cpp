@@ -81,7 +81,7 @@ hid_t DectrisWriter::entry() const {
   return entry_.get();
 }
 
-void DectrisWriter::open(const std::string& path, const DectrisLayout& l) {
+void DectrisWriter::open(const std::string& path, const DectrisLayout& l, const std::string& what) {
   if (out_) throw Error("DectrisWriter: already open (" + out_->path() + ")");
   const hid_t ftype = dectris_file_type(l.dtype, l.big_endian);
   const std::size_t esize = dtype_size(l.dtype);
@@ -118,7 +118,7 @@ void DectrisWriter::open(const std::string& path, const DectrisLayout& l) {
   layout_.provenance = nlohmann::json();
   layout_.bad_pixels.clear();
 
-  auto out = std::make_unique<AtomicOutput>(path, "HDF5 output");
+  auto out = std::make_unique<AtomicOutput>(path, what);
   h5::Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   if (l.fixed_array_index && H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110) < 0)
     throw IoError("cannot ask HDF5 for the 1.10 file format");

@@ -59,7 +59,8 @@ class DectrisWriter {
   // Creates the file (a temporary beside `path`) with its dataset, attributes, calibration, mask and provenance.
   // InvalidArgument for a layout it cannot write (shape 0, scan shape not matching the frames, a dtype not listed,
   // element size not the dtype's); IoError naming the path when it cannot be created (a folder, FIFO, device...).
-  void open(const std::string& path, const DectrisLayout& layout);
+  // `what` names the output in errors ("convert output", "sample data file", ...).
+  void open(const std::string& path, const DectrisLayout& layout, const std::string& what = "HDF5 output");
 
   // The codec parameters of the dataset (block size resolved), as chunks given to write_chunk must be encoded.
   const codec::BitshuffleParams& params() const { return params_; }

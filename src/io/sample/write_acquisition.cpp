@@ -41,7 +41,7 @@ void write_data_file(const std::string& path, const SampleSpec& s, std::size_t f
   l.big_endian = s.big_endian;
   l.threads = s.threads;
   io::DectrisWriter w;
-  w.open(path, l);
+  w.open(path, l, "sample data file");
   // Batches of at most 256 MiB of frames bound the memory for large samples.
   const std::size_t frame_bytes = s.det_rows * s.det_cols * dtype_size(s.dtype);
   const std::size_t batch = std::max<std::size_t>(1, (std::size_t(256) << 20) / frame_bytes);

@@ -67,7 +67,7 @@ void write_sample(const std::string& path, const SampleSpec& s, const std::funct
   l.threads = s.threads;
   l.calibration = sample_calibration(s);
   io::DectrisWriter w;  // absent or a regular file: never a device node or FIFO
-  w.open(path, l);
+  w.open(path, l, "sample output");
 
   // Simulate the next batch of scan rows while the current one is compressed (the writer stores the previous batch
   // meanwhile). 1 GiB batches: each simulate_frames call first builds the object, probe and transmission on one
