@@ -263,7 +263,9 @@ void bind_io(pyb::module_& m) {
 
   m.def("write_sample", [](const PathArg& path, std::vector<std::size_t> scan, std::vector<std::size_t> detector,
                            const std::string& dtype, double defocus, double dose, std::uint64_t seed, double energy,
-                           double semiangle, std::size_t files, const std::string& byte_order) {
+                           double semiangle, std::size_t files, const std::string& byte_order,
+                           std::vector<double> astigmatism, double rotation, bool transpose, bool defocus_hint) {
+    if (astigmatism.size() != 2) throw InvalidArgument("astigmatism is (A1 angstrom, angle degrees)");
     if (scan.size() != 2 || detector.size() != 2) throw InvalidArgument("scan and detector are (rows, cols)");
     if (byte_order != "little" && byte_order != "big")
       throw InvalidArgument("byte_order is \"little\" or \"big\", not \"" + byte_order + "\"");
@@ -279,6 +281,11 @@ void bind_io(pyb::module_& m) {
     s.energy_kev = energy;
     s.semiangle_mrad = semiangle;
     s.big_endian = byte_order == "big";
+    s.astigmatism_angstrom = astigmatism[0];
+    s.astigmatism_angle_deg = astigmatism[1];
+    s.rotation_deg = rotation;
+    s.transpose = transpose;
+    s.defocus_in_calibration = defocus_hint;
     pyb::gil_scoped_release release;
     if (files > 0) {
       sample::write_sample_acquisition(path.string(), s, files);  // master + <stem>_data_NNNNNN.h5 beside it
@@ -292,7 +299,9 @@ void bind_io(pyb::module_& m) {
      pyb::arg("path"), pyb::arg("scan") = std::vector<std::size_t>{32, 32},
      pyb::arg("detector") = std::vector<std::size_t>{64, 64}, pyb::arg("dtype") = "uint16", pyb::arg("defocus") = 0.0,
      pyb::arg("dose") = 0.0, pyb::arg("seed") = 1, pyb::arg("energy") = 300.0, pyb::arg("semiangle") = 20.0,
-     pyb::arg("files") = 0, pyb::arg("byte_order") = "little");
+     pyb::arg("files") = 0, pyb::arg("byte_order") = "little", pyb::kw_only(),
+     pyb::arg("astigmatism") = std::vector<double>{0.0, 0.0}, pyb::arg("rotation") = 0.0, pyb::arg("transpose") = false,
+     pyb::arg("defocus_hint") = true);
 }
 
 }  // namespace qgpu::py

@@ -110,6 +110,7 @@ void bind_ssb(pyb::module_& m) {
     d["aberrations"] = aberrations(f.aberrations);
     d["loss"] = f.loss;
     d["loss_trace"] = f.loss_trace;
+    d["warning"] = f.warning;
     d["provenance"] = to_python(f.provenance.to_json());
     return d;
   });

@@ -16,6 +16,7 @@ void bind_ssb(pyb::module_& m);
 void bind_parallax(pyb::module_& m);
 void bind_cache(pyb::module_& m);
 void bind_movie(pyb::module_& m);
+void bind_live(pyb::module_& m);
 }  // namespace qgpu::py
 
 PYBIND11_MODULE(_qgpu, m) {
@@ -87,4 +88,5 @@ PYBIND11_MODULE(_qgpu, m) {
   qgpu::py::bind_parallax(m);
   qgpu::py::bind_cache(m);
   qgpu::py::bind_movie(m);
+  qgpu::py::bind_live(m);
 }

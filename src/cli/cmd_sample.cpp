@@ -21,6 +21,8 @@ void add_sample(CLI::App& app) {
     sample::MibSampleOptions mib;
     std::size_t nans = 0;
     bool dm_transposed = false;
+    std::vector<double> astig{0, 0};
+    bool no_hint = false;
   };
   auto a = std::make_shared<Args>();
   cmd->option_defaults()->always_capture_default();  // --help shows every default
@@ -42,6 +44,11 @@ void add_sample(CLI::App& app) {
   cmd->add_option("--energy", a->spec.energy_kev, "beam energy (keV)");
   cmd->add_option("--semiangle", a->spec.semiangle_mrad, "convergence semi-angle (mrad)");
   cmd->add_option("--defocus", a->spec.defocus_angstrom, "C1 (angstrom; Krivanek sign: positive = overfocus, C1 = -defocus of py4DSTEM/abTEM; docs/conventions.md)");
+  auto* astig = cmd->add_option("--astigmatism", a->astig, "A1 ANGLE_DEG: two-fold astigmatism (angstrom) and its angle "
+                                                     "(degrees, ssb convention; py4DSTEM phi12 = 90 - ANGLE)")->expected(2);
+  cmd->add_option("--rotation", a->spec.rotation_deg, "scan-detector rotation (degrees, as qgpu image --rotation takes it)");
+  cmd->add_flag("--transpose", a->spec.transpose, "transposed detector (applied before --rotation, as qgpu image takes it)");
+  cmd->add_flag("--no-defocus-hint", a->no_hint, "write no calibration/defocus_angstrom (no nominal sign; /entry/truth keeps C1)");
   cmd->add_option("--dose", a->spec.dose_per_frame, "mean counts per frame (0: dtype default)");
   cmd->add_option("--seed", a->spec.seed, "random seed");
   cmd->add_option("--files", a->files,
@@ -60,6 +67,11 @@ void add_sample(CLI::App& app) {
     a->spec.scan_cols = a->scan[1];
     a->spec.det_rows = a->det[0];
     a->spec.det_cols = a->det[1];
+    a->spec.defocus_in_calibration = !a->no_hint;
+    if (astig->count()) {
+      a->spec.astigmatism_angstrom = a->astig[0];
+      a->spec.astigmatism_angle_deg = a->astig[1];
+    }
     if (a->format != "h5" && a->format != "mib" && a->format != "npy" && a->format != "raw" && a->format != "mrc" &&
         a->format != "empad" && a->format != "dm3" && a->format != "dm4")
       throw InvalidArgument("--format must be h5, mib, npy, raw, mrc, empad, dm3 or dm4, not '" + a->format + "'");

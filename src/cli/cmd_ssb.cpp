@@ -93,8 +93,14 @@ void fit_and_reconstruct(const Dataset& ds, ssb::SsbParams p, const SsbArgs& a, 
     std::string evaluated;
     if (f.loss_trace.size() < a.fit_trials)
       evaluated = ", " + std::to_string(f.loss_trace.size()) + " evaluated: Nelder-Mead converged early";
-    std::printf("  fit            C1 = %.2f A (loss %.4g, %zu trials%s)\n", f.aberrations.C1, f.loss, a.fit_trials,
-                evaluated.c_str());
+    if (a.astig)
+      std::printf("  fit            C1 = %.2f A, A1 = %.2f A at %.2f deg (loss %.4g, %zu trials%s)\n", f.aberrations.C1,
+                  f.aberrations.A1, f.aberrations.A1_angle * 180.0 / 3.14159265358979323846, f.loss, a.fit_trials,
+                  evaluated.c_str());
+    else
+      std::printf("  fit            C1 = %.2f A (loss %.4g, %zu trials%s)\n", f.aberrations.C1, f.loss, a.fit_trials,
+                  evaluated.c_str());
+    if (!f.warning.empty()) std::fprintf(stderr, "qgpu: warning: %s\n", f.warning.c_str());
   }
   const ssb::SsbResult r = a.preview ? ssb::preview(ds, p, a.preview) : ssb::reconstruct(ds, p);
   display::DisplayOptions look;
@@ -174,7 +180,7 @@ void add_ssb(CLI::App& app) {
                   "amplitude (least squares, quantitative) | phase (py4DSTEM Gamma/|Gamma|) | wiener (noise from "
                   "the counts)");
   cmd->add_option("--preview", a->preview, "fast preview with this detector binning (0: full reconstruction)");
-  cmd->add_option("--fit", a->fit_trials, "fit the defocus first with this many trials (TPE + Nelder-Mead; 0: no fit)");
+  cmd->add_option("--fit", a->fit_trials, "fit the defocus first with this many trials (TPE + Nelder-Mead; with --fit-astigmatism a C1 grid, an A1 grid of angles, Nelder-Mead from the 3 best; 0: no fit)");
   cmd->add_option("--fit-range", a->c1_range, "C1 search range MIN MAX, angstrom (Krivanek sign)")->expected(2);
   cmd->add_flag("--fit-astigmatism", a->astig, "also fit 2-fold astigmatism");
   cmd->add_option("--fit-bin", a->bin, "detector binning used while fitting");

@@ -95,6 +95,22 @@ Provenance host_provenance(const char* operation, const DpcResult& d, std::vecto
 
 }  // namespace
 
+double divergence_skewness(const DpcResult& dpc, double angle_deg, bool transpose) {
+  check_field(dpc, 3, "divergence_skewness");
+  const Candidate k = analyse(dpc, transpose);
+  const double t = angle_deg * kDeg;
+  const std::size_t n = k.div.size();
+  std::vector<double> d(n);
+  double mean = 0;
+  for (std::size_t i = 0; i < n; ++i) mean += d[i] = std::cos(t) * k.div[i] - std::sin(t) * k.curl[i];
+  mean /= double(n);
+  double m2 = 0, m3 = 0;
+  for (double v : d) m2 += (v - mean) * (v - mean), m3 += (v - mean) * (v - mean) * (v - mean);
+  m2 /= double(n);
+  m3 /= double(n);
+  return m2 > 0 ? m3 / std::pow(m2, 1.5) : 0.0;
+}
+
 RotationResult calibrate_rotation(const DpcResult& dpc) {
   check_field(dpc, 3, "calibrate_rotation");
   const Candidate straight = analyse(dpc, false), swapped = analyse(dpc, true);

@@ -1,6 +1,8 @@
 // Rotation calibration that survives defocus: the CoM curl minimum, or the parallax shift field when the CoM
 // answer is not determined (see rotation.hpp).
 #include <algorithm>
+#include <cmath>
+#include <string>
 
 #include "core/error.hpp"
 #include "dpc/rotation.hpp"
@@ -12,7 +14,7 @@ RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc,
                                   std::optional<std::pair<double, double>> disk_center, std::optional<double> disk_radius) {
   RotationResult com = calibrate_rotation(dpc);
   com.provenance.parameters["decided_by"] = "com_curl";
-  if (com.determined) return com;
+  if (com.confidence >= kComTrusted) return com;
 
   // The file's optics where it has them, placeholders for the rest: the angle and transpose do not depend on them.
   parallax::ParallaxParams p = parallax::params_from_metadata(ds);
@@ -39,7 +41,6 @@ RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc,
     com.provenance.parameters["parallax"] = {{"error", e.what()}};
     return com;
   }
-  const double pc = std::min(px.fit.confidence, px.fit.sign_confidence);
   nlohmann::json disk;  // the BF disk the parallax used: given or fitted (with the fit's confidence)
   for (const char* k : {"disk_center", "disk_center_source", "disk_radius_px", "disk_radius_source", "bf_disk_fit"})
     if (px.provenance.parameters.contains(k)) disk[k] = px.provenance.parameters.at(k);
@@ -47,14 +48,36 @@ RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc,
                                 {"transpose", com.transpose},
                                 {"confidence", com.confidence},
                                 {"determined", com.determined}};
-  if (!(pc > com.confidence)) {
+  if (!px.fit.shifts_determined()) {  // in focus or too noisy: no parallax signal, it does not vote
     com.provenance.parameters["parallax"] = {
-        {"fit", parallax::fit_json(px.fit)}, {"confidence", pc}, {"optics", optics}, {"disk", disk}};
+        {"fit", parallax::fit_json(px.fit)},
+        {"vote", "none: no shift field seen (fit confidence < 0.6: in focus or too noisy; or nearly rank one)"},
+        {"optics", optics},
+        {"disk", disk}};
     return com;
+  }
+  double angle = px.fit.rotation_deg, pc = std::min(px.fit.confidence, px.fit.sign_confidence);
+  std::string rule180 = "parallax: " + px.fit.sign_method;
+  // A determined CoM answer stands unless the parallax is determined (sign included) and more confident.
+  if (com.determined && !(px.fit.sign_determined() && pc > com.confidence)) {
+    com.provenance.parameters["parallax"] = {
+        {"fit", parallax::fit_json(px.fit)},
+        {"vote", px.fit.sign_determined() ? "none: less confident than the determined CoM answer"
+                                          : "none: its sign is undetermined and the CoM answer is determined"},
+        {"confidence", pc},
+        {"optics", optics},
+        {"disk", disk}};
+    return com;
+  }
+  if (!px.fit.sign_determined()) {  // the CoM field's 180-degree rule at the parallax's angle and transpose
+    const double skew = divergence_skewness(dpc, angle, px.fit.transpose);
+    if (skew > 0) angle = std::fmod(angle + 180.0, 360.0);
+    pc = std::min(px.fit.confidence, std::min(1.0, std::abs(skew)));
+    rule180 = "CoM divergence skewed negative at the parallax's angle (the parallax's sign of C1 is undetermined)";
   }
   RotationResult r = com;  // keeps the CoM curves and curl / divergence of the CoM answer for reference
   r.method = "parallax";
-  r.angle_deg = px.fit.rotation_deg;
+  r.angle_deg = angle;
   r.transpose = px.fit.transpose;
   r.confidence = pc;
   r.determined = pc >= kRotationConfident;
@@ -68,7 +91,8 @@ RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc,
   r.provenance.parameters["parallax"] = {{"fit", parallax::fit_json(px.fit)},
                                          {"disk", disk},
                                          {"confidence", pc},
-                                         {"confidence_rule", "min(fit confidence, sign confidence)"},
+                                         {"confidence_rule", "min(fit confidence, confidence of the 180-degree choice)"},
+                                         {"ambiguity_180", rule180},
                                          {"optics", optics},
                                          {"groups", px.det_row.size()},
                                          {"backend", px.provenance.backend}};

@@ -12,6 +12,7 @@
 #include "io/hdf5/admission.hpp"
 #include "io/hdf5/file_info.hpp"
 #include "io/source/cpu/decode_records_host.hpp"
+#include "live/cuda/live_cuda.hpp"
 #include "live/protocol/frame_bytes.hpp"
 
 namespace qgpu::live {
@@ -39,7 +40,7 @@ nlohmann::json Stats::to_json() const {
           {"stale", stale},                     {"problems", problems},             {"bytes_received", bytes_received},
           {"series_started", series_started},   {"series_finished", series_finished}, {"seconds", seconds},
           {"frames_per_second", frames_per_second}, {"latency_ms", latency_ms},   {"max_latency_ms", max_latency_ms},
-          {"ring_peak_bytes", ring_peak_bytes}};
+          {"ring_peak_bytes", ring_peak_bytes}, {"busy_seconds", busy_seconds}};
 }
 
 // The worker's state of one series.
@@ -49,7 +50,9 @@ struct Acquisition::Series {
   io::FileInfo codec;            // what the host decoders need: dtype, frame shape, codec, bitshuffle parameters
   bool codec_ready = false;      // bitshuffle: block size read from the first frame
   Dataset resident;              // dense, zero-filled: frames land at their scan positions
-  std::uint8_t* frames = nullptr;  // its bytes
+  std::uint8_t* frames = nullptr;  // its bytes (host memory on cpu, the GPU buffer on cuda)
+  std::shared_ptr<DeviceBuffer> device_resident;  // cuda: the resident's buffer
+  std::unique_ptr<cuda::BatchDecoder> gpu;        // cuda: the batch decoder (made at the first batch)
   std::size_t frame_bytes = 0;
   std::vector<std::uint8_t> received;
   std::map<std::string, detector::Mask> detectors;
@@ -63,15 +66,18 @@ struct Acquisition::Series {
 Acquisition::Acquisition(AcquisitionOptions options) : options_(std::move(options)) {
   if (options_.ring_bytes < 4096) throw InvalidArgument("live ring of " + std::to_string(options_.ring_bytes) +
                                                         " bytes: at least 4096");
-  if (options_.batch_frames == 0) throw InvalidArgument("live batch of 0 frames");
+  if (options_.batch_frames == 0 || options_.batch_frames > 65535)
+    throw InvalidArgument("live batch of " + std::to_string(options_.batch_frames) + " frames: 1..65535");
   if (options_.pixel_mask != "keep" && options_.pixel_mask != "zero")
     throw InvalidArgument("pixel_mask '" + options_.pixel_mask + "': keep or zero");
   const Backend b = resolve(options_.backend);
-  if (b == Backend::cuda)
-    throw BackendUnavailable("live acquisition on the cuda backend is not built yet: use backend cpu (the frames are "
-                             "decoded on all cores) until it is");
   backend_ = backend_name(b);
-  ring_.resize(options_.ring_bytes);
+  ring_size_ = options_.ring_bytes;
+  if (b == Backend::cuda) {
+    ring_ = cuda::pinned_bytes(ring_size_);  // batches go to the GPU straight from the ring
+  } else {
+    ring_ = std::shared_ptr<std::uint8_t>(new std::uint8_t[ring_size_], std::default_delete<std::uint8_t[]>());
+  }
   worker_ = std::thread([this] { worker(); });
 }
 
@@ -91,6 +97,16 @@ void Acquisition::close() {
 void Acquisition::on_series_end(std::function<void(const FinishedSeries&)> f) {
   std::lock_guard lk(products_mutex_);
   on_series_end_ = std::move(f);
+}
+
+void Acquisition::on_series_start(std::function<void(const Dataset&)> f) {
+  std::lock_guard lk(products_mutex_);
+  on_series_start_ = std::move(f);
+}
+
+void Acquisition::set_resident_guard(std::function<void(const std::function<void()>&)> guard) {
+  std::lock_guard lk(products_mutex_);
+  resident_guard_ = std::move(guard);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -165,6 +181,10 @@ void Acquisition::series_start(const SeriesInfo& info) {
 
 void Acquisition::series_end(const std::string& series_id, const std::string& reason) {
   std::unique_lock lk(ring_mutex_);
+  if (!series_open_ && !refused_series_id_.empty() && series_id == refused_series_id_) {
+    refused_series_id_.clear();  // the end of a series refused at its start (named then)
+    return;
+  }
   if (!series_open_ || series_id != open_series_id_) {
     lk.unlock();
     std::lock_guard pk(products_mutex_);
@@ -186,7 +206,7 @@ void Acquisition::series_end(const std::string& series_id, const std::string& re
 }
 
 bool Acquisition::reserve(std::size_t size, std::size_t* offset) {
-  const std::size_t cap = ring_.size();
+  const std::size_t cap = ring_size_;
   if (ring_used_ == 0) {  // empty: start over at 0
     *offset = 0;
     tail_ = 0;
@@ -258,14 +278,14 @@ void Acquisition::frame(const FrameView& f) {
                                    " is encoded differently from the series' first frame: skipped");
     return;
   }
-  if (f.size > ring_.size() || f.size == 0) {
+  if (f.size > ring_size_ || f.size == 0) {
     lk.unlock();
     std::lock_guard pk(products_mutex_);
     ++stats_.dropped;
     if (problems_.size() < kMaxProblemsKept)
       problems_.push_back("series " + sid + ": frame " + std::to_string(f.index) + " of " +
                                    std::to_string(f.size) + " bytes does not fit the ring of " +
-                                   std::to_string(ring_.size()) + " bytes: dropped");
+                                   std::to_string(ring_size_) + " bytes: dropped");
     return;
   }
   std::size_t offset = 0;
@@ -287,7 +307,7 @@ void Acquisition::frame(const FrameView& f) {
       return;
     }
   }
-  std::memcpy(ring_.data() + offset, f.data, f.size);
+  std::memcpy(ring_.get() + offset, f.data, f.size);
   ring_used_ += f.size;
   seen_[f.index] = 1;
   Entry e;
@@ -404,17 +424,14 @@ void Acquisition::begin_series(const SeriesInfo& info) {
   s->frame_bytes = checked_product<InvalidArgument>({info.det_rows, info.det_cols, dtype_size(info.dtype)},
                                                     "live frame size");
   const std::size_t bytes = s->shape.nbytes(dtype_size(info.dtype));
-  const std::size_t free_bytes = io::free_memory_bytes(Backend::cpu);
+  const bool gpu = backend_ == "cuda";
+  const std::size_t free_bytes = io::free_memory_bytes(gpu ? Backend::cuda : Backend::cpu);
   if (double(bytes) > 0.8 * double(free_bytes))
     throw InvalidArgument("series " + info.series_id + ": the scan of " + std::to_string(info.scan_rows) + " x " +
                           std::to_string(info.scan_cols) + " frames of " + std::to_string(info.det_rows) + " x " +
                           std::to_string(info.det_cols) + " " + dtype_name(info.dtype) + " needs " +
                           std::to_string(bytes >> 20) + " MiB; " + std::to_string(free_bytes >> 20) +
-                          " MiB are available: its frames are skipped");
-  HostArray4D a;
-  a.shape = s->shape;
-  a.dtype = info.dtype;
-  a.bytes.assign(bytes, 0);
+                          " MiB are available" + (gpu ? " on the GPU" : "") + ": its frames are skipped");
   nlohmann::json md = {{"live", {{"protocol", info.protocol}, {"series_id", info.series_id}, {"metadata", info.metadata}}},
                        {"calibration", info.calibration},
                        {"calibration_detail", info.calibration_detail}};
@@ -427,10 +444,20 @@ void Acquisition::begin_series(const SeriesInfo& info) {
   pv.output_shape = s->shape.dims();
   pv.representation = "dense";
   pv.dense_bytes = pv.resident_bytes = bytes;
-  s->resident = Dataset::from_host(std::move(a), std::move(md), std::move(pv));
   // The worker alone writes the frames, between the queries it runs itself (no other thread sees this dataset
   // before the series ends).
-  s->frames = const_cast<std::uint8_t*>(s->resident.host_bytes().data());
+  if (gpu) {
+    s->device_resident = cuda::zeroed_device(bytes);
+    s->frames = static_cast<std::uint8_t*>(s->device_resident->data());
+    s->resident = Dataset::from_device(s->device_resident, s->shape, info.dtype, std::move(md), std::move(pv));
+  } else {
+    HostArray4D a;
+    a.shape = s->shape;
+    a.dtype = info.dtype;
+    a.bytes.assign(bytes, 0);
+    s->resident = Dataset::from_host(std::move(a), std::move(md), std::move(pv));
+    s->frames = const_cast<std::uint8_t*>(s->resident.host_bytes().data());
+  }
   s->received.assign(s->shape.frames(), 0);
   // The codec as a FileInfo for the host decoders.
   io::FileInfo& fi = s->codec;
@@ -468,8 +495,17 @@ void Acquisition::begin_series(const SeriesInfo& info) {
     first_frame_ = Clock::now();
     stats_.frames_decoded = 0;
     stats_.seconds = 0;
+    stats_.busy_seconds = 0;
+    stats_.max_latency_ms = 0;
   }
+  std::function<void(const Dataset&)> started;
+  {
+    std::lock_guard lk(products_mutex_);
+    started = on_series_start_;
+  }
+  const Dataset resident = s->resident;
   series_ = std::move(s);
+  if (started) started(resident);
 }
 
 namespace {
@@ -490,13 +526,14 @@ Dataset batch_dataset(HostBytes bytes, std::size_t n, const SeriesInfo& info) {
 
 void Acquisition::process_batch(std::vector<Entry>& batch) {
   if (!series_ || batch.empty()) return;
+  const auto t_start = Clock::now();
   Series& s = *series_;
   const std::size_t n = batch.size(), fb = s.frame_bytes;
   if (s.info.codec.kind == io::FrameCodecKind::bitshuffle && !s.codec_ready) {
     // The block size from the first frame's header (the stream does not state it).
     const Entry& e0 = batch[0];
     if (e0.size < 12) throw FormatError("frame " + std::to_string(e0.index) + ": shorter than its 12-byte header");
-    const std::uint32_t block = frame_bytes::block_bytes(ring_.data() + e0.offset);
+    const std::uint32_t block = frame_bytes::block_bytes(ring_.get() + e0.offset);
     const std::size_t es = dtype_size(s.info.dtype);
     s.codec.filters = {io::FilterInfo{32008, "bitshuffle", {0, 4, unsigned(es), unsigned(block / es), 2}}};
     s.codec.bitshuffle_lz4 = true;
@@ -504,57 +541,68 @@ void Acquisition::process_batch(std::vector<Entry>& batch) {
     s.codec.one_frame_per_chunk = true;
     s.codec_ready = true;
   }
-  HostBytes staging;
-  staging.resize(n * fb);
   std::vector<std::uint64_t> offsets(n), sizes(n);
-  std::vector<void*> dest(n);
   for (std::size_t i = 0; i < n; ++i) {
     offsets[i] = batch[i].offset;
     sizes[i] = batch[i].size;
-    dest[i] = staging.data() + i * fb;
   }
   std::vector<std::uint8_t> good(n, 1);
-  std::size_t from = 0;
-  while (from < n) {
-    io::codec::ChunkBatch cb;
-    cb.base = ring_.data();
-    cb.base_bytes = ring_.size();
-    cb.offset = offsets.data() + from;
-    cb.size = sizes.data() + from;
-    cb.dest = dest.data() + from;
-    cb.n_chunks = n - from;
-    std::optional<io::codec::ChunkFailure> fail;
-    try {
-      fail = io::decode_records_host(s.codec, cb, options_.threads);
-    } catch (const std::exception& ex) {
-      fail = io::codec::ChunkFailure{0, ex.what()};
-    }
-    if (!fail) break;
-    const std::size_t k = from + fail->chunk;
+  const auto corrupt = [&](std::size_t k, const std::string& reason) {
     good[k] = 0;
-    std::memset(dest[k], 0, fb);
-    s.corrupt.emplace_back(batch[k].index, fail->reason);
-    note_problem("series " + s.info.series_id + ": frame " + std::to_string(batch[k].index) +
-                 " does not decode (" + fail->reason + "): its position is left empty");
-    {
-      std::lock_guard pk(products_mutex_);
-      ++stats_.corrupt;
-    }
-    from = k + 1;
-  }
-  if (options_.pixel_mask == "zero" && !s.info.bad_pixels.empty()) {
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::uint32_t p : s.info.bad_pixels) {
-        std::uint8_t* px = static_cast<std::uint8_t*>(dest[i]) + std::size_t(p) * dtype_size(s.info.dtype);
-        std::memset(px, 0, dtype_size(s.info.dtype));
+    s.corrupt.emplace_back(batch[k].index, reason);
+    note_problem("series " + s.info.series_id + ": frame " + std::to_string(batch[k].index) + " does not decode (" +
+                 reason + "): its position is left empty");
+    std::lock_guard pk(products_mutex_);
+    ++stats_.corrupt;
+  };
+  const bool zero_bad = options_.pixel_mask == "zero" && !s.info.bad_pixels.empty();
+  Dataset bd;
+  HostBytes staging;
+  if (s.device_resident) {  // cuda: the load pipeline's kernels, into the decoder's staging frames
+    if (!s.gpu) s.gpu = std::make_unique<cuda::BatchDecoder>(s.codec, options_.batch_frames, ring_size_, s.info.bad_pixels);
+    for (const auto& [k, reason] : s.gpu->decode(ring_.get(), offsets.data(), sizes.data(), n, zero_bad))
+      corrupt(k, reason);
+    Provenance pv;
+    pv.operation = "live.batch";
+    pv.backend = "cuda";
+    bd = Dataset::from_device(s.gpu->staging(), Shape4D{1, n, s.info.det_rows, s.info.det_cols}, s.info.dtype,
+                              nlohmann::json::object(), std::move(pv));
+  } else {  // cpu: the host decoders on all cores
+    staging.resize(n * fb);
+    std::vector<void*> dest(n);
+    for (std::size_t i = 0; i < n; ++i) dest[i] = staging.data() + i * fb;
+    std::size_t from = 0;
+    while (from < n) {
+      io::codec::ChunkBatch cb;
+      cb.base = ring_.get();
+      cb.base_bytes = ring_size_;
+      cb.offset = offsets.data() + from;
+      cb.size = sizes.data() + from;
+      cb.dest = dest.data() + from;
+      cb.n_chunks = n - from;
+      std::optional<io::codec::ChunkFailure> fail;
+      try {
+        fail = io::decode_records_host(s.codec, cb, options_.threads);
+      } catch (const std::exception& ex) {
+        fail = io::codec::ChunkFailure{0, ex.what()};
       }
+      if (!fail) break;
+      const std::size_t k = from + fail->chunk;
+      std::memset(dest[k], 0, fb);
+      corrupt(k, fail->reason);
+      from = k + 1;
+    }
+    if (zero_bad) {
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::uint32_t p : s.info.bad_pixels) {
+          std::uint8_t* px = static_cast<std::uint8_t*>(dest[i]) + std::size_t(p) * dtype_size(s.info.dtype);
+          std::memset(px, 0, dtype_size(s.info.dtype));
+        }
+    }
   }
   if (options_.slow_consumer_us) std::this_thread::sleep_for(std::chrono::microseconds(options_.slow_consumer_us * n));
-  // Frames into the resident at their positions.
-  for (std::size_t i = 0; i < n; ++i)
-    if (good[i]) std::memcpy(s.frames + batch[i].index * fb, dest[i], fb);
   // Products of the new frames only, by the queries every dataset has.
-  const Dataset bd = batch_dataset(std::move(staging), n, s.info);
+  if (!s.device_resident) bd = batch_dataset(std::move(staging), n, s.info);
   const Image<std::uint64_t> sum = detector::sum_pattern(bd).take_counts("the live sum pattern");
   if (s.default_detectors && s.detectors.empty()) {
     // bf and adf from the first batch's disk fit.
@@ -584,6 +632,25 @@ void Acquisition::process_batch(std::vector<Entry>& batch) {
   for (const auto& [name, m] : s.detectors)
     values[name] = detector::virtual_image(bd, m).take_counts("live detector " + name);
   const dpc::ComResult com = dpc::center_of_mass(bd);
+  // The frames into the resident at their positions.
+  std::vector<std::uint64_t> positions(n);
+  for (std::size_t i = 0; i < n; ++i) positions[i] = batch[i].index;
+  const auto write = [&] {
+    if (s.device_resident) {
+      s.gpu->scatter(s.frames, positions.data(), good.data(), n);
+    } else {
+      const std::uint8_t* src = bd.host_bytes().data();
+      for (std::size_t i = 0; i < n; ++i)
+        if (good[i]) std::memcpy(s.frames + positions[i] * fb, src + i * fb, fb);
+    }
+  };
+  std::function<void(const std::function<void()>&)> guard;
+  {
+    std::lock_guard lk(products_mutex_);
+    guard = resident_guard_;
+  }
+  if (guard) guard(write);
+  else write();
   std::lock_guard pk(products_mutex_);
   for (std::size_t k = 0; k < sum.data.size(); ++k) products_.sum_pattern.data[k] += sum.data[k];
   std::uint64_t decoded = 0;
@@ -602,6 +669,7 @@ void Acquisition::process_batch(std::vector<Entry>& batch) {
   stats_.seconds = std::chrono::duration<double>(Clock::now() - first_frame_).count();
   stats_.frames_per_second = stats_.seconds > 0 ? double(stats_.frames_decoded) / stats_.seconds : 0;
   stats_.latency_ms = ms_since(batch.front().arrived);
+  stats_.busy_seconds += std::chrono::duration<double>(Clock::now() - t_start).count();
   stats_.max_latency_ms = std::max(stats_.max_latency_ms, stats_.latency_ms);
 }
 
@@ -680,13 +748,24 @@ void Acquisition::finish_series(const std::string& reason) {
   pv.parameters = report;
   nlohmann::json md = s->resident.metadata();
   md["live"]["report"] = report;
-  // The resident's storage is handed over without a copy: the Dataset made at begin_series shares it.
-  Dataset ds = Dataset::from_host(
+  // The resident's storage is handed over without a copy (GPU: shared). On the host it is moved, unless others
+  // read the resident (a guard is set: qgpu serve --live keeps serving it), then copied.
+  bool shared = false;
+  {
+    std::lock_guard lk(products_mutex_);
+    shared = static_cast<bool>(resident_guard_);
+  }
+  Dataset ds = s->device_resident
+                   ? Dataset::from_device(s->device_resident, s->shape, s->info.dtype, std::move(md), std::move(pv))
+                   : Dataset::from_host(
       [&] {
         HostArray4D h;
         h.shape = s->shape;
         h.dtype = s->info.dtype;
-        h.bytes = std::move(const_cast<HostBytes&>(s->resident.host_bytes()));
+        if (shared)
+          h.bytes = s->resident.host_bytes();
+        else
+          h.bytes = std::move(const_cast<HostBytes&>(s->resident.host_bytes()));
         return h;
       }(),
       std::move(md), std::move(pv));

@@ -34,7 +34,7 @@ struct AcquisitionOptions {
   std::size_t scan_rows = 0, scan_cols = 0;  // the scan shape (0: the stream's, else a square frame count)
   std::size_t ring_bytes = std::size_t(256) << 20;  // received frames waiting to be decoded, at most
   unsigned wait_ms = 1000;                  // a full ring: the receiver waits this long for room, then drops
-  std::size_t batch_frames = 1024;          // frames decoded together, at most
+  std::size_t batch_frames = 1024;          // frames decoded together, at most (1..65535)
   unsigned batch_ms = 5;                    // a batch goes when its oldest frame is this old, full or not
   std::string pixel_mask = "keep";          // "zero": the stream's bad pixels set to 0 in every frame
   unsigned threads = 0;                     // host decode threads (0: every core)
@@ -51,6 +51,7 @@ struct Stats {
   double seconds = 0;                  // since the first frame of the current series
   double frames_per_second = 0;        // decoded / seconds
   double latency_ms = 0, max_latency_ms = 0;  // arrival of a batch's oldest frame -> its products updated
+  double busy_seconds = 0;             // the worker decoding and imaging batches (busy fraction = / seconds)
   std::size_t ring_peak_bytes = 0;
   nlohmann::json to_json() const;
 };
@@ -101,6 +102,12 @@ class Acquisition : public Sink {
   std::string backend() const { return backend_; }
   // Called on the worker thread for every finished series (the CLI writes its outputs there).
   void on_series_end(std::function<void(const FinishedSeries&)> f);
+  // Called on the worker thread when a series' resident is made, before any of its frames is written: the growing
+  // dataset (frames not yet received are zero), which others may query while the worker writes into it through
+  // the guard below (qgpu serve --live).
+  void on_series_start(std::function<void(const Dataset& resident)> f);
+  // Every write of frames into the resident runs inside guard(write): a reader of the resident takes the same lock.
+  void set_resident_guard(std::function<void(const std::function<void()>& write)> guard);
   // Waits until `n` series have finished (true) or timeout_s passed (false).
   bool wait_finished(std::size_t n, double timeout_s) const;
   // Finished series so far (shared datasets).
@@ -134,7 +141,8 @@ class Acquisition : public Sink {
   mutable std::mutex ring_mutex_;
   std::condition_variable ring_cv_;      // worker: entries arrived
   std::condition_variable room_cv_;      // receiver: room freed
-  std::vector<std::uint8_t> ring_;
+  std::shared_ptr<std::uint8_t> ring_;  // pinned host memory on cuda
+  std::size_t ring_size_ = 0;
   std::size_t head_ = 0, tail_ = 0;      // next write; oldest live byte (head_ == tail_ with entries: full)
   std::size_t ring_used_ = 0;
   std::deque<Entry> entries_;
@@ -158,6 +166,8 @@ class Acquisition : public Sink {
   Stats stats_;
   std::vector<FinishedSeries> finished_;
   std::function<void(const FinishedSeries&)> on_series_end_;
+  std::function<void(const Dataset&)> on_series_start_;
+  std::function<void(const std::function<void()>&)> resident_guard_;
   std::vector<std::string> problems_;  // the first kMaxProblemsKept named, whatever the series
   std::map<std::string, std::optional<detector::Mask>> pending_detectors_;  // nullopt: remove
   std::chrono::steady_clock::time_point first_frame_;

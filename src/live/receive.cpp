@@ -113,72 +113,62 @@ Receiver::Receiver(Endpoint endpoint, Sink& sink, ReceiveOptions options)
     : endpoint_(std::move(endpoint)), sink_(sink), options_(std::move(options)) {}
 
 void Receiver::run() {
-  if (endpoint_.protocol == "dectris-v2") return run_dectris_v2();
-  if (endpoint_.protocol == "dectris-v1") return run_dectris_v1();
+  if (endpoint_.protocol == "dectris-v2") return run_dectris(true);
+  if (endpoint_.protocol == "dectris-v1") return run_dectris(false);
   if (endpoint_.protocol == "merlin") return run_merlin();
   throw InvalidArgument("unknown live protocol '" + endpoint_.protocol + "'");
 }
 
-void Receiver::run_dectris_v2() {
-  zmq::context_t ctx(1);
-  zmq::socket_t sock(ctx, zmq::socket_type::pull);
-  sock.set(zmq::sockopt::rcvtimeo, kPollMs);
-  sock.set(zmq::sockopt::linger, 0);
-  try {
-    sock.connect(zmq_address(endpoint_));
-  } catch (const zmq::error_t& e) {
-    throw IoError("cannot connect to " + endpoint_.url() + ": " + e.what());
-  }
-  Tracker t;
-  SeriesInfo current;
-  std::vector<std::uint8_t> scratch;
-  auto last = Clock::now();
-  while (!stop_) {
-    zmq::message_t msg;
-    if (!sock.recv(msg)) {
-      if (options_.idle_timeout_s > 0 &&
-          std::chrono::duration<double>(Clock::now() - last).count() > options_.idle_timeout_s)
-        break;
-      continue;
-    }
-    last = Clock::now();
-    const std::size_t k = ++messages_;
-    stream2::Message m;
-    try {
-      m = stream2::decode(static_cast<const std::uint8_t*>(msg.data()), msg.size(), options_.channel);
-    } catch (const FormatError& e) {
-      sink_.problem("message " + std::to_string(k) + ": " + e.what() + ": skipped");
-      continue;
-    }
-    const std::string sid = std::to_string(m.series_id);
-    switch (m.kind) {
-      case stream2::Kind::start:
-        current = m.start;
-        t.open = sid;
-        sink_.series_start(current);
-        break;
-      case stream2::Kind::image:
-        if (!t.open || *t.open != sid) {
-          sink_.problem("image " + std::to_string(m.image.image_id) + " of series " + sid + " while " +
-                        (t.open ? "series " + *t.open + " is open" : "no series is open") + ": skipped");
-          break;
-        }
-        if (image_fits(sink_, current, m.image.image_id, m.image.rows, m.image.cols, m.image.dtype))
-          deliver(sink_, m.image.image_id, m.image.data, m.image.size, m.image.compression, current, scratch);
-        break;
-      case stream2::Kind::end:
-        sink_.series_end(sid, "");
-        if (t.open && *t.open == sid) {
-          t.open.reset();
-          if (options_.series && ++t.ended >= options_.series) return;
-        }
-        break;
-    }
-  }
-  if (t.open) sink_.series_end(*t.open, "stopped");
+namespace {
+
+// A DECTRIS message of either stream version, as the receiver acts on it.
+struct DectrisEvent {
+  enum Kind { start, image, end } kind = end;
+  std::string series;
+  SeriesInfo info;                 // start
+  std::uint64_t index = 0;         // image
+  std::size_t rows = 0, cols = 0;
+  DType dtype = DType::u16;
+  std::string compression;         // "" (plain), "bslz4", "lz4"
+  const std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+};
+
+DectrisEvent event_of(stream2::Message&& m) {
+  DectrisEvent e;
+  e.series = std::to_string(m.series_id);
+  e.kind = m.kind == stream2::Kind::start ? DectrisEvent::start
+           : m.kind == stream2::Kind::image ? DectrisEvent::image : DectrisEvent::end;
+  e.info = std::move(m.start);
+  e.index = m.image.image_id;
+  e.rows = m.image.rows;
+  e.cols = m.image.cols;
+  e.dtype = m.image.dtype;
+  e.compression = m.image.compression;
+  e.data = m.image.data;
+  e.size = m.image.size;
+  return e;
 }
 
-void Receiver::run_dectris_v1() {
+DectrisEvent event_of(stream1::Message&& m) {
+  DectrisEvent e;
+  e.series = std::to_string(m.series);
+  e.kind = m.kind == stream1::Kind::header ? DectrisEvent::start
+           : m.kind == stream1::Kind::image ? DectrisEvent::image : DectrisEvent::end;
+  e.info = std::move(m.start);
+  e.index = m.frame;
+  e.rows = m.rows;
+  e.cols = m.cols;
+  e.dtype = m.dtype;
+  e.compression = m.encoding == "<" ? "" : m.encoding == "lz4<" ? "lz4" : "bslz4";
+  e.data = m.blob.data;
+  e.size = m.blob.size;
+  return e;
+}
+
+}  // namespace
+
+void Receiver::run_dectris(bool v2) {
   zmq::context_t ctx(1);
   zmq::socket_t sock(ctx, zmq::socket_type::pull);
   sock.set(zmq::sockopt::rcvtimeo, kPollMs);
@@ -191,12 +181,14 @@ void Receiver::run_dectris_v1() {
   Tracker t;
   SeriesInfo current;
   std::vector<std::uint8_t> scratch;
+  std::vector<zmq::message_t> parts;
+  std::vector<stream1::Part> views;
   auto last = Clock::now();
   while (!stop_) {
-    std::vector<zmq::message_t> parts;
+    parts.clear();
     std::optional<std::size_t> got;
     try {
-      got = zmq::recv_multipart(sock, std::back_inserter(parts));
+      got = zmq::recv_multipart(sock, std::back_inserter(parts));  // one part for stream V2
     } catch (const zmq::error_t& e) {
       throw IoError("receiving from " + endpoint_.url() + ": " + e.what());
     }
@@ -208,40 +200,41 @@ void Receiver::run_dectris_v1() {
     }
     last = Clock::now();
     const std::size_t k = ++messages_;
-    std::vector<stream1::Part> views;
-    for (const auto& p : parts) views.push_back({static_cast<const std::uint8_t*>(p.data()), p.size()});
-    stream1::Message m;
-    try {
-      m = stream1::decode(views);
-    } catch (const FormatError& e) {
-      sink_.problem("message " + std::to_string(k) + ": " + e.what() + ": skipped");
-      continue;
-    }
-    const std::string sid = std::to_string(m.series);
-    switch (m.kind) {
-      case stream1::Kind::header:
-        current = m.start;
-        t.open = sid;
-        sink_.series_start(current);
-        break;
-      case stream1::Kind::image: {
-        if (!t.open || *t.open != sid) {
-          sink_.problem("image " + std::to_string(m.frame) + " of series " + sid + " while " +
-                        (t.open ? "series " + *t.open + " is open" : "no series is open") + ": skipped");
-          break;
-        }
-        if (!image_fits(sink_, current, m.frame, m.rows, m.cols, m.dtype)) break;
-        const std::string comp = m.encoding == "<" ? "" : m.encoding == "lz4<" ? "lz4" : "bslz4";
-        deliver(sink_, m.frame, m.blob.data, m.blob.size, comp, current, scratch);
-        break;
+    try {  // whatever one message does, the stream goes on
+      DectrisEvent e;
+      if (v2) {
+        if (parts.size() != 1) throw FormatError("DECTRIS stream V2 message of " + std::to_string(parts.size()) + " parts");
+        e = event_of(stream2::decode(static_cast<const std::uint8_t*>(parts[0].data()), parts[0].size(), options_.channel));
+      } else {
+        views.clear();
+        for (const auto& p : parts) views.push_back({static_cast<const std::uint8_t*>(p.data()), p.size()});
+        e = event_of(stream1::decode(views));
       }
-      case stream1::Kind::end:
-        sink_.series_end(sid, "");
-        if (t.open && *t.open == sid) {
-          t.open.reset();
-          if (options_.series && ++t.ended >= options_.series) return;
-        }
-        break;
+      switch (e.kind) {
+        case DectrisEvent::start:
+          current = std::move(e.info);
+          t.open = e.series;
+          sink_.series_start(current);
+          break;
+        case DectrisEvent::image:
+          if (!t.open || *t.open != e.series) {
+            sink_.problem("image " + std::to_string(e.index) + " of series " + e.series + " while " +
+                          (t.open ? "series " + *t.open + " is open" : "no series is open") + ": skipped");
+            break;
+          }
+          if (image_fits(sink_, current, e.index, e.rows, e.cols, e.dtype))
+            deliver(sink_, e.index, e.data, e.size, e.compression, current, scratch);
+          break;
+        case DectrisEvent::end:
+          sink_.series_end(e.series, "");
+          if (t.open && *t.open == e.series) {
+            t.open.reset();
+            if (options_.series && ++t.ended >= options_.series) return;
+          }
+          break;
+      }
+    } catch (const std::exception& ex) {
+      sink_.problem("message " + std::to_string(k) + ": " + ex.what() + ": skipped");
     }
   }
   if (t.open) sink_.series_end(*t.open, "stopped");
@@ -394,6 +387,7 @@ void Receiver::run_merlin() {
                       std::to_string(pf.payload_bytes) + ": skipped");
         continue;
       }
+      try {
       if (!t.open) {
         current = SeriesInfo{};
         current.protocol = "merlin";
@@ -429,6 +423,10 @@ void Receiver::run_merlin() {
       }
       sink_.frame({fh.sequence - first_sequence, payload.data() + fh.header_bytes, std::size_t(pf.payload_bytes),
                    io::FrameCodecKind::merlin});
+      } catch (const std::exception& e) {  // whatever one message does, the stream goes on
+        sink_.problem("message " + std::to_string(k) + ": " + e.what() + ": skipped");
+        continue;
+      }
       ++delivered;
       if (current.frames && delivered >= current.frames && end_open("")) return;
     }

@@ -42,8 +42,7 @@ class Receiver {
   std::size_t messages() const { return messages_; }
 
  private:
-  void run_dectris_v2();
-  void run_dectris_v1();
+  void run_dectris(bool v2);  // stream V2 (CBOR, one part) or V1 (JSON multipart)
   void run_merlin();
   Endpoint endpoint_;
   Sink& sink_;

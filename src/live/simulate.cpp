@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -35,14 +36,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The frames to send, each as the stream carries it, and what the start message announces.
-struct Source {
-  SeriesInfo info;
-  std::vector<std::vector<std::uint8_t>> frames;  // DECTRIS: bslz4 chunks; Merlin: MQ1 header + pixels
-  std::string hdr;                                // Merlin: the acquisition header text
-  double energy_ev = 300000;
-  std::string how;
-};
+using Source = StreamSource;
 
 void read_at(int fd, std::uint8_t* p, std::size_t n, std::uint64_t off, const std::string& file) {
   std::size_t got = 0;
@@ -257,13 +251,17 @@ SimulateReport run_dectris(const Source& src, const SimulateOptions& o, const st
     for (const auto& p : parts) rep.bytes_sent += p.size();
   };
   if (o.stale_end_first) one(v2 ? single(stream2::encode_end(0)) : stream1::encode_end(0));
-  const auto t0 = Clock::now();
-  Pacer pace(o.rate);
+  auto t0 = Clock::now();
+  std::optional<Pacer> pace;
   std::uint64_t series = 0;
   for (std::size_t rpt = 0; rpt < std::max<std::size_t>(o.repeat, 1) && !stopped(stop); ++rpt) {
     ++series;
     one(v2 ? single(stream2::encode_start(series, info, src.energy_ev, {}))
            : stream1::encode_header(series, info, src.energy_ev));
+    if (!pace) {  // the clock starts once a receiver took the first message
+      t0 = Clock::now();
+      pace.emplace(o.rate);
+    }
     std::uint64_t in_series = 0;
     for (std::uint64_t k : send_order(info.frames, o)) {
       if (stopped(stop)) break;
@@ -272,7 +270,7 @@ SimulateReport run_dectris(const Source& src, const SimulateOptions& o, const st
         one(v2 ? single(stream2::encode_start(series, info, src.energy_ev, {}))
                : stream1::encode_header(series, info, src.energy_ev));
       }
-      pace.wait(rep.frames_sent);
+      pace->wait(rep.frames_sent);
       const std::vector<std::uint8_t> damaged = bad.count(k) ? corrupted(src.frames[k]) : std::vector<std::uint8_t>{};
       const std::vector<std::uint8_t>& f = bad.count(k) ? damaged : src.frames[k];
       if (v2)
@@ -369,16 +367,31 @@ SimulateReport run_merlin(const Source& src, const SimulateOptions& o, const std
 
 }  // namespace
 
-SimulateReport simulate_detector(const std::string& file, const SimulateOptions& o, const std::atomic<bool>* stop) {
+namespace {
+void check_options(const SimulateOptions& o) {
   if (o.protocol != "dectris-v2" && o.protocol != "dectris-v1" && o.protocol != "merlin")
     throw InvalidArgument("simulate-detector: protocol '" + o.protocol + "' (dectris-v2, dectris-v1 or merlin)");
   if (o.rate < 0) throw InvalidArgument("simulate-detector: a negative rate");
-  const Source src = o.protocol == "merlin" ? merlin_source(file, o) : dectris_source(file, o);
+}
+}  // namespace
+
+StreamSource stream_source(const std::string& file, const SimulateOptions& o) {
+  check_options(o);
+  return o.protocol == "merlin" ? merlin_source(file, o) : dectris_source(file, o);
+}
+
+SimulateReport simulate_detector(const StreamSource& src, const SimulateOptions& o, const std::atomic<bool>* stop) {
+  check_options(o);
+  return o.protocol == "merlin" ? run_merlin(src, o, stop) : run_dectris(src, o, stop);
+}
+
+SimulateReport simulate_detector(const std::string& file, const SimulateOptions& o, const std::atomic<bool>* stop) {
+  const StreamSource src = stream_source(file, o);
   if (o.log)
     o.log("simulating " + o.protocol + " from '" + file + "' (" + src.how + "): " + std::to_string(src.info.frames) +
           " frames of " + std::to_string(src.info.det_rows) + " x " + std::to_string(src.info.det_cols) + " " +
           dtype_name(src.info.dtype));
-  return o.protocol == "merlin" ? run_merlin(src, o, stop) : run_dectris(src, o, stop);
+  return simulate_detector(src, o, stop);
 }
 
 }  // namespace qgpu::live

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "live/series.hpp"
+
 namespace qgpu::live {
 
 struct SimulateOptions {
@@ -41,9 +43,22 @@ struct SimulateReport {
   std::string source;  // "verbatim chunks" | "encoded from <reader>"
 };
 
-// Replays `file`; returns when every series was sent (or *stop became true). IoError when the address cannot be
-// bound or no receiver came within connect_timeout_s.
+// The frames of a file as a stream carries them (options.protocol, scan_rows/cols): DECTRIS bitshuffle+LZ4 chunks
+// or Merlin MQ1 frames (header + pixels), with what the start message announces.
+struct StreamSource {
+  SeriesInfo info;
+  std::vector<std::vector<std::uint8_t>> frames;
+  std::string hdr;            // Merlin: the acquisition header text
+  double energy_ev = 300000;  // DECTRIS: incident_energy of the start message
+  std::string how;            // "verbatim chunks of hdf5", "encoded (...) from <reader>"
+};
+StreamSource stream_source(const std::string& file, const SimulateOptions& options);
+
+// Replays `file` (or a source already read); returns when every series was sent (or *stop became true). IoError
+// when the address cannot be bound or no receiver came within connect_timeout_s.
 SimulateReport simulate_detector(const std::string& file, const SimulateOptions& options,
+                                 const std::atomic<bool>* stop = nullptr);
+SimulateReport simulate_detector(const StreamSource& source, const SimulateOptions& options,
                                  const std::atomic<bool>* stop = nullptr);
 
 }  // namespace qgpu::live

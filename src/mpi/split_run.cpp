@@ -268,7 +268,7 @@ class GatheredProducts : public workflow::ScanProducts {
   }
   dpc::RotationResult calibrate_rotation(const dpc::DpcResult& d) override {
     dpc::RotationResult com = dpc::calibrate_rotation(d);
-    if (com.determined) {  // what dpc::calibrate_rotation(ds, d) answers then, without the frames
+    if (com.confidence >= dpc::kComTrusted) {  // what dpc::calibrate_rotation(ds, d) answers then, without the frames
       com.provenance.parameters["decided_by"] = "com_curl";
       return com;
     }

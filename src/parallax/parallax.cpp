@@ -286,26 +286,64 @@ double refine_jointly(const detail::Plan& plan, const std::vector<float>& window
   return f;
 }
 
-// The single-sideband correction (parallax_backend.hpp) from the current linear model: |C1| = sqrt |det M| (angstrom),
-// each group's tilt in the scan frame K_g = -(M d_g) step / (lambda |C1|) (the sign ambiguity does not matter there).
+// Polar decomposition of the shift matrix m (any units): m T^transpose = P R(phi), P symmetric (up to its sign the
+// aberration matrix S of parallax.hpp), transpose = det m < 0.
+struct Polar {
+  bool transpose = false;
+  double phi = 0, p00 = 0, p01 = 0, p11 = 0;
+};
+Polar polar(const double m[4]) {
+  Polar o;
+  double q[4] = {m[0], m[1], m[2], m[3]};
+  o.transpose = q[0] * q[3] - q[1] * q[2] < 0;
+  if (o.transpose) {  // M' = M T (T swaps row and col): swap the columns
+    std::swap(q[0], q[1]);
+    std::swap(q[2], q[3]);
+  }
+  o.phi = std::atan2(q[2] - q[1], q[0] + q[3]);  // polar rotation of M' = P R(phi)
+  const double cp = std::cos(o.phi), sp = std::sin(o.phi);
+  // P = M' R(phi)^T, symmetrised
+  o.p00 = q[0] * cp - q[1] * sp;
+  o.p11 = q[2] * sp + q[3] * cp;
+  o.p01 = 0.5 * ((q[0] * sp + q[1] * cp) + (q[2] * cp - q[3] * sp));
+  return o;
+}
+
+// The single-sideband correction (parallax_backend.hpp) from the current linear model: P (angstrom) from the polar
+// decomposition of M (S up to its sign: C1 and A1), each group's tilt in the scan frame K_g = -P^-1 (M d_g) step /
+// lambda, the phase alpha(Q) = pi lambda Q.P Q (the pair (P, K) or (-P, -K): the sign ambiguity does not matter
+// there). With P near singular (|A1| close to |C1|: K_g ill-determined) the isotropic |C1| = sqrt |det M| is used.
 // Off while the linear model does not explain the shifts (confidence < kSidebandMinConfidence: e.g. in focus, where
-// |C1| and so K_g are noise).
+// the shifts are noise).
 detail::Sideband sideband_for(const detail::Plan& plan, const Geometry& geo, const ParallaxParams& p, const double m[4],
                               double confidence) {
   detail::Sideband sb;
   if (!(confidence >= kSidebandMinConfidence)) return sb;
   const double rad_per_px = geo.mrad_per_px * 1e-3, to_angstrom = p.scan_step_angstrom / rad_per_px;
-  const double c1_abs = std::sqrt(std::abs(m[0] * m[3] - m[1] * m[2])) * to_angstrom;
-  if (!(c1_abs > 0) || !std::isfinite(c1_abs)) return sb;
+  const Polar pl = polar(m);
+  double s00 = pl.p00 * to_angstrom, s01 = pl.p01 * to_angstrom, s11 = pl.p11 * to_angstrom;
+  const double tr = 0.5 * (s00 + s11), dev = std::hypot(0.5 * (s00 - s11), s01);
+  const double small = std::abs(std::abs(tr) - dev), large = std::abs(tr) + dev;  // |C1 -+ A1|
+  if (!(small > 0.3 * large)) {  // isotropic fallback
+    const double c1_abs = std::sqrt(std::abs(m[0] * m[3] - m[1] * m[2])) * to_angstrom;
+    s00 = s11 = c1_abs;
+    s01 = 0;
+  }
+  const double det = s00 * s11 - s01 * s01;
+  if (!(std::abs(det) > 0) || !std::isfinite(det)) return sb;
   sb.on = true;
   sb.k_aperture = geo.radius_px * rad_per_px / geo.lambda;
-  sb.alpha_per_q2 = kPi * geo.lambda * c1_abs;
+  sb.a_rr = kPi * geo.lambda * s00;
+  sb.a_rc = kPi * geo.lambda * s01;
+  sb.a_cc = kPi * geo.lambda * s11;
   sb.q_row = 1.0 / (double(plan.scan_rows) * p.scan_step_angstrom);
   sb.q_col = 1.0 / (double(plan.scan_cols) * p.scan_step_angstrom);
-  const double per = p.scan_step_angstrom / (geo.lambda * c1_abs);
-  for (std::size_t g = 0; g < plan.groups(); ++g)
-    sb.k.push_back({-(m[0] * plan.det_row[g] + m[1] * plan.det_col[g]) * per,
-                    -(m[2] * plan.det_row[g] + m[3] * plan.det_col[g]) * per});
+  const double i00 = s11 / det, i01 = -s01 / det, i11 = s00 / det;  // P^-1 (1/angstrom)
+  for (std::size_t g = 0; g < plan.groups(); ++g) {
+    const double sr = (m[0] * plan.det_row[g] + m[1] * plan.det_col[g]) * p.scan_step_angstrom;
+    const double sc = (m[2] * plan.det_row[g] + m[3] * plan.det_col[g]) * p.scan_step_angstrom;
+    sb.k.push_back({-(i00 * sr + i01 * sc) / geo.lambda, -(i01 * sr + i11 * sc) / geo.lambda});
+  }
   return sb;
 }
 
@@ -413,17 +451,9 @@ Run align_and_fit(const Dataset& ds, const ParallaxParams& p) {
   // Physical units: angstrom of scan shift per radian of detector tilt.
   const double scale = p.scan_step_angstrom / (run.geo.mrad_per_px * 1e-3);
   for (int i = 0; i < 4; ++i) f.matrix[i] = m[i] * scale;
-  double q[4] = {f.matrix[0], f.matrix[1], f.matrix[2], f.matrix[3]};
-  f.transpose = q[0] * q[3] - q[1] * q[2] < 0;
-  if (f.transpose) {  // M' = M T (T swaps row and col): swap the columns
-    std::swap(q[0], q[1]);
-    std::swap(q[2], q[3]);
-  }
-  const double phi = std::atan2(q[2] - q[1], q[0] + q[3]);  // polar rotation of M' = P R(phi)
-  const double cp = std::cos(phi), sp = std::sin(phi);
-  // P = M' R(phi)^T, symmetrised
-  const double p00 = q[0] * cp - q[1] * sp, p11 = q[2] * sp + q[3] * cp;
-  const double p01 = 0.5 * ((q[0] * sp + q[1] * cp) + (q[2] * cp - q[3] * sp));
+  const Polar pl = polar(f.matrix);
+  f.transpose = pl.transpose;
+  const double phi = pl.phi, p00 = pl.p00, p11 = pl.p11, p01 = pl.p01;
   const double c1_abs = 0.5 * (p00 + p11);
 
   // The sign of C1 (equivalently the 180-degree choice).
@@ -546,15 +576,35 @@ ParallaxParams params_from_metadata(const Dataset& ds) {
   return p;
 }
 
-bool ParallaxFit::determined() const { return confidence >= kParallaxConfident; }
+double ParallaxFit::conditioning() const {
+  const double a = std::abs(C1 + A1), b = std::abs(C1 - A1), hi = std::max(a, b);
+  return hi > 0 ? std::min(a, b) / hi : 0.0;
+}
+bool ParallaxFit::shifts_determined() const {
+  return confidence >= kParallaxConfident && conditioning() >= kWellConditioned;
+}
+bool ParallaxFit::sign_determined() const { return sign_confidence >= kSignConfident; }
+bool ParallaxFit::determined() const { return shifts_determined() && sign_determined(); }
 
 std::string ParallaxFit::warning() const {
   if (determined()) return "";
-  char buf[320];
-  std::snprintf(buf, sizeof buf,
-                "no parallax measured (confidence %.2f < %.2f): the data is in focus or too noisy for the shift fit, "
-                "so C1, astigmatism and rotation from it are not reliable (bin the detector, --bin, or use more dose)",
-                confidence, kParallaxConfident);
+  char buf[480];
+  if (!(confidence >= kParallaxConfident))
+    std::snprintf(buf, sizeof buf,
+                  "no parallax measured (confidence %.2f < %.2f): the data is in focus or too noisy for the shift fit, "
+                  "so C1, astigmatism and rotation from it are not reliable (bin the detector, --bin, or use more dose)",
+                  confidence, kParallaxConfident);
+  else if (!shifts_determined())
+    std::snprintf(buf, sizeof buf,
+                  "the shift field is nearly rank one (|C1 - A1| / |C1 + A1| = %.2f < %.2f: C1 %.1f A, A1 %.1f A): its "
+                  "transpose and rotation are not determined (astigmatism close to the defocus, or noise)",
+                  conditioning(), kWellConditioned, C1, A1);
+  else
+    std::snprintf(buf, sizeof buf,
+                  "the sign of C1 is undetermined (sign confidence %.2f < %.2f, %s): |C1| = %.1f A, rotation %.2f or "
+                  "%.2f deg (transpose %s); give the sign (--defocus-sign, Python defocus_sign=)",
+                  sign_confidence, kSignConfident, sign_method.c_str(), std::abs(C1), rotation_deg,
+                  std::fmod(rotation_deg + 180.0, 360.0), transpose ? "yes" : "no");
   return buf;
 }
 
@@ -574,8 +624,13 @@ nlohmann::json fit_json(const ParallaxFit& f) {
           {"confidence", f.confidence},
           {"sign_method", f.sign_method},
           {"sign_confidence", f.sign_confidence},
+          {"C1_abs_angstrom", std::abs(f.C1)},
+          {"conditioning", f.conditioning()},
+          {"shifts_determined", f.shifts_determined()},
+          {"sign_determined", f.sign_determined()},
           {"determined", f.determined()},
-          {"determined_rule", "confidence >= 0.6"},
+          {"determined_rule", "confidence >= 0.6 and conditioning >= 0.3 (shifts), sign_confidence >= 0.3 (sign of C1, "
+                              "180-degree choice)"},
           {"warning", f.warning()}};
 }
 

@@ -85,12 +85,24 @@ struct ParallaxFit {
   double confidence = 0;               // max(0, 1 - residual / model): 0 = no parallax seen (in focus / noise)
   std::string sign_method;             // "nominal defocus sign" | "skewness of the tilt-corrected image"
   double sign_confidence = 0;          // 1 for the nominal sign, min(1, |skewness|) otherwise
-  // confidence >= kParallaxConfident: every fit of the simulated samples from 1000 counts per frame up reaches 0.73;
-  // in-focus data (no parallax to see) and a lattice lost to noise give 0.0-0.40 with a meaningless C1.
+  // shifts_determined: confidence >= kParallaxConfident (every fit of the simulated samples from 1000 counts per frame
+  // up reaches 0.73; in-focus data (no parallax to see) and a lattice lost to noise give 0.0-0.40 with a meaningless C1)
+  // and conditioning() >= kWellConditioned: the shift field's singular values are |C1 + A1| and |C1 - A1|; when their
+  // ratio is small the field is nearly rank one, its determinant's sign (the transpose) and the rotation are noise
+  // (issue 31: wrong fits at 500 counts per frame had A1 = 0.4-1.0 |C1|, right ones <= 0.26 |C1|).
+  // sign_determined: sign_confidence >= kSignConfident (the skewness of a correctly CTF-corrected image of atoms is
+  // >= 0.76 on the simulated samples of docs/benchmarks.md from 5000 counts per frame; every wrong sign seen had
+  // <= 0.18). determined = both: a C1 whose sign is undetermined is reported as such, with its magnitude |C1|
+  // (the angle is then known only up to 180 degrees; the transpose and A1 are known).
+  double conditioning() const;  // min / max of |C1 + A1|, |C1 - A1| (0 when both are 0)
+  bool shifts_determined() const;
+  bool sign_determined() const;
   bool determined() const;
   std::string warning() const;  // empty when determined
 };
 inline constexpr double kParallaxConfident = 0.6;
+inline constexpr double kSignConfident = 0.3;
+inline constexpr double kWellConditioned = 0.3;  // A1 <= 0.54 |C1|
 
 struct ParallaxResult {
   Image<float> image;  // tilt-corrected, (scan_rows * upsample) x (scan_cols * upsample)

@@ -27,24 +27,26 @@ struct Shift {
 };
 
 // Single-sideband phase correction (see sideband_factor): every group's tilt K_g in the scan frame (1/A), the
-// aperture radius (1/A), alpha_per_q2 = pi lambda C1 (A^2) and the scan frequency steps 1 / (n step) (1/A).
+// aperture radius (1/A), the defocus phase alpha(Q) = chi(Q) = a_rr Q_r^2 + 2 a_rc Q_r Q_c + a_cc Q_c^2 (A^2: pi lambda
+// times the symmetric aberration matrix S of C1 and A1, parallax.hpp) and the scan frequency steps 1 / (n step) (1/A).
 struct Sideband {
   bool on = false;
   std::vector<Shift> k;  // per group, (row, col), 1/A
-  double k_aperture = 0, alpha_per_q2 = 0, q_row = 0, q_col = 0;
+  double k_aperture = 0, a_rr = 0, a_rc = 0, a_cc = 0, q_row = 0, q_col = 0;
 };
 
 // The factor that makes a group's spectrum at Q carry the phase of the double-sideband (DSB) transfer. For a weak
 // phase object and defocus the component at Q of the image at tilt K is
-//   i Phi(Q) exp(2 pi i lambda C1 K.Q) [A(K - Q) exp(-i alpha) - A(K + Q) exp(+i alpha)],  alpha = pi lambda C1 Q^2,
+//   i Phi(Q) exp(2 pi i lambda C1 K.Q) [A(K - Q) exp(-i alpha) - A(K + Q) exp(+i alpha)],  alpha = chi(Q) (pi lambda C1 Q^2
+// for pure defocus; with two-fold astigmatism pi lambda Q.S Q: the full quadratic aberration function, issue 31),
 // (A the aperture, 0 or 1): DSB (both inside) -2 i sin(alpha), a pure shift of the common image; where only one
 // partner beam is inside (single sideband, SSB: pixels off the disc centre at frequencies beyond R - |K|) the phase
 // differs from the DSB one by +-(pi / 2 - alpha), which pulls the correlation peak towards the partner beam (the disc
 // centre): C1 came out 2-4 % low. The factor is 1 (DSB), 0 (no partner: no signal), -i sgn(sin alpha) exp(+i alpha)
 // (only K - Q inside), +i sgn(sin alpha) exp(-i alpha) (only K + Q inside); conjugate-symmetric in Q and unchanged
-// under (C1, K) -> (-C1, -K), so the sign ambiguity of the fit does not matter.
-QGPU_HD inline void sideband_factor(double kr, double kc, double qr, double qc, double k_ap, double alpha_per_q2, double& re,
-                            double& im) {
+// under (S, K) -> (-S, -K), so the sign ambiguity of the fit does not matter.
+QGPU_HD inline void sideband_factor(double kr, double kc, double qr, double qc, double k_ap, double a_rr, double a_rc,
+                                    double a_cc, double& re, double& im) {
   const double k2 = k_ap * k_ap;
   const bool minus = (kr - qr) * (kr - qr) + (kc - qc) * (kc - qc) <= k2;
   const bool plus = (kr + qr) * (kr + qr) + (kc + qc) * (kc + qc) <= k2;
@@ -53,7 +55,7 @@ QGPU_HD inline void sideband_factor(double kr, double kc, double qr, double qc, 
     im = 0.0;
     return;
   }
-  const double a = alpha_per_q2 * (qr * qr + qc * qc), sn = sin(a), cs = cos(a), sg = sn < 0 ? -1.0 : 1.0;
+  const double a = a_rr * qr * qr + 2 * a_rc * qr * qc + a_cc * qc * qc, sn = sin(a), cs = cos(a), sg = sn < 0 ? -1.0 : 1.0;
   // minus: -i sg (cos a + i sin a) = sg (sin a - i cos a); plus: +i sg (cos a - i sin a) = sg (sin a + i cos a)
   re = sg * sn;
   im = minus ? -sg * cs : sg * cs;

@@ -7,6 +7,7 @@
 #include "device/device.hpp"
 #include "io/hdf5/load.hpp"
 #include "remote/http_error.hpp"
+#include "remote/live_source.hpp"
 
 namespace qgpu::remote {
 
@@ -127,22 +128,24 @@ nlohmann::json describe_served(const ServedDataset& s) {
     j["cache"] = {{"format_version", s.cache->format_version()}, {"products", s.cache->products()},
                   {"stale", s.cache->stale()}};
   } else {
-    j = describe(s.ds);
+    j = describe(s.dataset());
   }
   j["id"] = s.id;
   j["file"] = s.path;
   j["device"] = s.device;
   nlohmann::json placement = {{"backend", j.value("backend", "")}, {"device", s.device},
-                              {"memory", s.cache ? "host" : (s.ds.backend() == Backend::cuda ? "gpu" : "host")}};
+                              {"memory", s.cache ? "host" : (s.dataset().backend() == Backend::cuda ? "gpu" : "host")}};
   for (const char* k : {"representation", "resident_bytes", "dense_bytes"})
     if (j.contains(k)) placement[k] = j[k];
   if (!s.cache) {  // the admission decision of the load, on that device
-    const nlohmann::json& params = s.ds.provenance().parameters;
+    const Dataset ds = s.dataset();
+    const nlohmann::json& params = ds.provenance().parameters;
     if (params.contains("admission"))
       for (const char* k : {"limit_bytes", "free_bytes"})
         if (params["admission"].contains(k)) placement["admission_" + std::string(k)] = params["admission"][k];
   }
   j["placement"] = placement;
+  if (s.live) j["live"] = s.live->status();
   return j;
 }
 

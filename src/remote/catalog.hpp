@@ -10,11 +10,26 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/cache.hpp"
+#include "core/image.hpp"
+#include "dpc/com.hpp"
+#include "dpc/rotation.hpp"
 #include "io/hdf5/load.hpp"
 #include "remote/device_guard.hpp"
 #include "resident/dataset.hpp"
 
+namespace qgpu::ssb {
+class Reconstructor;
+}
+
 namespace qgpu::remote {
+
+class LiveSource;
+
+// The rotation-corrected DPC field the service keeps (routes_dpc.cpp), with how its rotation was decided.
+struct RotatedField {
+  Image<float> row, col;
+  nlohmann::json info = nlohmann::json::object();
+};
 
 struct ServedDataset {
   std::string id;
@@ -22,13 +37,23 @@ struct ServedDataset {
   Dataset ds;
   int device = -1;   // CUDA device it lives on; -1: cpu, or the current device
   std::mutex work;   // one computation at a time on this dataset
-  std::shared_ptr<void> com_cache;  // dpc::ComResult, computed once (guarded by `work`)
-  std::shared_ptr<void> ssb_cache;  // ssb::Reconstructor of the last bin asked (G(K, Q) kept; guarded by `work`)
-  std::shared_ptr<void> max_cache;  // Image<float>: the max pattern, computed once (guarded by `work`)
-  std::shared_ptr<void> rotation_cache;  // dpc::RotationResult of the centred DPC, computed once (guarded by `work`)
-  std::shared_ptr<void> dpc_cache;       // dpc::DpcResult: the centred DPC, computed once (guarded by `work`)
-  std::shared_ptr<const void> field_cache;  // the calibrated rotated field (routes_dpc.cpp), once (guarded by `work`)
+  // Products computed once and kept (each guarded by `work`; a live dataset clears them as frames arrive).
+  std::shared_ptr<const dpc::ComResult> com_cache;
+  std::shared_ptr<ssb::Reconstructor> ssb_cache;         // of the last bin asked (G(K, Q) kept)
+  std::shared_ptr<const Image<float>> max_cache;         // the max pattern
+  std::shared_ptr<const dpc::RotationResult> rotation_cache;  // of the centred DPC
+  std::shared_ptr<const dpc::DpcResult> dpc_cache;       // the centred DPC
+  std::shared_ptr<const RotatedField> field_cache;       // the calibrated rotated field
   std::shared_ptr<const cache::Cache> cache;  // set: served from a product cache alone (`ds` is empty)
+  // set: the growing dataset of a live acquisition (qgpu serve --live): frames are written into `ds` under `work`,
+  // and `ds` is replaced (under `work` and `ds_mutex`) when a new series begins.
+  std::shared_ptr<LiveSource> live;
+  mutable std::mutex ds_mutex;
+  // `ds` for a reader that does not hold `work` (a live dataset may be replaced meanwhile).
+  Dataset dataset() const {
+    std::lock_guard<std::mutex> lock(ds_mutex);
+    return ds;
+  }
 };
 
 class Catalog {

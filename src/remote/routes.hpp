@@ -75,5 +75,6 @@ void add_dataset_routes(httplib::Server& http, Context& ctx);  // list, mean_pat
 void add_virtual_routes(httplib::Server& http, Context& ctx);  // GET / POST virtual
 void add_dpc_routes(httplib::Server& http, Context& ctx);      // com, dpc, idpc
 void add_ssb_routes(httplib::Server& http, Context& ctx);      // ssb, ssb_fit
+void add_live_routes(httplib::Server& http, Context& ctx);     // live (status of a live acquisition)
 
 }  // namespace qgpu::remote

@@ -65,8 +65,8 @@ void max_pattern(Context& ctx, const httplib::Request& req, httplib::Response& r
   Body body = run_on(
       s,
       [&](ServedDataset& d) {
-        if (!d.max_cache) d.max_cache = std::make_shared<Image<float>>(compute_max_pattern(d.ds));
-        return f32_body(*static_cast<const Image<float>*>(d.max_cache.get()), format, look);
+        if (!d.max_cache) d.max_cache = std::make_shared<const Image<float>>(compute_max_pattern(d.ds));
+        return f32_body(*d.max_cache, format, look);
       },
       ms);
   set_compute_ms(res, ms);
@@ -156,14 +156,15 @@ void frame(Context& ctx, const httplib::Request& req, httplib::Response& res) {
 void plan(Context& ctx, const httplib::Request& req, httplib::Response& res) {
   const ServedDataset& s = ctx.catalog.get(req.matches[1]);
   if (s.cache) refuse_raw(s, "a browse plan");
-  send_json(res, browse_plan(s.ds.shape(), dtype_name(s.ds.dtype()), ctx.options.window_limit_bytes));
+  const Dataset ds = s.dataset();
+  send_json(res, browse_plan(ds.shape(), dtype_name(ds.dtype()), ctx.options.window_limit_bytes));
 }
 
 void window(Context& ctx, const httplib::Request& req, httplib::Response& res) {
   ServedDataset& s = ctx.catalog.get(req.matches[1]);
   if (s.cache) refuse_raw(s, "a frame window");
   const Params p(req.params);
-  const Shape4D& sh = s.ds.shape();
+  const Shape4D sh = s.dataset().shape();
   const std::size_t row0 = p.index("row0").value_or(0), col0 = p.index("col0").value_or(0);
   const std::size_t rows = p.index("rows").value_or(sh.scan_rows > row0 ? sh.scan_rows - row0 : 0);
   const std::size_t cols = p.index("cols").value_or(sh.scan_cols > col0 ? sh.scan_cols - col0 : 0);

@@ -19,26 +19,23 @@ namespace {
 const std::string kId = R"(/api/datasets/([A-Za-z0-9_.-]+))";
 
 const dpc::ComResult& com_of(ServedDataset& s) {  // called with s.work held
-  if (!s.com_cache) s.com_cache = std::make_shared<dpc::ComResult>(dpc::center_of_mass(s.ds));
-  return *static_cast<const dpc::ComResult*>(s.com_cache.get());
+  if (!s.com_cache) s.com_cache = std::make_shared<const dpc::ComResult>(dpc::center_of_mass(s.ds));
+  return *s.com_cache;
 }
 
 // The calibrated rotation of the dataset's centred DPC (default reference), computed once: the CoM curl minimum, or
 // the parallax shift field when that is not determined (dpc::calibrate_rotation(ds, dpc)).
 const dpc::RotationResult& rotation_of(ServedDataset& s, const dpc::DpcResult& d) {  // called with s.work held
-  if (!s.rotation_cache) s.rotation_cache = std::make_shared<dpc::RotationResult>(dpc::calibrate_rotation(s.ds, d));
-  return *static_cast<const dpc::RotationResult*>(s.rotation_cache.get());
+  if (!s.rotation_cache) s.rotation_cache = std::make_shared<const dpc::RotationResult>(dpc::calibrate_rotation(s.ds, d));
+  return *s.rotation_cache;
 }
 
-struct Field {
-  Image<float> row, col;
-  nlohmann::json info = nlohmann::json::object();
-};
+using Field = RotatedField;
 
 // The centred DPC of the cached CoM, computed once.
 const dpc::DpcResult& dpc_of(ServedDataset& s) {  // called with s.work held
-  if (!s.dpc_cache) s.dpc_cache = std::make_shared<dpc::DpcResult>(dpc::centered_dpc(com_of(s)));
-  return *static_cast<const dpc::DpcResult*>(s.dpc_cache.get());
+  if (!s.dpc_cache) s.dpc_cache = std::make_shared<const dpc::DpcResult>(dpc::centered_dpc(com_of(s)));
+  return *s.dpc_cache;
 }
 
 // The rotation a request gives (rotation=DEG, transpose=0|1), or none: calibrated.
@@ -80,7 +77,7 @@ Field cached_rotated_dpc(const cache::Cache& c, const Params& p) {
 std::shared_ptr<const Field> rotated_dpc(ServedDataset& s, const Params& p) {
   if (s.cache) return std::make_shared<const Field>(cached_rotated_dpc(*s.cache, p));
   const std::optional<dpc::Rotation> given = given_rotation(p);
-  if (s.field_cache && !given) return std::static_pointer_cast<const Field>(s.field_cache);
+  if (s.field_cache && !given) return s.field_cache;
   const timing::Stage stage("host");
   dpc::PipelineParams pp;
   pp.rotation = given;

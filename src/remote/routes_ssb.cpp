@@ -62,11 +62,11 @@ void ssb_image(Context& ctx, const httplib::Request& req, httplib::Response& res
         if (bin == 1 && d.ds.backend() != Backend::cuda) {
           r = ssb::reconstruct(d.ds, sp);  // G(K, Q) of every BF pixel in host memory: too large to keep
         } else {
-          auto* kept = static_cast<ssb::Reconstructor*>(d.ssb_cache.get());
+          ssb::Reconstructor* kept = d.ssb_cache.get();
           if (!kept || kept->detector_bin() != bin) {
             d.ssb_cache.reset();  // frees the previous G before the next is built
             d.ssb_cache = std::make_shared<ssb::Reconstructor>(d.ds, sp, bin);
-            kept = static_cast<ssb::Reconstructor*>(d.ssb_cache.get());
+            kept = d.ssb_cache.get();
           }
           r = kept->at(sp.aberrations);
         }

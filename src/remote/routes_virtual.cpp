@@ -44,7 +44,7 @@ void post_virtual(Context& ctx, const httplib::Request& req, httplib::Response& 
   const Params p(req.params);
   const std::string format = p.choice("format", {"json", "u64", "png"}, "json");
   const display::DisplayOptions look = display_options(p, display::Scale::linear);
-  const Shape4D& sh = s.ds.shape();
+  const Shape4D sh = s.dataset().shape();
   const detector::Mask mask =
       parse_mask_body(req.body, req.get_header_value("Content-Type"), sh.det_rows, sh.det_cols,
                       p.text("dtype").value_or(req.get_header_value("X-DType")));

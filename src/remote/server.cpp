@@ -61,7 +61,7 @@ std::size_t max_body_bytes(const Catalog& catalog) {
   std::size_t most = std::size_t(64) << 10;
   for (const auto& s : catalog.all()) {
     if (s->cache) continue;  // no POSTed masks for a cache
-    const Shape4D& sh = s->ds.shape();
+    const Shape4D sh = s->dataset().shape();
     most = std::max(most, mask_body_limit(sh.det_rows, sh.det_cols));
   }
   return most;
@@ -184,6 +184,7 @@ struct Server::Impl {
     add_virtual_routes(http, ctx);
     add_dpc_routes(http, ctx);
     add_ssb_routes(http, ctx);
+    add_live_routes(http, ctx);
     if (options.web_dir.empty()) options.web_dir = default_web_dir();
     http.set_file_extension_and_mimetype_mapping("js", "text/javascript");
     http.set_file_extension_and_mimetype_mapping("wgsl", "text/plain");

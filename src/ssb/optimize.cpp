@@ -205,4 +205,122 @@ OptimizeResult minimize_tpe_nelder_mead(const std::function<double(const std::ve
   return r;
 }
 
+OptimizeResult minimize_staged_astigmatism(const std::function<double(const std::vector<double>&)>& f,
+                                           const std::vector<double>& lo, const std::vector<double>& hi,
+                                           std::size_t trials) {
+  if (lo.size() != 3 || hi.size() != 3) throw InvalidArgument("optimize: the astigmatism search is 3-dimensional");
+  for (std::size_t k = 0; k < 3; ++k)
+    if (!(lo[k] < hi[k]) || !std::isfinite(lo[k]) || !std::isfinite(hi[k]))
+      throw InvalidArgument("optimize: every lower bound must be finite and below its upper bound");
+  if (trials == 0) throw InvalidArgument("optimize: trials must be >= 1");
+  OptimizeResult r;
+  auto evaluate = [&](Point x, bool nm) {
+    for (std::size_t k = 0; k < 3; ++k) x[k] = std::clamp(x[k], lo[k], hi[k]);
+    double l = f(x);
+    if (!std::isfinite(l)) l = std::numeric_limits<double>::max();
+    if (r.history.empty() || l < r.best_loss) {
+      r.best_loss = l;
+      r.best_x = x;
+    }
+    r.history.push_back({x, l, nm});
+    return l;
+  };
+  auto budget = [&] { return r.history.size() < trials; };
+  // (1) C1 grid
+  const std::size_t n1 = std::clamp<std::size_t>(trials / 4, 3, 101);
+  const double c1_step = (hi[0] - lo[0]) / double(n1 - 1);
+  for (std::size_t i = 0; i < n1 && budget(); ++i) evaluate({lo[0] + double(i) * c1_step, 0.0, 0.0}, false);
+  const double c1_best = r.best_x[0];
+  // (2) polar A1 grid at the best C1
+  const double a1_range = std::min({hi[1], -lo[1], hi[2], -lo[2]});
+  const std::size_t angles = trials >= 150 ? 12 : 6;
+  const std::vector<double> mags = trials >= 150 ? std::vector<double>{0.04, 0.08, 0.16, 0.32, 0.64}
+                                                 : std::vector<double>{0.08, 0.24, 0.64};
+  for (double m : mags)
+    for (std::size_t a = 0; a < angles && budget(); ++a) {
+      const double two_a = 2.0 * 3.14159265358979323846 * double(a) / double(2 * angles);  // angle a * 180 / angles
+      evaluate({c1_best, m * a1_range * std::cos(two_a), m * a1_range * std::sin(two_a)}, false);
+    }
+  // (3) Nelder-Mead from the 3 best distinct starts (distinct: apart by more than the initial simplex)
+  std::vector<std::size_t> order(r.history.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return r.history[a].loss < r.history[b].loss; });
+  const double step[3] = {std::max(c1_step, 1e-3), 0.04 * a1_range, 0.04 * a1_range};
+  std::vector<Point> starts;
+  std::vector<double> start_loss;
+  for (std::size_t i : order) {
+    const Point& x = r.history[i].x;
+    bool near = false;
+    for (const Point& y : starts)
+      near = near || (std::abs(x[0] - y[0]) <= step[0] && std::hypot(x[1] - y[1], x[2] - y[2]) <= 2 * step[1]);
+    if (!near) starts.push_back(x), start_loss.push_back(r.history[i].loss);
+    if (starts.size() == 3) break;
+  }
+  for (std::size_t si = 0; si < starts.size(); ++si) {
+    const std::size_t left = trials > r.history.size() ? trials - r.history.size() : 0;
+    const std::size_t stop = r.history.size() + left / (starts.size() - si);
+    auto mine = [&] { return r.history.size() < stop; };
+    std::vector<Point> simplex{starts[si]};
+    std::vector<double> fs;
+    fs.push_back(start_loss[si]);
+    for (std::size_t k = 0; k < 3 && mine(); ++k) {
+      Point x = starts[si];
+      x[k] += x[k] + step[k] <= hi[k] ? step[k] : -step[k];
+      fs.push_back(evaluate(x, true));
+      simplex.push_back(x);
+    }
+    while (simplex.size() == 4 && mine()) {
+      std::vector<std::size_t> idx{0, 1, 2, 3};
+      std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return fs[a] < fs[b]; });
+      std::vector<Point> s2;
+      std::vector<double> f2;
+      for (std::size_t i : idx) s2.push_back(simplex[i]), f2.push_back(fs[i]);
+      simplex.swap(s2);
+      fs.swap(f2);
+      double size = 0;
+      for (std::size_t i = 1; i < 4; ++i)
+        for (std::size_t k = 0; k < 3; ++k) size = std::max(size, std::abs(simplex[i][k] - simplex[0][k]) / step[k]);
+      if (size < 1e-4) break;
+      Point centroid(3, 0.0);
+      for (std::size_t i = 0; i < 3; ++i)
+        for (std::size_t k = 0; k < 3; ++k) centroid[k] += simplex[i][k] / 3.0;
+      auto along = [&](double t) {
+        Point x(3);
+        for (std::size_t k = 0; k < 3; ++k) x[k] = std::clamp(centroid[k] + t * (simplex[3][k] - centroid[k]), lo[k], hi[k]);
+        return x;
+      };
+      const Point xr = along(-1.0);
+      const double fr = evaluate(xr, true);
+      if (fr < fs[0]) {
+        if (!mine()) {
+          simplex[3] = xr, fs[3] = fr;
+          break;
+        }
+        const Point xe = along(-2.0);
+        const double fe = evaluate(xe, true);
+        if (fe < fr) simplex[3] = xe, fs[3] = fe;
+        else simplex[3] = xr, fs[3] = fr;
+        continue;
+      }
+      if (fr < fs[2]) {
+        simplex[3] = xr, fs[3] = fr;
+        continue;
+      }
+      if (!mine()) break;
+      const Point xc = along(fr < fs[3] ? -0.5 : 0.5);
+      const double fc = evaluate(xc, true);
+      if (fc < std::min(fr, fs[3])) {
+        simplex[3] = xc, fs[3] = fc;
+        continue;
+      }
+      for (std::size_t i = 1; i < 4 && mine(); ++i) {
+        for (std::size_t k = 0; k < 3; ++k) simplex[i][k] = simplex[0][k] + 0.5 * (simplex[i][k] - simplex[0][k]);
+        fs[i] = evaluate(simplex[i], true);
+      }
+    }
+  }
+  return r;
+}
+
 }  // namespace qgpu::ssb::detail

@@ -34,4 +34,12 @@ OptimizeResult minimize_tpe_nelder_mead(const std::function<double(const std::ve
                                         const std::vector<double>& lo, const std::vector<double>& hi,
                                         const TpeOptions& o);
 
+// The astigmatism fit's search over x = (C1, A1 cos 2a, A1 sin 2a) in the box [lo, hi] (issue 31: TPE in 3D found
+// losses 1.2-10x worse than the optimum): (1) C1 alone on a grid over [lo0, hi0] (A1 = 0); (2) at the best C1, A1 on a
+// polar grid (12 angles x magnitudes 4..64 % of the A1 range); (3) Nelder-Mead in 3D from the 3 best distinct points
+// of (1) and (2), the remaining budget split between them. At most `trials` evaluations. Deterministic.
+OptimizeResult minimize_staged_astigmatism(const std::function<double(const std::vector<double>&)>& f,
+                                           const std::vector<double>& lo, const std::vector<double>& hi,
+                                           std::size_t trials);
+
 }  // namespace qgpu::ssb::detail

@@ -133,6 +133,10 @@ struct FitOptions {
   std::uint64_t seed = 1;
   double c1_min = -500, c1_max = 500;  // defocus search range, angstrom
   bool fit_astigmatism = false;        // also fit A1 (as A1 cos 2a, A1 sin 2a in +-max(|c1_min|,|c1_max|)/2)
+  // C1-only fits: after the search, the loss at the best C1 with A1 on a polar grid (60 more evaluations, at most
+  // 12 angles x 5 magnitudes); when some A1 lowers it by more than kAstigmatismMatters of its value the fit warns that
+  // the data show astigmatism and C1 is biased (FitResult::warning; issue 31: 113.7 A for 120 with A1 = 30 A).
+  bool check_astigmatism = true;
   std::size_t detector_bin = 4;        // detector binning of the precomputed G(K, Q)
   std::function<void(double)> progress;  // optional: fraction of the trial budget spent, ends with 1.0
 };
@@ -142,17 +146,23 @@ struct FitResult {
   double loss = 0;                   // at the best
   std::vector<double> loss_trace;    // loss of every trial, in order
   std::vector<Aberrations> trial_params;
+  std::string warning;               // empty, or the astigmatism check's (FitOptions::check_astigmatism)
   Provenance provenance;
 };
+inline constexpr double kAstigmatismMatters = 0.02;  // measured gains: 0 without astigmatism (500-1e5
+                                                      // counts per frame), 4.5-56 % with A1 = 30 A (test_ssb_fit_truth)
 
 // Aberration fit. Loss (to minimise) = minus the variance of the matched-filter SSB phase image
 //   phi_mf(R) = IFFT[ sum_K G conj(Gamma) / (I0 N sqrt(sum_K w_K |Gamma|^2)) ],
 // evaluated in Fourier space by Parseval (no inverse FFT per trial). By Cauchy-Schwarz each |Q| term is largest
 // when Gamma is proportional to the true transfer, and the noise term does not depend on the aberrations, so the
 // loss is minimal (in expectation) at the true aberrations: the sharpest, most contrasted phase.
-// Search: seeded Tree-structured Parzen Estimator (n_startup random trials, then good/bad split at the gamma =
-// 0.25 loss quantile, Gaussian KDEs l(x), g(x), 24 candidates drawn from l, the max l/g evaluated), then
-// Nelder-Mead from the best for the remaining trials. Deterministic for a seed. G(K, Q) is computed once.
+// Search (C1 alone): seeded Tree-structured Parzen Estimator (n_startup random trials, then good/bad split at the
+// gamma = 0.25 loss quantile, Gaussian KDEs l(x), g(x), 24 candidates drawn from l, the max l/g evaluated), then
+// Nelder-Mead from the best for the remaining trials. With fit_astigmatism: staged (optimize.hpp,
+// minimize_staged_astigmatism: C1 grid, A1 polar grid at the best C1, Nelder-Mead from the 3 best starts; TPE in 3D
+// missed the optimum, issue 31). Deterministic. G(K, Q) is computed once. detector_bin > 1 biases |C1| low where chi
+// varies across a bin (C1 = -200 A, 64 px detector: -184.7 A at bin 4, -194.6 at bin 1; docs/benchmarks.md).
 FitResult fit(const Dataset& ds, const SsbParams& p, const FitOptions& o = {});
 
 }  // namespace qgpu::ssb

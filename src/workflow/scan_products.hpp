@@ -52,8 +52,8 @@ class ScanProducts {
   // backend: the input of a whole-field method. An MPI run gathers it at rank 0.
   virtual Dataset detector_crop(const Region& detector_region) = 0;
   // Rotation calibration of the centred CoM field: the CoM curl, or the parallax shift field of the BF-disk pixels
-  // when that is not determined (dpc::calibrate_rotation(ds, dpc)). An MPI run gathers the BF disk box at rank 0
-  // only when the parallax is needed.
+  // when that is not clear (confidence < dpc::kComTrusted, dpc::calibrate_rotation(ds, dpc)). An MPI run gathers the
+  // BF disk box at rank 0 only when the parallax is needed.
   virtual dpc::RotationResult calibrate_rotation(const dpc::DpcResult& dpc) = 0;
 
   // Derived, one implementation for every source (the sum pattern is computed once).

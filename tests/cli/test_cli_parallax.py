@@ -51,3 +51,31 @@ def test_parallax_help_shows_defaults():
     assert r.returncode == 0
     for text in ["--upsample UINT=2", "--bin UINT=0", "--backend TEXT=auto", "file calibration"]:
         assert text in r.stdout, text
+
+
+def _rotation(out):
+    r = json.load(open(out / "rotation.json"))
+    return r.get("provenance", r).get("parameters", r)
+
+
+def test_issue31_rotation_rule_in_focus_and_turned_detector(tmp_path):
+    """Issue 31, point 3, as the user meets it: `qgpu image --dpc` on an in-focus file at 500 counts per frame with
+    the detector turned by 17 degrees keeps the CoM answer (the parallax sees no shift field and does not vote);
+    on a defocused, transposed one the parallax decides within 0.5 degree. No calibration hints in the files."""
+    common = ["--scan", 48, 48, "--detector", 64, 64, "--semiangle", 22, "--astigmatism", 30, 20, "--no-defocus-hint"]
+    focus = tmp_path / "focus.h5"
+    assert qgpu("sample", focus, *common, "--defocus", 0, "--rotation", 17, "--dose", 500).returncode == 0
+    r = qgpu("image", focus, "--backend", "cpu", "--dpc", "-o", tmp_path / "f")
+    assert r.returncode == 0, r.stderr
+    p = _rotation(tmp_path / "f")
+    assert p["decided_by"] == "com_curl" and p["parallax"]["vote"].startswith("none"), p
+    defocused = tmp_path / "defocused.h5"
+    assert qgpu("sample", defocused, *common, "--defocus", 120, "--rotation", 17, "--transpose",
+                "--dose", 5000).returncode == 0
+    r = qgpu("image", defocused, "--backend", "cpu", "--dpc", "-o", tmp_path / "d")
+    assert r.returncode == 0, r.stderr
+    p = _rotation(tmp_path / "d")
+    assert p["decided_by"] == "parallax" and p["transpose"] is True and abs(p["angle_deg"] - 17) < 0.5, p
+    r = qgpu("parallax", defocused, "--backend", "cpu", "-o", tmp_path / "p")
+    fit = json.load(open(tmp_path / "p" / "parallax_fit.json"))["fit"]
+    assert fit["determined"] and fit["sign_determined"] and abs(fit["A1_angstrom"] - 30) < 3, fit

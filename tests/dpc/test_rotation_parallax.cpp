@@ -99,3 +99,60 @@ TEST(RotationParallax, KnownRotationAndTransposeOfADefocusedSample) {
 
 }  // namespace
 }  // namespace qgpu::dpc
+
+namespace qgpu::dpc {
+namespace {
+
+// Issue 31, point 3: in focus there is no parallax signal, so the parallax must not vote, however its confidence
+// compares with the CoM's: at 500 counts per frame, 17 degrees, the CoM answer stands (undetermined, with a warning)
+// and the parallax fit is recorded with vote "none".
+TEST(RotationParallax, InFocusTheParallaxDoesNotVote) {
+  parallax::testing::TruthCase t;
+  t.c1 = 0;
+  t.dose = 500;
+  const Dataset ds = parallax::testing::truth_dataset(t);
+  const RotationResult r = calibrate(ds);
+  print("C1 0, A1 30, 17 deg, 500 counts", ds, r);
+  EXPECT_EQ(r.method, "com_curl");
+  EXPECT_EQ(r.provenance.parameters.at("decided_by").get<std::string>(), "com_curl");
+  EXPECT_EQ(r.provenance.parameters.at("parallax").at("vote").get<std::string>().rfind("none", 0), 0u);
+  EXPECT_FALSE(r.provenance.parameters.at("parallax").at("fit").at("shifts_determined").get<bool>());
+}
+
+// Defocused, transposed and turned by 17 degrees, no nominal defocus: the parallax decides, within 0.5 degree.
+TEST(RotationParallax, TurnedTransposedDefocusedDetectorWithinHalfADegree) {
+  for (const double dose : {5000.0, 100000.0}) {
+    parallax::testing::TruthCase t;
+    t.c1 = 120;
+    t.transpose = true;
+    t.dose = dose;
+    const Dataset ds = parallax::testing::truth_dataset(t);
+    const RotationResult r = calibrate(ds);
+    print("C1 120, A1 30, T 17 deg", ds, r);
+    EXPECT_EQ(r.method, "parallax");
+    EXPECT_TRUE(r.determined);
+    EXPECT_TRUE(r.transpose);
+    EXPECT_LE(parallax::testing::angle_distance(r.angle_deg, 17.0), 0.5) << dose;
+  }
+}
+
+// A determined but unclear CoM answer (80 kV, C1 = 120 A, 1e5 counts per frame: 15.77 degrees at confidence 0.14)
+// yields to a parallax fit that is determined, sign included, and more confident.
+TEST(RotationParallax, UnclearComAnswerYieldsToAConfidentParallax) {
+  parallax::testing::TruthCase t;
+  t.energy_kev = 80;
+  t.c1 = 120;
+  t.dose = 100000;
+  const Dataset ds = parallax::testing::truth_dataset(t);
+  const RotationResult r = calibrate(ds);
+  print("80 kV, C1 120, A1 30, 17 deg, 1e5 counts", ds, r);
+  const nlohmann::json& com = r.provenance.parameters.at("com_answer");
+  EXPECT_TRUE(com.at("determined").get<bool>());
+  EXPECT_LT(com.at("confidence").get<double>(), kComTrusted);
+  EXPECT_EQ(r.method, "parallax");
+  EXPECT_FALSE(r.transpose);
+  EXPECT_LE(parallax::testing::angle_distance(r.angle_deg, 17.0), 0.5);
+}
+
+}  // namespace
+}  // namespace qgpu::dpc

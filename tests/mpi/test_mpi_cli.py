@@ -25,6 +25,12 @@ def assert_same_outputs(one, many, names=PRODUCTS):
     rot_one, rot_many = json.load(open(one / "rotation.json")), json.load(open(many / "rotation.json"))
     # encoded slabs hold their own streams: resident bytes are the slabs' sum, not one encoding's
     rot_one.pop("resident_bytes"), rot_many.pop("resident_bytes")
+    # a CoM answer below confidence 0.5 consults the parallax (issue 31); an MPI run fits it on the BF-disk box gathered
+    # at rank 0, whose provenance has the box's disk centre: compared where it decides (decided_by, angle, transpose)
+    for rot in (rot_one, rot_many):
+        rot["parameters"].pop("mpi", None)
+        if "fit" in rot["parameters"].get("parallax", {}):
+            rot["parameters"]["parallax"]["disk"] = None
     assert rot_one == rot_many
 
 

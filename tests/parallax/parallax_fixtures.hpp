@@ -76,3 +76,41 @@ inline std::vector<float> at_scan_positions(const Image<float>& up, std::size_t 
 }
 
 }  // namespace qgpu::parallax::testing
+
+namespace qgpu::parallax::testing {
+
+// Issue 31's cases: a 48 x 48 scan, 64 x 64 detector, 22 mrad, two-fold astigmatism A1 = 30 A at 20 degrees, the
+// detector turned by 17 degrees (optionally transposed first), Poisson dose per frame; the file's calibration holds
+// no defocus (no sign hint) and no rotation.
+struct TruthCase {
+  double energy_kev = 300, c1 = 120, a1 = 30, a1_angle_deg = 20, rotation_deg = 17;
+  bool transpose = false;
+  double dose = 5000;
+};
+
+inline sample::SampleSpec truth_spec(const TruthCase& t) {
+  sample::SampleSpec s;
+  s.scan_rows = s.scan_cols = 48;
+  s.det_rows = s.det_cols = 64;
+  s.energy_kev = t.energy_kev;
+  s.semiangle_mrad = 22;
+  s.defocus_angstrom = t.c1;
+  s.astigmatism_angstrom = t.a1;
+  s.astigmatism_angle_deg = t.a1_angle_deg;
+  s.rotation_deg = t.rotation_deg;
+  s.transpose = t.transpose;
+  s.dose_per_frame = t.dose;
+  s.defocus_in_calibration = false;
+  s.threads = 2;
+  return s;
+}
+
+inline Dataset truth_dataset(const TruthCase& t) {
+  const sample::SampleSpec s = truth_spec(t);
+  Dataset ds = ssb::testing::simulate(s);
+  nlohmann::json md = ds.metadata();
+  md["calibration"].erase("defocus_angstrom");
+  return Dataset::from_host(ds.read(), md, ds.provenance());
+}
+
+}  // namespace qgpu::parallax::testing

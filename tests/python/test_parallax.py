@@ -66,3 +66,25 @@ def test_parallax_on_the_gpu_matches_the_cpu(defocused):
     assert abs(gpu["fit"]["C1_angstrom"] - cpu["fit"]["C1_angstrom"]) < 2e-3 * abs(cpu["fit"]["C1_angstrom"])
     a, b = np.asarray(gpu["image"]), np.asarray(cpu["image"])
     assert np.linalg.norm(a - b) <= 1e-3 * np.linalg.norm(b)
+
+
+def test_issue31_sample_options_undetermined_sign_and_astigmatism_warning(tmp_path):
+    """The simulator's astigmatism, turned detector and missing defocus hint (issue 31); the truth is in the file;
+    the parallax finds the rotation and A1; a C1-only SSB fit warns that the data show astigmatism."""
+    import h5py
+    path = str(tmp_path / "astig.h5")
+    qgpu.io.write_sample(path, scan=(48, 48), detector=(64, 64), defocus=120.0, dose=100000.0, semiangle=22.0,
+                         astigmatism=(30.0, 20.0), rotation=17.0, transpose=True, defocus_hint=False)
+    with h5py.File(path) as h:
+        assert "defocus_angstrom" not in h["/entry/calibration"].attrs
+        t = h["/entry/truth"].attrs
+        assert (t["C1_angstrom"], t["A1_angstrom"], t["A1_angle_deg"], t["rotation_deg"], t["transpose"]) == \
+            (120.0, 30.0, 20.0, 17.0, 1.0)
+    ds = qgpu.io.load(path, backend="cpu")
+    fit = qgpu.parallax.fit(ds)["fit"]
+    assert fit["determined"] and fit["transpose"] is True
+    assert abs(fit["rotation_deg"] - 17.0) < 0.5 and abs(fit["A1_angstrom"] - 30.0) < 3.0
+    assert abs(np.degrees(fit["A1_angle_rad"]) - 20.0) < 5.0 and abs(fit["C1_angstrom"] - 120.0) < 0.05 * 120
+    with pytest.warns(qgpu.ssb.AstigmatismUnfitted, match="two-fold astigmatism"):
+        f = qgpu.ssb.fit(ds, trials=60, c1_range=(-400, 400), rotation=17.0, transpose=True)
+    assert f["warning"] != ""

@@ -118,5 +118,37 @@ TEST(SsbConventions, TransposeUndoesSwappedDetectorAxes) {
   EXPECT_LT(testing::pearson(reconstruct(swapped, p).phase.data, testing::truth(100)), 0.5);
 }
 
+// The two-fold astigmatism angle against py4DSTEM (docs/conventions.md): py4DSTEM's chi
+// (process/phase/utils.py ComplexProbe.evaluate_chi, polar_symbols C10, C12, phi12) is written out here from its
+// formula, on its own axes: kx along the first array axis (meshgrid indexing "ij": our rows), ky along the second,
+// phi = arctan2(ky, kx), alpha = lambda |k|, chi = 2 pi / lambda * alpha^2 / 2 * (C10 + C12 cos 2 (phi - phi12)).
+// Ours measures the angle from the col axis towards the row axis, so (C1, A1, a1) = (C10, C12, 90 deg - phi12).
+TEST(SsbConventions, AstigmatismAngleMapsToPy4dstemPhi12) {
+  const double lambda = detail::wavelength_angstrom(300), pi = std::numbers::pi;
+  for (const double a1_deg : {20.0, -35.0, 110.0}) {
+    Aberrations a;
+    a.C1 = -80;
+    a.A1 = 30;
+    a.A1_angle = a1_deg * pi / 180;
+    const detail::ChiCoeffs<double> c = detail::chi_coeffs<double>(a, lambda);
+    const double C10 = a.C1, C12 = a.A1, phi12 = (90.0 - a1_deg) * pi / 180;  // the mapping under test
+    for (double k_row = -0.9; k_row <= 0.9; k_row += 0.3)
+      for (double k_col = -0.9; k_col <= 0.9; k_col += 0.3) {
+        const double kx = k_row, ky = k_col;  // py4DSTEM's axes
+        const double alpha = lambda * std::hypot(kx, ky), phi = std::atan2(ky, kx);
+        const double py4dstem = 2 * pi / lambda * 0.5 * alpha * alpha * (C10 + C12 * std::cos(2 * (phi - phi12)));
+        EXPECT_NEAR(detail::chi<double>(k_row, k_col, c), py4dstem, 1e-9) << a1_deg << " deg at " << k_row << ", " << k_col;
+      }
+  }
+  // The unmapped angle (phi12 = a1) is another aberration: the test above fails if the mapping is dropped.
+  Aberrations a;
+  a.A1 = 30;
+  a.A1_angle = 20 * pi / 180;
+  const detail::ChiCoeffs<double> c = detail::chi_coeffs<double>(a, lambda);
+  const double phi = std::atan2(0.5, 0.2), alpha = lambda * std::hypot(0.2, 0.5);
+  const double wrong = 2 * pi / lambda * 0.5 * alpha * alpha * 30 * std::cos(2 * (phi - 20 * pi / 180));
+  EXPECT_GT(std::abs(detail::chi<double>(0.2, 0.5, c) - wrong), 0.1 * std::abs(wrong));
+}
+
 }  // namespace
 }  // namespace qgpu::ssb

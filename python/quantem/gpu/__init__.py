@@ -33,7 +33,7 @@ from ._qgpu import (  # noqa: F401,E402
     __version__,
 )
 from .result import Result  # noqa: F401
-from . import device, io, detector, dpc, display, ssb, parallax, movie, cache, rich  # noqa: F401,E402
+from . import device, io, detector, dpc, display, ssb, parallax, movie, cache, rich, live  # noqa: F401,E402
 
 Dataset.calibration = property(rich.calibration, doc=rich.Calibration.__doc__)
 Dataset._repr_html_ = rich.dataset_html

@@ -114,6 +114,11 @@ document(write_sample, """Writes the built-in simulated sample (a 4D-STEM HDF5 f
     energy: beam energy, keV. Default 300.  semiangle: convergence semi-angle, mrad. Default 20.
     files: 0 (default) = one file; N > 0 = a master file plus N data files <stem>_data_NNNNNN.h5 beside it.
     byte_order: the counts' byte order in the file, "little" (default) or "big".
+    astigmatism: (A1 angstrom, angle degrees), the ssb convention (py4DSTEM phi12 = 90 - angle). Default (0, 0).
+    rotation, transpose: the detector turned against the scan as qgpu.dpc.calibrate_rotation reports it
+        (transpose first; a square detector). Defaults 0, False.
+    defocus_hint: write calibration/defocus_angstrom (the nominal sign); the truth (/entry/truth) has it anyway.
+        Default True.
     Raises: InvalidArgument (bad shapes, dtype or byte order), IoError (cannot write).""")
 
 

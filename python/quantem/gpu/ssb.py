@@ -12,10 +12,16 @@ Conventions (docs/conventions.md):
 - weighting: "auto" (default; wiener below 3e5 counts per frame in the BF disk, else amplitude), "amplitude"
   (least squares, quantitative phase), "phase" (py4DSTEM's Gamma/|Gamma|), "wiener" (Poisson noise from the counts,
   object power per |Q| ring from the data). The choice and its reason are in the result's provenance."""
+import warnings
+
 from . import _qgpu
 from ._args import keywords
 from .detector import _warn_provenance
 from .result import wrap
+
+class AstigmatismUnfitted(UserWarning):
+    """A C1-only fit on data that show two-fold astigmatism: its C1 is biased (fit with fit_astigmatism=True)."""
+
 
 _PARAMETERS = """    energy: beam energy, keV (> 0). Default: the file's calibration energy_kev.
     semiangle: convergence semi-angle, mrad (> 0). Default: the file's semiangle_mrad.
@@ -77,8 +83,9 @@ def preview(ds, detector_bin=4, *, energy=None, semiangle=None, step=None, mrad_
 def fit(ds, trials=200, c1_range=(-500.0, 500.0), fit_astigmatism=False, detector_bin=4, seed=1, *, energy=None,
         semiangle=None, step=None, mrad_per_pixel=None, rotation=None, transpose=None, defocus=None, C1=None,
         A1=None, A1_angle=None, C3=None, disk_center=None, disk_radius=None, weighting=None):
-    """Seeded TPE + Nelder-Mead aberration search: {'aberrations' (C1, A1, A1_angle, B2, A2, C3), 'loss',
-    'loss_trace', 'provenance'}.
+    """Seeded TPE + Nelder-Mead aberration search (with fit_astigmatism: C1 grid, A1 grid of angles, Nelder-Mead from the 3 best): {'aberrations' (C1, A1, A1_angle, B2, A2, C3), 'loss',
+    'loss_trace', 'warning', 'provenance'}. A C1-only fit checks the loss for astigmatism at its best C1 and warns
+    (AstigmatismUnfitted) when some A1 lowers it by more than 2 %: C1 is then biased.
 
     ds: a loaded Dataset.
     trials: evaluations at most (Nelder-Mead may converge earlier). Default 200.
@@ -93,6 +100,8 @@ def fit(ds, trials=200, c1_range=(-500.0, 500.0), fit_astigmatism=False, detecto
         transpose=transpose, defocus=defocus, C1=C1, A1=A1, A1_angle=A1_angle, C3=C3, disk_center=disk_center,
         disk_radius=disk_radius, weighting=weighting))
     _warn_provenance(out.get("provenance"))
+    if out.get("warning"):
+        warnings.warn(out["warning"], AstigmatismUnfitted, stacklevel=3)
     return out
 
 

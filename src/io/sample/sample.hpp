@@ -26,6 +26,12 @@ struct SampleSpec {
   std::size_t scan_step_px = 2;     // scan step in simulation pixels (integer: no interpolation)
   double defocus_angstrom = 0.0;    // Krivanek C1 (chi = pi*lambda*C1*k^2, probe exp(-i chi), object exp(+i phi)):
                                     // positive = OVERFOCUS; C1 = -defocus of py4DSTEM/abTEM/Kirkland (docs/conventions.md)
+  double astigmatism_angstrom = 0;  // A1 (two-fold astigmatism, C12), ssb::Aberrations convention (ssb/ssb.hpp):
+  double astigmatism_angle_deg = 0; // chi += pi lambda A1 |k|^2 cos 2(phi - angle), phi from the scan col axis
+                                    // towards the scan row axis; py4DSTEM phi12 = 90 deg - angle (docs/conventions.md)
+  double rotation_deg = 0;          // scan-detector rotation and transpose as dpc::calibrate_rotation reports them
+  bool transpose = false;           // (detector vector -> scan: transpose first, then rotate); needs a square detector
+  bool defocus_in_calibration = true;  // false: no defocus_angstrom in /entry/calibration (no sign hint; truth keeps it)
   double lattice_angstrom = 3.9;    // atoms on a square lattice with this spacing
   double atom_phase = 0.25;         // peak phase of one atom (radians): weak phase object
   double atom_sigma_angstrom = 0.35;

@@ -24,6 +24,12 @@ h5::Handle make_group(hid_t parent, const char* name) {
 
 void write_truth(hid_t entry, const SampleSpec& s) {
   h5::Handle truth = make_group(entry, "truth");
+  // The aberrations and the scan-detector rotation of the simulation (not calibration: no reader takes them).
+  write_double_attr(truth, "C1_angstrom", s.defocus_angstrom);
+  write_double_attr(truth, "A1_angstrom", s.astigmatism_angstrom);
+  write_double_attr(truth, "A1_angle_deg", s.astigmatism_angle_deg);
+  write_double_attr(truth, "rotation_deg", s.rotation_deg);
+  write_double_attr(truth, "transpose", s.transpose ? 1.0 : 0.0);
   const std::vector<float> phase = object_phase_at_scan(s);
   hsize_t pd[2] = {s.scan_rows, s.scan_cols};
   h5::Handle psp(H5Screate_simple(2, pd, nullptr), H5Sclose);
@@ -35,14 +41,16 @@ void write_truth(hid_t entry, const SampleSpec& s) {
 
 nlohmann::json sample_calibration(const SampleSpec& s) {
   const Sampling sm = sampling(s);
-  return {{"energy_kev", s.energy_kev},
-          {"semiangle_mrad", s.semiangle_mrad},
-          {"scan_step_angstrom", sm.scan_step_angstrom},
-          {"detector_mrad_per_pixel", sm.mrad_per_pixel},
-          {"disk_radius_px", sm.disk_radius_px},
-          {"defocus_angstrom", s.defocus_angstrom},
-          {"wavelength_angstrom", sm.wavelength_angstrom},
-          {"dose_per_frame", sm.dose_per_frame}};
+  nlohmann::json cal = {{"energy_kev", s.energy_kev},
+                        {"semiangle_mrad", s.semiangle_mrad},
+                        {"scan_step_angstrom", sm.scan_step_angstrom},
+                        {"detector_mrad_per_pixel", sm.mrad_per_pixel},
+                        {"disk_radius_px", sm.disk_radius_px},
+                        {"defocus_angstrom", s.defocus_angstrom},
+                        {"wavelength_angstrom", sm.wavelength_angstrom},
+                        {"dose_per_frame", sm.dose_per_frame}};
+  if (!s.defocus_in_calibration) cal.erase("defocus_angstrom");  // no sign hint (the truth keeps it)
+  return cal;
 }
 
 void write_calibration_and_truth(hid_t entry, const SampleSpec& s) {

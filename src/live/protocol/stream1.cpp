@@ -21,6 +21,12 @@ nlohmann::json json_part(const Part& p, const std::string& what) {
   return j;
 }
 
+// The text at key, or `def` when absent or not text (a number where a name belongs is as good as absent).
+std::string text_or(const nlohmann::json& j, const char* key, const std::string& def) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : def;
+}
+
 template <class T> T get(const nlohmann::json& j, const char* key, const std::string& what) {
   auto it = j.find(key);
   if (it == j.end()) bad(what + " has no '" + key + "'");
@@ -61,7 +67,7 @@ void header_fields(const std::vector<Part>& parts, Message& m) {
   s.dtype = bits == 8 ? DType::u8 : bits == 16 ? DType::u16 : DType::u32;
   const std::uint64_t ntrigger = cfg.contains("ntrigger") ? uint_field(cfg, "ntrigger", "detector config") : 0;
   const std::uint64_t nimages = cfg.contains("nimages") ? uint_field(cfg, "nimages", "detector config") : 0;
-  const std::string mode = cfg.value("trigger_mode", std::string("exts"));
+  const std::string mode = text_or(cfg, "trigger_mode", "exts");
   s.frames = (mode == "exte" || mode == "inte") ? ntrigger : checked_mul(ntrigger, nimages, "ntrigger x nimages");
   for (const auto& [k, v] : cfg.items())
     if (!v.is_object() && !v.is_array()) s.metadata[k] = v;
@@ -77,11 +83,11 @@ void header_fields(const std::vector<Part>& parts, Message& m) {
   // header_detail "all": (json, blob) pairs; the pixel mask is read, the others kept as names.
   for (std::size_t i = 2; i + 1 < parts.size(); i += 2) {
     const nlohmann::json h = json_part(parts[i], "header part " + std::to_string(i));
-    if (h.value("htype", "") != "dpixelmask-1.0") continue;
+    if (text_or(h, "htype", "") != "dpixelmask-1.0") continue;
     const auto shape = get<std::vector<std::uint64_t>>(h, "shape", "dpixelmask");
     if (shape.size() != 2 || shape[0] != s.det_cols || shape[1] != s.det_rows)
       bad("dpixelmask shape differs from the detector's [x, y]");
-    if (h.value("type", "") != "uint32") bad("dpixelmask type is not uint32");
+    if (text_or(h, "type", "") != "uint32") bad("dpixelmask type is not uint32");
     const Part& blob = parts[i + 1];
     if (blob.size != s.det_rows * s.det_cols * 4)
       bad("dpixelmask blob of " + std::to_string(blob.size) + " bytes; the detector has " +
@@ -100,7 +106,7 @@ void header_fields(const std::vector<Part>& parts, Message& m) {
 Message decode(const std::vector<Part>& parts) {
   if (parts.empty()) bad("no parts");
   const nlohmann::json h = json_part(parts[0], "part 1");
-  const std::string htype = h.value("htype", "");
+  const std::string htype = text_or(h, "htype", "");
   Message m;
   if (htype == "dheader-1.0") {
     m.kind = Kind::header;

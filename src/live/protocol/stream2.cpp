@@ -5,6 +5,7 @@
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
+#include "io/calibration.hpp"
 #include "io/hdf5/codec/bitshuffle_decode_host.hpp"
 #include "live/protocol/cbor.hpp"
 #include "live/protocol/frame_bytes.hpp"
@@ -74,7 +75,7 @@ Array2D multidim(const cbor::Item& it, const std::string& what) {
       bad(what + ": compression tag 56500 is not [algorithm, element size, bytes]");
     r.compression = std::string(c->items[0].text());
     if (r.compression != "bslz4" && r.compression != "lz4")
-      bad(what + ": compression '" + r.compression + "' (bslz4 and lz4 are read)");
+      bad(what + ": compression '" + io::json_safe(r.compression) + "' (bslz4 and lz4 are read)");
     if (r.compression == "bslz4" && c->items[1].unsigned_integer(what + " element size") != r.elem_size)
       bad(what + ": bslz4 element size " + std::to_string(c->items[1].value) + " differs from the typed array's " +
           std::to_string(r.elem_size));
@@ -131,7 +132,7 @@ nlohmann::json to_json(const cbor::Item& it, int depth = 0) {
     case cbor::Type::negint: return -1 - std::int64_t(std::min<std::uint64_t>(it.value, INT64_MAX - 1));
     case cbor::Type::floating: return it.real;
     case cbor::Type::boolean: return bool(it.value);
-    case cbor::Type::text: return std::string(it.text());
+    case cbor::Type::text: return io::json_safe(std::string(it.text()));  // the detector's text may be any bytes
     case cbor::Type::bytes: return "<" + std::to_string(it.size) + " bytes>";
     case cbor::Type::tag: return depth > 8 ? nlohmann::json("...") : to_json(it.items[0], depth + 1);
     case cbor::Type::array: {
@@ -142,7 +143,7 @@ nlohmann::json to_json(const cbor::Item& it, int depth = 0) {
     case cbor::Type::map: {
       auto m = nlohmann::json::object();
       for (std::size_t i = 0; i + 1 < it.items.size(); i += 2)
-        if (it.items[i].is_text()) m[std::string(it.items[i].text())] = to_json(it.items[i + 1], depth + 1);
+        if (it.items[i].is_text()) m[io::json_safe(std::string(it.items[i].text()))] = to_json(it.items[i + 1], depth + 1);
       return m;
     }
     default: return nullptr;
@@ -164,7 +165,7 @@ void start_fields(const cbor::Item& m, SeriesInfo& s) {
     if (!k.is_text()) continue;
     const std::string key(k.text());
     if (key == "pixel_mask" || key == "flatfield" || key == "countrate_correction_lookup_table") continue;
-    s.metadata[key] = to_json(m.items[i + 1]);
+    s.metadata[io::json_safe(key)] = to_json(m.items[i + 1]);
   }
   if (const cbor::Item* e = m.find("incident_energy")) {
     const double ev = e->number("incident_energy");
@@ -199,7 +200,8 @@ void start_fields(const cbor::Item& m, SeriesInfo& s) {
     if (pm->items.size() >= 2) {
       const cbor::Item& ch = pm->items[0];
       s.bad_pixels = mask_indices(multidim(pm->items[1], "pixel_mask"), s.det_rows, s.det_cols);
-      s.pixel_mask_source = "stream V2 start pixel_mask" + (ch.is_text() ? " (" + std::string(ch.text()) + ")" : "");
+      s.pixel_mask_source =
+          "stream V2 start pixel_mask" + (ch.is_text() ? " (" + io::json_safe(std::string(ch.text())) + ")" : "");
     }
   }
 }
@@ -216,7 +218,8 @@ Message decode(const std::uint8_t* data, std::size_t size, const std::string& ch
   if (!type.is_text()) bad("'type' is not text");
   Message msg;
   msg.series_id = field(*m, "series_id").unsigned_integer("series_id");
-  if (const cbor::Item* u = m->find("series_unique_id"); u && u->is_text()) msg.series_unique_id = std::string(u->text());
+  if (const cbor::Item* u = m->find("series_unique_id"); u && u->is_text())
+    msg.series_unique_id = io::json_safe(std::string(u->text()));
   const std::string_view t = type.text();
   if (t == "start") {
     msg.kind = Kind::start;
@@ -232,14 +235,14 @@ Message decode(const std::uint8_t* data, std::size_t size, const std::string& ch
     const cbor::Item* arr = nullptr;
     if (channel.empty()) {
       if (!d.items[0].is_text()) bad("image channel name is not text");
-      msg.image.channel = std::string(d.items[0].text());
+      msg.image.channel = io::json_safe(std::string(d.items[0].text()));
       arr = &d.items[1];
     } else {
       arr = d.find(channel);
       if (!arr) {
         std::string names;
         for (std::size_t i = 0; i + 1 < d.items.size(); i += 2)
-          if (d.items[i].is_text()) names += (names.empty() ? "" : ", ") + std::string(d.items[i].text());
+          if (d.items[i].is_text()) names += (names.empty() ? "" : ", ") + io::json_safe(std::string(d.items[i].text()));
         bad("image has no channel '" + channel + "' (it has " + names + ")");
       }
       msg.image.channel = channel;
@@ -252,7 +255,7 @@ Message decode(const std::uint8_t* data, std::size_t size, const std::string& ch
     msg.image.data = a.data;
     msg.image.size = a.size;
   } else {
-    bad("type '" + std::string(t) + "' (start, image or end expected)");
+    bad("type '" + io::json_safe(std::string(t)) + "' (start, image or end expected)");
   }
   return msg;
 }

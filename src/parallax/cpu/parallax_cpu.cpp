@@ -146,7 +146,7 @@ class CpuEngine final : public Engine {
     const std::size_t nr = plan_.scan_rows, nc = plan_.scan_cols;
     double re = 0, im = 0;
     sideband_factor(sb_.k[g].row, sb_.k[g].col, double(signed_index(q / nc, nr)) * sb_.q_row,
-                    double(signed_index(q % nc, nc)) * sb_.q_col, sb_.k_aperture, sb_.alpha_per_q2, re, im);
+                    double(signed_index(q % nc, nc)) * sb_.q_col, sb_.k_aperture, sb_.a_rr, sb_.a_rc, sb_.a_cc, re, im);
     return {re, im};
   }
 

@@ -86,7 +86,7 @@ __device__ float2 ramp(std::uint32_t i, std::uint32_t j, std::uint32_t nr, std::
 // The single-sideband correction on the device (see sideband_factor in parallax_backend.hpp); on = 0: none.
 struct SidebandArgs {
   int on = 0;
-  double k_aperture = 0, alpha_per_q2 = 0, q_row = 0, q_col = 0;
+  double k_aperture = 0, a_rr = 0, a_rc = 0, a_cc = 0, q_row = 0, q_col = 0;
   const double2* k = nullptr;  // per group, 1/A
 };
 
@@ -96,7 +96,7 @@ __device__ float2 corrected(float2 v, const SidebandArgs& sb, std::uint32_t g, s
   if (!sb.on) return v;
   const double qr = (i <= nr / 2 ? double(i) : double(i) - double(nr)) * sb.q_row, qc = double(j) * sb.q_col;
   double re = 0, im = 0;
-  sideband_factor(sb.k[g].x, sb.k[g].y, qr, qc, sb.k_aperture, sb.alpha_per_q2, re, im);
+  sideband_factor(sb.k[g].x, sb.k[g].y, qr, qc, sb.k_aperture, sb.a_rr, sb.a_rc, sb.a_cc, re, im);
   return make_float2(float(v.x * re - v.y * im), float(v.x * im + v.y * re));
 }
 
@@ -317,7 +317,7 @@ class CudaEngine final : public Engine {
     sb_ = SidebandArgs{};
     if (!sb.on) return;
     upload_shifts(sb.k, d_sb_k_);
-    sb_ = {1, sb.k_aperture, sb.alpha_per_q2, sb.q_row, sb.q_col, d_sb_k_.as<double2>()};
+    sb_ = {1, sb.k_aperture, sb.a_rr, sb.a_rc, sb.a_cc, sb.q_row, sb.q_col, d_sb_k_.as<double2>()};
   }
 
   std::vector<float> reference_image() override {

@@ -11,6 +11,20 @@ export interface DatasetInfo {
   file: string;
   representation?: string;  // 'product cache': served from `qgpu cache` products alone (no frames)
   metadata?: { calibration?: Calibration };
+  live?: LiveStatus;        // a live acquisition (qgpu serve --live): frames still arriving
+}
+
+// GET /api/datasets/{id}/live (remote/live_source.hpp).
+export interface LiveStatus {
+  url: string;
+  backend: string;
+  series_id: string;
+  finished: boolean;
+  frames_received: number;
+  frames: number;
+  receiving: boolean;
+  stats: { frames_per_second: number; dropped: number; corrupt: number; max_latency_ms: number };
+  problems: string[];
 }
 
 // The file's /entry/calibration attributes as the loader copies them (all optional).

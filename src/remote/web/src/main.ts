@@ -151,6 +151,15 @@ async function openDataset(ds: DatasetInfo): Promise<void> {
   if (state.product !== 'virtual') await s.drawProduct();
   state.ready = true;
   updateUrl();
+  // A live acquisition: redraw while frames arrive; a new series (maybe of another shape) opens the dataset again.
+  if (ds.live) void s.followLive(() => void reopen(ds.id));
+}
+
+// The dataset `id` described again (a live dataset's new series) and opened.
+async function reopen(id: string): Promise<void> {
+  const list = await getJson<DatasetInfo[]>('/api/datasets');
+  const ds = list.find((d) => d.id === id);
+  if (ds) await openDataset(ds);
 }
 
 async function setBrowserCompute(on: boolean): Promise<void> {

@@ -3,8 +3,8 @@
 // listener of the previous dataset behind; each channel (product, frame, pattern, ...) keeps only its newest
 // request: a new one aborts the older, whose answer is never drawn.
 import {
-  ApiError, DatasetInfo, Detector, calibrationOf, datasetPath, getBytes, getJson, getRaw, isAbort, isProductCache,
-  sumValues, virtualQuery,
+  ApiError, DatasetInfo, Detector, LiveStatus, calibrationOf, datasetPath, getBytes, getJson, getRaw, isAbort,
+  isProductCache, sumValues, virtualQuery,
 } from './api';
 import { DetectorOverlay, outerRadius } from './detector_overlay';
 import { pointMask, quadrantMask, rectangleMask, segmentedDpc } from './detector_masks';
@@ -44,6 +44,8 @@ export class Session {
   fit: Disk | null = null;
   shown: Shown[] = [];
   browser: BrowserCompute | null = null;
+  // A live dataset while its scan runs: the positions received (1), the others drawn empty (not as zero counts).
+  received: Uint8Array | null = null;
 
   constructor(
     readonly ds: DatasetInfo,
@@ -167,6 +169,50 @@ export class Session {
     });
   }
 
+  // A live acquisition: polls its state and redraws the pattern and the product while frames arrive (the images
+  // fill as the scan runs; the detector can be moved meanwhile). `onSeries` is told when a new series replaces this
+  // one (its shape may differ: the dataset is opened again).
+  async followLive(onSeries: () => void, periodMs = 500): Promise<void> {
+    if (!this.ds.live) return;
+    const el = document.getElementById('live-status');
+    let drawn = this.ds.live.frames_received, series = this.ds.live.series_id;
+    while (!this.closed) {
+      await new Promise((r) => setTimeout(r, periodMs));
+      if (this.closed) return;
+      let st: LiveStatus;
+      try {
+        st = await getJson<LiveStatus>(datasetPath(this.ds.id, 'live'), this.life.signal);
+      } catch (e) {
+        if (!isAbort(e)) this.report(e);
+        return;
+      }
+      if (el) {
+        const fps = Math.round(st.stats.frames_per_second).toLocaleString('en-US');
+        el.textContent = `live ${st.url}: series ${st.series_id}, ${st.frames_received} / ${st.frames} frames` +
+          (st.finished ? ' (finished)' : `, ${fps} frames/s`) + (st.stats.dropped ? `, ${st.stats.dropped} dropped` : '');
+      }
+      if (st.series_id !== series) {
+        series = st.series_id;
+        onSeries();
+        return;
+      }
+      if (st.frames_received !== drawn) {
+        drawn = st.frames_received;
+        try {
+          const raw = await getRaw(datasetPath(this.ds.id, 'live/received'), this.life.signal);
+          this.received = st.frames_received === st.frames ? null : new Uint8Array(raw.data);
+        } catch (e) {
+          if (!isAbort(e)) this.report(e);
+          return;
+        }
+        const f = this.state.frame;
+        await Promise.all([this.drawPattern(), this.drawProduct(), f.row >= 0 ? this.showFrame(f.row, f.col) : null]);
+        this.state.liveFrames = drawn;
+      }
+      if (!st.receiving && st.finished) return;
+    }
+  }
+
   snapToDisk(): void {
     if (!this.overlay || !this.fit) return;
     const d = { ...this.overlay.detector, cr: this.fit.center_row, cc: this.fit.center_col };
@@ -284,7 +330,10 @@ export class Session {
         x.panel.drawWheelLegend(`${w.scale.toPrecision(3)}${x.unit ? ' ' + x.unit : ''} (99th percentile)`);
         continue;
       }
-      const r = render(x.values, look);
+      // positions not received yet are drawn empty and left out of the display range
+      const rec = this.received;
+      const values = rec && rec.length === x.values.length ? x.values.map((v, i) => (rec[i] ? v : NaN)) : x.values;
+      const r = render(values, look);
       x.panel.drawRgba(r.rgba, data);
       x.panel.drawScale(r, look.colormap, (v) => formatScaled(v, look.scale));
     }

@@ -36,6 +36,7 @@ export interface ViewerState {
   sessions: number;         // dataset sessions opened (one per dataset switch)
   python: string;           // the `quantem.gpu` code of the image shown
   cachedProduct: string;    // product cache: the cached product the virtual image shown came from
+  liveFrames: number;       // a live dataset: the frames received when the images were last redrawn
   gpuCheck: (d?: Detector) => Promise<unknown>;
   wgslLimbCheck: () => Promise<unknown>;
 }
@@ -44,7 +45,7 @@ export const state: ViewerState = {
   ready: false, dataset: null, detector: null, product: 'virtual', look: { ...DEFAULT_LOOK }, defocus: 0, ssbBin: 4,
   fft: false, pattern: 'mean', meanVersion: 0, virtualVersion: 0, virtualQuery: '', virtualSource: '', busy: false, loading: [],
   online: true, frame: { row: -1, col: -1, version: 0, bytes: null }, gpu: null, errors: [], requests: [],
-  sessions: 0, python: '', cachedProduct: '',
+  sessions: 0, python: '', cachedProduct: '', liveFrames: 0,
   gpuCheck: () => Promise.reject(new Error('not ready')),
   wgslLimbCheck: () => Promise.reject(new Error('not ready')),
 };

@@ -1,0 +1,137 @@
+// Live acquisition throughput and latency (issue 28): a file's frames as DECTRIS stream V2 chunks,
+//   memory:   fed straight to the acquisition (the receiver's Sink) as fast as it takes them: the decoder and the
+//             products alone, no socket;
+//   loopback: the simulator pushing over ZeroMQ on loopback (as fast as it can, then at fixed rates) into the V2
+//             receiver and the acquisition, in one process.
+// Each row: frames decoded per second over the series, dropped frames, the largest latency from a batch's oldest
+// frame arriving to its products being updated, and the fraction of the time the worker was busy.
+// usage: bench_live FILE [--backend cuda|cpu] [--rows N (the first N scan rows)] [--rates R1,R2,...] [--batch F]
+//        [--ring-mib M] [--port P] [--protocol dectris-v2|dectris-v1|merlin]
+// With --protocol merlin the frames are the file's .mib frames (or the file encoded as Merlin binary frames) sent
+// over the Merlin TCP data port.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "io/merlin/mib_header.hpp"
+#include "live/acquisition.hpp"
+#include "live/receive.hpp"
+#include "live/simulate.hpp"
+
+using namespace qgpu;
+using namespace qgpu::live;
+
+namespace {
+
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+struct Row {
+  std::string mode;
+  double rate = 0;
+  std::uint64_t frames = 0;
+  double seconds = 0;
+  Stats st;
+};
+
+void print(const Row& r, const std::string& backend) {
+  std::printf("| %-8s | %-4s | %9s | %8llu | %10.0f | %7llu | %7.1f | %5.1f%% |\n", r.mode.c_str(), backend.c_str(),
+              r.rate > 0 ? std::to_string(static_cast<long long>(r.rate)).c_str() : "max",
+              static_cast<unsigned long long>(r.st.frames_decoded), double(r.st.frames_decoded) / r.seconds,
+              static_cast<unsigned long long>(r.st.dropped), r.st.max_latency_ms,
+              100.0 * r.st.busy_seconds / std::max(r.seconds, 1e-9));
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: bench_live FILE [--backend cuda|cpu] [--rows N] [--rates R,...] [--batch F] "
+                         "[--ring-mib M] [--port P]\n");
+    return 2;
+  }
+  const std::string file = argv[1];
+  std::string backend = "cuda", rates = "0,120000,240000", protocol = "dectris-v2";
+  std::size_t rows = 0, batch = 4096, ring_mib = 2048;
+  int port = 31777;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--backend") backend = v;
+    else if (k == "--rows") rows = std::stoul(v);
+    else if (k == "--rates") rates = v;
+    else if (k == "--batch") batch = std::stoul(v);
+    else if (k == "--ring-mib") ring_mib = std::stoul(v);
+    else if (k == "--port") port = std::stoi(v);
+    else if (k == "--protocol") protocol = v;
+  }
+  SimulateOptions so;
+  so.protocol = protocol;
+  const bool merlin = protocol == "merlin";
+  const double t0 = now_s();
+  StreamSource src = stream_source(file, so);
+  if (rows && rows < src.info.scan_rows) {
+    src.frames.resize(rows * src.info.scan_cols);
+    src.info.scan_rows = rows;
+    src.info.frames = src.frames.size();
+  }
+  std::size_t bytes = 0;
+  for (const auto& f : src.frames) bytes += f.size();
+  std::printf("source: %s, %zu x %zu scan of %zu x %zu %s, %.2f GB of chunks (%s), read in %.1f s\n", file.c_str(),
+              src.info.scan_rows, src.info.scan_cols, src.info.det_rows, src.info.det_cols,
+              dtype_name(src.info.dtype).c_str(), double(bytes) / 1e9, src.how.c_str(), now_s() - t0);
+  std::printf("| mode     | back | rate fps  | frames   | decoded/s  | dropped | max lat | busy   |\n");
+  std::printf("|----------|------|-----------|----------|------------|---------|---------|--------|\n");
+  const auto options = [&] {
+    AcquisitionOptions o;
+    o.backend = backend;
+    o.batch_frames = batch;
+    o.ring_bytes = ring_mib << 20;
+    return o;
+  };
+  {  // memory: the acquisition alone
+    Acquisition a(options());
+    SeriesInfo info = src.info;
+    info.protocol = "memory";
+    info.series_id = "1";
+    info.codec.kind = merlin ? io::FrameCodecKind::merlin : io::FrameCodecKind::bitshuffle;
+    std::size_t header = 0;  // Merlin: the frames carry their MQ1 header; the acquisition takes the pixels
+    if (merlin) {
+      const auto h = io::merlin::parse_frame_header(src.frames[0].data(), src.frames[0].size(), {"bench", 0, 0});
+      info.codec.merlin = io::merlin::pixel_format(h, 0, {"bench", 0, 0});
+      info.dtype = info.codec.merlin.out_dtype;
+      header = h.header_bytes;
+    }
+    const double t = now_s();
+    a.series_start(info);
+    for (std::size_t k = 0; k < src.frames.size(); ++k)
+      a.frame({k, src.frames[k].data() + header, src.frames[k].size() - header, info.codec.kind});
+    a.series_end("1", "");
+    a.wait_finished(1, 3600);
+    print({"memory", 0, src.frames.size(), now_s() - t, a.stats()}, backend);
+  }
+  std::stringstream ss(rates);
+  std::string r;
+  while (std::getline(ss, r, ',')) {  // loopback: simulator thread -> ZeroMQ -> receiver -> acquisition
+    SimulateOptions o = so;
+    o.rate = std::stod(r);
+    o.port = port++;
+    Acquisition a(options());
+    Receiver rx(Endpoint{protocol, "127.0.0.1", o.port}, a, ReceiveOptions{"", 1, 60});
+    SimulateReport rep;
+    std::thread sim([&] { rep = simulate_detector(src, o); });
+    const double t = now_s();
+    rx.run();
+    sim.join();
+    a.wait_finished(1, 3600);
+    const double secs = now_s() - t;
+    print({"loopback", o.rate, src.frames.size(), secs, a.stats()}, backend);
+    std::printf("  simulator sent %llu frames at %.0f frames/s (%.2f GB/s)\n",
+                static_cast<unsigned long long>(rep.frames_sent), rep.frames_per_second,
+                double(rep.bytes_sent) / std::max(rep.seconds, 1e-9) / 1e9);
+  }
+  return 0;
+}
