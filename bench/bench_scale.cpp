@@ -8,7 +8,6 @@
 //                                                       index; the small file must be bitshuffle+LZ4), so
 //                                                       its frames are real sample frames at K^2 times the count
 //   bench_scale BIG.h5 [--check-rows N] [--backend B]    (default 16 rows in the middle of the scan, cuda)
-#include <hdf5.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -21,12 +20,11 @@
 #include "bench_common.hpp"
 #include "detector/virtual_detector.hpp"
 #include "dpc/com.hpp"
-#include "io/hdf5/bitshuffle_plugin.hpp"
-#include "io/hdf5/h5_handle.hpp"
 #include "io/hdf5/load.hpp"
 #include "io/hdf5/read/chunk_sources.hpp"
 #include "io/hdf5/read/parallel_reader.hpp"
 #include "io/hdf5/read/read_batches.hpp"
+#include "io/hdf5/write_dectris.hpp"
 
 using namespace qgpu;
 
@@ -53,43 +51,26 @@ void write_tiled(const std::string& big, const std::string& small, std::size_t f
     at[src.frames[i]] = b.chunk_dst[i];
     size[src.frames[i]] = src.chunks[i].size;
   }
-  // The small file's element type and bitshuffle+LZ4 block size (the chunks are copied as they are).
-  h5::Handle sf(H5Fopen(small.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  h5::Handle sd(H5Dopen2(sf, fi.dataset_path.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!sd.valid()) throw IoError("cannot open the data of '" + small + "'");
-  h5::Handle type(H5Dget_type(sd), H5Tclose);
-  h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-  const hsize_t chunk[3] = {1, fi.shape.det_rows, fi.shape.det_cols};
-  H5Pset_chunk(dcpl, 3, chunk);
-  const unsigned cd[2] = {unsigned(fi.bitshuffle_block_elems), h5::kBitshuffleLz4};
-  if (H5Pset_filter(dcpl, h5::kBitshuffleFilter, H5Z_FLAG_MANDATORY, 2, cd) < 0)
-    throw IoError("cannot set the bitshuffle filter");
-  h5::Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_LATEST);  // fixed-array chunk index: O(1) inserts
-  h5::Handle f(H5Fcreate(big.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), H5Fclose);
-  h5::Handle entry(H5Gcreate2(f, "/entry", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-  h5::Handle data(H5Gcreate2(entry, "data", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  // The small file's element type, byte order and bitshuffle+LZ4 block size (the chunks are copied as they are).
   const std::size_t BR = R * factor, BC = C * factor;
-  const hsize_t dims[3] = {BR * BC, fi.shape.det_rows, fi.shape.det_cols};
-  h5::Handle space(H5Screate_simple(3, dims, nullptr), H5Sclose);
-  h5::Handle ds(H5Dcreate2(data, "data", type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
-  if (!ds.valid()) throw IoError("cannot create the data of '" + big + "'");
-  {
-    const long long shape[2] = {(long long)BR, (long long)BC};
-    const hsize_t two = 2;
-    h5::Handle sp(H5Screate_simple(1, &two, nullptr), H5Sclose);
-    h5::Handle a(H5Acreate2(ds, "scan_shape", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-    H5Awrite(a, H5T_NATIVE_LLONG, shape);
-  }
+  io::DectrisLayout l;
+  l.det_rows = fi.shape.det_rows;
+  l.det_cols = fi.shape.det_cols;
+  l.dtype = fi.dtype;
+  l.big_endian = fi.byte_order == "big";
+  l.frames = BR * BC;
+  l.scan_rows = BR;
+  l.scan_cols = BC;
+  l.bitshuffle.block_elems = fi.bitshuffle_block_elems;
+  l.fixed_array_index = true;  // O(1) chunk index inserts
+  io::DectrisWriter w;
+  w.open(big, l);
   for (std::size_t r = 0; r < BR; ++r)
     for (std::size_t c = 0; c < BC; ++c) {
       const std::size_t s = (r % R) * C + (c % C);
-      const hsize_t off[3] = {r * BC + c, 0, 0};
-      if (H5Dwrite_chunk(ds, H5P_DEFAULT, 0, off, size[s], comp.data() + at[s]) < 0)
-        throw IoError("cannot write frame " + std::to_string(r * BC + c) + " of '" + big + "'");
+      w.write_chunk(r * BC + c, comp.data() + at[s], size[s]);
     }
-  ds = {};
-  f = {};
+  w.close();
   std::fprintf(stderr, "wrote %s: %zux%zu scan tiled %zux%zu from %s, %.2f GB on disk, in %.1f s\n", big.c_str(), BR,
                BC, factor, factor, small.c_str(), double(std::filesystem::file_size(big)) / 1e9,
                bench::now_s() - t0);

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 B=${FUZZ_BUILD_DIR:-build-fuzz}
 SECONDS_EACH=${FUZZ_SECONDS:-60}
-HARNESSES=${FUZZ_HARNESSES:-"fuzz_bitshuffle_host fuzz_chunk_index fuzz_inspect fuzz_npy_header fuzz_merlin_header fuzz_empad_xml fuzz_live_stream"}
+HARNESSES=${FUZZ_HARNESSES:-"fuzz_bitshuffle_host fuzz_chunk_index fuzz_inspect fuzz_npy_header fuzz_merlin_header fuzz_empad_xml fuzz_live_stream fuzz_dm_tags"}
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 cmake -S tests/fuzz -B "$B" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
@@ -34,6 +34,7 @@ seed_writer() {
     fuzz_merlin_header) echo fuzz_make_merlin_seeds ;;
     fuzz_empad_xml) echo fuzz_make_empad_seeds ;;
     fuzz_live_stream) echo fuzz_make_live_seeds ;;
+    fuzz_dm_tags) echo fuzz_make_dm_seeds ;;
     *) echo "unknown harness $1" >&2; exit 2 ;;
   esac
 }

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "convert.hpp"
+#include "io/convert.hpp"
 #include "io/hdf5/load.hpp"
 #include "io/sample/sample.hpp"
 
@@ -85,6 +86,44 @@ void set_pixel_mask(const pyb::object& mask, io::LoadOptions& o) {
   o.pixel_mask_given = std::move(g);
 }
 
+// The load options of load() and convert(), from their Python arguments.
+io::LoadOptions load_options(const std::string& backend, const std::string& dataset,
+                             const std::vector<std::size_t>& scan_shape, const pyb::object& scan_region,
+                             const pyb::object& detector_region, std::size_t bin_scan, std::size_t bin_detector,
+                             const pyb::object& pixel_mask, const std::string& decoder, unsigned read_threads,
+                             bool direct_io, const pyb::object& progress, const std::string& representation,
+                             double admission_fraction, const std::string& format, const std::string& dtype,
+                             const std::vector<std::size_t>& detector_shape, std::uint64_t offset,
+                             std::uint64_t frame_header, std::uint64_t frame_footer, bool flip_rows,
+                             bool single_file) {
+  io::LoadOptions o;
+  o.flip_rows = flip_rows;
+  o.single_file = single_file;
+  o.backend = backend;
+  o.dataset_path = dataset;
+  set_scan_shape(scan_shape, o.scan_rows, o.scan_cols);
+  o.format = format;
+  o.raw = raw_layout(dtype, detector_shape, offset, frame_header, frame_footer);
+  o.scan_region = region_from_python(scan_region);
+  o.detector_region = region_from_python(detector_region);
+  o.bin_scan = bin_scan;
+  o.bin_detector = bin_detector;
+  set_pixel_mask(pixel_mask, o);
+  o.decoder = decoder;
+  o.read_threads = read_threads;
+  o.direct_io = direct_io;
+  o.representation = representation;
+  o.admission_fraction = admission_fraction;
+  if (!progress.is_none()) {
+    pyb::function cb = progress;
+    o.progress = [cb](double f) {
+      pyb::gil_scoped_acquire acquire;
+      cb(f);
+    };
+  }
+  return o;
+}
+
 }  // namespace
 
 void bind_io(pyb::module_& m) {
@@ -155,34 +194,65 @@ void bind_io(pyb::module_& m) {
                    const std::string& format, const std::string& dtype, std::vector<std::size_t> detector_shape,
                    std::uint64_t offset, std::uint64_t frame_header, std::uint64_t frame_footer, bool flip_rows,
                    bool single_file) {
-    io::LoadOptions o;
-    o.flip_rows = flip_rows;
-    o.single_file = single_file;
-    o.backend = backend;
-    o.dataset_path = dataset;
-    set_scan_shape(scan_shape, o.scan_rows, o.scan_cols);
-    o.format = format;
-    o.raw = raw_layout(dtype, detector_shape, offset, frame_header, frame_footer);
-    o.scan_region = region_from_python(scan_region);
-    o.detector_region = region_from_python(detector_region);
-    o.bin_scan = bin_scan;
-    o.bin_detector = bin_detector;
-    set_pixel_mask(pixel_mask, o);
-    o.decoder = decoder;
-    o.read_threads = read_threads;
-    o.direct_io = direct_io;
-    o.representation = representation;
-    o.admission_fraction = admission_fraction;
+    const io::LoadOptions o = load_options(backend, dataset, scan_shape, scan_region, detector_region, bin_scan,
+                                           bin_detector, pixel_mask, decoder, read_threads, direct_io, progress,
+                                           representation, admission_fraction, format, dtype, detector_shape, offset,
+                                           frame_header, frame_footer, flip_rows, single_file);
+    pyb::gil_scoped_release release;
+    return io::load(path.string(), o);
+  }, pyb::arg("path"), pyb::arg("backend") = "auto", pyb::arg("dataset") = "",
+     pyb::arg("scan_shape") = std::vector<std::size_t>{}, pyb::arg("scan_region") = pyb::none(),
+     pyb::arg("detector_region") = pyb::none(), pyb::arg("bin_scan") = 1, pyb::arg("bin_detector") = 1,
+     pyb::arg("pixel_mask") = pyb::str("keep"), pyb::arg("decoder") = "auto", pyb::arg("read_threads") = 0,
+     pyb::arg("direct_io") = false, pyb::arg("progress") = pyb::none(), pyb::arg("representation") = "auto",
+     pyb::arg("admission_fraction") = 0.8, pyb::arg("format") = "auto", pyb::arg("dtype") = "",
+     pyb::arg("detector_shape") = std::vector<std::size_t>{}, pyb::arg("offset") = 0, pyb::arg("frame_header") = 0,
+     pyb::arg("frame_footer") = 0, pyb::arg("flip_rows") = false, pyb::arg("single_file") = false);
+
+  // convert(path, out, ...): the load's options, then the output's (io/convert.hpp); returns a dict of what was written.
+  m.def("convert", [](const PathArg& path, const PathArg& out, const std::string& to, unsigned threads,
+                      std::size_t block, const std::string& backend, const std::string& dataset,
+                      std::vector<std::size_t> scan_shape, const pyb::object& scan_region,
+                      const pyb::object& detector_region, std::size_t bin_scan, std::size_t bin_detector,
+                      const pyb::object& pixel_mask, const std::string& decoder, unsigned read_threads,
+                      bool direct_io, const pyb::object& progress, const std::string& representation,
+                      double admission_fraction, const std::string& format, const std::string& dtype,
+                      std::vector<std::size_t> detector_shape, std::uint64_t offset, std::uint64_t frame_header,
+                      std::uint64_t frame_footer, bool flip_rows, bool single_file) {
+    io::LoadOptions o = load_options(backend, dataset, scan_shape, scan_region, detector_region, bin_scan,
+                                     bin_detector, pixel_mask, decoder, read_threads, direct_io, pyb::none(),
+                                     representation, admission_fraction, format, dtype, detector_shape, offset,
+                                     frame_header, frame_footer, flip_rows, single_file);
+    io::ConvertOptions co;
+    co.to = to;
+    co.threads = threads;
+    co.block_elems = block;
     if (!progress.is_none()) {
       pyb::function cb = progress;
-      o.progress = [cb](double f) {
+      co.progress = [cb](double f) {
         pyb::gil_scoped_acquire acquire;
         cb(f);
       };
     }
-    pyb::gil_scoped_release release;
-    return io::load(path.string(), o);
-  }, pyb::arg("path"), pyb::arg("backend") = "auto", pyb::arg("dataset") = "",
+    io::ConvertResult r;
+    {
+      pyb::gil_scoped_release release;
+      r = io::convert(path.string(), out.string(), o, co);
+    }
+    pyb::dict d;
+    d["path"] = r.path;
+    d["sidecar"] = r.sidecar.empty() ? pyb::object(pyb::none()) : pyb::object(pyb::str(r.sidecar));
+    d["shape"] = pyb::tuple(pyb::cast(r.shape.dims()));
+    d["dtype"] = dtype_name(r.dtype);
+    d["dense_bytes"] = r.dense_bytes;
+    d["file_bytes"] = r.file_bytes;
+    d["load_seconds"] = r.load_seconds;
+    d["write_seconds"] = r.write_seconds;
+    d["calibration"] = to_python(r.calibration);
+    d["provenance"] = to_python(r.provenance);
+    return d;
+  }, pyb::arg("path"), pyb::arg("out"), pyb::arg("to") = "h5", pyb::arg("threads") = 0, pyb::arg("block") = 0,
+     pyb::arg("backend") = "auto", pyb::arg("dataset") = "",
      pyb::arg("scan_shape") = std::vector<std::size_t>{}, pyb::arg("scan_region") = pyb::none(),
      pyb::arg("detector_region") = pyb::none(), pyb::arg("bin_scan") = 1, pyb::arg("bin_detector") = 1,
      pyb::arg("pixel_mask") = pyb::str("keep"), pyb::arg("decoder") = "auto", pyb::arg("read_threads") = 0,

@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
+#include "io/dm/write_dm.hpp"
 #include "io/mrc/write_mrc.hpp"
 #include "io/sample/sample.hpp"
 
@@ -19,6 +20,7 @@ void add_sample(CLI::App& app) {
     std::size_t files = 0;
     sample::MibSampleOptions mib;
     std::size_t nans = 0;
+    bool dm_transposed = false;
     std::vector<double> astig{0, 0};
     bool no_hint = false;
   };
@@ -31,8 +33,8 @@ void add_sample(CLI::App& app) {
   cmd->add_option("--scan", a->scan, "scan rows cols")->expected(2);
   auto* det = cmd->add_option("--detector", a->det, "detector rows cols (mib: default 256 256, quad 512 512, 514 514 "
                                                     "with --gap)")->expected(2);
-  auto* dtype = cmd->add_option("--dtype", a->dtype, "uint8 | uint16 | uint32 (h5, npy, raw; mib: from --counter-depth); mrc: uint16 | int16 | int8 | float32");
-  auto* order = cmd->add_option("--byte-order", a->byte_order, "h5, npy, raw, mrc: little | big, the counts' byte order in the file")
+  auto* dtype = cmd->add_option("--dtype", a->dtype, "uint8 | uint16 | uint32 (h5, npy, raw; mib: from --counter-depth); mrc: uint16 | int16 | int8 | float32; dm3/dm4: also int32, float64");
+  auto* order = cmd->add_option("--byte-order", a->byte_order, "h5, npy, raw, mrc, dm3, dm4: little | big, the counts' byte order in the file")
       ->check(CLI::IsMember({"little", "big"}));
   auto* four_d = cmd->add_flag("--four-d", a->spec.four_d, "h5, npy: store (scan_r, scan_c, det_r, det_c) instead of (frames, ...)");
   auto* npy_version = cmd->add_option("--npy-version", a->frames.npy_version, "npy: format version 1 or 2")->check(CLI::Range(1, 2));
@@ -57,6 +59,8 @@ void add_sample(CLI::App& app) {
   auto* quad = cmd->add_flag("--quad", a->mib.quad, "mib: 2x2 quad (4 chips) instead of one chip");
   auto* raw = cmd->add_flag("--raw", a->mib.raw, "mib: raw (R64) chip readout instead of binary");
   auto* nans = cmd->add_option("--nan", a->nans, "empad: this many NaN values in the float32 frames");
+  auto* dm_transposed = cmd->add_flag("--dm-transposed", a->dm_transposed,
+                                      "dm3, dm4: the old transposed layout (scan dims first, no Data Order Swapped)");
   auto* gap = cmd->add_flag("--gap", a->mib.gap, "mib: quad with the 2-pixel gap cross (2x2G layout, 514x514)");
   cmd->callback([=] { run_command([&] {
     a->spec.scan_rows = a->scan[0];
@@ -69,8 +73,8 @@ void add_sample(CLI::App& app) {
       a->spec.astigmatism_angle_deg = a->astig[1];
     }
     if (a->format != "h5" && a->format != "mib" && a->format != "npy" && a->format != "raw" && a->format != "mrc" &&
-        a->format != "empad")
-      throw InvalidArgument("--format must be h5, mib, npy, raw, mrc or empad, not '" + a->format + "'");
+        a->format != "empad" && a->format != "dm3" && a->format != "dm4")
+      throw InvalidArgument("--format must be h5, mib, npy, raw, mrc, empad, dm3 or dm4, not '" + a->format + "'");
     // Options of one format given for another are refused, not ignored.
     auto only_for = [&](std::initializer_list<CLI::Option*> opts, std::initializer_list<const char*> formats) {
       for (const char* f : formats)
@@ -79,7 +83,8 @@ void add_sample(CLI::App& app) {
         if (o->count()) throw InvalidArgument(o->get_name() + " does not apply to --format " + a->format);
     };
     only_for({depth, quad, raw, gap}, {"mib"});
-    only_for({dtype, order}, {"h5", "npy", "raw", "mrc"});
+    only_for({dtype, order}, {"h5", "npy", "raw", "mrc", "dm3", "dm4"});
+    only_for({dm_transposed}, {"dm3", "dm4"});
     only_for({four_d}, {"h5", "npy"});
     only_for({npy_version}, {"npy"});
     only_for({offset, header, footer}, {"raw"});
@@ -108,6 +113,13 @@ void add_sample(CLI::App& app) {
       }
       const auto written = sample::write_sample_mib(a->out, a->spec, a->mib, a->files, progress_bar("simulating"));
       for (const auto& f : written) std::printf("wrote %s\n", f.c_str());
+    } else if (a->format == "dm3" || a->format == "dm4") {
+      if (a->files > 0) throw InvalidArgument("--files writes HDF5 or Merlin acquisitions (--format h5 or mib)");
+      sample::DmSampleOptions dm;
+      dm.version = a->format == "dm3" ? 3 : 4;
+      dm.transposed = a->dm_transposed;
+      sample::write_sample_dm(a->out, a->spec, dm, progress_bar("simulating"));
+      std::printf("wrote %s\n", a->out.c_str());
     } else if (a->format == "mrc") {
       if (a->files > 0) throw InvalidArgument("--files writes HDF5 or Merlin acquisitions (--format h5 or mib)");
       sample::write_sample_mrc(a->out, a->spec, 0, progress_bar("simulating"));

@@ -10,6 +10,7 @@ namespace qgpu::cli {
 
 // Each adds its subcommand to the app and runs it when chosen.
 void add_cache(CLI::App& app);
+void add_convert(CLI::App& app);
 void add_info(CLI::App& app);
 void add_image(CLI::App& app);
 void add_sample(CLI::App& app);

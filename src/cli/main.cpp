@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
   qgpu::set_cpu_backend_hint("--backend cpu");  // BackendUnavailable in this interface's spelling
   try {
     qgpu::cli::add_cache(app);
+    qgpu::cli::add_convert(app);
     qgpu::cli::add_info(app);
     qgpu::cli::add_image(app);
     qgpu::cli::add_sample(app);

@@ -8,7 +8,7 @@ import pytest
 from conftest import qgpu
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-LOADING = ["image", "ssb", "parallax", "movie", "cache", "serve", "info"]
+LOADING = ["image", "ssb", "parallax", "movie", "cache", "convert", "serve", "info"]
 
 
 def command(name, path, tmp_path):
@@ -19,6 +19,7 @@ def command(name, path, tmp_path):
         "parallax": ["parallax", path, "-o", tmp_path / "out"],
         "movie": ["movie", path, "-o", tmp_path / "m.gif", "--bf-sweep", 2, 5, "--frames", 2],
         "cache": ["cache", path, "-o", tmp_path / "c.h5"],
+        "convert": ["convert", path, tmp_path / "c.h5"],
         "serve": ["serve", path, "--port", 0],
         "info": ["info", path, "--timing"],
     }[name]

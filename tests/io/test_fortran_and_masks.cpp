@@ -290,7 +290,8 @@ TEST(FortranNpyCuda, ScatterKernelEqualsTheHostScatter) {
   const std::vector<std::size_t> shape = {6, 5, 7, 9};
   for (DType t : {DType::u8, DType::u16, DType::u32})
     for (bool big : {false, true})
-      for (int k = 0; k < 3; ++k) {
+      for (int kk = 0; kk < 6; ++kk) {  // cases 3..5: the detector column fastest (old-layout DM)
+        const int k = kk % 3;
         const auto v = values(6 * 5 * 7 * 9, t, 0x03ffffff);
         const std::string f = write_npy("f.npy", v, shape, t, big, true);
         io::LoadOptions o = opts("cpu");
@@ -298,7 +299,8 @@ TEST(FortranNpyCuda, ScatterKernelEqualsTheHostScatter) {
         if (k == 2) o.detector_region = {2, 1, 3, 8};
         io::LoadPlan p = io::plan_load(f, o);
         if (k == 1) p.bad_pixels = {0, 10, 62}, p.zero_bad_pixels = true;
-        const io::TransposedGeometry g = io::transposed_geometry(p);
+        io::TransposedGeometry g = io::transposed_geometry(p);
+        g.det_rows_fastest = kk < 3;
         std::vector<std::uint8_t> file(p.info.frames * p.info.frame_bytes());
         std::ifstream(f, std::ios::binary).seekg(std::streamoff(p.info.transposed.offset))
             .read(reinterpret_cast<char*>(file.data()), std::streamsize(file.size()));
@@ -321,7 +323,7 @@ TEST(FortranNpyCuda, ScatterKernelEqualsTheHostScatter) {
         int flag = 1;
         d_flag.download(&flag, sizeof(flag));
         EXPECT_EQ(flag, 0);
-        EXPECT_EQ(dev_out, host) << dtype_name(t) << " big " << big << " case " << k;
+        EXPECT_EQ(dev_out, host) << dtype_name(t) << " big " << big << " case " << kk;
       }
 }
 

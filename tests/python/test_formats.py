@@ -28,7 +28,7 @@ def bf_numpy(a, r0, r1, c0, c1):
 
 def test_formats_lists_the_readers():
     names = [f["name"] for f in qgpu.io.formats()]
-    assert names == ["hdf5", "merlin", "npy", "mrc", "empad", "raw"]
+    assert names == ["hdf5", "merlin", "npy", "mrc", "empad", "dm", "raw"]
     assert {f["name"]: f["recognised_by_content"] for f in qgpu.io.formats()}["raw"] is False
 
 

@@ -14,7 +14,7 @@ negative indices, ...); only the bounding rectangle is copied from the GPU. np.a
 and refuses beyond ASARRAY_LIMIT_BYTES (use indexing or ds.read(region) for big data)."""
 import numpy as np
 
-from ._qgpu import Dataset, InvalidArgument, discover, formats, inspect, load, write_sample  # noqa: F401
+from ._qgpu import Dataset, InvalidArgument, convert, discover, formats, inspect, load, write_sample  # noqa: F401
 from ._args import document
 
 ASARRAY_LIMIT_BYTES = 1 << 30
@@ -55,6 +55,29 @@ document(load, """Loads a 4D-STEM file onto a backend: a Dataset (scan rows x sc
     shape that cannot be decided), RegionError (a region or bin outside the data), InvalidArgument (bad options;
     a load that does not fit), BackendUnavailable (cuda without a GPU), OutOfMemory, and ArgumentTypeError (a
     TypeError) naming an unknown keyword or a wrong type.""")
+
+document(convert, """Writes any file load() reads (with its regions, bins and pixel mask) as a DECTRIS-style
+    bitshuffle+LZ4 HDF5 file (/entry/data/data of (frames, det_r, det_c), one frame per chunk, filter 32008, a
+    scan_shape attribute, /entry/calibration, /entry/provenance; the pixel mask at
+    /entry/instrument/detector/detectorSpecific/pixel_mask) or, with to="npy", a 4D .npy with a JSON sidecar
+    (OUT.json: calibration, pixel mask, provenance). The counts are the load's, bit for bit: load(out) equals
+    load(path, ...). Calibration follows the region and binning (scan step x bin_scan, detector mrad/px x
+    bin_detector, beam centre moved). Float data: NaN / inf were zeroed by the load, so they are 0 in the output.
+    Returns a dict: path, sidecar, shape, dtype, dense_bytes, file_bytes, load_seconds, write_seconds,
+    calibration, provenance.
+
+    path: the file to convert (str or os.PathLike).
+    out: the file to write (absent or a regular file; replaced atomically).
+    to: "h5" (default) or "npy".
+    threads: encoder threads; 0 (default) = one per core.
+    block: bitshuffle block size in elements (a multiple of 8); 0 (default) = the plugin's default.
+    backend, dataset, scan_shape, scan_region, detector_region, bin_scan, bin_detector, pixel_mask, decoder,
+        read_threads, direct_io, representation, admission_fraction: as load().
+    progress: None (default) or a callable progress(fraction) called with the fraction of frames written.
+""" + _RAW + """
+
+    Raises: what load() raises; IoError when the output cannot be written (a folder, FIFO, device),
+    InvalidArgument for bad options or an output that is the input.""")
 
 document(inspect, """Describes a file without loading it (metadata, readiness): a dict whose "shape" is None when the
     scan shape is unknown (then "frames", "detector_shape" and "scan_shape_needed" say what to give),

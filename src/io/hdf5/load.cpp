@@ -165,8 +165,9 @@ Dataset load(const std::string& path, const LoadOptions& options) {
                 options.admission_limit_bytes ? 0 : free_memory_bytes(backend), source_file_bytes(plan));
   } catch (const InvalidArgument& e) {
     if (!transposed) throw;
-    throw InvalidArgument(std::string(e.what()) + " (a Fortran-order .npy loads dense, encoded only from the dense "
-                          "result: crop/bin it, or write it in C order)");
+    throw InvalidArgument(std::string(e.what()) + " (" +
+                          (plan.info.reader == "dm" ? "an old-layout DM image" : "a Fortran-order .npy") +
+                          " loads dense, encoded only from the dense result: crop/bin it, or write it in C order)");
   }
   plan.representation = adm.representation;
   plan.admission = adm.to_json();

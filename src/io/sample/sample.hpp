@@ -12,6 +12,7 @@
 
 #include "core/dtype.hpp"
 #include "core/electron.hpp"
+#include <nlohmann/json.hpp>
 
 namespace qgpu::sample {
 
@@ -69,7 +70,8 @@ std::vector<std::complex<float>> probe_wave(const SampleSpec& s);
 std::vector<float> object_phase_at_scan(const SampleSpec& s);
 
 // Writes the dataset to path: /entry/data/data (frames, det_r, det_c) one frame per chunk, bitshuffle+LZ4 (chunks
-// encoded by our host codec on s.threads threads and written directly; the dataset carries the plugin's filter),
+// encoded by our host codec on s.threads threads and written directly by io::DectrisWriter; the dataset carries the
+// plugin's filter),
 // attribute scan_shape, group /entry/calibration (energy_kev, semiangle_mrad, scan_step_angstrom,
 // detector_mrad_per_pixel, disk_radius_px, defocus_angstrom, wavelength_angstrom), truth /entry/truth/phase.
 void write_sample(const std::string& path, const SampleSpec& s, const std::function<void(double)>& progress = {});
@@ -110,6 +112,9 @@ std::vector<std::string> write_sample_mib(const std::string& path, const SampleS
 // The bad pixels the sample master's pixel_mask flags: flat indices (row * det_cols + col), ascending; includes
 // the detector centre (inside the bright-field disk, so never zero in the data).
 std::vector<std::uint32_t> sample_bad_pixels(const SampleSpec& s);
+
+// The simulation's calibration ({key: value}, the /entry/calibration attributes).
+nlohmann::json sample_calibration(const SampleSpec& s);
 
 // Writes the simulation's calibration attributes (<entry>/calibration) and its true phase (<entry>/truth/phase):
 // shared by the single-file and the multi-file sample writers.

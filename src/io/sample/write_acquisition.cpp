@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "io/hdf5/bitshuffle_plugin.hpp"
 #include "io/hdf5/h5_handle.hpp"
+#include "io/hdf5/write_dectris.hpp"
 #include "io/sample/sample.hpp"
 
 namespace qgpu::sample {
@@ -30,30 +31,17 @@ void write_scalar(hid_t parent, const char* name, long long v) {
   H5Dwrite(ds, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v);
 }
 
-// One data file: /entry/data/data holding frames [first, first + count).
-void write_data_file_to(const std::string& path, const SampleSpec& s, std::size_t first, std::size_t count) {
-  h5::Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-  if (!file.valid()) throw IoError("cannot create '" + path + "'");
-  h5::Handle data = group(file, "/entry/data");
-  const hsize_t dims[3] = {count, s.det_rows, s.det_cols}, chunk[3] = {1, s.det_rows, s.det_cols};
-  h5::Handle space(H5Screate_simple(3, dims, nullptr), H5Sclose);
-  h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-  H5Pset_chunk(dcpl, 3, chunk);
-  const unsigned cd[2] = {0, h5::kBitshuffleLz4};
-  if (H5Pset_filter(dcpl, h5::kBitshuffleFilter, H5Z_FLAG_MANDATORY, 2, cd) < 0)
-    throw IoError("cannot set the bitshuffle filter on '" + path + "'");
-  // Written through the plugin: HDF5 converts the native counts to the file's byte order before the filter runs.
-  const hid_t ftype = s.big_endian ? (s.dtype == DType::u8    ? H5T_STD_U8BE
-                                      : s.dtype == DType::u16 ? H5T_STD_U16BE
-                                                              : H5T_STD_U32BE)
-                                   : (s.dtype == DType::u8    ? H5T_STD_U8LE
-                                      : s.dtype == DType::u16 ? H5T_STD_U16LE
-                                                              : H5T_STD_U32LE);
-  const hid_t mtype = s.dtype == DType::u8    ? H5T_NATIVE_UINT8
-                      : s.dtype == DType::u16 ? H5T_NATIVE_UINT16
-                                              : H5T_NATIVE_UINT32;
-  h5::Handle ds(H5Dcreate2(data, "data", ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
-  if (!ds.valid()) throw IoError("cannot create /entry/data/data in '" + path + "'");
+// One data file: /entry/data/data holding frames [first, first + count), bitshuffle+LZ4 chunks written directly.
+void write_data_file(const std::string& path, const SampleSpec& s, std::size_t first, std::size_t count) {
+  io::DectrisLayout l;
+  l.det_rows = s.det_rows;
+  l.det_cols = s.det_cols;
+  l.dtype = s.dtype;
+  l.frames = count;
+  l.big_endian = s.big_endian;
+  l.threads = s.threads;
+  io::DectrisWriter w;
+  w.open(path, l, "sample data file");
   // Batches of at most 256 MiB of frames bound the memory for large samples.
   const std::size_t frame_bytes = s.det_rows * s.det_cols * dtype_size(s.dtype);
   const std::size_t batch = std::max<std::size_t>(1, (std::size_t(256) << 20) / frame_bytes);
@@ -61,19 +49,9 @@ void write_data_file_to(const std::string& path, const SampleSpec& s, std::size_
   for (std::size_t f0 = 0; f0 < count; f0 += batch) {
     const std::size_t n = std::min(batch, count - f0);
     simulate_frames(s, first + f0, n, buf.data());
-    const hsize_t start[3] = {f0, 0, 0}, cnt[3] = {n, s.det_rows, s.det_cols};
-    h5::Handle fspace(H5Dget_space(ds), H5Sclose);
-    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, cnt, nullptr);
-    h5::Handle mspace(H5Screate_simple(3, cnt, nullptr), H5Sclose);
-    if (H5Dwrite(ds, mtype, mspace, fspace, H5P_DEFAULT, buf.data()) < 0)
-      throw IoError("cannot write frames to '" + path + "'");
+    w.write_frames(f0, n, buf.data());  // encoded before it returns: buf may be refilled
   }
-}
-
-void write_data_file(const std::string& path, const SampleSpec& s, std::size_t first, std::size_t count) {
-  AtomicOutput out(path, "sample data file");
-  write_data_file_to(out.temp_path(), s, first, count);
-  out.commit();
+  w.close();
 }
 
 std::string data_file_name(const std::string& master, std::size_t k) {

@@ -22,6 +22,7 @@ TransposedGeometry transposed_geometry(const LoadPlan& p) {
   g.elem_size = dtype_size(fi.dtype);
   g.swap = fi.swap_bytes();
   g.scan_rows_fastest = fi.transposed.scan_rows_fastest;
+  g.det_rows_fastest = fi.transposed.det_rows_fastest;
   g.scan_rows = fi.shape.scan_rows;
   g.scan_cols = fi.shape.scan_cols;
   g.det_rows = fi.shape.det_rows;
@@ -41,9 +42,17 @@ std::vector<TransposedSlab> transposed_slabs(const LoadPlan& p, std::uint64_t ma
   const std::string what = dataset_where(p.info) + " slabs";
   const std::uint64_t plane = g.frames();  // the elements of one detector pixel
   max_elems = std::max<std::uint64_t>(max_elems, 1);
-  // Whole detector columns lie contiguous; of a column only the region's rows are needed.
   std::vector<TransposedSlab> ranges;
-  if (g.drows == g.det_rows) {
+  if (!g.det_rows_fastest) {  // whole detector rows lie contiguous; of a row only the region's columns are needed
+    if (g.dcols == g.det_cols) {
+      ranges.push_back({checked_mul(checked_mul(g.dr0, g.det_cols, what), plane, what),
+                        checked_mul(checked_mul(g.drows, g.det_cols, what), plane, what)});
+    } else {
+      for (std::uint64_t dr = g.dr0; dr < g.dr0 + g.drows; ++dr)
+        ranges.push_back({checked_mul(checked_add(checked_mul(dr, g.det_cols, what), g.dc0, what), plane, what),
+                          checked_mul(g.dcols, plane, what)});
+    }
+  } else if (g.drows == g.det_rows) {  // whole detector columns lie contiguous; of a column only the region's rows
     ranges.push_back({checked_mul(checked_mul(g.dc0, g.det_rows, what), plane, what),
                       checked_mul(checked_mul(g.dcols, g.det_rows, what), plane, what)});
   } else {
@@ -62,8 +71,9 @@ TransposedRun plan_transposed(const LoadPlan& p) {
   TransposedRun r;
   r.where = dataset_where(p.info);
   if (p.binned() && !is_count_dtype(p.info.dtype))
-    throw DTypeError(r.where + " holds " + dtype_name(p.info.dtype) + " in Fortran order, whose binning sums "
-                     "unsigned counts only: load it unbinned, or write it in C order");
+    throw DTypeError(r.where + " holds " + dtype_name(p.info.dtype) +
+                     (p.info.transposed.det_rows_fastest ? " in Fortran order" : " with the detector pixel slowest") +
+                     ", whose binning sums unsigned counts only: load it unbinned, or write it frame after frame");
   r.g = transposed_geometry(p);
   r.slabs = transposed_slabs(p, std::max<std::uint64_t>(p.batch_bytes / r.g.elem_size, 1));
   for (const TransposedSlab& s : r.slabs) r.max_slab = std::max(r.max_slab, s.count);
@@ -76,7 +86,7 @@ Provenance transposed_provenance(const LoadPlan& p, const TransposedRun& run, Lo
   timing.chunk_bytes = timing.bytes_read;
   timing.decoded_bytes = timing.bytes_read;
   Provenance pv = load_provenance(p, backend, decoder);
-  pv.parameters["layout"] = "fortran_order";
+  pv.parameters["layout"] = p.info.transposed.det_rows_fastest ? "fortran_order" : "detector_pixel_slowest";
   pv.parameters["timing"] = timing.to_json();
   return pv;
 }
@@ -197,7 +207,7 @@ Dataset load_transposed_cpu(const LoadPlan& p, const std::function<void(double)>
     if (progress) progress(double(k + 1) / double(slabs.size()));
   }
   timing.total = now_s() - t0;
-  Provenance pv = transposed_provenance(p, run, timing, "cpu", "quantem-gpu host transpose (Fortran order)");
+  Provenance pv = transposed_provenance(p, run, timing, "cpu", fi.transposed.det_rows_fastest ? "quantem-gpu host transpose (Fortran order)" : "quantem-gpu host transpose");
   nlohmann::json md = load_metadata(p);
   if (is_float_dtype(p.out_dtype))
     note_nonfinite(pv, md, zero_nonfinite_host(out.as<float>(), out.shape.elements()));

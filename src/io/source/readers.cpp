@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/regular_file.hpp"
+#include "io/dm/dm_reader.hpp"
 #include "io/empad/empad_reader.hpp"
 #include "io/merlin/merlin_reader.hpp"
 #include "io/mrc/mrc_reader.hpp"
@@ -42,6 +43,8 @@ const std::vector<FormatReader>& formats() {
       {"mrc", "MRC (Velox 4D, Direct Electron movies with their _info.txt): int8, int16, float32, uint16, either byte order", mrc::is_mrc_head, mrc::inspect_mrc},
       {"empad", "EMPAD .xml + .raw (float32 130x128 frames, 2 footer rows dropped; the .raw itself with format 'empad')",
        empad::is_empad_head, empad::inspect_empad},
+      {"dm", "Gatan DigitalMicrograph DM3 / DM4 (4D STEMx image, frame-contiguous order; 3D stacks)",
+       dm::is_dm_head, dm::inspect_dm},
       {"raw", "headerless frames (dtype and detector shape given; offsets before the data and around each frame)",
        nullptr, raw::inspect_raw},
   };

@@ -97,7 +97,7 @@ Dataset load_transposed_cuda(const LoadPlan& p, const std::function<void(double)
   flags.download(&overflow, sizeof(overflow));
   if (overflow) throw FormatError("binned counts of " + where + " overflow uint32");
   timing.total = now_s() - t0;
-  Provenance pv = transposed_provenance(p, run, timing, "cuda", "quantem-gpu CUDA transpose (Fortran order)");
+  Provenance pv = transposed_provenance(p, run, timing, "cuda", fi.transposed.det_rows_fastest ? "quantem-gpu CUDA transpose (Fortran order)" : "quantem-gpu CUDA transpose");
   nlohmann::json md = load_metadata(p);
   if (is_float_dtype(p.out_dtype))
     note_nonfinite(pv, md, cuda::zero_nonfinite(result->as<float>(), p.out_shape.elements()));
