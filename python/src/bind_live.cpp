@@ -134,7 +134,8 @@ void bind_live(pyb::module_& m) {
   pyb::class_<Live>(m, "LiveSession", "A detector stream received into a growing dataset (quantem.gpu.live)")
       .def(pyb::init([](const std::string& url, std::size_t scan_rows, std::size_t scan_cols, const std::string& backend,
                         const std::string& channel, std::size_t series, double idle_timeout, std::size_t ring_mib,
-                        const std::string& pixel_mask, std::size_t batch_frames, unsigned batch_ms) {
+                        const std::string& pixel_mask, std::size_t batch_frames, unsigned batch_ms,
+                        const std::string& save) {
              live::AcquisitionOptions ao;
              ao.backend = backend;
              ao.scan_rows = scan_rows;
@@ -143,6 +144,7 @@ void bind_live(pyb::module_& m) {
              ao.pixel_mask = pixel_mask;
              if (batch_frames) ao.batch_frames = batch_frames;
              if (batch_ms) ao.batch_ms = batch_ms;
+             ao.save_path = save;
              live::ReceiveOptions ro;
              ro.channel = channel;
              ro.series = series;
@@ -151,7 +153,7 @@ void bind_live(pyb::module_& m) {
            }),
            pyb::arg("url"), pyb::arg("scan_rows"), pyb::arg("scan_cols"), pyb::arg("backend"), pyb::arg("channel"),
            pyb::arg("series"), pyb::arg("idle_timeout"), pyb::arg("ring_mib"), pyb::arg("pixel_mask"),
-           pyb::arg("batch_frames"), pyb::arg("batch_ms"))
+           pyb::arg("batch_frames"), pyb::arg("batch_ms"), pyb::arg("save"))
       .def("products", &Live::products)
       .def("stats", &Live::stats)
       .def("set_detector", &Live::set_detector, pyb::arg("name"), pyb::arg("mask"))

@@ -33,7 +33,7 @@ void add_live(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "live", "Receive a detector's stream into the GPU (or host) and image each series as it ends");
   struct Args {
-    std::string source, out = "live", backend = "auto", channel, pixel_mask = "keep";
+    std::string source, out = "live", backend = "auto", channel, pixel_mask = "keep", save;
     std::vector<std::size_t> scan_shape;
     std::size_t series = 1, ring_mib = 256;
     double idle_timeout = 0;
@@ -54,6 +54,9 @@ void add_live(CLI::App& app) {
   cmd->add_option("--ring-mib", a->ring_mib, "received frames waiting for the decoder, at most (MiB)")
       ->check(CLI::Range(std::size_t(1), std::size_t(1) << 20));
   cmd->add_option("--pixel-mask", a->pixel_mask, "keep | zero: the detector's bad pixels set to 0");
+  cmd->add_option("--save", a->save,
+                  "also write each series as it arrives to this DECTRIS-style HDF5 file (chunks stored verbatim; "
+                  "series after the first: <stem>_series<id>.h5)");
   cmd->callback([a] {
     check_backend_name(a->backend);
     if (a->idle_timeout < 0) throw InvalidArgument("--idle-timeout: not negative");
@@ -68,6 +71,7 @@ void add_live(CLI::App& app) {
     }
     ao.ring_bytes = a->ring_mib << 20;
     ao.pixel_mask = a->pixel_mask;
+    ao.save_path = a->save;
     live::Acquisition acq(ao);
     acq.on_series_end([out](const live::FinishedSeries& fs) {
       const auto& rep = fs.dataset.provenance().parameters;
@@ -80,6 +84,8 @@ void add_live(CLI::App& app) {
                    static_cast<unsigned long long>(fs.dataset.shape().frames()),
                    static_cast<unsigned long long>(rep.value("missing", std::uint64_t(0))));
       write_json(dir / "live.json", rep);
+      if (rep.contains("saved") && rep["saved"].is_string())
+        std::printf("qgpu live: series %s saved to %s\n", id.c_str(), rep["saved"].get<std::string>().c_str());
       if (rep.value("frames_received", std::uint64_t(0)) == 0) {
         std::fprintf(stderr, "qgpu live: series %s holds no frame: no images\n", id.c_str());
         return;

@@ -1,6 +1,7 @@
 #include "live/acquisition.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 
@@ -11,6 +12,7 @@
 #include "dpc/com.hpp"
 #include "io/hdf5/admission.hpp"
 #include "io/hdf5/file_info.hpp"
+#include "io/hdf5/write_dectris.hpp"
 #include "io/source/cpu/decode_records_host.hpp"
 #include "live/cuda/live_cuda.hpp"
 #include "live/protocol/frame_bytes.hpp"
@@ -53,6 +55,9 @@ struct Acquisition::Series {
   std::uint8_t* frames = nullptr;  // its bytes (host memory on cpu, the GPU buffer on cuda)
   std::shared_ptr<DeviceBuffer> device_resident;  // cuda: the resident's buffer
   std::unique_ptr<cuda::BatchDecoder> gpu;        // cuda: the batch decoder (made at the first batch)
+  std::unique_ptr<io::DectrisWriter> saver;       // options.save_path: the series' file, open while it runs
+  std::string save_file;
+  bool save_tried = false;
   std::size_t frame_bytes = 0;
   std::vector<std::uint8_t> received;
   std::map<std::string, detector::Mask> detectors;
@@ -524,6 +529,53 @@ Dataset batch_dataset(HostBytes bytes, std::size_t n, const SeriesInfo& info) {
 
 }  // namespace
 
+namespace {
+
+// The file of a series: the path given for the first series saved, <stem>_series<id><ext> after it.
+std::string save_file_for(const std::string& path, const std::string& series_id, bool first) {
+  if (first) return path;
+  const auto dot = path.find_last_of('.');
+  const auto slash = path.find_last_of('/');
+  const bool ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  std::string id;
+  for (char c : series_id) id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return (ext ? path.substr(0, dot) : path) + "_series" + id + (ext ? path.substr(dot) : "");
+}
+
+}  // namespace
+
+void Acquisition::open_saver(Series& s) {
+  if (options_.save_path.empty() || s.save_tried) return;
+  s.save_tried = true;
+  try {
+    io::DectrisLayout L;
+    L.det_rows = s.info.det_rows;
+    L.det_cols = s.info.det_cols;
+    L.dtype = s.info.dtype;
+    L.frames = s.shape.frames();
+    L.scan_rows = s.shape.scan_rows;
+    L.scan_cols = s.shape.scan_cols;
+    L.bitshuffle.elem_size = dtype_size(s.info.dtype);
+    L.bitshuffle.block_elems = s.info.codec.kind == io::FrameCodecKind::bitshuffle ? s.codec.bitshuffle_block_elems : 0;
+    L.bitshuffle.compression = io::codec::BlockCompression::lz4;
+    L.fixed_array_index = true;  // O(1) chunk inserts for hundreds of thousands of frames
+    for (const auto& [k, v] : s.info.calibration.items())
+      if (v.is_number()) L.calibration[k] = v;
+    L.provenance = {{"operation", "live.save"}, {"protocol", s.info.protocol}, {"series_id", s.info.series_id},
+                    {"codec", s.info.codec.name()}, {"metadata", s.info.metadata}};
+    L.has_pixel_mask = !s.info.bad_pixels.empty();
+    L.bad_pixels = s.info.bad_pixels;
+    const std::string file = save_file_for(options_.save_path, s.info.series_id, !saved_once_);
+    auto w = std::make_unique<io::DectrisWriter>();
+    w->open(file, L);
+    s.saver = std::move(w);
+    s.save_file = file;
+    saved_once_ = true;
+  } catch (const std::exception& e) {
+    note_problem("series " + s.info.series_id + ": not saved: " + e.what());
+  }
+}
+
 void Acquisition::process_batch(std::vector<Entry>& batch) {
   if (!series_ || batch.empty()) return;
   const auto t_start = Clock::now();
@@ -651,6 +703,24 @@ void Acquisition::process_batch(std::vector<Entry>& batch) {
   }
   if (guard) guard(write);
   else write();
+  // The series' file: the received chunks verbatim (bitshuffle), else the decoded frames encoded.
+  open_saver(s);
+  if (s.saver) {
+    try {
+      if (s.info.codec.kind == io::FrameCodecKind::bitshuffle) {
+        for (std::size_t i = 0; i < n; ++i)
+          if (good[i]) s.saver->write_chunk(batch[i].index, ring_.get() + batch[i].offset, batch[i].size);
+      } else {
+        const HostArray4D host = s.device_resident ? bd.read() : HostArray4D{};
+        const std::uint8_t* frames = s.device_resident ? host.bytes.data() : bd.host_bytes().data();
+        for (std::size_t i = 0; i < n; ++i)
+          if (good[i]) s.saver->write_frames(batch[i].index, 1, frames + i * fb);
+      }
+    } catch (const std::exception& e) {
+      note_problem("series " + s.info.series_id + ": saving to '" + s.save_file + "' stopped: " + e.what());
+      s.saver.reset();  // the temporary file is removed; the acquisition goes on
+    }
+  }
   std::lock_guard pk(products_mutex_);
   for (std::size_t k = 0; k < sum.data.size(); ++k) products_.sum_pattern.data[k] += sum.data[k];
   std::uint64_t decoded = 0;
@@ -720,6 +790,18 @@ void Acquisition::finish_series(const std::string& reason) {
     if (!s->received[i]) missing.push_back(i);
   nlohmann::json corrupt = nlohmann::json::array();
   for (const auto& [idx, why] : s->corrupt) corrupt.push_back({{"frame", idx}, {"reason", why}});
+  std::string saved;
+  if (s->saver) {  // positions never received as zero frames, so that the file loads like any other
+    try {
+      const std::vector<std::uint8_t> zeros(s->frame_bytes, 0);
+      for (std::uint64_t k : missing) s->saver->write_frames(k, 1, zeros.data());
+      s->saver->close();
+      saved = s->save_file;
+    } catch (const std::exception& e) {
+      note_problem("series " + s->info.series_id + ": saving to '" + s->save_file + "' failed: " + e.what());
+    }
+    s->saver.reset();
+  }
   Stats st = stats();
   nlohmann::json report = {{"protocol", s->info.protocol},
                            {"series_id", s->info.series_id},
@@ -739,6 +821,7 @@ void Acquisition::finish_series(const std::string& reason) {
                            {"decoder", s->codec_ready || s->info.codec.kind != io::FrameCodecKind::bitshuffle
                                            ? io::host_decoder_name(s->codec) : "none (no frame decoded)"},
                            {"calibration", s->info.calibration_detail},
+                           {"saved", saved.empty() ? nlohmann::json(nullptr) : nlohmann::json(saved)},
                            {"stats", st.to_json()}};
   // The finished dataset: the resident with the series' report in its provenance and metadata.
   HostArray4D all;

@@ -39,6 +39,10 @@ struct AcquisitionOptions {
   std::string pixel_mask = "keep";          // "zero": the stream's bad pixels set to 0 in every frame
   unsigned threads = 0;                     // host decode threads (0: every core)
   unsigned slow_consumer_us = 0;            // tests only: the worker sleeps this long per frame (a slow consumer)
+  // Also save each series as it arrives to a DECTRIS-style HDF5 file (io/hdf5/write_dectris.hpp): bitshuffle+LZ4
+  // chunks stored verbatim (direct chunk writes, no recompression), other codecs encoded; positions never received
+  // stored as zero frames (the report names them). "" = not saved. Series after the first: <stem>_series<id><ext>.
+  std::string save_path;
 };
 
 struct Stats {
@@ -131,6 +135,7 @@ class Acquisition : public Sink {
   void begin_series(const SeriesInfo& info);
   void finish_series(const std::string& reason);
   void apply_detector_changes();
+  void open_saver(Series& s);  // options_.save_path: the series' file, at its first batch
   void note_problem(const std::string& what);  // products_mutex_ held or not: takes stats_mutex_
   bool reserve(std::size_t size, std::size_t* offset);  // ring_mutex_ held
 
@@ -171,6 +176,7 @@ class Acquisition : public Sink {
   std::vector<std::string> problems_;  // the first kMaxProblemsKept named, whatever the series
   std::map<std::string, std::optional<detector::Mask>> pending_detectors_;  // nullopt: remove
   std::chrono::steady_clock::time_point first_frame_;
+  bool saved_once_ = false;  // worker: a series was saved (later ones get a _series<id> suffix)
 };
 
 }  // namespace qgpu::live

@@ -413,6 +413,42 @@ TEST(LiveLoopback, DectrisRestartMidSeries) {
             (std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 30}));
 }
 
+TEST(LiveLoopback, SavedChunksLoadAsTheOfflineFileAndMissingFramesAreZero) {
+  const std::string path = test::write_small_sample("s.h5", spec());
+  const Dataset ref = offline(path);
+  SimulateOptions so;
+  so.protocol = "dectris-v2";
+  so.skip = {9};
+  so.repeat = 2;
+  AcquisitionOptions ao = cpu_options();
+  ao.save_path = test::temp_path("saved.h5");
+  const auto fs = run_loopback(path, so, 2, ao);
+  ASSERT_EQ(fs.size(), 2u);
+  const std::string second = test::temp_path("saved_series2.h5");
+  EXPECT_EQ(fs[0].dataset.provenance().parameters["saved"], ao.save_path);
+  EXPECT_EQ(fs[1].dataset.provenance().parameters["saved"], second);
+  for (const std::string& file : {ao.save_path, second}) {
+    const io::FileInfo fi = io::inspect(file);
+    EXPECT_EQ(fi.codec.kind, io::FrameCodecKind::bitshuffle);
+    EXPECT_TRUE(fi.ready);
+    EXPECT_EQ(fi.shape, ref.shape());
+    const Dataset saved = offline(file);
+    const std::size_t fb = ref.shape().frame_pixels() * 2;
+    for (std::uint64_t k = 0; k < 48; ++k) {
+      const std::uint8_t* got = saved.host_bytes().data() + k * fb;
+      if (k == 9)
+        EXPECT_TRUE(std::all_of(got, got + fb, [](std::uint8_t b) { return b == 0; }));
+      else
+        EXPECT_EQ(std::memcmp(got, ref.host_bytes().data() + k * fb, fb), 0) << k;
+    }
+    EXPECT_DOUBLE_EQ(saved.metadata()["calibration"]["energy_kev"].get<double>(), 300.0);
+  }
+  // the chunks were stored as received: the sample's own chunks, byte for byte
+  const io::FileInfo a = io::inspect(path), b = io::inspect(ao.save_path);
+  ASSERT_TRUE(a.part_tables[0] && b.part_tables[0]);
+  EXPECT_EQ(a.part_tables[0]->chunks[5].size, b.part_tables[0]->chunks[5].size);
+}
+
 TEST(LiveLoopback, MerlinTcpFromARealLayoutMibEqualsTheOfflineLoad) {
   const std::string mib = test::temp_path("m.mib");
   sample::write_sample_mib(mib, spec(), sample::MibSampleOptions{});

@@ -90,7 +90,7 @@ class Live:
 
 @keywords
 def connect(url, scan_shape=None, backend="auto", *, channel="", series=0, idle_timeout=0.0, ring_mib=256,
-            pixel_mask="keep", batch_frames=0, batch_ms=0):
+            pixel_mask="keep", batch_frames=0, batch_ms=0, save=None):
     """Starts receiving `url` in the background; returns a Live.
 
     scan_shape: (rows, cols). Default None: the stream's, else a square frame count.
@@ -99,10 +99,13 @@ def connect(url, scan_shape=None, backend="auto", *, channel="", series=0, idle_
     idle_timeout: stop when nothing arrived for this many seconds (0: never).  ring_mib: received frames waiting
     for the decoder, at most; a frame that finds it full for 1 s is dropped and counted.  pixel_mask: "keep" | "zero"
     (the detector's bad pixels set to 0).  batch_frames, batch_ms: decode batches (0: 1024 frames, 5 ms).
+    save: also write each series as it arrives to this DECTRIS-style HDF5 file (str or os.PathLike; chunks stored
+    verbatim; later series get a _series<id> suffix); products()["problems"] names a failure.
     Raises: InvalidArgument (a bad URL or option), BackendUnavailable."""
     rows, cols = (0, 0) if scan_shape is None else (int(scan_shape[0]), int(scan_shape[1]))
     return Live(_qgpu.LiveSession(str(url), rows, cols, backend, channel, int(series), float(idle_timeout),
-                                  int(ring_mib), pixel_mask, int(batch_frames), int(batch_ms)))
+                                  int(ring_mib), pixel_mask, int(batch_frames), int(batch_ms),
+                                  "" if save is None else str(save)))
 
 
 @keywords
