@@ -21,7 +21,7 @@ const tmp = tempDir('qgpu-live-e2e-');
 let server, browser, sim, offline;
 const watchdog = setTimeout(() => {
   console.log('FAIL live e2e watchdog: the whole test took longer than 300 s');
-  console.log(`e2e: ${run.passed} passed, ${run.failed + 1} failed`);
+  console.log(`live e2e: ${run.passed} passed, ${run.failed + 1} failed`);
   sim?.kill();
   server?.stop();
   process.exit(1);
@@ -102,5 +102,5 @@ try {
   await server?.stop();
   await offline?.stop();
 }
-console.log(`e2e: ${run.passed} passed, ${run.failed} failed`);
+console.log(`live e2e: ${run.passed} passed, ${run.failed} failed`);
 process.exit(run.failed ? 1 : 0);
