@@ -163,9 +163,12 @@ void run(const ImageArgs& a, bool want_bf, bool want_adf) {
 
 }  // namespace
 
-void write_scan_images(const Dataset& ds, const std::string& dir) {
+void write_scan_images(const Dataset& ds, const std::string& dir, const std::vector<double>& center,
+                       std::optional<double> radius) {
   ImageArgs a;
   a.out = dir;
+  a.center = center;
+  a.radius = radius;
   a.bf = {""};
   a.adf = {""};
   a.dpc = a.idpc = true;

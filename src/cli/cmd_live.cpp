@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "cli/checks.hpp"
@@ -35,6 +36,8 @@ void add_live(CLI::App& app) {
   struct Args {
     std::string source, out = "live", backend = "auto", channel, pixel_mask = "keep", save;
     std::vector<std::size_t> scan_shape;
+    std::vector<double> center;
+    std::optional<double> radius;
     std::size_t series = 1, ring_mib = 256;
     double idle_timeout = 0;
   };
@@ -54,6 +57,8 @@ void add_live(CLI::App& app) {
   cmd->add_option("--ring-mib", a->ring_mib, "received frames waiting for the decoder, at most (MiB)")
       ->check(CLI::Range(std::size_t(1), std::size_t(1) << 20));
   cmd->add_option("--pixel-mask", a->pixel_mask, "keep | zero: the detector's bad pixels set to 0");
+  cmd->add_option("--center", a->center, "ROW COL of the BF disk (default: fitted on the first frames)")->expected(2);
+  cmd->add_option("--radius", a->radius, "radius of the BF disk in pixels (default: fitted)");
   cmd->add_option("--save", a->save,
                   "also write each series as it arrives to this DECTRIS-style HDF5 file (chunks stored verbatim; "
                   "series after the first: <stem>_series<id>.h5)");
@@ -72,8 +77,12 @@ void add_live(CLI::App& app) {
     ao.ring_bytes = a->ring_mib << 20;
     ao.pixel_mask = a->pixel_mask;
     ao.save_path = a->save;
+    for (double v : a->center) check_finite("--center", v);
+    if (a->radius) check_positive("--radius", *a->radius);
+    if (!a->center.empty()) ao.disk_center = std::make_pair(a->center[0], a->center[1]);
+    ao.disk_radius = a->radius;
     live::Acquisition acq(ao);
-    acq.on_series_end([out](const live::FinishedSeries& fs) {
+    acq.on_series_end([out, a](const live::FinishedSeries& fs) {
       const auto& rep = fs.dataset.provenance().parameters;
       const std::string id = rep.value("series_id", std::string("0"));
       const std::filesystem::path dir = out / ("series-" + id);
@@ -91,7 +100,7 @@ void add_live(CLI::App& app) {
         return;
       }
       try {
-        write_scan_images(fs.dataset, dir.string());
+        write_scan_images(fs.dataset, dir.string(), a->center, a->radius);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "qgpu live: series %s: images not written: %s\n", id.c_str(), e.what());
       }

@@ -2,7 +2,9 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "resident/dataset.hpp"
 
@@ -22,7 +24,9 @@ void add_live(CLI::App& app);
 void add_simulate_detector(CLI::App& app);
 
 // What `qgpu image` writes by default (BF, ADF, DPC, iDPC: PNG + .npy + provenance .json) for a dataset, into dir.
-void write_scan_images(const Dataset& ds, const std::string& dir);
+// center / radius: the BF disk (--center / --radius of qgpu image), replacing the fitted one's.
+void write_scan_images(const Dataset& ds, const std::string& dir, const std::vector<double>& center = {},
+                       std::optional<double> radius = {});
 
 // An angle as the commands print it: degrees in (-180, 180] (359.85 prints as -0.15).
 inline double printed_angle(double deg) {

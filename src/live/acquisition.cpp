@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <tuple>
 #include <cmath>
 #include <cstring>
 
@@ -657,18 +658,25 @@ void Acquisition::process_batch(std::vector<Entry>& batch) {
   if (!s.device_resident) bd = batch_dataset(std::move(staging), n, s.info);
   const Image<std::uint64_t> sum = detector::sum_pattern(bd).take_counts("the live sum pattern");
   if (s.default_detectors && s.detectors.empty()) {
-    // bf and adf from the first batch's disk fit.
+    // bf and adf from the first batch's disk fit, or the disk given.
     try {
-      const detector::DiskFit fit = detector::fit_bf_disk(bd);
+      detector::DiskFit fit;
+      if (!(options_.disk_center && options_.disk_radius)) fit = detector::fit_bf_disk(bd);
+      if (options_.disk_center) std::tie(fit.center_row, fit.center_col) = *options_.disk_center;
+      if (options_.disk_radius) fit.radius = *options_.disk_radius;
+      const std::string from = options_.disk_center && options_.disk_radius ? "BF disk given"
+                               : options_.disk_center || options_.disk_radius
+                                   ? "BF disk fitted on the first batch, with the given centre or radius"
+                                   : "BF disk fitted on the first batch";
       detector::Mask bf = detector::disk(s.info.det_rows, s.info.det_cols, fit.center_row, fit.center_col, fit.radius);
       bf.description = {{"kind", "bf"}, {"center", {fit.center_row, fit.center_col}}, {"radius", fit.radius},
-                        {"from", "BF disk fitted on the first batch"}};
+                        {"from", from}};
       s.detectors["bf"] = bf;
       const detector::AnnulusRadii r = detector::default_adf_radii(fit, s.info.det_rows, s.info.det_cols);
       detector::Mask adf = detector::annulus(s.info.det_rows, s.info.det_cols, fit.center_row, fit.center_col,
                                              r.inner, r.outer);
       adf.description = {{"kind", "adf"}, {"center", {fit.center_row, fit.center_col}}, {"inner", r.inner},
-                         {"outer", r.outer}, {"from", "BF disk fitted on the first batch"}};
+                         {"outer", r.outer}, {"from", from}};
       s.detectors["adf"] = adf;
     } catch (const std::exception& ex) {
       note_problem(std::string("no default BF/ADF detectors: ") + ex.what());

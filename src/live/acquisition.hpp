@@ -43,6 +43,10 @@ struct AcquisitionOptions {
   // chunks stored verbatim (direct chunk writes, no recompression), other codecs encoded; positions never received
   // stored as zero frames (the report names them). "" = not saved. Series after the first: <stem>_series<id><ext>.
   std::string save_path;
+  // The BF disk of the default detectors (qgpu live --center/--radius): replace the fitted disk's centre / radius
+  // (both given: no fit at all).
+  std::optional<std::pair<double, double>> disk_center;
+  std::optional<double> disk_radius;
 };
 
 struct Stats {

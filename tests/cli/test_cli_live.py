@@ -1,8 +1,10 @@
 """qgpu simulate-detector + qgpu live as a user runs them, two processes on loopback: the series' images equal
 `qgpu image` of the same file, and the errors of bad sources and options are named."""
 import json
+import os
 import socket
 import subprocess
+import zipfile
 
 import numpy as np
 import pytest
@@ -66,3 +68,35 @@ def test_live_idle_timeout_ends_without_a_detector(tmp_path):
              "-o", tmp_path / "o")
     assert r.returncode == 0, r.stderr
     assert "0 series, 0 frames decoded" in r.stdout
+
+
+MERLIN_ZIP = os.path.join(os.path.dirname(__file__), "../../../shared/data/merlin/Merlin_Single_Quad.zip")
+
+
+@pytest.mark.parametrize("name", ["Quad_9_Frame_CounterDepth_12_Rows_256.mib",
+                                  "Single_9_Frame_CounterDepth_1_Rows_256RAW.mib",
+                                  "Quad_9_Frame_CounterDepth_24_Rows_256.mib"])
+def test_live_merlin_real_files_equal_qgpu_image(tmp_path, name):
+    """Real Merlin acquisitions (quad and single chip, binary and raw) streamed over the Merlin TCP data port give
+    the images qgpu image gives from the files (these flat test frames hold no disk: it is given)."""
+    if not os.path.exists(MERLIN_ZIP):
+        pytest.skip(f"the real Merlin files are not here ({MERLIN_ZIP})")
+    with zipfile.ZipFile(MERLIN_ZIP) as z:
+        z.extractall(tmp_path)
+    mib = next(tmp_path.rglob(name))
+    disk = ["--center", "100", "120", "--radius", "40"]
+    port = free_port()
+    sim = subprocess.Popen([QGPU, "simulate-detector", mib, "--protocol", "merlin", "--port", str(port),
+                            "--scan-shape", "3", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    r = qgpu("live", f"merlin://127.0.0.1:{port}", "--backend", "cpu", "--scan-shape", "3", "3", "-o",
+             tmp_path / "live", *disk)
+    out, err = sim.communicate(timeout=60)
+    assert sim.returncode == 0, err
+    assert r.returncode == 0, r.stderr
+    assert "verbatim .mib frames" in out
+    ref = qgpu("image", mib, "--backend", "cpu", "--scan-shape", "3", "3", "--bf", "--adf", "--dpc", "-o",
+               tmp_path / "ref", *disk)
+    assert ref.returncode == 0, ref.stderr
+    for product in ["bf", "adf", "dpc_row", "dpc_col"]:
+        np.testing.assert_array_equal(np.load(tmp_path / "live" / "series-1" / f"{product}.npy"),
+                                      np.load(tmp_path / "ref" / f"{product}.npy"), err_msg=product)
