@@ -114,13 +114,7 @@ io::LoadOptions load_options(const std::string& backend, const std::string& data
   o.direct_io = direct_io;
   o.representation = representation;
   o.admission_fraction = admission_fraction;
-  if (!progress.is_none()) {
-    pyb::function cb = progress;
-    o.progress = [cb](double f) {
-      pyb::gil_scoped_acquire acquire;
-      cb(f);
-    };
-  }
+  o.progress = progress_callback(progress);
   return o;
 }
 
@@ -227,13 +221,7 @@ void bind_io(pyb::module_& m) {
     co.to = to;
     co.threads = threads;
     co.block_elems = block;
-    if (!progress.is_none()) {
-      pyb::function cb = progress;
-      co.progress = [cb](double f) {
-        pyb::gil_scoped_acquire acquire;
-        cb(f);
-      };
-    }
+    co.progress = progress_callback(progress);
     io::ConvertResult r;
     {
       pyb::gil_scoped_release release;

@@ -5,6 +5,7 @@
 #include <pybind11/stl/filesystem.h>
 
 #include <filesystem>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -49,6 +50,16 @@ Image<float> image_from_python(const pyb::array_t<float, pyb::array::c_style | p
 // 60 MB mask of the wrong shape costs nothing). A nested list is checked by its lengths first, then converted.
 // InvalidArgument naming `what` otherwise.
 pyb::array mask_argument(const pyb::handle& mask, std::size_t rows, std::size_t cols, const std::string& what);
+
+// A Python progress callable (or None) as the C++ progress callback (fraction in [0, 1]), called with the GIL.
+inline std::function<void(double)> progress_callback(const pyb::object& progress) {
+  if (progress.is_none()) return {};
+  pyb::function cb = progress;
+  return [cb](double f) {
+    pyb::gil_scoped_acquire acquire;
+    cb(f);
+  };
+}
 
 // None or (row0, col0, rows, cols) -> Region.
 Region region_from_python(const pyb::object& o);
