@@ -6,8 +6,8 @@
 // of 7 each; and dense and encoded three in a row each, median of the last 2; both without and with a 0.2 s pause
 // after the dataset before was dropped: all the issue-8 figures of one file in one run. The encoder's stage times (statistics + encode kernel, tile offsets, compaction, host waits and
 // allocations) are printed for the encode from dense and the encoded loads (the stream priorities were compared
-// here until 2026-12-03: docs/benchmarks.md, fifth session). The other masked-sum kernels and the first encoder once measured here were
-// removed after the 2026-12-03 H200 run (docs/runs/2026-12-03/s3c/bench_encoded_cuda.log, docs/benchmarks.md).
+// here until 2026-12-03: docs/history/benchmarks-2026-12.md, fifth session). The other masked-sum kernels and the first encoder once measured here were
+// removed after the 2026-12-03 H200 run (docs/runs/2026-12-03/s3c/bench_encoded_cuda.log, docs/history/benchmarks-2026-12.md).
 // usage: bench_encoded_cuda FILE [scan det dtype]
 #include <cuda_runtime.h>
 
@@ -202,8 +202,8 @@ int main(int argc, char** argv) {
 
   // Products through the public API on a dataset loaded encoded (host results: includes the download).
   // Loads of the file through the public API. `settle_ms`: a pause after the dataset loaded before was dropped.
-  // Freeing the 19.3 GB of a dense resident costs the load that follows at once up to 10 ms on the H200, so that in a
-  // rotation without the pause every load after a dense one pays for it (measured 2026-12-04: docs/benchmarks.md);
+  // Freeing a large dense resident costs the load that follows at once milliseconds on the H200, so that in a
+  // rotation without the pause every load after a dense one pays for it (docs/history/benchmarks-2026-12.md);
   // the rotation is run without and with a 0.2 s pause.
   int settle_ms = 0;
   // Per representation: the load's own stage times (provenance "timing"): index (host, HDF5 chunk indexes), release

@@ -62,8 +62,7 @@ struct ParallaxParams {
 
 inline constexpr std::size_t kAutoMaxGroups = 1024;
 // Auto binning by dose: a group's virtual image needs about 10 counts per frame for its correlation peak to hold
-// (measured on the 64x64 x 96x96 sample at C1 = 150 A: 1000 counts per frame, 1.4 per BF pixel, loses the lattice
-// at bin 1 and 2 and fits 149.3 A at bin 3; docs/benchmarks.md), and the fit wants enough groups.
+// (measured on the sample at low dose: docs/benchmarks.md, SSB and parallax), and the fit wants enough groups.
 inline constexpr double kAutoMinGroupCounts = 10.0;
 inline constexpr std::size_t kAutoMinGroups = 48;
 inline constexpr double kWeightFloor = 0.05;

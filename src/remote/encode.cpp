@@ -93,8 +93,8 @@ std::string png_bytes(const display::Rgba& img) {
   png_set_IHDR(png, info, png_uint_32(img.cols), png_uint_32(img.rows), 8, PNG_COLOR_TYPE_RGBA, PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   // Interactive responses: zlib level 1 with the one SUB filter. Measured on a 512x512 colour-mapped noisy image
-  // (bench/bench_serve.py "png" cases, docs/benchmarks.md): 3x faster than level 3 with libpng's adaptive choice
-  // of all five filters per row, and no larger (noise does not compress either way).
+  // (bench/bench_serve.py "png" cases, docs/benchmarks.md): several times faster than level 3 with libpng's
+  // adaptive choice of all five filters per row, and no larger (noise does not compress either way).
   png_set_compression_level(png, 1);
   png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_SUB);
   png_write_info(png, info);

@@ -69,8 +69,8 @@ enum class Weighting { automatic, amplitude, phase, wiener };
 std::string weighting_name(Weighting w);         // "auto", "amplitude", "phase", "wiener"
 Weighting parse_weighting(const std::string& name);  // InvalidArgument naming the known ones
 // auto: wiener below this many counts per frame in the BF disk, amplitude from it on. Measured (bench_ssb_dose,
-// docs/benchmarks.md): wiener has the best truth correlation up to 3e5 counts; at 1e6 amplitude is 0.001 better
-// in focus, and it keeps the unit transfer (quantitative phase).
+// docs/benchmarks.md): wiener has the best truth correlation below it, amplitude is as good above it and keeps the
+// unit transfer (quantitative phase).
 inline constexpr double kAutoWienerBelowCounts = 3e5;
 
 struct SsbParams {

@@ -145,7 +145,7 @@ TEST(LoadCuda, ZstdDatasetIsRefusedNamingTheCompression) {
 }
 
 // The encoder stream's priority in an encoded load (host code: runs without a GPU): high by default (unset, empty
-// or "high"; the fastest on the H200: 98.3 ms against 106.0 same and 107.7 low, docs/benchmarks.md), "low" gives
+// or "high"; the fastest on the H200: docs/history/benchmarks-2026-12.md), "low" gives
 // the decode stream the priority, "same" (or anything else) none.
 TEST(LoadCuda, EncoderStreamPriorityIsHighByDefault) {
   ::unsetenv("QGPU_ENCODER_PRIORITY");

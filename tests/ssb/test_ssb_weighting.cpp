@@ -2,8 +2,7 @@
 // correlation against every fixed weighting at a low and a high dose.
 //
 // Data: the fixture geometry (40 x 48 scan, 64 x 64 detector, 357 BF pixels), C1 = 100 A, uint16, seeds 7 and 8.
-// Measured here (auto = wiener / amplitude / phase): 1e3 counts per frame 0.847 / 0.521 / 0.767; 1e5: 0.971 / 0.963 /
-// 0.946. bench_ssb_dose gives the full table on a 64 x 64 scan (docs/benchmarks.md).
+// bench_ssb_dose gives the truth correlations of every weighting over doses on a 64 x 64 scan (docs/benchmarks.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>

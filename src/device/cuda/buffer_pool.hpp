@@ -35,7 +35,7 @@ class LeasedBuffer {
 // A device buffer of exactly `bytes` from the pool (or a new one) for a longer life than a scope: it goes back to the
 // pool when its last owner lets go (an encoded resident's directories, totals and payload arena: the next resident of
 // the same shape finds them without a cudaMalloc, which waited for the driver's release of a large dataset freed
-// shortly before: 4-9 ms of the load's setup, 2026-12-04).
+// shortly before: milliseconds of the load's setup, docs/history/benchmarks-2026-12.md).
 std::shared_ptr<DeviceBuffer> pooled_buffer(std::size_t bytes);
 
 // Bytes held idle in the pool on the current device (for tests and diagnostics; admission counts them as free).

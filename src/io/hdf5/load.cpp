@@ -90,8 +90,9 @@ LoadPlan plan_load(const std::string& path, const LoadOptions& o) {
   check(p.detector.cols, p.bin_detector, "detector cols");
   p.out_shape = {p.scan.rows / p.bin_scan, p.scan.cols / p.bin_scan, p.detector.rows / p.bin_detector,
                  p.detector.cols / p.bin_detector};
-  // Records that need no decompression (plain, Merlin) are read in larger batches: with 64 MiB the 16 read threads
-  // each got one 4 MiB piece per batch, and the load of a 19 GB .npy stayed 1.26x the pread floor (2026-12-04).
+  // Records that need no decompression (plain, Merlin) are read in larger batches: with 64 MiB each of 16 read
+  // threads got one small piece per batch and a large .npy load stayed well above the pread floor
+  // (docs/history/benchmarks-2026-12.md, formats).
   if (p.info.codec.kind != FrameCodecKind::bitshuffle) p.batch_bytes = std::size_t(256) << 20;
   if (o.batch_bytes) p.batch_bytes = o.batch_bytes;
   p.staging_bytes = o.staging_bytes;

@@ -278,7 +278,8 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
       marks ? encoded::LiveGroups::words_for(fi.shape.frame_pixels(), rp.max_chunks, tile) * sizeof(std::uint32_t) : 0;
   // The load's smaller device buffers come from the device pool (buffer_pool.hpp) and go back to it, the batch
   // slots' to the kept buffers: a cudaFree at the end of a load waited for the driver's release of a large buffer
-  // freed before it (a dropped dense dataset): 6-9 ms of an encoded load that followed one (2026-12-04).
+  // freed before it (a dropped dense dataset), milliseconds of an encoded load that followed one
+  // (docs/history/benchmarks-2026-12.md).
   std::unique_ptr<LeasedBuffer> live_bits[2] = {std::make_unique<LeasedBuffer>(live_bytes),
                                                 std::make_unique<LeasedBuffer>(live_bytes)};
   const std::size_t mb = bitshuffle ? geo.max_blocks() : 0;

@@ -95,8 +95,8 @@ struct FrameSumHook {
 // whole blocks, so that a block's warps are of one tile), and blocks past *live_count return at once; the streams
 // of the other groups are empty (their directory sizes were zeroed), and the warp's chunk marks (chunk_marks: the
 // call's LiveGroups bits, words_per_group words per group and tile) skip the chunks of 16 frames where its group is
-// zero. Four blocks per SM (64 registers; a few spilled outside the loops): with 80 registers and three blocks the
-// unmarked encoder of the 512x512 sample took 23.3 ms of GPU time instead of 16.2 (2026-12-04).
+// zero. Four blocks per SM (64 registers; a few spilled outside the loops): faster on the sample than 80 registers and
+// three blocks (2026-12-04; figures: docs/history/benchmarks-2026-12.md).
 template <class T, bool kTotals>
 __global__ void __launch_bounds__(kEncThreads, 4)
     encode_reserve(const T* __restrict__ frames, std::size_t P, std::uint32_t tile, std::size_t count,

@@ -1,7 +1,6 @@
 #pragma once
 // The CUDA encoder of encoded-v1 (since 2026-12-03 the only one: a first encoder with one fixed-size scratch slot
-// per stream loaded the 512x512x192x192 sample in 158.0 ms against this one's 98.3 ms and was removed;
-// docs/benchmarks.md). Same bytes as the CPU reference (stream_codec.hpp: one thread per stream, the same code).
+// per stream was slower on the sample and was removed; figures: docs/history/benchmarks-2026-12.md). Same bytes as the CPU reference (stream_codec.hpp: one thread per stream, the same code).
 //
 // One launch per batch: every tile of the batch at once (a group of at most kMaxGroupStreams streams), so that the
 // long rANS streams of the bright-field disk of many tiles run concurrently instead of one group of three tiles
