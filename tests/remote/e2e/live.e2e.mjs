@@ -39,8 +39,8 @@ try {
   const h5 = join(tmp, 'live_sample.h5');
   writeSample(opt.qgpu, h5, [24, 24], [32, 32]);
   const port = await freePort();
-  // 576 frames at 120 frames/s: about 5 s of scan.
-  sim = spawn(opt.qgpu, ['simulate-detector', h5, '--port', String(port), '--rate', '120'], { stdio: 'ignore' });
+  // 576 frames at 60 frames/s: about 10 s of scan (room for a slow browser start on CI).
+  sim = spawn(opt.qgpu, ['simulate-detector', h5, '--port', String(port), '--rate', '60'], { stdio: 'ignore' });
   server = await startServer(opt.qgpu, ['--live', `dectris://127.0.0.1:${port}`], opt.web, join(opt.out, 'serve_live.log'));
   const base = server.url;
   browser = await launchBrowser();
@@ -57,14 +57,14 @@ try {
   });
 
   await run.check('the image fills row by row: received rows drawn, the rest still empty', async () => {
-    await page.waitForFunction(() => window.qgpuViewer.liveFrames >= 150 && window.qgpuViewer.liveFrames <= 450 &&
+    await page.waitForFunction(() => window.qgpuViewer.liveFrames >= 100 && window.qgpuViewer.liveFrames <= 500 &&
       !window.qgpuViewer.busy, null, { timeout: 30000, polling: 50 });
     const values = await panelValues(page, 'real');
     const rows = [];
     for (let r = 0; r < 24; r++) rows.push(values.slice(r * 24, (r + 1) * 24).some((v) => v !== 0));
     const filled = rows.filter(Boolean).length;
     await shot('live_mid_scan');
-    assert(rows[0] && !rows[23] && filled > 3 && filled < 22, `rows with counts: ${rows.map(Number).join('')}`);
+    assert(rows[0] && !rows[23] && filled > 2 && filled < 23, `rows with counts: ${rows.map(Number).join('')}`);
     const text = await page.locator('#live-status').textContent();
     assert(/live dectris:\/\/127\.0\.0\.1:\d+: series 1, \d+ \/ 576 frames/.test(text), `status: ${text}`);
     return `${filled} of 24 rows drawn`;
