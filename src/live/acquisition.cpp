@@ -477,8 +477,13 @@ void Acquisition::begin_series(const SeriesInfo& info) {
   fi.byte_order = "little";
   {
     std::lock_guard lk(products_mutex_);
-    for (auto& [name, m] : pending_detectors_)
+    for (auto& [name, m] : carried_detectors_)
       if (m) s->detectors[name] = *m;
+    carried_detectors_.clear();
+    for (auto& [name, m] : pending_detectors_) {
+      if (m) s->detectors[name] = *m;
+      else s->detectors.erase(name);
+    }
     pending_detectors_.clear();
     s->default_detectors = s->detectors.empty();
     products_ = LiveProducts{};
@@ -753,10 +758,37 @@ void Acquisition::process_batch(std::vector<Entry>& batch) {
 
 void Acquisition::apply_detector_changes() {
   std::map<std::string, std::optional<detector::Mask>> changes;
+  std::optional<Dataset> last;  // no series running: the detectors apply to the last finished one (its products)
   {
     std::lock_guard lk(products_mutex_);
-    if (pending_detectors_.empty() || !series_) return;
+    if (pending_detectors_.empty() || (!series_ && finished_.empty())) return;  // before any series: kept for it
     changes.swap(pending_detectors_);
+    if (!series_) last = finished_.back().dataset;
+  }
+  if (last) {
+    for (auto& [name, m] : changes) {
+      std::optional<Image<std::uint64_t>> img;
+      if (m) {
+        try {
+          img = detector::virtual_image(*last, *m).take_counts("live detector " + name);
+        } catch (const std::exception& ex) {
+          note_problem("detector '" + name + "': " + ex.what());
+          continue;
+        }
+      }
+      std::lock_guard lk(products_mutex_);
+      carried_detectors_[name] = m;  // and for the series that come
+      for (LiveProducts* p : {&products_, &finished_.back().products}) {
+        if (img) {
+          p->images[name] = *img;
+          p->detectors[name] = m->description;
+        } else {
+          p->images.erase(name);
+          p->detectors.erase(name);
+        }
+      }
+    }
+    return;
   }
   Series& s = *series_;
   for (auto& [name, m] : changes) {

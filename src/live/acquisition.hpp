@@ -100,8 +100,9 @@ class Acquisition : public Sink {
   void problem(const std::string& what) override;
 
   // A virtual detector by name (replaced if present), applied between batches: its image is computed over every
-  // frame received so far, then updated with each batch. Without any, the series' first batch sets "bf" (the
-  // fitted BF disk) and "adf" (the default annulus).
+  // frame received so far, then updated with each batch; set after a series ended, it is computed on that series
+  // (products() and its FinishedSeries). Without any, the series' first batch sets "bf" (the fitted BF disk) and
+  // "adf" (the default annulus).
   void set_detector(const std::string& name, detector::Mask mask);
   void remove_detector(const std::string& name);
 
@@ -179,6 +180,7 @@ class Acquisition : public Sink {
   std::function<void(const std::function<void()>&)> resident_guard_;
   std::vector<std::string> problems_;  // the first kMaxProblemsKept named, whatever the series
   std::map<std::string, std::optional<detector::Mask>> pending_detectors_;  // nullopt: remove
+  std::map<std::string, std::optional<detector::Mask>> carried_detectors_;  // set between series: for the next
   std::chrono::steady_clock::time_point first_frame_;
   bool saved_once_ = false;  // worker: a series was saved (later ones get a _series<id> suffix)
 };

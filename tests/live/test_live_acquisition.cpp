@@ -493,3 +493,25 @@ TEST(LiveEndpoint, UrlsAndTheirErrors) {
   test::expect_error<InvalidArgument>([] { parse_endpoint("det1:31001"); }, {"dectris://HOST"});
   test::expect_error<InvalidArgument>([] { parse_endpoint("merlin://:6342"); }, {"no host"});
 }
+
+TEST(LiveAcquisition, ADetectorSetAfterTheSeriesEndedAppliesToItAndToTheNext) {
+  const Dataset ref = offline(test::write_small_sample("s.h5", spec()));
+  const auto chunks = chunks_of(ref);
+  Acquisition a(cpu_options());
+  a.series_start(info_of(ref, "1"));
+  feed(a, chunks, all_frames(48));
+  a.series_end("1", "");
+  ASSERT_TRUE(a.wait_finished(1, 30));
+  a.set_detector("ring", ring_mask(20, 24));
+  const auto want = detector::virtual_image(ref, ring_mask(20, 24)).counts("t").data;
+  for (int i = 0; i < 200 && !a.products().images.count("ring"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(a.products().images.count("ring"));
+  EXPECT_EQ(a.products().images.at("ring").data, want);
+  EXPECT_EQ(a.finished().at(0).products.images.at("ring").data, want);
+  a.series_start(info_of(ref, "2"));  // the next series starts with it
+  feed(a, chunks, all_frames(48));
+  a.series_end("2", "");
+  ASSERT_TRUE(a.wait_finished(2, 30));
+  EXPECT_EQ(a.finished().at(1).products.images.at("ring").data, want);
+}

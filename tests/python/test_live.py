@@ -79,7 +79,7 @@ def test_set_detector_mid_run_and_bad_urls(sample):
     t.start()
     with qgpu.live.connect(f"dectris://127.0.0.1:{port}", backend="cpu", series=1) as live:
         mask = qgpu.detector.annulus_mask(20, 24, 10, 12, 3, 8)
-        for _ in range(200):  # once the series has started (the detector shape is known)
+        for _ in range(2000):  # once the series has started (the detector shape is known)
             if live.products()["detector_shape"][0]:
                 break
             threading.Event().wait(0.01)
