@@ -79,8 +79,9 @@ def test_set_detector_mid_run_and_bad_urls(sample):
     t.start()
     with qgpu.live.connect(f"dectris://127.0.0.1:{port}", backend="cpu", series=1) as live:
         mask = qgpu.detector.annulus_mask(20, 24, 10, 12, 3, 8)
-        for _ in range(2000):  # once the series has started (the detector shape is known)
-            if live.products()["detector_shape"][0]:
+        for _ in range(2000):  # once frames are in (the series started: the detector shape is known)
+            before = live.products()["frames_received"]
+            if before:
                 break
             threading.Event().wait(0.01)
         live.set_detector("ring", mask)
@@ -97,7 +98,7 @@ def test_set_detector_mid_run_and_bad_urls(sample):
             if frames[r, c].any():
                 np.testing.assert_array_equal(frames[r, c], want[r, c])
                 got_any += 1
-    assert got_any > 0, got_any  # (all 48 when the scan ended first on a slow machine)
+    assert got_any >= before > 0, (got_any, before)  # frames only arrive: the copy holds those in before it
     with pytest.raises(qgpu.InvalidArgument, match="unknown scheme"):
         qgpu.live.connect("http://x:1", backend="cpu")
     with pytest.raises(TypeError, match="scan_shape"):
