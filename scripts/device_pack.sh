@@ -9,6 +9,9 @@ mkdir -p .devbin .devlib/plugins
 cp "$BUILD_DIR"/qgpu "$BUILD_DIR"/libquantem_gpu.so .devbin/
 find "$BUILD_DIR"/tests "$BUILD_DIR"/bench -maxdepth 2 -type f -perm -u+x \( -name 'test_*' -o -name 'bench_*' -o -name 'replay_cuda_decoder' \) \
   ! -name '*.cmake' -exec cp {} .devbin/ \;
+# The test and benchmark executables travel without their symbol tables (the library keeps its own: cuobjdump and
+# backtraces name its functions), so that the tree and the pack stay under the 64 MiB a device call carries.
+strip --strip-unneeded .devbin/test_* .devbin/bench_* .devbin/replay_cuda_decoder 2>/dev/null || true
 cp /usr/lib/x86_64-linux-gnu/hdf5/serial/plugins/libh5bshuf.so .devlib/plugins/
 # Every shared library the binaries and the plugin need, except the C library itself and CUDA's own.
 for f in .devbin/* .devlib/plugins/*; do ldd "$f" 2>/dev/null | awk '/=> \//{print $3}'; done | sort -u |
@@ -23,7 +26,7 @@ du -sh .devbin .devlib
 # The FFmpeg libraries pull in many codec libraries: what travels is compressed (.devpack, under the 64 MiB limit);
 # scripts/device_env.sh unpacks it on the device machine.
 rm -rf .devpack && mkdir -p .devpack
-tar cf - .devbin | xz -T0 -6 > .devpack/devbin.tar.xz
+tar cf - .devbin | xz -T0 -9e > .devpack/devbin.tar.xz
 tar cf - .devlib | xz -T0 -9e > .devpack/devlib.tar.xz  # -9e: the tree and the pack stay under 64 MiB
 tar cf - .devinc | xz -T0 -6 > .devpack/devinc.tar.xz
 du -sh .devpack
