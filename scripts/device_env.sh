@@ -1,7 +1,10 @@
 # Sourced on the device machine: use the carried libraries (.devlib) and the bitshuffle plugin.
 here=$(pwd)
-for t in .devpack/devbin.tar.xz .devpack/devlib.tar.xz .devpack/devinc.tar.xz; do [ -f "$t" ] && tar xJf "$t"; done
-export LD_LIBRARY_PATH=$here/.devbin:$here/.devlib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+for t in .devpack/devbin.tar.xz .devpack/devlib.tar.xz .devpack/devinc.tar.xz .devpack-movie/devmovie.tar.xz; do
+  [ -f "$t" ] && tar xJf "$t"; done
+# .devmovie (the movie plugin's FFmpeg libraries) is there only when .devpack-movie was carried: without it a movie
+# fails with BackendUnavailable (as on any machine without FFmpeg) and everything else runs.
+export LD_LIBRARY_PATH=$here/.devbin:$here/.devlib:$here/.devmovie:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export QGPU_BSHUF_PLUGIN=$here/.devlib/plugins/libh5bshuf.so
 export QGPU_TEST_TMP=/tmp/qgpu-test
 mkdir -p $QGPU_TEST_TMP

@@ -74,7 +74,7 @@ for s in "$@"; do
     livemerlin) $B/qgpu sample /tmp/qb/quad.mib --format mib --quad --counter-depth 12 --scan 64 64 >/dev/null 2>&1
                 step bench_live_merlin 200 $B/bench_live /tmp/qb/quad.mib --backend cuda --protocol merlin --rates 0,2000,4000 ;;
     queries) step bench_queries 300 $B/bench_queries /tmp/qb/s512.h5 --backend cuda ;;
-    movie) step bench_movie 200 $B/bench_movie /tmp/qb/s512.h5 ;;
+    movie) step bench_movie 200 $B/bench_movie /tmp/qb/s512.h5 ;;  # carry .devpack-movie too (the FFmpeg libraries)
     cache) step bench_cache 200 $B/bench_cache /tmp/qb/s512.h5 --backend cuda --out /tmp/qb/products.h5 --reps 2 ;;
     fuzzgpu) step replay_cuda_decoder 200 $B/replay_cuda_decoder --mutate 1000000 --seed 1 ;;
     detector) step bench_detector 200 $B/bench_detector /tmp/qb/s512.h5 ;;

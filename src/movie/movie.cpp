@@ -227,7 +227,7 @@ MovieResult render(const Dataset& ds, const std::string& out_path, const MovieSp
       values.push_back(f.value);
       labels.push_back(f.label);
       const auto te = clock::now();
-      if (!enc) enc = std::make_unique<Encoder>(out.temp_path(), f.rgba.rows, f.rgba.cols, s.fps, lut, s.encoder);
+      if (!enc) enc = open_encoder(out.temp_path(), f.rgba.rows, f.rgba.cols, s.fps, lut, s.encoder);
       enc->add(f.rgba);
       ++res.frames;
       encode_s += std::chrono::duration<double>(clock::now() - te).count();

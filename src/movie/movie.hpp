@@ -1,7 +1,7 @@
 #pragma once
 // Movies (MP4 / GIF) of a loaded dataset: a sequence of frames, each a product of the existing query API rendered
 // to RGBA by display::render on the dataset's backend (cuda: detector + display kernels; cpu: the reference), then
-// resized, labelled and encoded on the host through the FFmpeg libraries.
+// resized, labelled and encoded on the host through the FFmpeg libraries (a plugin loaded on the first movie).
 //
 // Sequences:
 //   bf_sweep     BF disk radius from start to stop (frames values, evenly spaced, both ends included)

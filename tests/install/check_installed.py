@@ -33,4 +33,10 @@ assert scope["ds"].backend == "cpu" and scope["ds"].shape == (16, 16, 48, 48)
 assert scope["bf"].dtype == np.uint64 and int(scope["bf"].min()) > 0
 np.testing.assert_array_equal(scope["chain"]["idpc"], scope["phase"])
 assert os.path.getsize("dpc_row.png") > 100 and os.path.getsize("products.h5") > 1000
+# A movie from the installed command and module: the FFmpeg plugin travelled beside the library.
+subprocess.run([qgpu_cmd, "movie", "scan.h5", "-o", "row.gif", "--backend", "cpu", "--path-row", "3"], check=True,
+               stdout=subprocess.DEVNULL)
+assert open("row.gif", "rb").read(6) == b"GIF89a"
+path, frames = qgpu.movie.render(scope["ds"], "bf.gif", sweep="bf", range=(2, 6), frames=3)
+assert frames == 3 and open("bf.gif", "rb").read(6) == b"GIF89a"
 print("installed quantem.gpu", qgpu.__version__, "from", os.path.dirname(where), "ran the README example on cpu")

@@ -91,7 +91,7 @@ def test_pip_wheel_into_fresh_venv(where):
     (wheel,) = wheels.glob("quantem_gpu-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     for must in ("quantem/__init__.py", "quantem/gpu/__init__.py", "quantem/gpu/io.py", "quantem/gpu/bin/qgpu",
-                 "quantem/gpu/libquantem_gpu.so", "quantem_gpu-0.1.0.data/scripts/qgpu",
+                 "quantem/gpu/libquantem_gpu.so", "quantem/gpu/libquantem_gpu_movie.so", "quantem_gpu-0.1.0.data/scripts/qgpu",
                  "quantem_gpu-0.1.0.dist-info/RECORD"):
         assert must in names, f"{must} not in {wheel.name}: {names}"
     assert any(n.startswith("quantem/gpu/_qgpu.") and n.endswith(".so") for n in names), names

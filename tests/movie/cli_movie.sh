@@ -36,4 +36,13 @@ refuse "does not exist" -o "$dir/missing/x.mp4" --bf-sweep 1 3
 refuse "needs exactly one sequence" -o "$dir/x.mp4" --bf-sweep 1 3 --adf-sweep 1 3
 refuse "needs exactly one sequence" -o "$dir/x.mp4"
 [ ! -e "$dir/x.mp4" ] || { echo "a refused request left $dir/x.mp4"; exit 1; }
+# Without the FFmpeg plugin (a machine without the FFmpeg libraries) a movie fails with the reason and the way out,
+# leaving no file, and everything else still runs.
+if QGPU_MOVIE_PLUGIN="$dir/no-plugin.so" "$qgpu" movie "$dir/scan.h5" -o "$dir/np.gif" --backend cpu --path-row 1 \
+     >"$dir/out" 2>"$dir/err"; then echo "a movie without its plugin succeeded"; exit 1; fi
+grep -qF "the FFmpeg plugin, which does not load here" "$dir/err" || { echo "no-plugin error:"; cat "$dir/err"; exit 1; }
+grep -qF "install the FFmpeg libraries" "$dir/err" || { echo "no-plugin error lacks the way out:"; cat "$dir/err"; exit 1; }
+[ ! -e "$dir/np.gif" ] || { echo "a failed movie left $dir/np.gif"; exit 1; }
+QGPU_MOVIE_PLUGIN="$dir/no-plugin.so" "$qgpu" image "$dir/scan.h5" --backend cpu --bf 4 -o "$dir/np" >/dev/null 2>&1 ||
+  { echo "qgpu image failed without the movie plugin"; exit 1; }
 echo "qgpu movie: ok"
