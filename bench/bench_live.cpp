@@ -7,6 +7,8 @@
 // frame arriving to its products being updated, and the fraction of the time the worker was busy.
 // usage: bench_live FILE [--backend cuda|cpu] [--rows N (the first N scan rows)] [--rates R1,R2,...] [--batch F]
 //        [--ring-mib M] [--port P] [--protocol dectris-v2|dectris-v1|merlin]
+//   zmq only: (DECTRIS only) the simulator pushing as fast as it can into a bare ZeroMQ PULL socket that only counts
+//             messages: the ceiling of the simulator and loopback ZeroMQ, beside which the loopback rows are read.
 // With --protocol merlin the frames are the file's .mib frames (or the file encoded as Merlin binary frames) sent
 // over the Merlin TCP data port.
 #include <algorithm>
@@ -16,6 +18,8 @@
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include <zmq.hpp>
 
 #include "io/merlin/mib_header.hpp"
 #include "live/acquisition.hpp"
@@ -112,6 +116,32 @@ int main(int argc, char** argv) {
     a.series_end("1", "");
     a.wait_finished(1, 3600);
     print({"memory", 0, src.frames.size(), now_s() - t, a.stats()}, backend);
+  }
+  if (!merlin) {  // transport: simulator -> ZeroMQ -> a PULL socket that counts messages and does nothing else
+    SimulateOptions o = so;
+    o.port = port++;
+    zmq::context_t ctx(1);
+    zmq::socket_t pull(ctx, zmq::socket_type::pull);
+    pull.set(zmq::sockopt::rcvtimeo, 2000);
+    pull.connect("tcp://127.0.0.1:" + std::to_string(o.port));
+    SimulateReport rep;
+    std::thread sim([&] { rep = simulate_detector(src, o); });
+    std::uint64_t messages = 0, received = 0;
+    double t = 0;
+    for (;;) {
+      zmq::message_t m;
+      if (!pull.recv(m)) break;  // 2 s without a message: the series is over
+      if (messages++ == 0) t = now_s();
+      received += m.size();
+    }
+    const double secs = now_s() - t - 2.0;
+    sim.join();
+    const std::uint64_t frames = messages >= 2 ? messages - 2 : 0;  // less the series' start and end
+    std::printf("| %-8s | %-4s | %9s | %8llu | %10.0f |       - |       - |      - |\n", "zmq only", "-", "max",
+                static_cast<unsigned long long>(frames), double(frames) / std::max(secs, 1e-9));
+    std::printf("  messages received, nothing decoded: %.2f GB/s; simulator sent %.0f frames/s\n",
+                double(received) / std::max(secs, 1e-9) / 1e9, rep.frames_per_second);
+    std::fflush(stdout);
   }
   std::stringstream ss(rates);
   std::string r;

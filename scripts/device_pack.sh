@@ -25,7 +25,9 @@ deps .devbin/libquantem_gpu_movie.so | while read -r lib; do
   [ -e ".devlib/$(basename "$lib")" ] || cp -L "$lib" .devmovie/; done
 # Headers the Python binding needs besides ours, pybind11 and Python's (scripts/device_python.sh builds the module
 # there for the image's own Python).
-rm -rf .devinc && mkdir -p .devinc/hdf5
+rm -rf .devinc && mkdir -p .devinc/hdf5 .devinc/shared
+# The real detector files the tests read from ../shared/data (a few hundred KB): device_env.sh puts them there.
+cp -r ../shared/data .devinc/shared/
 cp -r /usr/include/nlohmann .devinc/
 cp -r /usr/include/hdf5/serial .devinc/hdf5/
 du -sh .devbin .devlib .devmovie

@@ -10,6 +10,7 @@ py_inc=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 pybind_inc=$($PY -c 'import pybind11; print(pybind11.get_include())' 2>/dev/null || echo /usr/include)
 ext=$($PY -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 out=${QGPU_PY_OUT:-/tmp/qgpu-py}
+logs=${QGPU_PY_LOGS:-$out}; mkdir -p "$logs"  # one log per test file
 rm -rf "$out" && mkdir -p "$out/obj" && cp -r python/quantem "$out/"
 echo "python $($PY --version 2>&1), module $ext, compiler $(${CXX:-c++} --version | head -1)"
 for f in python/src/*.cpp; do
@@ -25,9 +26,9 @@ if [ -n "${QGPU_SYSTEM_LIBSTDCXX:-1}" ]; then rm -f .devlib/libstdc++.so.6* .dev
 # rest of the run down with it. -rs: each skip with its reason.
 status=0
 for f in ${QGPU_PY_FILES:-tests/python/test_*.py}; do
-  PYTHONPATH="$out" $PY -m pytest -q -rs -p no:cacheprovider "$f" "$@" > "$out/$(basename "$f").log" 2>&1
+  PYTHONPATH="$out" $PY -m pytest -q -rs -p no:cacheprovider "$f" "$@" > "$logs/$(basename "$f").log" 2>&1
   rc=$?; [ $rc -eq 0 ] || [ $rc -eq 5 ] || status=1
-  echo "$(basename "$f") rc=$rc $(tail -1 "$out/$(basename "$f").log")"
-  [ $rc -eq 0 ] || [ $rc -eq 5 ] || grep -E "^(FAILED|ERROR)|Error|Fatal" "$out/$(basename "$f").log" | head -8
+  echo "$(basename "$f") rc=$rc $(tail -1 "$logs/$(basename "$f").log")"
+  [ $rc -eq 0 ] || [ $rc -eq 5 ] || grep -E "^(FAILED|ERROR)|Error|Fatal" "$logs/$(basename "$f").log" | head -8
 done
 exit $status

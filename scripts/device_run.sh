@@ -9,13 +9,15 @@
 #        load's timeline, QGPU_LOAD_TIMELINE=1), replay_short (a short mutant replay). Logs go to $OUT; a short table is printed last.
 set -o pipefail
 source scripts/device_env.sh
-OUT=${OUT:-/tmp/qb/out}; LOG=$OUT/logs; mkdir -p "$OUT" "$LOG"  # logs written under $OUT: they come back even if
-                                                                 # the call is stopped at its limit
+OUT=${OUT:-/tmp/qb/out}; LOG=/tmp/qb/logs; mkdir -p "$OUT" "$LOG"
+# Only 8 files come back from a call: the logs travel as one archive in $OUT, refreshed after every step so that it
+# comes back even when the call is stopped at its limit.
+save_logs() { tar czf "$OUT/logs.tar.gz.part" -C /tmp/qb logs && mv "$OUT/logs.tar.gz.part" "$OUT/logs.tar.gz"; }
 B=.devbin
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version,memory.total --format=csv,noheader | tee "$LOG/gpu.txt"
 nproc | sed 's/^/cores: /'
 step() { local name=$1 limit=$2; shift 2; local t0=$SECONDS; timeout "$limit" "$@" >"$LOG/$name.log" 2>&1; local rc=$?
-         echo "== $name rc=$rc $((SECONDS - t0)) s"; grep -E '^\||written in|rror|Failure| passed| failed' "$LOG/$name.log" | head -30; return 0; }
+         echo "== $name rc=$rc $((SECONDS - t0)) s"; grep -E '^\||written in|rror|Failure| passed| failed' "$LOG/$name.log" | head -30; save_logs; return 0; }
 # The SASS of the first function of libquantem_gpu.so whose name matches $1, into $LOG/$2.log.
 sass_of() { local CUOBJ; CUOBJ=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -1)
             "${CUOBJ:-cuobjdump}" -sass $B/libquantem_gpu.so 2>&1 |
@@ -28,19 +30,19 @@ for s in "$@"; do
         n=$(basename "$t"); timeout 300 "$t" --gtest_brief=1 >"$LOG/$n.log" 2>&1
         echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
-      done ;;
+      done; save_logs ;;
     cudatests)  # only the GPU tests of each binary (the CPU ones run on CI)
       for t in $B/test_*; do
         n=$(basename "$t"); timeout 90 "$t" --gtest_brief=1 --gtest_filter='*Cuda*:*Gpu*:*GPU*' >"$LOG/$n.log" 2>&1
         echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
-      done ;;
+      done; save_logs ;;
     enctests)  # the encoded resident's GPU tests only (test_resident, and the encoded parallax)
       for t in $B/test_resident $B/test_parallax; do
         n=$(basename "$t"); timeout 120 "$t" --gtest_brief=1 --gtest_filter='*Encoded*Cuda*:*EncodedCuda*:*Cuda*Encoded*' >"$LOG/$n.log" 2>&1
         echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
-      done ;;
+      done; save_logs ;;
     scale) step bench_scale 240 $B/bench_scale /tmp/qb/s2048.h5 --tile-from /tmp/qb/s512.h5 --factor 4 ;;
     ncu_sum) NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
              step ncu_masked_sum 240 "${NCU:-ncu}" --clock-control none --kernel-name regex:masked_sum_kernel \
@@ -59,7 +61,7 @@ for s in "$@"; do
     sass) sass_of masked_sum_kernelILi1E sass_masked_sum ;;  # the BF kernel's SASS
     sass_enc) sass_of encode_reserveItLb1E sass_encode_reserve ;;  # the encoder's SASS (u16, fused totals)
     scale1024) step bench_scale1024 200 $B/bench_scale /tmp/qb/s1024t.h5 --tile-from /tmp/qb/s512.h5 --factor 2 ;;
-    python) step python_tests 300 bash scripts/device_python.sh ;;  # the module built there for its python3
+    python) QGPU_PY_LOGS=$LOG/python step python_tests 300 bash scripts/device_python.sh ;;  # the module built there for its python3
     replay) step replay_cuda_decoder 200 $B/replay_cuda_decoder --mutate 300000 --seed 2 ;;
     replay_short) step replay_cuda_decoder 90 $B/replay_cuda_decoder --mutate 30000 --seed 3 ;;
     s512) step write_s512 300 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --write-only ;;
@@ -94,3 +96,4 @@ for s in "$@"; do
     *) echo "unknown step $s" ;;
   esac
 done
+save_logs
