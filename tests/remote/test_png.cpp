@@ -1,0 +1,71 @@
+// The service's PNG answers (remote::png_bytes, written with libdeflate) read back by libpng: every pixel as given,
+// RGB when all are opaque, RGBA otherwise, any size.
+#include <gtest/gtest.h>
+#include <png.h>
+
+#include <random>
+
+#include "core/error.hpp"
+#include "remote/encode.hpp"
+
+namespace qgpu::remote {
+namespace {
+
+display::Rgba random_picture(std::size_t rows, std::size_t cols, bool opaque, unsigned seed) {
+  display::Rgba img;
+  img.rows = rows;
+  img.cols = cols;
+  img.rgba.resize(rows * cols * 4);
+  std::mt19937 g(seed);
+  for (std::size_t i = 0; i < img.rgba.size(); ++i) img.rgba[i] = std::uint8_t(g());
+  for (std::size_t i = 3; i < img.rgba.size(); i += 4)
+    if (opaque || i % 28 != 3) img.rgba[i] = 255;  // some transparent pixels unless opaque
+  return img;
+}
+
+// Decoded by libpng into RGBA (an RGB file gains alpha 255).
+std::vector<std::uint8_t> decode(const std::string& bytes, std::size_t& rows, std::size_t& cols) {
+  png_image im{};
+  im.version = PNG_IMAGE_VERSION;
+  EXPECT_NE(png_image_begin_read_from_memory(&im, bytes.data(), bytes.size()), 0) << im.message;
+  im.format = PNG_FORMAT_RGBA;
+  std::vector<std::uint8_t> px(PNG_IMAGE_SIZE(im));
+  EXPECT_NE(png_image_finish_read(&im, nullptr, px.data(), 0, nullptr), 0) << im.message;
+  rows = im.height;
+  cols = im.width;
+  return px;
+}
+
+TEST(PngBytes, OpaquePictureIsRgbAndReadsBackExactly) {
+  for (auto [r, c] : {std::pair<std::size_t, std::size_t>{1, 1}, {3, 517}, {512, 512}, {77, 2}}) {
+    const display::Rgba img = random_picture(r, c, true, unsigned(r * 1000 + c));
+    const std::string png = png_bytes(img);
+    ASSERT_GT(png.size(), 33u);
+    EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+    EXPECT_EQ(png[25], 2) << "colour type";  // IHDR data starts at byte 16; colour type is its 10th byte
+    std::size_t rows = 0, cols = 0;
+    EXPECT_EQ(decode(png, rows, cols), img.rgba) << r << "x" << c;
+    EXPECT_EQ(rows, r);
+    EXPECT_EQ(cols, c);
+  }
+}
+
+TEST(PngBytes, TransparentPixelsKeepAlpha) {
+  const display::Rgba img = random_picture(40, 33, false, 7);
+  const std::string png = png_bytes(img);
+  EXPECT_EQ(png[25], 6) << "colour type";
+  std::size_t rows = 0, cols = 0;
+  EXPECT_EQ(decode(png, rows, cols), img.rgba);
+}
+
+TEST(PngBytes, EmptyOrInconsistentRefused) {
+  display::Rgba img;
+  EXPECT_THROW(png_bytes(img), InvalidArgument);
+  img.rows = 2;
+  img.cols = 2;
+  img.rgba.resize(15);
+  EXPECT_THROW(png_bytes(img), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace qgpu::remote
