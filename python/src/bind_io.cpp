@@ -12,19 +12,23 @@ namespace qgpu::py {
 
 namespace {
 
+// Straight into the new numpy array (cuda: from the GPU through pinned buffers on several threads), GIL released.
 pyb::array read_array(const Dataset& ds, const pyb::object& scan, const pyb::object& det) {
   const Region sr = region_from_python(scan), dr = region_from_python(det);  // with the GIL held
-  HostArray4D h;
-  {
-    pyb::gil_scoped_release release;
-    h = ds.read(sr, dr);
-  }
-  const std::vector<pyb::ssize_t> shape = {pyb::ssize_t(h.shape.scan_rows), pyb::ssize_t(h.shape.scan_cols),
-                                            pyb::ssize_t(h.shape.det_rows), pyb::ssize_t(h.shape.det_cols)};
-  return dispatch_stored_dtype(h.dtype, [&](auto z) -> pyb::array {
+  const Shape4D& sh = ds.shape();
+  const Region s = resolve_region(sr, sh.scan_rows, sh.scan_cols, "scan");
+  const Region d = resolve_region(dr, sh.det_rows, sh.det_cols, "detector");
+  const std::vector<pyb::ssize_t> shape = {pyb::ssize_t(s.rows), pyb::ssize_t(s.cols), pyb::ssize_t(d.rows),
+                                            pyb::ssize_t(d.cols)};
+  return dispatch_stored_dtype(ds.dtype(), [&](auto z) -> pyb::array {
     using T = decltype(z);
     pyb::array_t<T> a(shape);
-    std::memcpy(a.mutable_data(), h.bytes.data(), h.bytes.size());
+    void* dst = a.mutable_data();
+    const std::size_t bytes = std::size_t(a.nbytes());
+    {
+      pyb::gil_scoped_release release;
+      ds.read_into(s, d, dst, bytes);
+    }
     return a;
   });
 }

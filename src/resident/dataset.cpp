@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "core/error.hpp"
+#include "core/parallel_for.hpp"
 #include "device/cuda/device_buffer.hpp"
 #include "resident/encoded/encoded_resident.hpp"
 
@@ -139,34 +140,66 @@ Dataset Dataset::to_encoded(std::uint32_t tile) const {
 }
 
 HostArray4D Dataset::read(const Region& scan_region, const Region& detector_region) const {
-  if (s_->encoded) return s_->encoded->read(scan_region, detector_region);
+  const Shape4D& sh = s_->shape;
+  const Region sr = resolve_region(scan_region, sh.scan_rows, sh.scan_cols, "scan");
+  const Region dr = resolve_region(detector_region, sh.det_rows, sh.det_cols, "detector");
+  HostArray4D out;
+  out.shape = Shape4D{sr.rows, sr.cols, dr.rows, dr.cols};
+  out.dtype = s_->dtype;
+  out.bytes.resize(out.shape.elements() * dtype_size(s_->dtype));
+  read_into(sr, dr, out.bytes.data(), out.bytes.size());
+  return out;
+}
+
+void Dataset::read_into(const Region& scan_region, const Region& detector_region, void* dst,
+                        std::size_t bytes) const {
   const Shape4D& sh = s_->shape;
   const Region sr = resolve_region(scan_region, sh.scan_rows, sh.scan_cols, "scan");
   const Region dr = resolve_region(detector_region, sh.det_rows, sh.det_cols, "detector");
   const std::size_t es = dtype_size(s_->dtype);
-  HostArray4D out;
-  out.shape = Shape4D{sr.rows, sr.cols, dr.rows, dr.cols};
-  out.dtype = s_->dtype;
-  out.bytes.resize(out.shape.elements() * es);
-  const std::size_t row_bytes = dr.cols * es;
-  std::vector<std::uint8_t> frame(sh.frame_pixels() * es);
-  std::size_t o = 0;
-  for (std::size_t r = sr.row0; r < sr.row0 + sr.rows; ++r)
-    for (std::size_t c = sr.col0; c < sr.col0 + sr.cols; ++c) {
-      const std::size_t fstart = (r * sh.scan_cols + c) * sh.frame_pixels() * es;
-      const std::uint8_t* src;
-      if (s_->backend == Backend::cpu) {
-        src = s_->host.data() + fstart;
-      } else {
-        s_->device->download(frame.data(), frame.size(), fstart);
-        src = frame.data();
-      }
-      for (std::size_t dr_i = dr.row0; dr_i < dr.row0 + dr.rows; ++dr_i) {
-        std::memcpy(out.bytes.data() + o, src + (dr_i * sh.det_cols + dr.col0) * es, row_bytes);
-        o += row_bytes;
-      }
+  const std::size_t want = Shape4D{sr.rows, sr.cols, dr.rows, dr.cols}.elements() * es;
+  if (bytes != want)
+    throw InvalidArgument("read_into: the destination holds " + std::to_string(bytes) + " bytes; the region needs " +
+                          std::to_string(want));
+  if (want == 0) return;
+  if (s_->encoded) return s_->encoded->read_into(sr, dr, dst, bytes);
+  const std::size_t frame_bytes = sh.frame_pixels() * es, row_bytes = dr.cols * es;
+  const std::size_t out_frame = dr.rows * row_bytes;
+  auto* out = static_cast<std::uint8_t*>(dst);
+  if (s_->backend == Backend::cpu) {  // every frame of the rectangle, on all cores
+    parallel_for(sr.rows * sr.cols, [&](std::size_t k) {
+      const std::size_t r = sr.row0 + k / sr.cols, c = sr.col0 + k % sr.cols;
+      const std::uint8_t* src = s_->host.data() + (r * sh.scan_cols + c) * frame_bytes;
+      for (std::size_t i = 0; i < dr.rows; ++i)
+        std::memcpy(out + k * out_frame + i * row_bytes, src + ((dr.row0 + i) * sh.det_cols + dr.col0) * es,
+                    row_bytes);
+    }, 64);
+    return;
+  }
+  // cuda: one box per scan row of the rectangle: its frames, each the detector rectangle's rows.
+  std::vector<DownloadBox> boxes;
+  const auto* base = static_cast<const std::uint8_t*>(s_->device->data());
+  for (std::size_t i = 0; i < sr.rows; ++i) {
+    DownloadBox b;
+    b.src = base + ((sr.row0 + i) * sh.scan_cols + sr.col0) * frame_bytes + (dr.row0 * sh.det_cols + dr.col0) * es;
+    b.width = row_bytes;
+    b.rows = dr.rows;
+    b.row_pitch = sh.det_cols * es;
+    b.count = sr.cols;
+    b.block_pitch = frame_bytes;
+    b.host_offset = i * sr.cols * out_frame;
+    if (dr.cols == sh.det_cols) {  // whole detector rows: each frame's rectangle is one run
+      b.width = out_frame;
+      b.rows = 1;
+      b.row_pitch = out_frame;
     }
-  return out;
+    if (dr.rows == sh.det_rows && dr.cols == sh.det_cols) {  // whole frames: the scan row's run is contiguous
+      b.width = b.row_pitch = out_frame;
+      b.rows = 1;
+    }
+    boxes.push_back(b);
+  }
+  download_boxes(out, boxes);
 }
 
 std::shared_ptr<void> Dataset::cached(const std::string& key) const {

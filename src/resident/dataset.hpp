@@ -72,6 +72,9 @@ class Dataset {
 
   // Copies a scan x detector rectangle to the host in the native dtype (encoded: decodes only that rectangle).
   HostArray4D read(const Region& scan_region = {}, const Region& detector_region = {}) const;
+  // The same into `dst` (e.g. a numpy array's memory), which holds exactly `bytes` = the rectangle's size
+  // (InvalidArgument otherwise). cuda: straight from the GPU through pinned buffers on several threads.
+  void read_into(const Region& scan_region, const Region& detector_region, void* dst, std::size_t bytes) const;
 
   // Per-dataset cache for derived data (for example per-frame totals), keyed by name.
   std::shared_ptr<void> cached(const std::string& key) const;

@@ -1,10 +1,15 @@
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <exception>
+#include <memory>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "device/cuda/cuda_check.hpp"
+#include "core/parallel_for.hpp"
 #include "device/cuda/device_buffer.hpp"
 
 namespace qgpu {
@@ -122,6 +127,118 @@ class Bounce {
 
 }  // namespace
 
+namespace {
+
+constexpr std::size_t kParallelFrom = std::size_t(32) << 20;  // downloads from here on: download_boxes
+
+// A piece of a box that fits one bounce buffer: blocks [b0, b0 + nb) with rows [r0, r0 + nr) of each.
+struct Piece {
+  const DownloadBox* box;
+  std::size_t b0, nb, r0, nr, host_offset;
+  std::size_t bytes() const { return box->width * nr * nb; }
+};
+
+std::vector<Piece> pieces_of(const std::vector<DownloadBox>& boxes) {
+  std::vector<Piece> out;
+  for (const DownloadBox& b : boxes) {
+    if (b.bytes() == 0) continue;
+    if (b.width > kBounceBytes) throw Error("download_boxes: a row of " + std::to_string(b.width) + " bytes");
+    const std::size_t block = b.width * b.rows;
+    if (block <= kBounceBytes) {  // whole blocks per piece
+      const std::size_t per = kBounceBytes / block;
+      for (std::size_t b0 = 0; b0 < b.count; b0 += per) {
+        const std::size_t nb = std::min(per, b.count - b0);
+        out.push_back({&b, b0, nb, 0, b.rows, b.host_offset + b0 * block});
+      }
+    } else {  // one block in several pieces of rows
+      const std::size_t per = kBounceBytes / b.width;
+      for (std::size_t b0 = 0; b0 < b.count; ++b0)
+        for (std::size_t r0 = 0; r0 < b.rows; r0 += per)
+          out.push_back({&b, b0, 1, r0, std::min(per, b.rows - r0), b.host_offset + b0 * block + r0 * b.width});
+    }
+  }
+  return out;
+}
+
+// The piece into `dst` (pinned, packed), queued on `s`.
+void issue_piece(const Piece& p, char* dst, cudaStream_t s) {
+  const DownloadBox& b = *p.box;
+  const char* src = static_cast<const char*>(b.src) + p.b0 * b.block_pitch + p.r0 * b.row_pitch;
+  const bool rows_packed = b.row_pitch == b.width || p.nr == 1;
+  const bool blocks_packed = p.nb == 1 || b.block_pitch == b.width * p.nr;
+  if (rows_packed && blocks_packed) {
+    QGPU_CUDA(cudaMemcpyAsync(dst, src, p.bytes(), cudaMemcpyDeviceToHost, s));
+  } else if (rows_packed) {  // each block's rows one run: the blocks as the rows of a 2D copy
+    const std::size_t run = b.width * p.nr;
+    QGPU_CUDA(cudaMemcpy2DAsync(dst, run, src, b.block_pitch, run, p.nb, cudaMemcpyDeviceToHost, s));
+  } else if (p.nb == 1) {
+    QGPU_CUDA(cudaMemcpy2DAsync(dst, b.width, src, b.row_pitch, b.width, p.nr, cudaMemcpyDeviceToHost, s));
+  } else if (b.row_pitch > 0 && b.block_pitch % b.row_pitch == 0) {  // every block in one 3D copy
+    cudaMemcpy3DParms m{};
+    m.srcPtr = make_cudaPitchedPtr(const_cast<char*>(src), b.row_pitch, b.width, b.block_pitch / b.row_pitch);
+    m.dstPtr = make_cudaPitchedPtr(dst, b.width, b.width, p.nr);
+    m.extent = make_cudaExtent(b.width, p.nr, p.nb);
+    m.kind = cudaMemcpyDeviceToHost;
+    QGPU_CUDA(cudaMemcpy3DAsync(&m, s));
+  } else {
+    for (std::size_t k = 0; k < p.nb; ++k)
+      QGPU_CUDA(cudaMemcpy2DAsync(dst + k * b.width * p.nr, b.width, src + k * b.block_pitch, b.row_pitch, b.width,
+                                  p.nr, cudaMemcpyDeviceToHost, s));
+  }
+}
+
+}  // namespace
+
+void download_boxes(void* host, const std::vector<DownloadBox>& boxes) {
+  const std::vector<Piece> pieces = pieces_of(boxes);
+  if (pieces.empty()) return;
+  int device = 0;
+  QGPU_CUDA(cudaGetDevice(&device));
+  const std::size_t threads =
+      std::min<std::size_t>(pieces.size(), std::clamp<std::size_t>(std::thread::hardware_concurrency() / 2, 1, 8));
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex failed_mutex;
+  std::exception_ptr failed;
+  parallel_for(threads, [&](std::size_t) {
+    cudaStream_t s = nullptr;
+    cudaEvent_t done[2] = {nullptr, nullptr};
+    std::unique_ptr<Bounce> bounce[2];  // back to the pool at the end, after the stream is synchronized
+    try {
+      QGPU_CUDA(cudaSetDevice(device));
+      QGPU_CUDA(cudaStreamCreate(&s));  // a blocking stream: ordered after the legacy default stream's work
+      for (auto& e : done) QGPU_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      for (auto& b : bounce) b = std::make_unique<Bounce>();
+      const Piece* pending = nullptr;  // issued into bounce[1 - k], not yet copied out
+      for (int k = 0;; k ^= 1) {
+        const std::size_t i = stop ? pieces.size() : next.fetch_add(1);
+        if (i < pieces.size()) {
+          issue_piece(pieces[i], bounce[k]->data(), s);
+          QGPU_CUDA(cudaEventRecord(done[k], s));
+        }
+        if (pending) {
+          QGPU_CUDA(cudaEventSynchronize(done[1 - k]));
+          std::memcpy(static_cast<char*>(host) + pending->host_offset, bounce[1 - k]->data(), pending->bytes());
+        }
+        if (i >= pieces.size()) {
+          QGPU_CUDA(cudaStreamSynchronize(s));  // nothing left in flight into the buffers going back to the pool
+          break;
+        }
+        pending = &pieces[i];
+      }
+    } catch (...) {
+      if (s) cudaStreamSynchronize(s);
+      stop = true;
+      std::lock_guard<std::mutex> lock(failed_mutex);
+      if (!failed) failed = std::current_exception();
+    }
+    for (auto& e : done)
+      if (e) cudaEventDestroy(e);
+    if (s) cudaStreamDestroy(s);
+  });
+  if (failed) std::rethrow_exception(failed);
+}
+
 // Two bounce buffers: while the host copies chunk i out of one, the GPU copies chunk i + 1 into the other (a result
 // of a few MB, e.g. a 512x512 uint64 image, goes as two halves). Copies on the legacy default stream, like the
 // cudaMemcpy before: ordered after the work that wrote the buffer.
@@ -130,6 +247,21 @@ void DeviceBuffer::download(void* host, std::size_t bytes, std::size_t offset) c
   const char* src = static_cast<const char*>(ptr_) + offset;
   if (bytes < kBounceFrom) {
     QGPU_CUDA(cudaMemcpy(host, src, bytes, cudaMemcpyDeviceToHost));
+    return;
+  }
+  if (bytes >= kParallelFrom) {
+    DownloadBox box;
+    box.src = src;
+    box.width = bytes;
+    box.row_pitch = bytes;
+    if (bytes > kBounceBytes) {  // rows of the bounce size (the last one shorter: a second box)
+      box.width = box.row_pitch = kBounceBytes;
+      box.rows = bytes / kBounceBytes;
+    }
+    std::vector<DownloadBox> boxes{box};
+    if (const std::size_t done = box.width * box.rows; done < bytes)
+      boxes.push_back({src + done, bytes - done, 1, bytes - done, 1, 0, done});
+    download_boxes(host, boxes);
     return;
   }
   struct Events {

@@ -1,6 +1,7 @@
 #pragma once
 // Owning device allocation (cudaMalloc) usable from plain C++ translation units.
 #include <cstddef>
+#include <vector>
 
 namespace qgpu {
 
@@ -25,6 +26,21 @@ class DeviceBuffer {
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
 };
+
+// A box of device memory to copy to the host: `count` blocks (e.g. frames) of `rows` rows of `width` bytes; row r of
+// block b at src + b * block_pitch + r * row_pitch; packed in the host at host_offset, block by block, row by row.
+struct DownloadBox {
+  const void* src = nullptr;
+  std::size_t width = 0, rows = 1, row_pitch = 0, count = 1, block_pitch = 0, host_offset = 0;
+  std::size_t bytes() const { return width * rows * count; }
+};
+
+// Copies the boxes into `host` (pageable memory) at the link's speed: pieces of at most 4 MiB through pinned bounce
+// buffers, several host threads each with its own stream and pair of buffers, so that the GPU's copies, the host's
+// copies out of the bounce buffers and the first touch of fresh host memory overlap. Ordered after the work queued
+// before on the legacy default stream, on the current device. Used by DeviceBuffer::download for large copies and by
+// the region reads (Dataset::read_into).
+void download_boxes(void* host, const std::vector<DownloadBox>& boxes);
 
 // Caches of device memory (the load's kept batch buffers, the buffer pool) register a reclaimer: when cudaMalloc
 // finds too little memory, DeviceBuffer calls every reclaimer (each frees what its cache keeps on the current device

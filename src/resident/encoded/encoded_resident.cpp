@@ -383,25 +383,36 @@ const std::vector<std::uint64_t>& EncodedResident::sum_pattern() const {
 }
 
 HostArray4D EncodedResident::read(const Region& scan_region, const Region& detector_region) const {
+  const Shape4D& sh = s_->shape;
+  const Region sr = resolve_region(scan_region, sh.scan_rows, sh.scan_cols, "scan region");
+  const Region dr = resolve_region(detector_region, sh.det_rows, sh.det_cols, "detector region");
+  HostArray4D out;
+  out.shape = {sr.rows, sr.cols, dr.rows, dr.cols};
+  out.dtype = dtype();
+  out.bytes.resize(out.shape.elements() * dtype_size(dtype()));
+  read_into(sr, dr, out.bytes.data(), out.bytes.size());
+  return out;
+}
+
+void EncodedResident::read_into(const Region& scan_region, const Region& detector_region, void* dst,
+                                std::size_t bytes) const {
   require_complete("read");
   const Shape4D& sh = s_->shape;
   const Region sr = resolve_region(scan_region, sh.scan_rows, sh.scan_cols, "scan region");
   const Region dr = resolve_region(detector_region, sh.det_rows, sh.det_cols, "detector region");
+  if (bytes != Shape4D{sr.rows, sr.cols, dr.rows, dr.cols}.elements() * dtype_size(dtype()))
+    throw InvalidArgument("read_into: the destination's size does not match the region");
+  if (bytes == 0) return;
   const encoded::cpu::RegionRequest req{sh.scan_cols, sr.row0, sr.col0, sr.rows, sr.cols,
                                         sh.det_cols,  dr.row0, dr.col0, dr.rows, dr.cols};
-  HostArray4D out;
-  out.shape = {sr.rows, sr.cols, dr.rows, dr.cols};
-  out.dtype = dtype();
   if (s_->backend == Backend::cpu) {
-    const std::vector<std::uint8_t> bytes = encoded::cpu::decode_region(s_->layout, s_->refs, req);
-    out.bytes.assign(bytes.begin(), bytes.end());
-  } else {
-    out.bytes.resize(out.shape.elements() * dtype_size(dtype()));
-    DeviceBuffer d_out(out.bytes.size());
+    const std::vector<std::uint8_t> decoded = encoded::cpu::decode_region(s_->layout, s_->refs, req);
+    std::memcpy(dst, decoded.data(), bytes);
+  } else {  // decoded on the GPU, then straight into dst through pinned buffers on several threads
+    DeviceBuffer d_out(bytes);
     encoded::cuda::decode_region(s_->layout, device_tiles(), req, d_out.data());
-    d_out.download(out.bytes.data(), out.bytes.size());
+    d_out.download(dst, bytes);
   }
-  return out;
 }
 
 std::vector<std::uint8_t> EncodedResident::pixels(const std::vector<std::uint32_t>& pixel_offsets) const {

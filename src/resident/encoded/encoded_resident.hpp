@@ -71,6 +71,8 @@ class EncodedResident {
   const std::vector<std::uint64_t>& sum_pattern() const;  // per detector pixel, over all frames (kept at append)
   // A scan x detector rectangle of exact counts (Region{} = whole extent); RegionError when outside.
   HostArray4D read(const Region& scan_region = {}, const Region& detector_region = {}) const;
+  // The same into `dst` of exactly the rectangle's size (Dataset::read_into checks it).
+  void read_into(const Region& scan_region, const Region& detector_region, void* dst, std::size_t bytes) const;
   // The listed pixels' counts at every scan position, native dtype, [j][frame] (e.g. the SSB bright-field gather).
   std::vector<std::uint8_t> pixels(const std::vector<std::uint32_t>& pixel_offsets) const;
   // Frame `index` (flat scan order), frame_pixels native counts.
