@@ -123,6 +123,7 @@ detail::Plan make_plan(const Dataset& ds, const ParallaxParams& p, Geometry& geo
   detail::Plan plan;
   plan.scan_rows = sh.scan_rows;
   plan.scan_cols = sh.scan_cols;
+  plan.window = detail::edge_window(sh.scan_rows, sh.scan_cols);
   plan.offsets.push_back(0);
   for (const auto& [key, pix] : blocks) {
     double sr = 0, sc = 0;
