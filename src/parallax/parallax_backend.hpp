@@ -127,8 +127,8 @@ std::unique_ptr<Engine> make_cuda_engine(const Dataset& ds, const Plan& plan);
 inline constexpr double kWindowFloor = 0.05;
 // The window's taper: sin^2 over this fraction of the half side at each edge (a quarter of the half side: 6 of 48
 // scan pixels), 1 inside. Measured on the science table (docs/benchmarks.md, 48 x 48 scans, 5000 counts per frame):
-// 1.0 (a full Hann window) left too little signal, the staged search lost the -200 A, 300 kV case; 0.5 and 0.35 cost
-// confidence at 80 kV; 0.25 kept every fit within 1.4 % in C1.
+// 1.0 (a full Hann window) left too little signal, the staged search lost the -200 A, 300 kV case; 0.5 left the
+// 80 kV, +120 A fit at confidence 0.54 (undetermined); 0.25 kept every fit within 1.4 % in C1, confidence >= 0.71.
 inline constexpr double kWindowTaper = 0.25;
 // Every correlation is smoothed by a Gaussian of this sigma (scan pixels; its spectrum multiplies the cross
 // spectrum) before the peak search and the joint fit: at 300 kV an atom's correlation peak is about a pixel wide,
