@@ -2,7 +2,8 @@
 # Issue 31 truth table: qgpu's parallax fit, SSB aberration fit (C1 + A1, bin 1, rotation and transpose given) and
 # rotation calibration (qgpu image --dpc) against the simulated truth (qgpu sample: 48 x 48 scan, 64 x 64 detector,
 # 22 mrad, A1 = 30 A at 20 deg, the detector turned by 17 deg, transposed in half the cases, no defocus in the file's
-# calibration), beside py4DSTEM-style results on the same frames (bench/science_truth_peer.py, numpy).
+# calibration), beside py4DSTEM-style results on the same frames (bench/science_truth_peer.py, numpy: its CoM-curl
+# rotation search and a port of its parallax alignment and aberration fit).
 # Usage: bench/science_truth.sh [QGPU] [WORKDIR]; prints markdown rows. CPU reference (QGPU_BACKEND=cpu) by default.
 set -euo pipefail
 B=${1:-build/qgpu}
@@ -11,8 +12,8 @@ mkdir -p "$W"
 export QGPU_BACKEND=${QGPU_BACKEND:-cpu}
 PY=${PYTHON:-/usr/bin/python3}
 here=$(cd "$(dirname "$0")" && pwd)
-echo "| kV | C1 | geometry | counts | parallax C1 / A1 / A1 angle / rotation, T (determined) | SSB fit: C1 / A1 / A1 angle | SSB truth correlation: ours (auto) / py4DSTEM Gamma/\|Gamma\| | rotation calibration (decided by, confidence) | py4DSTEM-style CoM curl |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| kV | C1 | geometry | counts | parallax C1 / A1 / A1 angle / rotation, T (determined) | SSB fit: C1 / A1 / A1 angle | SSB truth correlation: ours (auto) / py4DSTEM Gamma/\|Gamma\| | rotation calibration (decided by, confidence) | py4DSTEM-style CoM curl | py4DSTEM-style parallax: C1 (error) / A1 / A1 angle / rotation, T |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for kv in 300 80; do for c1 in 120 -200 0; do for dose in 500 5000 100000; do
   geo=R17; g="--rotation 17"; t=""
   if { [ "$c1" -gt 0 ] && [ $kv = 300 ]; } || { [ "$c1" -le 0 ] && [ $kv = 80 ]; }; then

@@ -123,6 +123,7 @@ detail::Plan make_plan(const Dataset& ds, const ParallaxParams& p, Geometry& geo
   detail::Plan plan;
   plan.scan_rows = sh.scan_rows;
   plan.scan_cols = sh.scan_cols;
+  plan.window = detail::edge_window(sh.scan_rows, sh.scan_cols);
   plan.offsets.push_back(0);
   for (const auto& [key, pix] : blocks) {
     double sr = 0, sc = 0;
@@ -309,10 +310,10 @@ Polar polar(const double m[4]) {
   return o;
 }
 
-// The single-sideband correction (parallax_backend.hpp) from the current linear model: P (angstrom) from the polar
+// The sideband model (parallax_backend.hpp) from the current linear model: P (angstrom) from the polar
 // decomposition of M (S up to its sign: C1 and A1), each group's tilt in the scan frame K_g = -P^-1 (M d_g) step /
-// lambda, the phase alpha(Q) = pi lambda Q.P Q (the pair (P, K) or (-P, -K): the sign ambiguity does not matter
-// there). With P near singular (|A1| close to |C1|: K_g ill-determined) the isotropic |C1| = sqrt |det M| is used.
+// lambda (the pair (P, K) or (-P, -K): the classes of K and -K at Q and -Q are the same model, the sign ambiguity
+// does not matter); the phase alpha(Q) = pi lambda Q.P Q is recorded, the model does not use it. With P near singular (|A1| close to |C1|: K_g ill-determined) the isotropic |C1| = sqrt |det M| is used.
 // Off while the linear model does not explain the shifts (confidence < kSidebandMinConfidence: e.g. in focus, where
 // the shifts are noise).
 detail::Sideband sideband_for(const detail::Plan& plan, const Geometry& geo, const ParallaxParams& p, const double m[4],

@@ -9,14 +9,17 @@
 // the simulator's defocus_angstrom), A1/A1_angle as in ssb.hpp (angle from the scan column axis towards the row axis).
 //
 // Steps: (1) virtual images of the BF-disk groups (pixels within disk_radius - edge_px of the fitted disk centre);
-// (2) cross-correlate each with the reference (first the BF image = mean of the v_K), peak searched within
-//     +-search_px of the predicted shift, sub-pixel by a 3-point parabola per axis; staged: the groups within 30 %
+// (2) cross-correlate each with the reference (first the BF image = mean of the v_K), the images apodised by an edge
+//     window and every correlation divided by the windows' own (the scan is not periodic), smoothed by a 0.7 px
+//     Gaussian, peak searched within +-search_px of the predicted shift, sub-pixel by a 3-point parabola per axis
+//     (parallax_backend.hpp: Engine::correlate, edge_window); staged: the groups within 30 %
 //     of the disc first (prediction 0), then 55 %, 80 %, 100 % predicted by the previous stage's linear fit (a
 //     crystal correlates at every lattice vector; this keeps each stage on the right peak); after each stage the
 //     reference is re-made as the mean of all images Fourier-shifted back by the predicted shifts; each stage's
 //     least-squares fit of the peaks is refined by the joint fit (the model maximising the summed correlations of the
-//     groups: not biased by the dose); from the second stage on the group spectra get the single-sideband phase
-//     correction (parallax_backend.hpp, sideband_factor; docs/design.md);
+//     groups: not biased by the dose); from the second stage on every group is correlated with its own sideband
+//     class's model at each frequency (double sideband, or only the K - Q or the K + Q beam inside the aperture: a
+//     least-squares estimate from the other groups; parallax_backend.hpp, sideband_model; docs/design.md);
 // (3) least-squares fit s = M d + b (d = group centroid offset from the disk centre, detector pixels (row, col);
 //     s in scan pixels (row, col)); M in angstrom per radian = -S R(angle) T^transpose, with R and T the
 //     dpc/rotation.hpp conventions (transpose first, then rotate; positive angles turn the row axis towards the

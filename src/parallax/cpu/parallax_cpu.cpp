@@ -39,6 +39,13 @@ class CpuEngine final : public Engine {
     fwd_.p = fftw_plan_dft_2d(int(plan_.scan_rows), int(plan_.scan_cols), buf_.p, buf_.p, FFTW_FORWARD, FFTW_ESTIMATE);
     inv_.p = fftw_plan_dft_2d(int(plan_.scan_rows), int(plan_.scan_cols), buf_.p, buf_.p, FFTW_BACKWARD, FFTW_ESTIMATE);
     if (!fwd_.p || !inv_.p) throw Error("FFTW: cannot plan the parallax transforms");
+    if (!plan_.window.empty()) {
+      for (std::size_t s = 0; s < n_; ++s) buf_.c()[s] = double(plan_.window[s]);
+      fftw_execute(fwd_.p);
+      wspec_.assign(buf_.c(), buf_.c() + n_);
+      for (std::size_t q = 0; q < n_; ++q)
+        if (nyquist(q)) wspec_[q] = 0.0;
+    }
   }
 
   std::vector<float> mean_image() override {
@@ -55,20 +62,58 @@ class CpuEngine final : public Engine {
     ref_weight_ = weight;
     ref_wsum_ = 0;
     std::fill(spec_ref_.begin(), spec_ref_.end(), std::complex<double>(0.0));
+    if (sb_.on) {
+      tm_.assign(n_, 0.0);
+      tp_.assign(n_, 0.0);
+      nd_.assign(n_, 0.0);
+      nm_.assign(n_, 0.0);
+      np_.assign(n_, 0.0);
+    }
+    std::vector<std::complex<double>> ramps(wspec_.empty() ? 0 : n_, 0.0);  // sum_g w_g exp(+2 pi i Q.s_g)
     for (std::size_t g = 0; g < plan_.groups(); ++g) {
       if (weight[g] == 0) continue;
-      ref_wsum_ += weight[g];
+      const double w = double(weight[g]);
+      ref_wsum_ += w;
       load(g);
       fftw_execute(fwd_.p);
-      for (std::size_t q = 0; q < n_; ++q)
-        if (!nyquist(q)) spec_ref_[q] += double(weight[g]) * buf_.c()[q] * sideband(g, q) * ramp(q, sh[g]);
+      for (std::size_t q = 0; q < n_; ++q) {
+        if (nyquist(q)) continue;
+        const std::complex<double> e = ramp(q, sh[g]), v = w * buf_.c()[q] * e;
+        spec_ref_[q] += v;
+        if (!ramps.empty()) ramps[q] += w * e;
+        if (!sb_.on) continue;
+        const int cls = sideband_class_of(g, q);
+        if (cls & 1) tm_[q] += v;
+        if (cls & 2) tp_[q] += v;
+        if (cls == 3) nd_[q] += w;
+        if (cls == 1) nm_[q] += w;
+        if (cls == 2) np_[q] += w;
+      }
     }
+    if (wspec_.empty()) return;
+    // the reference's window image IFFT(RW) and the envelope IFFT(W conj(RW)), see parallax_backend.hpp
+    wref_.assign(n_, 0.0);
+    env_.assign(n_, 0.0);
+    for (std::size_t q = 0; q < n_; ++q) buf_.c()[q] = wspec_[q] * ramps[q];
+    fftw_execute(inv_.p);
+    for (std::size_t s = 0; s < n_; ++s) wref_[s] = buf_.c()[s].real();
+    for (std::size_t q = 0; q < n_; ++q) buf_.c()[q] = wspec_[q] * std::conj(wspec_[q] * ramps[q]);
+    fftw_execute(inv_.p);
+    double top = 0;
+    for (std::size_t s = 0; s < n_; ++s) top = std::max(top, env_[s] = buf_.c()[s].real());
+    for (double& e : env_) e = std::max(e, kWindowFloor * top);
   }
 
   std::vector<float> reference_image() override {
     for (std::size_t q = 0; q < n_; ++q) buf_.c()[q] = spec_ref_[q];
     fftw_execute(inv_.p);
     std::vector<float> out(n_);
+    if (!wspec_.empty()) {
+      const double top = *std::max_element(wref_.begin(), wref_.end());
+      for (std::size_t s = 0; s < n_; ++s)
+        out[s] = wref_[s] > kWindowFloor * top ? float(buf_.c()[s].real() / wref_[s]) : 0.0f;
+      return out;
+    }
     const double scale = ref_wsum_ > 0 ? 1.0 / (double(n_) * ref_wsum_) : 0.0;
     for (std::size_t s = 0; s < n_; ++s) out[s] = float(buf_.c()[s].real() * scale);
     return out;
@@ -83,11 +128,33 @@ class CpuEngine final : public Engine {
       fftw_execute(fwd_.p);
       const double wg = ref_weight_.empty() ? 0.0 : double(ref_weight_[g]);
       for (std::size_t q = 0; q < n_; ++q) {
-        const std::complex<double> v = buf_.c()[q] * sideband(g, q);
-        buf_.c()[q] = nyquist(q) ? 0.0 : v * std::conj(spec_ref_[q] - wg * v * ramp(q, ref_shift_[g]));
+        const std::complex<double> v = buf_.c()[q];
+        if (nyquist(q)) {
+          buf_.c()[q] = 0.0;
+          continue;
+        }
+        const std::complex<double> own = wg * v * ramp(q, ref_shift_[g]);
+        if (!sb_.on) {
+          buf_.c()[q] = v * std::conj(spec_ref_[q] - own);
+          continue;
+        }
+        // the group's class model from the others (leave one out), see sideband_model
+        const int cls = sideband_class_of(g, q);
+        const std::complex<double> tm = tm_[q] - ((cls & 1) ? own : 0.0), tp = tp_[q] - ((cls & 2) ? own : 0.0);
+        const double nd = nd_[q] - (cls == 3 ? wg : 0.0), nm = nm_[q] - (cls == 1 ? wg : 0.0),
+                     np = np_[q] - (cls == 2 ? wg : 0.0);
+        double re = 0, im = 0;
+        sideband_model(cls, tm.real(), tm.imag(), tp.real(), tp.imag(), nd, nm, np, re, im);
+        buf_.c()[q] = v * std::conj(std::complex<double>(re, im));
       }
+      for (std::size_t q = 0; q < n_; ++q)
+        buf_.c()[q] *= smoothing_factor(double(signed_index(q / std::size_t(nc), std::size_t(nr))),
+                                        double(signed_index(q % std::size_t(nc), std::size_t(nc))), double(nr), double(nc));
       fftw_execute(inv_.p);
-      auto at = [&](long r, long c) { return buf_.c()[wrap_index(r, nr) * nc + wrap_index(c, nc)].real(); };
+      auto at = [&](long r, long c) {
+        const std::size_t i = std::size_t(wrap_index(r, nr) * nc + wrap_index(c, nc));
+        return env_.empty() ? buf_.c()[i].real() : buf_.c()[i].real() / env_[i];
+      };
       const long pr = std::lround(predicted[g].row), pc = std::lround(predicted[g].col);
       if (windows)
         for (long k = 0; k < side * side; ++k)
@@ -141,13 +208,10 @@ class CpuEngine final : public Engine {
  private:
   void set_sideband(const Sideband& sb) override { sb_ = sb; }
 
-  std::complex<double> sideband(std::size_t g, std::size_t q) const {
-    if (!sb_.on) return 1.0;
+  int sideband_class_of(std::size_t g, std::size_t q) const {
     const std::size_t nr = plan_.scan_rows, nc = plan_.scan_cols;
-    double re = 0, im = 0;
-    sideband_factor(sb_.k[g].row, sb_.k[g].col, double(signed_index(q / nc, nr)) * sb_.q_row,
-                    double(signed_index(q % nc, nc)) * sb_.q_col, sb_.k_aperture, sb_.a_rr, sb_.a_rc, sb_.a_cc, re, im);
-    return {re, im};
+    return sideband_class(sb_.k[g].row, sb_.k[g].col, double(signed_index(q / nc, nr)) * sb_.q_row,
+                          double(signed_index(q % nc, nc)) * sb_.q_col, sb_.k_aperture);
   }
 
   bool nyquist(std::size_t q) const {
@@ -164,7 +228,10 @@ class CpuEngine final : public Engine {
 
   void load(std::size_t g) {
     const float* v = v_.data() + g * n_;
-    for (std::size_t s = 0; s < n_; ++s) buf_.c()[s] = double(v[s]);
+    if (plan_.window.empty())
+      for (std::size_t s = 0; s < n_; ++s) buf_.c()[s] = double(v[s]);
+    else
+      for (std::size_t s = 0; s < n_; ++s) buf_.c()[s] = double(v[s]) * double(plan_.window[s]);
   }
 
   const Plan& plan_;
@@ -172,6 +239,10 @@ class CpuEngine final : public Engine {
   std::vector<float> v_;  // [group][scan]
   FftwComplex buf_;
   std::vector<std::complex<double>> spec_ref_;  // R(Q), see set_reference
+  std::vector<std::complex<double>> tm_, tp_;   // sideband class sums T_M, T_P (sideband on)
+  std::vector<double> nd_, nm_, np_;            // and their weights N_D, N_M, N_P
+  std::vector<std::complex<double>> wspec_;     // W(Q) of the plan's window (empty: none)
+  std::vector<double> wref_, env_;              // IFFT(RW) and the floored envelope, see set_reference
   std::vector<Shift> ref_shift_;
   std::vector<float> ref_weight_;
   double ref_wsum_ = 0;

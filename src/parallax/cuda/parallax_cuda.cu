@@ -1,9 +1,11 @@
 // CUDA parallax engine on the GPU-resident dataset (dense or encoded):
 //   gather kernel (BF-disk groups summed per frame, shared-memory transpose to [group][scan]) -> per-group
-//   normalisation v = I / mean - 1 -> batched cuFFT R2C of every v_g, kept resident (complex64 half spectra);
-//   reference: one thread per half-spectrum frequency summing the weighted phase-ramped spectra (one C2R for the image);
-//   correlate: spectrum x conj(reference minus the group's own term) + batched C2R + one block per group for the
-//   windowed peak and its parabola;
+//   normalisation v = I / mean - 1 -> batched cuFFT R2C of every W v_g (W the plan's edge window), kept resident
+//   (complex64 half spectra);
+//   reference: one thread per half-spectrum frequency summing the weighted phase-ramped spectra, the window's ramps
+//   (envelope) and, with the sideband model on, the class sums (parallax_backend.hpp);
+//   correlate: spectrum x conj(reference, or the group's class model, minus the group's own term) x the smoothing
+//   Gaussian + batched C2R + one block per group for the peak of the correlation over the envelope and its parabola;
 //   upsampled sum: one thread per (group, scan position) splatting bilinearly with float atomics, then normalised.
 #include <cuda_runtime.h>
 #include <cufft.h>
@@ -83,28 +85,32 @@ __device__ float2 ramp(std::uint32_t i, std::uint32_t j, std::uint32_t nr, std::
   return make_float2(cs, sn);
 }
 
-// The single-sideband correction on the device (see sideband_factor in parallax_backend.hpp); on = 0: none.
+// The sideband model on the device (see sideband_model in parallax_backend.hpp); on = 0: the plain reference.
 struct SidebandArgs {
   int on = 0;
-  double k_aperture = 0, a_rr = 0, a_rc = 0, a_cc = 0, q_row = 0, q_col = 0;
+  double k_aperture = 0, q_row = 0, q_col = 0;
   const double2* k = nullptr;  // per group, 1/A
 };
 
-// spec value of group g at half-spectrum (i, j) times its sideband factor.
-__device__ float2 corrected(float2 v, const SidebandArgs& sb, std::uint32_t g, std::uint32_t i, std::uint32_t j,
-                            std::uint32_t nr) {
-  if (!sb.on) return v;
+__device__ int class_of(const SidebandArgs& sb, std::uint32_t g, std::uint32_t i, std::uint32_t j, std::uint32_t nr) {
   const double qr = (i <= nr / 2 ? double(i) : double(i) - double(nr)) * sb.q_row, qc = double(j) * sb.q_col;
-  double re = 0, im = 0;
-  sideband_factor(sb.k[g].x, sb.k[g].y, qr, qc, sb.k_aperture, sb.a_rr, sb.a_rc, sb.a_cc, re, im);
-  return make_float2(float(v.x * re - v.y * im), float(v.x * im + v.y * re));
+  return sideband_class(sb.k[g].x, sb.k[g].y, qr, qc, sb.k_aperture);
 }
 
-// prod[b][q] = V conj(R - w_g V ramp(s_g)) for g = g0 + b (leave one out, see parallax_backend.hpp); Nyquist = 0.
+// The class sums of set_reference (sideband on): T_M, T_P and N_D, N_M, N_P (w of nsum unused) per frequency.
+struct ClassSums {
+  float2* tm = nullptr;
+  float2* tp = nullptr;
+  float4* n = nullptr;
+};
+
+// prod[b][q] = V conj(M) s(Q) for g = g0 + b: M the reference minus the group's own term w_g V ramp(s_g) (leave
+// one out, see parallax_backend.hpp) or, with the sideband model on, the group's class model from the class sums
+// without its own term; s the smoothing Gaussian; Nyquist = 0.
 __global__ void cross_kernel(const float2* __restrict__ spec, const float2* __restrict__ ref,
                              const double2* __restrict__ ref_shift, const float* __restrict__ weight,
                              std::uint32_t g0, std::uint32_t nr, std::uint32_t nc, std::uint32_t nch,
-                             std::size_t count, SidebandArgs sb, float2* __restrict__ prod) {
+                             std::size_t count, SidebandArgs sb, ClassSums cs, float2* __restrict__ prod) {
   const std::size_t nq = std::size_t(nr) * nch;
   const std::size_t k = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k >= nq * count) return;
@@ -114,10 +120,25 @@ __global__ void cross_kernel(const float2* __restrict__ spec, const float2* __re
     prod[k] = make_float2(0, 0);
     return;
   }
-  const float2 v = corrected(spec[std::size_t(g) * nq + q], sb, g, i, j, nr), e = ramp(i, j, nr, nc, ref_shift[g]);
+  const float2 v = spec[std::size_t(g) * nq + q], e = ramp(i, j, nr, nc, ref_shift[g]);
   const float wg = weight[g];
-  const float2 r = make_float2(ref[q].x - wg * (v.x * e.x - v.y * e.y), ref[q].y - wg * (v.x * e.y + v.y * e.x));
-  prod[k] = make_float2(v.x * r.x + v.y * r.y, v.y * r.x - v.x * r.y);
+  const float2 own = make_float2(wg * (v.x * e.x - v.y * e.y), wg * (v.x * e.y + v.y * e.x));
+  float2 r;
+  if (!sb.on) {
+    r = make_float2(ref[q].x - own.x, ref[q].y - own.y);
+  } else {
+    const int cls = class_of(sb, g, i, j, nr);
+    const float2 tm = cs.tm[q], tp = cs.tp[q];
+    const float4 n = cs.n[q];
+    const double mr = tm.x - ((cls & 1) ? own.x : 0.0f), mi = tm.y - ((cls & 1) ? own.y : 0.0f);
+    const double pr = tp.x - ((cls & 2) ? own.x : 0.0f), pi = tp.y - ((cls & 2) ? own.y : 0.0f);
+    double re = 0, im = 0;
+    sideband_model(cls, mr, mi, pr, pi, double(n.x) - (cls == 3 ? wg : 0.0), double(n.y) - (cls == 1 ? wg : 0.0),
+                   double(n.z) - (cls == 2 ? wg : 0.0), re, im);
+    r = make_float2(float(re), float(im));
+  }
+  const float sm = float(smoothing_factor(i <= nr / 2 ? double(i) : double(i) - double(nr), double(j), double(nr), double(nc)));
+  prod[k] = make_float2(sm * (v.x * r.x + v.y * r.y), sm * (v.y * r.x - v.x * r.y));
 }
 
 __device__ double parabola(double m, double c, double p) {
@@ -131,14 +152,19 @@ __device__ long wrap(long i, long n) { return ((i % n) + n) % n; }
 
 // One block per group of the batch: the correlation maximum in the (2w+1)^2 window around round(predicted) (first
 // in window raster order among ties, as the CPU) and its parabola.
-__global__ void peak_kernel(const float* __restrict__ cc, std::uint32_t nr, std::uint32_t nc, std::uint32_t g0,
-                            const double2* __restrict__ predicted, std::uint32_t w, double2* __restrict__ shifts) {
+// With env (the floored envelope, see parallax_backend.hpp) every value is divided by it first.
+__global__ void peak_kernel(const float* __restrict__ cc, const float* __restrict__ env, std::uint32_t nr,
+                            std::uint32_t nc, std::uint32_t g0, const double2* __restrict__ predicted, std::uint32_t w,
+                            double2* __restrict__ shifts) {
   __shared__ float bv[kThreads];
   __shared__ std::uint32_t bi[kThreads];
   const float* x = cc + std::size_t(blockIdx.x) * nr * nc;
   const double2 pred = predicted[g0 + blockIdx.x];
   const long pr = lround(pred.x), pc = lround(pred.y), side = 2 * long(w) + 1;
-  auto at = [&](long r, long c) { return x[wrap(r, nr) * nc + wrap(c, nc)]; };
+  auto at = [&](long r, long c) {
+    const std::size_t idx = std::size_t(wrap(r, nr)) * nc + std::size_t(wrap(c, nc));
+    return env ? x[idx] / env[idx] : x[idx];
+  };
   float best = -INFINITY;
   std::uint32_t idx = 0xffffffffu;
   for (std::uint32_t k = threadIdx.x; k < std::uint32_t(side * side); k += kThreads) {
@@ -164,9 +190,9 @@ __global__ void peak_kernel(const float* __restrict__ cc, std::uint32_t nr, std:
 }
 
 // win[g][k] = cc at window element k (raster order from round(predicted) - w) for g = g0 + b, as the CPU.
-__global__ void window_kernel(const float* __restrict__ cc, std::uint32_t nr, std::uint32_t nc, std::uint32_t g0,
-                              std::size_t count, const double2* __restrict__ predicted, std::uint32_t w,
-                              float* __restrict__ win) {
+__global__ void window_kernel(const float* __restrict__ cc, const float* __restrict__ env, std::uint32_t nr,
+                              std::uint32_t nc, std::uint32_t g0, std::size_t count,
+                              const double2* __restrict__ predicted, std::uint32_t w, float* __restrict__ win) {
   const long side = 2 * long(w) + 1;
   const std::size_t t = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= count * std::size_t(side * side)) return;
@@ -174,31 +200,75 @@ __global__ void window_kernel(const float* __restrict__ cc, std::uint32_t nr, st
   const long k = long(t % std::size_t(side * side));
   const double2 pred = predicted[g0 + b];
   const long r = lround(pred.x) - long(w) + k / side, c = lround(pred.y) - long(w) + k % side;
-  win[(std::size_t(g0) + b) * std::size_t(side * side) + std::size_t(k)] =
-      cc[b * std::size_t(nr) * nc + std::size_t(wrap(r, nr)) * nc + std::size_t(wrap(c, nc))];
+  const std::size_t idx = std::size_t(wrap(r, nr)) * nc + std::size_t(wrap(c, nc));
+  const float value = cc[b * std::size_t(nr) * nc + idx];
+  win[(std::size_t(g0) + b) * std::size_t(side * side) + std::size_t(k)] = env ? value / env[idx] : value;
 }
 
-// ref[q] = sum_g w_g spec[g][q] exp(+2 pi i Q.s_g) on the half spectrum (Nyquist row/column of even sizes = 0).
+// ref[q] = sum_g w_g spec[g][q] exp(+2 pi i Q.s_g) on the half spectrum (Nyquist row/column of even sizes = 0);
+// with a window (wspec not null) also wref[q] = W(Q) sum_g w_g exp(+2 pi i Q.s_g) and envspec[q] = W(Q) conj(wref[q]);
+// with the sideband model on the class sums (see parallax_backend.hpp).
 __global__ void reference_kernel(const float2* __restrict__ spec, const double2* __restrict__ shifts,
                                  const float* __restrict__ weight, std::uint32_t groups, std::uint32_t nr,
-                                 std::uint32_t nc, std::uint32_t nch, SidebandArgs sb, float2* __restrict__ ref) {
+                                 std::uint32_t nc, std::uint32_t nch, SidebandArgs sb, ClassSums cs,
+                                 const float2* __restrict__ wspec, float2* __restrict__ wref,
+                                 float2* __restrict__ envspec, float2* __restrict__ ref) {
   const std::size_t q = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::size_t nq = std::size_t(nr) * nch;
   if (q >= nq) return;
   const std::uint32_t i = std::uint32_t(q / nch), j = std::uint32_t(q % nch);
   if (is_nyquist(i, j, nr, nc)) {
     ref[q] = make_float2(0, 0);
+    if (wspec) wref[q] = envspec[q] = make_float2(0, 0);
+    if (sb.on) cs.tm[q] = cs.tp[q] = make_float2(0, 0), cs.n[q] = make_float4(0, 0, 0, 0);
     return;
   }
-  float ax = 0, ay = 0;
+  float ax = 0, ay = 0, ex = 0, ey = 0, mx = 0, my = 0, px = 0, py = 0, nd = 0, nm = 0, np = 0;
   for (std::uint32_t g = 0; g < groups; ++g) {
     const float wg = weight[g];
     if (wg == 0) continue;
-    const float2 a = corrected(spec[std::size_t(g) * nq + q], sb, g, i, j, nr), e = ramp(i, j, nr, nc, shifts[g]);
-    ax += wg * (a.x * e.x - a.y * e.y);
-    ay += wg * (a.x * e.y + a.y * e.x);
+    const float2 a = spec[std::size_t(g) * nq + q], e = ramp(i, j, nr, nc, shifts[g]);
+    const float vx = wg * (a.x * e.x - a.y * e.y), vy = wg * (a.x * e.y + a.y * e.x);
+    ax += vx;
+    ay += vy;
+    ex += wg * e.x;
+    ey += wg * e.y;
+    if (!sb.on) continue;
+    const int cls = class_of(sb, g, i, j, nr);
+    if (cls & 1) mx += vx, my += vy;
+    if (cls & 2) px += vx, py += vy;
+    if (cls == 3) nd += wg;
+    if (cls == 1) nm += wg;
+    if (cls == 2) np += wg;
   }
   ref[q] = make_float2(ax, ay);
+  if (sb.on) cs.tm[q] = make_float2(mx, my), cs.tp[q] = make_float2(px, py), cs.n[q] = make_float4(nd, nm, np, 0);
+  if (!wspec) return;
+  const float2 w = wspec[q], rw = make_float2(w.x * ex - w.y * ey, w.x * ey + w.y * ex);
+  wref[q] = rw;
+  envspec[q] = make_float2(w.x * rw.x + w.y * rw.y, w.y * rw.x - w.x * rw.y);
+}
+
+// out[s] = v[g][s] * window[s] for the groups g0 .. g0 + count - 1 (the spectra's input).
+__global__ void apply_window_kernel(const float* __restrict__ v, const float* __restrict__ window, std::size_t n,
+                                    std::size_t count, float* __restrict__ out) {
+  const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n * count) out[i] = v[i] * window[i % n];
+}
+
+// One block: x[i] = max(x[i], floor_fraction * max(x)).
+__global__ void floor_kernel(float* __restrict__ x, std::size_t n, float floor_fraction) {
+  __shared__ float part[kThreads];
+  float m = -INFINITY;
+  for (std::size_t i = threadIdx.x; i < n; i += kThreads) m = fmaxf(m, x[i]);
+  part[threadIdx.x] = m;
+  __syncthreads();
+  for (int w = kThreads / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w) part[threadIdx.x] = fmaxf(part[threadIdx.x], part[threadIdx.x + w]);
+    __syncthreads();
+  }
+  const float f = floor_fraction * part[0];
+  for (std::size_t i = threadIdx.x; i < n; i += kThreads) x[i] = fmaxf(x[i], f);
 }
 
 __global__ void scale_kernel(float* __restrict__ x, std::size_t n, float s) {
@@ -278,18 +348,36 @@ class CudaEngine final : public Engine {
     int empty = 0;
     d_empty.download(&empty, sizeof(int));
     if (empty) throw InvalidArgument("parallax: a BF-disk pixel group holds no counts");
-    // Spectra of every group, resident; batches bound the cuFFT work area.
+    // Spectra of every group (of W v_g with a window), resident; batches bound the cuFFT work area.
     batch_ = std::min<std::size_t>(groups_, 256);
     make_plans();
-    for (std::size_t g0 = 0; g0 < groups_; g0 += batch_) {
-      const std::size_t count = std::min(batch_, groups_ - g0);
-      QGPU_CUFFT(cufftExecR2C(count == batch_ ? r2c_.h : r2c_tail(count),
-                              d_v_.as<cufftReal>() + g0 * n_, d_spec_.as<cufftComplex>() + g0 * nq_));
-    }
     d_ref_ = DeviceBuffer(n_ * sizeof(float));
     d_ref_spec_ = DeviceBuffer(nq_ * sizeof(float2));
     d_prod_ = DeviceBuffer(batch_ * nq_ * sizeof(float2));
     d_cc_ = DeviceBuffer(batch_ * n_ * sizeof(float));
+    windowed_ = !plan_.window.empty();
+    if (windowed_) {
+      if (plan_.window.size() != n_) throw InvalidArgument("parallax: the window does not match the scan");
+      d_window_ = DeviceBuffer(n_ * sizeof(float));
+      d_window_.upload(plan_.window.data(), n_ * sizeof(float));
+      d_wspec_ = DeviceBuffer(nq_ * sizeof(float2));
+      d_wref_spec_ = DeviceBuffer(nq_ * sizeof(float2));
+      d_env_spec_ = DeviceBuffer(nq_ * sizeof(float2));
+      d_env_ = DeviceBuffer(n_ * sizeof(float));
+      d_wref_ = DeviceBuffer(n_ * sizeof(float));
+      QGPU_CUFFT(cufftExecR2C(r2c_one_.h, d_window_.as<cufftReal>(), d_wspec_.as<cufftComplex>()));
+    }
+    for (std::size_t g0 = 0; g0 < groups_; g0 += batch_) {
+      const std::size_t count = std::min(batch_, groups_ - g0);
+      cufftReal* in = d_v_.as<cufftReal>() + g0 * n_;
+      if (windowed_) {
+        apply_window_kernel<<<blocks_for(n_ * count), kThreads>>>(d_v_.as<float>() + g0 * n_, d_window_.as<float>(),
+                                                                  n_, count, d_cc_.as<float>());
+        QGPU_CUDA_LAUNCHED("parallax apply_window_kernel");
+        in = d_cc_.as<cufftReal>();
+      }
+      QGPU_CUFFT(cufftExecR2C(count == batch_ ? r2c_.h : r2c_tail(count), in, d_spec_.as<cufftComplex>() + g0 * nq_));
+    }
     QGPU_CUDA(cudaDeviceSynchronize());
   }
 
@@ -306,28 +394,49 @@ class CudaEngine final : public Engine {
     d_weight_.upload(weight.data(), groups_ * sizeof(float));
     ref_wsum_ = 0;
     for (float w : weight) ref_wsum_ += w;
-    reference_kernel<<<blocks_for(nq_), kThreads>>>(d_spec_.as<float2>(), d_ref_shift_.as<double2>(),
-                                                    d_weight_.as<float>(), std::uint32_t(groups_), std::uint32_t(nr_),
-                                                    std::uint32_t(nc_), std::uint32_t(nch_), sb_,
-                                                    d_ref_spec_.as<float2>());
+    reference_kernel<<<blocks_for(nq_), kThreads>>>(
+        d_spec_.as<float2>(), d_ref_shift_.as<double2>(), d_weight_.as<float>(), std::uint32_t(groups_),
+        std::uint32_t(nr_), std::uint32_t(nc_), std::uint32_t(nch_), sb_, class_sums(),
+        windowed_ ? d_wspec_.as<float2>() : nullptr, windowed_ ? d_wref_spec_.as<float2>() : nullptr,
+        windowed_ ? d_env_spec_.as<float2>() : nullptr, d_ref_spec_.as<float2>());
     QGPU_CUDA_LAUNCHED("parallax reference_kernel");
+    if (!windowed_) return;
+    // the envelope IFFT(W conj(RW)), floored (C2R may overwrite its input: the spectrum is not kept)
+    QGPU_CUFFT(cufftExecC2R(c2r_one_.h, d_env_spec_.as<cufftComplex>(), d_env_.as<cufftReal>()));
+    floor_kernel<<<1, kThreads>>>(d_env_.as<float>(), n_, float(kWindowFloor));
+    QGPU_CUDA_LAUNCHED("parallax floor_kernel");
   }
 
   void set_sideband(const Sideband& sb) override {
     sb_ = SidebandArgs{};
     if (!sb.on) return;
     upload_shifts(sb.k, d_sb_k_);
-    sb_ = {1, sb.k_aperture, sb.a_rr, sb.a_rc, sb.a_cc, sb.q_row, sb.q_col, d_sb_k_.as<double2>()};
+    if (d_tm_.bytes() == 0) {
+      d_tm_ = DeviceBuffer(nq_ * sizeof(float2));
+      d_tp_ = DeviceBuffer(nq_ * sizeof(float2));
+      d_n_ = DeviceBuffer(nq_ * sizeof(float4));
+    }
+    sb_ = {1, sb.k_aperture, sb.q_row, sb.q_col, d_sb_k_.as<double2>()};
   }
 
   std::vector<float> reference_image() override {
     // C2R may overwrite its input: transform a copy, the reference spectrum stays for correlate
     QGPU_CUDA(cudaMemcpy(d_prod_.data(), d_ref_spec_.data(), nq_ * sizeof(float2), cudaMemcpyDeviceToDevice));
     QGPU_CUFFT(cufftExecC2R(c2r_one_.h, d_prod_.as<cufftComplex>(), d_ref_.as<cufftReal>()));
+    std::vector<float> out(n_);
+    if (windowed_) {  // IFFT(R) / IFFT(RW), 0 below kWindowFloor of the largest IFFT(RW)
+      QGPU_CUDA(cudaMemcpy(d_prod_.data(), d_wref_spec_.data(), nq_ * sizeof(float2), cudaMemcpyDeviceToDevice));
+      QGPU_CUFFT(cufftExecC2R(c2r_one_.h, d_prod_.as<cufftComplex>(), d_wref_.as<cufftReal>()));
+      std::vector<float> wref(n_);
+      d_ref_.download(out.data(), n_ * sizeof(float));
+      d_wref_.download(wref.data(), n_ * sizeof(float));
+      const float top = *std::max_element(wref.begin(), wref.end());
+      for (std::size_t s = 0; s < n_; ++s) out[s] = wref[s] > float(kWindowFloor) * top ? out[s] / wref[s] : 0.0f;
+      return out;
+    }
     scale_kernel<<<blocks_for(n_), kThreads>>>(d_ref_.as<float>(), n_,
                                                ref_wsum_ > 0 ? float(1.0 / (double(n_) * ref_wsum_)) : 0.0f);
     QGPU_CUDA_LAUNCHED("parallax scale_kernel");
-    std::vector<float> out(n_);
     d_ref_.download(out.data(), n_ * sizeof(float));
     return out;
   }
@@ -341,18 +450,20 @@ class CudaEngine final : public Engine {
       cross_kernel<<<blocks_for(nq_ * count), kThreads>>>(d_spec_.as<float2>(), d_ref_spec_.as<float2>(),
                                                            d_ref_shift_.as<double2>(), d_weight_.as<float>(),
                                                            std::uint32_t(g0), std::uint32_t(nr_), std::uint32_t(nc_),
-                                                           std::uint32_t(nch_), count, sb_, d_prod_.as<float2>());
+                                                           std::uint32_t(nch_), count, sb_, class_sums(),
+                                                           d_prod_.as<float2>());
       QGPU_CUDA_LAUNCHED("parallax cross_kernel");
       QGPU_CUFFT(cufftExecC2R(count == batch_ ? c2r_.h : c2r_tail(count), d_prod_.as<cufftComplex>(),
                               d_cc_.as<cufftReal>()));
-      peak_kernel<<<unsigned(count), kThreads>>>(d_cc_.as<float>(), std::uint32_t(nr_), std::uint32_t(nc_),
+      const float* env = windowed_ ? d_env_.as<float>() : nullptr;
+      peak_kernel<<<unsigned(count), kThreads>>>(d_cc_.as<float>(), env, std::uint32_t(nr_), std::uint32_t(nc_),
                                                  std::uint32_t(g0), d_pred_.as<double2>(), std::uint32_t(w),
                                                  d_shifts_.as<double2>());
       QGPU_CUDA_LAUNCHED("parallax peak_kernel");
       if (windows) {
-        window_kernel<<<blocks_for(count * side2), kThreads>>>(d_cc_.as<float>(), std::uint32_t(nr_), std::uint32_t(nc_),
-                                                             std::uint32_t(g0), count, d_pred_.as<double2>(),
-                                                             std::uint32_t(w), d_win.as<float>());
+        window_kernel<<<blocks_for(count * side2), kThreads>>>(d_cc_.as<float>(), env, std::uint32_t(nr_),
+                                                             std::uint32_t(nc_), std::uint32_t(g0), count,
+                                                             d_pred_.as<double2>(), std::uint32_t(w), d_win.as<float>());
         QGPU_CUDA_LAUNCHED("parallax window_kernel");
       }
     }
@@ -429,6 +540,11 @@ class CudaEngine final : public Engine {
     QGPU_CUDA_LAUNCHED("parallax gather_kernel");
   }
 
+  ClassSums class_sums() {
+    if (!sb_.on) return ClassSums{};
+    return {d_tm_.as<float2>(), d_tp_.as<float2>(), d_n_.as<float4>()};
+  }
+
   void upload_shifts(const std::vector<Shift>& sh, DeviceBuffer& to) {
     std::vector<double2> s(groups_);
     for (std::size_t g = 0; g < groups_; ++g) s[g] = make_double2(sh[g].row, sh[g].col);
@@ -462,8 +578,10 @@ class CudaEngine final : public Engine {
   const Plan& plan_;
   std::size_t nr_, nc_, nch_, n_, nq_, groups_, batch_ = 1;
   double ref_wsum_ = 0;
+  bool windowed_ = false;
   SidebandArgs sb_;
-  DeviceBuffer d_sb_k_;
+  DeviceBuffer d_sb_k_, d_tm_, d_tp_, d_n_;
+  DeviceBuffer d_window_, d_wspec_, d_wref_spec_, d_env_spec_, d_env_, d_wref_;
   DeviceBuffer d_v_, d_spec_, d_shifts_, d_pred_, d_weight_, d_ref_shift_, d_offsets_, d_pixels_, d_ref_, d_ref_spec_, d_prod_, d_cc_;
   CufftHandle r2c_, c2r_, r2c_one_, c2r_one_, r2c_tail_, c2r_tail_;
 };
