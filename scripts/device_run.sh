@@ -16,6 +16,7 @@ save_logs() { tar czf "$OUT/logs.tar.gz.part" -C /tmp/qb logs && mv "$OUT/logs.t
 B=.devbin
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version,memory.total --format=csv,noheader | tee "$LOG/gpu.txt"
 nproc | sed 's/^/cores: /'
+{ grep -E "MemTotal|MemFree|MemAvailable" /proc/meminfo; echo "THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"; } | tee -a "$LOG/gpu.txt"
 step() { local name=$1 limit=$2; shift 2; local t0=$SECONDS; timeout "$limit" "$@" >"$LOG/$name.log" 2>&1; local rc=$?
          echo "== $name rc=$rc $((SECONDS - t0)) s"; grep -E '^\||written in|rror|Failure| passed| failed' "$LOG/$name.log" | head -30; save_logs; return 0; }
 # The SASS of the first function of libquantem_gpu.so whose name matches $1, into $LOG/$2.log.

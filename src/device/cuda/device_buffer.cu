@@ -1,3 +1,7 @@
+#include <sys/mman.h>
+
+#include <cstdint>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -131,39 +135,60 @@ namespace {
 
 constexpr std::size_t kParallelFrom = std::size_t(32) << 20;  // downloads from here on: download_boxes
 
-// A piece of a box that fits one bounce buffer: blocks [b0, b0 + nb) with rows [r0, r0 + nr) of each.
+// A piece of a box that fits one bounce buffer: blocks [b0, b0 + nb) with rows [r0, r0 + nr) of each, bytes
+// [x0, x0 + nx) of each row (a row wider than a bounce buffer goes in several pieces).
 struct Piece {
   const DownloadBox* box;
-  std::size_t b0, nb, r0, nr, host_offset;
-  std::size_t bytes() const { return box->width * nr * nb; }
+  std::size_t b0, nb, r0, nr, x0, nx, host_offset;
+  std::size_t bytes() const { return nx * nr * nb; }
 };
 
 std::vector<Piece> pieces_of(const std::vector<DownloadBox>& boxes) {
   std::vector<Piece> out;
   for (const DownloadBox& b : boxes) {
     if (b.bytes() == 0) continue;
-    if (b.width > kBounceBytes) throw Error("download_boxes: a row of " + std::to_string(b.width) + " bytes");
     const std::size_t block = b.width * b.rows;
     if (block <= kBounceBytes) {  // whole blocks per piece
       const std::size_t per = kBounceBytes / block;
       for (std::size_t b0 = 0; b0 < b.count; b0 += per) {
         const std::size_t nb = std::min(per, b.count - b0);
-        out.push_back({&b, b0, nb, 0, b.rows, b.host_offset + b0 * block});
+        out.push_back({&b, b0, nb, 0, b.rows, 0, b.width, b.host_offset + b0 * block});
       }
-    } else {  // one block in several pieces of rows
+    } else if (b.width <= kBounceBytes) {  // one block in several pieces of whole rows
       const std::size_t per = kBounceBytes / b.width;
       for (std::size_t b0 = 0; b0 < b.count; ++b0)
         for (std::size_t r0 = 0; r0 < b.rows; r0 += per)
-          out.push_back({&b, b0, 1, r0, std::min(per, b.rows - r0), b.host_offset + b0 * block + r0 * b.width});
+          out.push_back({&b, b0, 1, r0, std::min(per, b.rows - r0), 0, b.width,
+                         b.host_offset + b0 * block + r0 * b.width});
+    } else {  // each row in several pieces
+      for (std::size_t b0 = 0; b0 < b.count; ++b0)
+        for (std::size_t r0 = 0; r0 < b.rows; ++r0)
+          for (std::size_t x0 = 0; x0 < b.width; x0 += kBounceBytes)
+            out.push_back({&b, b0, 1, r0, 1, x0, std::min(kBounceBytes, b.width - x0),
+                           b.host_offset + b0 * block + r0 * b.width + x0});
     }
   }
   return out;
 }
 
+// Fresh destination memory (a new numpy array, a new result vector) is faulted in page by page by the copies
+// out of the bounce buffers; 2 MiB pages where the kernel allows them (transparent huge pages in "madvise" or
+// "always" mode) make that 512 times fewer faults. Advice only: nothing changes where it is not taken.
+void advise_huge_pages(void* p, std::size_t bytes) {
+  constexpr std::uintptr_t kHuge = std::uintptr_t(2) << 20;
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t lo = (a + kHuge - 1) & ~(kHuge - 1), hi = (a + bytes) & ~(kHuge - 1);
+  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+}
+
 // The piece into `dst` (pinned, packed), queued on `s`.
 void issue_piece(const Piece& p, char* dst, cudaStream_t s) {
   const DownloadBox& b = *p.box;
-  const char* src = static_cast<const char*>(b.src) + p.b0 * b.block_pitch + p.r0 * b.row_pitch;
+  const char* src = static_cast<const char*>(b.src) + p.b0 * b.block_pitch + p.r0 * b.row_pitch + p.x0;
+  if (p.nx < b.width) {  // part of one row
+    QGPU_CUDA(cudaMemcpyAsync(dst, src, p.nx, cudaMemcpyDeviceToHost, s));
+    return;
+  }
   const bool rows_packed = b.row_pitch == b.width || p.nr == 1;
   const bool blocks_packed = p.nb == 1 || b.block_pitch == b.width * p.nr;
   if (rows_packed && blocks_packed) {
@@ -192,6 +217,9 @@ void issue_piece(const Piece& p, char* dst, cudaStream_t s) {
 void download_boxes(void* host, const std::vector<DownloadBox>& boxes) {
   const std::vector<Piece> pieces = pieces_of(boxes);
   if (pieces.empty()) return;
+  std::size_t end = 0;
+  for (const Piece& p : pieces) end = std::max(end, p.host_offset + p.bytes());
+  advise_huge_pages(host, end);
   int device = 0;
   QGPU_CUDA(cudaGetDevice(&device));
   const std::size_t threads =

@@ -77,16 +77,19 @@ std::size_t free_memory_bytes(Backend backend) {
     // the kept batch buffers and the pool's idle buffers are freed for any allocation that needs their room
     return free + cuda::kept_batch_bytes() + pooled_idle_bytes();
   }
+  // MemAvailable (free plus reclaimable), but never below MemFree or the free pages sysconf reports: some sandboxes
+  // report a MemAvailable near 0 on a machine with most of its memory free, which refused every load.
+  std::size_t available = 0, free_kib = 0;
   std::ifstream in("/proc/meminfo");
   std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("MemAvailable:", 0) == 0) {
-      std::istringstream ss(line.substr(13));
-      std::size_t kib = 0;
-      if (ss >> kib) return kib * 1024;
-    }
+  while (std::getline(in, line)) {
+    std::size_t kib = 0;
+    if (line.rfind("MemAvailable:", 0) == 0 && (std::istringstream(line.substr(13)) >> kib)) available = kib * 1024;
+    if (line.rfind("MemFree:", 0) == 0 && (std::istringstream(line.substr(8)) >> kib)) free_kib = kib;
+  }
   const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? std::size_t(pages) * std::size_t(page) : 0;
+  const std::size_t avphys = pages > 0 && page > 0 ? std::size_t(pages) * std::size_t(page) : 0;
+  return std::max({available, free_kib * 1024, avphys});
 }
 
 Admission admit(const LoadPlan& plan, Backend backend, const std::string& requested, double fraction,
