@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "device/cuda/device_buffer.hpp"
+#include "device/vulkan/vk_resident.hpp"
 #include "resident/encoded/encoded_resident.hpp"
 
 namespace qgpu {
@@ -15,6 +16,7 @@ struct Dataset::Storage {
   DType dtype = DType::u16;
   HostBytes host;
   std::shared_ptr<DeviceBuffer> device;
+  std::shared_ptr<vulkan::Resident> vk;  // backend vulkan, dense
   std::shared_ptr<EncodedResident> encoded;  // set for representation "encoded" (then host/device stay empty)
   nlohmann::json metadata;
   Provenance provenance;
@@ -51,6 +53,21 @@ Dataset Dataset::from_device(std::shared_ptr<DeviceBuffer> buffer, Shape4D shape
   return d;
 }
 
+Dataset Dataset::from_vulkan(std::shared_ptr<vulkan::Resident> resident, nlohmann::json metadata,
+                             Provenance provenance) {
+  if (!resident) throw Error("vulkan dataset without a resident");
+  Dataset d;
+  d.s_ = std::make_shared<Storage>();
+  d.s_->backend = Backend::vulkan;
+  d.s_->shape = resident->shape();
+  d.s_->dtype = resident->dtype();
+  d.s_->vk = std::move(resident);
+  d.s_->metadata = std::move(metadata);
+  d.s_->provenance = std::move(provenance);
+  d.s_->provenance.backend = "vulkan";
+  return d;
+}
+
 Dataset Dataset::from_encoded(std::shared_ptr<EncodedResident> encoded, nlohmann::json metadata,
                               Provenance provenance) {
   if (!encoded) throw InvalidArgument("encoded dataset without an encoded resident");
@@ -83,20 +100,30 @@ const HostBytes& Dataset::host_bytes() const {
   if (s_->encoded)
     throw Error("dataset is resident in the encoded representation (" + std::string(encoded::kSchema).substr(0, 10) +
                 "), not as dense host bytes: read it with read() or use an encoded query");
-  if (s_->backend != Backend::cpu) throw Error("dataset is resident on the GPU, not in host memory");
+  if (s_->backend != Backend::cpu)
+    throw Error("dataset is resident on the GPU (backend " + backend_name(s_->backend) + "), not in host memory");
   return s_->host;
+}
+
+const vulkan::Resident& Dataset::vulkan_resident() const {
+  if (s_->backend != Backend::vulkan || !s_->vk)
+    throw Error("dataset is on backend " + backend_name(s_->backend) + " (" + representation() +
+                "), not resident in Vulkan device memory");
+  return *s_->vk;
 }
 
 const DeviceBuffer& Dataset::device_buffer() const {
   if (s_->encoded)
     throw Error("dataset is resident in the encoded representation (" + std::string(encoded::kSchema).substr(0, 10) +
                 "), not as a dense device buffer: read it with read() or use an encoded query");
-  if (s_->backend != Backend::cuda) throw Error("dataset is in host memory, not resident on the GPU");
+  if (s_->backend != Backend::cuda)
+    throw Error("dataset is on backend " + backend_name(s_->backend) + ", not resident on the CUDA GPU");
   return *s_->device;
 }
 
 Dataset Dataset::to_device() const {
   if (s_->backend == Backend::cuda) return *this;
+  if (s_->backend == Backend::vulkan) return to_host().to_device();
   if (s_->encoded) {
     Provenance p = s_->provenance;
     p.backend = "cuda";
@@ -120,14 +147,34 @@ Dataset Dataset::to_host() const {
   h.shape = s_->shape;
   h.dtype = s_->dtype;
   h.bytes.resize(nbytes());
-  s_->device->download(h.bytes.data(), h.bytes.size());
+  if (s_->backend == Backend::vulkan) s_->vk->download_frames(h.bytes.data(), 0, s_->shape.frames());
+  else s_->device->download(h.bytes.data(), h.bytes.size());
   Provenance p = s_->provenance;
   p.backend = "cpu";
   return from_host(std::move(h), s_->metadata, std::move(p));
 }
 
+Dataset Dataset::to_vulkan() const {
+  if (s_->backend == Backend::vulkan) return *this;
+  if (s_->encoded) not_implemented_on(Backend::vulkan, "the encoded representation");
+  if (s_->backend == Backend::cuda) return to_host().to_vulkan();
+  if (is_float_dtype(s_->dtype))
+    throw DTypeError("the vulkan backend holds integer data so far (uint8/16/32, int8/16/32), not " +
+                     dtype_name(s_->dtype) + ": use backend 'cuda' or 'cpu' for it");
+  resolve("vulkan");  // BackendUnavailable naming why, without a Vulkan device
+  auto vk = std::make_shared<vulkan::Resident>(s_->host.data(), s_->shape, s_->dtype);
+  Provenance p = s_->provenance;
+  p.backend = "vulkan";
+  return from_vulkan(std::move(vk), s_->metadata, std::move(p));
+}
+
+Dataset Dataset::to_backend(Backend b) const {
+  return b == Backend::cpu ? to_host() : b == Backend::cuda ? to_device() : to_vulkan();
+}
+
 Dataset Dataset::to_encoded(std::uint32_t tile) const {
   if (s_->encoded) return *this;
+  if (s_->backend == Backend::vulkan) not_implemented_on(Backend::vulkan, "the encoded representation");
   auto enc = std::make_shared<EncodedResident>(s_->shape, s_->dtype, s_->backend, tile);
   enc->append(s_->backend == Backend::cpu ? static_cast<const void*>(s_->host.data()) : s_->device->data(),
               s_->shape.frames());
@@ -149,14 +196,20 @@ HostArray4D Dataset::read(const Region& scan_region, const Region& detector_regi
   out.dtype = s_->dtype;
   out.bytes.resize(out.shape.elements() * es);
   const std::size_t row_bytes = dr.cols * es;
-  std::vector<std::uint8_t> frame(sh.frame_pixels() * es);
+  const std::size_t fbytes = sh.frame_pixels() * es;
+  std::vector<std::uint8_t> frame(fbytes);
+  HostBytes scan_row;  // vulkan: the region's frames of one scan row, downloaded together
+  if (s_->backend == Backend::vulkan) scan_row.resize(sr.cols * fbytes);
   std::size_t o = 0;
-  for (std::size_t r = sr.row0; r < sr.row0 + sr.rows; ++r)
+  for (std::size_t r = sr.row0; r < sr.row0 + sr.rows; ++r) {
+    if (s_->backend == Backend::vulkan) s_->vk->download_frames(scan_row.data(), r * sh.scan_cols + sr.col0, sr.cols);
     for (std::size_t c = sr.col0; c < sr.col0 + sr.cols; ++c) {
-      const std::size_t fstart = (r * sh.scan_cols + c) * sh.frame_pixels() * es;
+      const std::size_t fstart = (r * sh.scan_cols + c) * fbytes;
       const std::uint8_t* src;
       if (s_->backend == Backend::cpu) {
         src = s_->host.data() + fstart;
+      } else if (s_->backend == Backend::vulkan) {
+        src = scan_row.data() + (c - sr.col0) * fbytes;
       } else {
         s_->device->download(frame.data(), frame.size(), fstart);
         src = frame.data();
@@ -166,6 +219,7 @@ HostArray4D Dataset::read(const Region& scan_region, const Region& detector_regi
         o += row_bytes;
       }
     }
+  }
   return out;
 }
 
