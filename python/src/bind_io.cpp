@@ -142,6 +142,7 @@ void bind_io(pyb::module_& m) {
            "Copy a (row0, col0, rows, cols) scan x detector rectangle to a numpy array (native dtype)")
       .def("to_host", &Dataset::to_host)
       .def("to_device", &Dataset::to_device)
+      .def("to_vulkan", &Dataset::to_vulkan)
       .def("to_encoded", &Dataset::to_encoded, pyb::arg("tile") = 512,
            "The same counts in the encoded representation (encoded-v1) on the same backend")
       .def("__repr__", [](const Dataset& d) {

@@ -78,8 +78,19 @@ PYBIND11_MODULE(_qgpu, m) {
     d["reason"] = r.reason;
     return d;
   }, "Probe for a usable CUDA GPU");
+  m.def("vulkan_device", [] {
+    const qgpu::DeviceReport& r = qgpu::vulkan_report();
+    pyb::dict d;
+    d["available"] = r.vulkan_available;
+    d["name"] = r.vulkan_name;
+    d["type"] = r.vulkan_type;
+    d["driver"] = r.vulkan_driver;
+    d["api_version"] = r.vulkan_api;
+    d["reason"] = r.vulkan_reason;
+    return d;
+  }, "The Vulkan adapter the vulkan backend uses, and its driver");
   m.def("resolve", [](const std::string& b) { return qgpu::backend_name(qgpu::resolve(b)); }, pyb::arg("backend"),
-        "'cuda' | 'cpu' | 'auto' -> usable backend name, or BackendUnavailable");
+        "'cuda' | 'cpu' | 'vulkan' | 'auto' -> usable backend name, or BackendUnavailable");
   qgpu::py::bind_io(m);
   qgpu::py::bind_detector(m);
   qgpu::py::bind_dpc(m);

@@ -15,8 +15,8 @@
 namespace qgpu::cli {
 
 inline void check_backend_name(const std::string& b) {
-  if (b != "cuda" && b != "cpu" && b != "auto")
-    throw InvalidArgument("--backend: unknown backend '" + b + "' (expected cuda, cpu or auto)");
+  if (b != "cuda" && b != "cpu" && b != "vulkan" && b != "auto")
+    throw InvalidArgument("--backend: unknown backend '" + b + "' (expected cuda, cpu, vulkan or auto)");
 }
 
 inline void check_positive(const char* option, double v) {

@@ -49,6 +49,9 @@ template <class Args> void print_timing(const Args& a, const io::FileInfo& fi) {
               t.value("direct_io", false) ? ", O_DIRECT" : "");
   if (ds.backend() == Backend::cuda) std::printf("copy        %.1f ms (GPU)\n", t.value("copy_s", 0.0) * 1e3);
   std::printf("decode      %.1f ms%s\n", t.value("decode_s", 0.0) * 1e3, ds.backend() == Backend::cuda ? " (GPU)" : "");
+  if (ds.backend() == Backend::vulkan)
+    std::printf("upload      %.1f ms into Vulkan device memory (%s)\n", t.value("upload_s", 0.0) * 1e3,
+                p.value("vulkan_device", std::string("?")).c_str());
   if (ds.backend() == Backend::cuda) std::printf("wait        %.1f ms for the GPU after the last batch\n", t.value("wait_s", 0.0) * 1e3);
   std::printf("total       %.1f ms in the loader\n", t.value("total_s", 0.0) * 1e3);
 }
@@ -63,7 +66,9 @@ nlohmann::json would_load(const std::string& file, const std::string& backend, c
     flags.apply_to(lo);
     const io::LoadPlan plan = io::plan_load(file, lo);
     const std::string asked = requested_backend(backend);  // --backend, or QGPU_BACKEND for auto
-    const Backend b = asked == "cpu" || (asked == "auto" && !detect().cuda_available) ? Backend::cpu : Backend::cuda;
+    const Backend b = asked == "cpu" || (asked == "auto" && !detect().cuda_available) ? Backend::cpu
+                      : asked == "vulkan"                                              ? Backend::vulkan
+                                                                                       : Backend::cuda;
     const std::string rep = plan.info.transposed.present ? "dense" : flags.representation;  // Fortran order: dense
     const io::Admission a = io::admit(plan, b, rep, lo.admission_fraction, 0, io::free_memory_bytes(b),
                                       io::source_file_bytes(plan));
@@ -204,6 +209,12 @@ void print_summary(const io::FileInfo& fi, const nlohmann::json& adm, std::uint6
   }
   const DeviceReport& d = detect();
   std::printf("gpu         %s\n", d.cuda_available ? d.name.c_str() : ("none: " + d.reason).c_str());
+  const DeviceReport& v = vulkan_report();  // --backend vulkan: the adapter and driver it would use
+  if (v.vulkan_available)
+    std::printf("vulkan      %s (%s), driver %s, Vulkan %s\n", v.vulkan_name.c_str(), v.vulkan_type.c_str(),
+                v.vulkan_driver.c_str(), v.vulkan_api.c_str());
+  else
+    std::printf("vulkan      none: %s\n", v.vulkan_reason.c_str());
 }
 
 }  // namespace

@@ -128,7 +128,8 @@ inline void add_load_flags(CLI::App* cmd, LoadFlags& f);
 // What every command that loads declares besides its file(s): --backend, --dataset and the load flags.
 inline void add_source_flags(CLI::App* cmd, std::string& backend, std::string& dataset, LoadFlags& f) {
   cmd->add_option("--backend", backend,
-                  "cuda | cpu | auto (auto = cuda, never falls back to cpu; QGPU_BACKEND=cpu|cuda sets auto's choice)")
+                  "cuda | cpu | vulkan | auto (auto = cuda, never falls back to cpu or vulkan; QGPU_BACKEND=cpu|cuda|vulkan sets "
+                  "auto's choice)")
       ->capture_default_str();
   cmd->add_option("--dataset", dataset, "dataset path (default: discover)");
   add_load_flags(cmd, f);

@@ -10,6 +10,7 @@
 #include "detector/cuda/masked_sum_cuda.hpp"
 #include "detector/encoded/masked_sum_encoded.hpp"
 #include "detector/plan.hpp"
+#include "detector/vulkan/sums_vulkan.hpp"
 #include "resident/dataset_provenance.hpp"
 
 namespace qgpu::detector {
@@ -46,6 +47,9 @@ SumImage masked_image(const Dataset& ds, const Mask& mask, const std::string& op
     const SumPlan plan = plan_masked_sum(mask);
     params["strategy"] = strategy_name(plan.strategy);
     out = cuda::masked_sum(ds, plan);
+  } else if (ds.backend() == Backend::vulkan) {
+    params["strategy"] = "vulkan: every pixel, a work group per frame, exact 64-bit sums";
+    out = vulkan::masked_sum(ds, mask);
   } else {
     params["strategy"] = "reference: every pixel";
     out = cpu::masked_sum(ds, mask);
@@ -131,14 +135,14 @@ namespace {
 
 // A detector-shaped product on the dataset's representation and backend.
 SumImage pattern(const Dataset& ds, const char* op, std::vector<std::uint64_t> (*encoded)(const Dataset&),
-                 SumImage (*gpu)(const Dataset&), SumImage (*host)(const Dataset&)) {
+                 SumImage (*gpu)(const Dataset&), SumImage (*vk)(const Dataset&), SumImage (*host)(const Dataset&)) {
   SumImage out;
   if (ds.encoded()) {
     Image<std::uint64_t> img;
     img.data = encoded(ds);
     out = std::move(img);
   } else {
-    out = ds.backend() == Backend::cuda ? gpu(ds) : host(ds);
+    out = ds.backend() == Backend::cuda ? gpu(ds) : ds.backend() == Backend::vulkan ? vk(ds) : host(ds);
   }
   return finish(std::move(out), ds, op, ds.shape().det_rows, ds.shape().det_cols);
 }
@@ -146,11 +150,13 @@ SumImage pattern(const Dataset& ds, const char* op, std::vector<std::uint64_t> (
 }  // namespace
 
 SumImage sum_pattern(const Dataset& ds) {  // encoded: stored while encoding
-  return pattern(ds, "detector.sum_pattern", encoded_path::sum_pattern, cuda::sum_pattern, cpu::sum_pattern);
+  return pattern(ds, "detector.sum_pattern", encoded_path::sum_pattern, cuda::sum_pattern, vulkan::sum_pattern,
+                 cpu::sum_pattern);
 }
 
 SumImage max_pattern(const Dataset& ds) {
-  return pattern(ds, "detector.max_pattern", encoded_path::max_pattern, cuda::max_pattern, cpu::max_pattern);
+  return pattern(ds, "detector.max_pattern", encoded_path::max_pattern, cuda::max_pattern, vulkan::max_pattern,
+                 cpu::max_pattern);
 }
 
 Image<float> mean_pattern(const Dataset& ds) { return mean_from_sum(sum_pattern(ds), ds.shape().frames()); }

@@ -5,7 +5,7 @@
 
 namespace qgpu {
 
-// `requested`, or for "auto" the environment variable QGPU_BACKEND (cpu | cuda | auto) when it is set, announced
+// `requested`, or for "auto" the environment variable QGPU_BACKEND (cpu | cuda | vulkan | auto) when it is set, announced
 // once on stderr ("qgpu: backend cpu (QGPU_BACKEND)"). InvalidArgument naming the allowed values for an unknown name.
 std::string requested_backend(const std::string& requested);
 

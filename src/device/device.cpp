@@ -7,10 +7,11 @@
 #include "core/error.hpp"
 #include "device/backend_request.hpp"
 #include "device/cuda/cuda_probe.hpp"
+#include "device/vulkan/vk_probe.hpp"
 
 namespace qgpu {
 
-std::string backend_name(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
+std::string backend_name(Backend b) { return b == Backend::cuda ? "cuda" : b == Backend::vulkan ? "vulkan" : "cpu"; }
 
 const DeviceReport& detect() {
   static const DeviceReport report = [] {
@@ -23,6 +24,27 @@ const DeviceReport& detect() {
     return r;
   }();
   return report;
+}
+
+const DeviceReport& vulkan_report() {
+  static const DeviceReport report = [] {
+    DeviceReport r = detect();
+    const vulkan::Probe& v = vulkan::probe();
+    r.vulkan_available = v.usable;
+    r.vulkan_name = v.name;
+    r.vulkan_type = v.type;
+    r.vulkan_driver = v.driver;
+    r.vulkan_api = v.api_version;
+    r.vulkan_reason = v.reason;
+    return r;
+  }();
+  return report;
+}
+
+void not_implemented_on(Backend b, const std::string& op) {
+  throw BackendUnavailable(op + " is not implemented on the " + backend_name(b) +
+                           " backend yet (docs/design.md, backend table): load the data with backend 'cuda' or "
+                           "'cpu' for it");
 }
 
 namespace {
@@ -41,8 +63,8 @@ std::string requested_backend(const std::string& requested) {
   const char* env = std::getenv("QGPU_BACKEND");
   if (env == nullptr || *env == '\0') return requested;
   const std::string v = env;
-  if (v != "cpu" && v != "cuda" && v != "auto")
-    throw InvalidArgument("QGPU_BACKEND: unknown backend '" + v + "' (expected cuda, cpu or auto)");
+  if (v != "cpu" && v != "cuda" && v != "vulkan" && v != "auto")
+    throw InvalidArgument("QGPU_BACKEND: unknown backend '" + v + "' (expected cuda, cpu, vulkan or auto)");
   static std::once_flag announced;
   if (v != "auto")
     std::call_once(announced, [&] { std::fprintf(stderr, "qgpu: backend %s (QGPU_BACKEND)\n", v.c_str()); });
@@ -61,13 +83,21 @@ Backend resolve(const std::string& asked) {
                                cpu_backend_hint() + " explicitly to use the CPU reference, or set QGPU_BACKEND=cpu)");
     return Backend::cuda;
   }
-  throw InvalidArgument("unknown backend '" + requested + "' (expected 'cuda', 'cpu' or 'auto')");
+  if (requested == "vulkan") {  // only when asked for: auto never comes here
+    const DeviceReport& r = vulkan_report();
+    if (!r.vulkan_available)
+      throw BackendUnavailable("backend 'vulkan'" + std::string(asked == requested ? "" : " (QGPU_BACKEND)") +
+                               " needs a Vulkan device, but none is usable: " + r.vulkan_reason);
+    return Backend::vulkan;
+  }
+  throw InvalidArgument("unknown backend '" + requested + "' (expected 'cuda', 'cpu', 'vulkan' or 'auto')");
 }
 
 Backend backend_of(const Provenance& p) {
   if (p.backend.empty() || p.backend == "cpu") return Backend::cpu;
   if (p.backend == "cuda") return Backend::cuda;
-  throw InvalidArgument("input records an unknown backend '" + p.backend + "' (expected 'cuda' or 'cpu')");
+  if (p.backend == "vulkan") return Backend::vulkan;
+  throw InvalidArgument("input records an unknown backend '" + p.backend + "' (expected 'cuda', 'cpu' or 'vulkan')");
 }
 
 Backend backend_of(const Provenance& a, const Provenance& b, const std::string& op) {

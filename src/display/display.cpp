@@ -17,6 +17,7 @@ void check_image(const Image<float>& img, const std::string& op) {
 }
 
 void check_backend(Backend b, const std::string& op) {
+  if (b == Backend::vulkan) not_implemented_on(b, op);
   if (b == Backend::cuda && !detect().cuda_available)
     throw BackendUnavailable(op + ": backend 'cuda' needs a usable CUDA GPU, but none is available: " +
                              detect().reason);

@@ -53,6 +53,7 @@ ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
   detail::ComMaps maps = !counts                         ? detail::com_values(ds, mask)
                          : ds.encoded()                    ? detail::com_encoded(ds, mask)
                          : ds.backend() == Backend::cuda ? detail::com_cuda(ds, mask)
+                         : ds.backend() == Backend::vulkan ? detail::com_vulkan(ds, mask)
                                                          : detail::com_cpu(ds, mask);
 
   std::size_t selected = sh.frame_pixels();

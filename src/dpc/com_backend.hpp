@@ -17,6 +17,9 @@ struct ComMaps {
 ComMaps com_cpu(const Dataset& ds, const std::uint8_t* mask);   // ds.backend() == cpu
 ComMaps com_cuda(const Dataset& ds, const std::uint8_t* mask);  // ds.backend() == cuda
 ComMaps com_encoded(const Dataset& ds, const std::uint8_t* mask);  // ds.encoded(): either backend
+// ds.backend() == vulkan: S, Sr, Sc exact on the device (detector/vulkan weighted_sums), the division on the host
+// with com_from_sums, so the maps are the CPU reference's bits.
+ComMaps com_vulkan(const Dataset& ds, const std::uint8_t* mask);
 // Signed-integer and float datasets on either backend: from three virtual images (S, Sr, Sc).
 ComMaps com_values(const Dataset& ds, const std::uint8_t* mask);
 // The encoded CoM of a GPU-resident encoded dataset, sums and division on the device (com_encoded's cuda path).

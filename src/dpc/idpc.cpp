@@ -60,6 +60,7 @@ Image<float> idpc(const Image<float>& grad_row, const Image<float>& grad_col, co
   }
   const Backend backend = backend_of(grad_row.provenance, grad_col.provenance, "idpc");
   if (backend == Backend::cuda) resolve("cuda");  // BackendUnavailable without a usable GPU: never fall back
+  if (backend == Backend::vulkan) not_implemented_on(backend, "iDPC");
   const std::size_t rows = grad_row.rows, cols = grad_row.cols;
   const AxisPad pr = axis_pad(rows, o), pc = axis_pad(cols, o);
 

@@ -77,6 +77,7 @@ Acquisition::Acquisition(AcquisitionOptions options) : options_(std::move(option
   if (options_.pixel_mask != "keep" && options_.pixel_mask != "zero")
     throw InvalidArgument("pixel_mask '" + options_.pixel_mask + "': keep or zero");
   const Backend b = resolve(options_.backend);
+  if (b == Backend::vulkan) not_implemented_on(b, "live acquisition");
   backend_ = backend_name(b);
   ring_size_ = options_.ring_bytes;
   if (b == Backend::cuda) {

@@ -140,6 +140,7 @@ detail::Plan make_plan(const Dataset& ds, const ParallaxParams& p, Geometry& geo
 }
 
 std::unique_ptr<detail::Engine> make_engine(const Dataset& ds, const detail::Plan& plan) {
+  if (ds.backend() == Backend::vulkan) not_implemented_on(Backend::vulkan, "parallax");
   return ds.backend() == Backend::cuda ? detail::make_cuda_engine(ds, plan) : detail::make_cpu_engine(ds, plan);
 }
 

@@ -61,6 +61,7 @@ Catalog load_catalog(const std::vector<std::string>& files, const CatalogOptions
   bool raw = false;  // product caches need no backend
   for (const std::string& f : files) raw = raw || !cache::is_cache_file(f);
   const Backend backend = raw ? resolve(o.backend) : Backend::cpu;  // auto without a GPU: BackendUnavailable
+  if (backend == Backend::vulkan) not_implemented_on(backend, "the service (its display and SSB)");
   if (backend == Backend::cuda)
     for (int d : o.devices)
       if (d < 0 || d >= detect().device_count)

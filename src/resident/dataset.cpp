@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/parallel_for.hpp"
 #include "device/cuda/device_buffer.hpp"
+#include "device/vulkan/vk_resident.hpp"
 #include "resident/encoded/encoded_resident.hpp"
 
 namespace qgpu {
@@ -16,6 +17,7 @@ struct Dataset::Storage {
   DType dtype = DType::u16;
   HostBytes host;
   std::shared_ptr<DeviceBuffer> device;
+  std::shared_ptr<vulkan::Resident> vk;  // backend vulkan, dense
   std::shared_ptr<EncodedResident> encoded;  // set for representation "encoded" (then host/device stay empty)
   nlohmann::json metadata;
   Provenance provenance;
@@ -52,6 +54,21 @@ Dataset Dataset::from_device(std::shared_ptr<DeviceBuffer> buffer, Shape4D shape
   return d;
 }
 
+Dataset Dataset::from_vulkan(std::shared_ptr<vulkan::Resident> resident, nlohmann::json metadata,
+                             Provenance provenance) {
+  if (!resident) throw Error("vulkan dataset without a resident");
+  Dataset d;
+  d.s_ = std::make_shared<Storage>();
+  d.s_->backend = Backend::vulkan;
+  d.s_->shape = resident->shape();
+  d.s_->dtype = resident->dtype();
+  d.s_->vk = std::move(resident);
+  d.s_->metadata = std::move(metadata);
+  d.s_->provenance = std::move(provenance);
+  d.s_->provenance.backend = "vulkan";
+  return d;
+}
+
 Dataset Dataset::from_encoded(std::shared_ptr<EncodedResident> encoded, nlohmann::json metadata,
                               Provenance provenance) {
   if (!encoded) throw InvalidArgument("encoded dataset without an encoded resident");
@@ -84,20 +101,30 @@ const HostBytes& Dataset::host_bytes() const {
   if (s_->encoded)
     throw Error("dataset is resident in the encoded representation (" + std::string(encoded::kSchema).substr(0, 10) +
                 "), not as dense host bytes: read it with read() or use an encoded query");
-  if (s_->backend != Backend::cpu) throw Error("dataset is resident on the GPU, not in host memory");
+  if (s_->backend != Backend::cpu)
+    throw Error("dataset is resident on the GPU (backend " + backend_name(s_->backend) + "), not in host memory");
   return s_->host;
+}
+
+const vulkan::Resident& Dataset::vulkan_resident() const {
+  if (s_->backend != Backend::vulkan || !s_->vk)
+    throw Error("dataset is on backend " + backend_name(s_->backend) + " (" + representation() +
+                "), not resident in Vulkan device memory");
+  return *s_->vk;
 }
 
 const DeviceBuffer& Dataset::device_buffer() const {
   if (s_->encoded)
     throw Error("dataset is resident in the encoded representation (" + std::string(encoded::kSchema).substr(0, 10) +
                 "), not as a dense device buffer: read it with read() or use an encoded query");
-  if (s_->backend != Backend::cuda) throw Error("dataset is in host memory, not resident on the GPU");
+  if (s_->backend != Backend::cuda)
+    throw Error("dataset is on backend " + backend_name(s_->backend) + ", not resident on the CUDA GPU");
   return *s_->device;
 }
 
 Dataset Dataset::to_device() const {
   if (s_->backend == Backend::cuda) return *this;
+  if (s_->backend == Backend::vulkan) return to_host().to_device();
   if (s_->encoded) {
     Provenance p = s_->provenance;
     p.backend = "cuda";
@@ -121,14 +148,34 @@ Dataset Dataset::to_host() const {
   h.shape = s_->shape;
   h.dtype = s_->dtype;
   h.bytes.resize(nbytes());
-  s_->device->download(h.bytes.data(), h.bytes.size());
+  if (s_->backend == Backend::vulkan) s_->vk->download_frames(h.bytes.data(), 0, s_->shape.frames());
+  else s_->device->download(h.bytes.data(), h.bytes.size());
   Provenance p = s_->provenance;
   p.backend = "cpu";
   return from_host(std::move(h), s_->metadata, std::move(p));
 }
 
+Dataset Dataset::to_vulkan() const {
+  if (s_->backend == Backend::vulkan) return *this;
+  if (s_->encoded) not_implemented_on(Backend::vulkan, "the encoded representation");
+  if (s_->backend == Backend::cuda) return to_host().to_vulkan();
+  if (is_float_dtype(s_->dtype))
+    throw DTypeError("the vulkan backend holds integer data so far (uint8/16/32, int8/16/32), not " +
+                     dtype_name(s_->dtype) + ": use backend 'cuda' or 'cpu' for it");
+  resolve("vulkan");  // BackendUnavailable naming why, without a Vulkan device
+  auto vk = std::make_shared<vulkan::Resident>(s_->host.data(), s_->shape, s_->dtype);
+  Provenance p = s_->provenance;
+  p.backend = "vulkan";
+  return from_vulkan(std::move(vk), s_->metadata, std::move(p));
+}
+
+Dataset Dataset::to_backend(Backend b) const {
+  return b == Backend::cpu ? to_host() : b == Backend::cuda ? to_device() : to_vulkan();
+}
+
 Dataset Dataset::to_encoded(std::uint32_t tile) const {
   if (s_->encoded) return *this;
+  if (s_->backend == Backend::vulkan) not_implemented_on(Backend::vulkan, "the encoded representation");
   auto enc = std::make_shared<EncodedResident>(s_->shape, s_->dtype, s_->backend, tile);
   enc->append(s_->backend == Backend::cpu ? static_cast<const void*>(s_->host.data()) : s_->device->data(),
               s_->shape.frames());
@@ -174,6 +221,17 @@ void Dataset::read_into(const Region& scan_region, const Region& detector_region
         std::memcpy(out + k * out_frame + i * row_bytes, src + ((dr.row0 + i) * sh.det_cols + dr.col0) * es,
                     row_bytes);
     }, 64);
+    return;
+  }
+  if (s_->backend == Backend::vulkan) {  // the region's frames of one scan row downloaded together
+    HostBytes scan_row(sr.cols * frame_bytes);
+    for (std::size_t i = 0; i < sr.rows; ++i) {
+      s_->vk->download_frames(scan_row.data(), (sr.row0 + i) * sh.scan_cols + sr.col0, sr.cols);
+      for (std::size_t c = 0; c < sr.cols; ++c)
+        for (std::size_t j = 0; j < dr.rows; ++j)
+          std::memcpy(out + (i * sr.cols + c) * out_frame + j * row_bytes,
+                      scan_row.data() + c * frame_bytes + ((dr.row0 + j) * sh.det_cols + dr.col0) * es, row_bytes);
+    }
     return;
   }
   // cuda: one box per scan row of the rectangle: its frames, each the detector rectangle's rows.

@@ -1,5 +1,5 @@
 #pragma once
-// A loaded 4D-STEM dataset: native integer counts, resident on the GPU (backend cuda) or in host memory
+// A loaded 4D-STEM dataset: native integer counts, resident on the GPU (backend cuda or vulkan) or in host memory
 // (backend cpu, the reference). Cheap to copy: copies share the storage.
 #include <cstdint>
 #include <map>
@@ -19,6 +19,9 @@ namespace qgpu {
 
 class DeviceBuffer;
 class EncodedResident;
+namespace vulkan {
+class Resident;
+}
 
 // A host copy of (part of) a dataset in its native dtype, [scan_r][scan_c][det_r][det_c] row-major.
 struct HostArray4D {
@@ -38,6 +41,9 @@ class Dataset {
   // GPU-resident dataset (cuda backend) taking ownership of a device buffer of shape.elements() * dtype bytes.
   static Dataset from_device(std::shared_ptr<DeviceBuffer> buffer, Shape4D shape, DType dtype,
                              nlohmann::json metadata, Provenance provenance);
+  // Vulkan-resident dense dataset (backend vulkan): the frames in device memory segments (device/vulkan/vk_resident.hpp).
+  static Dataset from_vulkan(std::shared_ptr<vulkan::Resident> resident, nlohmann::json metadata,
+                             Provenance provenance);
   // Encoded dataset (representation "encoded", format encoded-v1) on the resident's backend: host memory for cpu,
   // the GPU for cuda. The resident must be complete (every frame appended).
   static Dataset from_encoded(std::shared_ptr<EncodedResident> encoded, nlohmann::json metadata,
@@ -47,7 +53,7 @@ class Dataset {
   DType dtype() const;
   const Shape4D& shape() const;
   std::string representation() const;  // "dense" | "encoded"
-  std::string residency() const { return backend() == Backend::cuda ? "gpu" : "host"; }
+  std::string residency() const { return backend() == Backend::cpu ? "host" : "gpu"; }
   std::string storage_schema() const;  // the dense layout or the encoded format (encoded-v1 ...)
   std::size_t nbytes() const { return shape().nbytes(dtype_size(dtype())); }  // dense size of the counts
   std::size_t dense_bytes() const { return nbytes(); }
@@ -61,11 +67,18 @@ class Dataset {
   // naming the representation (encoded datasets are read through read(), the queries or encoded()).
   const HostBytes& host_bytes() const;
   const DeviceBuffer& device_buffer() const;
+  // The Vulkan segments of a dense vulkan dataset; Error naming where the dataset lives otherwise.
+  const vulkan::Resident& vulkan_resident() const;
 
   // The same counts on the other side: a GPU-resident copy of a host dataset, or a host copy of a GPU one; the
   // representation is kept (an encoded dataset copies its encoded bytes).
   Dataset to_device() const;
   Dataset to_host() const;
+  // The same dense counts resident on the vulkan backend (BackendUnavailable without a Vulkan device; encoded
+  // datasets are not held on vulkan yet).
+  Dataset to_vulkan() const;
+  // to_host, to_device or to_vulkan.
+  Dataset to_backend(Backend b) const;
   // The same counts in the encoded representation on the same backend (encoded as one pass over the dense
   // storage; *this when already encoded). Tiles of `tile` scan positions.
   Dataset to_encoded(std::uint32_t tile = 512) const;

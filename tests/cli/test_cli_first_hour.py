@@ -80,7 +80,7 @@ def test_an_unknown_qgpu_backend_is_an_error_naming_the_values(sample, tmp_path)
     path, _ = sample
     r = qgpu_env("image", path, "--bf", "-o", tmp_path / "o", QGPU_BACKEND="opencl")
     assert r.returncode == 1
-    assert r.stderr.startswith("qgpu: error: QGPU_BACKEND: unknown backend 'opencl' (expected cuda, cpu or auto)"), \
+    assert r.stderr.startswith("qgpu: error: QGPU_BACKEND: unknown backend 'opencl' (expected cuda, cpu, vulkan or auto)"), \
         r.stderr
 
 

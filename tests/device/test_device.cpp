@@ -45,7 +45,7 @@ TEST(Device, QgpuBackendSetsWhatAutoMeansAndAnExplicitChoiceWins) {
     resolve("auto");
     ADD_FAILURE() << "an unknown QGPU_BACKEND was accepted";
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("QGPU_BACKEND: unknown backend 'opencl' (expected cuda, cpu or auto)"),
+    EXPECT_NE(std::string(e.what()).find("QGPU_BACKEND: unknown backend 'opencl' (expected cuda, cpu, vulkan or auto)"),
               std::string::npos) << e.what();
   }
   EXPECT_EQ(resolve("cpu"), Backend::cpu);  // an explicit backend never reads it

@@ -1,4 +1,5 @@
-// CUDA backend against the CPU reference: CoM bit for bit, iDPC within 1e-5 relative. Skipped without a GPU.
+// GPU backends against the CPU reference: CoM bit for bit on cuda and vulkan (one parametrised suite), iDPC on cuda
+// within 1e-5 relative. Each skipped where its backend is unusable.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -9,11 +10,12 @@
 #include "dpc/idpc.hpp"
 #include "dpc_fixtures.hpp"
 #include "support/cuda_required.hpp"
+#include "support/gpu_backends.hpp"
 
 namespace qgpu::dpc {
 namespace {
 
-void expect_identical(const ComResult& gpu, const ComResult& cpu) {
+void expect_identical(const ComResult& gpu, const ComResult& cpu, Backend backend = Backend::cuda) {
   ASSERT_EQ(gpu.com_row.rows, cpu.com_row.rows);
   ASSERT_EQ(gpu.com_row.cols, cpu.com_row.cols);
   ASSERT_EQ(gpu.com_row.data.size(), cpu.com_row.data.size());
@@ -29,7 +31,7 @@ void expect_identical(const ComResult& gpu, const ComResult& cpu) {
     }
   }
   EXPECT_EQ(differing, 0u);
-  EXPECT_EQ(gpu.provenance.backend, "cuda");
+  EXPECT_EQ(gpu.provenance.backend, backend_name(backend));
   EXPECT_EQ(cpu.provenance.backend, "cpu");
 }
 
@@ -43,56 +45,58 @@ std::vector<std::uint8_t> ring_mask(std::size_t rows, std::size_t cols) {
   return m;
 }
 
-TEST(DpcCuda, ComUint16MatchesCpuBitForBit) {
-  QGPU_REQUIRE_CUDA();
+class ComGpu : public ::testing::TestWithParam<Backend> {};
+
+TEST_P(ComGpu, Uint16MatchesCpuBitForBit) {
+  QGPU_REQUIRE_BACKEND(GetParam());
   const Dataset host = testing::poisson_dataset<std::uint16_t>({32, 32, 64, 64}, 300.0, 101);
-  const Dataset gpu = host.to_device();
-  ASSERT_EQ(gpu.backend(), Backend::cuda);
+  const Dataset gpu = host.to_backend(GetParam());
+  ASSERT_EQ(gpu.backend(), GetParam());
   const ComResult c = center_of_mass(host), g = center_of_mass(gpu);
   EXPECT_GT(c.empty_frames, 0u);
-  expect_identical(g, c);
+  expect_identical(g, c, GetParam());
 }
 
-TEST(DpcCuda, ComWithMaskMatchesCpuBitForBit) {
-  QGPU_REQUIRE_CUDA();
+TEST_P(ComGpu, WithMaskMatchesCpuBitForBit) {
+  QGPU_REQUIRE_BACKEND(GetParam());
   const Dataset host = testing::poisson_dataset<std::uint16_t>({32, 32, 64, 64}, 300.0, 102);
   ComOptions o;
   o.mask = ring_mask(64, 64);
-  expect_identical(center_of_mass(host.to_device(), o), center_of_mass(host, o));
+  expect_identical(center_of_mass(host.to_backend(GetParam()), o), center_of_mass(host, o), GetParam());
 }
 
-TEST(DpcCuda, ComUint8AndUint32MatchCpuBitForBit) {
-  QGPU_REQUIRE_CUDA();
+TEST_P(ComGpu, Uint8AndUint32MatchCpuBitForBit) {
+  QGPU_REQUIRE_BACKEND(GetParam());
   const Dataset h8 = testing::poisson_dataset<std::uint8_t>({16, 24, 64, 64}, 120.0, 103);
-  expect_identical(center_of_mass(h8.to_device()), center_of_mass(h8));
+  expect_identical(center_of_mass(h8.to_backend(GetParam())), center_of_mass(h8), GetParam());
   // Large uint32 counts: the exact 64-bit sums matter here.
   const Dataset h32 = testing::make_dataset<std::uint32_t>({8, 8, 48, 32}, [](auto sr, auto sc, auto dr, auto dc) {
     const std::uint64_t h = (sr * 73856093u) ^ (sc * 19349663u) ^ (dr * 83492791u) ^ (dc * 2654435761u);
     return std::uint32_t(h % 4000000000u);
   });
-  expect_identical(center_of_mass(h32.to_device()), center_of_mass(h32));
+  expect_identical(center_of_mass(h32.to_backend(GetParam())), center_of_mass(h32), GetParam());
   ComOptions o;
   o.mask = ring_mask(48, 32);
-  expect_identical(center_of_mass(h32.to_device(), o), center_of_mass(h32, o));
+  expect_identical(center_of_mass(h32.to_backend(GetParam()), o), center_of_mass(h32, o), GetParam());
 }
 
-TEST(DpcCuda, ComOddDetectorWidthUsesGeneralPathAndMatches) {
-  QGPU_REQUIRE_CUDA();
+TEST_P(ComGpu, OddDetectorWidthUsesGeneralPathAndMatches) {
+  QGPU_REQUIRE_BACKEND(GetParam());
   // 61 columns: not a multiple of the 16-byte vector, so the per-pixel kernel runs.
   const Dataset host = testing::poisson_dataset<std::uint16_t>({12, 10, 50, 61}, 80.0, 104);
-  expect_identical(center_of_mass(host.to_device()), center_of_mass(host));
+  expect_identical(center_of_mass(host.to_backend(GetParam())), center_of_mass(host), GetParam());
   ComOptions o;
   o.mask = ring_mask(50, 61);
-  expect_identical(center_of_mass(host.to_device(), o), center_of_mass(host, o));
+  expect_identical(center_of_mass(host.to_backend(GetParam()), o), center_of_mass(host, o), GetParam());
 }
 
-TEST(DpcCuda, ComSingleBrightPixelOnGpu) {
-  QGPU_REQUIRE_CUDA();
+TEST_P(ComGpu, SingleBrightPixelOnGpu) {
+  QGPU_REQUIRE_BACKEND(GetParam());
   const Dataset host = testing::make_dataset<std::uint16_t>({5, 6, 32, 32}, [](auto sr, auto sc, auto dr, auto dc) {
     if (sr == 2 && sc == 3) return std::uint16_t(0);
     return std::uint16_t(dr == (sr * 5 + sc) % 32 && dc == (sc * 7 + sr) % 32 ? 65535 : 0);
   });
-  const ComResult g = center_of_mass(host.to_device());
+  const ComResult g = center_of_mass(host.to_backend(GetParam()));
   EXPECT_EQ(g.empty_frames, 1u);
   for (std::size_t sr = 0; sr < 5; ++sr)
     for (std::size_t sc = 0; sc < 6; ++sc) {
@@ -102,13 +106,15 @@ TEST(DpcCuda, ComSingleBrightPixelOnGpu) {
     }
 }
 
-TEST(DpcCuda, ComBadMaskRejectedOnGpuToo) {
-  QGPU_REQUIRE_CUDA();
-  const Dataset gpu = testing::poisson_dataset<std::uint16_t>({2, 2, 16, 16}, 50.0, 105).to_device();
+TEST_P(ComGpu, BadMaskRejectedOnGpuToo) {
+  QGPU_REQUIRE_BACKEND(GetParam());
+  const Dataset gpu = testing::poisson_dataset<std::uint16_t>({2, 2, 16, 16}, 50.0, 105).to_backend(GetParam());
   ComOptions o;
   o.mask.assign(10, 1);
   EXPECT_THROW(center_of_mass(gpu, o), InvalidArgument);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, ComGpu, QGPU_GPU_BACKENDS);
 
 void expect_idpc_parity(const testing::AnalyticField& f, const IdpcOptions& o) {
   const Image<float> c = idpc(f.grad_row, f.grad_col, o);

@@ -10,6 +10,14 @@ requires_cuda = pytest.mark.skipif(not HAS_CUDA, reason="CUDA test skipped: no u
                                    + qgpu.device.detect()["reason"] + ")")
 
 
+def require_backend(backend):
+    """Skips the calling test, with the reason, where a GPU backend ("cuda" or "vulkan") is unusable."""
+    if backend == "cuda" and not HAS_CUDA:
+        pytest.skip("CUDA test skipped: no usable GPU on this machine (" + qgpu.device.detect()["reason"] + ")")
+    if backend == "vulkan" and not qgpu.device.vulkan_device()["available"]:
+        pytest.skip("vulkan test skipped: no Vulkan device (" + qgpu.device.vulkan_device()["reason"] + ")")
+
+
 @pytest.fixture(scope="session")
 def sample_path(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("data") / "sample.h5")

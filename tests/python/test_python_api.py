@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import quantem.gpu as qgpu
-from conftest import requires_cuda
+from conftest import HAS_CUDA, require_backend
 
 
 def test_load_file_written_by_h5py_and_the_plugin(h5py_path):
@@ -175,14 +175,45 @@ def test_auto_never_falls_back(sample_path):
             qgpu.io.load(sample_path, backend="auto")
 
 
-@requires_cuda
-def test_cuda_equals_cpu(sample_path):
-    gpu = qgpu.io.load(sample_path, backend="cuda")
+@pytest.mark.parametrize("backend", ["cuda", "vulkan"])
+def test_gpu_equals_cpu(sample_path, backend):
+    require_backend(backend)
+    gpu = qgpu.io.load(sample_path, backend=backend)
     cpu = qgpu.io.load(sample_path, backend="cpu")
     assert gpu.residency == "gpu"
+    assert gpu.backend == backend
     np.testing.assert_array_equal(gpu.read(), cpu.read())
-    np.testing.assert_array_equal(qgpu.detector.bf(gpu), qgpu.detector.bf(cpu))
-    np.testing.assert_array_equal(qgpu.dpc.center_of_mass(gpu)[0], qgpu.dpc.center_of_mass(cpu)[0])
+    np.testing.assert_array_equal(gpu.read(scan_region=(2, 3, 4, 5), detector_region=(10, 12, 20, 16)),
+                                  cpu.read(scan_region=(2, 3, 4, 5), detector_region=(10, 12, 20, 16)))
+    bf = qgpu.detector.bf(gpu)
+    np.testing.assert_array_equal(bf, qgpu.detector.bf(cpu))
+    assert bf.provenance["backend"] == backend
+    np.testing.assert_array_equal(qgpu.detector.sum_pattern(gpu), qgpu.detector.sum_pattern(cpu))
+    np.testing.assert_array_equal(qgpu.detector.max_pattern(gpu), qgpu.detector.max_pattern(cpu))
+    np.testing.assert_array_equal(qgpu.detector.mean_pattern(gpu), qgpu.detector.mean_pattern(cpu))
+    for a, b in zip(qgpu.dpc.center_of_mass(gpu), qgpu.dpc.center_of_mass(cpu)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_vulkan_only_when_asked(sample_path, monkeypatch):
+    monkeypatch.delenv("QGPU_BACKEND", raising=False)
+    v = qgpu.device.vulkan_device()
+    if not v["available"]:
+        assert v["reason"]
+        with pytest.raises(qgpu.BackendUnavailable, match="vulkan"):
+            qgpu.io.load(sample_path, backend="vulkan")
+        return
+    assert v["name"] and v["driver"]
+    assert qgpu.device.resolve("vulkan") == "vulkan"
+    if not HAS_CUDA:  # auto is cuda-first and never takes vulkan
+        with pytest.raises(qgpu.BackendUnavailable, match="needs a usable CUDA GPU"):
+            qgpu.io.load(sample_path, backend="auto")
+    monkeypatch.setenv("QGPU_BACKEND", "vulkan")
+    ds = qgpu.io.load(sample_path)
+    assert ds.backend == "vulkan"
+    com_r, com_c = qgpu.dpc.center_of_mass(ds)
+    with pytest.raises(qgpu.BackendUnavailable, match="iDPC is not implemented on the vulkan backend"):
+        qgpu.dpc.idpc(com_r, com_c)
 
 
 def test_ssb_recovers_the_defocus_and_the_object(tmp_path):

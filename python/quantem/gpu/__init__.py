@@ -5,7 +5,8 @@
     bf = qgpu.detector.bf(ds)            # numpy uint64 array ...
     bf.provenance                        # ... with the provenance of the computation
 
-Backends: "cuda" (production), "cpu" (reference, only when asked for), "auto" (cuda; never falls back to cpu).
+Backends: "cuda" (production), "cpu" (reference, only when asked for), "vulkan" (portable GPU backend, only when
+asked for; docs/design.md lists its operations), "auto" (cuda; never falls back to cpu or vulkan).
 """
 from . import _qgpu, _args
 

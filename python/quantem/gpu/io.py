@@ -30,7 +30,9 @@ document(load, """Loads a 4D-STEM file onto a backend: a Dataset (scan rows x sc
     detector cols).
 
     path: the file (str or os.PathLike).
-    backend: "cuda" (GPU), "cpu" (host reference) or "auto" (cuda; never falls back to cpu). Default "auto".
+    backend: "cuda" (GPU), "cpu" (host reference), "vulkan" (portable GPU backend: AMD, Intel, Apple through
+        MoltenVK, Android; integer data, dense; decoded on the host, then resident in Vulkan device memory) or
+        "auto" (cuda; never falls back to cpu or vulkan). Default "auto".
     dataset: HDF5 dataset path; "" (default) discovers it (see discover()).
     scan_shape: (rows, cols) replacing the stored scan shape; () (default) = from the file.
     scan_region, detector_region: (row0, col0, rows, cols) rectangles to load; None (default) = everything.
@@ -185,6 +187,9 @@ document(Dataset.to_host, """The same data as a new Dataset on the cpu backend (
     parameters.""")
 document(Dataset.to_device, """The same data as a new Dataset on the cuda backend (a copy). ds.to_device() takes no
     parameters. Raises: BackendUnavailable without a usable GPU, OutOfMemory.""")
+document(Dataset.to_vulkan, """The same dense integer data as a new Dataset on the vulkan backend (a copy).
+    ds.to_vulkan() takes no parameters. Raises: BackendUnavailable without a Vulkan device (or for an encoded
+    dataset), DTypeError for float data, OutOfMemory.""")
 document(Dataset.to_encoded, """The same counts in the exact encoded representation (encoded-v1) on the same backend.
 
     tile: frames per encoded tile. Default 512.

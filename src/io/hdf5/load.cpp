@@ -3,7 +3,10 @@
 #include "io/hdf5/admission.hpp"
 #include "io/hdf5/binning.hpp"
 
+#include <chrono>
+
 #include "core/error.hpp"
+#include "device/vulkan/vk_resident.hpp"
 #include "device/device.hpp"
 #include "io/hdf5/cpu/load_cpu.hpp"
 #include "io/hdf5/cpu/load_cpu_decoded.hpp"
@@ -142,8 +145,40 @@ void require_plain_bits(const FileInfo& fi, const std::string& decoder) {
                     "(HDF5 converts such a datatype)");
 }
 
+namespace {
+
+// The vulkan load: the host pipeline (the cpu backend's readers and decoders on every core), then the dense frames
+// uploaded into Vulkan device memory (compute-shader decoders are to come: docs/design.md, backend table).
+Dataset load_vulkan(const std::string& path, const LoadOptions& options) {
+  if (options.representation == "encoded")
+    not_implemented_on(Backend::vulkan, "the encoded representation (representation 'encoded')");
+  LoadOptions host = options;
+  host.backend = "cpu";
+  if (host.representation == "auto") host.representation = "dense";
+  const Dataset d = load(path, host);
+  if (is_float_dtype(d.dtype()))
+    throw DTypeError("'" + path + "' holds " + dtype_name(d.dtype()) + " values: the vulkan backend holds integer "
+                     "data so far (uint8/16/32, int8/16/32); load float data with backend 'cuda' or 'cpu'");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto resident = std::make_shared<vulkan::Resident>(d.host_bytes().data(), d.shape(), d.dtype());
+  const double upload_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  Provenance p = d.provenance();
+  p.backend = "vulkan";
+  p.parameters["decode"] = "host (the cpu backend's decoders on every core), then uploaded to Vulkan device memory";
+  p.parameters["vulkan_device"] = vulkan_report().vulkan_name;
+  if (p.parameters.contains("timing") && p.parameters["timing"].is_object()) {
+    p.parameters["timing"]["upload_s"] = upload_s;
+    if (p.parameters["timing"].contains("total_s"))
+      p.parameters["timing"]["total_s"] = p.parameters["timing"]["total_s"].get<double>() + upload_s;
+  }
+  return Dataset::from_vulkan(std::move(resident), d.metadata(), std::move(p));
+}
+
+}  // namespace
+
 Dataset load(const std::string& path, const LoadOptions& options) {
   const Backend backend = resolve(options.backend);  // fails before touching the file for an unusable backend
+  if (backend == Backend::vulkan) return load_vulkan(path, options);
   const std::string& d = options.decoder;
   if (d != "auto" && d != "quantem" && d != "hdf5")
     throw InvalidArgument("decoder '" + d + "' is not one of auto, quantem, hdf5");

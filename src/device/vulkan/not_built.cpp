@@ -1,0 +1,45 @@
+// The vulkan backend's entry points in a build without it (QGPU_VULKAN off, or the Vulkan headers or glslc
+// missing at configure time): the probe says so, and resolve() refuses the backend, so nothing below is reached;
+// they raise BackendUnavailable should a caller get there another way.
+#include "core/error.hpp"
+#include "detector/vulkan/sums_vulkan.hpp"
+#include "device/vulkan/vk_probe.hpp"
+#include "device/vulkan/vk_resident.hpp"
+
+namespace qgpu::vulkan {
+
+namespace {
+const char* kReason =
+    "this build has no vulkan backend (configured without the Vulkan headers or glslc: install libvulkan-dev glslc "
+    "and rebuild with -DQGPU_VULKAN=ON)";
+[[noreturn]] void unavailable() { throw BackendUnavailable(std::string("the vulkan backend is unavailable: ") + kReason); }
+}  // namespace
+
+class Buffer {};
+
+const Probe& probe() {
+  static const Probe p = [] {
+    Probe r;
+    r.reason = kReason;
+    return r;
+  }();
+  return p;
+}
+
+Resident::Resident(const void*, const Shape4D&, DType) { unavailable(); }
+Resident::~Resident() = default;
+void Resident::upload_frames(const void*, std::size_t, std::size_t) { unavailable(); }
+void Resident::download_frames(void*, std::size_t, std::size_t) const { unavailable(); }
+
+}  // namespace qgpu::vulkan
+
+namespace qgpu::detector::vulkan {
+
+std::vector<std::uint64_t> weighted_sums(const Dataset&, const std::vector<const std::vector<std::uint32_t>*>&) {
+  qgpu::vulkan::unavailable();
+}
+SumImage masked_sum(const Dataset&, const Mask&) { qgpu::vulkan::unavailable(); }
+SumImage sum_pattern(const Dataset&) { qgpu::vulkan::unavailable(); }
+SumImage max_pattern(const Dataset&) { qgpu::vulkan::unavailable(); }
+
+}  // namespace qgpu::detector::vulkan

@@ -1,0 +1,45 @@
+#pragma once
+// A dense dataset resident in Vulkan device memory: the frames in scan order, [det_row][det_col] native elements,
+// cut into segments of whole frames (each one buffer no larger than Context::max_buffer_bytes(), so a shader binds a
+// segment whole). No Vulkan header needed to hold one.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "resident/shape.hpp"
+
+namespace qgpu::vulkan {
+
+class Buffer;
+
+class Resident {
+ public:
+  struct Segment {
+    std::unique_ptr<Buffer> buffer;
+    std::size_t first_frame = 0, frames = 0;
+  };
+  // Allocates the segments for `shape` x `dtype` (OutOfMemory naming the bytes when the device has no room) and
+  // uploads `host` (shape.elements() elements) into them; `host` may be null (then the frames are zero).
+  Resident(const void* host, const Shape4D& shape, DType dtype);
+  ~Resident();
+  Resident(const Resident&) = delete;
+  Resident& operator=(const Resident&) = delete;
+
+  const Shape4D& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  std::size_t frame_bytes() const { return shape_.frame_pixels() * dtype_size(dtype_); }
+  const std::vector<Segment>& segments() const { return segments_; }
+  // Writes frames [first, first + count) from host memory.
+  void upload_frames(const void* src, std::size_t first, std::size_t count);
+  // Copies frames [first, first + count) to host memory.
+  void download_frames(void* dst, std::size_t first, std::size_t count) const;
+
+ private:
+  Shape4D shape_;
+  DType dtype_;
+  std::vector<Segment> segments_;
+};
+
+}  // namespace qgpu::vulkan
