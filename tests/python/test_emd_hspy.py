@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import quantem.gpu as qgpu
+from conftest import requires_cuda
 
 h5py = pytest.importorskip("h5py")
 
@@ -351,3 +352,17 @@ def test_python_write_tiff_and_products_emd(tmp_path):
         assert np.array_equal(r["bf/data"][...], img) and r["bf/dim0"].attrs["units"] == "pixels"
         assert np.array_equal(r["pattern/data"][...], img.T) and r["pattern/dim1"].attrs["units"] == "mrad"
         assert r["metadatabundle/calibration/Q_pixel_units"][()] == b"mrad"
+
+
+@requires_cuda
+def test_emd_and_hspy_load_on_cuda(tmp_path):
+    p = tmp_path / "g.emd"
+    ref = write_emd(p, cube(shape=(4, 6, 16, 14)))
+    ds = qgpu.io.load(str(p), backend="cuda")
+    assert ds.provenance["parameters"]["codec"] == "plain"
+    assert np.array_equal(np.asarray(ds), ref)
+    b = np.asarray(qgpu.io.load(str(p), backend="cuda", bin_detector=2, scan_region=(1, 0, 2, 6)))
+    assert np.array_equal(b, ref[1:3].reshape(2, 6, 8, 2, 7, 2).sum(axis=(3, 5)))
+    h = tmp_path / "g.hspy"
+    ref = write_hspy(h, cube(shape=(3, 4, 16, 14), dtype="<f4"))
+    assert np.array_equal(np.asarray(qgpu.io.load(str(h), backend="cuda")), ref)

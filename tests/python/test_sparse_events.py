@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import quantem.gpu as qgpu
+from conftest import requires_cuda
 
 h5py = pytest.importorskip("h5py")
 
@@ -284,3 +285,22 @@ def test_sample_writes_emd(tmp_path):
     info = qgpu.io.inspect(str(tmp_path / "s.emd"))
     assert info["metadata"]["layout"] == "py4DSTEM EMD 1.0" and info["calibration"]["scan_step_angstrom"] > 0
     assert np.array_equal(np.asarray(qgpu.io.load(str(tmp_path / "s.emd"), backend="cpu")), ref)
+
+
+@requires_cuda
+def test_sparse_loads_on_cuda_equal_the_dense_reading(tmp_path):
+    scan, det = (4, 5), (12, 10)
+    ev = events(scan, det, fpp=3, seed=9)
+    p = tmp_path / "s.h5"
+    write_stempy(p, ev, scan, det)
+    ref = dense_of(ev, scan, det, np.uint8)
+    ds = qgpu.io.load(str(p), backend="cuda")
+    assert np.array_equal(np.asarray(ds), ref)
+    mask = np.zeros(det, bool)
+    mask[2:7, 3:8] = True
+    assert np.array_equal(qgpu.detector.virtual_image(ds, mask), ref[..., 2:7, 3:8].sum(axis=(-2, -1)))
+    enc = qgpu.io.load(str(p), backend="cuda", representation="encoded")
+    assert np.array_equal(np.asarray(enc), ref)
+    dense = ((np.random.default_rng(3).random((3, 4, 10, 9)) < 0.1) * 9).astype(np.uint16)
+    c = write_csr(tmp_path, dense)
+    assert np.array_equal(np.asarray(qgpu.io.load(str(c), backend="cuda")), dense)
