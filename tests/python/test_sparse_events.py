@@ -304,3 +304,14 @@ def test_sparse_loads_on_cuda_equal_the_dense_reading(tmp_path):
     dense = ((np.random.default_rng(3).random((3, 4, 10, 9)) < 0.1) * 9).astype(np.uint16)
     c = write_csr(tmp_path, dense)
     assert np.array_equal(np.asarray(qgpu.io.load(str(c), backend="cuda")), dense)
+
+
+@pytest.mark.parametrize("to", ["h5", "emd"])
+def test_sparse_converts_to_the_dense_formats_exactly(tmp_path, to):
+    scan, det = (4, 5), (12, 10)
+    ev = events(scan, det, fpp=2, seed=11)
+    p = tmp_path / "s.h5"
+    write_stempy(p, ev, scan, det)
+    out = tmp_path / f"out.{to}"
+    qgpu.io.convert(str(p), str(out), to=to, backend="cpu")
+    assert np.array_equal(np.asarray(qgpu.io.load(str(out), backend="cpu")), dense_of(ev, scan, det, np.uint8))
