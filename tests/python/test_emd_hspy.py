@@ -366,3 +366,12 @@ def test_emd_and_hspy_load_on_cuda(tmp_path):
     h = tmp_path / "g.hspy"
     ref = write_hspy(h, cube(shape=(3, 4, 16, 14), dtype="<f4"))
     assert np.array_equal(np.asarray(qgpu.io.load(str(h), backend="cuda")), ref)
+
+
+def test_emd_other_version_reads_with_a_dataset_path(tmp_path):
+    p = tmp_path / "v0.emd"
+    ref = write_emd(p, cube(), major=0)
+    with pytest.raises(qgpu.FormatError, match="version_major is 0.0; read is EMD 1.0.*give dataset_path"):
+        qgpu.io.inspect(str(p))
+    got = np.asarray(qgpu.io.load(str(p), backend="cpu", dataset="/py4DSTEM_root/datacube/data"))
+    assert np.array_equal(got, ref)

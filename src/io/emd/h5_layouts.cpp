@@ -326,6 +326,7 @@ std::optional<H5Layout> detect_emd(hid_t file, const std::string& dataset_path) 
   const auto major = number_attr(file, "version_major", where);
   const auto minor = number_attr(file, "version_minor", where);
   if (!major) throw FormatError("EMD file (root attribute emd_group_type = 'file') has no version_major attribute");
+  if (*major != 1 && !dataset_path.empty()) return std::nullopt;  // the way out named below: plain HDF5 reading
   if (*major != 1)
     throw FormatError("EMD file version_major is " + num_text(*major) + (minor ? "." + num_text(*minor) : "") +
                       "; read is EMD 1.0 (py4DSTEM >= 0.14, emdfile); give dataset_path to read one of its datasets "
