@@ -10,6 +10,7 @@
 #include "core/regular_file.hpp"
 #include "io/dm/dm_reader.hpp"
 #include "io/empad/empad_reader.hpp"
+#include "io/hdf5/isolated_parse.hpp"
 #include "io/merlin/merlin_reader.hpp"
 #include "io/mrc/mrc_reader.hpp"
 #include "io/npy/npy_reader.hpp"
@@ -32,6 +33,8 @@ FileInfo inspect_hdf5_file(const std::string& path, const SourceOptions& o) {
   // inspect_hdf5 (its first parse in a child process) marks them: the file is then known to parse safely.
   FileInfo fi = inspect_hdf5(path, o.dataset_path, o.scan_rows, o.scan_cols, o.need);
   if (fi.sparse.kind == "stempy" && fi.frames == 0) {
+    // Its attributes and scan positions are read by HDF5 too: first in a child process (io/hdf5/isolated_parse.hpp).
+    validate_in_child(path, "inspect stempy", [&] { sparse::inspect_stempy(path, o); });
     fi = sparse::inspect_stempy(path, o);
     fi.reader = "stempy";
   }
