@@ -7,6 +7,7 @@
 #include "io/convert.hpp"
 #include "io/hdf5/load.hpp"
 #include "io/sample/sample.hpp"
+#include "io/tiff/write_tiff.hpp"
 
 namespace qgpu::py {
 
@@ -253,6 +254,39 @@ void bind_io(pyb::module_& m) {
      pyb::arg("admission_fraction") = 0.8, pyb::arg("format") = "auto", pyb::arg("dtype") = "",
      pyb::arg("detector_shape") = std::vector<std::size_t>{}, pyb::arg("offset") = 0, pyb::arg("frame_header") = 0,
      pyb::arg("frame_footer") = 0, pyb::arg("flip_rows") = false, pyb::arg("single_file") = false);
+
+  m.def("write_tiff", [](const PathArg& path, const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& a,
+                         double pixel_size, const std::string& unit) {
+    const Image<float> img = image_from_python(a);
+    io::write_tiff_f32(path.string(), img.rows, img.cols, img.data.data(), pixel_size, unit);
+    return path.string();
+  }, pyb::arg("path"), pyb::arg("image"), pyb::arg("pixel_size") = 0.0, pyb::arg("unit") = "");
+
+  m.def("write_products_emd", [](const PathArg& path, const pyb::dict& products, const pyb::object& calibration) {
+    std::vector<io::ProductImage> all;
+    for (const auto& [k, v] : products) {
+      io::ProductImage p;
+      p.name = pyb::cast<std::string>(k);
+      pyb::object arr = pyb::reinterpret_borrow<pyb::object>(v);
+      if (pyb::isinstance<pyb::tuple>(v)) {
+        const pyb::tuple t = pyb::reinterpret_borrow<pyb::tuple>(v);
+        if (t.size() != 3) throw InvalidArgument("product '" + p.name + "' is an array or (array, pixel_size, unit)");
+        arr = t[0];
+        p.pixel_size = pyb::cast<double>(t[1]);
+        p.unit = pyb::cast<std::string>(t[2]);
+      }
+      const Image<float> img = image_from_python(pyb::cast<pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>>(arr));
+      p.rows = img.rows;
+      p.cols = img.cols;
+      p.values = img.data;
+      all.push_back(std::move(p));
+    }
+    nlohmann::json cal = nlohmann::json::object();
+    if (!calibration.is_none())
+      for (const auto& [k, v] : pyb::cast<pyb::dict>(calibration)) cal[pyb::cast<std::string>(k)] = pyb::cast<double>(v);
+    io::write_products_emd(path.string(), all, cal);
+    return path.string();
+  }, pyb::arg("path"), pyb::arg("products"), pyb::arg("calibration") = pyb::none());
 
   m.def("write_sample", [](const PathArg& path, std::vector<std::size_t> scan, std::vector<std::size_t> detector,
                            const std::string& dtype, double defocus, double dose, std::uint64_t seed, double energy,

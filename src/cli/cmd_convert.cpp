@@ -24,9 +24,10 @@ void add_convert(CLI::App& app) {
   add_input_flags(cmd, a->in, a->backend, a->dataset, a->load);
   cmd->add_option("out", a->out,
                   "output file: OUT.h5 (/entry/data/data, one frame per chunk, filter 32008), or "
-                  "OUT.npy (4D, with OUT.json: calibration, pixel mask, provenance) with --to npy")
+                  "OUT.npy (4D, with OUT.json: calibration, pixel mask, provenance) with --to npy, or OUT.emd (py4DSTEM "
+                  "EMD 1.0) with --to emd")
       ->required();
-  cmd->add_option("--to", a->to, "h5 | npy")->check(CLI::IsMember({"h5", "npy"}))->capture_default_str();
+  cmd->add_option("--to", a->to, "h5 | npy | emd (py4DSTEM EMD 1.0: datacube + Calibration)")->check(CLI::IsMember({"h5", "npy", "emd"}))->capture_default_str();
   cmd->add_option("--threads", a->threads, "encoder threads (0: one per core)")->capture_default_str();
   cmd->add_option("--block", a->block,
                   "h5: bitshuffle block size in elements, a multiple of 8 (0: the plugin's "

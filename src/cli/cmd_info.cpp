@@ -123,8 +123,11 @@ double line_scale(std::initializer_list<double> sizes) {
 void print_summary(const io::FileInfo& fi, const nlohmann::json& adm, std::uint64_t decoded, std::uint64_t on_disk) {
   const Shape4D& s = fi.shape;
   std::printf("file        %s\n", fi.path.c_str());
+  const bool events = fi.sparse.present() && fi.sparse.kind != "frame_positions";
   std::printf("format      %s (%s), frames stored %s\n", fi.reader.c_str(), fi.source_kind.c_str(),
-              fi.codec.name().c_str());
+              events ? ("as electron events (" + fi.sparse.kind + "), loaded dense").c_str() : fi.codec.name().c_str());
+  if (fi.sparse.kind == "frame_positions")
+    std::printf("positions   %zu frames placed at the listed scan positions (loaded dense)\n", fi.sparse.positions.size());
   if (!fi.dataset_path.empty()) std::printf("dataset     %s\n", fi.dataset_path.c_str());
   if (fi.scan_shape_known)
     std::printf("shape       scan %zu x %zu, detector %zu x %zu (%s)\n", s.scan_rows, s.scan_cols, s.det_rows,
@@ -132,7 +135,9 @@ void print_summary(const io::FileInfo& fi, const nlohmann::json& adm, std::uint6
   else
     std::printf("shape       scan unknown, detector %zu x %zu: %s\n", s.det_rows, s.det_cols,
                 fi.scan_shape_needed.c_str());
-  if (!fi.records.files.empty())
+  if (events)
+    std::printf("frames      %llu scan positions (%s)\n", (unsigned long long)fi.frames, fi.source_kind.c_str());
+  else if (!fi.records.files.empty())
     std::printf("frames      %llu in %zu file%s\n", (unsigned long long)fi.frames, fi.records.files.size(),
                 fi.records.files.size() == 1 ? "" : "s");
   else
@@ -162,7 +167,9 @@ void print_summary(const io::FileInfo& fi, const nlohmann::json& adm, std::uint6
     std::printf("decoded     %s dense (%llu bytes)\n", size_text(double(decoded)).c_str(), (unsigned long long)decoded);
   std::string chunks;
   for (auto c : fi.chunk_dims) chunks += (chunks.empty() ? "" : " x ") + std::to_string(c);
-  if (fi.records.files.empty() && fi.chunk_dims.empty())
+  if (events)
+    ;  // no chunks: the events are scattered at load
+  else if (fi.records.files.empty() && fi.chunk_dims.empty())
     std::printf("chunks      none (contiguous: frame after frame)\n");
   else if (fi.records.files.empty())
     std::printf("chunks      %s (%s)\n", chunks.c_str(),

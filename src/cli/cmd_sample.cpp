@@ -29,7 +29,8 @@ void add_sample(CLI::App& app) {
   cmd->add_option("out", a->out, "output file (h5: the HDF5 file or master; mib: the .mib, .hdr beside it; empad: the .xml, .raw beside it)")->required();
   cmd->add_option("--format", a->format, "h5 (EIGER-style HDF5) | mib (Merlin .mib + .hdr) | npy (NumPy, 3D frames; "
                                          "--four-d: 4D) | raw (headerless frames) | mrc (MRC, NZ frames) | empad (OUT.xml + "
-                                         "OUT.raw, float32 128x128 frames + 2 footer rows)");
+                                         "OUT.raw, float32 128x128 frames + 2 footer rows) | dm3 | dm4 | emd (py4DSTEM EMD "
+                                         "1.0) | stempy (electron events, HDF5) | csr (LiberTEM raw CSR: OUT.toml + 3 .raw)");
   cmd->add_option("--scan", a->scan, "scan rows cols")->expected(2);
   auto* det = cmd->add_option("--detector", a->det, "detector rows cols (mib: default 256 256, quad 512 512, 514 514 "
                                                     "with --gap)")->expected(2);
@@ -73,8 +74,10 @@ void add_sample(CLI::App& app) {
       a->spec.astigmatism_angle_deg = a->astig[1];
     }
     if (a->format != "h5" && a->format != "mib" && a->format != "npy" && a->format != "raw" && a->format != "mrc" &&
-        a->format != "empad" && a->format != "dm3" && a->format != "dm4")
-      throw InvalidArgument("--format must be h5, mib, npy, raw, mrc, empad, dm3 or dm4, not '" + a->format + "'");
+        a->format != "empad" && a->format != "dm3" && a->format != "dm4" && a->format != "emd" &&
+        a->format != "stempy" && a->format != "csr")
+      throw InvalidArgument("--format must be h5, mib, npy, raw, mrc, empad, dm3, dm4, emd, stempy or csr, not '" +
+                            a->format + "'");
     // Options of one format given for another are refused, not ignored.
     auto only_for = [&](std::initializer_list<CLI::Option*> opts, std::initializer_list<const char*> formats) {
       for (const char* f : formats)
@@ -83,7 +86,7 @@ void add_sample(CLI::App& app) {
         if (o->count()) throw InvalidArgument(o->get_name() + " does not apply to --format " + a->format);
     };
     only_for({depth, quad, raw, gap}, {"mib"});
-    only_for({dtype, order}, {"h5", "npy", "raw", "mrc", "dm3", "dm4"});
+    only_for({dtype, order}, {"h5", "npy", "raw", "mrc", "dm3", "dm4", "emd", "stempy", "csr"});
     only_for({dm_transposed}, {"dm3", "dm4"});
     only_for({four_d}, {"h5", "npy"});
     only_for({npy_version}, {"npy"});
@@ -120,6 +123,19 @@ void add_sample(CLI::App& app) {
       dm.transposed = a->dm_transposed;
       sample::write_sample_dm(a->out, a->spec, dm, progress_bar("simulating"));
       std::printf("wrote %s\n", a->out.c_str());
+    } else if (a->format == "emd" || a->format == "stempy" || a->format == "csr") {
+      if (a->files > 0) throw InvalidArgument("--files writes HDF5 or Merlin acquisitions (--format h5 or mib)");
+      if (a->spec.big_endian) throw InvalidArgument("--byte-order big does not apply to --format " + a->format);
+      if (a->format == "emd") {
+        sample::write_sample_emd(a->out, a->spec, progress_bar("simulating"));
+        std::printf("wrote %s\n", a->out.c_str());
+      } else if (a->format == "stempy") {
+        sample::write_sample_stempy(a->out, a->spec, progress_bar("simulating"));
+        std::printf("wrote %s\n", a->out.c_str());
+      } else {
+        for (const auto& f : sample::write_sample_csr(a->out, a->spec, progress_bar("simulating")))
+          std::printf("wrote %s\n", f.c_str());
+      }
     } else if (a->format == "mrc") {
       if (a->files > 0) throw InvalidArgument("--files writes HDF5 or Merlin acquisitions (--format h5 or mib)");
       sample::write_sample_mrc(a->out, a->spec, 0, progress_bar("simulating"));

@@ -2,7 +2,10 @@
 // Writes one result image as NAME.npy (raw values), NAME.png (display: colours, --png-scale, --annotate) and NAME.json
 // (provenance of the result and of its picture, and the product's calibration: pixel size in angstrom or mrad).
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
+#include <map>
+#include <vector>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -13,6 +16,7 @@
 #include "display/display.hpp"
 #include "display/figure.hpp"
 #include "io/npy/npy.hpp"
+#include "io/tiff/write_tiff.hpp"
 
 namespace qgpu::cli {
 
@@ -25,13 +29,45 @@ inline void write_json(const std::filesystem::path& path, const nlohmann::json& 
 struct PngFlags {
   std::size_t png_scale = 1;
   bool annotate = false;
+  std::string save;  // --save: extra formats, comma-separated (tiff, emd)
 };
+
+// The formats of --save: "tiff", "emd" or both ("tiff,emd"); InvalidArgument naming anything else.
+struct SaveFormats {
+  bool tiff = false, emd = false;
+};
+inline SaveFormats parse_save(const std::string& list) {
+  SaveFormats f;
+  std::size_t p = 0;
+  while (p <= list.size() && !list.empty()) {
+    std::size_t c = list.find(',', p);
+    if (c == std::string::npos) c = list.size();
+    const std::string item = list.substr(p, c - p);
+    if (item == "tiff" || item == "tif") f.tiff = true;
+    else if (item == "emd") f.emd = true;
+    else if (!item.empty()) throw InvalidArgument("--save takes tiff and/or emd (comma-separated), not '" + item + "'");
+    p = c + 1;
+  }
+  return f;
+}
 
 inline void add_png_flags(CLI::App* cmd, PngFlags& p) {
   cmd->add_option("--png-scale", p.png_scale, "enlarge the PNGs N times (nearest neighbour, 1..64)")
       ->check(CLI::Range(1, 64));
   cmd->add_flag("--annotate", p.annotate,
                 "colourbar on the PNGs, and a scale bar where the pixel size is known (file calibration)");
+  cmd->add_option("--save", p.save,
+                  "also write tiff (NAME.tif: 32-bit float values, pixel size for ImageJ/Fiji) and/or emd "
+                  "(OUT/products.emd: every product of the run as an EMD 1.0 array with its calibration), "
+                  "comma-separated: --save tiff,emd")
+      ->check([](const std::string& v) {
+        try {
+          parse_save(v);
+          return std::string();
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+      });
 }
 
 // What one product's files look like and where its pixels lie.
@@ -40,7 +76,24 @@ struct ProductLook {
   display::FigureOptions figure;  // pixel_size set from `calibration` when known
   bool symmetric = false;         // a signed map: display range symmetric about 0
   nlohmann::json calibration;     // written to NAME.json
+  SaveFormats save;               // --save tiff / emd
 };
+
+// The pixel size of a product as exported (TIFF, EMD): scan products in nm (ImageJ's unit), detector ones in mrad;
+// {0, ""} when unknown.
+inline std::pair<double, std::string> export_pixel(const nlohmann::json& cal) {
+  if (!cal.is_object() || !cal.value("pixel_size", nlohmann::json()).is_number()) return {0.0, ""};
+  const double v = cal["pixel_size"].get<double>();
+  return cal.value("space", "") == "scan" ? std::pair<double, std::string>{v / 10, "nm"}
+                                          : std::pair<double, std::string>{v, "mrad"};
+}
+
+// The products of this run for --save emd, per output folder: the file is rewritten with each new product (a few
+// small images), so it is complete whichever product comes last.
+inline std::vector<io::ProductImage>& emd_products(const std::filesystem::path& dir) {
+  static std::map<std::string, std::vector<io::ProductImage>> by_dir;
+  return by_dir[dir.string()];
+}
 
 // The calibration of a product from the dataset's metadata "calibration" ({key: value}): the file's scan step and
 // detector mrad/px (null when absent) and the product's own pixel size: scan_step_angstrom (space "scan") or
@@ -71,6 +124,7 @@ inline ProductLook product_look(const display::DisplayOptions& look, const PngFl
   p.figure.png_scale = png.png_scale;
   p.figure.annotate = png.annotate;
   p.symmetric = symmetric;
+  p.save = parse_save(png.save);
   if (calibration.is_object() && calibration.value("pixel_size", nlohmann::json()).is_number())
     p.figure.pixel_size = display::PixelSize{calibration["pixel_size"].get<double>(),
                                              calibration.value("space", "") == "scan" ? "angstrom" : "mrad"};
@@ -91,7 +145,28 @@ void write_outputs(const std::filesystem::path& dir, const std::string& name, co
   write_json(dir / (name + ".json"), nlohmann::json{{"result", img.provenance.to_json()},
                                                     {"display", rgba.provenance.to_json()},
                                                     {"calibration", p.calibration}});
-  std::printf("  %-14s %zux%zu -> %s.{npy,png,json}\n", name.c_str(), img.rows, img.cols, (dir / name).c_str());
+  std::string written = "npy,png,json";
+  if (p.save.tiff || p.save.emd) {
+    const Image<float> values = as_float(img);  // the values, not the display view
+    const auto [size, unit] = export_pixel(p.calibration);
+    if (p.save.tiff) {
+      io::write_tiff_f32((dir / (name + ".tif")).string(), values.rows, values.cols, values.data.data(), size, unit);
+      written += ",tif";
+    }
+    if (p.save.emd) {
+      auto& all = emd_products(dir);
+      io::ProductImage pi{name, values.rows, values.cols, values.data, size, unit, img.provenance.to_json()};
+      const auto same = std::find_if(all.begin(), all.end(), [&](const io::ProductImage& x) { return x.name == name; });
+      if (same != all.end()) *same = std::move(pi);
+      else all.push_back(std::move(pi));
+      nlohmann::json cal = nlohmann::json::object();
+      for (const char* k : {"scan_step_angstrom", "detector_mrad_per_pixel"})
+        if (p.calibration.is_object() && p.calibration.value(k, nlohmann::json()).is_number()) cal[k] = p.calibration[k];
+      io::write_products_emd((dir / "products.emd").string(), all, cal);
+    }
+  }
+  std::printf("  %-14s %zux%zu -> %s.{%s}%s\n", name.c_str(), img.rows, img.cols, (dir / name).c_str(),
+              written.c_str(), p.save.emd ? " + products.emd" : "");
 }
 
 // Sums in their own dtype (uint64 / int64 / float64).

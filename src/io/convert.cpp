@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "device/device.hpp"
+#include "io/emd/write_emd.hpp"
 #include "io/hdf5/write_dectris.hpp"
 #include "io/npy/npy.hpp"
 
@@ -60,7 +61,8 @@ nlohmann::json converted_calibration(const nlohmann::json& cal, const Region& de
     const double x = v.get<double>();
     if (key == "scan_step_angstrom")
       out[key] = x * bs;
-    else if (key == "detector_mrad_per_pixel" || key == "detector_pixel_size_m")
+    else if (key == "detector_mrad_per_pixel" || key == "detector_pixel_size_m" ||
+             key == "detector_inv_angstrom_per_pixel")
       out[key] = x * bd;
     else if (key == "disk_radius_px")
       out[key] = x / bd;
@@ -75,7 +77,8 @@ nlohmann::json converted_calibration(const nlohmann::json& cal, const Region& de
 }
 
 ConvertResult convert(const std::string& in, const std::string& out, const LoadOptions& load, const ConvertOptions& o) {
-  if (o.to != "h5" && o.to != "npy") throw InvalidArgument("convert writes h5 or npy, not '" + o.to + "'");
+  if (o.to != "h5" && o.to != "npy" && o.to != "emd")
+    throw InvalidArgument("convert writes h5, npy or emd, not '" + o.to + "'");
   check_output_path(out, "convert output");  // before the load: a bad output fails first
   std::string sidecar;
   if (o.to == "npy") {
@@ -103,6 +106,7 @@ ConvertResult convert(const std::string& in, const std::string& out, const LoadO
   nlohmann::json rules = {{"scan_step_angstrom", "x bin_scan"},
                           {"detector_mrad_per_pixel", "x bin_detector"},
                           {"detector_pixel_size_m", "x bin_detector"},
+                          {"detector_inv_angstrom_per_pixel", "x bin_detector"},
                           {"disk_radius_px", "/ bin_detector"},
                           {"beam_center_row_px", "(value - detector row0 - (bin - 1) / 2) / bin_detector"},
                           {"beam_center_col_px", "(value - detector col0 - (bin - 1) / 2) / bin_detector"}};
@@ -157,6 +161,25 @@ ConvertResult convert(const std::string& in, const std::string& out, const LoadO
     if (w.frames_written() != frames)
       throw Error("convert wrote " + std::to_string(w.frames_written()) + " of " + std::to_string(frames) + " frames");
     w.close();
+  } else if (o.to == "emd") {
+    // py4DSTEM EMD 1.0: the datacube (Rx, Ry, Qx, Qy) = (scan row, scan col, det row, det col) with its Calibration.
+    EmdFileSpec spec;
+    spec.calibration = r.calibration;
+    spec.provenance = r.provenance;
+    EmdArraySpec a;
+    a.name = "datacube";
+    a.python_class = "DataCube";
+    a.dims = s.dims();
+    a.dtype = r.dtype;
+    a.dim_names = {"Rx", "Ry", "Qx", "Qy"};
+    const EmdPixel rp = emd_r_pixel(r.calibration), qp = emd_q_pixel(r.calibration);
+    a.dim_units = {rp.units, rp.units, qp.units, qp.units};
+    a.dim_steps = {rp.size, rp.size, qp.size, qp.size};
+    a.fill = [&](const std::function<void(std::size_t, std::size_t, const void*)>& put) {
+      for_each_band([&](std::size_t r0, std::size_t rows, const std::uint8_t* band, std::size_t) { put(r0, rows, band); });
+    };
+    spec.arrays.push_back(std::move(a));
+    write_emd(out, spec, "convert output");
   } else {
     static const char* descr[] = {"|u1", "<u2", "<u4", "<u8", "<f4", "<f8", "|i1", "<i2", "<i4", "<i8"};
     const std::string header = npy_header(descr[int(r.dtype)], s.dims());

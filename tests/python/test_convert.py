@@ -184,7 +184,7 @@ def test_cli_convert_and_npy(tmp_path, sample_path):
 
 
 def test_convert_errors_in_python(tmp_path, sample_path):
-    with pytest.raises(qgpu.InvalidArgument, match="h5 or npy"):
+    with pytest.raises(qgpu.InvalidArgument, match="h5, npy or emd"):
         qgpu.io.convert(sample_path, str(tmp_path / "x.h5"), to="tiff", backend="cpu")
     with pytest.raises(qgpu.RegionError):
         qgpu.io.convert(sample_path, str(tmp_path / "x.h5"), backend="cpu", scan_region=(0, 0, 99, 99))

@@ -2,6 +2,7 @@
 numpy.lib.format.write_array, ndarray.tofile), read back by qgpu.io.load and compared exactly, on every dtype and
 byte order, dense, encoded and binned, cpu (and cuda where a GPU is usable)."""
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -28,7 +29,7 @@ def bf_numpy(a, r0, r1, c0, c1):
 
 def test_formats_lists_the_readers():
     names = [f["name"] for f in qgpu.io.formats()]
-    assert names == ["hdf5", "merlin", "npy", "mrc", "empad", "dm", "raw"]
+    assert names == ["hdf5", "merlin", "npy", "mrc", "empad", "dm", "stempy", "libertem_csr", "raw"]
     assert {f["name"]: f["recognised_by_content"] for f in qgpu.io.formats()}["raw"] is False
 
 
@@ -471,12 +472,29 @@ def test_mrc_real_direct_electron_files(tmp_path):
     assert os.path.exists(movie), f"the real Direct Electron files are missing: {MRC_DIR}"
     frames = de_numpy(movie)
     assert frames.shape == (30, 16, 16) and frames.dtype == np.uint16
-    # In place: the scan-coordinates csv beside it is not a plain raster (x 0, 2, 4 of a 5 x 5 scan, twice).
-    with pytest.raises(qgpu.FormatError, match="Custom_scan_coordinates.csv.*not the plain raster.*not supported yet"):
-        qgpu.io.load(movie, backend="cpu")
+    # In place: the scan-coordinates csv beside it is a custom scan (x 0, 2, 4 of a 5 x 5 scan, twice): every frame at
+    # its listed position ("x,y" = column, row, as rosettasciio reads it), the two visits of a position summed (in
+    # uint32), positions never listed empty and named in the metadata.
+    xy = np.loadtxt(os.path.join(MRC_DIR, "Custom_scan_coordinates.csv"), delimiter=",", dtype=int)
+    want = np.zeros((5, 5, 16, 16), np.uint32)
+    for i, (x, y) in enumerate(xy):
+        want[y, x] += frames[i]
     info = qgpu.io.inspect(movie)
-    assert info["reader"] == "mrc" and not info["scan_shape_known"]
-    assert "Custom_scan_coordinates.csv" in info["scan_shape_needed"]
+    assert info["reader"] == "mrc" and info["scan_shape_known"] and info["shape"] == [5, 5, 16, 16]
+    assert "Custom_scan_coordinates.csv" in info["scan_shape_source"]
+    assert info["metadata"]["de_custom_scan"] == {"positions_listed": 30, "positions_never_scanned": 10,
+                                                  "positions_visited_more_than_once": 15, "most_visits": 2}
+    assert any("listed more than once" in w for w in info["warnings"])
+    ds = qgpu.io.load(movie, backend="cpu")
+    assert np.asarray(ds).dtype == np.uint32 and np.array_equal(np.asarray(ds), want)
+    never = sorted(set(range(25)) - {int(y) * 5 + int(x) for x, y in xy})
+    assert ds.metadata["missing"] == 10 and ds.metadata["missing_positions"] == never
+    mask = np.zeros((16, 16), bool)
+    mask[4:12, 4:12] = True
+    vi = qgpu.detector.virtual_image(ds, mask)
+    assert np.array_equal(vi, want[..., 4:12, 4:12].sum(axis=(-2, -1)))
+    sub = np.asarray(qgpu.io.load(movie, backend="cpu", scan_region=(1, 1, 3, 4), bin_detector=2))
+    assert np.array_equal(sub, want[1:4, 1:5].reshape(3, 4, 8, 2, 8, 2).sum(axis=(3, 5)))
     assert info["calibration"]["energy_kev"] == 300.0
     assert "Custom_info.txt" in info["calibration_detail"]["energy_kev"]["source"]
     assert info["calibration_detail"]["energy_kev"]["unit"] == "keV"
@@ -517,10 +535,19 @@ def test_mrc_real_direct_electron_files(tmp_path):
     assert ds.shape == (5, 6, 16, 16) and np.array_equal(np.asarray(ds), frames.reshape(5, 6, 16, 16))
     assert qgpu.io.inspect(str(r / "R_movie.mrc"))["scan_shape_source"] == (
         "DE info.txt R_info.txt Scan - Size Y x Scan - Size X")
-    # Column-major positions are not the raster: refused, the csv named.
+    # Column-major positions: every frame at its position (each listed once: the stored dtype kept, none missing).
     (r / "R_scan_coordinates.csv").write_text("".join(f"{i // 5},{i % 5}\n" for i in range(30)))
-    with pytest.raises(qgpu.FormatError, match="R_scan_coordinates.csv.*not supported yet"):
-        qgpu.io.load(str(r / "R_movie.mrc"), backend="cpu")
+    ds = qgpu.io.load(str(r / "R_movie.mrc"), backend="cpu")
+    assert ds.shape == (5, 6, 16, 16) and np.asarray(ds).dtype == np.uint16
+    assert np.array_equal(np.asarray(ds), frames.reshape(6, 5, 16, 16).transpose(1, 0, 2, 3))
+    assert ds.metadata["missing"] == 0
+    # A position outside the scan, or a csv whose length is not the frame count: named.
+    (r / "R_scan_coordinates.csv").write_text("".join(f"{i // 5},{i % 5}\n" for i in range(29)) + "6,0\n")
+    with pytest.raises(qgpu.FormatError, match=r"R_scan_coordinates.csv' line 30 \(6,0\) is outside"):
+        qgpu.io.inspect(str(r / "R_movie.mrc"))
+    (r / "R_scan_coordinates.csv").write_text("".join(f"{i // 5},{i % 5}\n" for i in range(29)))
+    with pytest.raises(qgpu.FormatError, match="lists 29 positions for the 30 frames"):
+        qgpu.io.inspect(str(r / "R_movie.mrc"))
 
 
 def test_mrc_damaged_headers_fail_cleanly(tmp_path):
@@ -543,3 +570,63 @@ def test_mrc_damaged_headers_fail_cleanly(tmp_path):
             assert str(path) in str(e)
             continue
         assert info["frames"] * info["detector_shape"][0] * info["detector_shape"][1] <= len(blob)
+
+
+def fei_block(size=640, version=2, ht=300000.0, px=1.5e-10, cl=0.115, big=False):
+    """One FEI1/FEI2 metadata block as the MRC-2014 FEI specification packs it (mrcfile FEI_EXTENDED_HEADER_DTYPE):
+    Metadata size i32 @0, version i32 @4, HT f8 @84, Pixel size X/Y f8 @156/@164, Camera length f8 @301."""
+    o = ">" if big else "<"
+    b = bytearray(size)
+    struct.pack_into(o + "ii", b, 0, size, version)
+    struct.pack_into(o + "d", b, 84, ht)
+    struct.pack_into(o + "dd", b, 156, px, px)
+    struct.pack_into(o + "d", b, 301, cl)
+    return bytes(b)
+
+
+@pytest.mark.parametrize("exttyp", [b"FEI1", b"FEI2"])
+@pytest.mark.parametrize("big", [False, True])
+def test_mrc_fei_extended_header_is_parsed_and_skipped(tmp_path, exttyp, big):
+    a = mrc_values(6, (12, 8, 6), seed=3)
+    blocks = fei_block(big=big) * 12
+    raw = bytearray(mrc_bytes(a, 6, big, next_bytes=len(blocks), exttyp=exttyp))
+    raw[1024:1024 + len(blocks)] = blocks
+    path = tmp_path / "v.mrc"
+    path.write_bytes(bytes(raw))
+    info = qgpu.io.inspect(str(path), scan_shape=(3, 4))
+    ext = info["metadata"]["extended_header"]
+    assert ext["metadata_size"] == 640 and ext["blocks"] == 12 and ext["metadata_version"] == 2
+    assert ext["pixel_size_x_m"] == pytest.approx(1.5e-10) and ext["HT_V"] == 300000.0
+    cal = info["calibration"]
+    assert cal["energy_kev"] == 300.0 and cal["camera_length_m"] == pytest.approx(0.115)
+    assert cal["fei_pixel_size_m"] == pytest.approx(1.5e-10)
+    assert "Pixel size X" in info["calibration_detail"]["fei_pixel_size_m"]["source"]
+    o = ">" if big else "<"
+    want = np.frombuffer(bytes(raw), dtype=o + "u2", offset=1024 + len(blocks)).reshape(3, 4, 8, 6)
+    assert np.array_equal(np.asarray(qgpu.io.load(str(path), backend="cpu", scan_shape=(3, 4))), want)
+
+
+@pytest.mark.parametrize("size,message", [(0, "Metadata size .byte 1024. is 0"), (1 << 20, "is 1048576; it must be")])
+def test_mrc_fei_block_size_malformed_is_named_and_the_frames_still_read(tmp_path, size, message):
+    a = mrc_values(6, (4, 8, 6), seed=4)
+    raw = bytearray(mrc_bytes(a, 6, next_bytes=640 * 4, exttyp=b"FEI1"))
+    struct.pack_into("<i", raw, 1024, size)
+    path = tmp_path / "m.mrc"
+    path.write_bytes(bytes(raw))
+    info = qgpu.io.inspect(str(path), scan_shape=(2, 2))
+    assert any(re.search(message, w) for w in info["warnings"]), info["warnings"]
+    assert "energy_kev" not in info["calibration"]
+    assert np.array_equal(np.asarray(qgpu.io.load(str(path), backend="cpu", scan_shape=(2, 2))), a.reshape(2, 2, 8, 6))
+
+
+def test_mrc_legacy_fei_header_pixel_size(tmp_path):
+    a = mrc_values(2, (4, 8, 6), seed=5)
+    raw = bytearray(mrc_bytes(a, 2, next_bytes=131072))
+    raw[1024:1024 + 131072] = bytes(131072)
+    struct.pack_into("<f", raw, 1024 + 44, 2.5e-10)
+    path = tmp_path / "l.mrc"
+    path.write_bytes(bytes(raw))
+    info = qgpu.io.inspect(str(path), scan_shape=(2, 2))
+    assert info["metadata"]["extended_header"]["legacy_records"] == 1024
+    assert info["calibration"]["fei_pixel_size_m"] == pytest.approx(2.5e-10)
+    assert np.array_equal(np.asarray(qgpu.io.load(str(path), backend="cpu", scan_shape=(2, 2))), a.reshape(2, 2, 8, 6))

@@ -14,7 +14,8 @@ negative indices, ...); only the bounding rectangle is copied from the GPU. np.a
 and refuses beyond ASARRAY_LIMIT_BYTES (use indexing or ds.read(region) for big data)."""
 import numpy as np
 
-from ._qgpu import Dataset, InvalidArgument, convert, discover, formats, inspect, load, write_sample  # noqa: F401
+from ._qgpu import (Dataset, InvalidArgument, convert, discover, formats, inspect, load, write_products_emd,  # noqa: F401
+                    write_sample, write_tiff)
 from ._args import document
 
 ASARRAY_LIMIT_BYTES = 1 << 30
@@ -62,7 +63,8 @@ document(convert, """Writes any file load() reads (with its regions, bins and pi
     bitshuffle+LZ4 HDF5 file (/entry/data/data of (frames, det_r, det_c), one frame per chunk, filter 32008, a
     scan_shape attribute, /entry/calibration, /entry/provenance; the pixel mask at
     /entry/instrument/detector/detectorSpecific/pixel_mask) or, with to="npy", a 4D .npy with a JSON sidecar
-    (OUT.json: calibration, pixel mask, provenance). The counts are the load's, bit for bit: load(out) equals
+    (OUT.json: calibration, pixel mask, provenance), or with to="emd" a py4DSTEM EMD 1.0 file (datacube +
+    Calibration: R_pixel_size in A, Q_pixel_size in mrad or A^-1; py4DSTEM.read opens it). The counts are the load's, bit for bit: load(out) equals
     load(path, ...). Calibration follows the region and binning (scan step x bin_scan, detector mrad/px x
     bin_detector, beam centre moved). Float data: NaN / inf were zeroed by the load, so they are 0 in the output.
     Returns a dict: path, sidecar, shape, dtype, dense_bytes, file_bytes, load_seconds, write_seconds,
@@ -199,3 +201,21 @@ Dataset.__getitem__ = _getitem
 Dataset.__array__ = _array
 Dataset.ndim = property(lambda ds: 4)
 Dataset.__len__ = lambda ds: ds.shape[0]
+
+
+document(write_tiff, """Writes a 2D image as a 32-bit float TIFF (baseline, uncompressed, little-endian) that ImageJ /
+    Fiji open with its pixel size: XResolution / YResolution in pixels per unit and the unit in the ImageJ
+    description (ImageJ=1.11a, unit=..., min, max). Returns the path.
+
+    path: the file to write (replaced atomically).
+    image: a 2D array (converted to float32).
+    pixel_size: the size of one pixel in `unit` (e.g. 0.05 with unit "nm"); 0 (default) = not calibrated.
+    unit: "nm", "mrad", ... ("" default: none).""")
+
+document(write_products_emd, """Writes several 2D products into one py4DSTEM / emdfile EMD 1.0 file (root
+    "quantem_products": one Array per product with data, dim0 / dim1 = [0, pixel size] and units, and the root's
+    Calibration: R_pixel_size from scan_step_angstrom, Q_pixel_size from detector_mrad_per_pixel). Returns the path.
+
+    path: the file to write (replaced atomically).
+    products: {name: array} or {name: (array, pixel_size, unit)} of 2D arrays (stored as float32).
+    calibration: None (default) or {key: value} of our calibration keys (ds.metadata["calibration"]).""")

@@ -1,6 +1,7 @@
 #include "io/hdf5/file_info.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -8,6 +9,7 @@
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
+#include "io/emd/h5_layouts.hpp"
 #include "io/hdf5/acquisition.hpp"
 #include "io/hdf5/bitshuffle_plugin.hpp"
 #include "io/hdf5/h5_handle.hpp"
@@ -49,7 +51,7 @@ nlohmann::json FileInfo::to_json() const {
       rank >= 2 ? std::vector<std::size_t>{dims[rank - 2], dims[rank - 1]} : std::vector<std::size_t>{};
   nlohmann::json j = {{"path", valid_utf8(path)},
           {"reader", reader},
-          {"codec", codec.name()},
+          {"codec", sparse.present() && sparse.kind != "frame_positions" ? "electron events (" + sparse.kind + ")" : codec.name()},
           {"warnings", warnings_json},
           {"metadata", metadata},
           {"dataset_path", valid_utf8(dataset_path)},
@@ -330,6 +332,25 @@ Layout part_layout(const PartRef& part, const std::string& master_path, const st
                      part.dataset_path);
 }
 
+// A contiguous dataset without filters (what h5py, py4DSTEM and HyperSpy write by default) is one run of plain frame
+// records at its file offset: our host and GPU decoders read it like a .npy.
+void add_contiguous_records(hid_t file, FileInfo& info) {
+  h5::QuietErrors quiet;
+  h5::Handle ds(H5Dopen2(file, info.dataset_path.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!ds.valid()) return;
+  h5::Handle dcpl(H5Dget_create_plist(ds), H5Pclose);
+  if (H5Pget_layout(dcpl) != H5D_CONTIGUOUS || H5Pget_nfilters(dcpl) != 0 || !info.plain_bits()) return;
+  const haddr_t offset = H5Dget_offset(ds);
+  if (offset == HADDR_UNDEF || info.frames == 0) return;
+  const std::uint64_t frame = checked_product({std::uint64_t(info.shape.det_rows), std::uint64_t(info.shape.det_cols),
+                                               dtype_size(info.stored_dtype())}, "frame of " + info.dataset_path);
+  info.codec.kind = FrameCodecKind::plain;
+  info.records.files = {info.path};
+  info.records.runs = {{0, 0, info.frames, std::uint64_t(offset), frame, frame}};
+  info.one_frame_per_chunk = true;
+  info.chunks_expected = info.chunks_written = std::size_t(info.frames);
+}
+
 }  // namespace
 
 FileInfo inspect_in_process(const std::string& path, const std::string& dataset_path, std::size_t scan_rows,
@@ -338,7 +359,17 @@ FileInfo inspect_in_process(const std::string& path, const std::string& dataset_
   h5::Handle file = h5::open_file(path);
   FileInfo info;
   info.path = path;
-  const PartList found = find_parts(file, path, dataset_path);
+  if (dataset_path.empty()) {  // stempy electron events: described by their own reader (io/sparse/sparse_reader.hpp)
+    h5::QuietErrors quiet;
+    if (H5Lexists(file, "electron_events", H5P_DEFAULT) > 0 &&
+        H5Lexists(file, "electron_events/frames", H5P_DEFAULT) > 0) {
+      info.sparse.kind = "stempy";
+      return info;
+    }
+  }
+  // py4DSTEM EMD 1.0 and HyperSpy files name their datacube and calibration in their own layout.
+  const std::optional<emd::H5Layout> layout = emd::detect_layout(file, path, dataset_path);
+  const PartList found = find_parts(file, path, layout ? layout->dataset : dataset_path);
   info.dataset_path = found.dataset_path;
   info.source_kind = found.kind;
   const std::string where = "dataset '" + info.dataset_path + "' in '" + path + "'";
@@ -404,7 +435,19 @@ FileInfo inspect_in_process(const std::string& path, const std::string& dataset_
   if (frames == 0) throw FormatError(where + " holds no frames (its scan extent is 0)");
   checked_mul(checked_mul(frames, det_r, where), det_c, "elements of " + where);
 
-  const FileMetadata md = read_file_metadata(file, path, det_r, det_c);
+  FileMetadata md = read_file_metadata(file, path, det_r, det_c);
+  if (layout) {
+    for (const auto& [key, v] : layout->calibration.values) {
+      const bool centre = key == "beam_center_row_px" || key == "beam_center_col_px";
+      const double limit = double(key == "beam_center_row_px" ? det_r : det_c) - 1;
+      if (centre && !(std::isfinite(v.value) && v.value >= 0 && v.value <= limit)) {
+        md.calibration.warn(v.source + " = " + std::to_string(v.value) + " px is outside the detector: not used");
+        continue;
+      }
+      md.calibration.offer(key, v.value, v.unit, v.source);
+    }
+    for (const std::string& w : layout->calibration.warnings) md.calibration.warn(w);
+  }
   info.calibration = md.calibration.flat();
   info.calibration_detail = md.calibration.detail();
   info.metadata_warnings = md.calibration.warnings;
@@ -448,6 +491,12 @@ FileInfo inspect_in_process(const std::string& path, const std::string& dataset_
   const PixelMask mask = read_pixel_mask(file, path, det_r, det_c);
   info.has_pixel_mask = mask.present;
   info.bad_pixels = mask.bad_pixels;
+  if (layout) {
+    info.metadata = layout->metadata;
+    info.warnings.insert(info.warnings.end(), layout->warnings.begin(), layout->warnings.end());
+    info.source_kind = layout->kind + " " + info.source_kind;
+    if (!multi) add_contiguous_records(file, info);
+  }
   return info;
 }
 

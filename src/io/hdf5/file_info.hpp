@@ -13,6 +13,7 @@
 #include "io/hdf5/index/chunk_table.hpp"
 #include "io/source/frame_codec.hpp"
 #include "io/source/frame_records.hpp"
+#include "io/source/sparse_source.hpp"
 #include "io/source/transposed_layout.hpp"
 #include "resident/shape.hpp"
 
@@ -48,6 +49,7 @@ struct FileInfo {
   std::string reader = "hdf5";          // the reader that recognised the file: hdf5, merlin, npy, raw
   FrameCodec codec;                     // how a frame's stored bytes decode
   FrameRecords records;                 // readers without a chunk index: where every frame lies (flat scan order)
+  SparseSource sparse;                  // present: electron events (stempy, LiberTEM CSR), scattered by the load
   TransposedLayout transposed;          // present: the file is stored detector-pixel-slowest (Fortran-order .npy);
                                         // records then name the file and hold no runs
   std::vector<std::string> warnings;    // said by the reader (e.g. an interrupted scan cut to whole rows)

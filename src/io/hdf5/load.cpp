@@ -1,4 +1,5 @@
 #include "io/hdf5/load.hpp"
+#include "io/sparse/load_sparse.hpp"
 
 #include "io/hdf5/admission.hpp"
 #include "io/hdf5/binning.hpp"
@@ -191,7 +192,7 @@ Dataset load(const std::string& path, const LoadOptions& options) {
                           " reader (decoder 'auto' or 'quantem')");
   // Dense or encoded, decided (or refused) before anything is read or allocated. A transposed file loads dense
   // (encoded: made from the dense result), so the dense result must fit.
-  const bool transposed = plan.info.transposed.present;
+  const bool transposed = plan.info.transposed.present || plan.info.sparse.present();
   const std::string& rep = options.representation;
   if (transposed && rep != "auto" && rep != "dense" && rep != "encoded")
     throw InvalidArgument("representation is \"auto\", \"dense\" or \"encoded\", not \"" + rep + "\"");
@@ -202,11 +203,17 @@ Dataset load(const std::string& path, const LoadOptions& options) {
   } catch (const InvalidArgument& e) {
     if (!transposed) throw;
     throw InvalidArgument(std::string(e.what()) + " (" +
-                          (plan.info.reader == "dm" ? "an old-layout DM image" : "a Fortran-order .npy") +
+                          (plan.info.sparse.present() ? "electron events" : plan.info.reader == "dm"
+                                                                                   ? "an old-layout DM image"
+                                                                                   : "a Fortran-order .npy") +
                           " loads dense, encoded only from the dense result: crop/bin it, or write it in C order)");
   }
   plan.representation = adm.representation;
   plan.admission = adm.to_json();
+  if (plan.info.sparse.present()) {
+    if (options.direct_io) throw InvalidArgument("direct_io is not used for electron events ('" + path + "')");
+    return load_sparse(plan, backend, rep == "encoded" ? "encoded" : "dense", options.progress);
+  }
   if (plan.info.transposed.present) return load_transposed(plan, backend, options);
   if (backend == Backend::cuda) return load_cuda(plan, options.progress);
   plan.decoder = d == "auto" ? (our_decoder_applies(plan.info) ? "quantem" : "hdf5") : d;

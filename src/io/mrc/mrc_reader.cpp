@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <algorithm>
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -116,6 +117,90 @@ void de_calibration(const std::map<std::string, std::string>& info, const std::s
     cal.warn(shown + " Specimen Pixel Size Y differs from X by more than 1 %: X is used as the scan step");
   if (const auto v = take("Instrument Project Camera Length (centimeters)"))
     cal.offer("camera_length_m", *v / 100, "m", src("Instrument Project Camera Length (centimeters)", *v));
+}
+
+double f64_at(const std::uint8_t* p, bool big) {
+  std::uint8_t b[8];
+  std::memcpy(b, p, 8);
+  if (big) std::reverse(b, b + 8);
+  double v;
+  std::memcpy(&v, b, 8);
+  return v;
+}
+
+float f32_at(const std::uint8_t* p, bool big) {
+  std::uint8_t b[4];
+  std::memcpy(b, p, 4);
+  if (big) std::reverse(b, b + 4);
+  float v;
+  std::memcpy(&v, b, 4);
+  return v;
+}
+
+std::string num_text(double v) {
+  char s[64];
+  std::snprintf(s, sizeof s, "%.10g", v);
+  return s;
+}
+
+// The Thermo Fisher / FEI extended header (EXTTYP FEI1 / FEI2: one metadata block per section, MRC-2014
+// specification as mrcfile's FEI_EXTENDED_HEADER_DTYPE lays it out, packed: Metadata size i32 @0, Metadata version
+// i32 @4, HT f8 @84 (V), Pixel size X / Y f8 @156 / @164 (m), Camera length f8 @301 (m)); or the legacy FEI header
+// of 1024 records of 128 bytes (NEXT = 131072, rosettasciio's get_fei_dtype_list: pixel_size f4 @44, m). The block
+// of the first section is read; a block size that cannot be is named in a warning (the frames still lie after NEXT).
+nlohmann::json fei_extended_header(const std::uint8_t* e, std::size_t n, const MrcHeader& m, const std::string& where,
+                                   Calibration& cal, std::vector<std::string>& warnings) {
+  (void)where;
+  const bool big = m.big_endian;
+  nlohmann::json j = nlohmann::json::object();
+  const std::string src = "MRC " + m.exttyp + " extended header (section 0) ";
+  if (m.exttyp == "FEI1" || m.exttyp == "FEI2") {
+    if (n < 8) {
+      warnings.push_back("EXTTYP " + m.exttyp + " but the extended header (NEXT = " + std::to_string(m.next) +
+                         " bytes) is shorter than its 8-byte block start: its metadata is not read");
+      return j;
+    }
+    const std::int32_t size = i32_at(e, big), version = i32_at(e + 4, big);
+    j["metadata_size"] = size;
+    j["metadata_version"] = version;
+    if (size <= 0 || size > m.next) {  // the frames still lie after NEXT bytes: read, with the header named
+      warnings.push_back(m.exttyp + " extended header Metadata size (byte 1024) is " + std::to_string(size) +
+                         "; it must be positive and at most NEXT = " + std::to_string(m.next) +
+                         ": its metadata is not read");
+      j["malformed"] = true;
+      return j;
+    }
+    if (m.next % size)
+      warnings.push_back(m.exttyp + " extended header: NEXT = " + std::to_string(m.next) +
+                         " is not a whole number of " + std::to_string(size) + "-byte metadata blocks");
+    else
+      j["blocks"] = m.next / size;
+    const std::size_t have = std::min<std::size_t>(std::size_t(size), n);
+    const auto field = [&](const char* name, std::size_t off) -> std::optional<double> {
+      if (off + 8 > have) return std::nullopt;
+      const double v = f64_at(e + off, big);
+      j[name] = std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+      return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+    };
+    const auto ht = field("HT_V", 84);
+    const auto px = field("pixel_size_x_m", 156);
+    field("pixel_size_y_m", 164);
+    const auto cl = field("camera_length_m", 301);
+    if (ht && *ht > 0) cal.offer("energy_kev", *ht / 1e3, "keV", src + "HT (" + num_text(*ht) + " V)");
+    if (cl && *cl > 0) cal.offer("camera_length_m", *cl, "m", src + "Camera length (" + num_text(*cl) + " m)");
+    if (px && *px > 0)
+      cal.offer("fei_pixel_size_m", *px, "m", src + "Pixel size X (" + num_text(*px) + " m; the frame's pixel as FEI "
+                                                "states it: specimen-referred for images)");
+    else if (px)
+      cal.warn(src + "Pixel size X is " + num_text(*px) + ": not a positive size, not used");
+  } else if (m.next == 131072 && n >= 128) {
+    const float px = f32_at(e + 44, big);
+    j["legacy_records"] = 1024;
+    j["pixel_size_m"] = std::isfinite(px) ? nlohmann::json(px) : nlohmann::json(nullptr);
+    if (std::isfinite(px) && px > 0)
+      cal.offer("fei_pixel_size_m", px, "m", "MRC legacy FEI extended header (record 0) pixel_size (" + num_text(px) + " m)");
+  }
+  return j;
 }
 
 }  // namespace
@@ -250,6 +335,15 @@ FileInfo inspect_mrc(const std::string& path, const SourceOptions& o) {
   if (got < 0) throw IoError("cannot read " + where + ": " + std::strerror(err));
   const std::uint64_t file_bytes = std::uint64_t(st.st_size);
   const MrcHeader m = parse_header(head.data(), std::size_t(got), file_bytes, where);
+  std::vector<std::uint8_t> ext;
+  if (m.next > 0) {  // the first block of the extended header (FEI metadata); the data start after all NEXT bytes
+    ext.resize(std::min<std::size_t>(std::size_t(m.next), 4096));
+    const int efd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    const ssize_t eg = efd >= 0 ? ::pread(efd, ext.data(), ext.size(), kHeaderBytes) : -1;
+    if (efd >= 0) ::close(efd);
+    if (eg < 0) throw IoError("cannot read the extended header of " + where);
+    ext.resize(std::size_t(eg));
+  }
 
   FileInfo fi;
   fi.path = path;
@@ -270,6 +364,11 @@ FileInfo inspect_mrc(const std::string& path, const SourceOptions& o) {
                                                                                 ? " (none: little-endian assumed)"
                                                                                 : "")},
                  {"data_offset", m.data_offset}};
+  Calibration fei_cal;
+  if (!ext.empty()) {
+    const nlohmann::json fei = fei_extended_header(ext.data(), ext.size(), m, where, fei_cal, fi.warnings);
+    if (!fei.empty()) fi.metadata["extended_header"] = fei;
+  }
   const std::uint64_t end = m.data_offset + m.data_bytes;  // checked in parse_header
   if (end < file_bytes)
     fi.warnings.push_back(std::to_string(file_bytes - end) + " bytes after the last of the NZ = " +
@@ -280,6 +379,10 @@ FileInfo inspect_mrc(const std::string& path, const SourceOptions& o) {
   hints.given_cols = o.scan_cols;
   const bool given = o.scan_rows || o.scan_cols;
   std::string refusal;  // the DE files state a scan we do not read yet (not given: a load is refused with this)
+  std::vector<std::uint64_t> custom_positions;  // a DE custom scan: the flat scan position of every frame
+  std::uint32_t custom_most_visits = 0;
+  std::pair<std::size_t, std::size_t> custom_shape{0, 0};
+  std::string custom_source;
 
   // Direct Electron: <id>_movie.mrc with <id>_info.txt (and for XY-file scans <id>_scan_coordinates.csv) beside it.
   const std::string suffix = "_movie.mrc";
@@ -318,16 +421,61 @@ FileInfo inspect_mrc(const std::string& path, const SourceOptions& o) {
           for (std::uint64_t i = 0; raster && i < n; ++i)
             raster = pos[i].first == (long long)(i % std::uint64_t(*sx)) &&
                      pos[i].second == (long long)(i / std::uint64_t(*sx));
-          if (!raster)
+          if (!raster && !given) {
+            // A random, ROI or custom scan: frame i lies at the csv's line i ("x,y": column, row), as rosettasciio
+            // reads it; positions never listed stay empty (named at load), positions listed twice are summed.
+            if (pos.size() != frames)
+              throw FormatError(where + ": scan coordinates csv '" + csv_path + "' lists " +
+                                std::to_string(pos.size()) + " positions for the " + std::to_string(frames) +
+                                " frames (NZ) of the movie");
+            std::vector<std::uint32_t> visits(n, 0);
+            custom_positions.resize(pos.size());
+            for (std::size_t i = 0; i < pos.size(); ++i) {
+              const auto [x, y] = pos[i];
+              if (x < 0 || y < 0 || x >= *sx || y >= *sy)
+                throw FormatError("scan coordinates csv '" + csv_path + "' line " + std::to_string(i + 1) + " (" +
+                                  std::to_string(x) + "," + std::to_string(y) + ") is outside " + shown +
+                                  " Scan - Size X x Scan - Size Y = " + std::to_string(*sx) + " x " +
+                                  std::to_string(*sy));
+              custom_positions[i] = std::uint64_t(y) * std::uint64_t(*sx) + std::uint64_t(x);
+              ++visits[custom_positions[i]];
+            }
+            std::uint64_t never = 0, twice = 0;
+            std::uint32_t most = 0;
+            for (std::uint32_t v : visits) {
+              never += v == 0;
+              twice += v > 1;
+              most = std::max(most, v);
+            }
+            custom_most_visits = most;
+            fi.metadata["de_custom_scan"] = {{"positions_listed", pos.size()},
+                                             {"positions_never_scanned", never},
+                                             {"positions_visited_more_than_once", twice},
+                                             {"most_visits", most}};
+            if (twice)
+              fi.warnings.push_back(std::to_string(twice) + " scan positions of '" + csv_path +
+                                    "' are listed more than once (up to " + std::to_string(most) +
+                                    " times): their frames are summed");
+            if (never)
+              fi.warnings.push_back(std::to_string(never) + " of the " + std::to_string(n) + " scan positions are "
+                                    "never listed in '" + csv_path + "': their frames are empty (the load's metadata "
+                                    "names them in missing_positions)");
+          } else if (!raster) {
             refusal = "scan coordinates csv '" + csv_path + "' (" + std::to_string(pos.size()) +
                       " positions) is not the plain raster of " + shown + " Scan - Size Y x Scan - Size X = " +
                       std::to_string(*sy) + " x " + std::to_string(*sx) +
-                      " (row-major, every position once): random, ROI and other custom scans are not supported yet";
+                      " (row-major, every position once): with the scan shape given the frames are read in file "
+                      "order; without it they are placed at the csv's positions";
+          }
         } else if (!type.empty() && type != "Raster") {
           refusal = shown + " states Scan - Type = " + type + " but its scan coordinates csv '" + csv_path +
                     "' is missing: the scan order is unknown";
         }
-        if (refusal.empty()) {
+        if (!custom_positions.empty()) {
+          custom_shape = {std::size_t(*sy), std::size_t(*sx)};
+          custom_source = json_safe(shown + " Scan - Size Y x Scan - Size X, frames at the positions of " +
+                                    base_name(csv_path));
+        } else if (refusal.empty()) {
           hints.sidecar = {*sy, *sx};
           hints.sidecar_source = json_safe(shown + " Scan - Size Y x Scan - Size X");
         } else if (given) {
@@ -339,7 +487,22 @@ FileInfo inspect_mrc(const std::string& path, const SourceOptions& o) {
       }
     }
   }
-  if (!refusal.empty() && !given) {
+  if (!fei_cal.values.empty() || !fei_cal.warnings.empty()) {
+    Calibration cal;
+    for (const auto& [k, v] : fi.calibration_detail.items())
+      if (v.is_object() && v.contains("value") && v["value"].is_number())
+        cal.offer(k, v["value"].get<double>(), v.value("unit", ""), v.value("source", ""));
+    for (const auto& [k, v] : fei_cal.values) cal.offer(k, v.value, v.unit, v.source);
+    for (const std::string& w : fei_cal.warnings) cal.warn(w);
+    fi.calibration = cal.flat();
+    fi.calibration_detail = cal.detail();
+    for (const std::string& w : cal.warnings) fi.metadata_warnings.push_back(w);
+  }
+  if (!custom_positions.empty()) {
+    fi.shape = {custom_shape.first, custom_shape.second, det_r, det_c};
+    fi.frames = std::uint64_t(custom_shape.first) * custom_shape.second;
+    fi.scan_shape_source = custom_source;
+  } else if (!refusal.empty() && !given) {
     fi.frames = frames;
     if (o.need == ScanShapeNeed::required) throw FormatError(where + ": " + refusal);
     fi.shape = {0, 0, det_r, det_c};
@@ -355,6 +518,17 @@ FileInfo inspect_mrc(const std::string& path, const SourceOptions& o) {
   fi.precision = 8 * dtype_size(m.dtype);
   fi.records.files = {path};
   fi.records.runs = {{0, 0, frames, m.data_offset, m.frame_bytes, m.frame_bytes}};
+  if (!custom_positions.empty()) {
+    fi.sparse.kind = "frame_positions";
+    fi.sparse.positions = std::move(custom_positions);
+    fi.sparse.stored_frames = frames;
+    fi.sparse.values_dtype = std::string(fi.byte_order == "big" ? ">" : "<") +
+                             (m.dtype == DType::i8 ? "i1" : m.dtype == DType::i16 ? "i2" : m.dtype == DType::f32 ? "f4" : "u2");
+    if (custom_most_visits > 1 && m.dtype != DType::f32) {  // summed visits: counts in a wider type
+      fi.stored_as = m.dtype;
+      fi.dtype = is_signed_dtype(m.dtype) ? DType::i32 : DType::u32;
+    }
+  }
   fi.one_frame_per_chunk = true;
   fi.chunks_expected = fi.chunks_written = std::size_t(frames);
   fi.ready = true;

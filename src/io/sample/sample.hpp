@@ -94,6 +94,14 @@ struct FramesLayout {
 };
 
 // The same frames as write_sample (simulate_frames), as .npy or raw frames (uncompressed: frames x frame bytes).
+// py4DSTEM EMD 1.0 (io/emd/write_emd.hpp), stempy electron events (version 3) and LiberTEM raw CSR (TOML at path,
+// <stem>_indptr.raw / _indices.raw / _data.raw beside it) of the same counts (io/sample/write_sparse_emd.cpp).
+void write_sample_emd(const std::string& path, const SampleSpec& s, const std::function<void(double)>& progress = {});
+void write_sample_stempy(const std::string& path, const SampleSpec& s,
+                         const std::function<void(double)>& progress = {});
+std::vector<std::string> write_sample_csr(const std::string& path, const SampleSpec& s,
+                                          const std::function<void(double)>& progress = {});
+
 void write_sample_frames(const std::string& path, const SampleSpec& s, const FramesLayout& layout,
                          const std::function<void(double)>& progress = {});
 // The same simulated frames as a Merlin acquisition: .mib frames with the real header layout (384-byte headers

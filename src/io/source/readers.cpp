@@ -10,10 +10,12 @@
 #include "core/regular_file.hpp"
 #include "io/dm/dm_reader.hpp"
 #include "io/empad/empad_reader.hpp"
+#include "io/hdf5/isolated_parse.hpp"
 #include "io/merlin/merlin_reader.hpp"
 #include "io/mrc/mrc_reader.hpp"
 #include "io/npy/npy_reader.hpp"
 #include "io/raw/raw_reader.hpp"
+#include "io/sparse/sparse_reader.hpp"
 
 namespace qgpu::io {
 
@@ -27,7 +29,16 @@ bool is_hdf5_head(const std::uint8_t* h, std::size_t n) {
 }
 
 FileInfo inspect_hdf5_file(const std::string& path, const SourceOptions& o) {
-  return inspect_hdf5(path, o.dataset_path, o.scan_rows, o.scan_cols, o.need);
+  // stempy's electron events are HDF5 too: their reader describes them (the plain HDF5 reading has no 4D data there).
+  // inspect_hdf5 (its first parse in a child process) marks them: the file is then known to parse safely.
+  FileInfo fi = inspect_hdf5(path, o.dataset_path, o.scan_rows, o.scan_cols, o.need);
+  if (fi.sparse.kind == "stempy" && fi.frames == 0) {
+    // Its attributes and scan positions are read by HDF5 too: first in a child process (io/hdf5/isolated_parse.hpp).
+    validate_in_child(path, "inspect stempy", [&] { sparse::inspect_stempy(path, o); });
+    fi = sparse::inspect_stempy(path, o);
+    fi.reader = "stempy";
+  }
+  return fi;
 }
 
 }  // namespace
@@ -45,6 +56,11 @@ const std::vector<FormatReader>& formats() {
        empad::is_empad_head, empad::inspect_empad},
       {"dm", "Gatan DigitalMicrograph DM3 / DM4 (4D STEMx image, frame-contiguous order; 3D stacks)",
        dm::is_dm_head, dm::inspect_dm},
+      {"stempy", "stempy sparse electron events (HDF5 electron_events/frames + scan_positions, versions 1-3; "
+                 "several frames per position summed), loaded dense; found by the hdf5 reader",
+       nullptr, sparse::inspect_stempy},
+      {"libertem_csr", "LiberTEM raw CSR (TOML descriptor + indptr / indices / values files), loaded dense",
+       sparse::is_csr_head, sparse::inspect_csr},
       {"raw", "headerless frames (dtype and detector shape given; offsets before the data and around each frame)",
        nullptr, raw::inspect_raw},
   };
@@ -82,7 +98,7 @@ FileInfo inspect(const std::string& path, const SourceOptions& o) {
                           r.name + ": give format='raw' to read it as headerless frames");
   try {
     FileInfo fi = r.inspect(path, o);
-    fi.reader = r.name;
+    if (!(r.name == "hdf5" && fi.reader == "stempy")) fi.reader = r.name;
     return fi;
   } catch (const IoError& e) {
     const std::string what = e.what();
