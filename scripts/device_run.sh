@@ -77,6 +77,18 @@ for s in "$@"; do
     livemerlin) $B/qgpu sample /tmp/qb/quad.mib --format mib --quad --counter-depth 12 --scan 64 64 >/dev/null 2>&1
                 step bench_live_merlin 200 $B/bench_live /tmp/qb/quad.mib --backend cuda --protocol merlin --rates 0,2000,4000 ;;
     queries) step bench_queries 300 $B/bench_queries /tmp/qb/s512.h5 --backend cuda ;;
+    vulkan)  # the vulkan backend on NVIDIA's driver (carry .gl: the Vulkan loader, see the device README): its tests
+             # against the CPU reference and CUDA, then the queries beside CUDA's (needs s512 first)
+      for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+      [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] &&
+        export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+      $B/qgpu info /tmp/qb/s512.h5 2>&1 | grep -i vulkan | tee "$LOG/vulkan_device.log"
+      for t in $B/test_device $B/test_detector $B/test_dpc $B/test_io; do
+        n=$(basename "$t"); timeout 120 "$t" --gtest_brief=1 --gtest_filter='*ulkan*' >"$LOG/vk_$n.log" 2>&1
+        echo "vulkan $n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/vk_$n.log" | tr '\n' ' ')"
+        grep -E '^\[  FAILED|Failure|skipped' "$LOG/vk_$n.log" | head -5
+      done
+      step bench_queries_vulkan 200 $B/bench_queries /tmp/qb/s512.h5 --backend vulkan ;;
     movie) step bench_movie 200 $B/bench_movie /tmp/qb/s512.h5 ;;  # carry .devpack-movie too (the FFmpeg libraries)
     cache) step bench_cache 200 $B/bench_cache /tmp/qb/s512.h5 --backend cuda --out /tmp/qb/products.h5 --reps 2 ;;
     fuzzgpu) step replay_cuda_decoder 200 $B/replay_cuda_decoder --mutate 1000000 --seed 1 ;;

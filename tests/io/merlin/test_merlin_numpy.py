@@ -209,7 +209,7 @@ def test_sample_writer_multi_file_acquisition(tmp_path):
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--format", "tiff"], "--format must be h5, mib, npy, raw, mrc, empad, dm3 or dm4"),
+    (["--format", "tiff"], "--format must be h5, mib, npy, raw, mrc, empad, dm3, dm4, emd, stempy or csr"),
     (["--counter-depth", "6"], "--counter-depth does not apply to --format h5"),
     (["--format", "mib", "--dtype", "uint8"], "--dtype does not apply to --format mib"),
     (["--format", "mib", "--counter-depth", "7"], "counter depth 7 is not 1, 6, 12 or 24"),
