@@ -25,6 +25,12 @@ ComMaps com_values(const Dataset& ds, const std::uint8_t* mask);
 // The encoded CoM of a GPU-resident encoded dataset, sums and division on the device (com_encoded's cuda path).
 ComMaps com_encoded_cuda(const Dataset& ds, const std::uint8_t* mask);
 
+// The three weights of the CoM sums over the detector: 1, det_row and det_col where the mask is on (0 elsewhere).
+struct ComWeights {
+  std::vector<std::uint32_t> one, row, col;
+};
+ComWeights com_weights(const Shape4D& sh, const std::uint8_t* mask);
+
 // The encoded CoM's pixel list (the selected pixels in row-major order, all without a mask) and their det_row and
 // det_col weights.
 struct ComPixelLists {

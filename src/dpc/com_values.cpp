@@ -9,19 +9,24 @@
 
 namespace qgpu::dpc::detail {
 
-ComMaps com_values(const Dataset& ds, const std::uint8_t* mask) {
-  const Shape4D& sh = ds.shape();
+ComWeights com_weights(const Shape4D& sh, const std::uint8_t* mask) {
   const std::size_t fp = sh.frame_pixels();
-  std::vector<std::uint32_t> w1(fp), wr(fp), wc(fp);
+  ComWeights w{std::vector<std::uint32_t>(fp), std::vector<std::uint32_t>(fp), std::vector<std::uint32_t>(fp)};
   for (std::size_t p = 0; p < fp; ++p) {
     const std::uint32_t on = mask ? mask[p] : 1;
-    w1[p] = on;
-    wr[p] = on * std::uint32_t(p / sh.det_cols);
-    wc[p] = on * std::uint32_t(p % sh.det_cols);
+    w.one[p] = on;
+    w.row[p] = on * std::uint32_t(p / sh.det_cols);
+    w.col[p] = on * std::uint32_t(p % sh.det_cols);
   }
-  const SumImage s = detector::virtual_image(ds, detector::from_weights(sh.det_rows, sh.det_cols, std::move(w1)));
-  const SumImage sr = detector::virtual_image(ds, detector::from_weights(sh.det_rows, sh.det_cols, std::move(wr)));
-  const SumImage sc = detector::virtual_image(ds, detector::from_weights(sh.det_rows, sh.det_cols, std::move(wc)));
+  return w;
+}
+
+ComMaps com_values(const Dataset& ds, const std::uint8_t* mask) {
+  const Shape4D& sh = ds.shape();
+  ComWeights w = com_weights(sh, mask);
+  const SumImage s = detector::virtual_image(ds, detector::from_weights(sh.det_rows, sh.det_cols, std::move(w.one)));
+  const SumImage sr = detector::virtual_image(ds, detector::from_weights(sh.det_rows, sh.det_cols, std::move(w.row)));
+  const SumImage sc = detector::virtual_image(ds, detector::from_weights(sh.det_rows, sh.det_cols, std::move(w.col)));
   const double centre_r = (double(sh.det_rows) - 1) / 2, centre_c = (double(sh.det_cols) - 1) / 2;
   ComMaps out;
   out.row.resize(sh.frames());

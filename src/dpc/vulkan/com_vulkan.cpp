@@ -12,15 +12,9 @@ namespace qgpu::dpc::detail {
 
 ComMaps com_vulkan(const Dataset& ds, const std::uint8_t* mask) {
   const Shape4D& sh = ds.shape();
-  const std::size_t fp = sh.frame_pixels(), frames = sh.frames();
-  std::vector<std::uint32_t> w1(fp), wr(fp), wc(fp);
-  for (std::size_t p = 0; p < fp; ++p) {
-    const std::uint32_t on = mask ? mask[p] : 1;
-    w1[p] = on;
-    wr[p] = on * std::uint32_t(p / sh.det_cols);
-    wc[p] = on * std::uint32_t(p % sh.det_cols);
-  }
-  const std::vector<std::uint64_t> sums = detector::vulkan::weighted_sums(ds, {&w1, &wr, &wc});
+  const std::size_t frames = sh.frames();
+  const ComWeights w = com_weights(sh, mask);
+  const std::vector<std::uint64_t> sums = detector::vulkan::weighted_sums(ds, {&w.one, &w.row, &w.col});
   const double centre_r = (double(sh.det_rows) - 1) / 2, centre_c = (double(sh.det_cols) - 1) / 2;
   const std::uint64_t max_index = std::max(sh.det_rows, sh.det_cols) - 1;
   ComMaps out;
