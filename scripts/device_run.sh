@@ -80,8 +80,11 @@ for s in "$@"; do
     vulkan)  # the vulkan backend on NVIDIA's driver (carry .gl: the Vulkan loader, see the device README): its tests
              # against the CPU reference and CUDA, then the queries beside CUDA's (needs s512 first)
       for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-      [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] &&
-        export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+      # NVIDIA's ICD (libGLX_nvidia) needs glvnd: .gl holds libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0
+      # libgles2 (apt-get download, the device README); in s9c the loader alone gave VK_ERROR_INCOMPATIBLE_DRIVER.
+      ls /usr/local/nvidia/share/vulkan/icd.d/ /usr/share/vulkan/icd.d/ /etc/vulkan/icd.d/ 2>&1 | tee "$LOG/vulkan_icd.log"
+      export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+      export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
       $B/qgpu info /tmp/qb/s512.h5 2>&1 | grep -i vulkan | tee "$LOG/vulkan_device.log"
       for t in $B/test_device $B/test_detector $B/test_dpc $B/test_io; do
         n=$(basename "$t"); timeout 120 "$t" --gtest_brief=1 --gtest_filter='*ulkan*' >"$LOG/vk_$n.log" 2>&1
