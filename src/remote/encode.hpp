@@ -30,7 +30,8 @@ nlohmann::json image_json(const Image<std::int64_t>& img);  // beyond +-2^53 as 
 nlohmann::json image_json(const Image<float>& img);  // non-finite values as null
 nlohmann::json image_json(const Image<double>& img);  // non-finite values as null
 
-// PNG (8 bits per channel; RGB when every pixel is opaque, else RGBA) as bytes. InvalidArgument for an empty or
+// PNG as bytes (a palette PNG for at most 256 colours, e.g. any colormapped picture; else RGB when every pixel is
+// opaque, else RGBA; 8 bits per channel). InvalidArgument for an empty or
 // inconsistent picture.
 std::string png_bytes(const display::Rgba& img);
 

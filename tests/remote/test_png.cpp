@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 #include <png.h>
 
+#include <cmath>
 #include <random>
 
 #include "core/error.hpp"
+#include "display/display.hpp"
 #include "remote/encode.hpp"
 
 namespace qgpu::remote {
@@ -42,7 +44,8 @@ TEST(PngBytes, OpaquePictureIsRgbAndReadsBackExactly) {
     const std::string png = png_bytes(img);
     ASSERT_GT(png.size(), 33u);
     EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
-    EXPECT_EQ(png[25], 2) << "colour type";  // IHDR data starts at byte 16; colour type is its 10th byte
+    // IHDR data starts at byte 16; the colour type is its 10th byte: a palette for at most 256 colours, else RGB
+    EXPECT_EQ(png[25], r * c <= 256 ? 3 : 2) << "colour type of " << r << "x" << c;
     std::size_t rows = 0, cols = 0;
     EXPECT_EQ(decode(png, rows, cols), img.rgba) << r << "x" << c;
     EXPECT_EQ(rows, r);
@@ -56,6 +59,24 @@ TEST(PngBytes, TransparentPixelsKeepAlpha) {
   EXPECT_EQ(png[25], 6) << "colour type";
   std::size_t rows = 0, cols = 0;
   EXPECT_EQ(decode(png, rows, cols), img.rgba);
+}
+
+TEST(PngBytes, ColormappedPictureIsAPaletteWithItsTransparency) {
+  Image<float> v;
+  v.rows = 300;
+  v.cols = 257;
+  v.data.resize(v.rows * v.cols);
+  for (std::size_t i = 0; i < v.data.size(); ++i) v.data[i] = float((i * 7919) % 1000);
+  for (bool hole : {false, true}) {
+    if (hole) v.data[1234] = std::nanf("");  // drawn transparent black
+    const display::Rgba img = display::render(v, display::DisplayOptions{});
+    const std::string png = png_bytes(img);
+    EXPECT_EQ(png[25], 3) << "colour type";
+    EXPECT_EQ(png.find("tRNS") != std::string::npos, hole);
+    std::size_t rows = 0, cols = 0;
+    EXPECT_EQ(decode(png, rows, cols), img.rgba);
+    EXPECT_LT(png.size(), img.rgba.size() / 3);  // one byte per pixel before deflate
+  }
 }
 
 TEST(PngBytes, EmptyOrInconsistentRefused) {
