@@ -98,24 +98,29 @@ std::vector<double> read_numbers(hid_t obj, hid_t type, hid_t space, bool attrib
   throw FormatError(what + " holds neither numbers nor a bool (HDF5 class " + std::to_string(int(cls)) + ")");
 }
 
-std::optional<std::string> string_attr(hid_t obj, const char* name, const std::string& where) {
-  if (!has_attr(obj, name)) return std::nullopt;
+// The attribute opened, with its type and space, handed to f with its description (FormatError when it cannot be
+// opened).
+template <class F> auto with_attr(hid_t obj, const char* name, const std::string& where, F&& f) {
   h5::QuietErrors quiet;
   h5::Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
   if (!a.valid()) throw FormatError(where + " attribute " + name + " cannot be opened");
   h5::Handle t(H5Aget_type(a), H5Tclose);
   h5::Handle sp(H5Aget_space(a), H5Sclose);
-  return read_string(a, t, sp, true, where + " attribute " + name);
+  return f(a, t, sp, where + " attribute " + name);
+}
+
+std::optional<std::string> string_attr(hid_t obj, const char* name, const std::string& where) {
+  if (!has_attr(obj, name)) return std::nullopt;
+  return with_attr(obj, name, where, [](const h5::Handle& a, const h5::Handle& t, const h5::Handle& sp,
+                                        const std::string& what) { return read_string(a, t, sp, true, what); });
 }
 
 std::optional<double> number_attr(hid_t obj, const char* name, const std::string& where) {
   if (!has_attr(obj, name)) return std::nullopt;
-  h5::QuietErrors quiet;
-  h5::Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
-  if (!a.valid()) throw FormatError(where + " attribute " + name + " cannot be opened");
-  h5::Handle t(H5Aget_type(a), H5Tclose);
-  h5::Handle sp(H5Aget_space(a), H5Sclose);
-  const std::vector<double> v = read_numbers(a, t, sp, true, where + " attribute " + name);
+  const std::vector<double> v = with_attr(
+      obj, name, where, [](const h5::Handle& a, const h5::Handle& t, const h5::Handle& sp, const std::string& what) {
+        return read_numbers(a, t, sp, true, what);
+      });
   if (v.size() != 1)
     throw FormatError(where + " attribute " + name + " holds " + std::to_string(v.size()) + " values; expected one");
   return v[0];
