@@ -1,6 +1,7 @@
 #include "live/protocol/mpx.hpp"
 
 #include <cstdio>
+#include <cstring>
 
 #include "core/error.hpp"
 
@@ -42,8 +43,9 @@ std::uint64_t payload_bytes(const std::uint8_t* p) {
 std::vector<std::uint8_t> message(const std::uint8_t* payload, std::size_t size) {
   char head[kPrefixBytes + 1];
   std::snprintf(head, sizeof head, "MPX,%010llu,", static_cast<unsigned long long>(size + 1));
-  std::vector<std::uint8_t> m(head, head + kPrefixBytes);
-  m.insert(m.end(), payload, payload + size);
+  std::vector<std::uint8_t> m(kPrefixBytes + size);
+  std::memcpy(m.data(), head, kPrefixBytes);
+  if (size) std::memcpy(m.data() + kPrefixBytes, payload, size);
   return m;
 }
 
