@@ -13,6 +13,7 @@ out=${QGPU_PY_OUT:-/tmp/qgpu-py}
 logs=${QGPU_PY_LOGS:-$out}; mkdir -p "$logs"  # one log per test file
 rm -rf "$out" && mkdir -p "$out/obj" && cp -r python/quantem "$out/"
 echo "python $($PY --version 2>&1), module $ext, compiler $(${CXX:-c++} --version | head -1)"
+$PY -c "import importlib.util as u; print('have: ' + ', '.join(m + (' yes' if u.find_spec(m) else ' no') for m in ('numpy', 'h5py', 'jupyter_client', 'ipykernel', 'anywidget', 'traitlets')))"
 for f in python/src/*.cpp; do
   ${CXX:-c++} -O2 -std=c++20 -fPIC -fvisibility=hidden -Isrc -I.devinc -I.devinc/hdf5/serial -I"$py_inc" \
     -I"$pybind_inc" -c "$f" -o "$out/obj/$(basename "$f" .cpp).o" &
@@ -30,5 +31,14 @@ for f in ${QGPU_PY_FILES:-tests/python/test_*.py}; do
   rc=$?; [ $rc -eq 0 ] || [ $rc -eq 5 ] || status=1
   echo "$(basename "$f") rc=$rc $(tail -1 "$logs/$(basename "$f").log")"
   [ $rc -eq 0 ] || [ $rc -eq 5 ] || grep -E "^(FAILED|ERROR)|Error|Fatal" "$logs/$(basename "$f").log" | head -8
+  if [ $rc -ge 128 ]; then  # a crash: again, stopping at the first, with the native stack printed and symbolised
+    cc -shared -fPIC -O1 -o "$out/segv.so" scripts/segv_backtrace.c -ldl 2>/dev/null
+    LD_PRELOAD="$out/segv.so" PYTHONPATH="$out" $PY -m pytest -q -x -p no:faulthandler -p no:cacheprovider "$f" "$@" \
+      > "$logs/$(basename "$f").crash" 2>&1
+    grep '^FRAME' "$logs/$(basename "$f").crash" | head -40 | while read -r _ obj off sym; do
+      case "$obj" in *quantem*|*_qgpu*) echo "  $(basename "$obj") $off $sym $(addr2line -f -C -e "$obj" "$off" 2>/dev/null | head -1 | cut -c1-160)";;
+        *) echo "  $obj $sym";; esac
+    done | tee -a "$logs/$(basename "$f").crash" | head -30
+  fi
 done
 exit $status
