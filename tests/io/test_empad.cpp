@@ -123,6 +123,13 @@ TEST(Empad, RawNameAndRecognition) {
   EXPECT_EQ(s->second, 32u);
   EXPECT_FALSE(io::empad::scan_shape_from_raw_name("/data/scan_x32_y64/other.raw"));
   EXPECT_FALSE(io::empad::scan_shape_from_raw_name("scan_x0_y4.raw"));
+  const auto big = io::empad::scan_shape_from_raw_name("scan_x123456789_y7.raw");  // 9 digits: the most read
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->first, 7u);
+  EXPECT_EQ(big->second, 123456789u);
+  for (const char* no : {"scan_x1234567890_y7.raw", "scan_x3_y2.raw.bak", "scan_x_y2.raw", "xscan_x3_y2.raw",
+                         "scan_x3_y2.RAW", "scan_x3_y.raw", "scan_x3y2.raw", "scan_x-3_y2.raw", "scan_x3_y2raw", ""})
+    EXPECT_FALSE(io::empad::scan_shape_from_raw_name(no)) << no;
   auto rec = [](const std::string& h) {
     return io::empad::is_empad_head(reinterpret_cast<const std::uint8_t*>(h.data()), h.size());
   };

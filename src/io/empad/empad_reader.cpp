@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <regex>
 #include <string_view>
 
 #include "core/checked.hpp"
@@ -362,14 +361,29 @@ EmpadXml parse_empad_xml(const std::string& text, const std::string& where) {
   return out;
 }
 
+namespace {
+// 1 to 9 decimal digits at text[i..], advancing i; nullopt otherwise.
+std::optional<std::size_t> digits_at(std::string_view text, std::size_t& i) {
+  std::size_t v = 0, n = 0;
+  for (; i < text.size() && n < 10 && text[i] >= '0' && text[i] <= '9'; ++i, ++n) v = v * 10 + std::size_t(text[i] - '0');
+  if (n == 0 || n > 9) return std::nullopt;
+  return v;
+}
+}  // namespace
+
 std::optional<std::pair<std::size_t, std::size_t>> scan_shape_from_raw_name(const std::string& path) {
-  static const std::regex name(R"(scan_x([0-9]{1,9})_y([0-9]{1,9})\.raw)");
-  std::smatch m;
+  // The whole file name is scan_x<X>_y<Y>.raw (X, Y: 1 to 9 digits).
   const std::string file = std::filesystem::path(path).filename().string();
-  if (!std::regex_match(file, m, name)) return std::nullopt;
-  const std::size_t x = std::stoul(m[1].str()), y = std::stoul(m[2].str());
-  if (!x || !y) return std::nullopt;
-  return std::make_pair(y, x);
+  const std::string_view f(file);
+  std::size_t i = 0;
+  if (!f.starts_with("scan_x")) return std::nullopt;
+  i = 6;
+  const auto x = digits_at(f, i);
+  if (!x || f.substr(i, 2) != "_y") return std::nullopt;
+  i += 2;
+  const auto y = digits_at(f, i);
+  if (!y || f.substr(i) != ".raw" || !*x || !*y) return std::nullopt;
+  return std::make_pair(*y, *x);
 }
 
 bool is_empad_head(const std::uint8_t* head, std::size_t n) {
