@@ -3,7 +3,7 @@
 # Logs of every step are written to $OUT/logs (returned with the call).
 # usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
 #        queries, live (stream V2 receive+decode+image of s512), livemerlin (Merlin TCP, quad 12-bit), movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), enctests (encoded GPU tests), replay (300k mutants),
-#        python (Python tests, built there), formats (npy load vs floor and numpy+CuPy), merlin (the same for a 34 GB .mib), parallax, widget (issue 29's round trip, after s512 and python), scale (2048x2048 scan tiled from s512's chunks, loaded encoded), scale1024 (the same at 1024x1024), ncu_sum (Nsight Compute
+#        python (Python tests, built there), formats (npy load vs floor and numpy+CuPy), merlin (the same for a 34 GB .mib), parallax, mpi (issue 33: 1/2/4 ranks on the one GPU; carry .devpack-mpi), widget (issue 29's round trip, after s512 and python), scale (2048x2048 scan tiled from s512's chunks, loaded encoded), scale1024 (the same at 1024x1024), ncu_sum (Nsight Compute
 #        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve), ncu_src
 #        (per-instruction stalls of the masked-sum kernel), sass (its SASS), sass_enc (the encoder's SASS), timeline512 (the
 #        load's timeline, QGPU_LOAD_TIMELINE=1), replay_short (a short mutant replay). Logs go to $OUT; a short table is printed last.
@@ -109,6 +109,20 @@ for s in "$@"; do
       step numpy_mib 300 python3 bench/bench_formats_numpy.py /tmp/qb/q12.mib --raw uint8 0
       rm -f /tmp/qb/q12.mib /tmp/qb/q12.hdr ;;
     serve) step bench_serve 200 python3 bench/bench_serve.py $B/qgpu /tmp/qb/s512.h5 ;;  # QGPU_BENCH_SERVE_SKIP=names
+    mpi)  # issue 33: mpirun -n 1/2/4 with the ranks sharing the one GPU, products byte-identical (carry .devpack-mpi;
+          # needs s512 first). Debian's Open MPI from .devmpi (scripts/device_pack_mpi.sh), relocated by OPAL_PREFIX.
+      M=$PWD/.devmpi/usr
+      if [ -x "$M/bin/orterun" ]; then
+        P=/usr/lib/x86_64-linux-gnu/pmix2  # PMIx looks for its plugins only there
+        [ -e "$P/lib/pmix" ] || { mkdir -p "$P" && cp -r "$M/lib/x86_64-linux-gnu/pmix2/." "$P/"; }
+        export OPAL_PREFIX=$M PATH=$M/bin:$PATH
+        export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$M/lib/x86_64-linux-gnu:$M/lib/x86_64-linux-gnu/openmpi/lib:$PWD/.devmpi/lib
+        MPIRUN=$M/bin/orterun
+      else MPIRUN=$(command -v mpirun || echo "no-mpirun: carry .devpack-mpi"); fi
+      for rep in dense encoded; do
+        SHARE_GPU=1 RANKS="1 2 4" REPEAT=2 REPRESENTATION=$rep QGPU=$B/qgpu MPIRUN=$MPIRUN \
+          step mpi_$rep 300 bash bench/mpi_scaling.sh /tmp/qb/s512.h5 512 192
+      done ;;
     widget)  # issue 29: drag -> BF image through a real kernel (jupyter_client + ipykernel); needs s512 and python first
       python3 -c "import jupyter_client, ipykernel" 2>/dev/null || echo "widget: the device's python3 lacks jupyter_client/ipykernel"
       PYTHONPATH=/tmp/qgpu-py step bench_widget 200 python3 bench/bench_widget.py /tmp/qb/s512.h5 --backend cuda --drags 50 ;;
