@@ -45,8 +45,8 @@ std::optional<dpc::Rotation> given_rotation(const Params& p) {
   return dpc::Rotation{*a, p.choice("transpose", {"0", "1"}, "0") == "1"};
 }
 
-Field field_of(const dpc::PipelineResult& r, nlohmann::json info) {
-  Field f{r.field_row, r.field_col, std::move(info)};
+Field field_of(dpc::PipelineResult&& r, nlohmann::json info) {
+  Field f{std::move(r.field_row), std::move(r.field_col), std::move(info)};
   f.info["angle_deg"] = r.rotation.angle_deg;
   f.info["transpose"] = r.rotation.transpose;
   return f;
@@ -79,14 +79,17 @@ std::shared_ptr<const Field> rotated_dpc(ServedDataset& s, const Params& p) {
   const std::optional<dpc::Rotation> given = given_rotation(p);
   if (s.field_cache && !given) return s.field_cache;
   const timing::Stage stage("host");
+  if (given) {  // the cached centred DPC rotated as asked: no copy of the DPC, the field moved into the answer
+    auto [row, col] = dpc::rotate_field(dpc_of(s), given->angle_deg, given->transpose);
+    return std::make_shared<const Field>(Field{std::move(row), std::move(col),
+                                               {{"rotation", "given"}, {"angle_deg", given->angle_deg},
+                                                {"transpose", given->transpose}}});
+  }
   dpc::PipelineParams pp;
-  pp.rotation = given;
-  const dpc::PipelineResult r =
+  dpc::PipelineResult r =
       dpc::run_pipeline(dpc_of(s), pp, [&s](const dpc::DpcResult& d) { return rotation_of(s, d); });
   nlohmann::json info;
-  if (!r.calibration) {
-    info["rotation"] = "given";
-  } else {
+  {
     const dpc::RotationResult& rot = *r.calibration;
     info["rotation"] = "calibrated";
     info["method"] = rot.method;
@@ -95,9 +98,8 @@ std::shared_ptr<const Field> rotated_dpc(ServedDataset& s, const Params& p) {
     info["determined"] = rot.determined;
     info["warning"] = dpc::rotation_warning(rot);
   }
-  auto kept = std::make_shared<const Field>(field_of(r, std::move(info)));
-  if (!given) s.field_cache = kept;
-  return kept;
+  s.field_cache = std::make_shared<const Field>(field_of(std::move(r), std::move(info)));
+  return s.field_cache;
 }
 
 // Two components: json {row, col}, f32 stacked [2][rows][cols], png of `component`.

@@ -11,6 +11,7 @@
 #include "display/display.hpp"
 #include "display/pattern.hpp"
 #include "dpc/com.hpp"
+#include "dpc/rotation.hpp"
 #include "remote/encode.hpp"
 #include "service_fixture.hpp"
 
@@ -180,6 +181,21 @@ TEST(RemoteApi, MeanPatternAndComEqualTheLibrary) {
     ASSERT_TRUE(res) << q;
     EXPECT_EQ(res->status, 200) << q << ": " << res->body;
   }
+  // A given rotation: the centred DPC rotated (and transposed) exactly as the library does it.
+  const auto [fr, fc] = dpc::rotate_field(dpc::centered_dpc(c), 30.0, true);
+  auto rotated = fr.data;
+  rotated.insert(rotated.end(), fc.data.begin(), fc.data.end());
+  for (int again = 0; again < 2; ++again) {  // twice: nothing kept from the first answer changes the second
+    res = srv.client().Get(srv.api("/dpc?rotation=30&transpose=1&format=f32"));
+    ASSERT_TRUE(res);
+    EXPECT_EQ(as_vector<float>(res->body), rotated);
+  }
+  res = srv.client().Get(srv.api("/dpc?rotation=30&transpose=1&format=json"));
+  ASSERT_TRUE(res);
+  const auto info = nlohmann::json::parse(res->body).at("info");
+  EXPECT_EQ(info.at("rotation"), "given");
+  EXPECT_EQ(info.at("angle_deg"), 30.0);
+  EXPECT_EQ(info.at("transpose"), true);
 }
 
 TEST(RemoteApi, WindowHoldsTheFramesExactlyBinned) {
