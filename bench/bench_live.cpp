@@ -3,12 +3,16 @@
 //             products alone, no socket;
 //   loopback: the simulator pushing over ZeroMQ on loopback (as fast as it can, then at fixed rates) into the V2
 //             receiver and the acquisition, in one process.
+//   receiver: (DECTRIS only) the simulator into the receiver and a sink that only copies each frame (the ring's
+//             memcpy) and counts, once per --parse-threads value: the receiver's own rate, from the start message
+//             to the end message.
 // Each row: frames decoded per second over the series, dropped frames, the largest latency from a batch's oldest
 // frame arriving to its products being updated, and the fraction of the time the worker was busy.
 // usage: bench_live FILE [--backend cuda|cpu] [--rows N (the first N scan rows)] [--rates R1,R2,...] [--batch F]
 //        [--ring-mib M] [--port P] [--protocol dectris-v2|dectris-v1|merlin] [--parse-threads P1,P2,...]
-//        [--parse-batch B] [--rcvhwm H] [--repeat K (the series sent K times: K x the frames per row)]
+//        [--parse-batch B] [--parse-linger-us U] [--rcvhwm H] [--repeat K (the series sent K times: K x the frames per row)]
 //   sim only: (DECTRIS only) the simulator encoding every message with no socket: its own ceiling.
+//   cbor:     (DECTRIS only) the receiver's decoding of every image message alone (one thread, no socket).
 //   zmq only: (DECTRIS only) the simulator pushing as fast as it can into a bare ZeroMQ PULL socket that only counts
 //             messages: the ceiling of the simulator and loopback ZeroMQ, beside which the loopback rows are read.
 //   loopback: the max-rate row once per --parse-threads value (default 0,1,2,4; 0 = the socket thread decodes each
@@ -58,6 +62,30 @@ void print(const Row& r, const std::string& backend) {
   std::fflush(stdout);
 }
 
+// The receiver alone: a sink that copies each frame into a buffer (what the ring does) and counts, nothing decoded.
+class CopySink : public Sink {
+ public:
+  CopySink() : buf_(std::size_t(64) << 20) {}
+  void series_start(const SeriesInfo&) override {
+    if (t0 == 0) t0 = now_s();
+  }
+  void frame(const FrameView& f) override {
+    if (f.size > buf_.size()) return;
+    if (at_ + f.size > buf_.size()) at_ = 0;
+    std::memcpy(buf_.data() + at_, f.data, f.size);
+    at_ += f.size;
+    ++frames;
+  }
+  void series_end(const std::string&, const std::string&) override { t1 = now_s(); }
+  void problem(const std::string&) override { ++problems; }
+  std::uint64_t frames = 0, problems = 0;
+  double t0 = 0, t1 = 0;
+
+ private:
+  std::vector<std::uint8_t> buf_;
+  std::size_t at_ = 0;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,6 +99,7 @@ int main(int argc, char** argv) {
   std::string parse_threads = "0,1,2,4";
   std::size_t rows = 0, batch = 4096, ring_mib = 2048, parse_batch = ReceiveOptions{}.parse_batch, repeat = 1;
   int rcvhwm = 0;
+  unsigned parse_linger_us = ReceiveOptions{}.parse_linger_us;
   int port = 31777;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
@@ -83,6 +112,7 @@ int main(int argc, char** argv) {
     else if (k == "--protocol") protocol = v;
     else if (k == "--parse-threads") parse_threads = v;
     else if (k == "--parse-batch") parse_batch = std::stoul(v);
+    else if (k == "--parse-linger-us") parse_linger_us = unsigned(std::stoul(v));
     else if (k == "--rcvhwm") rcvhwm = std::stoi(v);
     else if (k == "--repeat") repeat = std::stoul(v);
   }
@@ -145,6 +175,26 @@ int main(int argc, char** argv) {
                 "max", n, double(n) / std::max(secs, 1e-9));
     std::printf("  image messages encoded, no socket: %.2f GB/s\n", double(total) / std::max(secs, 1e-9) / 1e9);
   }
+  if (!merlin) {  // the receiver's CBOR walk alone: every image message decoded (stream2::decode), no socket
+    std::vector<std::vector<std::uint8_t>> msgs;
+    for (std::size_t k = 0; k < src.frames.size(); ++k)
+      msgs.push_back(stream2::encode_image(1, k, src.info.det_rows, src.info.det_cols, src.info.dtype, "bslz4",
+                                           src.frames[k].data(), src.frames[k].size()));
+    std::size_t check = 0;
+    stream2::Message msg;  // reused, as the receiver does
+    const double t = now_s();
+    for (std::size_t rpt = 0; rpt < so.repeat; ++rpt)
+      for (const auto& m : msgs) {
+        stream2::decode(m.data(), m.size(), "", msg);
+        check += msg.image.size;
+      }
+    const double secs = now_s() - t;
+    const std::size_t n = msgs.size() * so.repeat;
+    std::printf("| %-8s | %-4s | %7s | %9s | %8zu | %10.0f |       - |       - |      - |\n", "cbor", "-", "1",
+                "max", n, double(n) / std::max(secs, 1e-9));
+    std::printf("  image messages decoded (CBOR walk, one thread, no socket, no copy): %.2f GB/s of pixels' bytes\n",
+                double(check) / std::max(secs, 1e-9) / 1e9);
+  }
   if (!merlin) {  // transport: simulator -> ZeroMQ -> a PULL socket that counts messages and does nothing else
     SimulateOptions o = so;
     o.port = port++;
@@ -178,6 +228,28 @@ int main(int argc, char** argv) {
     std::string p;
     while (std::getline(ps, p, ',')) parsers_list.push_back(unsigned(std::stoul(p)));
   }
+  if (!merlin)
+    for (const unsigned parsers : parsers_list) {  // the receiver alone, as fast as the simulator sends
+      SimulateOptions o = so;
+      o.port = port++;
+      CopySink sink;
+      ReceiveOptions ro{"", o.repeat, 60};
+      ro.parse_threads = parsers;
+      ro.parse_batch = parse_batch;
+      ro.parse_linger_us = parse_linger_us;
+      ro.rcvhwm = rcvhwm;
+      Receiver rx(Endpoint{protocol, "127.0.0.1", o.port}, sink, ro);
+      SimulateReport rep;
+      std::thread sim([&] { rep = simulate_detector(src, o); });
+      rx.run();
+      sim.join();
+      const double secs = std::max(sink.t1 - sink.t0, 1e-9);
+      std::printf("| %-8s | %-4s | %7u | %9s | %8llu | %10.0f | %7zu |       - |      - |\n", "receiver", "-", parsers,
+                  "max", static_cast<unsigned long long>(sink.frames), double(sink.frames) / secs, rx.dropped());
+      std::printf("  the receiver into a sink that only copies the frames (no decoding); simulator sent %.0f frames/s\n",
+                  rep.frames_per_second);
+      std::fflush(stdout);
+    }
   std::stringstream ss(rates);
   std::string r;
   while (std::getline(ss, r, ',')) {  // loopback: simulator thread -> ZeroMQ -> receiver -> acquisition
@@ -192,6 +264,7 @@ int main(int argc, char** argv) {
       ReceiveOptions ro{"", o.repeat, 60};
       ro.parse_threads = parsers;
       ro.parse_batch = parse_batch;
+      ro.parse_linger_us = parse_linger_us;
       ro.rcvhwm = rcvhwm;
       Receiver rx(Endpoint{protocol, "127.0.0.1", o.port}, a, ro);
       SimulateReport rep;

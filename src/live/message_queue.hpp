@@ -7,7 +7,8 @@
 // no room drop at once until the consumer has emptied half the queue (a stalled consumer costs the socket one wait,
 // then the socket is drained, never blocked). Each item carries the number of items dropped just before it, so the consumer names the gap in stream
 // order. pop() takes up to n items with a batch number (0, 1, 2 ... in pop order); it returns false once the queue
-// is closed and empty. close() wakes every waiter: nothing waits on a closed queue.
+// is closed and empty; given a linger it first waits that long for n items. close() wakes every waiter: nothing
+// waits on a closed queue.
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -53,21 +54,32 @@ template <class T> class MessageQueue {
     bytes_ += bytes;
     peak_items_ = std::max(peak_items_, slots_.size());
     peak_bytes_ = std::max(peak_bytes_, bytes_);
-    const bool was_empty = slots_.size() == 1;
+    const bool wake_idle = idle_consumers_ && slots_.size() == 1;
+    const bool wake_filling = filling_consumers_ && slots_.size() >= fill_target_;
     lk.unlock();
-    if (was_empty || waiting_consumers_) item_cv_.notify_one();
+    if (wake_idle) idle_cv_.notify_one();
+    if (wake_filling) fill_cv_.notify_one();
     return true;
   }
 
   // Up to n items (at least one) into `out` (cleared first) and their batch number; waits while the queue is empty
-  // and open. False when closed and empty.
-  bool pop(std::size_t n, std::vector<Slot>& out, std::uint64_t* batch) {
+  // and open, then, given a linger, up to linger more for n items (a batch per wake, not a wake per item: the
+  // producer signals only the first item and the n-th). False when closed and empty.
+  bool pop(std::size_t n, std::vector<Slot>& out, std::uint64_t* batch,
+           std::chrono::microseconds linger = std::chrono::microseconds(0)) {
     out.clear();
+    n = std::max<std::size_t>(n, 1);
     std::unique_lock lk(mutex_);
     if (slots_.empty() && !closed_) {
-      ++waiting_consumers_;
-      item_cv_.wait(lk, [&] { return closed_ || !slots_.empty(); });
-      --waiting_consumers_;
+      ++idle_consumers_;
+      idle_cv_.wait(lk, [&] { return closed_ || !slots_.empty(); });
+      --idle_consumers_;
+    }
+    if (linger.count() > 0 && slots_.size() < n && !closed_) {
+      ++filling_consumers_;
+      fill_target_ = n;
+      fill_cv_.wait_for(lk, linger, [&] { return closed_ || slots_.size() >= n; });
+      --filling_consumers_;
     }
     if (slots_.empty()) return false;
     while (!slots_.empty() && out.size() < n) {
@@ -77,10 +89,10 @@ template <class T> class MessageQueue {
     }
     *batch = batches_++;
     if (dropping_ && 2 * slots_.size() <= max_items_ && 2 * bytes_ <= max_bytes_) dropping_ = false;
-    const bool more = !slots_.empty() && waiting_consumers_;
+    const bool more = !slots_.empty() && idle_consumers_;
     lk.unlock();
     room_cv_.notify_one();
-    if (more) item_cv_.notify_one();
+    if (more) idle_cv_.notify_one();
     return true;
   }
 
@@ -89,7 +101,8 @@ template <class T> class MessageQueue {
       std::lock_guard lk(mutex_);
       closed_ = true;
     }
-    item_cv_.notify_all();
+    idle_cv_.notify_all();
+    fill_cv_.notify_all();
     room_cv_.notify_all();
   }
 
@@ -110,10 +123,10 @@ template <class T> class MessageQueue {
   }
   const std::size_t max_items_, max_bytes_;
   mutable std::mutex mutex_;
-  std::condition_variable item_cv_, room_cv_;
+  std::condition_variable idle_cv_, fill_cv_, room_cv_;  // consumers: waiting for an item / for a full batch
   std::deque<Slot> slots_;
   std::size_t bytes_ = 0, peak_items_ = 0, peak_bytes_ = 0;
-  std::size_t waiting_consumers_ = 0;
+  std::size_t idle_consumers_ = 0, filling_consumers_ = 0, fill_target_ = 1;
   std::uint64_t batches_ = 0, dropped_ = 0, pending_drops_ = 0, waits_ = 0;
   bool closed_ = false, dropping_ = false;
 };

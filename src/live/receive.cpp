@@ -135,12 +135,12 @@ struct DectrisEvent {
   std::size_t size = 0;
 };
 
-DectrisEvent event_of(stream2::Message&& m) {
-  DectrisEvent e;
+// Fills `e` (reused: a start's SeriesInfo is moved in only for a start).
+void event_of(stream2::Message& m, DectrisEvent& e) {
   e.series = std::to_string(m.series_id);
   e.kind = m.kind == stream2::Kind::start ? DectrisEvent::start
            : m.kind == stream2::Kind::image ? DectrisEvent::image : DectrisEvent::end;
-  e.info = std::move(m.start);
+  if (m.kind == stream2::Kind::start) e.info = std::move(m.start);
   e.index = m.image.image_id;
   e.rows = m.image.rows;
   e.cols = m.image.cols;
@@ -148,15 +148,13 @@ DectrisEvent event_of(stream2::Message&& m) {
   e.compression = m.image.compression;
   e.data = m.image.data;
   e.size = m.image.size;
-  return e;
 }
 
-DectrisEvent event_of(stream1::Message&& m) {
-  DectrisEvent e;
+void event_of(stream1::Message&& m, DectrisEvent& e) {
   e.series = std::to_string(m.series);
   e.kind = m.kind == stream1::Kind::header ? DectrisEvent::start
            : m.kind == stream1::Kind::image ? DectrisEvent::image : DectrisEvent::end;
-  e.info = std::move(m.start);
+  if (m.kind == stream1::Kind::header) e.info = std::move(m.start);
   e.index = m.frame;
   e.rows = m.rows;
   e.cols = m.cols;
@@ -164,7 +162,6 @@ DectrisEvent event_of(stream1::Message&& m) {
   e.compression = m.encoding == "<" ? "" : m.encoding == "lz4<" ? "lz4" : "bslz4";
   e.data = m.blob.data;
   e.size = m.blob.size;
-  return e;
 }
 
 }  // namespace
@@ -209,20 +206,26 @@ struct Decoded {
   std::uint64_t dropped_before = 0;  // messages the socket thread dropped just before this one
 };
 
-void decode_into(const Received& r, bool v2, const std::string& channel, std::vector<stream1::Part>& views,
-                 Decoded& d) {
+// A decoding thread's scratch, reused from message to message.
+struct Scratch {
+  stream2::Message v2;
+  std::vector<stream1::Part> views;
+};
+
+void decode_into(const Received& r, bool v2, const std::string& channel, Scratch& sc, Decoded& d) {
   d.number = r.number;
   d.error.clear();
   try {
     if (v2) {
       if (!r.more.empty())
         throw FormatError("DECTRIS stream V2 message of " + std::to_string(1 + r.more.size()) + " parts");
-      d.event = event_of(stream2::decode(static_cast<const std::uint8_t*>(r.first.data()), r.first.size(), channel));
+      stream2::decode(static_cast<const std::uint8_t*>(r.first.data()), r.first.size(), channel, sc.v2);
+      event_of(sc.v2, d.event);
     } else {
-      views.clear();
-      views.push_back({static_cast<const std::uint8_t*>(r.first.data()), r.first.size()});
-      for (const auto& p : r.more) views.push_back({static_cast<const std::uint8_t*>(p.data()), p.size()});
-      d.event = event_of(stream1::decode(views));
+      sc.views.clear();
+      sc.views.push_back({static_cast<const std::uint8_t*>(r.first.data()), r.first.size()});
+      for (const auto& p : r.more) sc.views.push_back({static_cast<const std::uint8_t*>(p.data()), p.size()});
+      event_of(stream1::decode(sc.views), d.event);
     }
   } catch (const std::exception& ex) {
     d.error = ex.what();
@@ -295,6 +298,8 @@ void validate(const ReceiveOptions& o) {
     throw InvalidArgument("parse_threads " + std::to_string(o.parse_threads) + ": 0 (inline) .. 64");
   if (o.parse_batch == 0 || o.parse_batch > 65536)
     throw InvalidArgument("parse_batch " + std::to_string(o.parse_batch) + ": 1..65536 messages");
+  if (o.parse_linger_us > 1000000)
+    throw InvalidArgument("parse_linger_us " + std::to_string(o.parse_linger_us) + ": at most 1000000 (1 s)");
   if (o.queue_messages == 0) throw InvalidArgument("queue_messages 0: at least 1");
   if (o.queue_bytes < 4096) throw InvalidArgument("queue_bytes " + std::to_string(o.queue_bytes) + ": at least 4096");
   if (o.rcvhwm < 0 || o.rcvbuf < 0) throw InvalidArgument("rcvhwm and rcvbuf: 0 (the default) or positive");
@@ -322,7 +327,7 @@ void Receiver::run_dectris(bool v2) {
   if (options_.parse_threads == 0) {  // inline: the socket thread decodes and delivers each message
     Received r;
     Decoded d;
-    std::vector<stream1::Part> views;
+    Scratch sc;
     while (!stop_) {
       if (!recv_message(sock, r, endpoint_)) {
         if (idle()) break;
@@ -330,7 +335,7 @@ void Receiver::run_dectris(bool v2) {
       }
       last = Clock::now();
       r.number = ++messages_;
-      decode_into(r, v2, options_.channel, views, d);
+      decode_into(r, v2, options_.channel, sc, d);
       if (dispatch(d)) return;
     }
     dispatch.finish();
@@ -342,17 +347,18 @@ void Receiver::run_dectris(bool v2) {
   Queue queue(options_.queue_messages, options_.queue_bytes);
   Turnstile turn;
   std::atomic<bool> done{false};  // the series count is reached
+  const auto linger = std::chrono::microseconds(options_.parse_linger_us);
   const auto parser = [&] {
     std::vector<Queue::Slot> slots;
     std::vector<Decoded> decoded;
-    std::vector<stream1::Part> views;
+    Scratch sc;
     std::uint64_t b = 0;
     try {
-      while (queue.pop(options_.parse_batch, slots, &b)) {
+      while (queue.pop(options_.parse_batch, slots, &b, linger)) {
         if (decoded.size() < slots.size()) decoded.resize(slots.size());
         if (!done && !stop_)
           for (std::size_t i = 0; i < slots.size(); ++i) {
-            decode_into(slots[i].item, v2, options_.channel, views, decoded[i]);
+            decode_into(slots[i].item, v2, options_.channel, sc, decoded[i]);
             decoded[i].dropped_before = slots[i].dropped_before;
           }
         if (!turn.wait(b)) break;

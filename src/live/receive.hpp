@@ -32,8 +32,9 @@ struct ReceiveOptions {
   // DECTRIS streams: threads that decode the messages and hand them to the sink while the socket thread only
   // receives (live/message_queue.hpp); the sink sees the messages in stream order whatever the count. 0 = the
   // socket thread decodes each message itself (the first design).
-  unsigned parse_threads = 1;
-  std::size_t parse_batch = 64;                       // messages a parser takes at once (1..65536)
+  unsigned parse_threads = 0;
+  std::size_t parse_batch = 64;                       // messages a parser takes at once (1..65536) ...
+  unsigned parse_linger_us = 200;                     // ... waiting up to this long for them once one is in
   std::size_t queue_messages = 65536;                 // received messages waiting for a parser, at most ...
   std::size_t queue_bytes = std::size_t(256) << 20;   // ... and their bytes
   unsigned queue_wait_ms = 1000;  // a full queue: the socket thread waits this long, then drops (counted, named)

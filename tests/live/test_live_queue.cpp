@@ -150,6 +150,40 @@ TEST(LiveQueue, CloseWakesAWaitingProducerAndConsumerAtOnce) {
   EXPECT_FALSE(full.pop(5, out, &b));
 }
 
+TEST(LiveQueue, ALingeringConsumerTakesAWholeBatchOrWhatCameWithinTheLinger) {
+  MessageQueue<int> q(100, 1 << 20);
+  std::thread producer([&] {
+    for (int i = 0; i < 4; ++i) {
+      std::this_thread::sleep_for(10ms);
+      q.push(int(i), 1, 0ms);
+    }
+  });
+  std::vector<MessageQueue<int>::Slot> out;
+  std::uint64_t b = 0;
+  const auto t0 = Clock::now();
+  ASSERT_TRUE(q.pop(4, out, &b, std::chrono::microseconds(20'000'000)));  // 20 s linger: woken by the 4th item
+  producer.join();
+  EXPECT_LT(seconds_since(t0), 10.0);
+  EXPECT_EQ(items_of(out), (std::vector<int>{0, 1, 2, 3}));
+  ASSERT_TRUE(q.push(4, 1, 0ms));
+  const auto t1 = Clock::now();
+  ASSERT_TRUE(q.pop(4, out, &b, std::chrono::microseconds(30'000)));  // one item: returned after the 30 ms linger
+  EXPECT_GE(seconds_since(t1), 0.025);
+  EXPECT_EQ(items_of(out), (std::vector<int>{4}));
+  // close ends a linger at once
+  ASSERT_TRUE(q.push(5, 1, 0ms));
+  std::thread closer([&] {
+    std::this_thread::sleep_for(20ms);
+    q.close();
+  });
+  const auto t2 = Clock::now();
+  ASSERT_TRUE(q.pop(4, out, &b, std::chrono::microseconds(60'000'000)));
+  closer.join();
+  EXPECT_LT(seconds_since(t2), 10.0);
+  EXPECT_EQ(items_of(out), (std::vector<int>{5}));
+  EXPECT_FALSE(q.pop(4, out, &b, std::chrono::microseconds(60'000'000)));
+}
+
 TEST(LiveQueue, TheTurnstileLetsBatchesThroughInOrderAndCancelFreesEveryone) {
   Turnstile t;
   std::mutex m;
@@ -311,11 +345,11 @@ TEST(LiveReceiverSplit, ASlowSinkMakesTheSocketDropAndCountButNeverBlock) {
   ReceiveOptions ro;
   ro.parse_threads = 2;
   ro.parse_batch = 1;
-  ro.queue_messages = 4;
-  ro.queue_wait_ms = 5;
+  ro.queue_messages = 2;
+  ro.queue_wait_ms = 1;
   ro.idle_timeout_s = 1;  // an end may be dropped: return on silence instead of a series count
   const auto t0 = Clock::now();
-  const Outcome run = receive(path, so, ro, 3000);  // 3 ms a frame
+  const Outcome run = receive(path, so, ro, 20000);  // 20 ms a frame: 4 s for the 200 messages, far slower than sent
   EXPECT_LT(seconds_since(t0), 30.0);
   EXPECT_EQ(run.messages, 200u);
   EXPECT_GT(run.dropped, 0u);
@@ -378,6 +412,9 @@ TEST(LiveReceiverSplit, OptionsOutsideTheirRangesAreNamed) {
   o = {};
   o.queue_bytes = 10;
   test::expect_error<InvalidArgument>([&] { validate(o); }, {"queue_bytes 10"});
+  o = {};
+  o.parse_linger_us = 2000000;
+  test::expect_error<InvalidArgument>([&] { validate(o); }, {"parse_linger_us 2000000"});
   o = {};
   o.queue_messages = 0;
   test::expect_error<InvalidArgument>([&] { validate(o); }, {"queue_messages 0"});
