@@ -73,7 +73,8 @@ for s in "$@"; do
     host) step bench_bitshuffle_host 120 $B/bench_bitshuffle_host ;;
     s1024) step write_s1024 420 $B/bench_load /tmp/qb/s1024.h5 1024 192 uint16 --write-only ;;
     load1024) step bench_load1024 300 $B/bench_load /tmp/qb/s1024.h5 1024 192 uint16 --skip-cpu ;;
-    live) step bench_live 300 $B/bench_live /tmp/qb/s512.h5 --backend cuda ;;  # issue 28: needs s512 first
+    live) step bench_live 300 $B/bench_live /tmp/qb/s512.h5 --backend cuda --parse-threads 0,1,2,4 ;;  # issue 28: needs s512 first;
+          # rows: memory, sim only, cbor, zmq only, receiver (copy sink) and loopback max per parse_threads 0 (inline),1,2,4
     livemerlin) $B/qgpu sample /tmp/qb/quad.mib --format mib --quad --counter-depth 12 --scan 64 64 >/dev/null 2>&1
                 step bench_live_merlin 200 $B/bench_live /tmp/qb/quad.mib --backend cuda --protocol merlin --rates 0,2000,4000 ;;
     queries) step bench_queries 300 $B/bench_queries /tmp/qb/s512.h5 --backend cuda ;;

@@ -40,6 +40,7 @@ void add_live(CLI::App& app) {
     std::optional<double> radius;
     std::size_t series = 1, ring_mib = 256;
     double idle_timeout = 0;
+    unsigned parse_threads = live::ReceiveOptions{}.parse_threads;
   };
   auto a = std::make_shared<Args>();
   cmd->option_defaults()->always_capture_default();
@@ -53,6 +54,9 @@ void add_live(CLI::App& app) {
   cmd->add_option("--backend", a->backend, "cpu | cuda | auto");
   cmd->add_option("--series", a->series, "series to receive before stopping (0: until Ctrl-C)");
   cmd->add_option("--idle-timeout", a->idle_timeout, "stop when nothing arrived for this many seconds (0: never)");
+  cmd->add_option("--parse-threads", a->parse_threads,
+                  "DECTRIS streams: threads decoding messages beside the socket thread (0: the socket thread decodes)")
+      ->capture_default_str();
   cmd->add_option("--channel", a->channel, "stream V2: the image channel (default: the first of each image)");
   cmd->add_option("--ring-mib", a->ring_mib, "received frames waiting for the decoder, at most (MiB)")
       ->check(CLI::Range(std::size_t(1), std::size_t(1) << 20));
@@ -111,6 +115,8 @@ void add_live(CLI::App& app) {
     ro.channel = a->channel;
     ro.series = a->series;
     ro.idle_timeout_s = a->idle_timeout;
+    ro.parse_threads = a->parse_threads;
+    live::validate(ro);
     live::Receiver receiver(ep, acq, ro);
     std::signal(SIGINT, on_interrupt);
     std::signal(SIGTERM, on_interrupt);

@@ -324,15 +324,14 @@ void Acquisition::frame(const FrameView& f) {
   e.size = f.size;
   e.arrived = Clock::now();
   entries_.push_back(std::move(e));
-  const std::size_t used = ring_used_;
+  ++rx_frames_;
+  rx_bytes_ += f.size;
+  rx_peak_bytes_ = std::max(rx_peak_bytes_, ring_used_);
+  // The worker waits for the first entry, then for a full batch or its time: wake it only then (a wake per frame
+  // costs the receiving thread a futex call and the worker a trip through the lock).
+  const bool wake = entries_.size() == 1 || entries_.size() >= options_.batch_frames;
   lk.unlock();
-  {
-    std::lock_guard pk(products_mutex_);
-    ++stats_.frames_received;
-    stats_.bytes_received += f.size;
-    stats_.ring_peak_bytes = std::max(stats_.ring_peak_bytes, used);
-  }
-  ring_cv_.notify_one();
+  if (wake) ring_cv_.notify_one();
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -922,8 +921,16 @@ LiveProducts Acquisition::products() const {
 }
 
 Stats Acquisition::stats() const {
-  std::lock_guard lk(products_mutex_);
-  return stats_;
+  Stats s;
+  {
+    std::lock_guard lk(products_mutex_);
+    s = stats_;
+  }
+  std::lock_guard lk(ring_mutex_);
+  s.frames_received = rx_frames_;
+  s.bytes_received = rx_bytes_;
+  s.ring_peak_bytes = rx_peak_bytes_;
+  return s;
 }
 
 bool Acquisition::wait_finished(std::size_t n, double timeout_s) const {

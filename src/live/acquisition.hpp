@@ -93,7 +93,7 @@ class Acquisition : public Sink {
   Acquisition(const Acquisition&) = delete;
   Acquisition& operator=(const Acquisition&) = delete;
 
-  // Sink (called by one receiver thread).
+  // Sink (called by one receiver thread at a time).
   void series_start(const SeriesInfo& info) override;
   void frame(const FrameView& f) override;
   void series_end(const std::string& series_id, const std::string& reason) override;
@@ -164,6 +164,8 @@ class Acquisition : public Sink {
   std::string refused_series_id_;  // a series refused at its start (no scan shape): its frames are skipped quietly
   io::FrameCodecKind open_kind_ = io::FrameCodecKind::bitshuffle;
   bool kind_fixed_ = false;
+  std::uint64_t rx_frames_ = 0, rx_bytes_ = 0;  // Stats' frames_received, bytes_received, ring_peak_bytes
+  std::size_t rx_peak_bytes_ = 0;
 
   // Worker state.
   std::unique_ptr<Series> series_;

@@ -17,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "io/merlin/mib_header.hpp"
+#include "live/message_queue.hpp"
 #include "live/protocol/frame_bytes.hpp"
 #include "live/protocol/mpx.hpp"
 #include "live/protocol/stream1.hpp"
@@ -134,12 +135,12 @@ struct DectrisEvent {
   std::size_t size = 0;
 };
 
-DectrisEvent event_of(stream2::Message&& m) {
-  DectrisEvent e;
+// Fills `e` (reused: a start's SeriesInfo is moved in only for a start).
+void event_of(stream2::Message& m, DectrisEvent& e) {
   e.series = std::to_string(m.series_id);
   e.kind = m.kind == stream2::Kind::start ? DectrisEvent::start
            : m.kind == stream2::Kind::image ? DectrisEvent::image : DectrisEvent::end;
-  e.info = std::move(m.start);
+  if (m.kind == stream2::Kind::start) e.info = std::move(m.start);
   e.index = m.image.image_id;
   e.rows = m.image.rows;
   e.cols = m.image.cols;
@@ -147,15 +148,13 @@ DectrisEvent event_of(stream2::Message&& m) {
   e.compression = m.image.compression;
   e.data = m.image.data;
   e.size = m.image.size;
-  return e;
 }
 
-DectrisEvent event_of(stream1::Message&& m) {
-  DectrisEvent e;
+void event_of(stream1::Message&& m, DectrisEvent& e) {
   e.series = std::to_string(m.series);
   e.kind = m.kind == stream1::Kind::header ? DectrisEvent::start
            : m.kind == stream1::Kind::image ? DectrisEvent::image : DectrisEvent::end;
-  e.info = std::move(m.start);
+  if (m.kind == stream1::Kind::header) e.info = std::move(m.start);
   e.index = m.frame;
   e.rows = m.rows;
   e.cols = m.cols;
@@ -163,81 +162,246 @@ DectrisEvent event_of(stream1::Message&& m) {
   e.compression = m.encoding == "<" ? "" : m.encoding == "lz4<" ? "lz4" : "bslz4";
   e.data = m.blob.data;
   e.size = m.blob.size;
-  return e;
 }
 
 }  // namespace
 
+namespace {
+
+// One received DECTRIS message, kept alive until the sink has it (its decoded event points into it).
+struct Received {
+  zmq::message_t first;
+  std::vector<zmq::message_t> more;  // stream V1: the other parts
+  std::size_t number = 0;            // the receiver's count (named in problems)
+  std::size_t bytes() const {
+    std::size_t n = first.size();
+    for (const auto& m : more) n += m.size();
+    return n;
+  }
+};
+
+// Receives one whole message (every part); false when nothing came within the socket's timeout.
+bool recv_message(zmq::socket_t& sock, Received& r, const Endpoint& e) {
+  r.more.clear();
+  try {
+    if (!sock.recv(r.first)) return false;
+    bool more = r.first.more();
+    while (more) {  // the parts of a message arrive together
+      zmq::message_t m;
+      if (!sock.recv(m)) break;
+      more = m.more();
+      r.more.push_back(std::move(m));
+    }
+  } catch (const zmq::error_t& ex) {
+    throw IoError("receiving from " + e.url() + ": " + ex.what());
+  }
+  return true;
+}
+
+// A message decoded, or why it could not be.
+struct Decoded {
+  DectrisEvent event;
+  std::string error;  // "" = decoded
+  std::size_t number = 0;
+  std::uint64_t dropped_before = 0;  // messages the socket thread dropped just before this one
+};
+
+// A decoding thread's scratch, reused from message to message.
+struct Scratch {
+  stream2::Message v2;
+  std::vector<stream1::Part> views;
+};
+
+void decode_into(const Received& r, bool v2, const std::string& channel, Scratch& sc, Decoded& d) {
+  d.number = r.number;
+  d.error.clear();
+  try {
+    if (v2) {
+      if (!r.more.empty())
+        throw FormatError("DECTRIS stream V2 message of " + std::to_string(1 + r.more.size()) + " parts");
+      stream2::decode(static_cast<const std::uint8_t*>(r.first.data()), r.first.size(), channel, sc.v2);
+      event_of(sc.v2, d.event);
+    } else {
+      sc.views.clear();
+      sc.views.push_back({static_cast<const std::uint8_t*>(r.first.data()), r.first.size()});
+      for (const auto& p : r.more) sc.views.push_back({static_cast<const std::uint8_t*>(p.data()), p.size()});
+      event_of(stream1::decode(sc.views), d.event);
+    }
+  } catch (const std::exception& ex) {
+    d.error = ex.what();
+    if (d.error.empty()) d.error = "undecodable";
+  }
+}
+
+// The series logic of the DECTRIS receivers: decoded messages, in stream order, to the sink.
+class DectrisDispatch {
+ public:
+  DectrisDispatch(Sink& sink, const ReceiveOptions& o) : sink_(sink), o_(o) {}
+  // True when the series count is reached (the receiver returns).
+  bool operator()(Decoded& d) {
+    if (d.dropped_before)
+      sink_.problem(std::to_string(d.dropped_before) + " message(s) before message " + std::to_string(d.number) +
+                    " dropped: the parsers fell behind (the receive queue stayed full for " +
+                    std::to_string(o_.queue_wait_ms) + " ms)");
+    if (!d.error.empty()) {
+      sink_.problem("message " + std::to_string(d.number) + ": " + d.error + ": skipped");
+      return false;
+    }
+    DectrisEvent& e = d.event;
+    try {  // whatever one message does, the stream goes on
+      switch (e.kind) {
+        case DectrisEvent::start:
+          current_ = std::move(e.info);
+          t_.open = e.series;
+          sink_.series_start(current_);
+          break;
+        case DectrisEvent::image:
+          if (!t_.open || *t_.open != e.series) {
+            sink_.problem("image " + std::to_string(e.index) + " of series " + e.series + " while " +
+                          (t_.open ? "series " + *t_.open + " is open" : "no series is open") + ": skipped");
+            break;
+          }
+          if (image_fits(sink_, current_, e.index, e.rows, e.cols, e.dtype))
+            deliver(sink_, e.index, e.data, e.size, e.compression, current_, scratch_);
+          break;
+        case DectrisEvent::end:
+          sink_.series_end(e.series, "");
+          if (t_.open && *t_.open == e.series) {
+            t_.open.reset();
+            if (o_.series && ++t_.ended >= o_.series) return true;
+          }
+          break;
+      }
+    } catch (const std::exception& ex) {
+      sink_.problem("message " + std::to_string(d.number) + ": " + ex.what() + ": skipped");
+    }
+    return false;
+  }
+  // The receiver stops: the open series ends ("stopped").
+  void finish() {
+    if (t_.open) sink_.series_end(*t_.open, "stopped");
+    t_.open.reset();
+  }
+
+ private:
+  Sink& sink_;
+  const ReceiveOptions& o_;
+  Tracker t_;
+  SeriesInfo current_;
+  std::vector<std::uint8_t> scratch_;
+};
+
+}  // namespace
+
+void validate(const ReceiveOptions& o) {
+  if (o.parse_threads > 64)
+    throw InvalidArgument("parse_threads " + std::to_string(o.parse_threads) + ": 0 (inline) .. 64");
+  if (o.parse_batch == 0 || o.parse_batch > 65536)
+    throw InvalidArgument("parse_batch " + std::to_string(o.parse_batch) + ": 1..65536 messages");
+  if (o.parse_linger_us > 1000000)
+    throw InvalidArgument("parse_linger_us " + std::to_string(o.parse_linger_us) + ": at most 1000000 (1 s)");
+  if (o.queue_messages == 0) throw InvalidArgument("queue_messages 0: at least 1");
+  if (o.queue_bytes < 4096) throw InvalidArgument("queue_bytes " + std::to_string(o.queue_bytes) + ": at least 4096");
+  if (o.rcvhwm < 0 || o.rcvbuf < 0) throw InvalidArgument("rcvhwm and rcvbuf: 0 (the default) or positive");
+}
+
 void Receiver::run_dectris(bool v2) {
+  validate(options_);
   zmq::context_t ctx(1);
   zmq::socket_t sock(ctx, zmq::socket_type::pull);
   sock.set(zmq::sockopt::rcvtimeo, kPollMs);
   sock.set(zmq::sockopt::linger, 0);
+  if (options_.rcvhwm > 0) sock.set(zmq::sockopt::rcvhwm, options_.rcvhwm);
+  if (options_.rcvbuf > 0) sock.set(zmq::sockopt::rcvbuf, options_.rcvbuf);
   try {
     sock.connect(zmq_address(endpoint_));
   } catch (const zmq::error_t& e) {
     throw IoError("cannot connect to " + endpoint_.url() + ": " + e.what());
   }
-  Tracker t;
-  SeriesInfo current;
-  std::vector<std::uint8_t> scratch;
-  std::vector<zmq::message_t> parts;
-  std::vector<stream1::Part> views;
+  DectrisDispatch dispatch(sink_, options_);
   auto last = Clock::now();
-  while (!stop_) {
-    parts.clear();
-    std::optional<std::size_t> got;
-    try {
-      got = zmq::recv_multipart(sock, std::back_inserter(parts));  // one part for stream V2
-    } catch (const zmq::error_t& e) {
-      throw IoError("receiving from " + endpoint_.url() + ": " + e.what());
-    }
-    if (!got || parts.empty()) {
-      if (options_.idle_timeout_s > 0 &&
-          std::chrono::duration<double>(Clock::now() - last).count() > options_.idle_timeout_s)
-        break;
-      continue;
-    }
-    last = Clock::now();
-    const std::size_t k = ++messages_;
-    try {  // whatever one message does, the stream goes on
-      DectrisEvent e;
-      if (v2) {
-        if (parts.size() != 1) throw FormatError("DECTRIS stream V2 message of " + std::to_string(parts.size()) + " parts");
-        e = event_of(stream2::decode(static_cast<const std::uint8_t*>(parts[0].data()), parts[0].size(), options_.channel));
-      } else {
-        views.clear();
-        for (const auto& p : parts) views.push_back({static_cast<const std::uint8_t*>(p.data()), p.size()});
-        e = event_of(stream1::decode(views));
+  const auto idle = [&] {
+    return options_.idle_timeout_s > 0 &&
+           std::chrono::duration<double>(Clock::now() - last).count() > options_.idle_timeout_s;
+  };
+  if (options_.parse_threads == 0) {  // inline: the socket thread decodes and delivers each message
+    Received r;
+    Decoded d;
+    Scratch sc;
+    while (!stop_) {
+      if (!recv_message(sock, r, endpoint_)) {
+        if (idle()) break;
+        continue;
       }
-      switch (e.kind) {
-        case DectrisEvent::start:
-          current = std::move(e.info);
-          t.open = e.series;
-          sink_.series_start(current);
-          break;
-        case DectrisEvent::image:
-          if (!t.open || *t.open != e.series) {
-            sink_.problem("image " + std::to_string(e.index) + " of series " + e.series + " while " +
-                          (t.open ? "series " + *t.open + " is open" : "no series is open") + ": skipped");
-            break;
-          }
-          if (image_fits(sink_, current, e.index, e.rows, e.cols, e.dtype))
-            deliver(sink_, e.index, e.data, e.size, e.compression, current, scratch);
-          break;
-        case DectrisEvent::end:
-          sink_.series_end(e.series, "");
-          if (t.open && *t.open == e.series) {
-            t.open.reset();
-            if (options_.series && ++t.ended >= options_.series) return;
-          }
-          break;
-      }
-    } catch (const std::exception& ex) {
-      sink_.problem("message " + std::to_string(k) + ": " + ex.what() + ": skipped");
+      last = Clock::now();
+      r.number = ++messages_;
+      decode_into(r, v2, options_.channel, sc, d);
+      if (dispatch(d)) return;
     }
+    dispatch.finish();
+    return;
   }
-  if (t.open) sink_.series_end(*t.open, "stopped");
+  // Split: this thread only receives; parse_threads parsers decode batches in parallel and hand them to the sink
+  // one batch at a time, in the order received (the turnstile).
+  using Queue = MessageQueue<Received>;
+  Queue queue(options_.queue_messages, options_.queue_bytes);
+  Turnstile turn;
+  std::atomic<bool> done{false};  // the series count is reached
+  const auto linger = std::chrono::microseconds(options_.parse_linger_us);
+  const auto parser = [&] {
+    std::vector<Queue::Slot> slots;
+    std::vector<Decoded> decoded;
+    Scratch sc;
+    std::uint64_t b = 0;
+    try {
+      while (queue.pop(options_.parse_batch, slots, &b, linger)) {
+        if (decoded.size() < slots.size()) decoded.resize(slots.size());
+        if (!done && !stop_)
+          for (std::size_t i = 0; i < slots.size(); ++i) {
+            decode_into(slots[i].item, v2, options_.channel, sc, decoded[i]);
+            decoded[i].dropped_before = slots[i].dropped_before;
+          }
+        if (!turn.wait(b)) break;
+        for (std::size_t i = 0; i < slots.size() && !done && !stop_; ++i)
+          if (dispatch(decoded[i])) done = true;
+        turn.done(b);
+      }
+    } catch (...) {  // dispatch names every exception; this is the last guard of the thread
+      turn.cancel();
+      done = true;
+    }
+  };
+  std::vector<std::thread> parsers;
+  const auto join = [&](bool drain) {
+    if (!drain) turn.cancel();
+    queue.close();
+    for (auto& th : parsers) th.join();
+    parsers.clear();
+  };
+  try {
+    for (unsigned i = 0; i < options_.parse_threads; ++i) parsers.emplace_back(parser);
+    const auto wait = std::chrono::milliseconds(options_.queue_wait_ms);
+    while (!stop_ && !done) {
+      Received r;
+      if (!recv_message(sock, r, endpoint_)) {
+        if (idle()) break;
+        continue;
+      }
+      last = Clock::now();
+      r.number = ++messages_;
+      const std::size_t bytes = r.bytes();
+      if (!queue.push(std::move(r), bytes, wait)) ++dropped_;
+    }
+  } catch (...) {
+    join(false);
+    throw;
+  }
+  join(!stop_);  // what was received is delivered, unless stopped
+  if (done) return;
+  if (const std::uint64_t n = queue.take_pending_drops())
+    sink_.problem(std::to_string(n) + " message(s) dropped at the end: the parsers fell behind (the receive queue "
+                  "stayed full for " + std::to_string(options_.queue_wait_ms) + " ms)");
+  dispatch.finish();
 }
 
 namespace {

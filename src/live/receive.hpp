@@ -29,7 +29,22 @@ struct ReceiveOptions {
   std::string channel;        // stream V2: the image channel ("" = the first each image lists)
   std::size_t series = 0;     // return after this many series ended (0 = until stop())
   double idle_timeout_s = 0;  // return when nothing arrived for this long (0 = never)
+  // DECTRIS streams: threads that decode the messages and hand them to the sink while the socket thread only
+  // receives (live/message_queue.hpp); the sink sees the messages in stream order whatever the count. 0 = the
+  // socket thread decodes each message itself (the first design).
+  unsigned parse_threads = 0;
+  std::size_t parse_batch = 64;                       // messages a parser takes at once (1..65536) ...
+  unsigned parse_linger_us = 200;                     // ... waiting up to this long for them once one is in
+  std::size_t queue_messages = 65536;                 // received messages waiting for a parser, at most ...
+  std::size_t queue_bytes = std::size_t(256) << 20;   // ... and their bytes
+  unsigned queue_wait_ms = 1000;  // a full queue: the socket thread waits this long, then drops (counted, named)
+  int rcvhwm = 0;                 // ZMQ_RCVHWM in messages (0 = ZeroMQ's default, 1000)
+  int rcvbuf = 0;                 // ZMQ_RCVBUF in bytes (0 = the system's)
 };
+
+// InvalidArgument naming the option when parse_threads > 64, parse_batch is 0 or > 65536, queue_messages is 0, or
+// queue_bytes < 4096.
+void validate(const ReceiveOptions& options);
 
 class Receiver {
  public:
@@ -40,6 +55,8 @@ class Receiver {
   void stop() { stop_ = true; }
   const Endpoint& endpoint() const { return endpoint_; }
   std::size_t messages() const { return messages_; }
+  // Messages the socket thread dropped because the parsers fell behind (the queue stayed full queue_wait_ms).
+  std::size_t dropped() const { return dropped_; }
 
  private:
   void run_dectris(bool v2);  // stream V2 (CBOR, one part) or V1 (JSON multipart)
@@ -49,6 +66,7 @@ class Receiver {
   ReceiveOptions options_;
   std::atomic<bool> stop_{false};
   std::atomic<std::size_t> messages_{0};
+  std::atomic<std::size_t> dropped_{0};
 };
 
 }  // namespace qgpu::live

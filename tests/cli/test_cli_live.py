@@ -22,6 +22,7 @@ def free_port():
 
 @pytest.mark.parametrize("protocol,scheme,extra", [
     ("dectris-v2", "dectris", []),
+    ("dectris-v2", "dectris", ["--parse-threads", "2"]),  # the socket thread only receives, 2 parsers decode
     ("dectris-v1", "dectris-v1", ["--scan-shape", "10", "12"]),
     ("merlin", "merlin", []),
 ])
@@ -57,6 +58,8 @@ def test_live_errors_are_named(tmp_path):
     assert r.returncode != 0 and "cannot resolve 'no-such-host.invalid'" in r.stderr
     r = qgpu("live", "dectris://localhost", "--backend", "cpu", "--scan-shape", "0", "4", "-o", tmp_path / "o")
     assert r.returncode != 0 and "--scan-shape" in r.stderr
+    r = qgpu("live", "dectris://localhost", "--backend", "cpu", "--parse-threads", "65", "-o", tmp_path / "o")
+    assert r.returncode != 0 and "parse_threads 65" in r.stderr
     r = qgpu("simulate-detector", tmp_path / "missing.h5", "--protocol", "merlin")
     assert r.returncode != 0 and "missing.h5" in r.stderr
     r = qgpu("simulate-detector", tmp_path / "missing.h5", "--protocol", "udp")

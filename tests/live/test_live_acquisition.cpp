@@ -342,6 +342,10 @@ std::vector<FinishedSeries> run_loopback(const std::string& file, SimulateOption
   ReceiveOptions ro;
   ro.series = series;
   ro.idle_timeout_s = 20;
+  // the split receiver (socket thread + parsers) against the offline load; test_live_queue.cpp checks that the
+  // inline receiver (parse_threads 0) hands the sink exactly the same
+  ro.parse_threads = 2;
+  ro.parse_batch = 3;
   Receiver r(ep, a, ro);
   std::exception_ptr sim_error;
   std::thread sim([&] {

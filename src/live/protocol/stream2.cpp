@@ -54,46 +54,58 @@ struct Array2D {
   std::size_t size = 0;
 };
 
-Array2D multidim(const cbor::Item& it, const std::string& what) {
+// `what` names the array in errors, built only when one is raised (a message's fast path allocates nothing for it).
+template <class What> Array2D multidim_impl(const cbor::Item& it, const What& what) {
   const cbor::Item* a = it.untag(kMultiDimRowMajor);
   if (!a || a->type != cbor::Type::array || a->items.size() != 2)
-    bad(what + " is not a row-major multi-dimensional array (tag 40 [[rows, cols], typed array])");
+    bad(what() + " is not a row-major multi-dimensional array (tag 40 [[rows, cols], typed array])");
   const cbor::Item& dims = a->items[0];
-  if (dims.type != cbor::Type::array || dims.items.size() != 2) bad(what + " dimensions are not [rows, cols]");
+  if (dims.type != cbor::Type::array || dims.items.size() != 2) bad(what() + " dimensions are not [rows, cols]");
+  const auto uint_of = [&](const cbor::Item& v, const char* name) {
+    return v.type == cbor::Type::uint ? v.value : v.unsigned_integer(what() + name);
+  };
   Array2D r;
-  r.rows = std::size_t(dims.items[0].unsigned_integer(what + " rows"));
-  r.cols = std::size_t(dims.items[1].unsigned_integer(what + " cols"));
+  r.rows = std::size_t(uint_of(dims.items[0], " rows"));
+  r.cols = std::size_t(uint_of(dims.items[1], " cols"));
   const cbor::Item& ta = a->items[1];
   if (ta.type != cbor::Type::tag || ta.value < 64 || ta.value > 87 || ta.items.empty())
-    bad(what + " holds no typed array (tags 64..87)");
+    bad(what() + " holds no typed array (tags 64..87)");
   r.tag = ta.value;
   r.elem_size = std::size_t(1) << (((ta.value >> 4) & 1) + (ta.value & 3));
   const cbor::Item& content = ta.items[0];
   if (const cbor::Item* c = content.untag(kDectrisCompression)) {
     if (c->type != cbor::Type::array || c->items.size() != 3 || !c->items[0].is_text() ||
         c->items[2].type != cbor::Type::bytes)
-      bad(what + ": compression tag 56500 is not [algorithm, element size, bytes]");
-    r.compression = std::string(c->items[0].text());
-    if (r.compression != "bslz4" && r.compression != "lz4")
-      bad(what + ": compression '" + io::json_safe(r.compression) + "' (bslz4 and lz4 are read)");
-    if (r.compression == "bslz4" && c->items[1].unsigned_integer(what + " element size") != r.elem_size)
-      bad(what + ": bslz4 element size " + std::to_string(c->items[1].value) + " differs from the typed array's " +
+      bad(what() + ": compression tag 56500 is not [algorithm, element size, bytes]");
+    const std::string_view algo = c->items[0].text();
+    if (algo == "bslz4") r.compression = "bslz4";
+    else if (algo == "lz4") r.compression = "lz4";
+    else bad(what() + ": compression '" + io::json_safe(std::string(algo)) + "' (bslz4 and lz4 are read)");
+    if (r.compression == "bslz4" && uint_of(c->items[1], " element size") != r.elem_size)
+      bad(what() + ": bslz4 element size " + std::to_string(c->items[1].value) + " differs from the typed array's " +
           std::to_string(r.elem_size));
     r.data = c->items[2].data;
     r.size = c->items[2].size;
-    if (r.size < 12) bad(what + ": compressed bytes shorter than their 12-byte header");
+    if (r.size < 12) bad(what() + ": compressed bytes shorter than their 12-byte header");
   } else if (content.type == cbor::Type::bytes) {
     r.data = content.data;
     r.size = content.size;
   } else {
-    bad(what + ": typed array holds neither bytes nor a compression tag");
+    bad(what() + ": typed array holds neither bytes nor a compression tag");
   }
-  const std::uint64_t expect = checked_product({r.rows, r.cols, r.elem_size}, what + " size");
+  std::uint64_t expect = 0;
+  if (__builtin_mul_overflow(std::uint64_t(r.rows), std::uint64_t(r.cols), &expect) ||
+      __builtin_mul_overflow(expect, std::uint64_t(r.elem_size), &expect))
+    expect = checked_product({r.rows, r.cols, r.elem_size}, what() + " size");  // raises, naming it
   const std::uint64_t got = r.compression.empty() ? r.size : frame_bytes::decoded_size(r.data);
   if (got != expect)
-    bad(what + " holds " + std::to_string(got) + " bytes; " + std::to_string(r.rows) + " x " + std::to_string(r.cols) +
+    bad(what() + " holds " + std::to_string(got) + " bytes; " + std::to_string(r.rows) + " x " + std::to_string(r.cols) +
         " elements of " + std::to_string(r.elem_size) + " bytes are " + std::to_string(expect));
   return r;
+}
+
+Array2D multidim(const cbor::Item& it, const std::string& what) {
+  return multidim_impl(it, [&] { return what; });
 }
 
 // The pixel mask (uint32, nonzero = bad) as ascending flat indices.
@@ -209,6 +221,12 @@ void start_fields(const cbor::Item& m, SeriesInfo& s) {
 }  // namespace
 
 Message decode(const std::uint8_t* data, std::size_t size, const std::string& channel) {
+  Message msg;
+  decode(data, size, channel, msg);
+  return msg;
+}
+
+void decode(const std::uint8_t* data, std::size_t size, const std::string& channel, Message& msg) {
   if (size < 3 || data[0] != 0xd9 || data[1] != 0xd9 || data[2] != 0xf7)
     bad("does not start with the CBOR self-describe tag d9 d9 f7");
   const cbor::Item root = cbor::parse(data, size);
@@ -216,13 +234,16 @@ Message decode(const std::uint8_t* data, std::size_t size, const std::string& ch
   if (!m || m->type != cbor::Type::map) bad("is not a map");
   const cbor::Item& type = field(*m, "type");
   if (!type.is_text()) bad("'type' is not text");
-  Message msg;
+  msg.kind = Kind::end;
+  msg.image = Image{};
+  msg.series_unique_id.clear();
   msg.series_id = field(*m, "series_id").unsigned_integer("series_id");
   if (const cbor::Item* u = m->find("series_unique_id"); u && u->is_text())
     msg.series_unique_id = io::json_safe(std::string(u->text()));
   const std::string_view t = type.text();
   if (t == "start") {
     msg.kind = Kind::start;
+    msg.start = SeriesInfo{};
     start_fields(*m, msg.start);
     msg.start.series_id = std::to_string(msg.series_id);
   } else if (t == "end") {
@@ -247,7 +268,8 @@ Message decode(const std::uint8_t* data, std::size_t size, const std::string& ch
       }
       msg.image.channel = channel;
     }
-    const Array2D a = multidim(*arr, "image " + std::to_string(msg.image.image_id));
+    const std::uint64_t id = msg.image.image_id;
+    const Array2D a = multidim_impl(*arr, [id] { return "image " + std::to_string(id); });
     msg.image.rows = a.rows;
     msg.image.cols = a.cols;
     msg.image.dtype = typed_array_dtype(a.tag);
@@ -257,7 +279,6 @@ Message decode(const std::uint8_t* data, std::size_t size, const std::string& ch
   } else {
     bad("type '" + io::json_safe(std::string(t)) + "' (start, image or end expected)");
   }
-  return msg;
 }
 
 namespace {

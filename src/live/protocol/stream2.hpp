@@ -36,6 +36,9 @@ struct Message {
 // Decodes one message. `channel`: the image channel to take ("" = the first the image lists). FormatError naming the
 // field on anything malformed or unsupported (a float or signed image dtype, a channel not in the image).
 Message decode(const std::uint8_t* data, std::size_t size, const std::string& channel = "");
+// The same into `msg`, reused from message to message (the receivers' path: an image allocates nothing for it).
+// msg.start is set only by a start message (else it keeps what it held); on FormatError msg is unspecified.
+void decode(const std::uint8_t* data, std::size_t size, const std::string& channel, Message& msg);
 
 // Encoders for the simulator and the tests (the same subset the detector sends).
 std::vector<std::uint8_t> encode_start(std::uint64_t series_id, const SeriesInfo& info, double incident_energy_ev,
