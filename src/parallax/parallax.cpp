@@ -13,20 +13,20 @@
 #include <mutex>
 #include <string>
 
+#include "core/numbers.hpp"
 #include "core/error.hpp"
 #include "core/fftw_planner.hpp"
 #include "detector/disk_defaults.hpp"
 #include "detector/virtual_detector.hpp"
+#include "optics/bf_groups.hpp"
+#include "optics/probe_optics.hpp"
 #include "parallax/parallax_backend.hpp"
 #include "resident/dataset_provenance.hpp"
-#include "ssb/probe_optics_check.hpp"
-#include "ssb/ssb_math.hpp"
 
 namespace qgpu::parallax {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
 constexpr double kStages[] = {0.3, 0.55, 0.8, 1.0};  // fractions of the largest group offset, see align_and_fit
 constexpr double kSidebandMinConfidence = 0.5;       // see sideband_for
 
@@ -35,15 +35,9 @@ void require(bool ok, const std::string& what) {
 }
 
 void validate(const ParallaxParams& p) {
-  const std::string optics = ssb::detail::probe_optics_problem(p.energy_kev, p.semiangle_mrad, p.scan_step_angstrom,
-                                                               p.detector_mrad_per_pixel, p.disk_radius, p.disk_center);
-  require(optics.empty(), optics);
-  require(std::isfinite(p.edge_px) && p.edge_px >= 0, "edge_px must be finite and >= 0");
-  require(p.detector_bin <= 64, "detector_bin must be <= 64 (0: auto)");
-  require(p.upsample >= 1 && p.upsample <= 8, "upsample must be in 1..8");
-  require(p.iterations >= 1 && p.iterations <= 20, "iterations must be in 1..20");
-  require(p.search_px >= 1 && p.search_px <= 64, "search_px must be in 1..64");
-  require(std::isfinite(p.c1_sign_hint), "c1_sign_hint must be finite");
+  const std::string problem = optics::problem(p);
+  require(problem.empty(), problem);
+  check_settings(p);
 }
 
 struct Geometry {
@@ -73,7 +67,7 @@ detail::Plan make_plan(const Dataset& ds, const ParallaxParams& p, Geometry& geo
   geo.mrad_per_px = sampling.mrad_per_pixel;
   geo.mrad_source = sampling.source;
   geo.disk_fit = disk.provenance();
-  geo.lambda = ssb::detail::wavelength_angstrom(p.energy_kev);
+  geo.lambda = optics::wavelength_angstrom(p.energy_kev);
   const double r_use = geo.radius_px - p.edge_px;
   require(r_use > 0, "no BF-disk pixels left after edge_px");
 
@@ -85,20 +79,8 @@ detail::Plan make_plan(const Dataset& ds, const ParallaxParams& p, Geometry& geo
     }
   require(inside.size() >= 3, "fewer than 3 detector pixels inside the BF disk");
 
-  // bin x bin groups on the whole detector's grid: a detector crop (e.g. the MPI run's gathered BF-disk box,
-  // workflow::crop_like records its origin) groups the same pixels as the whole detector.
-  std::size_t origin_r = 0, origin_c = 0;
-  const nlohmann::json& prov = ds.provenance().parameters;
-  if (prov.is_object() && prov.contains("detector_crop") && prov["detector_crop"].is_object()) {
-    origin_r = prov["detector_crop"].value("row0", std::size_t(0));
-    origin_c = prov["detector_crop"].value("col0", std::size_t(0));
-  }
-  auto group = [&](std::size_t bin) {
-    std::map<std::pair<std::size_t, std::size_t>, std::vector<std::uint32_t>> blocks;
-    for (std::uint32_t q : inside)
-      blocks[{(q / sh.det_cols + origin_r) / bin, (q % sh.det_cols + origin_c) / bin}].push_back(q);
-    return blocks;
-  };
+  // bin x bin groups on the whole detector's grid (a crop passes its origin: ParallaxParams::detector_origin)
+  auto group = [&](std::size_t bin) { return optics::group_pixels(inside, sh.det_cols, bin, p.detector_origin); };
   std::size_t bin = p.detector_bin ? p.detector_bin : 1;
   auto blocks = group(bin);
   if (p.detector_bin == 0) {
@@ -125,7 +107,7 @@ detail::Plan make_plan(const Dataset& ds, const ParallaxParams& p, Geometry& geo
   plan.scan_cols = sh.scan_cols;
   plan.window = detail::edge_window(sh.scan_rows, sh.scan_cols);
   plan.offsets.push_back(0);
-  for (const auto& [key, pix] : blocks) {
+  for (const std::vector<std::uint32_t>& pix : blocks) {
     double sr = 0, sc = 0;
     for (std::uint32_t q : pix) {
       sr += double(q / sh.det_cols) - geo.center_row;
@@ -372,8 +354,8 @@ double corrected_skewness(const std::vector<float>& img, std::size_t nr, std::si
   fftw_execute(fwd.p);
   for (std::size_t i = 0; i < nr; ++i)
     for (std::size_t j = 0; j < nc; ++j) {
-      const double qy = double(i <= nr / 2 ? long(i) : long(i) - long(nr)) / (double(nr) * step);
-      const double qx = double(j <= nc / 2 ? long(j) : long(j) - long(nc)) / (double(nc) * step);
+      const double qy = double(signed_frequency(i, nr, true)) / (double(nr) * step);
+      const double qx = double(signed_frequency(j, nc, true)) / (double(nc) * step);
       const double ctf = std::sin(kPi * lambda * c1_abs * (qy * qy + qx * qx));
       buf.c()[i * nc + j] *= (i == 0 && j == 0) ? 0.0 : (ctf < 0 ? -1.0 : 1.0);
     }
@@ -542,40 +524,41 @@ ParallaxResult assemble(const Dataset& ds, const ParallaxParams& p, Run& run, bo
   return r;
 }
 
-double number(const nlohmann::json& cal, const char* key) {
-  if (!cal.contains(key) || !cal.at(key).is_number())
-    throw InvalidArgument(std::string("parallax: the dataset's calibration/") + key + " is not a number");
-  return cal.at(key).get<double>();
+}  // namespace
+
+void check_settings(const ParallaxParams& p, const optics::Namer& name_of) {
+  const auto n = [&](const char* field) { return name_of ? name_of(field) : std::string("parallax: ") + field; };
+  const auto check = [](bool ok, const std::string& what) {
+    if (!ok) throw InvalidArgument(what);
+  };
+  check(std::isfinite(p.edge_px), n("edge_px") + " must be a finite number");
+  check(p.edge_px >= 0, n("edge_px") + " must be >= 0");
+  check(p.detector_bin <= 64, n("detector_bin") + " must be <= 64 (0: auto)");
+  check(p.upsample >= 1 && p.upsample <= 8, n("upsample") + " must be in 1..8");
+  check(p.iterations >= 1 && p.iterations <= 20, n("iterations") + " must be in 1..20");
+  check(p.search_px >= 1 && p.search_px <= 64, n("search_px") + " must be in 1..64");
+  check(std::isfinite(p.c1_sign_hint), n("c1_sign_hint") + " must be a finite number");
+}
+
+namespace {
+
+ParallaxParams from_optics(optics::ProbeOptics o) {
+  o.sources.erase("rotation_deg");  // parallax fits the rotation: only the values it uses are listed
+  ParallaxParams p;
+  static_cast<optics::ProbeOptics&>(p) = std::move(o);
+  const double c1 = p.aberrations.C1;
+  p.c1_sign_hint = c1 > 0 ? 1 : (c1 < 0 ? -1 : 0);
+  return p;
 }
 
 }  // namespace
 
+ParallaxParams resolve_params(const nlohmann::json& md, const optics::Overrides& o, const optics::Namer& name_of) {
+  return from_optics(optics::resolve(md, o, "parallax", optics::Missing::refuse, name_of));
+}
+
 ParallaxParams params_from_metadata(const Dataset& ds) {
-  const nlohmann::json& md = ds.metadata();
-  ParallaxParams p;
-  if (!md.is_object() || !md.contains("calibration") || !md.at("calibration").is_object()) return p;
-  const nlohmann::json& cal = md.at("calibration");
-  static const nlohmann::json none = nlohmann::json::object();
-  const nlohmann::json& detail =
-      md.contains("calibration_detail") && md.at("calibration_detail").is_object() ? md.at("calibration_detail") : none;
-  // Each value the file has (a DECTRIS master may give the energy and the detector sampling but no semi-angle);
-  // those it lacks stay 0 for the caller to fill, and run() names a missing one.
-  const auto take = [&](const char* key, double& dst) {
-    if (!cal.contains(key)) return;
-    dst = number(cal, key);
-    const bool known = detail.contains(key) && detail.at(key).is_object() && detail.at(key).contains("source") &&
-                       detail.at(key).at("source").is_string();
-    p.sources[key] = known ? detail.at(key).at("source").get<std::string>() : "file calibration/" + std::string(key);
-  };
-  take("energy_kev", p.energy_kev);
-  take("semiangle_mrad", p.semiangle_mrad);
-  take("scan_step_angstrom", p.scan_step_angstrom);
-  take("detector_mrad_per_pixel", p.detector_mrad_per_pixel);
-  if (cal.contains("defocus_angstrom")) {
-    const double d = number(cal, "defocus_angstrom");
-    p.c1_sign_hint = d > 0 ? 1 : (d < 0 ? -1 : 0);
-  }
-  return p;
+  return from_optics(optics::resolve(ds.metadata(), {}, "parallax", optics::Missing::leave));
 }
 
 double ParallaxFit::conditioning() const {
