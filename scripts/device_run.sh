@@ -44,6 +44,12 @@ for s in "$@"; do
         echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
       done; save_logs ;;
+    gpuhelpers)  # issue 30: the GPU tests of every binary whose kernels moved to the device/cuda helpers
+      for t in $B/test_ssb $B/test_parallax $B/test_dpc $B/test_display $B/test_io $B/test_detector $B/test_resident; do
+        n=$(basename "$t"); timeout 200 "$t" --gtest_brief=1 --gtest_filter='*Cuda*:*Gpu*:*GPU*' >"$LOG/$n.log" 2>&1
+        echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
+        grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
+      done; save_logs ;;
     scale) step bench_scale 240 $B/bench_scale /tmp/qb/s2048.h5 --tile-from /tmp/qb/s512.h5 --factor 4 ;;
     ncu_sum) NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
              step ncu_masked_sum 240 "${NCU:-ncu}" --clock-control none --kernel-name regex:masked_sum_kernel \

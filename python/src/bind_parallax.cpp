@@ -1,10 +1,13 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "convert.hpp"
+#include "optics/resolve.hpp"
 #include "parallax/parallax.hpp"
 
 namespace qgpu::py {
@@ -24,30 +27,37 @@ parallax::ParallaxParams params(const Dataset& ds, const pyb::dict& kw) {
       throw InvalidArgument("parallax: unknown parameter '" + k + "' (known: " + list + ")");
     }
   }
-  parallax::ParallaxParams p = parallax::params_from_metadata(ds);
   auto given = [&](const char* k) { return kw.contains(k) && !kw[k].is_none(); };
-  auto num = [&](const char* k, double& dst) {
-    if (given(k)) dst = kw[k].cast<double>();
+  auto num = [&](const char* k) { return given(k) ? std::optional<double>(kw[k].cast<double>()) : std::nullopt; };
+  // The optics: the file's calibration with the given keywords (optics/resolve.hpp, the resolver of every front end).
+  static const std::map<std::string, std::string> keyword = {
+      {"energy_kev", "energy"}, {"semiangle_mrad", "semiangle"}, {"scan_step_angstrom", "step"},
+      {"detector_mrad_per_pixel", "mrad_per_pixel"}, {"disk_center", "disk_center"}, {"disk_radius", "disk_radius"},
+      {"edge_px", "edge"}, {"detector_bin", "detector_bin"}, {"upsample", "upsample"}, {"iterations", "iterations"},
+      {"search_px", "search"}, {"c1_sign_hint", "defocus_sign"}};
+  const optics::Namer name_of = [](const std::string& key) {
+    const auto it = keyword.find(key);
+    return "parallax: " + (it == keyword.end() ? key : it->second);
   };
-  for (const auto& [k, key] : {std::pair<const char*, const char*>{"energy", "energy_kev"}, {"semiangle", "semiangle_mrad"},
-                               {"step", "scan_step_angstrom"}, {"mrad_per_pixel", "detector_mrad_per_pixel"}})
-    if (given(k)) p.sources[key] = std::string("given (parallax: ") + k + ")";
+  optics::Overrides o;
+  o.energy_kev = num("energy");
+  o.semiangle_mrad = num("semiangle");
+  o.scan_step_angstrom = num("step");
+  o.detector_mrad_per_pixel = num("mrad_per_pixel");
+  if (given("disk_center")) o.disk_center = kw["disk_center"].cast<std::pair<double, double>>();
+  o.disk_radius = num("disk_radius");
+  parallax::ParallaxParams p = parallax::resolve_params(ds.metadata(), o, name_of);
   auto count = [&](const char* k, std::size_t& dst) {
     if (given(k)) dst = kw[k].cast<std::size_t>();
   };
-  num("energy", p.energy_kev);
-  num("semiangle", p.semiangle_mrad);
-  num("step", p.scan_step_angstrom);
-  num("mrad_per_pixel", p.detector_mrad_per_pixel);
-  num("edge", p.edge_px);
-  num("defocus_sign", p.c1_sign_hint);
+  if (const auto v = num("edge")) p.edge_px = *v;
+  if (const auto v = num("defocus_sign")) p.c1_sign_hint = *v;
   count("detector_bin", p.detector_bin);
   count("upsample", p.upsample);
   count("iterations", p.iterations);
   count("search", p.search_px);
   if (given("measured_shifts")) p.use_fitted_shifts = !kw["measured_shifts"].cast<bool>();
-  if (given("disk_center")) p.disk_center = kw["disk_center"].cast<std::pair<double, double>>();
-  if (given("disk_radius")) p.disk_radius = kw["disk_radius"].cast<double>();
+  parallax::check_settings(p, name_of);
   return p;
 }
 

@@ -1,7 +1,9 @@
 // qgpu parallax FILE: tilt-corrected bright field (parallax) image and the fit of the BF-pixel image shifts.
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
+#include "core/numbers.hpp"
 #include "cli/checks.hpp"
 #include "cli/commands.hpp"
 #include "cli/load_flags.hpp"
@@ -9,6 +11,7 @@
 #include "cli/progress.hpp"
 #include "io/hdf5/load.hpp"
 #include "io/npy/npy.hpp"
+#include "optics/resolve.hpp"
 #include "parallax/parallax.hpp"
 
 namespace qgpu::cli {
@@ -26,23 +29,47 @@ struct ParallaxArgs {
   LoadFlags load;
 };
 
+// The flag that sets each parallax parameter (errors name what the user typed).
+std::string flag_of(const std::string& key) {
+  static const std::map<std::string, std::string> flags = {
+      {"energy_kev", "--energy"},     {"semiangle_mrad", "--semiangle"}, {"scan_step_angstrom", "--step"},
+      {"detector_mrad_per_pixel", "--mrad-per-pixel"}, {"disk_center", "--center"}, {"disk_radius", "--radius"},
+      {"edge_px", "--edge"}, {"detector_bin", "--bin"}, {"upsample", "--upsample"}, {"iterations", "--iterations"},
+      {"search_px", "--search"}, {"c1_sign_hint", "--defocus-sign"}};
+  const auto it = flags.find(key);
+  return it == flags.end() ? key : it->second;
+}
+
+optics::Overrides overrides_of(const ParallaxArgs& a) {
+  optics::Overrides o;
+  o.energy_kev = a.energy;
+  o.semiangle_mrad = a.semiangle;
+  o.scan_step_angstrom = a.step;
+  o.detector_mrad_per_pixel = a.mrad_per_px;
+  if (!a.center.empty()) o.disk_center = std::pair<double, double>{a.center[0], a.center[1]};
+  o.disk_radius = a.radius;
+  return o;
+}
+
+// The settings a user typed on top of the optics (checked by parallax::check_settings).
+void apply_settings(const ParallaxArgs& a, parallax::ParallaxParams& p) {
+  if (a.defocus_sign) p.c1_sign_hint = *a.defocus_sign;
+  p.upsample = a.upsample;
+  p.detector_bin = a.bin;
+  p.iterations = a.iterations;
+  p.search_px = a.search;
+  p.edge_px = a.edge;
+  p.use_fitted_shifts = !a.measured;
+}
+
 // Every value a user typed, checked before the file is opened.
 std::filesystem::path check(const ParallaxArgs& a) {
   check_backend_name(a.backend);
   a.load.check();
-  if (a.energy) check_positive("--energy", *a.energy);
-  if (a.semiangle) check_positive("--semiangle", *a.semiangle);
-  if (a.step) check_positive("--step", *a.step);
-  if (a.mrad_per_px) check_positive("--mrad-per-pixel", *a.mrad_per_px);
-  if (a.defocus_sign) check_finite("--defocus-sign", *a.defocus_sign);
-  for (double v : a.center) check_finite("--center", v);
-  if (a.radius) check_positive("--radius", *a.radius);
-  check_finite("--edge", a.edge);
-  if (a.edge < 0) throw InvalidArgument("--edge must be >= 0");
-  if (a.upsample < 1 || a.upsample > 8) throw InvalidArgument("--upsample must be in 1..8");
-  if (a.bin > 64) throw InvalidArgument("--bin must be <= 64 (0: auto)");
-  if (a.iterations < 1 || a.iterations > 20) throw InvalidArgument("--iterations must be in 1..20");
-  if (a.search < 1 || a.search > 64) throw InvalidArgument("--search must be in 1..64");
+  optics::check_overrides(overrides_of(a), "parallax", flag_of);
+  parallax::ParallaxParams settings;
+  apply_settings(a, settings);
+  parallax::check_settings(settings, flag_of);
   return output_folder(a.out);
 }
 
@@ -50,29 +77,8 @@ void run(const ParallaxArgs& a) {
   const std::filesystem::path dir = check(a);
   const Dataset ds = io::load(a.file, load_options(a.backend, a.dataset, a.load));
   // The file's calibration (our own, or a DECTRIS master's instrument metadata), each given value replacing it.
-  parallax::ParallaxParams p = parallax::params_from_metadata(ds);
-  const auto given = [&](const std::optional<double>& v, double& dst, const char* key, const char* flag) {
-    if (v) {
-      dst = *v;
-      p.sources[key] = std::string("given (") + flag + ")";
-    }
-    if (!(dst > 0) && std::string(key) != "detector_mrad_per_pixel")
-      throw InvalidArgument(std::string("parallax: ") + key + " is missing: not in the file's calibration and not given (" +
-                            flag + ")");
-  };
-  given(a.energy, p.energy_kev, "energy_kev", "--energy");
-  given(a.semiangle, p.semiangle_mrad, "semiangle_mrad", "--semiangle");
-  given(a.step, p.scan_step_angstrom, "scan_step_angstrom", "--step");
-  given(a.mrad_per_px, p.detector_mrad_per_pixel, "detector_mrad_per_pixel", "--mrad-per-pixel");
-  if (a.defocus_sign) p.c1_sign_hint = *a.defocus_sign;
-  if (!a.center.empty()) p.disk_center = std::pair<double, double>{a.center[0], a.center[1]};
-  if (a.radius) p.disk_radius = *a.radius;
-  p.upsample = a.upsample;
-  p.detector_bin = a.bin;
-  p.iterations = a.iterations;
-  p.search_px = a.search;
-  p.edge_px = a.edge;
-  p.use_fitted_shifts = !a.measured;
+  parallax::ParallaxParams p = parallax::resolve_params(ds.metadata(), overrides_of(a), flag_of);
+  apply_settings(a, p);
   const parallax::ParallaxResult r = parallax::run(ds, p);
   const parallax::ParallaxFit& f = r.fit;
   write_json(dir / "parallax_fit.json", nlohmann::json{{"fit", parallax::fit_json(f)},
@@ -82,7 +88,7 @@ void run(const ParallaxArgs& a) {
                                                        {"shift_col_px", r.shift_col},
                                                        {"provenance", r.provenance.to_json()}});
   std::printf("  fit            C1 = %.2f A, A1 = %.2f A at %.1f deg, rotation %.2f deg, transpose %s\n", f.C1, f.A1,
-              f.A1_angle * 180.0 / 3.14159265358979323846, printed_angle(f.rotation_deg), f.transpose ? "yes" : "no");
+              f.A1_angle * 180.0 / kPi, printed_angle(f.rotation_deg), f.transpose ? "yes" : "no");
   std::printf("                 residual %.3f px of %.3f px (confidence %.3f), C1 sign by %s\n", f.residual_rms_px,
               f.model_rms_px, f.confidence, f.sign_method.c_str());
   if (!f.determined()) std::fprintf(stderr, "qgpu: warning: %s\n", f.warning().c_str());

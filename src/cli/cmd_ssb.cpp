@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 
+#include "core/numbers.hpp"
 #include "cli/checks.hpp"
 #include "cli/commands.hpp"
 #include "cli/load_flags.hpp"
@@ -95,7 +96,7 @@ void fit_and_reconstruct(const Dataset& ds, ssb::SsbParams p, const SsbArgs& a, 
       evaluated = ", " + std::to_string(f.loss_trace.size()) + " evaluated: Nelder-Mead converged early";
     if (a.astig)
       std::printf("  fit            C1 = %.2f A, A1 = %.2f A at %.2f deg (loss %.4g, %zu trials%s)\n", f.aberrations.C1,
-                  f.aberrations.A1, f.aberrations.A1_angle * 180.0 / 3.14159265358979323846, f.loss, a.fit_trials,
+                  f.aberrations.A1, f.aberrations.A1_angle * 180.0 / kPi, f.loss, a.fit_trials,
                   evaluated.c_str());
     else
       std::printf("  fit            C1 = %.2f A (loss %.4g, %zu trials%s)\n", f.aberrations.C1, f.loss, a.fit_trials,
@@ -126,8 +127,7 @@ void gathered_ssb(workflow::ScanProducts& src, const SsbArgs& a, const std::file
   const detector::DiskFit disk = src.disk();  // the given centre / radius, the fit's for the rest
   const Shape4D& s = src.shape();
   const double cr = disk.center_row, cc = disk.center_col;
-  const double radius = p.detector_mrad_per_pixel > 0 && p.semiangle_mrad > 0 ? p.semiangle_mrad / p.detector_mrad_per_pixel
-                                                                               : disk.radius;
+  const double radius = optics::nominal_disk_radius(p.semiangle_mrad, p.detector_mrad_per_pixel).value_or(disk.radius);
   const std::size_t align = std::lcm(std::max<std::size_t>(a.preview, 1), a.fit_trials > 0 ? a.bin : 1);
   const Region box = workflow::bf_disk_box(disk, radius, s.det_rows, s.det_cols, align);
   const Dataset crop = src.detector_crop(box);

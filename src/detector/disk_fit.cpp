@@ -6,13 +6,13 @@
 #include <optional>
 #include <vector>
 
+#include "core/numbers.hpp"
 #include "core/error.hpp"
 
 namespace qgpu::detector {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
 constexpr int kLevels = 49;                // thresholds 2 % .. 98 % of the top level
 constexpr double kLevelStep = 0.02;
 constexpr double kMinSpan = 0.06;          // a plateau spans >= 6 % of the top level (3 levels)

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "core/numbers.hpp"
 #include "core/hd.hpp"
 
 namespace qgpu::dpc::detail {
@@ -60,10 +61,7 @@ QGPU_HD inline void padded_value(const float* grad_row, const float* grad_col, s
   out_col = sign_c < 0 ? -gc : gc;
 }
 
-// numpy.fft.fftfreq numerator: index i of an n-point transform -> signed frequency index.
-QGPU_HD inline long long signed_frequency(std::size_t i, std::size_t n) {
-  return i <= (n - 1) / 2 ? static_cast<long long>(i) : static_cast<long long>(i) - static_cast<long long>(n);
-}
+using qgpu::signed_frequency;  // core/numbers.hpp: numpy.fft.fftfreq numerator
 
 // One coefficient of the half spectrum (row i in [0, nr), col j in [0, nc/2]):
 // out = scale * (kr F[G_row] + kc F[G_col]) / (2 pi i k^2), with the Nyquist odd terms zeroed and k = 0 -> 0.

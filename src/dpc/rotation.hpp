@@ -18,6 +18,7 @@
 #include "core/image.hpp"
 #include "core/provenance.hpp"
 #include "dpc/com.hpp"
+#include "optics/bf_groups.hpp"
 #include "resident/dataset.hpp"
 
 namespace qgpu::dpc {
@@ -75,10 +76,11 @@ double divergence_skewness(const DpcResult& dpc, double angle_deg, bool transpos
 // calibration metadata the parallax runs with placeholder optics (only its C1 value depends on them, not the angle);
 // when the parallax cannot run (InvalidArgument, e.g. a tiny scan) the CoM answer is returned with the reason in
 // provenance parameters.parallax. The parallax uses the given BF disk centre / radius (detector pixels of `ds`), the
-// fitted disk's otherwise.
+// fitted disk's otherwise. `ds` may be a detector crop (the MPI run's gathered BF-disk box): detector_origin is where
+// it lies on the whole detector (ParallaxParams::detector_origin).
 RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc,
                                   std::optional<std::pair<double, double>> disk_center = {},
-                                  std::optional<double> disk_radius = {});
+                                  std::optional<double> disk_radius = {}, optics::DetectorOrigin detector_origin = {});
 
 // A one-line warning for an undetermined calibration ("" when determined), naming the margins.
 std::string rotation_warning(const RotationResult& r);

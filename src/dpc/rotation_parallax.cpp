@@ -11,7 +11,8 @@
 namespace qgpu::dpc {
 
 RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc,
-                                  std::optional<std::pair<double, double>> disk_center, std::optional<double> disk_radius) {
+                                  std::optional<std::pair<double, double>> disk_center, std::optional<double> disk_radius,
+                                  optics::DetectorOrigin detector_origin) {
   RotationResult com = calibrate_rotation(dpc);
   com.provenance.parameters["decided_by"] = "com_curl";
   if (com.confidence >= kComTrusted) return com;
@@ -34,6 +35,7 @@ RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc,
                                                              "do not depend on it";
   p.disk_center = disk_center;
   p.disk_radius = disk_radius;
+  p.detector_origin = detector_origin;
   parallax::ParallaxResult px;
   try {
     px = parallax::fit_only(ds, p);

@@ -12,6 +12,7 @@
 #include "device/device.hpp"
 #include "dpc/com.hpp"
 #include "io/hdf5/admission.hpp"
+#include "io/hdf5/bitshuffle_plugin.hpp"
 #include "io/hdf5/file_info.hpp"
 #include "io/hdf5/write_dectris.hpp"
 #include "io/source/cpu/decode_records_host.hpp"
@@ -593,7 +594,7 @@ void Acquisition::process_batch(std::vector<Entry>& batch) {
     if (e0.size < 12) throw FormatError("frame " + std::to_string(e0.index) + ": shorter than its 12-byte header");
     const std::uint32_t block = frame_bytes::block_bytes(ring_.get() + e0.offset);
     const std::size_t es = dtype_size(s.info.dtype);
-    s.codec.filters = {io::FilterInfo{32008, "bitshuffle", {0, 4, unsigned(es), unsigned(block / es), 2}}};
+    s.codec.filters = {io::FilterInfo{h5::kBitshuffleFilter, "bitshuffle", {0, 4, unsigned(es), unsigned(block / es), 2}}};
     s.codec.bitshuffle_lz4 = true;
     s.codec.bitshuffle_block_elems = block / es;
     s.codec.one_frame_per_chunk = true;

@@ -12,6 +12,7 @@
 #include "device/device.hpp"
 #include "mpi/comm.hpp"
 #include "mpi/slabs.hpp"
+#include "optics/resolve.hpp"
 #include "remote/device_guard.hpp"
 
 namespace qgpu::mpi {
@@ -274,21 +275,16 @@ class GatheredProducts : public workflow::ScanProducts {
     }
     // the parallax fallback needs the BF-disk pixels of every frame: gathered at rank 0 (its disk fit on the box
     // equals the whole detector's up to the rounding of the moved centre; a given centre / radius is used as is)
-    const nlohmann::json& md = metadata();
     const detector::DiskFit disk_used = disk();
-    double radius = disk_used.radius;
-    if (md.contains("calibration") && md["calibration"].is_object()) {
-      const nlohmann::json& cal = md["calibration"];
-      if (cal.contains("semiangle_mrad") && cal.contains("detector_mrad_per_pixel") &&
-          cal["detector_mrad_per_pixel"].is_number() && cal["detector_mrad_per_pixel"].get<double>() > 0)
-        radius = std::max(radius, cal["semiangle_mrad"].get<double>() / cal["detector_mrad_per_pixel"].get<double>());
-    }
+    const optics::ProbeOptics cal = optics::resolve(metadata(), {}, "parallax", optics::Missing::leave);
+    const double radius = std::max(
+        disk_used.radius, optics::nominal_disk_radius(cal.semiangle_mrad, cal.detector_mrad_per_pixel).value_or(0.0));
     const Region r_box = workflow::bf_disk_box(disk_used, radius, c_.whole.det_rows, c_.whole.det_cols);
     const Dataset box = detector_crop(r_box);
     std::optional<std::pair<double, double>> center;
     if (given_center_) center = std::pair<double, double>{given_center_->first - double(r_box.row0),
                                                           given_center_->second - double(r_box.col0)};
-    dpc::RotationResult r = dpc::calibrate_rotation(box, d, center, given_radius_);
+    dpc::RotationResult r = dpc::calibrate_rotation(box, d, center, given_radius_, {r_box.row0, r_box.col0});
     r.provenance.parameters["mpi"] = "parallax on the BF-disk box of every frame, gathered at rank 0";
     return r;
   }

@@ -39,17 +39,18 @@
 
 #include "core/image.hpp"
 #include "core/provenance.hpp"
+#include "optics/bf_groups.hpp"
+#include "optics/probe_optics.hpp"
+#include "optics/resolve.hpp"
 #include "resident/dataset.hpp"
 
 namespace qgpu::parallax {
 
-struct ParallaxParams {
-  double energy_kev = 0;               // > 0
-  double semiangle_mrad = 0;           // > 0
-  double scan_step_angstrom = 0;       // > 0
-  double detector_mrad_per_pixel = 0;  // 0: semiangle / disk radius (given or fitted)
-  std::optional<std::pair<double, double>> disk_center;  // (row, col); default: BF disk fit
-  std::optional<double> disk_radius;                     // pixels; default: BF disk fit
+// The probe optics (optics/probe_optics.hpp): energy_kev, semiangle_mrad, scan_step_angstrom (each > 0),
+// detector_mrad_per_pixel (0: semiangle / disk radius), disk_center / disk_radius (default: the BF disk fit) and
+// sources (where the calibration values came from, recorded in the provenance). Parallax fits the rotation, transpose
+// and aberrations itself: it does not read those fields (the nominal C1 gives c1_sign_hint in resolve_params).
+struct ParallaxParams : optics::ProbeOptics {
   double edge_px = 1.0;            // pixels closer than this to the disk edge are left out (partly lit)
   std::size_t detector_bin = 0;    // 0: auto: the smallest bin giving each group >= kAutoMinGroupCounts counts
                                    // per frame (while >= kAutoMinGroups groups remain), then <= kAutoMaxGroups
@@ -58,9 +59,9 @@ struct ParallaxParams {
   std::size_t search_px = 4;       // correlation peak searched within +-search_px of the predicted shift
   bool use_fitted_shifts = true;   // shift-and-sum with the linear fit (else the measured shifts)
   double c1_sign_hint = 0;         // > 0 or < 0: the sign of C1 is known (nominal defocus); 0: from the image
-  // Where energy_kev, semiangle_mrad, scan_step_angstrom, detector_mrad_per_pixel came from: the file's source
-  // (params_from_metadata) or what the caller sets ("given (--energy)"); recorded in the provenance.
-  nlohmann::json sources = nlohmann::json::object();
+  // Where this (possibly cropped) detector lies on the whole detector: the bin x bin groups are taken on the whole
+  // detector's grid (optics/bf_groups.hpp), so a crop (the MPI run's gathered BF-disk box) groups the same pixels.
+  optics::DetectorOrigin detector_origin;
 };
 
 inline constexpr std::size_t kAutoMaxGroups = 1024;
@@ -70,9 +71,19 @@ inline constexpr double kAutoMinGroupCounts = 10.0;
 inline constexpr std::size_t kAutoMinGroups = 48;
 inline constexpr double kWeightFloor = 0.05;
 
-// energy_kev, semiangle_mrad, scan_step_angstrom, detector_mrad_per_pixel and the sign of defocus_angstrom
-// (c1_sign_hint) from ds.metadata()["calibration"], each where the file has it (else left 0: the caller gives it;
-// run() refuses a missing energy, semi-angle or step); InvalidArgument for a present value that is not a number.
+// The settings' checks (edge_px, detector_bin, upsample, iterations, search_px, c1_sign_hint), one place for run()
+// and the front ends that check before loading: InvalidArgument naming the first bad one as name_of(field) (empty:
+// "parallax: " + field; the CLI passes its flags).
+void check_settings(const ParallaxParams& p, const optics::Namer& name_of = {});
+
+// The file's calibration with a user's overrides (optics::resolve, Missing::refuse: energy, semi-angle and step are
+// required; "parallax: " names), c1_sign_hint = the sign of the nominal C1 (the file's defocus_angstrom or the
+// override). Rotation and the aberrations other than C1's sign are not used. Settings keep their defaults.
+ParallaxParams resolve_params(const nlohmann::json& metadata, const optics::Overrides& overrides,
+                              const optics::Namer& name_of = {});
+
+// The same with no overrides and nothing required: a value the file lacks is left 0 (the caller gives it; run()
+// refuses a missing energy, semi-angle or step); InvalidArgument for a present value that is not a number.
 ParallaxParams params_from_metadata(const Dataset& ds);
 
 struct ParallaxFit {

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/numbers.hpp"
 #include "core/hd.hpp"
 #include "resident/dataset.hpp"
 
@@ -139,7 +140,6 @@ inline constexpr double kCorrelationSmoothPx = 0.7;
 // The apodisation of the plan (both backends): separable, W(r, c) = h_r(r) h_c(c), h(i) = sin^2(pi x / 2) with
 // x = min(i + 1/2, n - i - 1/2) / (kWindowTaper n / 2) below 1, else 1.
 inline std::vector<float> edge_window(std::size_t rows, std::size_t cols) {
-  constexpr double kPi = 3.14159265358979323846;
   auto h = [](double i, double n) {
     const double x = std::min(i + 0.5, n - i - 0.5) / (0.5 * n * kWindowTaper);
     if (x >= 1) return 1.0;
@@ -154,7 +154,6 @@ inline std::vector<float> edge_window(std::size_t rows, std::size_t cols) {
 
 // exp(-2 pi^2 sigma^2 (f_r^2 + f_c^2)) at signed frequency indices (i, j) of an nr x nc grid (cycles per pixel).
 QGPU_HD inline double smoothing_factor(double i, double j, double nr, double nc) {
-  constexpr double kPi = 3.14159265358979323846;
   const double fr = i / nr, fc = j / nc;
   return exp(-2.0 * kPi * kPi * kCorrelationSmoothPx * kCorrelationSmoothPx * (fr * fr + fc * fc));
 }

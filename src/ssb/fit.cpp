@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/numbers.hpp"
 #include "core/error.hpp"
 #include "ssb/optimize.hpp"
 #include "ssb/ssb.hpp"
@@ -70,7 +71,7 @@ FitResult fit(const Dataset& ds, const SsbParams& p, const FitOptions& o) {
     for (double m : {0.04, 0.08, 0.16, 0.32, 0.64})
       for (int k = 0; k < 12; ++k) {
         probe.A1 = m * a1_range;
-        probe.A1_angle = 3.14159265358979323846 * double(k) / 12.0;
+        probe.A1_angle = kPi * double(k) / 12.0;
         const double l = engine->loss(probe);
         if (l < best_loss) best_loss = l, best = probe;
       }

@@ -13,6 +13,7 @@
 #include <limits>
 #include <numeric>
 
+#include "core/numbers.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 
@@ -238,7 +239,7 @@ OptimizeResult minimize_staged_astigmatism(const std::function<double(const std:
                                                  : std::vector<double>{0.08, 0.24, 0.64};
   for (double m : mags)
     for (std::size_t a = 0; a < angles && budget(); ++a) {
-      const double two_a = 2.0 * 3.14159265358979323846 * double(a) / double(2 * angles);  // angle a * 180 / angles
+      const double two_a = 2.0 * kPi * double(a) / double(2 * angles);  // angle a * 180 / angles
       evaluate({c1_best, m * a1_range * std::cos(two_a), m * a1_range * std::sin(two_a)}, false);
     }
   // (3) Nelder-Mead from the 3 best distinct starts (distinct: apart by more than the initial simplex)

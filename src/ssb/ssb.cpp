@@ -2,15 +2,16 @@
 #include "ssb/ssb.hpp"
 
 #include <cmath>
-#include <map>
 #include <string>
 
+#include "core/numbers.hpp"
 #include "core/error.hpp"
 #include "core/stage_timing.hpp"
 #include "detector/disk_defaults.hpp"
 #include "detector/virtual_detector.hpp"
+#include "optics/bf_groups.hpp"
+#include "optics/probe_optics.hpp"
 #include "resident/dataset_provenance.hpp"
-#include "ssb/probe_optics_check.hpp"
 #include "ssb/ssb_backend.hpp"
 #include "ssb/ssb_internal.hpp"
 #include "ssb/ssb_math.hpp"
@@ -40,9 +41,8 @@ bool finite(const Aberrations& a) {
 }  // namespace
 
 void validate_params(const SsbParams& p) {
-  const std::string optics = ssb::detail::probe_optics_problem(p.energy_kev, p.semiangle_mrad, p.scan_step_angstrom,
-                                                               p.detector_mrad_per_pixel, p.disk_radius, p.disk_center);
-  require(optics.empty(), optics);
+  const std::string problem = optics::problem(p);
+  require(problem.empty(), problem);
   require(std::isfinite(p.rotation_deg), "rotation_deg must be finite");
   require(finite(p.aberrations), "aberrations must be finite");
 }
@@ -82,16 +82,17 @@ Plan make_plan(const Dataset& ds, const SsbParams& p, std::size_t bin, nlohmann:
               std::to_string(sh.det_cols) + " detector");
 
   // Pixels inside the aperture, grouped into bin x bin blocks (aligned to the detector origin), raster order.
-  const double t = p.rotation_deg * 3.14159265358979323846 / 180.0, ct = std::cos(t), st = std::sin(t);
-  std::map<std::pair<std::size_t, std::size_t>, std::vector<std::uint32_t>> blocks;
+  const double t = p.rotation_deg * kPi / 180.0, ct = std::cos(t), st = std::sin(t);
+  std::vector<std::uint32_t> inside;
   for (std::size_t r = 0; r < sh.det_rows; ++r)
     for (std::size_t c = 0; c < sh.det_cols; ++c) {
       const double ky = (double(r) - cr) * dk, kx = (double(c) - cc) * dk;
-      if (ky * ky + kx * kx <= plan.kmax2) blocks[{r / bin, c / bin}].push_back(std::uint32_t(r * sh.det_cols + c));
+      if (ky * ky + kx * kx <= plan.kmax2) inside.push_back(std::uint32_t(r * sh.det_cols + c));
     }
+  const std::vector<std::vector<std::uint32_t>> blocks = optics::group_pixels(inside, sh.det_cols, bin);
   require(!blocks.empty(), "no detector pixel inside the BF disk");
   plan.offsets.push_back(0);
-  for (const auto& [key, pix] : blocks) {
+  for (const std::vector<std::uint32_t>& pix : blocks) {
     double sy = 0, sx = 0;
     for (std::uint32_t q : pix) {
       const double ky = (double(q / sh.det_cols) - cr) * dk, kx = (double(q % sh.det_cols) - cc) * dk;

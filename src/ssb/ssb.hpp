@@ -51,17 +51,12 @@
 
 #include "core/image.hpp"
 #include "core/provenance.hpp"
+#include "optics/probe_optics.hpp"
 #include "resident/dataset.hpp"
 
 namespace qgpu::ssb {
 
-struct Aberrations {
-  double C1 = 0;                  // angstrom (chi = pi lambda C1 k^2 + ...); > 0 = overfocus, C1 = -defocus (Kirkland)
-  double A1 = 0, A1_angle = 0;    // 2-fold astigmatism (C12), angstrom, angle in rad
-  double B2 = 0, B2_angle = 0;    // axial coma (C21), angstrom, rad
-  double A2 = 0, A2_angle = 0;    // 3-fold astigmatism (C23), angstrom, rad
-  double C3 = 0;                  // spherical aberration (C30), angstrom
-};
+using Aberrations = optics::Aberrations;  // optics/probe_optics.hpp (the sign convention above)
 
 // Weighting of the double-overlap sum (see above). `automatic` chooses by the dose: the mean counts per frame inside
 // the BF disk (I0 times the BF pixel count, from the data).
@@ -73,20 +68,10 @@ Weighting parse_weighting(const std::string& name);  // InvalidArgument naming t
 // unit transfer (quantitative phase).
 inline constexpr double kAutoWienerBelowCounts = 3e5;
 
-struct SsbParams {
-  double energy_kev = 0;
-  double semiangle_mrad = 0;
-  double scan_step_angstrom = 0;
-  double detector_mrad_per_pixel = 0;  // 0: semiangle / disk radius (given or fitted)
-  std::optional<std::pair<double, double>> disk_center;  // (row, col) detector pixels; default: BF disk fit
-  std::optional<double> disk_radius;                     // pixels; default: semiangle / mrad_per_pixel or the fit
-  double rotation_deg = 0;                               // scan vs detector axes, see above
-  bool transpose = false;                                // swap the detector row / col axes first
-  Aberrations aberrations;
-  Weighting weighting = Weighting::automatic;            // reconstruct / preview only (the fit's loss is fixed)
-  // Where the calibration values came from (resolve_params): {"energy_kev": "given (--energy)" or the file's
-  // source, e.g. "ARINA sidecar 'x.h5' STEM Metadata/High Tension (300000 V)"}; recorded in the provenance.
-  nlohmann::json sources = nlohmann::json::object();
+// The probe optics (optics/probe_optics.hpp: energy, semi-angle, step, detector sampling, BF disk, rotation,
+// transpose, aberrations, sources) and the weighting.
+struct SsbParams : optics::ProbeOptics {
+  Weighting weighting = Weighting::automatic;  // reconstruct / preview only (the fit's loss is fixed)
 };
 
 // Parameters from ds.metadata()["calibration"] (the file's calibration as the loader reads it, ssb/params.hpp):

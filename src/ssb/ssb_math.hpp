@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "core/numbers.hpp"
 #include "core/electron.hpp"
 #include "core/hd.hpp"
 
@@ -17,10 +18,7 @@ inline constexpr double kWeightFloor = 0.1;
 // Relativistic electron wavelength in angstrom (core/electron.hpp: the one definition, shared with the sample).
 inline double wavelength_angstrom(double energy_kev) { return electron_wavelength_angstrom(energy_kev); }
 
-// numpy.fft.fftfreq numerator: index i of an n-point transform -> signed frequency index.
-QGPU_HD inline long long signed_frequency(std::size_t i, std::size_t n) {
-  return i <= (n - 1) / 2 ? static_cast<long long>(i) : static_cast<long long>(i) - static_cast<long long>(n);
-}
+using qgpu::signed_frequency;  // core/numbers.hpp: numpy.fft.fftfreq numerator
 
 // True for the Q set to zero: the DC term and, for even sizes, the Nyquist row / column.
 QGPU_HD inline bool dropped_frequency(std::size_t i, std::size_t j, std::size_t nr, std::size_t nc) {
@@ -38,7 +36,7 @@ template <class R> struct ChiCoeffs {
 
 template <class R, class A> ChiCoeffs<R> chi_coeffs(const A& ab, double lambda) {
   ChiCoeffs<R> c;
-  c.two_pi_over_lambda = R(2 * 3.14159265358979323846 / lambda);
+  c.two_pi_over_lambda = R(2 * kPi / lambda);
   c.lambda = R(lambda);
   c.c1 = R(ab.C1);
   c.c3 = R(ab.C3);

@@ -15,11 +15,12 @@
 #include <vector>
 
 #include "../io/hostile_h5.hpp"
+#include "io/hdf5/bitshuffle_plugin.hpp"
 #include "io/hdf5/codec/bitshuffle_encode_host.hpp"
 
 namespace {
 
-constexpr int kBitshuffle = 32008;
+constexpr int kBitshuffle = qgpu::h5::kBitshuffleFilter;
 
 hid_t create_with_parents(hid_t file, const char* path, hid_t type, const std::vector<hsize_t>& dims,
                           const std::vector<hsize_t>& chunk, bool bitshuffle, const std::vector<hsize_t>& max = {}) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "corrupt.hpp"
+#include "io/hdf5/bitshuffle_plugin.hpp"
 
 namespace qgpu::test::hostile {
 
@@ -84,7 +85,7 @@ inline DatasetFacts facts(const std::string& path, const std::string& dataset) {
     for (int i = 0; i < rank; ++i) f.chunk_dims.push_back(cd[i]);
     unsigned flags = 0, values[16];
     std::size_t n = 16;
-    if (H5Pget_filter_by_id2(dcpl, 32008, &flags, &n, values, 0, nullptr, nullptr) >= 0)
+    if (H5Pget_filter_by_id2(dcpl, h5::kBitshuffleFilter, &flags, &n, values, 0, nullptr, nullptr) >= 0)
       f.bitshuffle_cd.assign(values, values + std::min<std::size_t>(n, 16));
     H5O_info_t info;
     if (H5Oget_info2(ds, &info, H5O_INFO_BASIC) >= 0) f.header = info.addr;

@@ -3,6 +3,7 @@
 #include <hdf5.h>
 
 #include "io/hdf5/file_info.hpp"
+#include "io/hdf5/bitshuffle_plugin.hpp"
 #include "support/temp_files.hpp"
 
 using namespace qgpu;
@@ -26,7 +27,7 @@ TEST(Inspect, ReportsLayoutFilterAndCalibration) {
   EXPECT_TRUE(fi.bitshuffle_lz4);
   EXPECT_EQ(fi.bitshuffle_block_elems, 4096u);
   ASSERT_EQ(fi.filters.size(), 1u);
-  EXPECT_EQ(fi.filters[0].id, 32008);
+  EXPECT_EQ(fi.filters[0].id, h5::kBitshuffleFilter);
   EXPECT_EQ(fi.chunks_expected, 35u);
   EXPECT_EQ(fi.chunks_written, 35u);
   EXPECT_TRUE(fi.ready);

@@ -16,6 +16,7 @@
 #include "parallax/parallax.hpp"
 #include "parallax/parallax_backend.hpp"
 #include "parallax_fixtures.hpp"
+#include "workflow/scan_products.hpp"
 
 namespace qgpu::parallax {
 namespace {
@@ -53,6 +54,33 @@ TEST(ParallaxCpu, FitsDefocusRotationAndTransposeAt150Angstrom) {
       EXPECT_NEAR(r.shift_row[g], -px_per_det * r.det_row[g], 1.0) << g;
       EXPECT_NEAR(r.shift_col[g], -px_per_det * r.det_col[g], 1.0) << g;
     }
+}
+
+// A detector crop (the MPI run's gathered BF-disk box) passes its origin on the whole detector explicitly
+// (ParallaxParams::detector_origin): its bin x bin groups are those of the whole detector, so the groups' offsets
+// and the fit agree; without the origin the blocks fall elsewhere.
+TEST(ParallaxCpu, ADetectorCropWithItsOriginGroupsAsTheWholeDetector) {
+  const Dataset& ds = testing::dataset(150);
+  ParallaxParams p = params_from_metadata(ds);
+  p.detector_bin = 3;
+  p.disk_center = std::pair<double, double>{31.7, 32.2};
+  p.disk_radius = 10.7;
+  const ParallaxResult whole = fit_only(ds, p);
+  const Region box{1, 2, ds.shape().det_rows - 1, ds.shape().det_cols - 2};  // not on a multiple of 3
+  const Dataset crop = workflow::crop_like(ds, ds.read({}, box), box);
+  ParallaxParams q = p;
+  q.disk_center = std::pair<double, double>{31.7 - 1, 32.2 - 2};
+  q.detector_origin = {1, 2};
+  const ParallaxResult cropped = fit_only(crop, q);
+  ASSERT_EQ(cropped.det_row.size(), whole.det_row.size());
+  for (std::size_t g = 0; g < whole.det_row.size(); ++g) {
+    EXPECT_NEAR(cropped.det_row[g], whole.det_row[g], 1e-9) << g;
+    EXPECT_NEAR(cropped.det_col[g], whole.det_col[g], 1e-9) << g;
+  }
+  EXPECT_NEAR(cropped.fit.C1, whole.fit.C1, 1e-6 * std::abs(whole.fit.C1));
+  q.detector_origin = {};  // the crop's provenance is not read: without the origin the groups are the crop's own
+  const ParallaxResult own = fit_only(crop, q);
+  EXPECT_NE(own.det_row, whole.det_row);
 }
 
 TEST(ParallaxCpu, NegativeDefocusFlipsTheSignNotTheRotation) {

@@ -6,6 +6,7 @@
 
 #include "detector/cuda/masked_sum_cuda.hpp"
 #include "device/cuda/cuda_check.hpp"
+#include "device/cuda/launch.hpp"
 
 namespace qgpu::detector::cuda {
 
@@ -176,7 +177,7 @@ __global__ void max_pattern_kernel(const T* data, std::size_t frame_px, std::siz
 }
 
 unsigned grid_for(std::size_t items, std::size_t per_block) {
-  return unsigned(std::max<std::size_t>(1, std::min<std::size_t>((items + per_block - 1) / per_block, 1u << 20)));
+  return grid_blocks(items, per_block, std::size_t(1) << 20, 1);  // grid-stride kernels: at most 2^20 blocks
 }
 
 // The host value of a max word.

@@ -1,8 +1,9 @@
 #include <cufft.h>
 
 #include "device/cuda/cuda_check.hpp"
+#include "device/cuda/cufft_check.hpp"
+#include "device/cuda/cufft_handle.hpp"
 #include "device/cuda/device_buffer.hpp"
-#include "display/cuda/cufft_check.hpp"
 #include "display/cuda/display_cuda.hpp"
 #include "display/cuda/launch.hpp"
 #include "display/scaling.hpp"
@@ -31,14 +32,14 @@ __global__ void shifted_log_magnitude_kernel(const cufftComplex* x, std::size_t 
 // Forward, unnormalised, in place, on the legacy default stream like the kernels. The plan must outlive the
 // asynchronous execution. A 2D DFT with a length-1 axis is the 1D DFT of the other axis (planned as 1D: cuFFT
 // wants lengths of at least 2), and a 1x1 DFT is the identity.
-void forward_fft(CufftPlan& plan, cufftComplex* d, std::size_t rows, std::size_t cols) {
+void forward_fft(CufftHandle& plan, cufftComplex* d, std::size_t rows, std::size_t cols) {
   if (rows == 1 && cols == 1) return;
   if (rows == 1 || cols == 1)
-    QGPU_CUFFT(cufftPlan1d(&plan.handle, static_cast<int>(rows * cols), CUFFT_C2C, 1));
+    QGPU_CUFFT(cufftPlan1d(&plan.h, static_cast<int>(rows * cols), CUFFT_C2C, 1));
   else
-    QGPU_CUFFT(cufftPlan2d(&plan.handle, static_cast<int>(rows), static_cast<int>(cols), CUFFT_C2C));
+    QGPU_CUFFT(cufftPlan2d(&plan.h, static_cast<int>(rows), static_cast<int>(cols), CUFFT_C2C));
   plan.made = true;
-  QGPU_CUFFT(cufftExecC2C(plan.handle, d, d, CUFFT_FORWARD));
+  QGPU_CUFFT(cufftExecC2C(plan.h, d, d, CUFFT_FORWARD));
 }
 
 }  // namespace
@@ -50,7 +51,7 @@ std::vector<float> fft_log_magnitude(const float* data, std::size_t rows, std::s
   d_in.upload(data, n * sizeof(float));
   to_complex_kernel<<<blocks_for(n), kThreads>>>(d_in.as<float>(), n, d_c.as<cufftComplex>());
   QGPU_CUDA_LAUNCHED("display to_complex_kernel");
-  CufftPlan plan;  // destroyed after the synchronous download below
+  CufftHandle plan;  // destroyed after the synchronous download below
   forward_fft(plan, d_c.as<cufftComplex>(), rows, cols);
   shifted_log_magnitude_kernel<<<blocks_for(n), kThreads>>>(d_c.as<cufftComplex>(), rows, cols, d_out.as<float>());
   QGPU_CUDA_LAUNCHED("display shifted_log_magnitude_kernel");

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "device/cuda/launch.hpp"
 
 namespace qgpu::display::cuda {
 
@@ -13,7 +14,7 @@ inline constexpr unsigned kThreads = 256;
 inline constexpr std::size_t kMaxBlocks = 4096;
 
 inline unsigned blocks_for(std::size_t n) {
-  return static_cast<unsigned>(std::clamp<std::size_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks));
+  return grid_blocks(n, kThreads, kMaxBlocks, 1);  // device/cuda/launch.hpp
 }
 
 // CUB sort and cuFFT take int sizes; per-block histogram counters are 32-bit.

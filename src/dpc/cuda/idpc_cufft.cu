@@ -14,6 +14,7 @@
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/cufft_check.hpp"
 #include "device/cuda/cufft_plans.hpp"
+#include "device/cuda/launch.hpp"
 #include "dpc/idpc_backend.hpp"
 
 namespace qgpu::dpc::detail {
@@ -22,7 +23,7 @@ namespace {
 
 constexpr unsigned kThreads = 256;
 
-unsigned blocks_for(std::size_t n) { return unsigned(std::min<std::size_t>((n + kThreads - 1) / kThreads, 65535)); }
+unsigned blocks_for(std::size_t n) { return grid_blocks(n, kThreads, 65535); }  // grid-stride kernels
 
 // out_row / out_col (padded nr x nc) <- the periodic extension of the rows x cols source (padded_value).
 __global__ void idpc_pad_kernel(const float* __restrict__ grad_row, const float* __restrict__ grad_col,

@@ -221,10 +221,10 @@ struct Layout {
 // Parses the chunk index once (a few ms for 262144 chunks, against tens of ms for H5Dget_num_chunks); no table when
 // it cannot be parsed (the HDF5 count is used then). A damaged index (FormatError) is remembered: the file is then
 // corrupt, not unfinished, and loads say so.
-std::shared_ptr<const ChunkTable> parsed_table(const std::string& file, const std::string& dataset,
+std::shared_ptr<const ChunkTable> parsed_table(hid_t ds, const std::string& file, const std::string& dataset,
                                                std::string& error) {
   try {
-    auto t = std::make_shared<ChunkTable>(read_chunk_table(file, dataset));
+    auto t = std::make_shared<ChunkTable>(read_chunk_table(ds, file, dataset));
     if (t->method.rfind("parsed", 0) == 0) return t;
   } catch (const FormatError& e) {
     error = e.what();
@@ -267,7 +267,7 @@ Layout read_layout(hid_t ds, const std::string& where, const std::string& file, 
       expected = checked_mul(expected, (l.dims[i] + l.chunk_dims[i] - 1) / l.chunk_dims[i], "chunks of " + where);
     l.chunks_expected = expected;
     const auto t0 = std::chrono::steady_clock::now();
-    l.table = parsed_table(file, dataset, l.index_error);
+    l.table = parsed_table(ds, file, dataset, l.index_error);  // the handle read_layout holds
     l.index_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (l.table) {
       for (const ChunkLocation& c : l.table->chunks) l.chunks_written += c.size > 0;

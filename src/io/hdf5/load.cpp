@@ -1,4 +1,5 @@
 #include "io/hdf5/load.hpp"
+#include "io/hdf5/bitshuffle_plugin.hpp"
 #include "io/sparse/load_sparse.hpp"
 
 #include "io/hdf5/admission.hpp"
@@ -118,7 +119,8 @@ namespace {
 bool our_decoder_applies(const FileInfo& fi) {
   return fi.plain_bits() &&
          (!fi.records.empty() ||
-          (!fi.stored_as && fi.one_frame_per_chunk && fi.filters.size() == 1 && fi.filters[0].id == 32008));
+          (!fi.stored_as && fi.one_frame_per_chunk && fi.filters.size() == 1 &&
+           fi.filters[0].id == h5::kBitshuffleFilter));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <complex>
 #include <mutex>
 
+#include "core/numbers.hpp"
 #include "core/error.hpp"
 #include "core/fftw_planner.hpp"
 #include "detector/cpu/pixel_group_sums.hpp"
@@ -16,9 +17,9 @@ namespace qgpu::parallax::detail {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
 
-long signed_index(std::size_t i, std::size_t n) { return i <= n / 2 ? long(i) : long(i) - long(n); }
+// the signed frequency with an even size's Nyquist bin counted positive (core/numbers.hpp)
+long signed_index(std::size_t i, std::size_t n) { return long(signed_frequency(i, n, true)); }
 
 class CpuEngine final : public Engine {
  public:

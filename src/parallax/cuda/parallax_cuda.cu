@@ -14,12 +14,15 @@
 #include <cmath>
 #include <string>
 
+#include "core/numbers.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "detector/cuda/pixel_group_gather.cuh"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/cufft_check.hpp"
+#include "device/cuda/cufft_handle.hpp"
 #include "device/cuda/device_buffer.hpp"
+#include "device/cuda/launch.hpp"
 #include "parallax/parallax.hpp"
 #include "parallax/parallax_backend.hpp"
 #include "resident/encoded/cuda/encoded_cuda.hpp"
@@ -30,17 +33,6 @@ namespace qgpu::parallax::detail {
 namespace {
 
 constexpr int kThreads = 256;
-
-struct CufftHandle {
-  cufftHandle h = 0;
-  bool made = false;
-  CufftHandle() = default;
-  CufftHandle(const CufftHandle&) = delete;
-  CufftHandle& operator=(const CufftHandle&) = delete;
-  ~CufftHandle() {
-    if (made) cufftDestroy(h);
-  }
-};
 
 // One block per group: v = x / mean(x) - 1 in place; flags a group without counts.
 __global__ void normalise_kernel(float* __restrict__ v, std::size_t nscan, int* __restrict__ empty) {
@@ -78,7 +70,7 @@ __device__ bool is_nyquist(std::uint32_t i, std::uint32_t j, std::uint32_t nr, s
 
 // exp(+2 pi i Q.s) at half-spectrum index (i, j), as (cos, sin); the phase reduced to [-1, 1) turns first.
 __device__ float2 ramp(std::uint32_t i, std::uint32_t j, std::uint32_t nr, std::uint32_t nc, double2 s) {
-  const double fi = (i <= nr / 2 ? double(i) : double(i) - double(nr)) / double(nr), fj = double(j) / double(nc);
+  const double fi = double(signed_frequency(i, nr, true)) / double(nr), fj = double(j) / double(nc);
   const double t = fi * s.x + fj * s.y;
   float sn, cs;
   sincospif(float(2.0 * (t - rint(t))), &sn, &cs);
@@ -93,7 +85,7 @@ struct SidebandArgs {
 };
 
 __device__ int class_of(const SidebandArgs& sb, std::uint32_t g, std::uint32_t i, std::uint32_t j, std::uint32_t nr) {
-  const double qr = (i <= nr / 2 ? double(i) : double(i) - double(nr)) * sb.q_row, qc = double(j) * sb.q_col;
+  const double qr = double(signed_frequency(i, nr, true)) * sb.q_row, qc = double(j) * sb.q_col;
   return sideband_class(sb.k[g].x, sb.k[g].y, qr, qc, sb.k_aperture);
 }
 
@@ -137,7 +129,7 @@ __global__ void cross_kernel(const float2* __restrict__ spec, const float2* __re
                    double(n.z) - (cls == 2 ? wg : 0.0), re, im);
     r = make_float2(float(re), float(im));
   }
-  const float sm = float(smoothing_factor(i <= nr / 2 ? double(i) : double(i) - double(nr), double(j), double(nr), double(nc)));
+  const float sm = float(smoothing_factor(double(signed_frequency(i, nr, true)), double(j), double(nr), double(nc)));
   prod[k] = make_float2(sm * (v.x * r.x + v.y * r.y), sm * (v.y * r.x - v.x * r.y));
 }
 
@@ -320,7 +312,7 @@ __global__ void density_kernel(float* __restrict__ val, const float* __restrict_
   val[i] = wt[i] > floor ? val[i] / wt[i] : 0.0f;
 }
 
-unsigned blocks_for(std::size_t n) { return unsigned((n + kThreads - 1) / kThreads); }
+unsigned blocks_for(std::size_t n) { return grid_blocks(n, kThreads); }  // one item a thread: no clamp
 
 class CudaEngine final : public Engine {
  public:
@@ -490,7 +482,7 @@ class CudaEngine final : public Engine {
                                                          std::uint32_t(nc_), std::uint32_t(up), val.as<float>(),
                                                          wt.as<float>());
     QGPU_CUDA_LAUNCHED("parallax splat_kernel");
-    total_kernel<<<unsigned(std::min<std::size_t>(blocks_for(nu), 1024)), kThreads>>>(wt.as<float>(), nu,
+    total_kernel<<<grid_blocks(nu, kThreads, 1024), kThreads>>>(wt.as<float>(), nu,
                                                                                      total.as<double>());
     QGPU_CUDA_LAUNCHED("parallax total_kernel");
     density_kernel<<<blocks_for(nu), kThreads>>>(val.as<float>(), wt.as<float>(), nu, total.as<double>(),

@@ -31,7 +31,9 @@
 #include "detector/cuda/pixel_group_gather.cuh"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/cufft_check.hpp"
+#include "device/cuda/cufft_handle.hpp"
 #include "device/cuda/device_buffer.hpp"
+#include "device/cuda/launch.hpp"
 #include "resident/encoded/cuda/encoded_cuda.hpp"
 #include "resident/encoded/encoded_resident.hpp"
 #include "ssb/ssb_backend.hpp"
@@ -41,17 +43,6 @@
 namespace qgpu::ssb::detail {
 
 namespace {
-
-struct CufftHandle {
-  cufftHandle h = 0;
-  bool made = false;
-  CufftHandle() = default;
-  CufftHandle(const CufftHandle&) = delete;
-  CufftHandle& operator=(const CufftHandle&) = delete;
-  ~CufftHandle() {
-    if (made) cufftDestroy(h);
-  }
-};
 
 constexpr int kSumThreads = 256;
 constexpr int kReduceThreads = 1024;
@@ -265,7 +256,7 @@ class CudaEngine final : public Engine {
       const timing::Stage stage("compute");
       sums(ab, w == Weighting::phase);
       const double i0n = i0_ * double(n), scale = 1.0 / i0n;
-      const unsigned blocks = unsigned(std::min<std::size_t>((nq_ + 255) / 256, 65535));
+      const unsigned blocks = grid_blocks(nq_, 256, 65535);
       if (w == Weighting::wiener) {
         wiener_spectrum(i0n, blocks);
       } else {
@@ -279,7 +270,7 @@ class CudaEngine final : public Engine {
         inverse_.made = true;
       }
       QGPU_CUFFT(cufftExecC2R(inverse_.h, d_spec_.as<cufftComplex>(), d_phi_.as<cufftReal>()));
-      object_kernel<<<unsigned(std::min<std::size_t>((n + 255) / 256, 65535)), 256>>>(d_phi_.as<float>(), n,
+      object_kernel<<<grid_blocks(n, 256, 65535), 256>>>(d_phi_.as<float>(), n,
                                                                                       d_object_.as<float>());
       QGPU_CUDA_LAUNCHED("ssb object_kernel");
       QGPU_CUDA(cudaDeviceSynchronize());
@@ -387,7 +378,7 @@ class CudaEngine final : public Engine {
                                      px.data());
       dispatch_count_dtype(ds_.dtype(), [&](auto tag) {
         using T = decltype(tag);
-        const dim3 g(unsigned((nscan + 255) / 256), unsigned(std::min<std::size_t>(count, 65535)));
+        const dim3 g(grid_blocks(nscan, 256), unsigned(std::min<std::size_t>(count, 65535)));
         detector::cuda::gather_groups_pixel_major_kernel<T><<<g, 256>>>(px.as<T>(), nscan, d_offsets_.as<std::uint32_t>(), std::uint32_t(g0),
                                                  std::uint32_t(count), std::uint32_t(nc_), 2 * nch_, nr_ * 2 * nch_,
                                                  out);

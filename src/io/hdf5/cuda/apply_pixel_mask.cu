@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "device/cuda/cuda_check.hpp"
+#include "device/cuda/launch.hpp"
 #include "io/hdf5/cuda/apply_pixel_mask.hpp"
 
 namespace qgpu::io::cuda {
@@ -26,7 +27,7 @@ void apply_pixel_mask(void* d_frames, DType dtype, std::size_t n_frames, std::si
   const std::size_t total = n_frames * n_pixels;
   if (total == 0) return;
   const int threads = 256;
-  const int blocks = int(std::min<std::size_t>((total + threads - 1) / threads, 65535 * 8));
+  const int blocks = int(grid_blocks(total, threads, 65535 * 8));  // grid-stride
   dispatch_stored_dtype(dtype, [&](auto t) {
     using T = decltype(t);
     zero_pixels_kernel<T><<<blocks, threads, 0, stream>>>(static_cast<T*>(d_frames), n_frames, frame_pixels,

@@ -5,6 +5,7 @@
 #include "io/hdf5/binning.hpp"
 
 #include "device/cuda/cuda_check.hpp"
+#include "device/cuda/launch.hpp"
 #include "io/hdf5/cuda/bin_frames.hpp"
 
 namespace qgpu::io::cuda {
@@ -44,7 +45,7 @@ void launch(const void* in, void* out, const BinGeometry& g, int* overflow, cuda
   const std::size_t total = g.out_rows * g.out_cols * g.out_det_r * g.out_det_c;
   if (total == 0) return;
   const unsigned threads = 256;
-  const std::size_t blocks = std::min<std::size_t>((total + threads - 1) / threads, 65535u * 16u);
+  const std::size_t blocks = grid_blocks(total, threads, 65535u * 16u);  // grid-stride
   bin_kernel<T, U><<<unsigned(blocks), threads, 0, s>>>(static_cast<const T*>(in), static_cast<U*>(out), g, overflow);
   QGPU_CUDA_LAUNCHED("bin_kernel");
 }

@@ -11,6 +11,8 @@
 #include "device/cuda/buffer_pool.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/device_buffer.hpp"
+#include "device/cuda/pinned_pool.hpp"
+#include "io/hdf5/bitshuffle_plugin.hpp"
 #include "io/hdf5/cuda/apply_pixel_mask.hpp"
 #include "io/hdf5/cuda/bin_frames.hpp"
 #include "io/hdf5/cuda/bitshuffle_lz4_decode.hpp"
@@ -32,61 +34,6 @@ namespace qgpu::io {
 namespace {
 
 constexpr int kSlots = 3;                                     // batches in flight: read, copy+decode, spare
-
-// Pinned host buffers are slow to allocate (page locking, tens of ms for the read slots), so released ones are kept
-// for the next load of this process (up to kPinnedPoolBytes in all).
-constexpr std::size_t kPinnedPoolBytes = std::size_t(1) << 30;
-
-class PinnedPool {
- public:
-  static PinnedPool& instance() {
-    static PinnedPool pool;
-    return pool;
-  }
-  std::pair<void*, std::size_t> take(std::size_t bytes) {
-    {
-      std::lock_guard lock(mu_);
-      auto best = free_.end();
-      for (auto it = free_.begin(); it != free_.end(); ++it)
-        if (it->second >= bytes && (best == free_.end() || it->second < best->second)) best = it;
-      if (best != free_.end()) {
-        const auto got = *best;
-        free_.erase(best);
-        pooled_ -= got.second;
-        return got;
-      }
-    }
-    void* p = nullptr;
-    QGPU_CUDA(cudaMallocHost(&p, std::max<std::size_t>(bytes, 1)));
-    return {p, std::max<std::size_t>(bytes, 1)};
-  }
-  void give(void* p, std::size_t bytes) {
-    std::lock_guard lock(mu_);
-    if (pooled_ + bytes > kPinnedPoolBytes) {
-      cudaFreeHost(p);
-      return;
-    }
-    free_.emplace_back(p, bytes);
-    pooled_ += bytes;
-  }
-
- private:
-  PinnedPool() = default;
-  ~PinnedPool() = default;  // process exit: the driver releases pinned memory itself
-  std::mutex mu_;
-  std::vector<std::pair<void*, std::size_t>> free_;
-  std::size_t pooled_ = 0;
-};
-
-struct Pinned {
-  void* p = nullptr;
-  std::size_t bytes = 0;
-  explicit Pinned(std::size_t n) { std::tie(p, bytes) = PinnedPool::instance().take(n); }
-  ~Pinned() { PinnedPool::instance().give(p, bytes); }
-  Pinned(const Pinned&) = delete;
-  Pinned& operator=(const Pinned&) = delete;
-  template <class T> T* as() { return static_cast<T*>(p); }
-};
 
 // One batch in flight: pinned host buffers, device buffers and the events that time and fence it.
 struct Slot {
@@ -127,7 +74,7 @@ struct Slot {
 // The storage of a dataset in words, e.g. "bitshuffle+zstd (cd_values[4]=3)" or "filters deflate(1), shuffle(2)".
 std::string storage_name(const FileInfo& fi) {
   if (fi.filters.empty()) return "no compression filter";
-  if (fi.filters.size() == 1 && fi.filters[0].id == 32008) {
+  if (fi.filters.size() == 1 && fi.filters[0].id == h5::kBitshuffleFilter) {
     const auto& cd = fi.filters[0].cd_values;
     const unsigned comp = cd.size() > 4 ? cd[4] : 0;
     const std::string kind = comp == 3 ? "zstd" : comp == 2 ? "LZ4" : comp == 0 ? "no compression" : "unknown";

@@ -13,6 +13,10 @@ namespace qgpu::io {
 ChunkTable read_chunk_table(const std::string& file, const std::string& dataset_path) {
   h5::Handle f = h5::open_file(file);
   h5::Handle ds = h5::open_dataset(f, dataset_path, file);
+  return read_chunk_table(ds.get(), file, dataset_path);
+}
+
+ChunkTable read_chunk_table(hid_t ds, const std::string& file, const std::string& dataset_path) {
   h5::QuietErrors quiet;
   const std::string where = "dataset '" + dataset_path + "' in '" + file + "'";
   h5::Handle dcpl(H5Dget_create_plist(ds), H5Pclose);

@@ -1,6 +1,8 @@
 #pragma once
 // Where every chunk of a chunked HDF5 dataset lies in its file, read from the dataset's chunk index in one pass
 // (no per-chunk HDF5 calls). Used by the loaders to read raw (still compressed) chunks with plain preads.
+#include <hdf5.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,5 +28,8 @@ struct ChunkTable {
 // links to other files. Falls back to the HDF5 API (and says so in `method`) where the index cannot be parsed.
 // Raises IoError (file/dataset missing) or FormatError (not chunked, corrupt index).
 ChunkTable read_chunk_table(const std::string& file, const std::string& dataset_path);
+// The same for a dataset the caller already holds open (`ds`; file and dataset_path name it in errors and in the
+// table): read_layout reads the table with the handle it has, without opening the file again.
+ChunkTable read_chunk_table(hid_t ds, const std::string& file, const std::string& dataset_path);
 
 }  // namespace qgpu::io

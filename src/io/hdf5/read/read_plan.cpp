@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "io/hdf5/bitshuffle_plugin.hpp"
 #include "io/hdf5/load_provenance.hpp"
 
 namespace qgpu::io {
@@ -20,7 +21,7 @@ void require_decoded_elements(const FileInfo& fi) {
 
 codec::BitshuffleParams bitshuffle_params(const FileInfo& fi) {
   for (const FilterInfo& f : fi.filters) {
-    if (f.id != 32008) continue;
+    if (f.id != h5::kBitshuffleFilter) continue;
     codec::BitshuffleParams bp;
     try {
       bp = codec::params_from_cd_values(f.cd_values);

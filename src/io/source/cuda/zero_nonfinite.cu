@@ -2,6 +2,7 @@
 
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/device_buffer.hpp"
+#include "device/cuda/launch.hpp"
 #include "io/source/nonfinite.hpp"
 
 namespace qgpu::io::cuda {
@@ -31,7 +32,7 @@ std::uint64_t zero_nonfinite(float* d_values, std::size_t n) {
   DeviceBuffer count(sizeof(unsigned long long));
   QGPU_CUDA(cudaMemset(count.data(), 0, count.bytes()));
   const unsigned threads = 256;
-  const std::size_t blocks = std::min<std::size_t>((n + threads - 1) / threads, 65535u * 8u);
+  const std::size_t blocks = grid_blocks(n, threads, 65535u * 8u);  // grid-stride
   zero_nonfinite_kernel<<<unsigned(blocks), threads>>>(d_values, n, count.as<unsigned long long>());
   QGPU_CUDA_LAUNCHED("zero_nonfinite_kernel");
   unsigned long long host = 0;
