@@ -31,20 +31,23 @@ TEST(VulkanSegments, QueriesAndReadsAcrossSegmentsEqualCpu) {
 }
 
 // The load's shader decoder writes each batch's frames into the segments they fall in (one dispatch per segment):
-// 960-byte frames, 4 per 4096-byte segment, batches of several rows crossing segment boundaries.
+// 960-byte frames, 4 per 4096-byte segment, batches of several 3-frame rows crossing segment boundaries (a sparse
+// dose keeps a batch's compressed bytes under the 4096-byte buffer cap too).
 TEST(VulkanSegments, ShaderDecodedLoadAcrossSegmentsEqualsCpu) {
   QGPU_REQUIRE_BACKEND(Backend::vulkan);
   sample::SampleSpec s;
-  s.scan_rows = 5;
-  s.scan_cols = 7;
+  s.scan_rows = 8;
+  s.scan_cols = 3;
   s.det_rows = 20;
   s.det_cols = 24;
+  s.dose_per_frame = 100;
   const std::string path = test::write_small_sample("vkseg.h5", s);
   io::LoadOptions o;
   o.backend = "vulkan";
-  o.batch_bytes = 20000;
+  o.batch_bytes = 2500;
   const Dataset vk = io::load(path, o);
   EXPECT_NE(vk.provenance().parameters.value("decode", "").find("compute shader"), std::string::npos);
+  EXPECT_GT(vk.provenance().parameters["timing"].value("batches", 0), 1);
   o.backend = "cpu";
   EXPECT_EQ(vk.read().bytes, io::load(path, o).read().bytes);
 }
