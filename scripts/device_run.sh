@@ -90,14 +90,16 @@ for s in "$@"; do
       { echo "VK_DRIVER_FILES=$VK_DRIVER_FILES"; cat "$VK_DRIVER_FILES" 2>&1
         ldconfig -p | grep -E 'libvulkan|libGLX_nvidia|libEGL_nvidia' ; } | tee -a "$LOG/vulkan_icd.log"
       $B/qgpu info /tmp/qb/s512.h5 2>&1 | grep -i vulkan | tee "$LOG/vulkan_device.log"
-      if ! grep -qE '^vulkan +[^ ].*, driver ' "$LOG/vulkan_device.log"; then  # qgpu info: "vulkan  none: why" else
+      # qgpu info prints "vulkan  <adapter> (<type>), driver <driver>, Vulkan <api>" or "vulkan  none: <why>"
+      if ! grep -qE '^vulkan +' "$LOG/vulkan_device.log" || grep -qE '^vulkan +none:' "$LOG/vulkan_device.log"; then
         echo "== vulkan FAILED: no usable Vulkan ICD/driver (see vulkan_icd.log, vulkan_device.log)"; save_logs; continue
       fi
       for t in $B/test_device $B/test_detector $B/test_dpc $B/test_io $B/test_display; do
-        n=$(basename "$t"); timeout 120 "$t" --gtest_brief=1 --gtest_filter='*ulkan*:*Gpu*' >"$LOG/vk_$n.log" 2>&1
+        n=$(basename "$t"); timeout 300 "$t" --gtest_brief=1 --gtest_filter='*ulkan*:*Gpu*' >"$LOG/vk_$n.log" 2>&1
         echo "vulkan $n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/vk_$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure|skipped' "$LOG/vk_$n.log" | head -5
       done
+      step vk_segments 120 env QGPU_VULKAN_MAX_BUFFER_BYTES=4096 $B/test_vulkan_segments --gtest_brief=1
       step bench_vulkan 300 $B/bench_vulkan /tmp/qb/s512.h5 --backends cuda,vulkan
       step bench_queries_vulkan 200 $B/bench_queries /tmp/qb/s512.h5 --backend vulkan ;;
     movie) step bench_movie 200 $B/bench_movie /tmp/qb/s512.h5 ;;  # carry .devpack-movie too (the FFmpeg libraries)
