@@ -84,20 +84,30 @@ for s in "$@"; do
     livemerlin) $B/qgpu sample /tmp/qb/quad.mib --format mib --quad --counter-depth 12 --scan 64 64 >/dev/null 2>&1
                 step bench_live_merlin 200 $B/bench_live /tmp/qb/quad.mib --backend cuda --protocol merlin --rates 0,2000,4000 ;;
     queries) step bench_queries 300 $B/bench_queries /tmp/qb/s512.h5 --backend cuda ;;
-    vulkan)  # the vulkan backend on NVIDIA's driver (carry .gl: the Vulkan loader, see the device README): its tests
-             # against the CPU reference and CUDA, then the queries beside CUDA's (needs s512 first)
+    vulkan)  # the vulkan backend on NVIDIA's driver (carry .gl: the Vulkan loader, see the device README): which
+             # ICD/driver it found (the step stops here, saying so, when none is usable), its tests against the CPU
+             # reference and CUDA, then bench_vulkan: load, BF, ADF, CoM, iDPC, render beside CUDA's in one run
+             # (needs s512 first). VkFFT's glslang is linked statically: .gl needs nothing more for iDPC.
       for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
       # NVIDIA's ICD (libGLX_nvidia) needs glvnd: .gl holds libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0
       # libgles2 (apt-get download, the device README); in s9c the loader alone gave VK_ERROR_INCOMPATIBLE_DRIVER.
-      ls /usr/local/nvidia/share/vulkan/icd.d/ /usr/share/vulkan/icd.d/ /etc/vulkan/icd.d/ 2>&1 | tee "$LOG/vulkan_icd.log"
+      ls -l /usr/local/nvidia/share/vulkan/icd.d/ /usr/share/vulkan/icd.d/ /etc/vulkan/icd.d/ 2>&1 | tee "$LOG/vulkan_icd.log"
       export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
       export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+      { echo "VK_DRIVER_FILES=$VK_DRIVER_FILES"; cat "$VK_DRIVER_FILES" 2>&1
+        ldconfig -p | grep -E 'libvulkan|libGLX_nvidia|libEGL_nvidia' ; } | tee -a "$LOG/vulkan_icd.log"
       $B/qgpu info /tmp/qb/s512.h5 2>&1 | grep -i vulkan | tee "$LOG/vulkan_device.log"
-      for t in $B/test_device $B/test_detector $B/test_dpc $B/test_io; do
-        n=$(basename "$t"); timeout 120 "$t" --gtest_brief=1 --gtest_filter='*ulkan*' >"$LOG/vk_$n.log" 2>&1
+      # qgpu info prints "vulkan  <adapter> (<type>), driver <driver>, Vulkan <api>" or "vulkan  none: <why>"
+      if ! grep -qE '^vulkan +' "$LOG/vulkan_device.log" || grep -qE '^vulkan +none:' "$LOG/vulkan_device.log"; then
+        echo "== vulkan FAILED: no usable Vulkan ICD/driver (see vulkan_icd.log, vulkan_device.log)"; save_logs; continue
+      fi
+      for t in $B/test_device $B/test_detector $B/test_dpc $B/test_io $B/test_display; do
+        n=$(basename "$t"); timeout 300 "$t" --gtest_brief=1 --gtest_filter='*ulkan*:*Gpu*' >"$LOG/vk_$n.log" 2>&1
         echo "vulkan $n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/vk_$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure|skipped' "$LOG/vk_$n.log" | head -5
       done
+      step vk_segments 120 env QGPU_VULKAN_MAX_BUFFER_BYTES=4096 $B/test_vulkan_segments --gtest_brief=1
+      step bench_vulkan 300 $B/bench_vulkan /tmp/qb/s512.h5 --backends cuda,vulkan
       step bench_queries_vulkan 200 $B/bench_queries /tmp/qb/s512.h5 --backend vulkan ;;
     movie) step bench_movie 200 $B/bench_movie /tmp/qb/s512.h5 ;;  # carry .devpack-movie too (the FFmpeg libraries)
     cache) step bench_cache 200 $B/bench_cache /tmp/qb/s512.h5 --backend cuda --out /tmp/qb/products.h5 --reps 2 ;;

@@ -6,8 +6,9 @@ packages=(cmake ninja-build g++ pkg-config libhdf5-dev hdf5-tools bitshuffle lib
           python3-numpy python3-pytest python3-h5py python3-traitlets python3-nbclient python3-nbformat python3-ipykernel clang libfuzzer-14-dev libclang-rt-14-dev
           libavcodec-dev libavformat-dev libavutil-dev libswscale-dev ffmpeg curl libopenmpi-dev openmpi-bin
           libzmq3-dev cppzmq-dev python3-zmq
-          libvulkan-dev glslc glslang-tools spirv-tools libvkfft-dev mesa-vulkan-drivers vulkan-tools)
-# The last line is the vulkan backend: headers and loader, the GLSL -> SPIR-V compilers, VkFFT, and lavapipe (Mesa's
+          libvulkan-dev glslc glslang-tools glslang-dev spirv-tools libvkfft-dev mesa-vulkan-drivers vulkan-tools)
+# The last line is the vulkan backend: headers and loader, the GLSL -> SPIR-V compilers, VkFFT and glslang (VkFFT
+# builds its kernels with it: iDPC), and lavapipe (Mesa's
 # CPU Vulkan driver) so that the vulkan tests really run on machines without a GPU.
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

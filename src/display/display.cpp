@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "display/cpu/display_cpu.hpp"
 #include "display/cuda/display_cuda.hpp"
+#include "display/vulkan/display_vulkan.hpp"
 
 namespace qgpu::display {
 
@@ -17,7 +18,7 @@ void check_image(const Image<float>& img, const std::string& op) {
 }
 
 void check_backend(Backend b, const std::string& op) {
-  if (b == Backend::vulkan) not_implemented_on(b, op);
+  if (b == Backend::vulkan) resolve("vulkan");  // BackendUnavailable naming why, never a fallback
   if (b == Backend::cuda && !detect().cuda_available)
     throw BackendUnavailable(op + ": backend 'cuda' needs a usable CUDA GPU, but none is available: " +
                              detect().reason);
@@ -62,8 +63,9 @@ Rgba render(const Image<float>& img, const DisplayOptions& o) {
   out.rows = img.rows;
   out.cols = img.cols;
   out.rgba.resize(img.data.size() * 4);
-  const Range r = b == Backend::cuda ? cuda::render(img.data.data(), img.data.size(), o, lut, out.rgba.data())
-                                     : cpu::render(img.data.data(), img.data.size(), o, lut, out.rgba.data());
+  const Range r = b == Backend::cuda     ? cuda::render(img.data.data(), img.data.size(), o, lut, out.rgba.data())
+                  : b == Backend::vulkan ? vulkan::render(img.data.data(), img.data.size(), o, lut, out.rgba.data())
+                                         : cpu::render(img.data.data(), img.data.size(), o, lut, out.rgba.data());
   out.provenance = provenance_of(op, b, img, "uint8", {img.rows, img.cols, 4}, "rgba8");
   add_range_parameters(out.provenance.parameters, o, r);
   return out;
@@ -76,8 +78,9 @@ Histogram histogram(const Image<float>& img, const DisplayOptions& o) {
   validate(o);
   check_backend(b, op);
   Histogram h;
-  const Range r = b == Backend::cuda ? cuda::histogram(img.data.data(), img.data.size(), o, h.counts)
-                                     : cpu::histogram(img.data.data(), img.data.size(), o, h.counts);
+  const Range r = b == Backend::cuda     ? cuda::histogram(img.data.data(), img.data.size(), o, h.counts)
+                  : b == Backend::vulkan ? vulkan::histogram(img.data.data(), img.data.size(), o, h.counts)
+                                         : cpu::histogram(img.data.data(), img.data.size(), o, h.counts);
   h.lo = r.lo;
   h.hi = r.hi;
   h.provenance = provenance_of(op, b, img, "uint64", {256}, "histogram256");
@@ -93,8 +96,9 @@ Image<float> fft_log_magnitude(const Image<float>& img) {
   Image<float> out;
   out.rows = img.rows;
   out.cols = img.cols;
-  out.data = b == Backend::cuda ? cuda::fft_log_magnitude(img.data.data(), img.rows, img.cols)
-                                : cpu::fft_log_magnitude(img.data.data(), img.rows, img.cols);
+  out.data = b == Backend::cuda     ? cuda::fft_log_magnitude(img.data.data(), img.rows, img.cols)
+             : b == Backend::vulkan ? vulkan::fft_log_magnitude(img.data.data(), img.rows, img.cols)
+                                    : cpu::fft_log_magnitude(img.data.data(), img.rows, img.cols);
   out.provenance = provenance_of(op, b, img, "float32", {img.rows, img.cols}, "log1p_abs_fft2_shifted");
   out.provenance.parameters["transform"] = "forward, unnormalised, single precision";
   out.provenance.parameters["zero_frequency"] = {img.rows / 2, img.cols / 2};

@@ -9,7 +9,8 @@
 //   index = floor((s - lo) / (hi - lo) * 255 + 0.5) clamped to 0..255 (0 when hi == lo);
 //   colour = colormap LUT[index].
 // Each runs where its input lives (backend_of(img.provenance), device.hpp): Backend::cpu is the reference,
-// Backend::cuda gives bit-identical render and histogram results; neither falls back to the other.
+// Backend::cuda and Backend::vulkan give bit-identical render and histogram results (vulkan: needs shaderFloat64);
+// none falls back to another.
 #include <string>
 
 #include "core/image.hpp"
@@ -28,7 +29,7 @@ Rgba render(const Image<float>& img, const DisplayOptions& o);
 Histogram histogram(const Image<float>& img, const DisplayOptions& o);
 
 // log(1 + |FFT2(img)|) (forward, unnormalised), fftshifted: zero frequency at (rows/2, cols/2). Single precision
-// on both backends (FFTW / cuFFT); they agree within 1e-4 * max(result) per pixel, not bit for bit.
+// on every backend (FFTW / cuFFT / VkFFT); they agree within 1e-4 * max(result) per pixel, not bit for bit.
 Image<float> fft_log_magnitude(const Image<float>& img);
 
 }  // namespace qgpu::display

@@ -59,8 +59,7 @@ Image<float> idpc(const Image<float>& grad_row, const Image<float>& grad_col, co
     validate(grad_row, grad_col, o);
   }
   const Backend backend = backend_of(grad_row.provenance, grad_col.provenance, "idpc");
-  if (backend == Backend::cuda) resolve("cuda");  // BackendUnavailable without a usable GPU: never fall back
-  if (backend == Backend::vulkan) not_implemented_on(backend, "iDPC");
+  if (backend != Backend::cpu) resolve(backend_name(backend));  // BackendUnavailable, never a fallback
   const std::size_t rows = grad_row.rows, cols = grad_row.cols;
   const AxisPad pr = axis_pad(rows, o), pc = axis_pad(cols, o);
 
@@ -84,7 +83,9 @@ Image<float> idpc(const Image<float>& grad_row, const Image<float>& grad_col, co
   Image<float> out;
   out.rows = rows;
   out.cols = cols;
-  out.data = backend == Backend::cuda ? detail::integrate_cufft(f) : detail::integrate_fftw(f);
+  out.data = backend == Backend::cuda     ? detail::integrate_cufft(f)
+             : backend == Backend::vulkan ? detail::integrate_vkfft(f)
+                                          : detail::integrate_fftw(f);
 
   // the representation of the dataset the gradients came from
   out.provenance = derived_provenance(
@@ -95,7 +96,9 @@ Image<float> idpc(const Image<float>& grad_row, const Image<float>& grad_col, co
        {"pad_requested", o.pad},
        {"step_row", o.step_row},
        {"step_col", o.step_col},
-       {"fft", backend == Backend::cuda ? "cuFFT r2c/c2r float32 (complex64)" : "FFTW r2c/c2r float64"},
+       {"fft", backend == Backend::cuda     ? "cuFFT r2c/c2r float32 (complex64)"
+               : backend == Backend::vulkan ? "VkFFT c2c of G_row + i G_col, float32 (complex64)"
+                                            : "FFTW r2c/c2r float64"},
        {"k0", "zero"},
        {"nyquist", "odd-derivative term zeroed"},
        {"grad_row_provenance", grad_row.provenance.operation},

@@ -16,7 +16,10 @@
 //
 // Backend cpu: FFTW in double precision (r2c/c2r). Backend cuda: cuFFT in single precision (complex64, r2c/c2r);
 // only the unpadded gradients go to the device and the cropped potential comes back (padding and crop are kernels;
-// device buffers and plans are pooled, so repeated requests of one size allocate nothing).
+// device buffers and plans are pooled, so repeated requests of one size allocate nothing). Backend vulkan: VkFFT in
+// single precision, one C2C each way of G_row + i G_col (the two spectra separated by symmetry in the filter
+// shader); padding, filter and crop are compute shaders; plans cached per size (the first request of a size
+// compiles VkFFT's kernels with glslang).
 #include <cstddef>
 #include <string>
 

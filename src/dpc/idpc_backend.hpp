@@ -24,6 +24,8 @@ struct PaddedField {
 // rows * cols potential, cropped from the padded domain's (zero mean there). FFTW double / cuFFT complex64.
 std::vector<float> integrate_fftw(const PaddedField& f);
 std::vector<float> integrate_cufft(const PaddedField& f);
+// vulkan: one VkFFT C2C of G_row + i G_col each way, complex64 (dpc/vulkan/idpc_vkfft.cpp).
+std::vector<float> integrate_vkfft(const PaddedField& f);
 
 // Padded index q of an axis -> source index, and the sign the component normal to that axis takes there: 1 inside,
 // -1 inside a mirror copy (half-sample reflection), 0 in zero padding. Mirror reflections stay inside the source

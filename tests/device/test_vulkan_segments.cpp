@@ -4,6 +4,8 @@
 
 #include "detector/virtual_detector.hpp"
 #include "dpc/com.hpp"
+#include "io/hdf5/load.hpp"
+#include "support/temp_files.hpp"
 #include "support/gpu_backends.hpp"
 
 using namespace qgpu;
@@ -26,4 +28,26 @@ TEST(VulkanSegments, QueriesAndReadsAcrossSegmentsEqualCpu) {
   const dpc::ComResult a = dpc::center_of_mass(vk), b = dpc::center_of_mass(host);
   EXPECT_EQ(a.com_row.data, b.com_row.data);
   EXPECT_EQ(a.com_col.data, b.com_col.data);
+}
+
+// The load's shader decoder writes each batch's frames into the segments they fall in (one dispatch per segment):
+// 960-byte frames, 4 per 4096-byte segment, batches of several 3-frame rows crossing segment boundaries (a sparse
+// dose keeps a batch's compressed bytes under the 4096-byte buffer cap too).
+TEST(VulkanSegments, ShaderDecodedLoadAcrossSegmentsEqualsCpu) {
+  QGPU_REQUIRE_BACKEND(Backend::vulkan);
+  sample::SampleSpec s;
+  s.scan_rows = 8;
+  s.scan_cols = 3;
+  s.det_rows = 20;
+  s.det_cols = 24;
+  s.dose_per_frame = 100;
+  const std::string path = test::write_small_sample("vkseg.h5", s);
+  io::LoadOptions o;
+  o.backend = "vulkan";
+  o.batch_bytes = 2500;
+  const Dataset vk = io::load(path, o);
+  EXPECT_NE(vk.provenance().parameters.value("decode", "").find("compute shader"), std::string::npos);
+  EXPECT_GT(vk.provenance().parameters["timing"].value("batches", 0), 1);
+  o.backend = "cpu";
+  EXPECT_EQ(vk.read().bytes, io::load(path, o).read().bytes);
 }

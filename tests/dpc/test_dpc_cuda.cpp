@@ -116,48 +116,73 @@ TEST_P(ComGpu, BadMaskRejectedOnGpuToo) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, ComGpu, QGPU_GPU_BACKENDS);
 
-void expect_idpc_parity(const testing::AnalyticField& f, const IdpcOptions& o) {
+// iDPC on the GPU backends (cuFFT r2c/c2r; VkFFT c2c of G_row + i G_col), both complex64, against the CPU
+// reference's FFTW in double: within 1e-5 relative (L2 over the map).
+class IdpcGpu : public ::testing::TestWithParam<Backend> {};
+
+void expect_idpc_parity(Backend b, const testing::AnalyticField& f, const IdpcOptions& o) {
+  SCOPED_TRACE(std::to_string(f.grad_row.rows) + "x" + std::to_string(f.grad_row.cols) + " " +
+               idpc_padding_name(o.padding));
   const Image<float> c = idpc(f.grad_row, f.grad_col, o);
-  const Image<float> g = idpc(on_backend(f.grad_row, Backend::cuda), on_backend(f.grad_col, Backend::cuda), o);
+  const Image<float> g = idpc(on_backend(f.grad_row, b), on_backend(f.grad_col, b), o);
   ASSERT_EQ(g.rows, c.rows);
   ASSERT_EQ(g.cols, c.cols);
-  EXPECT_LE(testing::relative_difference(g, c), 1e-5);
-  EXPECT_EQ(g.provenance.backend, "cuda");
+  EXPECT_LE(testing::relative_difference(g, c), 1e-5) << "gpu " << g.data[0] << " " << g.data[g.data.size() / 2]
+                                                     << " cpu " << c.data[0] << " " << c.data[c.data.size() / 2];
+  EXPECT_EQ(g.provenance.backend, backend_name(b));
   EXPECT_EQ(g.provenance.parameters.at("pad_row"), c.provenance.parameters.at("pad_row"));
 }
 
-TEST(DpcCuda, IdpcMatchesCpuWithinOneInHundredThousand) {
-  QGPU_REQUIRE_CUDA();
-  expect_idpc_parity(testing::gaussian_field(128, 96, 201), {});
-  expect_idpc_parity(testing::gaussian_field(33, 47, 202, 0.05, -0.02), {});  // odd sizes and a ramp
+TEST_P(IdpcGpu, MatchesCpuWithinOneInHundredThousand) {
+  QGPU_REQUIRE_BACKEND(GetParam());
+  expect_idpc_parity(GetParam(), testing::gaussian_field(128, 96, 201), {});
+  expect_idpc_parity(GetParam(), testing::gaussian_field(33, 39, 202, 0.05, -0.02), {});  // odd sizes and a ramp
   IdpcOptions periodic;
   periodic.padding = IdpcPadding::periodic;
-  expect_idpc_parity(testing::gaussian_field(64, 64, 203), periodic);
+  expect_idpc_parity(GetParam(), testing::gaussian_field(64, 64, 203), periodic);
+  expect_idpc_parity(GetParam(), testing::gaussian_field(35, 39, 208), periodic);  // odd domain, no Nyquist
   IdpcOptions steps;
   steps.step_row = 0.5;
   steps.step_col = 2.0;
   steps.padding = IdpcPadding::zeros;
   steps.pad = 10;
-  expect_idpc_parity(testing::gaussian_field(40, 30, 204, 0, 0, 0.5, 2.0), steps);
+  expect_idpc_parity(GetParam(), testing::gaussian_field(40, 30, 204, 0, 0, 0.5, 2.0), steps);
+  IdpcOptions zeros5;
+  zeros5.padding = IdpcPadding::zeros;
+  zeros5.pad = 5;
+  expect_idpc_parity(GetParam(), testing::gaussian_field(81, 26, 210), zeros5);  // 91 x 36: factors 7, 13, 3
 }
 
-TEST(DpcCuda, IdpcOnGpuRecoversPotential) {
-  QGPU_REQUIRE_CUDA();
+// Padded sizes with a prime factor above 13 (33 x 47 mirror: 66 x 94; 97 x 20: 194 x 40): cuFFT takes them; VkFFT's
+// Bluestein path gave all-zero results on lavapipe, so vulkan refuses them with the reason (never a wrong answer).
+TEST_P(IdpcGpu, LargePrimeSizesMatchOnCudaAndAreRefusedOnVulkan) {
+  QGPU_REQUIRE_BACKEND(GetParam());
+  for (const auto& f : {testing::gaussian_field(33, 47, 202, 0.05, -0.02), testing::gaussian_field(97, 20, 209)}) {
+    if (GetParam() == Backend::vulkan)
+      EXPECT_THROW(idpc(on_backend(f.grad_row, GetParam()), on_backend(f.grad_col, GetParam())), BackendUnavailable);
+    else
+      expect_idpc_parity(GetParam(), f, {});
+  }
+}
+
+TEST_P(IdpcGpu, RecoversPotential) {
+  QGPU_REQUIRE_BACKEND(GetParam());
   const auto f = testing::gaussian_field(64, 64, 205);
-  const Image<float> g = idpc(on_backend(f.grad_row, Backend::cuda), on_backend(f.grad_col, Backend::cuda));
+  const Image<float> g = idpc(on_backend(f.grad_row, GetParam()), on_backend(f.grad_col, GetParam()));
   EXPECT_LT(testing::relative_error_up_to_constant(g, f.phi), 5e-3);
 }
 
-// Repeated transforms reuse pooled device buffers and cuFFT plans (buffer_pool.hpp, cufft_plans.hpp): sizes and
-// paddings interleaved, each answer within 1e-5 of the CPU reference and a repeat bit for bit the first answer
-// (stale pooled contents must not leak in: every padded value and every cropped pixel is written each time).
-TEST(DpcCuda, IdpcRepeatedWithPooledBuffersMatchesCpuAndItself) {
-  QGPU_REQUIRE_CUDA();
+// Repeated transforms reuse pooled device buffers and plans (cuda: buffer_pool.hpp, cufft_plans.hpp; vulkan: the
+// VkFFT plan cache with its buffer): sizes and paddings interleaved, each answer within 1e-5 of the CPU reference
+// and a repeat bit for bit the first answer (stale pooled contents must not leak in: every padded value and every
+// cropped pixel is written each time).
+TEST_P(IdpcGpu, RepeatedWithPooledBuffersMatchesCpuAndItself) {
+  QGPU_REQUIRE_BACKEND(GetParam());
   IdpcOptions zeros;
   zeros.padding = IdpcPadding::zeros;
   IdpcOptions periodic;
   periodic.padding = IdpcPadding::periodic;
-  const auto a = testing::gaussian_field(37, 53, 206, 0.02, 0.01);
+  const auto a = testing::gaussian_field(39, 55, 206, 0.02, 0.01);  // padded sizes of factors up to 13 (vulkan)
   const auto b = testing::gaussian_field(64, 48, 207);
   std::vector<std::vector<float>> first;
   for (int round = 0; round < 2; ++round) {
@@ -166,8 +191,7 @@ TEST(DpcCuda, IdpcRepeatedWithPooledBuffersMatchesCpuAndItself) {
       for (const IdpcOptions& o : {IdpcOptions{}, zeros, periodic}) {
         SCOPED_TRACE("round " + std::to_string(round) + ", case " + std::to_string(k));
         const Image<float> c = idpc(f->grad_row, f->grad_col, o);
-        const Image<float> g =
-            idpc(on_backend(f->grad_row, Backend::cuda), on_backend(f->grad_col, Backend::cuda), o);
+        const Image<float> g = idpc(on_backend(f->grad_row, GetParam()), on_backend(f->grad_col, GetParam()), o);
         EXPECT_LE(testing::relative_difference(g, c), 1e-5);
         if (round == 0)
           first.push_back(g.data);
@@ -176,7 +200,32 @@ TEST(DpcCuda, IdpcRepeatedWithPooledBuffersMatchesCpuAndItself) {
         ++k;
       }
   }
-  EXPECT_GT(pooled_idle_bytes(), 0u);  // the buffers went back to the pool
+  if (GetParam() == Backend::cuda) EXPECT_GT(pooled_idle_bytes(), 0u);  // the buffers went back to the pool
+}
+
+// The backends must agree on where the gradients live: one on the GPU and one on the host is refused.
+TEST_P(IdpcGpu, MixedBackendsRefused) {
+  QGPU_REQUIRE_BACKEND(GetParam());
+  const auto f = testing::gaussian_field(16, 16, 211);
+  EXPECT_THROW(idpc(on_backend(f.grad_row, GetParam()), f.grad_col), InvalidArgument);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, IdpcGpu, QGPU_GPU_BACKENDS);
+
+// Centred DPC keeps the CoM's backend (a host operation on host maps), so the chain's later steps run there too;
+// its values equal the CPU reference's bit for bit since the CoM does.
+TEST_P(ComGpu, CenteredDpcKeepsBackendAndMatchesCpu) {
+  QGPU_REQUIRE_BACKEND(GetParam());
+  const Dataset cpu = testing::poisson_dataset<std::uint16_t>({6, 5, 24, 24}, 300.0, 301);
+  const Dataset gpu = cpu.to_backend(GetParam());
+  const DpcResult c = centered_dpc(center_of_mass(cpu));
+  const DpcResult g = centered_dpc(center_of_mass(gpu));
+  EXPECT_EQ(g.provenance.backend, backend_name(GetParam()));
+  EXPECT_EQ(g.ref_row, c.ref_row);
+  EXPECT_EQ(g.ref_col, c.ref_col);
+  EXPECT_EQ(g.dpc_row.data, c.dpc_row.data);
+  EXPECT_EQ(g.dpc_col.data, c.dpc_col.data);
+  EXPECT_EQ(g.dpc_row.provenance.backend, backend_name(GetParam()));
 }
 
 }  // namespace

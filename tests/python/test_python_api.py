@@ -212,8 +212,10 @@ def test_vulkan_only_when_asked(sample_path, monkeypatch):
     ds = qgpu.io.load(sample_path)
     assert ds.backend == "vulkan"
     com_r, com_c = qgpu.dpc.center_of_mass(ds)
-    with pytest.raises(qgpu.BackendUnavailable, match="iDPC is not implemented on the vulkan backend"):
-        qgpu.dpc.idpc(com_r, com_c)
+    phi = qgpu.dpc.idpc(com_r, com_c)  # VkFFT on the vulkan device
+    assert phi.provenance["backend"] == "vulkan"
+    with pytest.raises(qgpu.BackendUnavailable, match="SSB reconstruction is not implemented on the vulkan backend"):
+        qgpu.ssb.reconstruct(ds, defocus=0.0)
 
 
 def test_ssb_recovers_the_defocus_and_the_object(tmp_path):

@@ -3,6 +3,9 @@
 // they raise BackendUnavailable should a caller get there another way.
 #include "core/error.hpp"
 #include "detector/vulkan/sums_vulkan.hpp"
+#include "display/vulkan/display_vulkan.hpp"
+#include "dpc/idpc_backend.hpp"
+#include "io/hdf5/vulkan/load_vulkan.hpp"
 #include "device/vulkan/vk_probe.hpp"
 #include "device/vulkan/vk_resident.hpp"
 
@@ -26,7 +29,7 @@ const Probe& probe() {
   return p;
 }
 
-Resident::Resident(const void*, const Shape4D&, DType) { unavailable(); }
+Resident::Resident(const void*, const Shape4D&, DType, bool) { unavailable(); }
 Resident::~Resident() = default;
 void Resident::upload_frames(const void*, std::size_t, std::size_t) { unavailable(); }
 void Resident::download_frames(void*, std::size_t, std::size_t) const { unavailable(); }
@@ -43,3 +46,28 @@ SumImage sum_pattern(const Dataset&) { qgpu::vulkan::unavailable(); }
 SumImage max_pattern(const Dataset&) { qgpu::vulkan::unavailable(); }
 
 }  // namespace qgpu::detector::vulkan
+
+namespace qgpu::display::vulkan {
+
+Range render(const float*, std::size_t, const DisplayOptions&, const Lut&, std::uint8_t*) {
+  qgpu::vulkan::unavailable();
+}
+Range histogram(const float*, std::size_t, const DisplayOptions&, std::array<std::uint64_t, 256>&) {
+  qgpu::vulkan::unavailable();
+}
+std::vector<float> fft_log_magnitude(const float*, std::size_t, std::size_t) { qgpu::vulkan::unavailable(); }
+
+}  // namespace qgpu::display::vulkan
+
+namespace qgpu::io {
+
+std::string vulkan_shader_decode_unsupported(const LoadPlan&) { return "this build has no vulkan backend"; }
+Dataset load_vulkan_shaders(const LoadPlan&, const std::function<void(double)>&) { qgpu::vulkan::unavailable(); }
+
+}  // namespace qgpu::io
+
+namespace qgpu::dpc::detail {
+
+std::vector<float> integrate_vkfft(const PaddedField&) { qgpu::vulkan::unavailable(); }
+
+}  // namespace qgpu::dpc::detail

@@ -202,6 +202,11 @@ bool Context::init(Probe& report) {
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
+  VkPhysicalDeviceFeatures offered{}, enabled{};
+  fn_.vkGetPhysicalDeviceFeatures(physical_, &offered);
+  enabled.shaderFloat64 = offered.shaderFloat64;
+  float64_ = offered.shaderFloat64 == VK_TRUE;
+  dci.pEnabledFeatures = &enabled;
   dci.enabledExtensionCount = std::uint32_t(dev_ext.size());
   dci.ppEnabledExtensionNames = dev_ext.data();
   r = fn_.vkCreateDevice(physical_, &dci, nullptr, &device_);

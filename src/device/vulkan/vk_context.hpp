@@ -24,7 +24,7 @@ namespace qgpu::vulkan {
   X(vkDestroyInstance) X(vkEnumeratePhysicalDevices) X(vkGetPhysicalDeviceProperties)                              \
   X(vkGetPhysicalDeviceProperties2) X(vkGetPhysicalDeviceQueueFamilyProperties)                                    \
   X(vkGetPhysicalDeviceMemoryProperties) X(vkCreateDevice) X(vkGetDeviceProcAddr)                                  \
-  X(vkEnumerateDeviceExtensionProperties)
+  X(vkEnumerateDeviceExtensionProperties) X(vkGetPhysicalDeviceFeatures)
 #define QGPU_VK_DEVICE_FNS(X)                                                                                    \
   X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkCreateBuffer) X(vkDestroyBuffer) X(vkGetBufferMemoryRequirements)     \
   X(vkAllocateMemory) X(vkFreeMemory) X(vkBindBufferMemory) X(vkMapMemory) X(vkUnmapMemory)                        \
@@ -34,7 +34,7 @@ namespace qgpu::vulkan {
   X(vkCreateCommandPool) X(vkDestroyCommandPool) X(vkAllocateCommandBuffers) X(vkFreeCommandBuffers)               \
   X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets)                    \
   X(vkCmdPushConstants) X(vkCmdDispatch) X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdFillBuffer)             \
-  X(vkQueueSubmit) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences)
+  X(vkQueueSubmit) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences) X(vkResetFences)
 
 struct Functions {
   PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr = nullptr;
@@ -64,6 +64,8 @@ class Context {
   // Largest buffer one binding may cover and one allocation may hold, whichever is smaller, capped at 1 GiB (so
   // element indices of 8-bit data stay below 2^32).
   std::size_t max_buffer_bytes() const { return max_buffer_bytes_; }
+  // shaderFloat64 (enabled when the device has it): the display shaders' exact double arithmetic needs it.
+  bool float64() const { return float64_; }
   // A compute pipeline made once per shader (bindings: storage buffers 0..n-1; push constants of push_bytes).
   const Pipeline& pipeline(const Spirv& spirv, std::uint32_t bindings, std::uint32_t push_bytes);
 
@@ -96,6 +98,7 @@ class Context {
   VkQueue queue_ = VK_NULL_HANDLE;
   std::uint32_t family_ = 0;
   std::size_t max_buffer_bytes_ = 0;
+  bool float64_ = false;
   std::mutex queue_mutex_;
   std::mutex pipelines_mutex_;
   std::vector<std::unique_ptr<Pipeline>> pipelines_;
@@ -165,6 +168,12 @@ class Commands {
                 std::uint64_t groups);
   void copy(const Buffer& src, std::size_t src_offset, const Buffer& dst, std::size_t dst_offset, std::size_t bytes);
   void fill_zero(const Buffer& dst);
+  // Records what `f(VkCommandBuffer)` appends (a library's commands, e.g. VkFFTAppend), then the compute barrier.
+  template <class F>
+  void record(F&& f) {
+    f(cmd_);
+    barrier();
+  }
   void run();
 
  private:

@@ -8,7 +8,7 @@
 
 namespace qgpu::vulkan {
 
-Resident::Resident(const void* host, const Shape4D& shape, DType dtype) : shape_(shape), dtype_(dtype) {
+Resident::Resident(const void* host, const Shape4D& shape, DType dtype, bool zero) : shape_(shape), dtype_(dtype) {
   Context& c = Context::get();
   const std::size_t fb = frame_bytes();
   const std::size_t frames = shape.frames();
@@ -24,7 +24,7 @@ Resident::Resident(const void* host, const Shape4D& shape, DType dtype) : shape_
     segments_.push_back(std::move(s));
   }
   if (host) upload_frames(host, 0, frames);
-  else
+  else if (zero)
     for (auto& s : segments_) s.buffer->fill_zero();
 }
 

@@ -21,8 +21,9 @@ class Resident {
     std::size_t first_frame = 0, frames = 0;
   };
   // Allocates the segments for `shape` x `dtype` (OutOfMemory naming the bytes when the device has no room) and
-  // uploads `host` (shape.elements() elements) into them; `host` may be null (then the frames are zero).
-  Resident(const void* host, const Shape4D& shape, DType dtype);
+  // uploads `host` (shape.elements() elements) into them; `host` may be null (then the frames are zero, or left
+  // as allocated when `zero` is false: a caller that writes every frame, e.g. the shader decode of a load).
+  Resident(const void* host, const Shape4D& shape, DType dtype, bool zero = true);
   ~Resident();
   Resident(const Resident&) = delete;
   Resident& operator=(const Resident&) = delete;

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "device/vulkan/vk_resident.hpp"
+#include "io/hdf5/vulkan/load_vulkan.hpp"
 #include "device/device.hpp"
 #include "io/hdf5/cpu/load_cpu.hpp"
 #include "io/hdf5/cpu/load_cpu_decoded.hpp"
@@ -150,11 +151,22 @@ void require_plain_bits(const FileInfo& fi, const std::string& decoder) {
 
 namespace {
 
-// The vulkan load: the host pipeline (the cpu backend's readers and decoders on every core), then the dense frames
-// uploaded into Vulkan device memory (compute-shader decoders are to come: docs/design.md, backend table).
+// The vulkan load: bitshuffle+LZ4 chunks decoded by a compute shader straight into Vulkan device memory
+// (io/hdf5/vulkan/load_vulkan.hpp); where the shader path cannot serve (other codecs, crop/binning, ...: the reason
+// goes into the provenance), the host pipeline (the cpu backend's readers and decoders on every core), then the
+// dense frames uploaded.
 Dataset load_vulkan(const std::string& path, const LoadOptions& options) {
   if (options.representation == "encoded")
     not_implemented_on(Backend::vulkan, "the encoded representation (representation 'encoded')");
+  const std::string& dec = options.decoder;
+  if (dec != "auto" && dec != "quantem" && dec != "hdf5")
+    throw InvalidArgument("decoder '" + dec + "' is not one of auto, quantem, hdf5");
+  std::string why_host = "decoder 'hdf5' asked";
+  if (dec != "hdf5") {
+    const LoadPlan plan = plan_load(path, options);
+    why_host = vulkan_shader_decode_unsupported(plan);
+    if (why_host.empty()) return load_vulkan_shaders(plan, options.progress);
+  }
   LoadOptions host = options;
   host.backend = "cpu";
   if (host.representation == "auto") host.representation = "dense";
@@ -167,7 +179,8 @@ Dataset load_vulkan(const std::string& path, const LoadOptions& options) {
   const double upload_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Provenance p = d.provenance();
   p.backend = "vulkan";
-  p.parameters["decode"] = "host (the cpu backend's decoders on every core), then uploaded to Vulkan device memory";
+  p.parameters["decode"] = "host (the cpu backend's decoders on every core), then uploaded to Vulkan device memory; "
+                           "the compute-shader decoder does not serve " + why_host;
   p.parameters["vulkan_device"] = vulkan_report().vulkan_name;
   if (p.parameters.contains("timing") && p.parameters["timing"].is_object()) {
     p.parameters["timing"]["upload_s"] = upload_s;
