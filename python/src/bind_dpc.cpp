@@ -27,6 +27,7 @@ pyb::dict rotation_to_python(const dpc::RotationResult& rot) {
   d["curl_rms"] = rot.curl_rms;
   d["divergence_rms"] = rot.divergence_rms;
   d["confidence"] = rot.confidence;
+  d["angle_sigma_deg"] = rot.angle_sigma_deg;  // NaN when the parallax decided
   d["determined"] = rot.determined;
   d["method"] = rot.method;
   d["warning"] = dpc::rotation_warning(rot);

@@ -139,8 +139,9 @@ void compute_and_write(workflow::ScanProducts& src, const ImageArgs& a, const Ch
         std::printf("  rotation       %.2f deg, transpose %s (calibrated by the parallax shift field: CoM curl not "
                     "significant; confidence %.3f)\n", printed_angle(rot.angle_deg), rot.transpose ? "yes" : "no", rot.confidence);
       else
-        std::printf("  rotation       %.2f deg, transpose %s (calibrated: RMS curl %.4g, confidence %.3f)\n",
-                    printed_angle(rot.angle_deg), rot.transpose ? "yes" : "no", rot.curl_rms, rot.confidence);
+        std::printf("  rotation       %.2f +- %.2f deg, transpose %s (calibrated: RMS curl %.4g, confidence %.3f)\n",
+                    printed_angle(rot.angle_deg), rot.angle_sigma_deg, rot.transpose ? "yes" : "no", rot.curl_rms,
+                    rot.confidence);
       if (!rot.determined) std::fprintf(stderr, "qgpu: warning: %s (--rotation ANGLE [TRANSPOSE])\n",
                                         dpc::rotation_warning(rot).c_str());
     }

@@ -2,6 +2,7 @@
 // answer is not determined (see rotation.hpp).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "core/error.hpp"
@@ -49,6 +50,7 @@ RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc,
   nlohmann::json com_summary = {{"angle_deg", com.angle_deg},
                                 {"transpose", com.transpose},
                                 {"confidence", com.confidence},
+                                {"angle_sigma_deg", com.angle_sigma_deg},
                                 {"determined", com.determined}};
   if (!px.fit.shifts_determined()) {  // in focus or too noisy: no parallax signal, it does not vote
     com.provenance.parameters["parallax"] = {
@@ -82,11 +84,14 @@ RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc,
   r.angle_deg = angle;
   r.transpose = px.fit.transpose;
   r.confidence = pc;
+  r.angle_sigma_deg = std::numeric_limits<double>::quiet_NaN();  // the parallax fit gives no standard error
   r.determined = pc >= kRotationConfident;
   r.provenance.operation = "dpc.calibrate_rotation";
   r.provenance.parameters["angle_deg"] = r.angle_deg;
   r.provenance.parameters["transpose"] = r.transpose;
   r.provenance.parameters["confidence"] = r.confidence;
+  r.provenance.parameters["angle_sigma_deg"] = nullptr;
+  r.provenance.parameters["angle_sigma_rule"] = "none: decided by the parallax fit (see parallax.confidence)";
   r.provenance.parameters["determined"] = r.determined;
   r.provenance.parameters["decided_by"] = "parallax";
   r.provenance.parameters["com_answer"] = com_summary;

@@ -35,11 +35,13 @@ def centered_dpc(ds, reference=None):
 @keywords
 def calibrate_rotation(dpc_row, dpc_col, ds=None):
     """dpc_row, dpc_col: the centred DPC maps (centered_dpc); ds: their Dataset (optional, default None).
-    Returns {'angle_deg', 'transpose', 'curl_rms', 'divergence_rms', 'confidence', 'determined', 'method', 'warning',
-    'provenance'} minimising the curl. With ds (the dataset the field came from), a CoM answer that is not
+    Returns {'angle_deg', 'transpose', 'curl_rms', 'divergence_rms', 'confidence', 'angle_sigma_deg', 'determined',
+    'method', 'warning', 'provenance'} minimising the curl; 'angle_sigma_deg' is the angle's standard error from the
+    data (NaN when the parallax decided). With ds (the dataset the field came from), a CoM answer that is not
     determined (e.g. a strongly defocused probe, low dose) is replaced by the parallax shift field's rotation and
     transpose when that is more confident; 'method' says which decided ('com_curl' or 'parallax'). Warns
-    (RotationUndetermined) when the answer is still not determined (confidence < 0.1): pass the rotation to
+    (RotationUndetermined) when the answer is still not determined (confidence < 0.1 or, for the CoM answer,
+    angle_sigma_deg > 0.5): pass the rotation to
     rotate_field yourself then."""
     rot = _qgpu.calibrate_rotation(dpc_row, dpc_col, backend_of(dpc_row, dpc_col), ds)
     if not rot["determined"]:
