@@ -3,7 +3,7 @@
 # Logs of every step are written to $OUT/logs (returned with the call).
 # usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
 #        queries, live (stream V2 receive+decode+image of s512), livemerlin (Merlin TCP, quad 12-bit), movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), enctests (encoded GPU tests), replay (300k mutants),
-#        python (Python tests, built there), formats (npy load vs floor and numpy+CuPy), merlin (the same for a 34 GB .mib), parallax, mpi (issue 33: 1/2/4 ranks on the one GPU; carry .devpack-mpi), widget (issue 29's round trip, after s512 and python), scale (2048x2048 scan tiled from s512's chunks, loaded encoded), scale1024 (the same at 1024x1024), ncu_sum (Nsight Compute
+#        python (Python tests, built there), formats (npy load vs floor and numpy+CuPy), merlin (the same for a 34 GB .mib), parallax, mpi (issue 33: 1/2/4 ranks on the one GPU; carry .devpack-mpi), widget (issue 29's round trip, after s512 and python), scale (2048x2048 scan tiled from s512's chunks, loaded encoded, without and with the radial basis), scale1024 (the same at 1024x1024), scale4096 (at 4096x4096; needs s512 first), ncu_sum (Nsight Compute
 #        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve), ncu_src
 #        (per-instruction stalls of the masked-sum kernel), sass (its SASS), sass_enc (the encoder's SASS), timeline512 (the
 #        load's timeline, QGPU_LOAD_TIMELINE=1), replay_short (a short mutant replay). Logs go to $OUT; a short table is printed last.
@@ -40,7 +40,7 @@ for s in "$@"; do
       done; save_logs ;;
     enctests)  # the encoded resident's GPU tests only (test_resident, and the encoded parallax)
       for t in $B/test_resident $B/test_parallax; do
-        n=$(basename "$t"); timeout 120 "$t" --gtest_brief=1 --gtest_filter='*Encoded*Cuda*:*EncodedCuda*:*Cuda*Encoded*' >"$LOG/$n.log" 2>&1
+        n=$(basename "$t"); timeout 120 "$t" --gtest_brief=1 --gtest_filter='*Encoded*Cuda*:*EncodedCuda*:*Cuda*Encoded*:RadialBasisCuda.*' >"$LOG/$n.log" 2>&1
         echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
       done; save_logs ;;
@@ -68,6 +68,7 @@ for s in "$@"; do
     sass) sass_of masked_sum_kernelILi1E sass_masked_sum ;;  # the BF kernel's SASS
     sass_enc) sass_of encode_reserveItLb1E sass_encode_reserve ;;  # the encoder's SASS (u16, fused totals)
     scale1024) step bench_scale1024 200 $B/bench_scale /tmp/qb/s1024t.h5 --tile-from /tmp/qb/s512.h5 --factor 2 ;;
+    scale4096) step bench_scale4096 540 $B/bench_scale /tmp/qb/s4096.h5 --tile-from /tmp/qb/s512.h5 --factor 8 ;;  # 36.6 GB file
     python) QGPU_PY_LOGS=$LOG/python step python_tests 300 bash scripts/device_python.sh ;;  # the module built there for its python3
     replay) step replay_cuda_decoder 200 $B/replay_cuda_decoder --mutate 300000 --seed 2 ;;
     replay_short) step replay_cuda_decoder 90 $B/replay_cuda_decoder --mutate 30000 --seed 3 ;;

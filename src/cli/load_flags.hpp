@@ -22,6 +22,8 @@ struct LoadFlags {
   unsigned read_threads = 0;
   bool direct_io = false;
   std::string representation = "auto";  // auto | dense | encoded
+  std::string radial_basis = "auto";    // auto | on | off (io::LoadOptions::radial_basis)
+  std::vector<double> radial_basis_center;  // ROW COL, empty = the first batch's disk fit
   std::string format = "auto";          // auto (by content) | hdf5 | npy | raw | ...
   io::RawLayout raw;                    // --format raw: --dtype, --detector-shape, --offset, --frame-header/-footer
   std::vector<std::size_t> detector_shape;
@@ -39,6 +41,8 @@ struct LoadFlags {
     o.read_threads = read_threads;
     o.direct_io = direct_io;
     o.representation = representation;
+    o.radial_basis = radial_basis;
+    if (!radial_basis_center.empty()) o.radial_basis_center = {{radial_basis_center[0], radial_basis_center[1]}};
     o.format = format;
     o.raw = raw_layout();
     o.flip_rows = flip_rows;
@@ -174,6 +178,14 @@ inline void add_load_flags(CLI::App* cmd, LoadFlags& f) {
                   "auto | dense | encoded: resident form (auto = dense when it fits under 80% of free memory, else "
                   "the compact exact encoded form)")
       ->check(CLI::IsMember({"auto", "dense", "encoded"}));
+  cmd->add_option("--radial-basis", f.radial_basis,
+                  "auto | on | off: with an encoded load, also build prefix images over detector shells around the "
+                  "BF disk centre that answer centred BF/ADF/annular sums and CoM exactly without decoding (auto = "
+                  "on from 1024x1024 scan positions when it fits; see docs/design.md)")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+  cmd->add_option("--radial-basis-center", f.radial_basis_center,
+                  "ROW COL: the radial basis' centre (default: the disk fit of the first loaded batch)")
+      ->expected(2);
 }
 
 }  // namespace qgpu::cli

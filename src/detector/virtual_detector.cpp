@@ -12,6 +12,7 @@
 #include "detector/plan.hpp"
 #include "detector/vulkan/sums_vulkan.hpp"
 #include "resident/dataset_provenance.hpp"
+#include "resident/encoded/encoded_resident.hpp"
 
 namespace qgpu::detector {
 
@@ -36,7 +37,16 @@ SumImage masked_image(const Dataset& ds, const Mask& mask, const std::string& op
                           " but the detector is " + std::to_string(s.det_rows) + "x" + std::to_string(s.det_cols));
   SumImage out;
   nlohmann::json params = {{"mask", mask.description}, {"mask_pixels", mask.nonzero()}};
-  if (ds.encoded()) {  // both backends: the plan's strategy on the encoded streams
+  const RadialBasis* basis = ds.encoded() ? ds.encoded()->radial_basis() : nullptr;
+  const auto shells = basis ? basis->match(mask.weights) : std::nullopt;
+  if (shells) {  // a union of the basis' shells: differences of its prefix images, no decoding
+    Image<std::uint64_t> img;
+    img.data = basis->sums(*shells, 0);
+    out = std::move(img);
+    params["strategy"] = "radial basis";
+    params["radial_basis"] = {{"center", {basis->center_row(), basis->center_col()}},
+                              {"radii", RadialBasis::radii_json(*shells)}};
+  } else if (ds.encoded()) {  // both backends: the plan's strategy on the encoded streams
     const SumPlan plan = plan_masked_sum(mask);
     std::string used;
     Image<std::uint64_t> img;

@@ -71,6 +71,10 @@ ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
                                                      : "exact int64 sums, double division, rounded to float32"},
        {"empty_frame_value", {(double(sh.det_rows) - 1) / 2, (double(sh.det_cols) - 1) / 2}},
        {"empty_frames", maps.empty_frames}});
+  if (!maps.radial_basis.is_null()) {
+    p.parameters["strategy"] = "radial basis";
+    p.parameters["radial_basis"] = maps.radial_basis;
+  }
 
   ComResult r;
   r.com_row = make_map(std::move(maps.row), sh, p, "row");

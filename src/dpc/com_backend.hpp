@@ -3,6 +3,9 @@
 #include <cstdint>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "resident/basis/radial_basis.hpp"
 #include "resident/dataset.hpp"
 
 namespace qgpu::dpc::detail {
@@ -10,6 +13,7 @@ namespace qgpu::dpc::detail {
 struct ComMaps {
   std::vector<float> row, col;  // one value per frame, scan order
   std::uint64_t empty_frames = 0;
+  nlohmann::json radial_basis;  // the basis' centre and radii when the sums came from it (com_encoded), else null
 };
 
 // mask: nullptr (whole detector) or det_rows * det_cols values, each 0 or 1 (validated by the caller).
@@ -37,5 +41,8 @@ struct ComPixelLists {
   std::vector<std::uint32_t> pixels, rows, cols;
 };
 ComPixelLists com_pixel_lists(const Shape4D& sh, const std::uint8_t* mask);
+
+// The radial basis' centre and the radii of the shells a CoM used (provenance).
+nlohmann::json basis_json(const RadialBasis& b, const RadialBasis::Ranges& shells);
 
 }  // namespace qgpu::dpc::detail

@@ -29,16 +29,25 @@ ComPixelLists com_pixel_lists(const Shape4D& sh, const std::uint8_t* mask) {
   return l;
 }
 
+nlohmann::json basis_json(const RadialBasis& b, const RadialBasis::Ranges& shells) {
+  return {{"center", {b.center_row(), b.center_col()}}, {"radii", RadialBasis::radii_json(shells)}};
+}
+
 ComMaps com_encoded(const Dataset& ds, const std::uint8_t* mask) {
   const EncodedResident* e = ds.encoded();
   if (!e) throw Error("encoded CoM on a dense dataset");
   if (e->backend() == Backend::cuda) return com_encoded_cuda(ds, mask);
   const Shape4D& sh = ds.shape();
-  const ComPixelLists l = com_pixel_lists(sh, mask);
+  const RadialBasis* basis = e->radial_basis();
+  const auto shells = basis ? basis->match(mask) : std::nullopt;
   std::vector<std::vector<std::uint64_t>> sums;
-  if (mask) {
+  if (shells) {  // the mask is a union of the basis' shells: S, Sr, Sc from its prefix images
+    sums = {mask ? basis->sums(*shells, 0) : e->frame_totals(), basis->sums(*shells, 1), basis->sums(*shells, 2)};
+  } else if (mask) {
+    const ComPixelLists l = com_pixel_lists(sh, mask);
     sums = e->masked_sums(l.pixels, {std::vector<std::uint32_t>(l.pixels.size(), 1), l.rows, l.cols});
   } else {
+    const ComPixelLists l = com_pixel_lists(sh, mask);
     sums = e->masked_sums(l.pixels, {l.rows, l.cols});
     sums.insert(sums.begin(), e->frame_totals());
   }
@@ -46,6 +55,7 @@ ComMaps com_encoded(const Dataset& ds, const std::uint8_t* mask) {
   const double centre_r = (double(sh.det_rows) - 1) / 2, centre_c = (double(sh.det_cols) - 1) / 2;
   const std::uint64_t max_index = std::max(sh.det_rows, sh.det_cols) - 1;
   ComMaps out;
+  if (shells) out.radial_basis = basis_json(*basis, *shells);
   out.row.resize(frames);
   out.col.resize(frames);
   for (std::size_t f = 0; f < frames; ++f) {

@@ -272,17 +272,22 @@ void Dataset::set_cached(const std::string& key, std::shared_ptr<void> value) co
 }
 
 nlohmann::json describe(const Dataset& ds) {
-  return {{"shape", ds.shape().dims()},
-          {"dtype", dtype_name(ds.dtype())},
-          {"backend", backend_name(ds.backend())},
-          {"representation", ds.representation()},
-          {"residency", ds.residency()},
-          {"storage_schema", ds.storage_schema()},
-          {"nbytes", ds.nbytes()},
-          {"resident_bytes", ds.resident_bytes()},
-          {"dense_bytes", ds.dense_bytes()},
-          {"metadata", ds.metadata()},
-          {"provenance", ds.provenance().to_json()}};
+  nlohmann::json j = {{"shape", ds.shape().dims()},
+                      {"dtype", dtype_name(ds.dtype())},
+                      {"backend", backend_name(ds.backend())},
+                      {"representation", ds.representation()},
+                      {"residency", ds.residency()},
+                      {"storage_schema", ds.storage_schema()},
+                      {"nbytes", ds.nbytes()},
+                      {"resident_bytes", ds.resident_bytes()},
+                      {"dense_bytes", ds.dense_bytes()},
+                      {"metadata", ds.metadata()},
+                      {"provenance", ds.provenance().to_json()}};
+  if (ds.encoded()) {
+    nlohmann::json b = ds.encoded()->radial_basis_report();
+    if (!b.is_null()) j["radial_basis"] = std::move(b);
+  }
+  return j;
 }
 
 void set_representation(Provenance& p, const Dataset& ds) {

@@ -50,3 +50,28 @@ def test_auto_is_dense_when_it_fits_and_refuses_clearly(sample_path):
 def test_encoded_load_on_the_gpu_matches_dense(sample_path):
     _compare(qgpu.io.load(sample_path, backend="cuda", representation="dense"),
              qgpu.io.load(sample_path, backend="cuda", representation="encoded"))
+
+
+def test_radial_basis_answers_centred_detectors_exactly(sample_path):
+    """load(radial_basis="on"): a disk centred on the basis centre at an integer radius comes from its prefix images,
+    equal to numpy's sum over the same rasterised pixels; the CoM has the decode path's bits."""
+    dense = qgpu.io.load(sample_path, backend="cpu", representation="dense")
+    enc = qgpu.io.load(sample_path, backend="cpu", representation="encoded", radial_basis="off")
+    basis = qgpu.io.load(sample_path, backend="cpu", representation="encoded", radial_basis="on")
+    info = basis.describe()["radial_basis"]
+    assert info["built"] is True and info["boundaries"] > 5 and info["bytes"] > 0
+    assert "radial_basis" not in enc.describe()
+    cr, cc = info["center"]
+    frames = dense.read().astype(np.uint64)
+    r, c = np.meshgrid(np.arange(frames.shape[2]), np.arange(frames.shape[3]), indexing="ij")
+    inside = ((r - cr) ** 2 + (c - cc) ** 2 <= 5.0 ** 2)
+    img = qgpu.detector.bf(basis, 5.0, (cr, cc))
+    assert img.provenance["parameters"]["strategy"] == "radial basis"
+    assert img.provenance["parameters"]["radial_basis"]["radii"] == [[0, 5]]
+    np.testing.assert_array_equal(img, (frames * inside).sum(axis=(2, 3)))
+    for a, b in zip(qgpu.dpc.center_of_mass(basis), qgpu.dpc.center_of_mass(enc)):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(qgpu.InvalidArgument, match="radial_basis"):
+        qgpu.io.load(sample_path, backend="cpu", representation="encoded", radial_basis="yes")
+    with pytest.raises(qgpu.InvalidArgument, match="encoded"):
+        qgpu.io.load(sample_path, backend="cpu", representation="dense", radial_basis="on")

@@ -47,6 +47,44 @@ __global__ void com_finish_kernel(const unsigned long long* s, const unsigned lo
   if ((threadIdx.x & 31u) == 0 && n) atomicAdd(&flags->empty, static_cast<unsigned long long>(n));
 }
 
+// S (the stored totals without a mask), Sr and Sc from the basis' prefix images, then the same finish kernel.
+ComMaps com_from_basis(const Dataset& ds, const RadialBasis& basis, const RadialBasis::Ranges& shells, bool masked) {
+  const Shape4D& sh = ds.shape();
+  const std::size_t frames = sh.frames();
+  if ((frames + kThreads - 1) / kThreads > std::size_t(INT_MAX)) throw InvalidArgument("CoM (basis, cuda): too many frames");
+  LeasedBuffer d_sums(3 * frames * sizeof(std::uint64_t)), d_maps(2 * frames * sizeof(float)), d_flags(sizeof(Flags));
+  const cudaStream_t stream = nullptr;
+  QGPU_CUDA(cudaMemsetAsync(d_flags.data(), 0, sizeof(Flags), stream));
+  auto* const sums = d_sums.as<std::uint64_t>();
+  if (masked) basis.sums_device(shells, 0, sums, stream);
+  basis.sums_device(shells, 1, sums + frames, stream);
+  basis.sums_device(shells, 2, sums + 2 * frames, stream);
+  const auto* const s = reinterpret_cast<const unsigned long long*>(masked ? sums : ds.encoded()->device_frame_totals());
+  const auto* const sr = reinterpret_cast<const unsigned long long*>(sums + frames);
+  const auto* const sc = sr + frames;
+  auto* const flags = d_flags.as<Flags>();
+  float* const rows = d_maps.as<float>();
+  const auto blocks = static_cast<unsigned>((frames + kThreads - 1) / kThreads);
+  com_finish_kernel<<<blocks, kThreads, 0, stream>>>(s, sr, sc, frames, (double(sh.det_rows) - 1) / 2,
+                                                     (double(sh.det_cols) - 1) / 2,
+                                                     std::max(sh.det_rows, sh.det_cols) - 1, rows, rows + frames,
+                                                     flags);
+  QGPU_CUDA_LAUNCHED("basis CoM finish");
+  ComMaps out;
+  out.row.resize(frames);
+  out.col.resize(frames);
+  Flags f{};
+  QGPU_CUDA(cudaMemcpyAsync(&f, flags, sizeof(Flags), cudaMemcpyDeviceToHost, stream));
+  QGPU_CUDA(cudaMemcpyAsync(out.row.data(), rows, frames * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  QGPU_CUDA(cudaMemcpyAsync(out.col.data(), rows + frames, frames * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  QGPU_CUDA(cudaStreamSynchronize(stream));
+  if (f.wrapped)
+    throw Error("CoM: a frame's weighted sums exceed the exact uint64 range (counts too large for this detector)");
+  out.empty_frames = f.empty;
+  out.radial_basis = basis_json(basis, shells);
+  return out;
+}
+
 }  // namespace
 
 ComMaps com_encoded_cuda(const Dataset& ds, const std::uint8_t* mask) {
@@ -56,6 +94,9 @@ ComMaps com_encoded_cuda(const Dataset& ds, const std::uint8_t* mask) {
   const std::size_t frames = sh.frames();
   if ((frames + kThreads - 1) / kThreads > std::size_t(INT_MAX))
     throw InvalidArgument("CoM (encoded, cuda): too many frames");
+  if (const RadialBasis* basis = e->radial_basis()) {  // a union of its shells: S, Sr, Sc from its prefix images
+    if (const auto shells = basis->match(mask)) return com_from_basis(ds, *basis, *shells, mask != nullptr);
+  }
   // Pixel list then the weightings, [k][npix]: with a mask ones (S), det_row, det_col; without, det_row, det_col
   // (S is the stored frame totals).
   const ComPixelLists lists = com_pixel_lists(sh, mask);

@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "core/error.hpp"
+#include "resident/encoded/encoded_resident.hpp"
 #include "device/vulkan/vk_resident.hpp"
 #include "io/hdf5/vulkan/load_vulkan.hpp"
 #include "device/device.hpp"
@@ -135,7 +136,58 @@ Dataset load_transposed(const LoadPlan& plan, Backend backend, const LoadOptions
     throw InvalidArgument("direct_io is not used for '" + plan.info.path + "' (Fortran order: read in slabs through "
                           "the page cache)");
   Dataset d = backend == Backend::cuda ? load_transposed_cuda(plan, o.progress) : load_transposed_cpu(plan, o.progress);
-  return o.representation == "encoded" ? d.to_encoded() : d;
+  return o.representation == "encoded" ? encode_with_radial_basis(d, plan.radial_basis, 512) : d;
+}
+
+}  // namespace
+
+namespace {
+
+// LoadOptions::radial_basis resolved after the admission; the decision goes into plan.admission["radial_basis"].
+RadialBasisRequest resolve_radial_basis(LoadPlan& plan, const Admission& adm, const LoadOptions& o) {
+  const std::string& want = o.radial_basis;
+  if (want != "auto" && want != "on" && want != "off")
+    throw InvalidArgument("radial_basis is \"auto\", \"on\" or \"off\", not \"" + want + "\"");
+  RadialBasisRequest r;
+  r.center = o.radial_basis_center;
+  nlohmann::json& j = plan.admission["radial_basis"];
+  j = {{"asked", want}};
+  if (want == "off") {
+    j["decision"] = "off";
+    return r;
+  }
+  if (plan.representation != "encoded") {
+    if (want == "on")
+      throw InvalidArgument("radial_basis \"on\" needs an encoded load (representation \"encoded\"); this one "
+                            "loads dense");
+    j["decision"] = "off: dense load";
+    return r;
+  }
+  if (plan.info.sparse.present()) {
+    if (want == "on")
+      throw InvalidArgument("radial_basis \"on\": not built for electron-event files yet (they are encoded from "
+                            "the dense result)");
+    j["decision"] = "off: electron events";
+    return r;
+  }
+  const Shape4D& s = plan.out_shape;
+  // Worst case for the memory: the centre in a detector corner (the most shells).
+  const std::size_t worst = RadialBasis::bytes_for(s, 0, 0);
+  j["estimate_bytes"] = worst;
+  if (want == "auto") {
+    if (s.frames() < kAutoRadialBasisFrames) {
+      j["decision"] = "off: fewer than " + std::to_string(kAutoRadialBasisFrames) + " scan positions";
+      return r;
+    }
+    if (adm.encoded_estimate + adm.encoded_scratch + worst > adm.limit_bytes) {
+      j["decision"] = "off: the basis does not fit under the admission limit beside the encoded estimate";
+      return r;
+    }
+  }
+  r.enabled = true;
+  r.required = want == "on";
+  j["decision"] = "on";
+  return r;
 }
 
 }  // namespace
@@ -225,6 +277,7 @@ Dataset load(const std::string& path, const LoadOptions& options) {
   }
   plan.representation = adm.representation;
   plan.admission = adm.to_json();
+  plan.radial_basis = resolve_radial_basis(plan, adm, options);
   if (plan.info.sparse.present()) {
     if (options.direct_io) throw InvalidArgument("direct_io is not used for electron events ('" + path + "')");
     return load_sparse(plan, backend, rep == "encoded" ? "encoded" : "dense", options.progress);

@@ -4,12 +4,15 @@
 // decoded (GPU kernels on cuda, all cores on cpu), cropped/binned/masked, dense or encoded.
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/hdf5/file_info.hpp"
 #include "io/source/given_pixel_mask.hpp"
 #include "io/source/readers.hpp"
+#include "resident/basis/radial_basis.hpp"
 #include "resident/dataset.hpp"
 
 namespace qgpu::io {
@@ -48,7 +51,16 @@ struct LoadOptions {
   double admission_fraction = 0.8;      // of the free GPU memory (cuda) or available host memory (cpu)
   std::size_t admission_limit_bytes = 0;  // > 0: use this limit instead of fraction x free memory
   std::function<void(double)> progress;  // fraction done in [0, 1], called from the loading thread
+  // "auto" | "on" | "off": a radial basis (resident/basis/radial_basis.hpp) built during an encoded load, answering
+  // centred disks / annuli and their CoM from prefix images. auto = on for encoded loads of at least
+  // kAutoRadialBasisFrames scan positions when the basis (sized for a centre in a detector corner) fits under the
+  // admission limit beside the encoded estimate; on = always (InvalidArgument for a dense load; an error when it
+  // cannot be built).
+  std::string radial_basis = "auto";
+  std::optional<std::pair<double, double>> radial_basis_center;  // (row, col) of the output detector; default: fit
 };
+
+inline constexpr std::size_t kAutoRadialBasisFrames = std::size_t(1024) * 1024;
 
 // Loads a file. Binned data holds uint32 sums of counts, int32 sums of signed integers, float32 sums of floats (an
 // integer overflow raises FormatError); unbinned data keeps its dtype (float64 files load as float32).
@@ -73,6 +85,7 @@ struct LoadPlan {
   std::vector<std::uint32_t> bad_pixels;  // the mask applied: flat indices (row * det_cols + col), ascending
   std::string representation = "dense";  // resolved: "dense" | "encoded"
   nlohmann::json admission = nlohmann::json::object();  // the admission decision (estimates, limit), for provenance
+  RadialBasisRequest radial_basis;  // resolved from LoadOptions::radial_basis (encoded loads only)
   bool binned() const { return bin_scan > 1 || bin_detector > 1; }
   bool full_frames() const {
     return detector.rows == info.shape.det_rows && detector.cols == info.shape.det_cols && bin_detector == 1;

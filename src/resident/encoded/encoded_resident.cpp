@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "detector/disk_fit.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/buffer_pool.hpp"
 #include "device/cuda/device_buffer.hpp"
@@ -39,6 +40,11 @@ struct EncodedResident::Storage {
   encoded::cuda::PayloadArena payload_arena;
   bool arena_planned = false;
   encoded::cuda::EncodeTiming timing;             // the encoder's stage times, summed over appends
+  // The radial basis built beside the encoding (request_radial_basis)
+  RadialBasisRequest basis_request;
+  std::shared_ptr<RadialBasis> basis;
+  std::string basis_skipped;  // why none was built
+  nlohmann::json basis_fit;   // the disk fit that gave its centre
   // An incomplete resident (a load that failed) may still have encoder work queued on the loader's stream: it ends
   // before the leased scratch goes back to the pool for others to use.
   ~Storage() {
@@ -131,6 +137,52 @@ void EncodedResident::encode_frames(const void* frames, std::size_t count, CUstr
   }
 }
 
+void EncodedResident::request_radial_basis(const RadialBasisRequest& request) {
+  if (s_->appended > 0) throw InvalidArgument("encoded resident: a radial basis is requested before the first append");
+  s_->basis_request = request;
+}
+
+const RadialBasis* EncodedResident::radial_basis() const {
+  return complete() && s_->basis && s_->basis->usable() ? s_->basis.get() : nullptr;
+}
+
+nlohmann::json EncodedResident::radial_basis_report() const {
+  if (!s_->basis_request.enabled) return nullptr;
+  if (!s_->basis) return {{"built", false}, {"reason", s_->basis_skipped.empty() ? "not built" : s_->basis_skipped}};
+  nlohmann::json j = s_->basis->describe();
+  j["built"] = s_->basis->usable() && complete();
+  j["center_source"] = s_->basis_request.center ? "given" : "disk fit of the first loaded batch";
+  if (!s_->basis_fit.is_null()) j["disk_fit"] = s_->basis_fit;
+  return j;
+}
+
+// The first batch decides the basis (its centre from the batch's summed pattern unless given), every batch feeds it.
+void EncodedResident::feed_basis(const void* frames, std::size_t count, CUstream_st* stream) {
+  const RadialBasisRequest& req = s_->basis_request;
+  if (!req.enabled) return;
+  if (!s_->basis && s_->basis_skipped.empty()) {
+    try {
+      std::pair<double, double> c;
+      if (req.center) {
+        c = *req.center;
+      } else {
+        Image<std::uint64_t> sp;
+        sp.rows = s_->shape.det_rows;
+        sp.cols = s_->shape.det_cols;
+        sp.data = RadialBasis::batch_sum_pattern(s_->shape, s_->layout.dtype, s_->backend, frames, count, stream);
+        const detector::DiskFit fit = detector::fit_bf_disk(SumImage(std::move(sp)));
+        s_->basis_fit = detector::fit_json(fit);
+        c = {fit.center_row, fit.center_col};
+      }
+      s_->basis = std::make_shared<RadialBasis>(s_->shape, s_->layout.dtype, s_->backend, c.first, c.second);
+    } catch (const Error& e) {
+      if (req.required) throw;
+      s_->basis_skipped = e.what();
+    }
+  }
+  if (s_->basis) s_->basis->add(frames, s_->appended, count, stream);
+}
+
 void EncodedResident::append(const void* frames, std::size_t count, CUstream_st* stream,
                              const std::uint32_t* live) {
   const encoded::Layout& l = s_->layout;
@@ -139,6 +191,7 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
                           std::to_string(l.frames - s_->appended) + " of " + std::to_string(l.frames) + " remain");
   if (count == 0) return;
   const bool cpu = s_->backend == Backend::cpu;
+  feed_basis(frames, count, stream);
   const std::size_t fb = l.frame_pixels * dtype_size(l.dtype);
   const auto* src = static_cast<const std::uint8_t*>(frames);
   if (cpu) encoded::cpu::frame_totals(l, frames, count, s_->host_totals);  // the CUDA encoder writes its totals
@@ -187,8 +240,26 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
       s_->d_sum_pattern->download(s_->host_sum_pattern.data(), l.frame_pixels * sizeof(std::uint64_t));
     }
     s_->density_rank = density_ranks(s_->host_sum_pattern);
+    if (s_->basis && !s_->basis->finish() && s_->basis_request.required)
+      throw Error("radial basis: " + s_->basis->reason());
     if (!cpu) s_->timing.finish_ms += ms_since(t0);
   }
+}
+
+Dataset encode_with_radial_basis(const Dataset& dense, const RadialBasisRequest& basis, std::uint32_t tile) {
+  if (dense.encoded()) return dense;
+  if (dense.backend() != Backend::cpu && dense.backend() != Backend::cuda)
+    throw InvalidArgument("a radial basis is built on the cpu or cuda backend, not " + backend_name(dense.backend()));
+  auto enc = std::make_shared<EncodedResident>(dense.shape(), dense.dtype(), dense.backend(), tile);
+  enc->request_radial_basis(basis);
+  enc->append(dense.backend() == Backend::cpu ? static_cast<const void*>(dense.host_bytes().data())
+                                              : dense.device_buffer().data(),
+              dense.shape().frames());
+  Provenance p = dense.provenance();
+  p.representation = "encoded";
+  p.resident_bytes = enc->resident_bytes();
+  p.dense_bytes = enc->dense_bytes();
+  return Dataset::from_encoded(std::move(enc), dense.metadata(), std::move(p));
 }
 
 // Once, after the first encoded batch of a resident that has more to come: one buffer for the payloads of the rest,

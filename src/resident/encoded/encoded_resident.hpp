@@ -10,6 +10,7 @@
 
 #include "core/dtype.hpp"
 #include "device/device.hpp"
+#include "resident/basis/radial_basis.hpp"
 #include "resident/dataset.hpp"
 #include "resident/encoded/cpu/encoded_cpu.hpp"
 #include "resident/encoded/format.hpp"
@@ -38,6 +39,15 @@ class EncodedResident {
   // count must be marked.
   void append(const void* frames, std::size_t count, CUstream_st* stream = nullptr,
               const std::uint32_t* live = nullptr);
+  // Before the first append: also build a radial basis (resident/basis/radial_basis.hpp) from every appended batch,
+  // in the same pass (cuda: on the append's stream). Its centre is the request's or the disk fit of the first
+  // batch's summed pattern. A basis that cannot be built (no disk, memory, a sum beyond uint32) is skipped with a
+  // reason in radial_basis_report(), or raises when the request says required.
+  void request_radial_basis(const RadialBasisRequest& request);
+  // The complete, usable basis; nullptr without one (not carried by to_host / to_device).
+  const RadialBasis* radial_basis() const;
+  // null when none was requested; else the basis' describe() or {"built": false, "reason": ...}.
+  nlohmann::json radial_basis_report() const;
   std::size_t frames_appended() const;
   bool complete() const;  // every frame of the shape appended
 
@@ -95,9 +105,15 @@ class EncodedResident {
   struct Storage;
   std::shared_ptr<Storage> s_;
   void encode_frames(const void* frames, std::size_t count, CUstream_st* stream, const std::uint32_t* live = nullptr);
+  void feed_basis(const void* frames, std::size_t count, CUstream_st* stream);
   void plan_payload_arena();
   void trim_payload_arena(CUstream_st* stream);
   void require_complete(const char* what) const;
 };
+
+// Dataset::to_encoded of a dense cpu or cuda dataset with a radial basis built in the same pass (one batch: its
+// centre, unless given, is the whole scan's disk fit). An encoded dataset comes back as it is.
+Dataset encode_with_radial_basis(const Dataset& dense, const RadialBasisRequest& basis,
+                                 std::uint32_t tile = encoded::kDefaultTile);
 
 }  // namespace qgpu

@@ -191,6 +191,7 @@ Dataset load_cpu(const LoadPlan& p, const std::function<void(double)>& progress)
   // Dense: the output array; encoded: one output row at a time, appended to the encoded resident.
   const bool encoded = p.representation == "encoded";
   auto enc = encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cpu) : nullptr;
+  if (enc) enc->request_radial_basis(p.radial_basis);
   HostArray4D out;
   out.shape = p.out_shape;
   out.dtype = p.out_dtype;

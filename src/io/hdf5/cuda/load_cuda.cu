@@ -202,6 +202,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   const std::size_t out_bytes = p.out_shape.nbytes(dtype_size(p.out_dtype));
   const double t_setup = now_s();
   auto enc = rp.encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cuda) : nullptr;
+  if (enc) enc->request_radial_basis(p.radial_basis);
   // dense: the resident output; encoded: one batch of output rows (none for passthrough)
   if (!rp.encoded) cuda::make_room(out_bytes);  // kept batch buffers go when the resident needs their room
   auto result = std::make_shared<DeviceBuffer>(!rp.encoded       ? out_bytes

@@ -12,7 +12,14 @@ export interface DatasetInfo {
   representation?: string;  // 'product cache': served from `qgpu cache` products alone (no frames)
   metadata?: { calibration?: Calibration };
   live?: LiveStatus;        // a live acquisition (qgpu serve --live): frames still arriving
+  // Built during an encoded load (resident/basis/radial_basis.hpp): disks and rings centred on `center` with
+  // integer radii are answered from its prefix images (docs/design.md "Radial basis").
+  radial_basis?: { built: boolean; center: [number, number]; boundaries: number; reason?: string };
 }
+
+// The basis centre when the dataset has a usable radial basis, else null.
+export const basisCentre = (ds: DatasetInfo): { cr: number; cc: number } | null =>
+  ds.radial_basis?.built ? { cr: ds.radial_basis.center[0], cc: ds.radial_basis.center[1] } : null;
 
 // GET /api/datasets/{id}/live (remote/live_source.hpp).
 export interface LiveStatus {

@@ -13,6 +13,9 @@ export const outerRadius = (d: Detector) => (d.kind === 'disk' ? d.r : d.kind ==
 
 export class DetectorOverlay {
   detector: Detector;
+  // The dataset's radial basis centre (api.ts basisCentre): a disk or ring whose centre is dragged within 1 px of it
+  // snaps to it exactly and its radii to integers (the basis' shell boundaries), so that drags hit the basis.
+  snapTo: { cr: number; cc: number } | null = null;
   private grab: { mode: Grab; row: number; col: number; start: Detector } | null = null;
   private outerCircle: SVGCircleElement;
   private innerCircle: SVGCircleElement;
@@ -52,14 +55,17 @@ export class DetectorOverlay {
 
   set(d: Detector, notify = true): void {
     const maxR = Math.hypot(this.rows, this.cols);
-    const outer = Math.min(Math.max(d.outer, 1), maxR);
+    const b = this.snapTo;
+    const snap = b !== null && (d.kind === 'disk' || d.kind === 'annulus') && Math.hypot(d.cr - b.cr, d.cc - b.cc) < 1;
+    const radius = (v: number) => (snap ? Math.max(1, Math.round(v)) : round2(v));
+    const outer = radius(Math.min(Math.max(d.outer, 1), maxR));
     this.detector = {
       kind: d.kind,
-      cr: round2(Math.min(Math.max(d.cr, 0), this.rows - 1)),
-      cc: round2(Math.min(Math.max(d.cc, 0), this.cols - 1)),
-      r: round2(Math.min(Math.max(d.r, 0.5), maxR)),
-      outer: round2(outer),
-      inner: round2(Math.min(Math.max(d.inner, 0), outer - 0.5)),
+      cr: snap ? b.cr : round2(Math.min(Math.max(d.cr, 0), this.rows - 1)),
+      cc: snap ? b.cc : round2(Math.min(Math.max(d.cc, 0), this.cols - 1)),
+      r: radius(Math.min(Math.max(d.r, 0.5), maxR)),
+      outer,
+      inner: snap ? Math.min(Math.max(Math.round(d.inner), 0), outer - 1) : round2(Math.min(Math.max(d.inner, 0), outer - 0.5)),
       h: round2(Math.min(Math.max(d.h, 0.5), this.rows)),
       w: round2(Math.min(Math.max(d.w, 0.5), this.cols)),
     };

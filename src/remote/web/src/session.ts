@@ -5,6 +5,7 @@
 import {
   ApiError, DatasetInfo, Detector, LiveStatus, calibrationOf, datasetPath, getBytes, getJson, getRaw, isAbort,
   isProductCache, sumValues, virtualQuery,
+  basisCentre,
 } from './api';
 import { DetectorOverlay, outerRadius } from './detector_overlay';
 import { pointMask, quadrantMask, rectangleMask, segmentedDpc } from './detector_masks';
@@ -146,6 +147,8 @@ export class Session {
       this.frameOverlay?.set(d, false);
       this.onDetector(d);
     }, this.life.signal);
+    // With a radial basis, a detector near its centre starts on it (snapped: integer radii, the basis' centre).
+    this.overlay.snapTo = basisCentre(this.ds);
     this.overlay.set(start);
   }
 

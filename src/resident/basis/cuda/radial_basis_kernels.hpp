@@ -1,0 +1,32 @@
+#pragma once
+// CUDA kernels of the radial basis (resident/basis/radial_basis.hpp): the build over each loaded batch (one block per
+// frame, shared-memory shell histograms), the first batch's summed pattern and the range sums of a query.
+#include <cstddef>
+#include <cstdint>
+
+#include "core/dtype.hpp"
+
+struct CUstream_st;
+
+namespace qgpu::basis::cuda {
+
+inline constexpr int kMaxRanges = 8;
+struct RangeList {
+  int n = 0;
+  std::uint32_t lo[kMaxRanges] = {}, hi[kMaxRanges] = {};  // shells [lo, hi)
+};
+
+// Frames [first, first + count) of frame_pixels native counts at d_frames: per frame the counts, det_row- and
+// det_col-weighted sums per shell (d_shell: shell of each pixel, 0..K-1), prefix-summed over shells and written to
+// d_prefix [q][k][frame] (3 x K x frames uint32). *d_overflow set to 1 when a value does not fit uint32.
+void build(const void* d_frames, DType dtype, std::size_t first, std::size_t count, std::size_t frame_pixels,
+           std::size_t det_cols, const std::uint16_t* d_shell, std::uint32_t K, std::size_t frames,
+           std::uint32_t* d_prefix, int* d_overflow, CUstream_st* stream);
+// Sum of `count` frames per pixel into d_out (frame_pixels uint64, zeroed here).
+void sum_pattern(const void* d_frames, DType dtype, std::size_t count, std::size_t frame_pixels, std::uint64_t* d_out,
+                 CUstream_st* stream);
+// d_out[f] = sum over the ranges of P[hi-1][f] - P[lo-1][f] (P[-1] = 0) for one quantity's K x frames images.
+void range_sums(const std::uint32_t* d_prefix_q, std::size_t frames, const RangeList& ranges, std::uint64_t* d_out,
+                CUstream_st* stream);
+
+}  // namespace qgpu::basis::cuda

@@ -1,0 +1,240 @@
+// The radial basis (resident/basis/radial_basis.hpp): built while a sample loads encoded, it answers a centred disk,
+// annulus or ring and the CoM over them with the same integers / float bits as the decode path and the dense CPU
+// reference (an independent masked sum over every pixel); other masks fall through to the decode path. The CUDA
+// tests (skipped without a GPU) build it in the CUDA loader's pass and compare with the CPU reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "detector/mask.hpp"
+#include "detector/virtual_detector.hpp"
+#include "dpc/com.hpp"
+#include "io/hdf5/load.hpp"
+#include "io/sample/sample.hpp"
+#include "resident/encoded/encoded_resident.hpp"
+#include "support/cuda_required.hpp"
+#include "support/temp_files.hpp"
+
+using namespace qgpu;
+
+namespace {
+
+sample::SampleSpec spec() {
+  sample::SampleSpec s;
+  s.scan_rows = 12;
+  s.scan_cols = 20;
+  s.det_rows = 32;
+  s.det_cols = 28;
+  s.threads = 2;
+  return s;
+}
+
+io::LoadOptions opts(const std::string& backend, const std::string& representation, const std::string& basis) {
+  io::LoadOptions o;
+  o.backend = backend;
+  o.representation = representation;
+  o.radial_basis = basis;
+  return o;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+std::string strategy(const SumImage& img) { return img.provenance().parameters.value("strategy", ""); }
+
+std::vector<std::uint8_t> as_u8(const detector::Mask& m) { return {m.weights.begin(), m.weights.end()}; }
+
+// Every query the basis serves, on `basis` (loaded with one), against `decoded` (the same data, no basis) and `ref`
+// (dense CPU reference): equal integers / float bits, and the basis actually used.
+void expect_basis_answers(const Dataset& basis, const Dataset& decoded, const Dataset& ref) {
+  const RadialBasis* b = basis.encoded()->radial_basis();
+  ASSERT_NE(b, nullptr);
+  ASSERT_EQ(decoded.encoded()->radial_basis(), nullptr);
+  const double cr = b->center_row(), cc = b->center_col();
+  const std::size_t R = basis.shape().det_rows, C = basis.shape().det_cols;
+  const std::uint32_t K = b->boundaries();
+  ASSERT_GE(K, 10u);
+  int served = 0;
+  for (std::uint32_t k = 1; k <= K; ++k) {  // every disk of an integer radius
+    const detector::Mask m = detector::disk(R, C, cr, cc, double(k));
+    const SumImage got = detector::virtual_image(basis, m);
+    EXPECT_EQ(strategy(got), "radial basis") << "k " << k;
+    EXPECT_EQ(got.counts("t").data, detector::virtual_image(decoded, m).counts("t").data) << "k " << k;
+    EXPECT_EQ(got.counts("t").data, detector::virtual_image(ref, m).counts("t").data) << "k " << k;
+    served += strategy(got) == "radial basis";
+  }
+  EXPECT_EQ(served, int(K));
+  // Annuli / ADF rings between integer radii (inner exclusive as a shell boundary: inner + a hair, so that a pixel
+  // exactly at distance `inner` is not half in), the BF radius and centre the viewer snaps to.
+  for (auto [in, out] : std::vector<std::pair<double, double>>{{3, 7}, {5, 12}, {1, double(K)}, {8, 9}}) {
+    const detector::Mask m = detector::annulus(R, C, cr, cc, in + 1e-9, out);
+    const SumImage got = detector::virtual_image(basis, m);
+    EXPECT_EQ(strategy(got), "radial basis") << in << ".." << out;
+    EXPECT_EQ(got.counts("t").data, detector::virtual_image(ref, m).counts("t").data) << in << ".." << out;
+    EXPECT_EQ(got.provenance().parameters["radial_basis"]["radii"], nlohmann::json::array({{int(in), int(out)}}));
+  }
+  EXPECT_EQ(strategy(detector::bf(basis, 6.0, detector::Center{cr, cc})), "radial basis");
+  EXPECT_EQ(detector::bf(basis, 6.0, detector::Center{cr, cc}).counts("t").data,
+            detector::bf(ref, 6.0, detector::Center{cr, cc}).counts("t").data);
+  // Not a union of shells: an off-centre disk, a disk between boundaries that cuts a shell: the decode path, same values.
+  for (const detector::Mask& m : {detector::disk(R, C, cr + 2.5, cc - 1.25, 5), detector::disk(R, C, cr, cc, 5.5)}) {
+    const SumImage got = detector::virtual_image(basis, m);
+    const bool union_of_shells = b->match(m.weights).has_value();
+    if (!union_of_shells) EXPECT_NE(strategy(got), "radial basis");
+    EXPECT_EQ(got.counts("t").data, detector::virtual_image(ref, m).counts("t").data);
+  }
+  EXPECT_FALSE(b->match(detector::disk(R, C, cr + 2.5, cc - 1.25, 5).weights).has_value());
+  // CoM: whole detector and through a BF disk / a ring, float bits equal to the decode path's and the reference's.
+  const dpc::ComResult whole = dpc::center_of_mass(basis);
+  EXPECT_EQ(whole.provenance.parameters.value("strategy", ""), "radial basis");
+  EXPECT_TRUE(same_bits(whole.com_row.data, dpc::center_of_mass(decoded).com_row.data));
+  EXPECT_TRUE(same_bits(whole.com_col.data, dpc::center_of_mass(ref).com_col.data));
+  for (const detector::Mask& m : {detector::disk(R, C, cr, cc, 7), detector::annulus(R, C, cr, cc, 4 + 1e-9, 11)}) {
+    dpc::ComOptions o;
+    o.mask = as_u8(m);
+    const dpc::ComResult got = dpc::center_of_mass(basis, o);
+    EXPECT_EQ(got.provenance.parameters.value("strategy", ""), "radial basis");
+    EXPECT_TRUE(same_bits(got.com_row.data, dpc::center_of_mass(decoded, o).com_row.data));
+    EXPECT_TRUE(same_bits(got.com_col.data, dpc::center_of_mass(ref, o).com_col.data));
+  }
+}
+
+}  // namespace
+
+TEST(RadialBasis, ShellsFollowTheMaskRasterisation) {
+  const Shape4D s{2, 3, 9, 11};
+  RadialBasis b(s, DType::u16, Backend::cpu, 4.3, 5.1);
+  // shell k-1 holds the pixels of disk(k) not in disk(k-1), with detector::disk's own rasterisation
+  for (std::uint32_t k = 1; k <= b.boundaries(); ++k) {
+    const auto disk = detector::disk(9, 11, 4.3, 5.1, double(k)).weights;
+    for (std::size_t p = 0; p < disk.size(); ++p) EXPECT_EQ(disk[p] == 1, b.shell_of()[p] < k) << "k " << k << " p " << p;
+  }
+  // the last boundary holds every pixel: the farthest is (0, 0) at sqrt(4.3^2 + 5.1^2) = 6.67 -> K = 7
+  EXPECT_EQ(b.boundaries(), 7u);
+  EXPECT_EQ(b.bytes(), std::size_t(6) * 3 * 7 * 4 + 99 * 2);
+  EXPECT_THROW(RadialBasis(s, DType::u16, Backend::cpu, std::nan(""), 1), InvalidArgument);
+  EXPECT_THROW(RadialBasis(s, DType::f32, Backend::cpu, 4, 5), InvalidArgument);
+}
+
+TEST(RadialBasis, PrefixImagesOfAHandMadeDataset) {
+  // 1 x 2 scan, 3 x 3 detector, centre (1, 1): shell 0 = centre + 4 edge neighbours (d <= 1), shell 1 = corners.
+  HostArray4D a;
+  a.shape = {1, 2, 3, 3};
+  a.dtype = DType::u16;
+  const std::vector<std::uint16_t> v = {1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0, 0, 0, 0, 0, 0, 65535};
+  a.bytes.resize(v.size() * 2);
+  std::memcpy(a.bytes.data(), v.data(), a.bytes.size());
+  RadialBasisRequest req;
+  req.enabled = req.required = true;
+  req.center = {{1.0, 1.0}};
+  const Dataset e = encode_with_radial_basis(Dataset::from_host(std::move(a), {}, {}), req);
+  const RadialBasis* b = e.encoded()->radial_basis();
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->boundaries(), 2u);
+  // frame 0: inner = 2 + 4 + 5 + 6 + 8 = 25, rows 0*2 + 1*4 + 1*5 + 1*6 + 2*8 = 31, cols 1*2 + 0*4 + 1*5 + 2*6 + 1*8 = 27
+  EXPECT_EQ(b->sums({{0, 1}}, 0), (std::vector<std::uint64_t>{25, 0}));
+  EXPECT_EQ(b->sums({{0, 1}}, 1), (std::vector<std::uint64_t>{31, 0}));
+  EXPECT_EQ(b->sums({{0, 1}}, 2), (std::vector<std::uint64_t>{27, 0}));
+  // corners: 1 + 3 + 7 + 9 = 20 and 65535 (rows 2 x 65535, cols 2 x 65535)
+  EXPECT_EQ(b->sums({{1, 2}}, 0), (std::vector<std::uint64_t>{20, 65535}));
+  EXPECT_EQ(b->sums({{1, 2}}, 1), (std::vector<std::uint64_t>{0 + 0 + 14 + 18, 131070}));
+  EXPECT_EQ(b->sums({{0, 2}}, 0), (std::vector<std::uint64_t>{45, 65535}));
+  EXPECT_EQ(e.encoded()->radial_basis_report()["center_source"], "given");
+  EXPECT_EQ(describe(e)["radial_basis"]["boundaries"], 2);
+}
+
+TEST(RadialBasis, AMomentBeyondUint32DropsTheBasisWithAReason) {
+  HostArray4D a;
+  a.shape = {1, 2, 4, 4};
+  a.dtype = DType::u32;
+  std::vector<std::uint32_t> v(32, 0);
+  v[15] = 0x7FFFFFFFu;  // frame 0, pixel (3, 3): x 3 exceeds uint32
+  a.bytes.resize(v.size() * 4);
+  std::memcpy(a.bytes.data(), v.data(), a.bytes.size());
+  const Dataset host = Dataset::from_host(std::move(a), {}, {});
+  RadialBasisRequest req;
+  req.enabled = true;
+  req.center = {{1.5, 1.5}};
+  const Dataset e = encode_with_radial_basis(host, req);
+  EXPECT_EQ(e.encoded()->radial_basis(), nullptr);
+  const nlohmann::json r = e.encoded()->radial_basis_report();
+  EXPECT_EQ(r["built"], false);
+  EXPECT_NE(r["reason"].get<std::string>().find("exceeds uint32"), std::string::npos) << r.dump();
+  // the queries still answer, through the decode path
+  EXPECT_EQ(detector::virtual_image(e, detector::disk(4, 4, 1.5, 1.5, 3)).counts("t").data[0], 0x7FFFFFFFull);
+  req.required = true;
+  EXPECT_THROW(encode_with_radial_basis(host, req), Error);
+}
+
+TEST(RadialBasis, CpuLoadAnswersCentredDetectorsLikeTheDecodePath) {
+  const std::string path = test::temp_path("basis_sample.h5");
+  sample::write_sample(path, spec());
+  const Dataset ref = io::load(path, opts("cpu", "dense", "off"));
+  const Dataset dec = io::load(path, opts("cpu", "encoded", "off"));
+  const Dataset bas = io::load(path, opts("cpu", "encoded", "on"));
+  const nlohmann::json d = describe(bas);
+  ASSERT_TRUE(d.contains("radial_basis")) << d.dump();
+  EXPECT_EQ(d["radial_basis"]["built"], true) << d.dump();
+  EXPECT_EQ(d["radial_basis"]["center_source"], "disk fit of the first loaded batch");
+  EXPECT_FALSE(describe(dec).contains("radial_basis"));
+  expect_basis_answers(bas, dec, ref);
+}
+
+TEST(RadialBasis, LoadOptionIsCheckedAndDecided) {
+  const std::string path = test::temp_path("basis_opts.h5");
+  sample::write_sample(path, spec());
+  EXPECT_THROW(io::load(path, opts("cpu", "encoded", "yes")), InvalidArgument);
+  EXPECT_THROW(io::load(path, opts("cpu", "dense", "on")), InvalidArgument);
+  // auto: this scan is far below kAutoRadialBasisFrames, so no basis, and the decision says why
+  const Dataset a = io::load(path, opts("cpu", "encoded", "auto"));
+  EXPECT_EQ(a.encoded()->radial_basis(), nullptr);
+  EXPECT_FALSE(describe(a).contains("radial_basis"));
+  // a given centre is used as it is
+  io::LoadOptions o = opts("cpu", "encoded", "on");
+  o.radial_basis_center = {{15.0, 13.5}};
+  const Dataset g = io::load(path, o);
+  ASSERT_NE(g.encoded()->radial_basis(), nullptr);
+  EXPECT_EQ(g.encoded()->radial_basis()->center_row(), 15.0);
+  EXPECT_EQ(g.encoded()->radial_basis()->center_col(), 13.5);
+  o.radial_basis_center = {{std::nan(""), 1.0}};
+  EXPECT_THROW(io::load(path, o), InvalidArgument);
+}
+
+TEST(RadialBasisCuda, CudaLoadAnswersCentredDetectorsLikeTheCpuReference) {
+  QGPU_REQUIRE_CUDA();
+  const std::string path = test::temp_path("basis_sample_cuda.h5");
+  sample::write_sample(path, spec());
+  const Dataset ref = io::load(path, opts("cpu", "dense", "off"));
+  const Dataset dec = io::load(path, opts("cuda", "encoded", "off"));
+  const Dataset bas = io::load(path, opts("cuda", "encoded", "on"));
+  ASSERT_EQ(bas.backend(), Backend::cuda);
+  EXPECT_EQ(describe(bas)["radial_basis"]["built"], true) << describe(bas).dump();
+  expect_basis_answers(bas, dec, ref);
+  // the CUDA build's prefix images equal the CPU build's for the same centre
+  io::LoadOptions o = opts("cpu", "encoded", "on");
+  const RadialBasis* gb = bas.encoded()->radial_basis();
+  o.radial_basis_center = {{gb->center_row(), gb->center_col()}};
+  const Dataset cb = io::load(path, o);
+  for (int q = 0; q < 3; ++q)
+    for (std::uint32_t k = 1; k <= gb->boundaries(); ++k)
+      EXPECT_EQ(gb->sums({{0, k}}, q), cb.encoded()->radial_basis()->sums({{0, k}}, q)) << q << " " << k;
+}
+
+TEST(RadialBasisCuda, ToEncodedOnTheGpuBuildsTheSameBasis) {
+  QGPU_REQUIRE_CUDA();
+  const std::string path = test::temp_path("basis_to_encoded.h5");
+  sample::write_sample(path, spec());
+  const Dataset ref = io::load(path, opts("cpu", "dense", "off"));
+  RadialBasisRequest req;
+  req.enabled = req.required = true;
+  const Dataset g = encode_with_radial_basis(ref.to_device(), req);
+  const Dataset c = encode_with_radial_basis(ref, req);
+  ASSERT_NE(g.encoded()->radial_basis(), nullptr);
+  EXPECT_EQ(g.encoded()->radial_basis()->center_row(), c.encoded()->radial_basis()->center_row());
+  expect_basis_answers(g, ref.to_device().to_encoded(), ref);
+}
