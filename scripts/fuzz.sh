@@ -49,7 +49,8 @@ for h in $HARNESSES; do
   seeds="$B/seeds/$h" corpus="$B/corpus/$h" art="$B/artifacts/$h" log="$B/logs/$h.log"
   rm -rf "$seeds" "$art"
   mkdir -p "$seeds" "$corpus" "$art" "$B/logs"
-  "$B/$(seed_writer "$h")" "$seeds" "$root/../shared/data/mrc" >/dev/null  # (the mrc seeds add the real DE files)
+  extra=(); [ "$h" = fuzz_mrc ] && extra=("$root/../shared/data/mrc")  # the mrc seeds add the real DE files
+  "$B/$(seed_writer "$h")" "$seeds" "${extra[@]}" >/dev/null
   result=ok
   # Inputs that once failed (tests/fuzz/regressions/<harness>/, committed with their fix) count as seeds.
   if [ -d "tests/fuzz/regressions/$h" ]; then cp tests/fuzz/regressions/"$h"/* "$seeds"/; fi
