@@ -4,10 +4,10 @@
 // the picture, the picture itself transparent there), with the legend line "N positions missing" and "missing" in
 // the hover readout, and leaves them out of the display range; scanned positions keep their values.
 // Usage: node missing.e2e.mjs --qgpu BUILD/qgpu --web src/remote/web/dist [--out DIR]
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Runner, assert, launchBrowser, startServer, tempDir } from './harness.mjs';
+import { DE_SCAN, Runner, assert, launchBrowser, startServer, tempDir, writeDeCustomScan } from './harness.mjs';
 import { pageState, panelValues } from './tool_checks.mjs';
 
 const { values: opt } = parseArgs({
@@ -19,35 +19,7 @@ const run = new Runner();
 const tmp = tempDir('qgpu-missing-e2e-');
 let server, browser;
 
-// Scan 6 rows x 8 cols, detector 16 x 16 uint16; every position listed once in a shuffled order except MISSING.
-const ROWS = 6, COLS = 8, DET = 16;
-const MISSING = [3, 10, 11, 29, 47];
-const listed = [];
-for (let p = 0; p < ROWS * COLS; ++p) if (!MISSING.includes(p)) listed.push(p);
-listed.sort((a, b) => ((a * 37) % 48) - ((b * 37) % 48));  // a fixed shuffle: frame i lies at listed[i]
-function writeDeCustomScan(dir) {
-  const frames = listed.length, h = Buffer.alloc(1024);
-  h.writeInt32LE(DET, 0);
-  h.writeInt32LE(DET, 4);
-  h.writeInt32LE(frames, 8);
-  h.writeInt32LE(6, 12);  // MODE 6: uint16
-  h.write('MAP ', 208, 'latin1');
-  h[212] = 0x44;
-  h[213] = 0x44;
-  const data = Buffer.alloc(frames * DET * DET * 2);
-  // frame i: a bright-field disk of radius 4 whose pixels hold 1 + (its position % 7) (the disk fit finds it; each
-  // scanned position's sum is positive)
-  for (let i = 0; i < frames; ++i)
-    for (let k = 0; k < DET * DET; ++k) {
-      const y = Math.floor(k / DET) - 7.5, x = (k % DET) - 7.5;
-      data.writeUInt16LE(y * y + x * x <= 16 ? 1 + (listed[i] % 7) : 0, 2 * (i * DET * DET + k));
-    }
-  writeFileSync(join(dir, 'scan_movie.mrc'), Buffer.concat([h, data]));
-  writeFileSync(join(dir, 'scan_info.txt'),
-    `Scan - Enable = Enable\nScan - Size X = ${COLS}\nScan - Size Y = ${ROWS}\nScan - Type = XY File\nScan - Repeats = 1\n`);
-  writeFileSync(join(dir, 'scan_scan_coordinates.csv'), listed.map((p) => `${p % COLS},${Math.floor(p / COLS)}`).join('\n') + '\n');
-  return join(dir, 'scan_movie.mrc');
-}
+const { ROWS, COLS, MISSING } = DE_SCAN;
 
 try {
   const movie = writeDeCustomScan(tmp);
