@@ -3,17 +3,27 @@
 # Logs of every step are written to $OUT/logs (returned with the call).
 # usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
 #        queries, live (stream V2 receive+decode+image of s512), livemerlin (Merlin TCP, quad 12-bit), movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), enctests (encoded GPU tests), replay (300k mutants),
-#        python (Python tests, built there), formats (npy load vs floor and numpy+CuPy), merlin (the same for a 34 GB .mib), parallax, mpi (issue 33: 1/2/4 ranks on the one GPU; carry .devpack-mpi), widget (issue 29's round trip, after s512 and python), scale (2048x2048 scan tiled from s512's chunks, loaded encoded, without and with the radial basis), scale1024 (the same at 1024x1024), scale4096 (at 4096x4096; needs s512 first), ncu_sum (Nsight Compute
+#        python (Python tests, built there), formats (npy load vs floor and numpy+CuPy), merlin (the same for a 34 GB .mib,
+#        then its qgpu convert to bitshuffle+LZ4 HDF5 and the load of the result), dm4 / empad (4.8 / 4.4 GB DM4 and
+#        EMPAD loads vs the floor), parallax, mpi (issue 33: 1/2/4 ranks on the one GPU; carry .devpack-mpi), widget (issue
+#        29's round trip, after s512 and python), scale (2048x2048 scan tiled from s512's chunks, loaded encoded, without
+#        and with the radial basis), scale1024 (the same at 1024x1024), scale4096 (at 4096x4096; needs s512 first), ncu_sum (Nsight Compute
 #        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve), ncu_src
 #        (per-instruction stalls of the masked-sum kernel), sass (its SASS), sass_enc (the encoder's SASS), timeline512 (the
 #        load's timeline, QGPU_LOAD_TIMELINE=1), replay_short (a short mutant replay). Logs go to $OUT; a short table is printed last.
+# A check of the steps' commands on a machine without a GPU (the steps formats-like: merlin, dm4, empad), at a small
+# size on the cpu backend with the build's binaries linked into one folder:
+#   QGPU_BENCH_SMALL=1 QGPU_BENCH_BACKEND=cpu QGPU_DEVICE_BIN=DIR QGPU_DEVICE_TMP=/tmp/mine bash scripts/device_run.sh dm4
 set -o pipefail
 source scripts/device_env.sh
-OUT=${OUT:-/tmp/qb/out}; LOG=/tmp/qb/logs; mkdir -p "$OUT" "$LOG"
+QB=${QGPU_DEVICE_TMP:-/tmp/qb}
+SMALL=${QGPU_BENCH_SMALL:-0}
+BK=${QGPU_BENCH_BACKEND:-cuda}
+OUT=${OUT:-$QB/out}; LOG=$QB/logs; mkdir -p "$OUT" "$LOG"
 # Only 8 files come back from a call: the logs travel as one archive in $OUT, refreshed after every step so that it
 # comes back even when the call is stopped at its limit.
-save_logs() { tar czf "$OUT/logs.tar.gz.part" -C /tmp/qb logs && mv "$OUT/logs.tar.gz.part" "$OUT/logs.tar.gz"; }
-B=.devbin
+save_logs() { tar czf "$OUT/logs.tar.gz.part" -C "$QB" logs && mv "$OUT/logs.tar.gz.part" "$OUT/logs.tar.gz"; }
+B=${QGPU_DEVICE_BIN:-.devbin}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version,memory.total --format=csv,noheader | tee "$LOG/gpu.txt"
 nproc | sed 's/^/cores: /'
 { grep -E "MemTotal|MemFree|MemAvailable" /proc/meminfo; echo "THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"; } | tee -a "$LOG/gpu.txt"
@@ -121,11 +131,24 @@ for s in "$@"; do
       step bench_formats_npy 300 $B/bench_formats /tmp/qb/s512.npy --reps 5
       step numpy_npy 300 python3 bench/bench_formats_numpy.py /tmp/qb/s512.npy
       rm -f /tmp/qb/s512.npy ;;
-    merlin)  # the Merlin reader against the floor (34.4 GB: 256x256 scan of 12-bit quad 512x512 frames)
-      step write_mib 420 $B/qgpu sample /tmp/qb/q12.mib --format mib --counter-depth 12 --quad --scan 256 256
-      step bench_formats_mib 300 $B/bench_formats /tmp/qb/q12.mib --reps 3
-      step numpy_mib 300 python3 bench/bench_formats_numpy.py /tmp/qb/q12.mib --raw uint8 0
-      rm -f /tmp/qb/q12.mib /tmp/qb/q12.hdr ;;
+    merlin)  # the Merlin reader against the floor (34.4 GB: 256x256 scan of 12-bit quad 512x512 frames), then `qgpu convert`
+      # of it to DECTRIS-style bitshuffle+LZ4 HDF5 (GB/s, output size) and the load of the result against the .mib's
+      n=256; [ "$SMALL" = 1 ] && n=8
+      step write_mib 420 $B/qgpu sample $QB/q12.mib --format mib --counter-depth 12 --quad --scan $n $n
+      # one run: floor, .mib loads, convert, loads of the .h5 (the output is written beside the .mib: 64 GiB disk)
+      step bench_formats_mib 420 $B/bench_formats $QB/q12.mib --reps 3 --backend $BK --convert $QB/q12.h5
+      step numpy_mib 300 python3 bench/bench_formats_numpy.py $QB/q12.mib --raw uint8 0
+      rm -f $QB/q12.mib $QB/q12.hdr $QB/q12.h5 ;;
+    dm4)  # the DM4 reader against the floor (4.8 GB: 256x256 scan of 192x192 uint16 frames, Data Order Swapped)
+      n=256; [ "$SMALL" = 1 ] && n=8
+      step write_dm4 420 $B/qgpu sample $QB/s.dm4 --format dm4 --scan $n $n --detector 192 192
+      step bench_formats_dm4 300 $B/bench_formats $QB/s.dm4 --reps 3 --backend $BK
+      rm -f $QB/s.dm4 ;;
+    empad)  # the EMPAD reader against the floor of its .raw (4.4 GB: 256x256 scan of 130x128 float32 frames)
+      n=256; [ "$SMALL" = 1 ] && n=8
+      step write_empad 420 $B/qgpu sample $QB/e.xml --format empad --scan $n $n
+      step bench_formats_empad 300 $B/bench_formats $QB/e.xml --floor-file $QB/e.raw --reps 3 --backend $BK
+      rm -f $QB/e.xml $QB/e.raw ;;
     serve) step bench_serve 200 python3 bench/bench_serve.py $B/qgpu /tmp/qb/s512.h5 ;;  # QGPU_BENCH_SERVE_SKIP=names
     mpi)  # issue 33: mpirun -n 1/2/4 with the ranks sharing the one GPU, products byte-identical (carry .devpack-mpi;
           # needs s512 first). Debian's Open MPI from .devmpi (scripts/device_pack_mpi.sh), relocated by OPAL_PREFIX.

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 B=${FUZZ_BUILD_DIR:-build-fuzz}
 SECONDS_EACH=${FUZZ_SECONDS:-60}
-HARNESSES=${FUZZ_HARNESSES:-"fuzz_bitshuffle_host fuzz_chunk_index fuzz_inspect fuzz_npy_header fuzz_merlin_header fuzz_empad_xml fuzz_live_stream fuzz_dm_tags"}
+HARNESSES=${FUZZ_HARNESSES:-"fuzz_bitshuffle_host fuzz_chunk_index fuzz_inspect fuzz_npy_header fuzz_merlin_header fuzz_empad_xml fuzz_live_stream fuzz_dm_tags fuzz_mrc fuzz_csr_toml"}
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 cmake -S tests/fuzz -B "$B" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
@@ -35,6 +35,8 @@ seed_writer() {
     fuzz_empad_xml) echo fuzz_make_empad_seeds ;;
     fuzz_live_stream) echo fuzz_make_live_seeds ;;
     fuzz_dm_tags) echo fuzz_make_dm_seeds ;;
+    fuzz_mrc) echo fuzz_make_mrc_seeds ;;
+    fuzz_csr_toml) echo fuzz_make_csr_seeds ;;
     *) echo "unknown harness $1" >&2; exit 2 ;;
   esac
 }
@@ -47,7 +49,8 @@ for h in $HARNESSES; do
   seeds="$B/seeds/$h" corpus="$B/corpus/$h" art="$B/artifacts/$h" log="$B/logs/$h.log"
   rm -rf "$seeds" "$art"
   mkdir -p "$seeds" "$corpus" "$art" "$B/logs"
-  "$B/$(seed_writer "$h")" "$seeds" >/dev/null
+  extra=(); [ "$h" = fuzz_mrc ] && extra=("$root/../shared/data/mrc")  # the mrc seeds add the real DE files
+  "$B/$(seed_writer "$h")" "$seeds" "${extra[@]}" >/dev/null
   result=ok
   # Inputs that once failed (tests/fuzz/regressions/<harness>/, committed with their fix) count as seeds.
   if [ -d "tests/fuzz/regressions/$h" ]; then cp tests/fuzz/regressions/"$h"/* "$seeds"/; fi

@@ -112,5 +112,49 @@ TEST(MrcReader, SampleWriterReadsBack) {
   }
 }
 
+// A Direct Electron movie with its info.txt and scan-coordinates csv beside it (<id>_movie.mrc, <id>_info.txt,
+// <id>_scan_coordinates.csv); returns the movie's path.
+std::string write_de_custom(const std::string& name, std::int32_t frames, const std::string& size_x,
+                            const std::string& size_y, const std::string& csv) {
+  const std::string movie = test::temp_path(name + "_movie.mrc");
+  const std::string id = movie.substr(0, movie.size() - std::string("_movie.mrc").size());
+  std::vector<std::uint8_t> h = header(1, 1, frames, 0);
+  h.resize(h.size() + std::size_t(frames), 1);
+  std::ofstream(movie, std::ios::binary).write(reinterpret_cast<const char*>(h.data()), std::streamsize(h.size()));
+  std::ofstream(id + "_info.txt") << "Scan - Enable = Enable\nScan - Size X = " << size_x << "\nScan - Size Y = "
+                                  << size_y << "\nScan - Type = XY File\nScan - Repeats = 1\n";
+  std::ofstream(id + "_scan_coordinates.csv") << csv;
+  return movie;
+}
+
+TEST(MrcReader, DeCustomScanCountsVisitsExactly) {
+  // 3 x 3 scan, 6 frames at (x,y) (0,0) (2,2) (1,0) (2,2) (0,2) (1,1): 5 positions scanned, (2,2) twice.
+  const std::string movie = write_de_custom("visits", 6, "3", "3", "0,0\n2,2\n1,0\n2,2\n0,2\n1,1\n");
+  const io::FileInfo fi = io::mrc::inspect_mrc(movie, io::SourceOptions{});
+  const auto& c = fi.metadata.at("de_custom_scan");
+  EXPECT_EQ(c.at("positions_listed").get<std::uint64_t>(), 6u);
+  EXPECT_EQ(c.at("positions_never_scanned").get<std::uint64_t>(), 4u);
+  EXPECT_EQ(c.at("positions_visited_more_than_once").get<std::uint64_t>(), 1u);
+  EXPECT_EQ(c.at("most_visits").get<std::uint32_t>(), 2u);
+  EXPECT_EQ(fi.sparse.positions, (std::vector<std::uint64_t>{0, 8, 1, 8, 6, 4}));
+  EXPECT_EQ(fi.shape.scan_rows, 3u);
+  EXPECT_EQ(fi.shape.scan_cols, 3u);
+}
+
+TEST(MrcReader, DeCustomScanOfAHugeStatedSizeAllocatesNothingForIt) {
+  // The visits were counted in a vector of Scan - Size X x Y entries, a size read from a text file: 1e10 positions
+  // were a 40 GB zeroed allocation, 9e18 a std::length_error (no typed error). Counted over the listed positions now.
+  const std::string movie = write_de_custom("huge", 2, "100000", "100000", "5,7\n99999,99999\n");
+  const io::FileInfo fi = io::mrc::inspect_mrc(movie, io::SourceOptions{});
+  const auto& c = fi.metadata.at("de_custom_scan");
+  EXPECT_EQ(c.at("positions_never_scanned").get<std::uint64_t>(), 10000000000ull - 2);
+  EXPECT_EQ(c.at("most_visits").get<std::uint32_t>(), 1u);
+  EXPECT_EQ(fi.sparse.positions, (std::vector<std::uint64_t>{7ull * 100000 + 5, 10000000000ull - 1}));
+  EXPECT_EQ(fi.frames, 10000000000ull);
+  // A stated scan beyond any memory: the typed error of the shape, naming it.
+  const std::string over = write_de_custom("over", 1, "3000000000", "3000000000", "0,0\n");
+  expect_error<Error>([&] { io::mrc::inspect_mrc(over, io::SourceOptions{}); }, {"3000000000x3000000000", "beyond any memory"});
+}
+
 }  // namespace
 }  // namespace qgpu

@@ -114,3 +114,23 @@ def test_anywidget_model_carries_the_module(ds):
         pytest.skip("the ES module is not built (cd src/remote/web && npm ci && npm run build)")
     w = widget.Show4D(ds)
     assert "render" in w._esm and w.shape == [12, 10, 48, 48]
+
+
+def test_missing_positions_of_the_dataset_are_synced(ds):
+    """The real Direct Electron custom scan (../shared/data/mrc) never lists 10 of its 25 positions: the widget's
+    `missing` trait names them (the browser draws them hatched); a dataset without any has an empty trait."""
+    import os
+    movie = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data", "mrc", "Custom_movie.mrc")
+    assert os.path.exists(movie), f"the real Direct Electron files are missing: {movie}"
+    de = qgpu.io.load(movie, backend="cpu")
+    xy = np.loadtxt(movie.replace("_movie.mrc", "_scan_coordinates.csv"), delimiter=",", dtype=int)
+    never = sorted(set(range(25)) - {int(y) * 5 + int(x) for x, y in xy})
+    assert len(never) == 10
+    assert Recorder(de).missing == {"count": 10, "positions": never}
+    assert Recorder(ds).missing == {}
+    # more than 10000: the count alone (the browser names it without drawing)
+    assert widget._missing_of({"missing": 12345, "missing_positions": "more than 10000"}) == {"count": 12345,
+                                                                                              "positions": []}
+    # a finished live series names them in its report
+    assert widget._missing_of({"live": {"report": {"missing": 2, "missing_positions": [3, 7]}}}) == {
+        "count": 2, "positions": [3, 7]}

@@ -58,6 +58,14 @@ def esm_path():
     return None
 
 
+def _missing_of(metadata):
+    m = metadata if "missing_positions" in metadata else (metadata.get("live") or {}).get("report") or {}
+    listed = m.get("missing_positions")
+    positions = [int(p) for p in listed] if isinstance(listed, list) else []
+    count = max(int(m.get("missing") or 0), len(positions))
+    return {"count": count, "positions": positions} if count else {}
+
+
 def _plain(a):
     return np.ascontiguousarray(np.asarray(a, dtype=np.float32))
 
@@ -75,6 +83,9 @@ class Show4DState(traitlets.HasTraits):
     calibration = traitlets.Dict().tag(sync=True)  # {"scan": [value, unit] | None, "detector": [value, unit] | None}
     status = traitlets.Unicode("").tag(sync=True)  # the last error, else the last update's timing
     source = traitlets.Unicode("dataset").tag(sync=True)  # "dataset" or "cache"
+    # Scan positions without a frame (a sparse file's, a DE csv scan's, a live series' dropped frames), as the
+    # dataset's metadata names them: {"count": N, "positions": [flat index, ...]} (positions empty past 10000).
+    missing = traitlets.Dict().tag(sync=True)
 
     def _setup(self, data, product=None, detector=None):
         self.timings = []  # (what, milliseconds) of each update: compute + hand over to the comm
@@ -95,6 +106,7 @@ class Show4DState(traitlets.HasTraits):
             scan, det = [s[0], s[1]], [s[2], s[3]]
             self.products = list(DATASET_PRODUCTS)
             cal = data.calibration
+            self.missing = _missing_of(data.metadata)
             try:
                 fit = _detector.fit_bf_disk(data)
                 center, radius = fit["center"], fit["radius"]

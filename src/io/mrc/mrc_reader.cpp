@@ -428,7 +428,8 @@ FileInfo inspect_mrc(const std::string& path, const SourceOptions& o) {
               throw FormatError(where + ": scan coordinates csv '" + csv_path + "' lists " +
                                 std::to_string(pos.size()) + " positions for the " + std::to_string(frames) +
                                 " frames (NZ) of the movie");
-            std::vector<std::uint32_t> visits(n, 0);
+            // Visits counted over the listed positions (sorted), never over the stated scan: Scan - Size X x Y
+            // comes from a text file and may be any size, the csv lists one line per frame of the file.
             custom_positions.resize(pos.size());
             for (std::size_t i = 0; i < pos.size(); ++i) {
               const auto [x, y] = pos[i];
@@ -438,15 +439,20 @@ FileInfo inspect_mrc(const std::string& path, const SourceOptions& o) {
                                   " Scan - Size X x Scan - Size Y = " + std::to_string(*sx) + " x " +
                                   std::to_string(*sy));
               custom_positions[i] = std::uint64_t(y) * std::uint64_t(*sx) + std::uint64_t(x);
-              ++visits[custom_positions[i]];
             }
-            std::uint64_t never = 0, twice = 0;
+            std::vector<std::uint64_t> sorted = custom_positions;
+            std::sort(sorted.begin(), sorted.end());
+            std::uint64_t distinct = 0, twice = 0;
             std::uint32_t most = 0;
-            for (std::uint32_t v : visits) {
-              never += v == 0;
-              twice += v > 1;
-              most = std::max(most, v);
+            for (std::size_t i = 0; i < sorted.size();) {
+              std::size_t j = i;
+              while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
+              ++distinct;
+              twice += j - i > 1;
+              most = std::max(most, std::uint32_t(std::min<std::size_t>(j - i, UINT32_MAX)));
+              i = j;
             }
+            const std::uint64_t never = n - distinct;
             custom_most_visits = most;
             fi.metadata["de_custom_scan"] = {{"positions_listed", pos.size()},
                                              {"positions_never_scanned", never},

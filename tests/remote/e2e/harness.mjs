@@ -1,7 +1,7 @@
 // Helpers of the browser e2e test: the qgpu service as a child process, Debian's chromium through
 // playwright-core, and a tiny pass/fail/skip runner.
 import { execFileSync, spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -93,4 +93,35 @@ export async function fetchBytes(url) {
   const res = await fetch(url);
   if (!res.ok) throw new Error(`${url}: HTTP ${res.status} ${await res.text()}`);
   return Buffer.from(await res.arrayBuffer());
+}
+
+// A Direct Electron custom scan whose csv never lists some positions (missing.e2e.mjs, widget.e2e.mjs): scan 6 rows x 8 cols, detector 16 x 16 uint16; every position listed once in a shuffled order except MISSING.
+export const DE_SCAN = { ROWS: 6, COLS: 8, DET: 16, MISSING: [3, 10, 11, 29, 47] };
+const { ROWS, COLS, DET, MISSING } = DE_SCAN;
+const listed = [];
+for (let p = 0; p < ROWS * COLS; ++p) if (!MISSING.includes(p)) listed.push(p);
+listed.sort((a, b) => ((a * 37) % 48) - ((b * 37) % 48));  // a fixed shuffle: frame i lies at listed[i]
+// Writes the scan into `dir` (scan_movie.mrc, scan_info.txt, scan_scan_coordinates.csv); returns the movie's path.
+export function writeDeCustomScan(dir) {
+  const frames = listed.length, h = Buffer.alloc(1024);
+  h.writeInt32LE(DET, 0);
+  h.writeInt32LE(DET, 4);
+  h.writeInt32LE(frames, 8);
+  h.writeInt32LE(6, 12);  // MODE 6: uint16
+  h.write('MAP ', 208, 'latin1');
+  h[212] = 0x44;
+  h[213] = 0x44;
+  const data = Buffer.alloc(frames * DET * DET * 2);
+  // frame i: a bright-field disk of radius 4 whose pixels hold 1 + (its position % 7) (the disk fit finds it; each
+  // scanned position's sum is positive)
+  for (let i = 0; i < frames; ++i)
+    for (let k = 0; k < DET * DET; ++k) {
+      const y = Math.floor(k / DET) - 7.5, x = (k % DET) - 7.5;
+      data.writeUInt16LE(y * y + x * x <= 16 ? 1 + (listed[i] % 7) : 0, 2 * (i * DET * DET + k));
+    }
+  writeFileSync(join(dir, 'scan_movie.mrc'), Buffer.concat([h, data]));
+  writeFileSync(join(dir, 'scan_info.txt'),
+    `Scan - Enable = Enable\nScan - Size X = ${COLS}\nScan - Size Y = ${ROWS}\nScan - Type = XY File\nScan - Repeats = 1\n`);
+  writeFileSync(join(dir, 'scan_scan_coordinates.csv'), listed.map((p) => `${p % COLS},${Math.floor(p / COLS)}`).join('\n') + '\n');
+  return join(dir, 'scan_movie.mrc');
 }

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { assert, launchBrowser, Runner, tempDir, writeSample } from './harness.mjs';
+import { DE_SCAN, assert, launchBrowser, Runner, tempDir, writeDeCustomScan, writeSample } from './harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const arg = (name, fallback) => {
@@ -203,6 +203,56 @@ await runner.check('export: the real-space panel\'s PNG and .npy', async () => {
   const npyPath = join(out, 'widget-real.npy');
   await npy.saveAs(npyPath);
   assert(readFileSync(npyPath).toString('latin1').includes("'shape': (24, 20)"), 'the .npy is not 24 x 20');
+});
+
+await runner.check('a dataset with positions without a frame: hatched, "5 positions missing", "missing" on hover', async () => {
+  // A second widget on a Direct Electron custom scan that never lists 5 of its 48 positions (its own bridge, page).
+  const de = startBridge(writeDeCustomScan(tempDir('qgpu-widget-de-')));
+  try {
+    const start = await de.next();
+    assert(JSON.stringify(start.state.missing) === JSON.stringify({ count: 5, positions: DE_SCAN.MISSING }),
+      `trait missing ${JSON.stringify(start.state.missing)}`);
+    const p2 = await context.newPage();
+    p2.on('pageerror', (e) => errors.push(e.message));
+    await p2.exposeFunction('toPython', async (req) => {
+      const reply = await de.request(req);
+      await p2.evaluate(([m, s]) => window.deliver(m, s), [reply.messages, reply.state]);
+    });
+    await p2.route('http://widget.test/**', (route) => {
+      const path = new URL(route.request().url()).pathname;
+      if (path === '/widget.js') return route.fulfill({ contentType: 'text/javascript', body: readFileSync(join(web, 'widget.js')) });
+      return route.fulfill({ contentType: 'text/html', body: PAGE });
+    });
+    await p2.addInitScript((s) => (window.initialState = s), start.state);
+    await p2.goto('http://widget.test/');
+    await p2.waitForFunction(() => (window.delivered ?? 0) >= 1, null, { timeout: 30000 });
+    const { ROWS, COLS, MISSING } = DE_SCAN;
+    const got = await p2.evaluate(({ rows, cols }) => {
+      const host = document.getElementById('cell').shadowRoot;
+      const layer = host.getElementById('real-missing-layer');
+      const k = layer.width / cols, lay = layer.getContext('2d').getImageData(0, 0, layer.width, layer.height).data;
+      const pic = host.getElementById('real').getContext('2d').getImageData(0, 0, cols, rows).data;
+      const hatched = [], transparent = [];
+      for (let q = 0; q < rows * cols; ++q) {
+        const r = Math.floor(q / cols), c = q % cols;
+        if (lay[4 * ((r * k + Math.floor(k / 2)) * layer.width + c * k + Math.floor(k / 2)) + 3]) hatched.push(q);
+        if (!pic[4 * q + 3]) transparent.push(q);
+      }
+      return { legend: host.getElementById('real-missing').textContent, hatched, transparent };
+    }, { rows: ROWS, cols: COLS });
+    assert(/^5 positions missing \(no frame\)/.test(got.legend), `legend '${got.legend}'`);
+    assert(JSON.stringify(got.hatched) === JSON.stringify(MISSING), `hatched ${got.hatched}`);
+    assert(JSON.stringify(got.transparent) === JSON.stringify(MISSING), `transparent ${got.transparent}`);
+    const box = await p2.locator('canvas#real').boundingBox();
+    await p2.mouse.move(box.x + box.width * (3.5 / COLS), box.y + box.height * (0.5 / ROWS));
+    const text = await p2.locator('#real-panel .readout').textContent();
+    assert(text.startsWith('(0, 3) missing'), `readout '${text}'`);
+    await p2.screenshot({ path: join(out, 'widget-missing.png'), fullPage: true });
+    await p2.close();
+    return text;
+  } finally {
+    de.stop();
+  }
 });
 
 await runner.check('no page errors', async () => {

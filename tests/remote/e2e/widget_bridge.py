@@ -12,7 +12,8 @@ import time
 import quantem.gpu as qgpu
 from quantem.gpu.widget import Show4DState
 
-SYNCED = ["shape", "products", "product", "detector", "position", "c1", "colormap", "calibration", "status", "source"]
+SYNCED = ["shape", "products", "product", "detector", "position", "c1", "colormap", "calibration", "status", "source",
+          "missing"]
 
 
 class Bridge(Show4DState):

@@ -10,7 +10,7 @@ export interface DatasetInfo {
   device: number;
   file: string;
   representation?: string;  // 'product cache': served from `qgpu cache` products alone (no frames)
-  metadata?: { calibration?: Calibration };
+  metadata?: { calibration?: Calibration } & MissingPositions & { live?: { report?: MissingPositions } };
   live?: LiveStatus;        // a live acquisition (qgpu serve --live): frames still arriving
   // Built during an encoded load (resident/basis/radial_basis.hpp): disks and rings centred on `center` with
   // integer radii are answered from its prefix images (docs/design.md "Radial basis").
@@ -20,6 +20,28 @@ export interface DatasetInfo {
 // The basis centre when the dataset has a usable radial basis, else null.
 export const basisCentre = (ds: DatasetInfo): { cr: number; cc: number } | null =>
   ds.radial_basis?.built ? { cr: ds.radial_basis.center[0], cc: ds.radial_basis.center[1] } : null;
+
+// Scan positions without a frame, as the load (a sparse file, a DE csv scan) or a live series' report (dropped
+// frames) names them in the dataset's metadata: their count and flat indices (row * cols + col), or
+// "more than 10000" when there are too many to list.
+export interface MissingPositions {
+  missing?: number;
+  missing_positions?: number[] | string;
+}
+
+// The positions without a frame of a dataset (rows x cols of its scan): a mask (1 = missing; null when none is
+// listed) and their count.
+export function missingOf(ds: DatasetInfo): { mask: Uint8Array | null; count: number } {
+  const md = ds.metadata;
+  const m: MissingPositions | undefined = md?.missing_positions !== undefined ? md : md?.live?.report;
+  const list = Array.isArray(m?.missing_positions) ? m!.missing_positions : [];
+  const n = ds.shape[0] * ds.shape[1];
+  const count = Math.max(Number(m?.missing ?? 0) || 0, list.length);
+  if (!list.length) return { mask: null, count };
+  const mask = new Uint8Array(n);
+  for (const p of list) if (Number.isInteger(p) && p >= 0 && p < n) mask[p] = 1;
+  return { mask, count };
+}
 
 // GET /api/datasets/{id}/live (remote/live_source.hpp).
 export interface LiveStatus {

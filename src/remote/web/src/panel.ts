@@ -2,6 +2,8 @@
 // overlay takes it; double-click resets) and pan (drag with Alt or the middle button), a value readout on hover,
 // colourbar with values, histogram with the contrast limits, a scale bar, a loading/stale state, and export of
 // the picture (PNG) and of the values (.npy). Panels are created once; what they show changes per dataset.
+// Scan positions without a frame (setMissing) are drawn hatched over the picture, with a legend line and "missing"
+// in the readout: they are not zero counts.
 import { hsv, npyBytes, Rendered, tableOf, ColormapName } from './render';
 
 export interface PanelData {
@@ -42,6 +44,9 @@ export class Panel {
   private histogram: HTMLCanvasElement | null = null;
   private scalebar: HTMLElement;
   private bar: { pixels: number; label: string } | null = null;  // the scale bar: length in image pixels, label
+  private missing: Uint8Array | null = null;  // 1 at the positions without a frame (rows x cols of the picture)
+  private missingLayer: HTMLCanvasElement | null = null;
+  readonly missingLegend: HTMLElement;
   data: PanelData = { values: null, rows: 0, cols: 0, unit: '' };
   zoom = 1;
   pan = [0, 0];
@@ -85,7 +90,10 @@ export class Panel {
     this.readout.id = `${id}-readout`;
     this.text = el('div', 'muted');
     this.text.id = `${id}-text`;
-    this.section.append(head, this.viewport, this.readout);
+    this.missingLegend = el('div', 'missing-legend');
+    this.missingLegend.id = `${id}-missing`;
+    this.missingLegend.hidden = true;
+    this.section.append(head, this.viewport, this.readout, this.missingLegend);
     if (opts.colorbar) {
       const bar = el('div', 'colorbar');
       this.colorbarBox = bar;
@@ -134,6 +142,52 @@ export class Panel {
     this.data = data;
     this.section.classList.remove('stale');
     this.version++;
+  }
+
+  // Positions without a frame (mask: 1 = missing, rows x cols of the picture; null: none), `count` of them in all
+  // (more than the mask holds when the dataset names only the first 10000): a hatched layer over those pixels, the
+  // legend line "N positions missing", the readout "missing" there.
+  setMissing(mask: Uint8Array | null, rows: number, cols: number, count = 0): void {
+    const n = mask ? mask.reduce((a, v) => a + (v ? 1 : 0), 0) : 0;
+    this.missing = n && mask!.length === rows * cols ? mask : null;
+    const total = Math.max(count, this.missing ? n : 0);
+    this.section.classList.toggle('has-missing', total > 0);
+    this.missingLegend.hidden = total === 0;
+    this.missingLegend.textContent = total === 0 ? '' : `${total.toLocaleString('en-US')} position${total === 1 ? '' : 's'} ` +
+      `missing (no frame): drawn hatched, not as zero counts${this.missing ? '' : ' (not listed by the dataset)'}`;
+    this.missingLegend.dataset.count = String(total);
+    if (!this.missing) {
+      this.missingLayer?.remove();
+      this.missingLayer = null;
+      return;
+    }
+    // Hatching needs a few screen pixels per position: the layer is drawn k times the picture's size.
+    const k = Math.max(1, Math.min(8, Math.floor(1024 / Math.max(rows, cols))));
+    if (!this.missingLayer) {
+      this.missingLayer = el('canvas', 'missing-layer');
+      this.missingLayer.id = `${this.id}-missing-layer`;
+      this.canvas.after(this.missingLayer);
+    }
+    const c = this.missingLayer;
+    c.width = cols * k;
+    c.height = rows * k;
+    const img = new ImageData(c.width, c.height);
+    for (let r = 0; r < rows; ++r)
+      for (let q = 0; q < cols; ++q) {
+        if (!this.missing[r * cols + q]) continue;
+        for (let y = 0; y < k; ++y)
+          for (let x = 0; x < k; ++x) {
+            // white diagonal stripes on grey (k = 1: alternate positions light and dark, a checker)
+            const light = k === 1 ? (r + q) % 2 === 0 : (x + y) % 4 < 2;
+            const o = 4 * ((r * k + y) * c.width + q * k + x);
+            img.data.set(light ? [235, 235, 235, 255] : [110, 110, 110, 255], o);
+          }
+      }
+    c.getContext('2d')!.putImageData(img, 0, 0);
+  }
+
+  isMissing(row: number, col: number): boolean {
+    return !!this.missing && this.missing[row * this.data.cols + col] === 1;
   }
 
   // Colourbar (colormap from lo to hi, labelled in the values' units) and histogram with the limits marked.
@@ -235,7 +289,8 @@ export class Panel {
     if (!at) return;
     const [row, col] = at;
     const v = this.data.values ? this.data.values[row * this.data.cols + col] : undefined;
-    const value = v === undefined ? '' : ` = ${formatValue(Number(v))}${this.data.unit ? ' ' + this.data.unit : ''}`;
+    const value = this.isMissing(row, col) ? ' missing (no frame at this position)'
+      : v === undefined ? '' : ` = ${formatValue(Number(v))}${this.data.unit ? ' ' + this.data.unit : ''}`;
     const extra = this.opts.describe ? ` ${this.opts.describe(row, col)}` : '';
     this.readout.textContent = `(${row}, ${col})${value}${extra}`;
   }
@@ -298,6 +353,7 @@ export class Panel {
     const g = out.getContext('2d')!;
     g.imageSmoothingEnabled = false;
     g.drawImage(this.canvas, 0, 0, w, h);
+    if (this.missingLayer) g.drawImage(this.missingLayer, 0, 0, w, h);
     g.font = `${font}px system-ui, sans-serif`;
     g.textBaseline = 'alphabetic';
     if (this.bar && this.scalebar.style.display !== 'none') {

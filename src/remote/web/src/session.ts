@@ -4,7 +4,7 @@
 // request: a new one aborts the older, whose answer is never drawn.
 import {
   ApiError, DatasetInfo, Detector, LiveStatus, calibrationOf, datasetPath, getBytes, getJson, getRaw, isAbort,
-  isProductCache, sumValues, virtualQuery,
+  isProductCache, missingOf, sumValues, virtualQuery,
   basisCentre,
 } from './api';
 import { DetectorOverlay, outerRadius } from './detector_overlay';
@@ -47,6 +47,9 @@ export class Session {
   browser: BrowserCompute | null = null;
   // A live dataset while its scan runs: the positions received (1), the others drawn empty (not as zero counts).
   received: Uint8Array | null = null;
+  // Positions without a frame that the dataset names (missing_positions of its metadata): drawn hatched, left out
+  // of the display range, "missing" in the readout.
+  missing: { mask: Uint8Array | null; count: number };
 
   constructor(
     readonly ds: DatasetInfo,
@@ -54,7 +57,9 @@ export class Session {
     private panels: Panels,
     private report: (e: unknown) => void,
     private onDetector: (d: Detector) => void,
-  ) {}
+  ) {
+    this.missing = missingOf(ds);
+  }
 
   get rows() { return this.ds.shape[0]; }
   get cols() { return this.ds.shape[1]; }
@@ -212,7 +217,24 @@ export class Session {
         await Promise.all([this.drawPattern(), this.drawProduct(), f.row >= 0 ? this.showFrame(f.row, f.col) : null]);
         this.state.liveFrames = drawn;
       }
-      if (!st.receiving && st.finished) return;
+      if (!st.receiving && st.finished) {
+        await this.refreshMissing();
+        return;
+      }
+    }
+  }
+
+  // The finished series' report names the frames that never came (missing_positions): drawn from then on.
+  private async refreshMissing(): Promise<void> {
+    try {
+      const list = await getJson<{ datasets: DatasetInfo[] }>('/api/datasets', this.life.signal);
+      const ds = list.datasets.find((d) => d.id === this.ds.id);
+      if (!ds || this.closed || ds.shape[0] !== this.rows || ds.shape[1] !== this.cols) return;
+      this.missing = missingOf(ds);
+      this.received = null;
+      this.renderShown();
+    } catch (e) {
+      if (!isAbort(e)) this.report(e);
     }
   }
 
@@ -323,6 +345,8 @@ export class Session {
     const used = new Set(this.shown.map((x) => x.panel));
     for (const p of [real2, real3]) p.show(used.has(p));
     const cal = calibrationOf(this.ds);
+    const miss = this.missing;
+    for (const p of [real, real2, real3]) p.setMissing(miss.mask, this.rows, this.cols, miss.count);
     for (const x of this.shown) {
       const data = { values: x.values, rows: this.rows, cols: this.cols, unit: x.unit };
       x.panel.setTitle(x.title);
@@ -334,8 +358,10 @@ export class Session {
         continue;
       }
       // positions not received yet are drawn empty and left out of the display range
-      const rec = this.received;
-      const values = rec && rec.length === x.values.length ? x.values.map((v, i) => (rec[i] ? v : NaN)) : x.values;
+      // and so are the positions without a frame
+      const rec = this.received, gone = miss.mask && miss.mask.length === x.values.length ? miss.mask : null;
+      const values = (rec && rec.length === x.values.length) || gone
+        ? x.values.map((v, i) => ((rec && rec.length === x.values.length && !rec[i]) || gone?.[i] ? NaN : v)) : x.values;
       const r = render(values, look);
       x.panel.drawRgba(r.rgba, data);
       x.panel.drawScale(r, look.colormap, (v) => formatScaled(v, look.scale));
@@ -369,7 +395,8 @@ export class Session {
       frame.data = { values: null, rows: this.ds.shape[2], cols: this.ds.shape[3], unit: '' };
       frame.version++;
       this.state.frame = { row, col, version: this.state.frame.version + 1, bytes };
-      frame.text.textContent = `scan (${row}, ${col}), ${computeMs.toFixed(1)} ms`;
+      const gone = this.missing.mask?.[row * this.cols + col] ? ': missing, no frame at this position (drawn empty)' : '';
+      frame.text.textContent = `scan (${row}, ${col})${gone}, ${computeMs.toFixed(1)} ms`;
     });
   }
 

@@ -6,6 +6,7 @@
 //   Python -> here: custom message {type: "image", panel: "pattern" | "real" | "frame", rows, cols, title,
 //                   pixel: [value, "angstrom" | "mrad"] | null} with one buffer of rows x cols float32 values;
 //                   {type: "error", message}.
+//   trait missing: {count, positions} of the dataset's scan positions without a frame (hatched on the real panel).
 //   here -> Python: {type: "ready"} when a view opens (Python answers with every image); traits detector (debounced
 //                   while dragging), position, product, c1 set with model.set + save_changes.
 import type { Detector, DetectorKind } from './api';
@@ -113,6 +114,12 @@ function render({ model, el }: { model: WidgetModel; el: HTMLElement }): () => v
     frame: new Panel(main, 'frame', { title: 'Diffraction frame', overlayId: 'frame-overlay', colorbar: true, wheelZoom: true, describe: mrad }),
   };
   if (isCache) panels.frame.show(false);
+  const missingTrait = (model.get('missing') ?? {}) as { count?: number; positions?: number[] };
+  const missing = { count: Number(missingTrait.count ?? 0), mask: null as Uint8Array | null };
+  if (missing.count) {
+    missing.mask = new Uint8Array((model.get('shape') as number[])[0] * (model.get('shape') as number[])[1]);
+    for (const q of missingTrait.positions ?? []) if (Number.isInteger(q) && q >= 0 && q < missing.mask.length) missing.mask[q] = 1;
+  }
   const values: Partial<Record<keyof typeof panels, { v: Float32Array; m: ImageMessage }>> = {};
 
   const draw = (name: keyof typeof panels) => {
@@ -120,7 +127,10 @@ function render({ model, el }: { model: WidgetModel; el: HTMLElement }): () => v
     if (!x) return;
     const p = panels[name];
     const l: Look = name === 'real' ? look : { ...look, scale: 'log' as Scale, phi: 99.9 };
-    const r = renderValues(x.v, l);
+    // positions without a frame (the real-space panel): hatched, out of the display range, "missing" on hover
+    const gone = name === 'real' && missing.mask && missing.mask.length === x.v.length ? missing.mask : null;
+    const r = renderValues(gone ? x.v.map((v, i) => (gone[i] ? NaN : v)) : x.v, l);
+    if (name === 'real') p.setMissing(gone, x.m.rows, x.m.cols, missing.count);
     p.setTitle(x.m.title);
     p.drawRgba(r.rgba, { values: x.v, rows: x.m.rows, cols: x.m.cols, unit: '' });
     p.drawScale(r, l.colormap, (v) => formatValue(l.scale === 'log' ? Math.expm1(v) : v));
