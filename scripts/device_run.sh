@@ -94,8 +94,13 @@ for s in "$@"; do
       step bench_queries_vulkan 200 $B/bench_queries /tmp/qb/s512.h5 --backend vulkan ;;
     webgpu)  # issue 34 item 4: the WebGPU kernels (src/*/webgpu) on NVIDIA's Vulkan driver through Dawn's Node binding,
              # parity with the CPU references + the adapter + median times (carry .devpack-webgpu, .devpack and .gl)
-      step webgpu_node 500 bash scripts/device_webgpu.sh $B/qgpu /tmp/qb/webgpu
-      grep -E '^(adapter|node |file|FAIL|Vulkan ICD)' "$LOG/webgpu_node.log" | head -12 ;;
+      step webgpu_node 300 bash scripts/device_webgpu.sh $B/qgpu /tmp/qb/webgpu
+      grep -E '^(adapter|node |file|FAIL|Vulkan ICD)' "$LOG/webgpu_node.log" | head -12
+      # the 512x512x192x192 sample's first 64x64 scan positions (0.6 GB resident: the browser path holds at most 2 GiB)
+      if [ -f /tmp/qb/s512.h5 ]; then
+        step webgpu_node_s512 300 bash scripts/device_webgpu.sh $B/qgpu /tmp/qb/webgpu /tmp/qb/s512.h5 --scan-region 0,0,64,64
+        grep -E '^(adapter|file|FAIL)' "$LOG/webgpu_node_s512.log" | head -8
+      fi ;;
     movie) step bench_movie 200 $B/bench_movie /tmp/qb/s512.h5 ;;  # carry .devpack-movie too (the FFmpeg libraries)
     cache) step bench_cache 200 $B/bench_cache /tmp/qb/s512.h5 --backend cuda --out /tmp/qb/products.h5 --reps 2 ;;
     fuzzgpu) step replay_cuda_decoder 200 $B/replay_cuda_decoder --mutate 1000000 --seed 1 ;;

@@ -21,4 +21,7 @@ scan=${QGPU_WEBGPU_SCAN:-16} det=${QGPU_WEBGPU_DETECTOR:-48}
 "$qgpu" sample "$work/sample.h5" --scan "$scan" "$scan" --detector "$det" "$det" >/dev/null || { echo "FAIL webgpu_node: qgpu sample"; exit 1; }
 # The harness needs the bundle's `webgpu` import resolved: node_modules beside it.
 ln -sfn "$here/node_modules" "$work/node_modules"
-VK_ICD_FILENAMES=$icd XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp} node "$work/harness.mjs" "$work/sample.h5" --qgpu "$qgpu" --runs 2 --out "$work/out"
+export VK_ICD_FILENAMES=$icd XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+node "$work/harness.mjs" "$work/sample.h5" --qgpu "$qgpu" --runs 2 --out "$work/out" || exit 1
+# The load request path: a scan crop and an exact 2x2 detector bin (the CLI gets the same request).
+node "$work/harness.mjs" "$work/sample.h5" --qgpu "$qgpu" --runs 1 --out "$work/out_crop" --scan-region 2,3,10,12 --bin-detector 2
