@@ -11,11 +11,12 @@ skip() { echo "SKIP webgpu_node: $*"; exit 77; }
 icd=${VK_ICD_FILENAMES:-/usr/lib/chromium/vk_swiftshader_icd.json}
 command -v node >/dev/null || skip "node is not installed"
 [ -f "$icd" ] || skip "no Vulkan ICD at $icd (Debian chromium ships SwiftShader's; or set VK_ICD_FILENAMES)"
-[ -f "$here/node_modules/webgpu/index.js" ] && [ -f "$here/node_modules/esbuild/package.json" ] ||
+[ -f "$here/node_modules/webgpu/index.js" ] && [ -f "$here/node_modules/esbuild/package.json" ] && [ -f "$here/node_modules/typescript/bin/tsc" ] ||
   skip "tests/webgpu_node/node_modules is missing: run 'npm ci' in tests/webgpu_node (tests/remote/e2e/run.sh does)"
 work=${2:-$(mktemp -d)}
 mkdir -p "$work"
 [ -n "${2:-}" ] || trap 'rm -rf "$work"' EXIT
+node "$here/node_modules/typescript/bin/tsc" -p "$here" || { echo "FAIL webgpu_node: the harness does not type-check"; exit 1; }
 node "$here/build.mjs" "$work/harness.mjs" >/dev/null || { echo "FAIL webgpu_node: the harness does not bundle"; exit 1; }
 scan=${QGPU_WEBGPU_SCAN:-16} det=${QGPU_WEBGPU_DETECTOR:-48}
 "$qgpu" sample "$work/sample.h5" --scan "$scan" "$scan" --detector "$det" "$det" >/dev/null || { echo "FAIL webgpu_node: qgpu sample"; exit 1; }
