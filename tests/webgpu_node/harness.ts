@@ -114,7 +114,8 @@ if (!adapter) {
   process.exit(2);
 }
 const ai = adapter.info as GPUAdapterInfo & { isFallbackAdapter?: boolean; driver?: string };
-const adapterText = `vendor '${ai.vendor}', architecture '${ai.architecture}', device '${ai.device}', description '${ai.description}'`;
+// Dawn's description names the driver (Vulkan: driver name and version, e.g. SwiftShader's "SwiftShader driver 5.0.0").
+const adapterText = `vendor '${ai.vendor}', architecture '${ai.architecture}', device '${ai.device}', description (driver) '${ai.description}'`;
 const software = Boolean(ai.isFallbackAdapter) || /swiftshader|llvmpipe|lavapipe|software/i.test(`${ai.vendor} ${ai.architecture} ${ai.device} ${ai.description}`);
 console.log(`adapter: ${adapterText}${software ? ' (a software adapter)' : ''}`);
 console.log(`node ${process.version}, Dawn flags [${flags.join(',')}], limits: maxStorageBufferBindingSize ${adapter.limits.maxStorageBufferBindingSize}, maxBufferSize ${adapter.limits.maxBufferSize}`);
