@@ -1,7 +1,7 @@
 # Sourced on the device machine: use the carried libraries (.devlib) and the bitshuffle plugin.
 here=$(pwd)
 for t in .devpack/devbin.tar.xz .devpack/devlib.tar.xz .devpack/devinc.tar.xz .devpack-movie/devmovie.tar.xz \
-         .devpack-mpi/devmpi.tar.xz; do
+         .devpack-mpi/devmpi.tar.xz .devpack-webgpu/devwebgpu.tar.xz; do
   [ -f "$t" ] && tar xJf "$t"; done
 # .devmovie (the movie plugin's FFmpeg libraries) is there only when .devpack-movie was carried: without it a movie
 # fails with BackendUnavailable (as on any machine without FFmpeg) and everything else runs.

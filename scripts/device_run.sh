@@ -3,7 +3,8 @@
 # Logs of every step are written to $OUT/logs (returned with the call).
 # usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
 #        queries, live (stream V2 receive+decode+image of s512), livemerlin (Merlin TCP, quad 12-bit), movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), enctests (encoded GPU tests), replay (300k mutants),
-#        python (Python tests, built there), formats (npy load vs floor and numpy+CuPy), merlin (the same for a 34 GB .mib,
+#        python (Python tests, built there), webgpu (issue 34: the WebGPU kernels on the real adapter; carry
+#        .devpack-webgpu), formats (npy load vs floor and numpy+CuPy), merlin (the same for a 34 GB .mib,
 #        then its qgpu convert to bitshuffle+LZ4 HDF5 and the load of the result), dm4 / empad (4.8 / 4.4 GB DM4 and
 #        EMPAD loads vs the floor), parallax, mpi (issue 33: 1/2/4 ranks on the one GPU; carry .devpack-mpi), widget (issue
 #        29's round trip, after s512 and python), scale (2048x2048 scan tiled from s512's chunks, loaded encoded, without
@@ -120,6 +121,15 @@ for s in "$@"; do
       step vk_segments 120 env QGPU_VULKAN_MAX_BUFFER_BYTES=4096 $B/test_vulkan_segments --gtest_brief=1
       step bench_vulkan 300 $B/bench_vulkan /tmp/qb/s512.h5 --backends cuda,vulkan
       step bench_queries_vulkan 200 $B/bench_queries /tmp/qb/s512.h5 --backend vulkan ;;
+    webgpu)  # issue 34 item 4: the WebGPU kernels (src/*/webgpu) on NVIDIA's Vulkan driver through Dawn's Node binding,
+             # parity with the CPU references + the adapter + median times (carry .devpack-webgpu, .devpack and .gl)
+      step webgpu_node 300 bash scripts/device_webgpu.sh $B/qgpu /tmp/qb/webgpu
+      grep -E '^(adapter|node |file|FAIL|Vulkan ICD)' "$LOG/webgpu_node.log" | head -12
+      # the 512x512x192x192 sample's first 64x64 scan positions (0.6 GB resident: the browser path holds at most 2 GiB)
+      if [ -f /tmp/qb/s512.h5 ]; then
+        step webgpu_node_s512 300 bash scripts/device_webgpu.sh $B/qgpu /tmp/qb/webgpu /tmp/qb/s512.h5 --scan-region 0,0,64,64
+        grep -E '^(adapter|file|FAIL)' "$LOG/webgpu_node_s512.log" | head -8
+      fi ;;
     movie) step bench_movie 200 $B/bench_movie /tmp/qb/s512.h5 ;;  # carry .devpack-movie too (the FFmpeg libraries)
     cache) step bench_cache 200 $B/bench_cache /tmp/qb/s512.h5 --backend cuda --out /tmp/qb/products.h5 --reps 2 ;;
     fuzzgpu) step replay_cuda_decoder 200 $B/replay_cuda_decoder --mutate 1000000 --seed 1 ;;

@@ -2,8 +2,9 @@
 # Browser end-to-end tests: `qgpu serve` + the WebGPU viewer (viewer.e2e.mjs), then the local-file page with no
 # server (local.e2e.mjs: TypeScript HDF5 reader, WGSL bitshuffle+LZ4 decoder and virtual detector), then the notebook
 # widget's ES module against a mock model with a real Python side (widget.e2e.mjs, widget_bridge.py), then
-# `qgpu serve --live` fed by the detector simulator (live.e2e.mjs: the image filling while the scan runs), then a
-# scan with positions never scanned (missing.e2e.mjs: drawn hatched, "missing" on hover).
+# `qgpu serve --live` fed by the detector simulator (live.e2e.mjs: the image filling while the scan runs), a scan
+# with positions never scanned (missing.e2e.mjs: drawn hatched, "missing" on hover), then the WebGPU kernels in Node
+# on Dawn's binding (tests/webgpu_node/run.sh).
 #   tests/remote/e2e/run.sh [BUILD_DIR]     (default: $QGPU_BUILD_DIR or ./build; built here if qgpu is missing)
 # Installs what it needs (Debian chromium, npm packages), builds the viewer, runs viewer.e2e.mjs (screenshots
 # and the server log go to BUILD_DIR/test-tmp/e2e, or $QGPU_E2E_OUT), and ends
@@ -71,4 +72,10 @@ live_rc=$?
 step "running missing.e2e.mjs"
 node "$here/missing.e2e.mjs" --qgpu "$qgpu" --web "$web/dist" --out "${QGPU_E2E_OUT:-$build/test-tmp/e2e}"
 missing_rc=$?
-[ "$viewer_rc" = 0 ] && [ "$local_rc" = 0 ] && [ "$widget_rc" = 0 ] && [ "$live_rc" = 0 ] && [ "$missing_rc" = 0 ]
+# The same WebGPU kernels outside the browser: Dawn's Node binding on SwiftShader's Vulkan ICD (tests/webgpu_node).
+step "running tests/webgpu_node (Dawn's Node binding)"
+npm_ready "$repo/tests/webgpu_node" || fail "npm ci failed in tests/webgpu_node"
+bash "$repo/tests/webgpu_node/run.sh" "$qgpu"
+node_rc=$?; [ "$node_rc" = 77 ] && node_rc=0
+[ "$viewer_rc" = 0 ] && [ "$local_rc" = 0 ] && [ "$widget_rc" = 0 ] && [ "$live_rc" = 0 ] && [ "$missing_rc" = 0 ] &&
+  [ "$node_rc" = 0 ]
