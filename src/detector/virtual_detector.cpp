@@ -183,9 +183,9 @@ Image<float> mean_from_sum(const SumImage& sum, std::size_t frames) {
 }
 
 DiskFit fit_bf_disk(const Dataset& ds) {
-  if (auto c = ds.cached("bf_disk_fit")) return *static_cast<DiskFit*>(c.get());
-  auto fit = std::make_shared<DiskFit>(fit_bf_disk(sum_pattern(ds)));
-  ds.set_cached("bf_disk_fit", fit);
+  if (auto c = ds.cached<DiskFit>()) return *c;
+  auto fit = std::make_shared<const DiskFit>(fit_bf_disk(sum_pattern(ds)));
+  ds.set_cached(fit);
   return *fit;
 }
 

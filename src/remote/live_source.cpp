@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "detector/disk_fit.hpp"
 #include "remote/catalog.hpp"
 
 namespace qgpu::remote {
@@ -16,7 +17,7 @@ void clear_caches(ServedDataset& s) {  // with s.work held
   s.rotation_cache.reset();
   s.dpc_cache.reset();
   s.field_cache.reset();
-  s.ds.set_cached("bf_disk_fit", nullptr);
+  s.ds.forget_cached<detector::DiskFit>();
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #include "resident/dataset.hpp"
 
 #include <cstring>
+#include <map>
 #include <mutex>
+#include <typeindex>
 
 #include "core/error.hpp"
 #include "core/parallel_for.hpp"
@@ -22,7 +24,7 @@ struct Dataset::Storage {
   nlohmann::json metadata;
   Provenance provenance;
   mutable std::mutex cache_mutex;
-  mutable std::map<std::string, std::shared_ptr<void>> cache;
+  mutable std::map<std::type_index, std::shared_ptr<const void>> cache;
 };
 
 Dataset Dataset::from_host(HostArray4D data, nlohmann::json metadata, Provenance provenance) {
@@ -260,15 +262,16 @@ void Dataset::read_into(const Region& scan_region, const Region& detector_region
   download_boxes(out, boxes);
 }
 
-std::shared_ptr<void> Dataset::cached(const std::string& key) const {
+std::shared_ptr<const void> Dataset::cached_slot(const std::type_info& type) const {
   std::lock_guard<std::mutex> lock(s_->cache_mutex);
-  auto it = s_->cache.find(key);
+  auto it = s_->cache.find(std::type_index(type));
   return it == s_->cache.end() ? nullptr : it->second;
 }
 
-void Dataset::set_cached(const std::string& key, std::shared_ptr<void> value) const {
+void Dataset::set_cached_slot(const std::type_info& type, std::shared_ptr<const void> value) const {
   std::lock_guard<std::mutex> lock(s_->cache_mutex);
-  s_->cache[key] = std::move(value);
+  if (value) s_->cache[std::type_index(type)] = std::move(value);
+  else s_->cache.erase(std::type_index(type));
 }
 
 nlohmann::json describe(const Dataset& ds) {

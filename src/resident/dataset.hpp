@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -89,11 +90,17 @@ class Dataset {
   // (InvalidArgument otherwise). cuda: straight from the GPU through pinned buffers on several threads.
   void read_into(const Region& scan_region, const Region& detector_region, void* dst, std::size_t bytes) const;
 
-  // Per-dataset cache for derived data (for example per-frame totals), keyed by name.
-  std::shared_ptr<void> cached(const std::string& key) const;
-  void set_cached(const std::string& key, std::shared_ptr<void> value) const;
+  // Per-dataset cache of derived data, one slot per type (the BF disk fit, the per-frame totals on the GPU, ...):
+  // typed on both sides, so a slot can only hold what its readers expect. forget_cached<T>() empties it.
+  template <class T> std::shared_ptr<const T> cached() const {
+    return std::static_pointer_cast<const T>(cached_slot(typeid(T)));
+  }
+  template <class T> void set_cached(std::shared_ptr<const T> value) const { set_cached_slot(typeid(T), std::move(value)); }
+  template <class T> void forget_cached() const { set_cached_slot(typeid(T), nullptr); }
 
  private:
+  std::shared_ptr<const void> cached_slot(const std::type_info& type) const;
+  void set_cached_slot(const std::type_info& type, std::shared_ptr<const void> value) const;
   struct Storage;
   std::shared_ptr<Storage> s_;
 };

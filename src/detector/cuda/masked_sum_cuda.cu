@@ -216,12 +216,18 @@ void compute_frame_totals(const Dataset& ds, void* d_out, cudaStream_t stream) {
   });
 }
 
+// The per-frame totals of a dense resident, kept on the GPU beside it (the dataset's cache slot of this type).
+struct FrameTotalsOnDevice {
+  DeviceBuffer totals;
+};
+
 const void* frame_totals(const Dataset& ds, cudaStream_t stream) {
-  if (auto c = ds.cached("frame_totals")) return static_cast<DeviceBuffer*>(c.get())->data();
-  auto buf = std::make_shared<DeviceBuffer>(std::max<std::size_t>(ds.shape().frames(), 1) * 8);
-  compute_frame_totals(ds, buf->data(), stream);
-  ds.set_cached("frame_totals", buf);
-  return buf->data();
+  if (auto c = ds.cached<FrameTotalsOnDevice>()) return c->totals.data();
+  auto kept = std::make_shared<FrameTotalsOnDevice>(
+      FrameTotalsOnDevice{DeviceBuffer(std::max<std::size_t>(ds.shape().frames(), 1) * 8)});
+  compute_frame_totals(ds, kept->totals.data(), stream);
+  ds.set_cached(std::shared_ptr<const FrameTotalsOnDevice>(kept));
+  return kept->totals.data();
 }
 
 void masked_sum(const Dataset& ds, const DevicePlan& plan, void* d_out, cudaStream_t stream) {
