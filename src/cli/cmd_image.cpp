@@ -77,15 +77,15 @@ void compute_and_write(workflow::ScanProducts& src, const ImageArgs& a, const Ch
                        bool want_adf) {
   std::printf("%s\n", src.summary().c_str());
   const std::filesystem::path& dir = checked.dir;
-  // Pixel sizes from the file's calibration; a binned load's pixels are bin times larger.
+  // Pixel sizes from the load's calibration (io::calibration_of_load: a binned load's pixels are bin times larger).
   const nlohmann::json cal = src.metadata().value("calibration", nlohmann::json::object());
   const std::size_t bin_scan = a.load.bin_scan, bin_det = a.load.bin_detector;
-  const std::string scan_rule = bin_scan > 1 ? "x " + std::to_string(bin_scan) + " (--bin-scan)" : "";
-  const std::string det_rule = bin_det > 1 ? "x " + std::to_string(bin_det) + " (--bin-detector)" : "";
+  const std::string scan_rule = bin_scan > 1 ? "(the file's x " + std::to_string(bin_scan) + ", --bin-scan)" : "";
+  const std::string det_rule = bin_det > 1 ? "(the file's x " + std::to_string(bin_det) + ", --bin-detector)" : "";
   const ProductLook look =
-      product_look(checked.look, a.png, product_calibration(cal, "scan", double(bin_scan), scan_rule));
+      product_look(checked.look, a.png, product_calibration(cal, "scan", 1.0, scan_rule));
   const ProductLook signed_look =
-      product_look(checked.signed_look, a.png, product_calibration(cal, "scan", double(bin_scan), scan_rule),
+      product_look(checked.signed_look, a.png, product_calibration(cal, "scan", 1.0, scan_rule),
                    checked.symmetric);
   std::optional<detector::Center> center;
   if (!a.center.empty()) center = detector::Center{a.center[0], a.center[1]};
@@ -108,7 +108,7 @@ void compute_and_write(workflow::ScanProducts& src, const ImageArgs& a, const Ch
                             "hold no counts, so there is nothing to show");
     write_outputs(dir, "mean_pattern", mean,
                   product_look(display::pattern_display_options(checked.colormap), a.png,
-                               product_calibration(cal, "detector", double(bin_det), det_rule)),
+                               product_calibration(cal, "detector", 1.0, det_rule)),
                   &display::pattern_log);
   }
   if (want_bf) {

@@ -53,4 +53,29 @@ std::string calibration_unit(const std::string& key) {
   return it == units.end() ? "" : it->second;
 }
 
+nlohmann::json calibration_of_load(const nlohmann::json& cal, const Region& det, std::size_t bin_scan,
+                                   std::size_t bin_det) {
+  nlohmann::json out = nlohmann::json::object();
+  if (!cal.is_object()) return out;
+  const double bs = double(bin_scan), bd = double(bin_det);
+  for (const auto& [key, v] : cal.items()) {
+    if (!v.is_number()) continue;
+    const double x = v.get<double>();
+    if (key == "scan_step_angstrom")
+      out[key] = x * bs;
+    else if (key == "detector_mrad_per_pixel" || key == "detector_pixel_size_m" ||
+             key == "detector_inv_angstrom_per_pixel")
+      out[key] = x * bd;
+    else if (key == "disk_radius_px")
+      out[key] = x / bd;
+    else if (key == "beam_center_row_px")  // output pixel i covers input row0 + b i .. + b - 1, centred at + (b-1)/2
+      out[key] = (x - double(det.row0) - (bd - 1) / 2) / bd;
+    else if (key == "beam_center_col_px")
+      out[key] = (x - double(det.col0) - (bd - 1) / 2) / bd;
+    else
+      out[key] = v;
+  }
+  return out;
+}
+
 }  // namespace qgpu::io

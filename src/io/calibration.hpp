@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "resident/shape.hpp"
+
 namespace qgpu::io {
 
 struct CalibrationValue {
@@ -41,5 +43,12 @@ std::string json_safe(const std::string& s);
 
 // The unit of a key of our own /entry/calibration group ("" when unknown).
 std::string calibration_unit(const std::string& key);
+
+// The calibration of a load of a file ({key: value} as ds.metadata()["calibration"] holds it): the file's values
+// for pixels of the load: scan step x bin_scan; detector mrad/px, pixel size and 1/A per pixel x bin_detector; the
+// disk radius / bin_detector; the beam centre moved into the detector crop and binned. Every product, SSB and
+// parallax then read sizes of the pixels they work on; the file's own values stay in metadata "file_calibration".
+nlohmann::json calibration_of_load(const nlohmann::json& file_calibration, const Region& detector, std::size_t bin_scan,
+                                   std::size_t bin_detector);
 
 }  // namespace qgpu::io

@@ -51,31 +51,6 @@ bool same_file(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-nlohmann::json converted_calibration(const nlohmann::json& cal, const Region& det, std::size_t bin_scan,
-                                     std::size_t bin_det) {
-  nlohmann::json out = nlohmann::json::object();
-  if (!cal.is_object()) return out;
-  const double bs = double(bin_scan), bd = double(bin_det);
-  for (const auto& [key, v] : cal.items()) {
-    if (!v.is_number()) continue;
-    const double x = v.get<double>();
-    if (key == "scan_step_angstrom")
-      out[key] = x * bs;
-    else if (key == "detector_mrad_per_pixel" || key == "detector_pixel_size_m" ||
-             key == "detector_inv_angstrom_per_pixel")
-      out[key] = x * bd;
-    else if (key == "disk_radius_px")
-      out[key] = x / bd;
-    else if (key == "beam_center_row_px")  // output pixel i covers input row0 + b i .. + b - 1, centred at + (b-1)/2
-      out[key] = (x - double(det.row0) - (bd - 1) / 2) / bd;
-    else if (key == "beam_center_col_px")
-      out[key] = (x - double(det.col0) - (bd - 1) / 2) / bd;
-    else
-      out[key] = v;
-  }
-  return out;
-}
-
 ConvertResult convert(const std::string& in, const std::string& out, const LoadOptions& load, const ConvertOptions& o) {
   if (o.to != "h5" && o.to != "npy" && o.to != "emd")
     throw InvalidArgument("convert writes h5, npy or emd, not '" + o.to + "'");
@@ -101,8 +76,7 @@ ConvertResult convert(const std::string& in, const std::string& out, const LoadO
   const std::size_t frame_bytes = s.frame_pixels() * dtype_size(r.dtype);
   const std::uint64_t frames = std::uint64_t(s.scan_rows) * s.scan_cols;
 
-  r.calibration = converted_calibration(ds.metadata().value("calibration", nlohmann::json::object()), plan.detector,
-                                        plan.bin_scan, plan.bin_detector);
+  r.calibration = ds.metadata().value("calibration", nlohmann::json::object());  // the load's (io::calibration_of_load)
   nlohmann::json rules = {{"scan_step_angstrom", "x bin_scan"},
                           {"detector_mrad_per_pixel", "x bin_detector"},
                           {"detector_pixel_size_m", "x bin_detector"},

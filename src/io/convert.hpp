@@ -39,8 +39,4 @@ struct ConvertResult {
 ConvertResult convert(const std::string& in, const std::string& out, const LoadOptions& load,
                       const ConvertOptions& options = {});
 
-// The output calibration rule above, alone ({key: value} in, {key: value} out).
-nlohmann::json converted_calibration(const nlohmann::json& cal, const Region& detector, std::size_t bin_scan,
-                                     std::size_t bin_detector);
-
 }  // namespace qgpu::io

@@ -209,6 +209,46 @@ TEST(InstrumentMetadata, NexusInstrumentValuesWithUnitsAndSources) {
   EXPECT_FALSE(fi.calibration.contains("scan_step_angstrom"));  // nothing states it
 }
 
+// A cropped and binned load's calibration is that of its pixels (what SSB, parallax and every product read from
+// ds.metadata()["calibration"]); the file's own values stay in "file_calibration".
+TEST(InstrumentMetadata, ABinnedCroppedLoadCalibratesItsOwnPixels) {
+  const std::string master = arina_master("binned");
+  {
+    h5::Handle f = open_rw(master);
+    nexus(f, kDet + "/x_pixel_size", {75}, "um");
+    nexus(f, kDet + "/y_pixel_size", {75e-6}, "m");
+    nexus(f, kDet + "/detector_distance", {150}, "mm");
+    nexus(f, kDet + "/beam_center_x", {8.5}, "pixel");
+    nexus(f, kDet + "/beam_center_y", {7.25}, "pixel");
+  }
+  io::LoadOptions o;
+  o.backend = "cpu";
+  o.scan_rows = 6;
+  o.scan_cols = 8;
+  o.detector_region = {2, 4, 12, 12};
+  o.bin_detector = 2;
+  o.bin_scan = 2;
+  const Dataset ds = io::load(master, o);
+  EXPECT_EQ(ds.shape(), (Shape4D{3, 4, 6, 6}));
+  const nlohmann::json& cal = ds.metadata().at("calibration");
+  const nlohmann::json& file = ds.metadata().at("file_calibration");
+  EXPECT_NEAR(file.at("detector_mrad_per_pixel").get<double>(), 0.5, 1e-12);
+  EXPECT_NEAR(cal.at("detector_mrad_per_pixel").get<double>(), 1.0, 1e-12);   // two file pixels per loaded pixel
+  EXPECT_NEAR(cal.at("detector_pixel_size_m").get<double>(), 150e-6, 1e-18);
+  EXPECT_EQ(cal.at("beam_center_row_px").get<double>(), (7.25 - 2 - 0.5) / 2);  // into the crop, binned
+  EXPECT_EQ(cal.at("beam_center_col_px").get<double>(), (8.5 - 4 - 0.5) / 2);
+  EXPECT_EQ(cal.at("camera_length_m"), file.at("camera_length_m"));              // not a pixel size: unchanged
+  if (file.contains("scan_step_angstrom"))
+    EXPECT_EQ(cal.at("scan_step_angstrom").get<double>(), 2 * file.at("scan_step_angstrom").get<double>());
+  // An unbinned, uncropped load keeps the file's values.
+  io::LoadOptions plain;
+  plain.backend = "cpu";
+  plain.scan_rows = 6;
+  plain.scan_cols = 8;
+  const Dataset whole = io::load(master, plain);
+  EXPECT_EQ(whole.metadata().at("calibration"), whole.metadata().at("file_calibration"));
+}
+
 TEST(InstrumentMetadata, RealArinaSidecarGivesScanShapeStepEnergyAndSampling) {
   // As the real ARINA master of rosettasciio's tests: photon_energy 300000 eV, x_pixel_size 1e-4 m,
   // detector_distance and beam centre 0 (not set), count_time; the sidecar gives the rest.

@@ -1,5 +1,6 @@
 #pragma once
 #include "core/provenance.hpp"
+#include "io/calibration.hpp"
 #include "io/hdf5/load.hpp"
 #include "resident/encoded/encoded_resident.hpp"
 
@@ -39,9 +40,12 @@ inline Provenance load_provenance(const LoadPlan& p, const std::string& backend,
   return pv;
 }
 
+// "calibration": the values for the pixels of this load (a binned or cropped load's: io::calibration_of_load);
+// "file_calibration": the file's own; "calibration_detail": the file's values with unit and source.
 inline nlohmann::json load_metadata(const LoadPlan& p) {
   return {{"file", p.info.to_json()},
-          {"calibration", p.info.calibration},
+          {"calibration", calibration_of_load(p.info.calibration, p.detector, p.bin_scan, p.bin_detector)},
+          {"file_calibration", p.info.calibration},
           {"calibration_detail", p.info.calibration_detail}};
 }
 
