@@ -88,3 +88,19 @@ def test_rotation_comes_from_the_file_unless_given(sample, tmp_path):
         assert r.returncode == 0, r.stderr
         params = json.load(open(out / "ssb_preview_phase.json"))["result"]["parameters"]
         assert params["rotation_deg"] == want
+
+
+def test_a_binned_load_uses_the_size_of_its_own_pixels(sample, tmp_path):
+    """--bin-detector 2: the reconstruction's mrad per pixel and BF disk are those of the binned pixels (2.5 mrad/px
+    file pixels -> 5.0; disk 8 -> 4 px), not the file's; the phase agrees with the unbinned one."""
+    path, _ = sample
+    phases, params = {}, {}
+    for b in (1, 2):
+        out = tmp_path / f"b{b}"
+        r = qgpu("ssb", path, "--backend", "cpu", "--bin-detector", b, "-o", out)
+        assert r.returncode == 0, r.stderr
+        params[b] = json.load(open(out / "ssb_phase.json"))["result"]["parameters"]
+        phases[b] = np.load(out / "ssb_phase.npy")
+    assert params[2]["detector_mrad_per_pixel"] == 2 * params[1]["detector_mrad_per_pixel"]
+    assert params[2]["disk_radius_px"] == params[1]["disk_radius_px"] / 2
+    assert np.corrcoef(phases[1].ravel(), phases[2].ravel())[0, 1] > 0.9
