@@ -323,11 +323,13 @@ std::string rotation_warning(const RotationResult& r) {
   if (std::isfinite(r.angle_sigma_deg))
     std::snprintf(sigma, sizeof sigma, ", angle uncertainty %.2f deg (determined: <= %.1f)", r.angle_sigma_deg,
                   kRotationSigmaDetermined);
+  double shown = std::remainder(r.angle_deg, 360.0);  // as the outputs print it: (-180, 180]
+  if (shown <= -180.0) shown += 360.0;
   std::snprintf(buf, sizeof buf,
                 "rotation calibration is undetermined (confidence %.3f, needs >= %.1f: angle margin %.3f, transpose "
                 "margin %.3f, 180-degree margin %.3f%s); %.1f deg%s is a guess: give the rotation explicitly",
                 r.confidence, kRotationConfident, r.angle_margin, r.transpose_margin, r.flip_margin, sigma,
-                r.angle_deg, r.transpose ? " with transpose" : "");
+                shown, r.transpose ? " with transpose" : "");
   return buf;
 }
 

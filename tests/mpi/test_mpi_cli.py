@@ -27,11 +27,28 @@ def assert_same_outputs(one, many, names=PRODUCTS):
     rot_one.pop("resident_bytes"), rot_many.pop("resident_bytes")
     # a CoM answer below confidence 0.5 consults the parallax (issue 31); an MPI run fits it on the BF-disk box gathered
     # at rank 0, whose provenance has the box's disk centre: compared where it decides (decided_by, angle, transpose)
+    # The box's own disk fit differs from the whole detector's in the last bits of its centre (moved by the box
+    # origin), so the parallax fit's numbers agree to 1e-12, not bit for bit; everything else is equal.
+    fits = []
     for rot in (rot_one, rot_many):
         rot["parameters"].pop("mpi", None)
         if "fit" in rot["parameters"].get("parallax", {}):
             rot["parameters"]["parallax"]["disk"] = None
+            fits.append(rot["parameters"]["parallax"].pop("fit"))
     assert rot_one == rot_many
+    assert len(fits) in (0, 2)
+    if fits:
+        assert close(fits[0], fits[1]), (fits[0], fits[1])
+
+
+def close(a, b):
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
+        return abs(a - b) <= 1e-12 * max(1.0, abs(a), abs(b))
+    return a == b
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 3])
