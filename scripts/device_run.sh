@@ -6,7 +6,8 @@
 #        python (Python tests, built there), formats (npy load vs floor and numpy+CuPy), merlin (the same for a 34 GB .mib), parallax, mpi (issue 33: 1/2/4 ranks on the one GPU; carry .devpack-mpi), widget (issue 29's round trip, after s512 and python), scale (2048x2048 scan tiled from s512's chunks, loaded encoded), scale1024 (the same at 1024x1024), ncu_sum (Nsight Compute
 #        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve), ncu_src
 #        (per-instruction stalls of the masked-sum kernel), sass (its SASS), sass_enc (the encoder's SASS), timeline512 (the
-#        load's timeline, QGPU_LOAD_TIMELINE=1), replay_short (a short mutant replay). Logs go to $OUT; a short table is printed last.
+#        load's timeline, QGPU_LOAD_TIMELINE=1), replay_short (a short mutant replay), dose (issue 33 item 4: bench_encoded_dose, encoded vs dense per dose
+#        and encoder policy), dose_small (the same at 32x32 x 64x64). Logs go to $OUT; a short table is printed last.
 set -o pipefail
 source scripts/device_env.sh
 OUT=${OUT:-/tmp/qb/out}; LOG=/tmp/qb/logs; mkdir -p "$OUT" "$LOG"
@@ -44,6 +45,11 @@ for s in "$@"; do
         echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
       done; save_logs ;;
+    dose)  # issue 33 item 4: encoded vs dense per dose (256x256 x 192x192 samples written there) and encoder policy
+      for d in 1e3 4e3 2e4 1e5 2e5; do
+        step bench_encoded_dose_$d 150 $B/bench_encoded_dose --backend cuda --dir /tmp/qb/dose --doses $d
+      done ;;
+    dose_small) step bench_encoded_dose_small 60 $B/bench_encoded_dose --backend cuda --small --dir /tmp/qb/dose ;;
     scale) step bench_scale 240 $B/bench_scale /tmp/qb/s2048.h5 --tile-from /tmp/qb/s512.h5 --factor 4 ;;
     ncu_sum) NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
              step ncu_masked_sum 240 "${NCU:-ncu}" --clock-control none --kernel-name regex:masked_sum_kernel \
