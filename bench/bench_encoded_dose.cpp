@@ -162,9 +162,9 @@ int main(int argc, char** argv) {
                    comd = bench::host_median_ms([&] { (void)dpc::center_of_mass(dense); }, 2, reps),
                    come = bench::host_median_ms([&] { (void)dpc::center_of_mass(enc); }, 2, reps);
       const double dl = bench::median(dense_t), el = bench::median(enc_t);
-      std::printf("| %s | %s | %.1f ms | %.1f ms (%.2fx) | %.3f GB (%.2fx) | %.3f ms | %.3f ms (%.2fx) | %.3f ms | "
+      std::printf("| %s | %s | %.1f ms | %.1f ms (%.2fx) | %.1f MB (%.2fx) | %.3f ms | %.3f ms (%.2fx) | %.3f ms | "
                   "%.3f ms (%.2fx) | %s |\n",
-                  dose_s.c_str(), encoded::policy_name(policy), dl, el, el / dl, e->resident_bytes() / 1e9,
+                  dose_s.c_str(), encoded::policy_name(policy), dl, el, el / dl, e->resident_bytes() / 1e6,
                   double(e->dense_bytes()) / e->resident_bytes(), bfd, bfe, bfe / bfd, comd, come, come / comd,
                   equal ? "yes" : "NO");
       std::fflush(stdout);

@@ -2,7 +2,7 @@
 # One device call (H200): run with the binaries packed by scripts/device_pack.sh (carry .devpack, or .devbin and .devlib).
 # Logs of every step are written to $OUT/logs (returned with the call).
 # usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
-#        queries, live (stream V2 receive+decode+image of s512), livemerlin (Merlin TCP, quad 12-bit), movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), enctests (encoded GPU tests), replay (300k mutants),
+#        queries, live (stream V2 receive+decode+image of s512), livemerlin (Merlin TCP, quad 12-bit), movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), enctests (encoded GPU tests; enctests_compact: with QGPU_ENCODED_POLICY=compact), replay (300k mutants),
 #        python (Python tests, built there), formats (npy load vs floor and numpy+CuPy), merlin (the same for a 34 GB .mib), parallax, mpi (issue 33: 1/2/4 ranks on the one GPU; carry .devpack-mpi), widget (issue 29's round trip, after s512 and python), scale (2048x2048 scan tiled from s512's chunks, loaded encoded), scale1024 (the same at 1024x1024), ncu_sum (Nsight Compute
 #        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve), ncu_src
 #        (per-instruction stalls of the masked-sum kernel), sass (its SASS), sass_enc (the encoder's SASS), timeline512 (the
@@ -39,9 +39,11 @@ for s in "$@"; do
         echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
       done; save_logs ;;
-    enctests)  # the encoded resident's GPU tests only (test_resident, and the encoded parallax)
+    enctests|enctests_compact)  # the encoded resident's GPU tests only (test_resident, and the encoded parallax);
+      # enctests_compact: the same with the encoder's compact policy (wide rANS alphabets: the kernel's lane-by-lane path)
+      P=; [ "$s" = enctests_compact ] && P=compact
       for t in $B/test_resident $B/test_parallax; do
-        n=$(basename "$t"); timeout 120 "$t" --gtest_brief=1 --gtest_filter='*Encoded*Cuda*:*EncodedCuda*:*Cuda*Encoded*' >"$LOG/$n.log" 2>&1
+        n=$(basename "$t")$P; QGPU_ENCODED_POLICY=$P timeout 120 "$t" --gtest_brief=1 --gtest_filter='*Encoded*Cuda*:*EncodedCuda*:*Cuda*Encoded*' >"$LOG/$n.log" 2>&1
         echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
       done; save_logs ;;
