@@ -2,7 +2,7 @@
 # One device call (H200): run with the binaries packed by scripts/device_pack.sh (carry .devpack, or .devbin and .devlib).
 # Logs of every step are written to $OUT/logs (returned with the call).
 # usage: bash scripts/device_run.sh STEP...   steps: tests, s512, load512, decode, encoded, host, s1024, load1024,
-#        queries, live (stream V2 receive+decode+image of s512), livemerlin (Merlin TCP, quad 12-bit), movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), enctests (encoded GPU tests), replay (300k mutants),
+#        queries, live (stream V2 receive+decode+image of s512), livemerlin (Merlin TCP, quad 12-bit), movie, cache, fuzzgpu, ssb, serve, detector, cudatests (GPU tests only), enctests (encoded GPU tests; enctests_compact: with QGPU_ENCODED_POLICY=compact), replay (300k mutants),
 #        python (Python tests, built there), webgpu (issue 34: the WebGPU kernels on the real adapter; carry
 #        .devpack-webgpu), formats (npy load vs floor and numpy+CuPy), merlin (the same for a 34 GB .mib,
 #        then its qgpu convert to bitshuffle+LZ4 HDF5 and the load of the result), dm4 / empad (4.8 / 4.4 GB DM4 and
@@ -11,7 +11,8 @@
 #        and with the radial basis), scale1024 (the same at 1024x1024), scale4096 (at 4096x4096; needs s512 first), ncu_sum (Nsight Compute
 #        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve), ncu_src
 #        (per-instruction stalls of the masked-sum kernel), sass (its SASS), sass_enc (the encoder's SASS), timeline512 (the
-#        load's timeline, QGPU_LOAD_TIMELINE=1), replay_short (a short mutant replay). Logs go to $OUT; a short table is printed last.
+#        load's timeline, QGPU_LOAD_TIMELINE=1), replay_short (a short mutant replay), dose (issue 33 item 4: bench_encoded_dose, encoded vs dense per dose
+#        and encoder policy), dose_small (the same at 32x32 x 64x64). Logs go to $OUT; a short table is printed last.
 # A check of the steps' commands on a machine without a GPU (the steps formats-like: merlin, dm4, empad), at a small
 # size on the cpu backend with the build's binaries linked into one folder:
 #   QGPU_BENCH_SMALL=1 QGPU_BENCH_BACKEND=cpu QGPU_DEVICE_BIN=DIR QGPU_DEVICE_TMP=/tmp/mine bash scripts/device_run.sh dm4
@@ -49,9 +50,11 @@ for s in "$@"; do
         echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
       done; save_logs ;;
-    enctests)  # the encoded resident's GPU tests only (test_resident, and the encoded parallax)
+    enctests|enctests_compact)  # the encoded resident's GPU tests only (test_resident, and the encoded parallax);
+      # enctests_compact: the same with the encoder's compact policy (wide rANS alphabets: the kernel's lane-by-lane path)
+      P=; [ "$s" = enctests_compact ] && P=compact
       for t in $B/test_resident $B/test_parallax; do
-        n=$(basename "$t"); timeout 120 "$t" --gtest_brief=1 --gtest_filter='*Encoded*Cuda*:*EncodedCuda*:*Cuda*Encoded*:RadialBasisCuda.*' >"$LOG/$n.log" 2>&1
+        n=$(basename "$t")$P; QGPU_ENCODED_POLICY=$P timeout 120 "$t" --gtest_brief=1 --gtest_filter='*Encoded*Cuda*:*EncodedCuda*:*Cuda*Encoded*:RadialBasisCuda.*' >"$LOG/$n.log" 2>&1
         echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
       done; save_logs ;;
@@ -61,6 +64,11 @@ for s in "$@"; do
         echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
       done; save_logs ;;
+    dose)  # issue 33 item 4: encoded vs dense per dose (256x256 x 192x192 samples written there) and encoder policy
+      for d in 1e3 4e3 2e4 1e5 2e5; do
+        step bench_encoded_dose_$d 150 $B/bench_encoded_dose --backend cuda --dir /tmp/qb/dose --doses $d
+      done ;;
+    dose_small) step bench_encoded_dose_small 60 $B/bench_encoded_dose --backend cuda --small --dir /tmp/qb/dose ;;
     scale) step bench_scale 240 $B/bench_scale /tmp/qb/s2048.h5 --tile-from /tmp/qb/s512.h5 --factor 4 ;;
     ncu_sum) NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
              step ncu_masked_sum 240 "${NCU:-ncu}" --clock-control none --kernel-name regex:masked_sum_kernel \

@@ -64,6 +64,7 @@ inline Dataset encoded_dataset(const LoadPlan& p, std::shared_ptr<EncodedResiden
   pv.resident_bytes = enc->resident_bytes();
   pv.dense_bytes = enc->dense_bytes();
   pv.parameters["storage_schema"] = enc->storage_schema();
+  pv.parameters["encoded_policy"] = encoded::policy_name(enc->layout().policy);
   return Dataset::from_encoded(std::move(enc), load_metadata(p), std::move(pv));
 }
 

@@ -78,12 +78,13 @@ std::vector<std::uint32_t> density_ranks(const std::vector<std::uint64_t>& patte
 
 }  // namespace
 
-EncodedResident::EncodedResident(const Shape4D& shape, DType dtype, Backend backend, std::uint32_t tile)
+EncodedResident::EncodedResident(const Shape4D& shape, DType dtype, Backend backend, std::uint32_t tile,
+                                 encoded::Policy policy)
     : s_(std::make_shared<Storage>()) {
   s_->backend = backend;
   s_->shape = shape;
   s_->layout = {checked_mul(shape.scan_rows, shape.scan_cols, "scan size"),
-                checked_mul(shape.det_rows, shape.det_cols, "detector size"), dtype, tile};
+                checked_mul(shape.det_rows, shape.det_cols, "detector size"), dtype, tile, policy};
   encoded::validate(s_->layout);
   checked_mul(checked_mul(s_->layout.frames, s_->layout.frame_pixels, "dataset size"), dtype_size(dtype),
               "dataset bytes");

@@ -25,8 +25,10 @@ class EncodedResident {
  public:
   static constexpr const char* kStorageSchema = encoded::kSchema;
 
-  // An empty resident for `shape` counts of `dtype` (uint8/16/32), tiles of `tile` scan positions.
-  EncodedResident(const Shape4D& shape, DType dtype, Backend backend, std::uint32_t tile = encoded::kDefaultTile);
+  // An empty resident for `shape` counts of `dtype` (uint8/16/32), tiles of `tile` scan positions, streams chosen
+  // by `policy` (format.hpp; default: QGPU_ENCODED_POLICY, else fast).
+  EncodedResident(const Shape4D& shape, DType dtype, Backend backend, std::uint32_t tile = encoded::kDefaultTile,
+                  encoded::Policy policy = encoded::default_policy());
 
   // Appends the next `count` frames in flat scan order (count * frame_pixels native counts, frame-major), in host
   // memory for the cpu backend and device memory for the cuda backend. Any batch size: frames short of a whole

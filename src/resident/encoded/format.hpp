@@ -21,6 +21,23 @@ inline constexpr const char* kSchema =
 inline constexpr std::uint32_t kDefaultTile = 512;
 inline constexpr std::uint32_t kMaxTile = 4096;
 
+// How the encoder chooses among the models (both give encoded-v1 streams that every decoder reads; the bytes of a
+// stream differ, the counts never). The cost model of the query kernels (resident/encoded/cuda/masked_sum_kernel.cu):
+// every query decodes every value of every listed stream. Constant, raw and rANS streams with an alphabet of at most
+// kFastMaxAlphabet symbols decode in lockstep (LaneDecoder: raw is a fixed-width read; rANS a table load and a few
+// selects per value); sparse streams and rANS streams with a larger alphabet decode lane by lane, adding every
+// value to shared memory with atomics, so a wide rANS stream costs an atomic per value. At high dose (the
+// bright-field disk holds tens of counts per pixel and frame) most disk streams are wide, rANS saves at most ~10 %
+// over raw there (Poisson means 6..300, CPU codec), and compact mixes rANS (some with wide alphabets) and raw lanes in
+// a warp (encoded CoM measured 16.6x dense on the H200 at 2e5 counts per frame with the compact choice).
+//   compact: the smallest stream (raw, sparse, rANS with any alphabet up to kMaxAlphabet).
+//   fast:    rANS only with an alphabet of at most kFastMaxAlphabet (LaneDecoder's fast path) and only when it is
+//            at most kFastRansNum / kFastRansDen of the raw size; else the smaller of sparse and raw (as compact).
+//            The encoder also skips the rANS encoding pass for such streams (a cheaper load at high dose).
+enum class Policy : std::uint8_t { compact = 0, fast = 1 };
+inline constexpr std::uint32_t kFastMaxAlphabet = 30;  // == LaneDecoder::kMaxK (static_assert in lane_decoder.hpp)
+inline constexpr std::uint32_t kFastRansNum = 3, kFastRansDen = 4;
+
 // kZero is never stored: a zero stream is empty (dir[p] == dir[p + 1]).
 enum Model : std::uint8_t { kZero = 0, kConstant = 1, kSparse = 2, kRaw = 3, kRans = 4 };
 

@@ -41,10 +41,12 @@ struct BasicLaneDecoder {
   std::uint32_t x = 0;          // rANS: state
   const std::uint8_t* p = nullptr;  // raw: packed bits; rANS: the stream
   std::uint32_t at = 0, lim = 0;       // rANS: offsets of the next renormalisation byte and of the stream's end
+                                       // (raw: lim = the bytes from raw_word(0) to the stream's end)
   std::uint32_t esc_at = 0, esc_lim = 0;  // rANS: offsets of the next escape byte and of the escapes' end
   std::uint32_t* col = nullptr;       // cum (kCumWords words, `stride` apart)
   std::uint32_t* lut = nullptr;       // the coarse entries (pairs of words, 2 * stride apart; 8-byte aligned)
   std::uint32_t shared_p = 0;         // Shared: p as a shared-memory address
+  std::uint32_t raw_shift = 0;        // raw: bit offset of the packed bits from the 32-bit word holding p's byte
   std::uint32_t stride = 32;
 
   // Lane `lane`'s tables in an array of kWords x lanes words (lanes = stride): cum as [word][lane], then the
@@ -81,7 +83,9 @@ struct BasicLaneDecoder {
       w = rd.byte();
       ok = rd.ok && w <= 32 &&
            static_cast<std::uint64_t>(rd.end - rd.p) >= (static_cast<std::uint64_t>(n) * w + 7) / 8;
-      p = rd.p;
+      set_stream(rd.p);
+      raw_shift = 8u * static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(rd.p) & 3u);
+      lim = static_cast<std::uint32_t>(rd.end - rd.p) + raw_shift / 8;  // bytes from the aligned word to the end
     } else if (m == kRans) {
       base = rd.varint();
       K = rd.byte();
@@ -234,15 +238,35 @@ struct BasicLaneDecoder {
     return v;
   }
 
-  // The raw value at position i (< n; open() checked that the packed bits are there).
+  // Word j (32 bits, little endian) counted from the aligned word that holds p's byte. The stream's staged copy
+  // keeps its address modulo 4 (and payloads start 16-byte aligned), so the words holding any of its bytes are
+  // staged / inside the allocation.
+  QGPU_HD_INLINE std::uint32_t raw_word(std::uint32_t j) const {
+#ifdef __CUDA_ARCH__
+    if constexpr (Shared) {
+      std::uint32_t v;
+      asm("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"((shared_p & ~3u) + 4u * j));
+      return v;
+    }
+    return reinterpret_cast<const std::uint32_t*>(reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{3})[j];
+#else
+    // (host: byte by byte, nothing read past the stream's end, where a device payload has its pad)
+    const std::uint8_t* const w0 = p - raw_shift / 8;
+    std::uint32_t v = 0;
+    for (std::uint32_t k = 0; k < 4; ++k)
+      if (4u * j + k < lim) v |= static_cast<std::uint32_t>(w0[4u * j + k]) << (8 * k);
+    return v;
+#endif
+  }
+  // The raw value at position i (< n; open() checked that the packed bits are there): the one or two aligned words
+  // holding its w bits (a fixed-width read: two loads at most, where a byte-wise read took up to five).
   QGPU_HD_INLINE std::uint32_t raw_at(std::uint32_t i) const {
-    const std::uint64_t bit = static_cast<std::uint64_t>(i) * w;
-    const std::uint32_t nb = static_cast<std::uint32_t>(((bit & 7u) + w + 7) / 8);
-    std::uint64_t acc = 0;
-    for (std::uint32_t k = 0; k < nb; ++k)
-      acc |= static_cast<std::uint64_t>(p[(bit >> 3) + k]) << (8 * k);
-    const std::uint64_t mask = (1ull << w) - 1;
-    return base + static_cast<std::uint32_t>((acc >> (bit & 7u)) & mask);
+    if (w == 0) return base;  // (no packed bytes to read)
+    const std::uint32_t bit = raw_shift + i * w;  // < 24 + 4096 x 32
+    const std::uint32_t j = bit >> 5, sh = bit & 31u;
+    const std::uint32_t lo = raw_word(j), hi = sh + w > 32u ? raw_word(j + 1) : 0u;
+    const std::uint64_t acc = ((static_cast<std::uint64_t>(hi) << 32) | lo) >> sh;
+    return base + static_cast<std::uint32_t>(acc & ((1ull << w) - 1));
   }
 
   // Values at positions 0, 1, ... in order, any model (the CPU tests' entry point; the kernel calls the
@@ -257,5 +281,6 @@ struct BasicLaneDecoder {
   }
 };
 using LaneDecoder = BasicLaneDecoder<false>;
+static_assert(LaneDecoder::kMaxK == kFastMaxAlphabet, "the fast policy's rANS streams decode in LaneDecoder");
 
 }  // namespace qgpu::encoded

@@ -2,6 +2,7 @@
 // Shape of an encoded-v1 resident: how many scan positions, detector pixels, the dtype and the tile length.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "core/dtype.hpp"
@@ -15,6 +16,7 @@ struct Layout {
   std::size_t frame_pixels = 0;  // detector pixels per frame
   DType dtype = DType::u16;
   std::uint32_t tile = kDefaultTile;
+  Policy policy = Policy::fast;  // the encoder's model choice (format.hpp); decoders read either
 
   std::size_t tiles() const { return (frames + tile - 1) / tile; }
   std::uint32_t tile_len(std::size_t t) const {
@@ -22,6 +24,20 @@ struct Layout {
     return static_cast<std::uint32_t>(frames - first < tile ? frames - first : tile);
   }
 };
+
+inline const char* policy_name(Policy p) { return p == Policy::compact ? "compact" : "fast"; }
+// "compact" | "fast"; anything else: InvalidArgument naming it.
+inline Policy parse_policy(const std::string& s) {
+  if (s == "compact") return Policy::compact;
+  if (s == "fast") return Policy::fast;
+  throw InvalidArgument("encoded policy '" + s + "' is not one of compact, fast");
+}
+// The policy of a new encoded resident: QGPU_ENCODED_POLICY when set and not empty (compact | fast; else
+// InvalidArgument), else fast.
+inline Policy default_policy() {
+  const char* v = std::getenv("QGPU_ENCODED_POLICY");
+  return v && *v ? parse_policy(v) : Policy::fast;
+}
 
 // Raises InvalidArgument/DTypeError when the layout cannot be encoded: count dtype, 1 <= tile <= kMaxTile, frames
 // and pixels nonzero, and a tile's worst-case payload (frame_pixels streams of stream_slot_bytes(tile)) below 4 GiB

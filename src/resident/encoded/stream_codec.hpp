@@ -12,7 +12,8 @@
 //             32-bit rANS state (little endian) and the renormalisation bytes in decode order. Symbol s < K means
 //             value base + s; symbol K means "take the next escape".
 // The encoder computes every candidate's exact size and keeps the smallest (order raw, sparse, rANS on ties;
-// zero and constant streams always take their own model).
+// zero and constant streams always take their own model): the compact policy. The fast policy (format.hpp: Policy,
+// the resident's default) keeps rANS only where it decodes in lockstep and saves a quarter of raw.
 #include <cstdint>
 #include <type_traits>
 
@@ -139,11 +140,13 @@ struct RansTableSlot {
 // base 0 and range < kCountedValues), holds the counts of the values 0..15 (StreamStats::counts): the histogram
 // without another pass over the values. at: null, the stream starts at slot; else the stream is left where the
 // encoder built it, at slot + *at (<= best - size; no byte copy to the front: the CUDA encoder's compaction copies
-// it from there).
+// it from there). max_k: rANS loses (0) when its alphabet K would exceed it (decided from the histogram, before
+// the encoding pass).
 template <class Get>
 QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t base, std::uint32_t range,
                                std::uint8_t* slot, std::uint32_t best, const std::uint64_t* counts16 = nullptr,
-                               std::uint32_t* at = nullptr, RansTableSlot table = {}) {
+                               std::uint32_t* at = nullptr, RansTableSlot table = {},
+                               std::uint32_t max_k = kMaxAlphabet) {
   // freq[] holds the symbol counts (<= n <= kMaxTile: 16 bits), then the frequencies (normalised in place). Values
   // minus base are <= range: the counts, the alphabet K <= range + 1 and the escape count use freq[0 .. range + 1]
   // only (every entry when range + 1 >= kMaxAlphabet).
@@ -175,6 +178,7 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
       break;
     }
   }
+  if (K > max_k) return 0;  // (the fast policy: an alphabet its lockstep decoder takes)
   while (counted < K) below += freq[counted++];
   const std::uint32_t esc_count = n - below;
   freq[K] = static_cast<std::uint16_t>(esc_count);
@@ -522,18 +526,26 @@ QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& ho
 template <class Get, class Chunks = AllChunks>
 QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, std::uint32_t n, std::uint8_t* slot,
                                          std::uint32_t* at = nullptr, detail::RansTableSlot table = {},
-                                         const Chunks& may_hold = Chunks{}) {
+                                         const Chunks& may_hold = Chunks{}, Policy policy = Policy::compact) {
   if (at) *at = 0;
   if (st.bound == 0) return 0;  // the zero model: an empty stream
   if (st.mn == st.mx) {
     slot[0] = kConstant;
     return static_cast<std::uint32_t>(put_varint(slot + 1, st.mx) - slot);
   }
-  const std::uint32_t best = st.bound;
+  // rANS is kept when smaller than best: compact, the smaller of sparse and raw; fast, also at most
+  // kFastRansNum / kFastRansDen of raw, with an alphabet of at most kFastMaxAlphabet (format.hpp: Policy).
+  std::uint32_t best = st.bound, max_k = kMaxAlphabet;
+  if (policy == Policy::fast) {
+    const std::uint32_t fast_best =
+        static_cast<std::uint32_t>(static_cast<std::uint64_t>(st.raw) * kFastRansNum / kFastRansDen) + 1;
+    best = fast_best < best ? fast_best : best;
+    max_k = kFastMaxAlphabet;
+  }
   if (best > detail::rans_size_floor(st.mn))
     if (const std::uint32_t r = detail::try_rans(get, n, st.mn, st.mx - st.mn, slot, best,
                                                  st.mn == 0 && st.mx < kCountedValues ? st.counts : nullptr, at,
-                                                 table))
+                                                 table, max_k))
       return r;
   std::uint8_t* p = slot;
   if (st.sparse_total < st.raw) {
@@ -567,10 +579,11 @@ QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, 
 // Encodes the n values get(0..n-1) (n <= kMaxTile) into slot (stream_slot_bytes(n) bytes); returns the stream
 // size (0 for an all-zero stream) and stores the values' sum in *sum.
 template <class Get>
-QGPU_HD std::uint32_t encode_stream(const Get& get, std::uint32_t n, std::uint8_t* slot, std::uint64_t* sum) {
+QGPU_HD std::uint32_t encode_stream(const Get& get, std::uint32_t n, std::uint8_t* slot, std::uint64_t* sum,
+                                    Policy policy = Policy::compact) {
   const StreamStats st = stream_stats(get, n);
   *sum = st.total;
-  return encode_stream_with(st, get, n, slot);
+  return encode_stream_with(st, get, n, slot, nullptr, {}, AllChunks{}, policy);
 }
 
 // The encoder's final state lies in [kRansL, kRansL << 8); a stream starting elsewhere is malformed (and decoding

@@ -37,7 +37,7 @@ HostTile encode_tile_t(const Layout& layout, const T* frames, std::uint32_t coun
     auto& out = parts[w];
     for (std::size_t p = p0; p < p1; ++p) {
       const auto get = [&](std::uint32_t i) { return static_cast<std::uint32_t>(frames[i * P + p]); };
-      const std::uint32_t n = encode_stream(get, count, slot.data(), &tile.pixel_sums[p]);
+      const std::uint32_t n = encode_stream(get, count, slot.data(), &tile.pixel_sums[p], layout.policy);
       sizes[p] = n;
       out.insert(out.end(), slot.begin(), slot.begin() + n);
     }

@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(kEncThreads, 4)
                    std::uint32_t* offsets, std::uint32_t* dir, unsigned long long* sum_pattern,
                    unsigned long long* totals, int add_sums, const std::uint32_t* __restrict__ group_order,
                    const std::uint32_t* __restrict__ live_list, const unsigned* __restrict__ live_count,
-                   const std::uint32_t* __restrict__ chunk_marks, std::uint32_t words_per_group) {
+                   const std::uint32_t* __restrict__ chunk_marks, std::uint32_t words_per_group, Policy policy) {
   using Scan = cub::BlockScan<std::uint32_t, kEncThreads>;
   __shared__ typename Scan::TempStorage tmp;
   __shared__ unsigned long long block_at;
@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(kEncThreads, 4)
   // from there), not copied byte by byte to o.
   std::uint32_t start = 0;
   const detail::RansTableSlot table{shared_words + threadIdx.x, kEncThreads, kRansSymbols};
-  dir[t * (P + 1) + p] = encode_stream_with(st, get, n, scratch + o, &start, table, marks);
+  dir[t * (P + 1) + p] = encode_stream_with(st, get, n, scratch + o, &start, table, marks, policy);
   offsets[s] = static_cast<std::uint32_t>(o + start);  // <= b + block_bytes <= cap
 }
 
@@ -391,7 +391,7 @@ struct Encoder {
             f, P, layout.tile, frames_g, streams, ws.bytes->as<std::uint8_t>(), cap, cursor,
             ws.offsets->as<std::uint32_t>(), dir, reinterpret_cast<unsigned long long*>(sum_pattern), tot,
             add_sums ? 1 : 0, !live && P % kEncThreads == 0 ? order : nullptr, list, listed,
-            live ? live + t0 * wpt : nullptr, wpg);
+            live ? live + t0 * wpt : nullptr, wpg, layout.policy);
       };
       constexpr std::size_t tables = kRansTableWords * sizeof(unsigned);
       if (fused)

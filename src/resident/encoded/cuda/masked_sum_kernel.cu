@@ -9,7 +9,8 @@
 //   warp sums weight x value over its lanes with one warp reduction (REDUX) per weighting, and lane u keeps the sum
 //   of position c0 + u; every 32 positions each lane adds its sum to the block's shared sums. When no lane holds a
 //   raw stream, every lane (constant and empty ones as one-symbol rANS streams) runs LaneDecoder::rans_next, whose
-//   common cases take no branch.
+//   common cases take no branch. When no lane holds a rANS stream, raw lanes read their fixed-width values (one or
+//   two aligned words each) and constant and empty lanes their value, also in lockstep.
 // Why it is fast: the renormalisation and escape bytes and the stream headers come from shared memory with 32-bit
 // addresses (a global byte load in the rANS dependency chain made 44 % of the stalls of the previous kernel:
 // docs/benchmarks.md); the common cases of a symbol take no branch (LaneDecoder), so the lanes of a warp stay
@@ -145,6 +146,9 @@ __global__ void __launch_bounds__(kThreads, 2)
         if (dec.model == kZero) dec.as_constant(0u, reinterpret_cast<const std::uint8_t*>(dec.col));
         // rANS, constant and empty lanes (e.g. a BF disk) all decode through rans_next: one instruction stream.
         const bool lockstep = __all_sync(kFull, dec.model != kRaw);
+        // No rANS lane (the bright-field disk at high dose under the fast policy: raw streams): raw lanes read their
+        // fixed-width values, constant and empty lanes their value (as_constant set base), in lockstep.
+        const bool raw_lockstep = !lockstep && __all_sync(kFull, dec.model != kRans);
         for (std::uint32_t c0 = 0; c0 < tr.len; c0 += 32) {
           const std::uint32_t m = tr.len - c0 < 32u ? tr.len - c0 : 32u;
           unsigned long long mine[K];
@@ -155,6 +159,18 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll 8
             for (std::uint32_t u = 0; u < 32; ++u) {
               const std::uint32_t v = dec.rans_next(bad);
+              for (int k = 0; k < K; ++k) {
+                const unsigned r = __reduce_add_sync(kFull, wd[k] * v);
+                mine32[k] = lane == u ? r : mine32[k];
+              }
+            }
+            for (int k = 0; k < K; ++k) mine[k] = mine32[k];
+          } else if (raw_lockstep && narrow && m == 32) {
+            unsigned mine32[K];
+            for (int k = 0; k < K; ++k) mine32[k] = 0;
+#pragma unroll 8
+            for (std::uint32_t u = 0; u < 32; ++u) {
+              const std::uint32_t v = dec.model == kRaw ? dec.raw_at(c0 + u) : dec.base;
               for (int k = 0; k < K; ++k) {
                 const unsigned r = __reduce_add_sync(kFull, wd[k] * v);
                 mine32[k] = lane == u ? r : mine32[k];
