@@ -325,6 +325,15 @@ std::string rotation_warning(const RotationResult& r) {
                   kRotationSigmaDetermined);
   double shown = std::remainder(r.angle_deg, 360.0);  // as the outputs print it: (-180, 180]
   if (shown <= -180.0) shown += 360.0;
+  if (r.confidence >= kRotationConfident && std::isfinite(r.angle_sigma_deg)) {
+    // Only the precision falls short: the answer is right to within its uncertainty, which the data set.
+    std::snprintf(buf, sizeof buf,
+                  "rotation %.1f +- %.2f deg%s: the data give the angle only to %.2f deg (trusted from %.1f deg; "
+                  "noise-limited, docs/conventions.md): if you know it better, give the rotation explicitly",
+                  shown, r.angle_sigma_deg, r.transpose ? " with transpose" : "", r.angle_sigma_deg,
+                  kRotationSigmaDetermined);
+    return buf;
+  }
   std::snprintf(buf, sizeof buf,
                 "rotation calibration is undetermined (confidence %.3f, needs >= %.1f: angle margin %.3f, transpose "
                 "margin %.3f, 180-degree margin %.3f%s); %.1f deg%s is a guess: give the rotation explicitly",

@@ -141,8 +141,8 @@ def test_rotation_is_printed_in_minus_180_to_180(sample, tmp_path):
     angle, sigma = float(m.group(1)), float(m.group(2))
     assert -180 < angle <= 180, r.stdout
     assert abs(angle) < max(5, 3 * sigma), r.stdout  # the sample has no rotation
-    guess = re.search(r"; (-?[\d.]+) deg(?: with transpose)? is a guess", r.stderr)
-    assert guess is None or float(guess.group(1)) == round(angle, 1), r.stderr  # the warning names the same angle
+    warned = re.search(r"(?:; |rotation )(-?[\d.]+) (?:\+- [\d.]+ )?deg(?: with transpose)?(?: is a guess|:)", r.stderr)
+    assert warned is None or float(warned.group(1)) == round(angle, 1), r.stderr  # the warning names the same angle
 
 
 def test_info_names_contiguous_storage_and_keeps_one_unit_per_line(tmp_path):

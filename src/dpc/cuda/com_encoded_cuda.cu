@@ -47,6 +47,29 @@ __global__ void com_finish_kernel(const unsigned long long* s, const unsigned lo
   if ((threadIdx.x & 31u) == 0 && n) atomicAdd(&flags->empty, static_cast<unsigned long long>(n));
 }
 
+// The CoM of every frame from its sums S, Sr, Sc (device), downloaded with the kernel's flags (synchronised).
+// Raises when a frame's weighted sums may have wrapped.
+ComMaps finish_com(const Shape4D& sh, const unsigned long long* s, const unsigned long long* sr,
+                   const unsigned long long* sc, float* rows, Flags* flags, Flags& f, cudaStream_t stream,
+                   const char* what) {
+  const std::size_t frames = sh.frames();
+  const auto blocks = static_cast<unsigned>((frames + kThreads - 1) / kThreads);
+  com_finish_kernel<<<blocks, kThreads, 0, stream>>>(s, sr, sc, frames, (double(sh.det_rows) - 1) / 2,
+                                                     (double(sh.det_cols) - 1) / 2,
+                                                     std::max(sh.det_rows, sh.det_cols) - 1, rows, rows + frames,
+                                                     flags);
+  QGPU_CUDA_LAUNCHED(what);
+  ComMaps out;
+  out.row.resize(frames);
+  out.col.resize(frames);
+  f = Flags{};
+  QGPU_CUDA(cudaMemcpyAsync(&f, flags, sizeof(Flags), cudaMemcpyDeviceToHost, stream));
+  QGPU_CUDA(cudaMemcpyAsync(out.row.data(), rows, frames * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  QGPU_CUDA(cudaMemcpyAsync(out.col.data(), rows + frames, frames * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  QGPU_CUDA(cudaStreamSynchronize(stream));
+  return out;
+}
+
 // S (the stored totals without a mask), Sr and Sc from the basis' prefix images, then the same finish kernel.
 ComMaps com_from_basis(const Dataset& ds, const RadialBasis& basis, const RadialBasis::Ranges& shells, bool masked) {
   const Shape4D& sh = ds.shape();
@@ -63,21 +86,8 @@ ComMaps com_from_basis(const Dataset& ds, const RadialBasis& basis, const Radial
   const auto* const sr = reinterpret_cast<const unsigned long long*>(sums + frames);
   const auto* const sc = sr + frames;
   auto* const flags = d_flags.as<Flags>();
-  float* const rows = d_maps.as<float>();
-  const auto blocks = static_cast<unsigned>((frames + kThreads - 1) / kThreads);
-  com_finish_kernel<<<blocks, kThreads, 0, stream>>>(s, sr, sc, frames, (double(sh.det_rows) - 1) / 2,
-                                                     (double(sh.det_cols) - 1) / 2,
-                                                     std::max(sh.det_rows, sh.det_cols) - 1, rows, rows + frames,
-                                                     flags);
-  QGPU_CUDA_LAUNCHED("basis CoM finish");
-  ComMaps out;
-  out.row.resize(frames);
-  out.col.resize(frames);
-  Flags f{};
-  QGPU_CUDA(cudaMemcpyAsync(&f, flags, sizeof(Flags), cudaMemcpyDeviceToHost, stream));
-  QGPU_CUDA(cudaMemcpyAsync(out.row.data(), rows, frames * sizeof(float), cudaMemcpyDeviceToHost, stream));
-  QGPU_CUDA(cudaMemcpyAsync(out.col.data(), rows + frames, frames * sizeof(float), cudaMemcpyDeviceToHost, stream));
-  QGPU_CUDA(cudaStreamSynchronize(stream));
+  Flags f;
+  ComMaps out = finish_com(sh, s, sr, sc, d_maps.as<float>(), flags, f, stream, "basis CoM finish");
   if (f.wrapped)
     throw Error("CoM: a frame's weighted sums exceed the exact uint64 range (counts too large for this detector)");
   out.empty_frames = f.empty;
@@ -125,21 +135,8 @@ ComMaps com_encoded_cuda(const Dataset& ds, const std::uint8_t* mask) {
   const auto* const s = mask ? sums : reinterpret_cast<const unsigned long long*>(e->device_frame_totals());
   const auto* const sr = sums + (K - 2) * frames;
   const auto* const sc = sr + frames;
-  float* const rows = d_maps.as<float>();
-  const auto blocks = static_cast<unsigned>((frames + kThreads - 1) / kThreads);
-  com_finish_kernel<<<blocks, kThreads, 0, stream>>>(s, sr, sc, frames, (double(sh.det_rows) - 1) / 2,
-                                                     (double(sh.det_cols) - 1) / 2,
-                                                     std::max(sh.det_rows, sh.det_cols) - 1, rows, rows + frames,
-                                                     flags);
-  QGPU_CUDA_LAUNCHED("encoded CoM finish");
-  ComMaps out;
-  out.row.resize(frames);
-  out.col.resize(frames);
-  Flags f{};
-  QGPU_CUDA(cudaMemcpyAsync(&f, flags, sizeof(Flags), cudaMemcpyDeviceToHost, stream));
-  QGPU_CUDA(cudaMemcpyAsync(out.row.data(), rows, frames * sizeof(float), cudaMemcpyDeviceToHost, stream));
-  QGPU_CUDA(cudaMemcpyAsync(out.col.data(), rows + frames, frames * sizeof(float), cudaMemcpyDeviceToHost, stream));
-  QGPU_CUDA(cudaStreamSynchronize(stream));
+  Flags f;
+  ComMaps out = finish_com(sh, s, sr, sc, d_maps.as<float>(), flags, f, stream, "encoded CoM finish");
   if (f.malformed) throw FormatError("encoded resident: a malformed stream in masked_sum");
   if (f.wrapped)
     throw Error("CoM: a frame's weighted sums exceed the exact uint64 range (counts too large for this detector)");
