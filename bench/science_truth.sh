@@ -12,7 +12,7 @@ mkdir -p "$W"
 export QGPU_BACKEND=${QGPU_BACKEND:-cpu}
 PY=${PYTHON:-/usr/bin/python3}
 here=$(cd "$(dirname "$0")" && pwd)
-echo "| kV | C1 | geometry | counts | parallax C1 / A1 / A1 angle / rotation, T (determined) | SSB fit: C1 / A1 / A1 angle | SSB truth correlation: ours (auto) / py4DSTEM Gamma/\|Gamma\| | rotation calibration (decided by, confidence) | py4DSTEM-style CoM curl | py4DSTEM-style parallax: C1 (error) / A1 / A1 angle / rotation, T |"
+echo "| kV | C1 | geometry | counts | parallax C1 / A1 / A1 angle / rotation, T (determined) | SSB fit: C1 / A1 / A1 angle | SSB truth correlation: ours (auto) / py4DSTEM Gamma/\|Gamma\| | rotation calibration +- its uncertainty (decided by, confidence, determined) | py4DSTEM-style CoM curl | py4DSTEM-style parallax: C1 (error) / A1 / A1 angle / rotation, T |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for kv in 300 80; do for c1 in 120 -200 0; do for dose in 500 5000 100000; do
   geo=R17; g="--rotation 17"; t=""

@@ -160,13 +160,19 @@ c1_true = float(c1)
 pc1_err = f"{100 * (pc1 / c1_true - 1):+.0f} %" if c1_true else "truth 0"
 p = json.load(open(f"{w}/px/parallax_fit.json"))["fit"]
 s1 = json.load(open(f"{w}/s1/ssb_fit.json"))
+def rotation_sigma(r):
+    v = r.get("angle_sigma_deg")
+    return f" +- {v:.2f}" if isinstance(v, (int, float)) and v == v else ""
+
+
 r = json.load(open(f"{w}/im/rotation.json"))
 r = r.get("provenance", r).get("parameters", r)
 print(f"| {kv} | {c1} | {geo} | {float(dose):g} | {p['C1_angstrom']:.1f} / {p['A1_angstrom']:.1f} / "
       f"{math.degrees(p['A1_angle_rad']):.1f} / {p['rotation_deg']:.2f}, {'T' if p['transpose'] else '-'} "
       f"({'yes' if p['determined'] else 'no'}) | {s1['C1']:.1f} / {s1['A1']:.1f} / {math.degrees(s1['A1_angle']):.1f} | "
       f"{corr(f'{w}/s1/ssb_phase.npy'):.3f} / {corr(f'{w}/sp/ssb_phase.npy'):.3f} | "
-      f"{r['angle_deg']:.2f}, {'T' if r['transpose'] else '-'} ({r['decided_by']}, {r['confidence']:.2f}) | "
+      f"{r['angle_deg']:.2f}{rotation_sigma(r)}, {'T' if r['transpose'] else '-'} ({r['decided_by']}, "
+      f"{r['confidence']:.2f}{', determined' if r.get('determined') else ''}) | "
       f"{p4_angle:.0f}, {'T' if p4_t else '-'} (off by {p4_err:.0f} mod 180{'' if p4_t == true_t else ', wrong transpose'}) | "
       f"{pc1:.1f} ({pc1_err}) / {pa1:.1f} / {pa1ang:.1f} / {prot:.2f}, {'T' if pt else '-'}"
       f"{'' if pt == true_t else ' (wrong transpose)'} |")
