@@ -7,6 +7,7 @@
 #include "cli/checks.hpp"
 #include "cli/commands.hpp"
 #include "cli/load_flags.hpp"
+#include "cli/optics_flags.hpp"
 #include "cli/outputs.hpp"
 #include "cli/progress.hpp"
 #include "io/hdf5/load.hpp"
@@ -20,8 +21,8 @@ namespace {
 
 struct ParallaxArgs {
   std::string file, out = "out", backend = "auto", dataset;
-  std::optional<double> energy, semiangle, step, mrad_per_px, defocus_sign, radius;
-  std::vector<double> center;  // --center ROW COL
+  OpticsFlags optics;
+  std::optional<double> defocus_sign;
   std::size_t upsample = 2, bin = 0, iterations = 3, search = 4;
   double edge = 1.0;
   bool measured = false;
@@ -31,9 +32,8 @@ struct ParallaxArgs {
 
 // The flag that sets each parallax parameter (errors name what the user typed).
 std::string flag_of(const std::string& key) {
+  if (auto f = OpticsFlags::flag_of(key)) return *f;
   static const std::map<std::string, std::string> flags = {
-      {"energy_kev", "--energy"},     {"semiangle_mrad", "--semiangle"}, {"scan_step_angstrom", "--step"},
-      {"detector_mrad_per_pixel", "--mrad-per-pixel"}, {"disk_center", "--center"}, {"disk_radius", "--radius"},
       {"edge_px", "--edge"}, {"detector_bin", "--bin"}, {"upsample", "--upsample"}, {"iterations", "--iterations"},
       {"search_px", "--search"}, {"c1_sign_hint", "--defocus-sign"}};
   const auto it = flags.find(key);
@@ -42,12 +42,7 @@ std::string flag_of(const std::string& key) {
 
 optics::Overrides overrides_of(const ParallaxArgs& a) {
   optics::Overrides o;
-  o.energy_kev = a.energy;
-  o.semiangle_mrad = a.semiangle;
-  o.scan_step_angstrom = a.step;
-  o.detector_mrad_per_pixel = a.mrad_per_px;
-  if (!a.center.empty()) o.disk_center = std::pair<double, double>{a.center[0], a.center[1]};
-  o.disk_radius = a.radius;
+  a.optics.apply_to(o);
   return o;
 }
 
@@ -114,18 +109,7 @@ void add_parallax(CLI::App& app) {
   cmd->option_defaults()->always_capture_default();  // --help shows every default
   cmd->add_option("-o,--out", a->out, "output folder (created if missing)");
   add_input_flags(cmd, a->file, a->backend, a->dataset, a->load);
-  cmd->add_option("--energy", a->energy, "beam energy, keV (> 0)")->default_str("file calibration");
-  cmd->add_option("--semiangle", a->semiangle, "convergence semi-angle, mrad (> 0)")->default_str("file calibration");
-  cmd->add_option("--step", a->step, "scan step, angstrom (> 0)")->default_str("file calibration");
-  cmd->add_option("--mrad-per-pixel", a->mrad_per_px, "detector calibration (> 0)")
-      ->default_str("semiangle / BF disk radius");
-  cmd->add_option("--center", a->center, "BF disk centre ROW COL, detector pixels (replaces the fit's)")
-      ->expected(2)
-      ->default_str("fitted BF disk centre");
-  cmd->add_option("--radius", a->radius,
-                  "BF disk radius, detector pixels (> 0; replaces the fit's: the BF pixels used, and the sampling "
-                  "when --mrad-per-pixel is not given)")
-      ->default_str("fitted BF disk radius");
+  a->optics.add_to(cmd, "the BF pixels used, and the sampling");
   cmd->add_option("--defocus-sign", a->defocus_sign,
                   "known sign of C1 (chi = +pi lambda C1 k^2): > 0 or < 0; 0 = from the image (atoms positive)")
       ->default_str("sign of the file's defocus_angstrom, else 0");

@@ -10,6 +10,7 @@
 #include "cli/checks.hpp"
 #include "cli/commands.hpp"
 #include "cli/load_flags.hpp"
+#include "cli/optics_flags.hpp"
 #include "cli/outputs.hpp"
 #include "cli/progress.hpp"
 #include "detector/virtual_detector.hpp"
@@ -25,8 +26,8 @@ namespace {
 
 struct SsbArgs {
   std::string file, out = "out", backend = "auto", dataset, weighting = "auto";
-  std::optional<double> energy, semiangle, step, mrad_per_px, defocus, rotation, radius;
-  std::vector<double> center;  // --center ROW COL
+  OpticsFlags optics;
+  std::optional<double> defocus, rotation;
   std::size_t preview = 0, fit_trials = 0, bin = 4;
   std::vector<double> c1_range{-500, 500};
   PngFlags png;
@@ -36,26 +37,20 @@ struct SsbArgs {
 
 // The flag that sets each SSB parameter (errors name what the user typed).
 std::string flag_of(const std::string& key) {
+  if (auto f = OpticsFlags::flag_of(key)) return *f;
   static const std::map<std::string, std::string> flags = {
-      {"energy_kev", "--energy"},     {"semiangle_mrad", "--semiangle"}, {"scan_step_angstrom", "--step"},
-      {"detector_mrad_per_pixel", "--mrad-per-pixel"}, {"rotation_deg", "--rotation"}, {"C1", "--defocus"},
-      {"weighting", "--weighting"}, {"disk_center", "--center"}, {"disk_radius", "--radius"}};
+      {"rotation_deg", "--rotation"}, {"C1", "--defocus"}, {"weighting", "--weighting"}};
   const auto it = flags.find(key);
   return it == flags.end() ? key : it->second;
 }
 
 ssb::ParamOverrides overrides_of(const SsbArgs& a) {
   ssb::ParamOverrides o;
-  o.energy_kev = a.energy;
-  o.semiangle_mrad = a.semiangle;
-  o.scan_step_angstrom = a.step;
-  o.detector_mrad_per_pixel = a.mrad_per_px;
+  a.optics.apply_to(o);
   o.rotation_deg = a.rotation;
   if (a.transpose) o.transpose = true;
   o.C1 = a.defocus;
   o.weighting = a.weighting;
-  if (!a.center.empty()) o.disk_center = std::pair<double, double>{a.center[0], a.center[1]};
-  o.disk_radius = a.radius;
   return o;
 }
 
@@ -154,18 +149,7 @@ void add_ssb(CLI::App& app) {
   cmd->option_defaults()->always_capture_default();  // --help shows every default
   cmd->add_option("-o,--out", a->out, "output folder (created if missing)");
   add_input_flags(cmd, a->file, a->backend, a->dataset, a->load);
-  cmd->add_option("--energy", a->energy, "beam energy, keV (> 0)")->default_str("file calibration");
-  cmd->add_option("--semiangle", a->semiangle, "convergence semi-angle, mrad (> 0)")->default_str("file calibration");
-  cmd->add_option("--step", a->step, "scan step, angstrom (> 0)")->default_str("file calibration");
-  cmd->add_option("--mrad-per-pixel", a->mrad_per_px, "detector calibration (> 0)")
-      ->default_str("semiangle / BF disk radius");
-  cmd->add_option("--center", a->center, "BF disk centre ROW COL, detector pixels (replaces the fit's)")
-      ->expected(2)
-      ->default_str("fitted BF disk centre");
-  cmd->add_option("--radius", a->radius,
-                  "BF disk radius, detector pixels (> 0; replaces the fit's: sets the sampling when "
-                  "--mrad-per-pixel is not given)")
-      ->default_str("fitted BF disk radius");
+  a->optics.add_to(cmd, "sets the sampling");
   cmd->add_option("--rotation", a->rotation,
                   "scan-detector rotation, degrees: the angle qgpu image reports in rotation.json (positive turns "
                   "the detector row axis towards the col axis; docs/conventions.md)")
