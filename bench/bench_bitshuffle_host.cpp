@@ -12,6 +12,7 @@
 #include "io/hdf5/codec/bitshuffle_decode_host.hpp"
 #include "io/hdf5/codec/bitshuffle_encode_host.hpp"
 #include "io/sample/sample.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 using namespace qgpu::io::codec;
@@ -20,7 +21,7 @@ namespace {
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 }  // namespace
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   const std::size_t scan = argc > 2 ? std::stoul(argv[1]) : 64, det = argc > 2 ? std::stoul(argv[2]) : 192;
   const bool zstd = argc > 3 && std::strcmp(argv[3], "zstd") == 0;
   sample::SampleSpec s;
@@ -67,3 +68,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+QGPU_BENCH_MAIN("usage: bench_bitshuffle_host [scan det [zstd]]   (default 64 192: 64x64x192x192 uint16, LZ4)")

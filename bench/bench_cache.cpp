@@ -9,10 +9,11 @@
 #include "bench_common.hpp"
 #include "cache/cache.hpp"
 #include "io/hdf5/load.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: bench_cache FILE [scan det] [--backend cuda|cpu] [--out products.h5] [--reps N]\n");
     return 2;
@@ -75,3 +76,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+QGPU_BENCH_MAIN("usage: bench_cache FILE [scan det] [--backend cuda|cpu] [--out products.h5] [--reps N]")

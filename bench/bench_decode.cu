@@ -14,10 +14,11 @@
 #include "io/hdf5/read/chunk_sources.hpp"
 #include "io/hdf5/read/parallel_reader.hpp"
 #include "io/hdf5/read/read_batches.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: bench_decode FILE\n");
     return 2;
@@ -76,3 +77,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+QGPU_BENCH_MAIN("usage: bench_decode FILE")

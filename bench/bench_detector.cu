@@ -15,6 +15,7 @@
 #include "dpc/idpc.hpp"
 #include "dpc/rotation.hpp"
 #include "io/hdf5/load.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 using qgpu::bench::time_ms;
@@ -30,7 +31,7 @@ void report(const char* name, const std::string& shape, double ms, double bytes,
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   const Dataset ds = bench::load_benchmark_dataset(argc, argv, "bench_detector");
   const Shape4D& s = ds.shape();
   const std::size_t es = dtype_size(ds.dtype());
@@ -114,3 +115,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+QGPU_BENCH_MAIN("usage: bench_detector FILE [scan det dtype]")

@@ -10,6 +10,7 @@
 
 #include "io/sample/sample.hpp"
 #include "resident/encoded/cpu/encoded_cpu.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 using Clock = std::chrono::steady_clock;
@@ -67,7 +68,7 @@ template <class T, class Gen> std::vector<std::uint8_t> synthetic(std::size_t n,
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   sample::SampleSpec s;
   s.scan_rows = argc > 1 ? std::stoul(argv[1]) : 64;
   s.scan_cols = argc > 2 ? std::stoul(argv[2]) : 64;
@@ -92,3 +93,5 @@ int main(int argc, char** argv) {
          synthetic<std::uint32_t>(n, [&](std::size_t) { return u32(rng); }), 0);
   return 0;
 }
+
+QGPU_BENCH_MAIN("usage: bench_encoded [scan_rows scan_cols det]   (default 64 64 192)")

@@ -27,6 +27,7 @@
 #include "device/cuda/cuda_check.hpp"
 #include "resident/encoded/cuda/encoded_cuda.hpp"
 #include "resident/encoded/encoded_resident.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 using qgpu::bench::time_ms;
@@ -58,7 +59,7 @@ std::vector<std::uint32_t> others(std::size_t frame_pixels, const std::vector<st
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   const Dataset ds = bench::load_benchmark_dataset(argc, argv, "bench_encoded_cuda");
   const Shape4D& s = ds.shape();
   const std::size_t fb = s.frame_pixels() * dtype_size(ds.dtype());
@@ -321,3 +322,5 @@ int main(int argc, char** argv) {
               detector::mean_pattern(dse).data == detector::mean_pattern(ds).data ? "yes" : "NO");
   return 0;
 }
+
+QGPU_BENCH_MAIN("usage: bench_encoded_cuda FILE [scan det dtype]")

@@ -21,6 +21,7 @@
 #include "resident/encoded/encoded_resident.hpp"
 #include "resident/encoded/layout.hpp"
 #include "resident/encoded/stream_codec.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 
@@ -69,7 +70,7 @@ std::string model_mix(const EncodedResident& e) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   std::string backend = "cuda", dir = "/tmp/qgpu-dose", doses_arg = "1e3,4e3,2e4,1e5,2e5",
               policies_arg = "compact,fast";
   bool small = false, keep = false;
@@ -176,3 +177,5 @@ int main(int argc, char** argv) {
   for (const std::string& m : mixes) std::printf("  %s\n", m.c_str());
   return 0;
 }
+
+QGPU_BENCH_MAIN("usage: bench_encoded_dose [--backend cuda|cpu] [--small] [--scan N] [--det N] [--dir DIR] [--doses 1e3,4e3,...]")

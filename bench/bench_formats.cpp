@@ -24,6 +24,7 @@
 #include "bench_common.hpp"
 #include "io/convert.hpp"
 #include "io/hdf5/load.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 
@@ -126,7 +127,7 @@ double median_load(const std::string& path, const io::LoadOptions& o, int reps, 
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: bench_formats FILE [--reps N] [--format F] [--dtype D] [--detector-shape R C] "
                          "[--scan-shape R C] [--offset N] [--frame-header N]\n");
@@ -199,3 +200,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+QGPU_BENCH_MAIN("usage: bench_formats FILE [--reps N] [--backend cuda|cpu] [--floor-file F] [--convert OUT.h5]")

@@ -35,6 +35,7 @@
 #include "live/protocol/stream2.hpp"
 #include "live/receive.hpp"
 #include "live/simulate.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 using namespace qgpu::live;
@@ -88,7 +89,7 @@ class CopySink : public Sink {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: bench_live FILE [--backend cuda|cpu] [--rows N] [--rates R,...] [--batch F] "
                          "[--ring-mib M] [--port P]\n");
@@ -288,3 +289,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+QGPU_BENCH_MAIN("usage: bench_live FILE [--backend cuda|cpu] [--rows N (the first N scan rows)] [--rates R1,R2,...] [--batch F]")

@@ -11,6 +11,7 @@
 
 #include "bench_common.hpp"
 #include "io/hdf5/load.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 
@@ -43,7 +44,7 @@ double timed_load(const std::string& path, const io::LoadOptions& o, int reps, s
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: bench_load FILE [scan det dtype] [--skip-cpu] [--reference-rows N] [--direct] [--write-only]\n");
     return 2;
@@ -136,3 +137,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+QGPU_BENCH_MAIN("usage: bench_load FILE [scan det dtype] [--skip-cpu] [--reference-rows N] [--direct] [--write-only]")

@@ -8,10 +8,11 @@
 #include "bench_dataset.hpp"
 #include "detector/virtual_detector.hpp"
 #include "movie/movie.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   const double t_load = bench::now_s();
   if (argc < 2) {
     std::fprintf(stderr, "usage: bench_movie FILE [scan det dtype]\n");
@@ -67,3 +68,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+QGPU_BENCH_MAIN("usage: bench_movie FILE [scan det dtype]   (outputs under $BENCH_OUT or /tmp; BENCH_BACKEND=cpu for the reference)")

@@ -11,6 +11,7 @@
 
 #include "bench_dataset.hpp"
 #include "parallax/parallax.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 
@@ -37,7 +38,7 @@ void report(const char* name, const std::string& shape, double seconds, const pa
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   const Dataset ds = bench::load_benchmark_dataset(argc, argv, "bench_parallax");
   const Shape4D& s = ds.shape();
   char shape[128];
@@ -67,3 +68,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+QGPU_BENCH_MAIN("usage: bench_parallax FILE [scan det dtype]")

@@ -9,6 +9,7 @@
 #include "detector/virtual_detector.hpp"
 #include "dpc/com.hpp"
 #include "io/hdf5/load.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 
@@ -18,7 +19,7 @@ double median_ms(const std::function<void()>& f) { return bench::host_median_ms(
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: bench_queries FILE [--backend cuda|cpu|vulkan]\n");
     return 2;
@@ -71,3 +72,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+QGPU_BENCH_MAIN("usage: bench_queries FILE [--backend cuda|cpu]")

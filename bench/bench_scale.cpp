@@ -34,6 +34,7 @@
 #include "io/hdf5/read/parallel_reader.hpp"
 #include "io/hdf5/read/read_batches.hpp"
 #include "io/hdf5/write_dectris.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 
@@ -202,7 +203,7 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: bench_scale BIG.h5 [--tile-from SMALL.h5 --factor K] [--check-rows N] [--backend cuda|cpu] [--basis-only]\n");
     return 2;
@@ -238,3 +239,5 @@ int main(int argc, char** argv) {
     return 1;
   }
 }
+
+QGPU_BENCH_MAIN("usage: bench_scale BIG.h5 [--tile-from SMALL.h5 --factor K] [--check-rows N] [--backend cuda|cpu] [--basis-only]")

@@ -7,10 +7,11 @@
 #include "bench_dataset.hpp"
 #include "io/hdf5/load.hpp"
 #include "ssb/ssb.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   const Dataset ds = bench::load_benchmark_dataset(argc, argv, "bench_ssb");
   const Shape4D& s = ds.shape();
   char shape[128];
@@ -50,3 +51,5 @@ int main(int argc, char** argv) {
               ds.metadata()["calibration"].value("defocus_angstrom", 0.0), tf * 1e3 / double(f.loss_trace.size()));
   return 0;
 }
+
+QGPU_BENCH_MAIN("usage: bench_ssb FILE [scan det dtype]")

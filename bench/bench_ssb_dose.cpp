@@ -13,6 +13,7 @@
 #include "io/sample/sample.hpp"
 #include "resident/dataset.hpp"
 #include "ssb/ssb.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 
@@ -56,7 +57,7 @@ Dataset simulate(const sample::SampleSpec& s) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   const std::size_t scan = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 64;
   const std::size_t det = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 64;
   const std::vector<double> doses{300, 1e3, 1e4, 1e5, 3e5, 1e6};
@@ -91,3 +92,5 @@ int main(int argc, char** argv) {
     }
   return 0;
 }
+
+QGPU_BENCH_MAIN("usage: bench_ssb_dose [SCAN [DET]]   (default 64 64: scan SCAN x SCAN, detector DET x DET)")

@@ -17,6 +17,7 @@
 #include "dpc/com.hpp"
 #include "dpc/idpc.hpp"
 #include "io/hdf5/load.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 
@@ -40,7 +41,7 @@ struct Answers {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: bench_vulkan FILE [--backends cuda,vulkan]\n");
     return 2;
@@ -125,3 +126,5 @@ int main(int argc, char** argv) {
   }
   return failures ? 1 : 0;
 }
+
+QGPU_BENCH_MAIN("usage: bench_vulkan FILE [--backends cuda,vulkan]")

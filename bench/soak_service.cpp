@@ -13,10 +13,11 @@
 #include "io/hdf5/load.hpp"
 #include "remote/server.hpp"
 #include "remote/soak.hpp"
+#include "bench_guard.hpp"
 
 using namespace qgpu;
 
-int main(int argc, char** argv) {
+static int bench_main(int argc, char** argv) {
   auto arg = [&](int i, int fallback) { return argc > i ? std::atoi(argv[i]) : fallback; };
   test::SoakConfig cfg;
   cfg.threads = arg(1, 16);
@@ -59,3 +60,5 @@ int main(int argc, char** argv) {
   listener.join();
   return clean ? 0 : 1;
 }
+
+QGPU_BENCH_MAIN("usage: soak_service [THREADS=16] [REQUESTS=500] [SLOW=40] [ABANDON_EVERY=7] [SCAN=32] [DET=64] [ROUNDS=3]")
