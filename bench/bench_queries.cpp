@@ -1,9 +1,11 @@
 // Public queries end to end (host timer around the API call, result copied back; median of 10 after 2 warm-ups) on
 // the same file loaded dense and encoded in one run: BF, ADF, mean pattern, CoM, one frame, a 64x64 scan region.
-// usage: bench_queries FILE [--backend cuda|cpu]
+// usage: bench_queries FILE [--backend cuda|cpu|vulkan]
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <utility>
 
 #include "bench_common.hpp"
 #include "detector/virtual_detector.hpp"
@@ -60,6 +62,20 @@ static int bench_main(int argc, char** argv) {
     const std::size_t side = std::min<std::size_t>(64, std::min(s.scan_rows, s.scan_cols));
     std::printf("| %zux%zu scan region, full frames | %s | %.3f | %.3f ms | |\n", side, side, rep, gb,
                 median_ms([&] { ds.read({0, 0, side, side}); }));
+    if (backend == "cuda") {  // the download's knobs (device_buffer.cu): copy threads, threads faulting ahead
+      const HostBytes want = ds.read({0, 0, side, side}).bytes;
+      const std::pair<const char*, const char*> knobs[] = {{"16", "0"}, {"8", "4"}, {"8", "8"}, {"12", "4"}};
+      for (const auto& [threads, populate] : knobs) {
+        setenv("QGPU_READ_THREADS", threads, 1);
+        setenv("QGPU_READ_POPULATE", populate, 1);
+        bool same = true;
+        const double ms = median_ms([&] { same = same && ds.read({0, 0, side, side}).bytes == want; });
+        std::printf("| %zux%zu scan region, full frames, QGPU_READ_THREADS=%s QGPU_READ_POPULATE=%s | %s | %.3f | "
+                    "%.3f ms | %s |\n", side, side, threads, populate, rep, gb, ms, same ? "same bytes" : "DIFFERS");
+      }
+      unsetenv("QGPU_READ_THREADS");
+      unsetenv("QGPU_READ_POPULATE");
+    }
     {  // the same into one buffer reused: the copy without the first touch of fresh host memory
       HostBytes buf(side * side * s.frame_pixels() * dtype_size(ds.dtype()));
       const double ms = median_ms([&] { ds.read_into({0, 0, side, side}, {}, buf.data(), buf.size()); });
@@ -73,4 +89,4 @@ static int bench_main(int argc, char** argv) {
   return 0;
 }
 
-QGPU_BENCH_MAIN("usage: bench_queries FILE [--backend cuda|cpu]")
+QGPU_BENCH_MAIN("usage: bench_queries FILE [--backend cuda|cpu|vulkan]")

@@ -3,6 +3,7 @@
 // download: whole frames, whole detector rows, detector rectangles, frames larger than one bounce buffer).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -86,6 +87,28 @@ TEST(ReadRegionCuda, LargeDownloadThroughEveryThread) {
   d.upload(src.data(), n, 16);
   d.download(back.data(), n, 16);
   EXPECT_TRUE(back == src);
+}
+
+// The download's knobs (QGPU_READ_THREADS, QGPU_READ_POPULATE: threads faulting the destination in ahead of the
+// copies) change nothing but the speed: fresh destinations every time, byte for byte.
+TEST(ReadRegionCuda, DownloadKnobsKeepEveryByte) {
+  QGPU_REQUIRE_CUDA();
+  const std::size_t n = (std::size_t(45) << 20) + 1234;
+  std::vector<std::uint8_t> src(n);
+  std::mt19937 g(7);
+  for (auto& b : src) b = std::uint8_t(g());
+  DeviceBuffer d(n);
+  d.upload(src.data(), n, 0);
+  for (const auto& [threads, populate] : std::vector<std::pair<const char*, const char*>>{
+           {"1", "0"}, {"16", "0"}, {"8", "4"}, {"2", "8"}, {"junk", "junk"}}) {
+    setenv("QGPU_READ_THREADS", threads, 1);
+    setenv("QGPU_READ_POPULATE", populate, 1);
+    std::vector<std::uint8_t> back(n);
+    d.download(back.data(), n, 0);
+    EXPECT_TRUE(back == src) << "QGPU_READ_THREADS=" << threads << " QGPU_READ_POPULATE=" << populate;
+  }
+  unsetenv("QGPU_READ_THREADS");
+  unsetenv("QGPU_READ_POPULATE");
 }
 
 }  // namespace

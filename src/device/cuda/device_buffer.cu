@@ -1,6 +1,8 @@
 #include <sys/mman.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 
 #include <algorithm>
 #include <atomic>
@@ -212,6 +214,38 @@ void issue_piece(const Piece& p, char* dst, cudaStream_t s) {
   }
 }
 
+// Tuning knobs of download_boxes, read per call (bench_queries compares them on the H200): QGPU_READ_THREADS (copy
+// threads, default half the cores up to 8) and QGPU_READ_POPULATE=N (N more threads fault the destination in, in
+// piece order, ahead of the copies: madvise(MADV_POPULATE_WRITE), which never changes a byte; default 0).
+std::size_t env_count(const char* name, std::size_t fallback, std::size_t most) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const unsigned long n = std::strtoul(v, &end, 10);
+  if (*end != '\0') return fallback;
+  return std::min<std::size_t>(n, most);
+}
+
+// Faults [host, host + bytes) in on `count` threads, 4 MiB at a time in address order, until done or `stop`.
+// Stops quietly where the kernel lacks MADV_POPULATE_WRITE (before Linux 5.14): the copies fault the pages in then.
+std::vector<std::thread> populate_ahead(char* host, std::size_t bytes, std::size_t count,
+                                        std::atomic<std::size_t>& next, const std::atomic<bool>& stop) {
+  std::vector<std::thread> out;
+  for (std::size_t t = 0; t < count; ++t)
+    out.emplace_back([=, &next, &stop] {
+      constexpr std::size_t kStep = std::size_t(4) << 20;
+      const auto page = std::uintptr_t(4096);
+      while (!stop) {
+        const std::size_t at = next.fetch_add(kStep);
+        if (at >= bytes) return;
+        const auto lo = reinterpret_cast<std::uintptr_t>(host + at) & ~(page - 1);
+        const auto hi = reinterpret_cast<std::uintptr_t>(host + std::min(bytes, at + kStep));
+        if (madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE) != 0 && errno == EINVAL) return;
+      }
+    });
+  return out;
+}
+
 }  // namespace
 
 void download_boxes(void* host, const std::vector<DownloadBox>& boxes) {
@@ -222,8 +256,21 @@ void download_boxes(void* host, const std::vector<DownloadBox>& boxes) {
   advise_huge_pages(host, end);
   int device = 0;
   QGPU_CUDA(cudaGetDevice(&device));
-  const std::size_t threads =
-      std::min<std::size_t>(pieces.size(), std::clamp<std::size_t>(std::thread::hardware_concurrency() / 2, 1, 8));
+  const std::size_t threads = std::min<std::size_t>(
+      pieces.size(), std::max<std::size_t>(1, env_count("QGPU_READ_THREADS",
+                                                        std::clamp<std::size_t>(std::thread::hardware_concurrency() / 2, 1, 8), 64)));
+  std::atomic<std::size_t> populated{0};
+  std::atomic<bool> populate_stop{false};
+  std::vector<std::thread> populators =
+      populate_ahead(static_cast<char*>(host), end, env_count("QGPU_READ_POPULATE", 0, 64), populated, populate_stop);
+  struct Join {  // the populators end before this call returns, also on an error
+    std::vector<std::thread>& t;
+    std::atomic<bool>& stop;
+    ~Join() {
+      stop = true;
+      for (auto& x : t) x.join();
+    }
+  } join{populators, populate_stop};
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   std::mutex failed_mutex;
