@@ -49,7 +49,7 @@ document(load, """Loads a 4D-STEM file onto a backend: a Dataset (scan rows x sc
         "encoded" (compact exact encoded-v1 form).
     radial_basis: "auto" (default), "on" or "off": with an encoded load, also build exact prefix images over
         detector shells of integer radius around the BF disk centre, answering centred BF/ADF/annular sums and the
-        CoM without decoding (README "Radial basis"; auto: from 1024x1024 scan positions when it fits).
+        CoM without decoding (docs/design.md "Radial basis"; auto: from 1024x1024 scan positions when it fits).
         radial_basis_center: (row, col) of its centre; default the disk fit of the first loaded batch.
     admission_fraction: share of the free GPU memory (cuda) or available host memory (cpu) a load may take.
         Default 0.8.
