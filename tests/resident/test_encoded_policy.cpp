@@ -297,3 +297,78 @@ TEST(EncodedPolicyCuda, SameBytesAsCpuAndExactSumsAtEveryDose) {
     }
   }
 }
+
+// Data whose every stream is raw, constant or empty (no rANS, no sparse): 512 frames of 64 pixels (two warps of
+// lanes). Raw: full-range uniform counts, or uniform values of width 1..7 (u8: 1..5) above a base of one or two
+// varint bytes, so that the packed bits start at every address modulo 4.
+static Dense raw_constant_empty(DType t) {
+  const Shape4D shape{4, 128, 8, 8};
+  Dense d{shape, t, std::vector<std::uint8_t>(shape.elements() * dtype_size(t))};
+  std::mt19937_64 rng(21);
+  const std::uint32_t mx = test::max_count(t);
+  for (std::size_t f = 0; f < shape.frames(); ++f)
+    for (std::uint32_t p = 0; p < 64; ++p) {
+      std::uint32_t v = 0;
+      if (p % 4 == 0) {
+        v = static_cast<std::uint32_t>(rng() % (std::uint64_t{mx} + 1));
+      } else if (p % 4 == 1) {
+        const std::uint32_t w = 1 + p % (t == DType::u8 ? 5u : 7u), base = p * 37 % (t == DType::u8 ? 200u : 1000u);
+        v = base + static_cast<std::uint32_t>(rng() & ((1u << w) - 1));
+      } else if (p % 4 == 2) {
+        v = 7;  // constant; p % 4 == 3: an empty stream
+      }
+      d.set(f, p, v);
+    }
+  return d;
+}
+
+// The masked-sum kernel's raw lockstep path (warps with raw lanes and no rANS lane: the fast policy's bright-field
+// disk at high dose) on raw_constant_empty data: every warp takes it for its full 32-position chunks and the generic
+// path for a tile's last partial chunk; tile lengths 70 and 512 (the streams staged in shared memory or read where
+// they are). Narrow weights (ones, rows, cols) take the 32-bit reduction, full-range weights the exact 64-bit one:
+// all equal the dense reference. The data's models are checked on the CPU (here too); the sums need a GPU.
+TEST(EncodedPolicyCuda, RawLockstepPathEqualsTheDenseReference) {
+  const std::vector<std::uint32_t> tiles = {70, 512};
+  for (DType t : {DType::u8, DType::u16})
+    for (const std::uint32_t tile : tiles) {
+      SCOPED_TRACE(dtype_name(t) + ", tile " + std::to_string(tile));
+      const Dense d = raw_constant_empty(t);
+      const ModelCounts mc = count_models(encode_cpu(d, tile, encoded::Policy::fast));
+      ASSERT_EQ(mc.models[encoded::kRans], 0u) << "a rANS stream: its warp would not take the raw lockstep path";
+      ASSERT_EQ(mc.models[encoded::kSparse], 0u);
+      ASSERT_GT(mc.models[encoded::kRaw], 0u);
+      ASSERT_GT(mc.models[encoded::kConstant], 0u);
+    }
+  QGPU_REQUIRE_CUDA();
+  std::vector<std::uint32_t> all, ones, rows, cols, big, raw_only, raw_ones;
+  for (std::uint32_t p = 0; p < 64; ++p) {
+    all.push_back(p);
+    ones.push_back(1);
+    rows.push_back(p / 8);
+    cols.push_back(p % 8);
+    big.push_back(p % 3 ? 0xffffffffu : 0u);
+    if (p % 4 < 2) {
+      raw_only.push_back(63 - p);  // reversed: the raw streams only, in other lanes
+      raw_ones.push_back(1);
+    }
+  }
+  for (DType t : {DType::u8, DType::u16}) {
+    const Dense d = raw_constant_empty(t);
+    DeviceBuffer dev(d.bytes.size());
+    dev.upload(d.bytes.data(), d.bytes.size());
+    for (const std::uint32_t tile : tiles) {
+      SCOPED_TRACE(dtype_name(t) + ", tile " + std::to_string(tile));
+      EncodedResident gpu(d.shape, d.dtype, Backend::cuda, tile, encoded::Policy::fast);
+      const std::size_t fb = d.frame_pixels() * dtype_size(t), n = d.shape.frames();
+      for (std::size_t f = 0; f < n; f += 100) gpu.append(dev.as<std::uint8_t>() + f * fb, std::min<std::size_t>(100, n - f));
+      ASSERT_TRUE(gpu.complete());
+      const auto narrow = gpu.masked_sums(all, {ones, rows, cols});
+      ASSERT_EQ(narrow.size(), 3u);
+      EXPECT_EQ(narrow[0], test::ref_masked_sum(d, all, ones));
+      EXPECT_EQ(narrow[1], test::ref_masked_sum(d, all, rows));
+      EXPECT_EQ(narrow[2], test::ref_masked_sum(d, all, cols));
+      EXPECT_EQ(gpu.masked_sum(raw_only, raw_ones), test::ref_masked_sum(d, raw_only, raw_ones));
+      EXPECT_EQ(gpu.masked_sum(all, big), test::ref_masked_sum(d, all, big));
+    }
+  }
+}

@@ -4,14 +4,20 @@
 // tests (skipped without a GPU) build it in the CUDA loader's pass and compare with the CPU reference.
 #include <gtest/gtest.h>
 
+#include <cuda_runtime.h>
+
 #include <cmath>
 #include <cstring>
+#include <random>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
 #include "detector/mask.hpp"
 #include "detector/virtual_detector.hpp"
+#include "device/cuda/cuda_check.hpp"
+#include "device/cuda/device_buffer.hpp"
 #include "dpc/com.hpp"
 #include "io/hdf5/load.hpp"
 #include "io/sample/sample.hpp"
@@ -104,6 +110,63 @@ void expect_basis_answers(const Dataset& basis, const Dataset& decoded, const Da
   }
 }
 
+
+// Random counts below `below` (every dtype), frame-major, and the bytes of a `shape` dataset of them.
+std::vector<std::uint8_t> random_counts(const Shape4D& shape, DType t, std::uint32_t below, std::uint64_t seed) {
+  std::vector<std::uint8_t> bytes(shape.elements() * dtype_size(t));
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = 0; i < shape.elements(); ++i) {
+    // a third of the pixels zero (the kernel skips them), the others uniform
+    const std::uint32_t v = rng() % 3 == 0 ? 0u : static_cast<std::uint32_t>(rng() % below);
+    if (t == DType::u8) bytes[i] = static_cast<std::uint8_t>(v);
+    else if (t == DType::u16) reinterpret_cast<std::uint16_t*>(bytes.data())[i] = static_cast<std::uint16_t>(v);
+    else reinterpret_cast<std::uint32_t*>(bytes.data())[i] = v;
+  }
+  return bytes;
+}
+
+// The CUDA basis of these counts, fed in the given batch sizes (device memory, a stream of its own), finished.
+std::unique_ptr<RadialBasis> cuda_basis(const Shape4D& shape, DType t, const std::vector<std::uint8_t>& bytes,
+                                        double cr, double cc, const std::vector<std::size_t>& batches) {
+  DeviceBuffer dev(bytes.size());
+  dev.upload(bytes.data(), bytes.size());
+  cudaStream_t stream = nullptr;
+  QGPU_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  auto b = std::make_unique<RadialBasis>(shape, t, Backend::cuda, cr, cc);
+  const std::size_t fb = shape.frame_pixels() * dtype_size(t);
+  std::size_t first = 0;
+  for (std::size_t n : batches) {
+    b->add(dev.as<std::uint8_t>() + first * fb, first, n, stream);
+    first += n;
+  }
+  EXPECT_EQ(first, shape.frames());
+  b->finish();
+  QGPU_CUDA(cudaStreamDestroy(stream));
+  return b;
+}
+
+std::unique_ptr<RadialBasis> cpu_basis(const Shape4D& shape, DType t, const std::vector<std::uint8_t>& bytes,
+                                       double cr, double cc) {
+  auto b = std::make_unique<RadialBasis>(shape, t, Backend::cpu, cr, cc);
+  b->add(bytes.data(), 0, shape.frames());
+  b->finish();
+  return b;
+}
+
+// Every prefix image (each boundary alone) and a two-run union: the CUDA build equals the CPU reference exactly.
+void expect_same_prefix_images(const RadialBasis& gpu, const RadialBasis& cpu) {
+  ASSERT_TRUE(cpu.usable()) << cpu.reason();
+  ASSERT_TRUE(gpu.usable()) << gpu.reason();
+  ASSERT_EQ(gpu.boundaries(), cpu.boundaries());
+  const std::uint32_t K = cpu.boundaries();
+  for (int q = 0; q < RadialBasis::kQuantities; ++q) {
+    for (std::uint32_t k = 1; k <= K; ++k) ASSERT_EQ(gpu.sums({{k - 1, k}}, q), cpu.sums({{k - 1, k}}, q)) << q << " " << k;
+    if (K >= 4) {
+      const RadialBasis::Ranges two = {{0, 1}, {K / 2, K}};
+      EXPECT_EQ(gpu.sums(two, q), cpu.sums(two, q)) << q;
+    }
+  }
+}
 }  // namespace
 
 TEST(RadialBasis, ShellsFollowTheMaskRasterisation) {
@@ -237,4 +300,74 @@ TEST(RadialBasisCuda, ToEncodedOnTheGpuBuildsTheSameBasis) {
   ASSERT_NE(g.encoded()->radial_basis(), nullptr);
   EXPECT_EQ(g.encoded()->radial_basis()->center_row(), c.encoded()->radial_basis()->center_row());
   expect_basis_answers(g, ref.to_device().to_encoded(), ref);
+}
+
+// The CUDA build kernel against the CPU loop on every count dtype: frames fed in uneven batches at offsets (the
+// loader's scan rows) on a non-default stream, an off-centre centre, zero pixels, and the first batch's summed
+// pattern (the centre fit's input) from the CUDA kernel against the host sum.
+TEST(RadialBasisCuda, BatchedBuildEqualsTheCpuLoopOnEveryDtype) {
+  QGPU_REQUIRE_CUDA();
+  const Shape4D shape{5, 13, 17, 23};  // 65 frames
+  for (DType t : {DType::u8, DType::u16, DType::u32}) {
+    SCOPED_TRACE(dtype_name(t));
+    // counts below `below`: u32 beyond 16 bits, and still every weighted sum within uint32 (391 pixels x 400000 x
+    // index 22 < 2^32), so that the basis is usable and every value is compared
+    const std::uint32_t below = t == DType::u8 ? 256u : t == DType::u16 ? 65536u : 400000u;
+    const auto bytes = random_counts(shape, t, below, 11);
+    const auto gpu = cuda_basis(shape, t, bytes, 7.3, 10.8, {7, 20, 1, 37});
+    const auto cpu = cpu_basis(shape, t, bytes, 7.3, 10.8);
+    expect_same_prefix_images(*gpu, *cpu);
+    DeviceBuffer dev(bytes.size());
+    dev.upload(bytes.data(), bytes.size());
+    EXPECT_EQ(RadialBasis::batch_sum_pattern(shape, t, Backend::cuda, dev.data(), 9, nullptr),
+              RadialBasis::batch_sum_pattern(shape, t, Backend::cpu, bytes.data(), 9, nullptr));
+  }
+}
+
+// Launch limits of the build: one add of more than 65535 frames (the kernel's grid-stride loop over a grid clamped
+// to 65535 blocks), and the most boundaries the shared-memory histograms allow (K = 2048: 3 x 2048 uint64 = 48 KiB,
+// the default dynamic shared-memory limit of a block).
+TEST(RadialBasisCuda, MoreThan65535FramesAndTheLargestShellCount) {
+  QGPU_REQUIRE_CUDA();
+  {
+    const Shape4D shape{2, 35000, 3, 4};  // 70000 frames in one add
+    const auto bytes = random_counts(shape, DType::u8, 256, 5);
+    const auto gpu = cuda_basis(shape, DType::u8, bytes, 1.0, 1.5, {shape.frames()});
+    expect_same_prefix_images(*gpu, *cpu_basis(shape, DType::u8, bytes, 1.0, 1.5));
+  }
+  {
+    const Shape4D shape{2, 3, 1, 2048};  // centre one pixel left of the row: the last pixel is 2048 px away
+    const auto bytes = random_counts(shape, DType::u16, 50, 6);
+    const auto gpu = cuda_basis(shape, DType::u16, bytes, 0.0, -1.0, {2, 4});
+    EXPECT_EQ(gpu->boundaries(), RadialBasis::kMaxBoundaries);
+    expect_same_prefix_images(*gpu, *cpu_basis(shape, DType::u16, bytes, 0.0, -1.0));
+  }
+}
+
+// A weighted sum beyond uint32 on the GPU build: the basis is dropped with the reason (the queries decode instead),
+// and a load that requires it fails; as the CPU reference does (AMomentBeyondUint32DropsTheBasisWithAReason).
+TEST(RadialBasisCuda, AMomentBeyondUint32DropsTheBasisWithAReason) {
+  QGPU_REQUIRE_CUDA();
+  HostArray4D a;
+  a.shape = {1, 2, 4, 4};
+  a.dtype = DType::u32;
+  std::vector<std::uint32_t> v(32, 0);
+  v[15] = 0x7FFFFFFFu;  // frame 0, pixel (3, 3): x 3 exceeds uint32
+  v[16] = 5;            // frame 1 fits
+  a.bytes.resize(v.size() * 4);
+  std::memcpy(a.bytes.data(), v.data(), a.bytes.size());
+  const Dataset dev = Dataset::from_host(std::move(a), {}, {}).to_device();
+  RadialBasisRequest req;
+  req.enabled = true;
+  req.center = {{1.5, 1.5}};
+  const Dataset e = encode_with_radial_basis(dev, req);
+  ASSERT_EQ(e.backend(), Backend::cuda);
+  EXPECT_EQ(e.encoded()->radial_basis(), nullptr);
+  const nlohmann::json r = e.encoded()->radial_basis_report();
+  EXPECT_EQ(r["built"], false);
+  EXPECT_NE(r["reason"].get<std::string>().find("exceeds uint32"), std::string::npos) << r.dump();
+  EXPECT_EQ(detector::virtual_image(e, detector::disk(4, 4, 1.5, 1.5, 3)).counts("t").data,
+            (std::vector<std::uint64_t>{0x7FFFFFFFull, 5}));
+  req.required = true;
+  EXPECT_THROW(encode_with_radial_basis(dev, req), Error);
 }

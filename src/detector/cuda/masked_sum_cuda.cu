@@ -2,6 +2,7 @@
 #include <climits>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <type_traits>
 
 #include "detector/cuda/masked_sum_cuda.hpp"
@@ -222,10 +223,18 @@ struct FrameTotalsOnDevice {
 };
 
 const void* frame_totals(const Dataset& ds, cudaStream_t stream) {
+  // Look-up, compute and store under one lock: two threads computing at once (e.g. two ADF requests of `qgpu serve`)
+  // would otherwise both store, and the second store frees the first thread's buffer while its kernel reads it. The
+  // slot is never replaced afterwards, so the returned pointer lives as long as the dataset.
+  static std::mutex mutex;
+  const std::lock_guard<std::mutex> lock(mutex);
   if (auto c = ds.cached<FrameTotalsOnDevice>()) return c->totals.data();
   auto kept = std::make_shared<FrameTotalsOnDevice>(
       FrameTotalsOnDevice{DeviceBuffer(std::max<std::size_t>(ds.shape().frames(), 1) * 8)});
   compute_frame_totals(ds, kept->totals.data(), stream);
+  // A later caller may read the slot on another stream: a stream other than the legacy default one (which orders
+  // against every blocking stream) finishes the totals before they are shared.
+  if (stream) QGPU_CUDA(cudaStreamSynchronize(stream));
   ds.set_cached(std::shared_ptr<const FrameTotalsOnDevice>(kept));
   return kept->totals.data();
 }

@@ -9,9 +9,12 @@
 
 namespace qgpu {
 
+// Never destroyed (as the cuFFT plan pool): a Pinned released during static destruction at exit (a loader still
+// running on another thread, e.g. in Python) would otherwise lock a destroyed mutex; the driver releases the pinned
+// memory with the process.
 PinnedPool& PinnedPool::instance() {
-  static PinnedPool pool;
-  return pool;
+  static PinnedPool* pool = new PinnedPool;
+  return *pool;
 }
 
 std::pair<void*, std::size_t> PinnedPool::take(std::size_t bytes) {

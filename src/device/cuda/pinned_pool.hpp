@@ -22,7 +22,7 @@ class PinnedPool {
 
  private:
   PinnedPool() = default;
-  ~PinnedPool() = default;  // process exit: the driver releases pinned memory itself
+  ~PinnedPool() = default;  // never called: instance() is never destroyed
   std::mutex mu_;
   std::vector<std::pair<void*, std::size_t>> free_;
   std::size_t pooled_ = 0;
