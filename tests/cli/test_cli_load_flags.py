@@ -1,5 +1,5 @@
 """One load-flag set (src/cli/load_flags.hpp) on every loading command: each flag parses and reaches the load, and
-the README's list of load options is the set every loading command's --help shows (issue 27)."""
+the user guide's list of load options is the set every loading command's --help shows (issue 27)."""
 import re
 from pathlib import Path
 
@@ -7,7 +7,7 @@ import pytest
 
 from conftest import qgpu
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide.md"
 LOADING = ["image", "ssb", "parallax", "movie", "cache", "convert", "serve", "info"]
 
 
@@ -90,8 +90,8 @@ def test_regions_and_bins_on_ssb_and_cache(sample, tmp_path):
     assert "scan 4 x 4" in r.stdout or "4x4" in r.stdout.replace(" ", ""), r.stdout
 
 
-def test_readme_load_options_are_those_every_loading_command_takes():
-    text = README.read_text()
+def test_guide_load_options_are_those_every_loading_command_takes():
+    text = GUIDE.read_text()
     start = text.index("Every command that loads")
     listed = set(re.findall(r"`(--[\w-]+)", text[start:text.index("`qgpu image` adds", start)]))
     common = None
