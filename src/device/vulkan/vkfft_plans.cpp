@@ -105,7 +105,10 @@ struct FftPlan {
     cfg.queue = &queue;
     cfg.commandPool = &pool;
     cfg.fence = &fence;
-    cfg.buffer = &handle;
+    // No cfg.buffer: VkFFT 1.2.26 writes the plan's descriptor sets at initializeVkFFT when it has the buffer, and
+    // that is before it allocates and fills the Bluestein kernels (VkFFTGeneratePhaseVectors runs last), so a
+    // Bluestein axis (a prime factor above 13) bound null kernel buffers and read zeros. Given at the first append
+    // instead (launchParams.buffer), the descriptors are written then, with the kernels in place.
     cfg.bufferSize = &bytes;
     VkFFTResult r;
     {
@@ -141,6 +144,7 @@ struct FftPlan {
     cmd.record([&](VkCommandBuffer cb) {
       VkFFTLaunchParams lp{};
       lp.commandBuffer = &cb;
+      lp.buffer = &handle;
       r = VkFFTAppend(&app, direction, &lp);
     });
     if (r != VKFFT_SUCCESS)
@@ -163,23 +167,8 @@ std::list<std::unique_ptr<FftPlan>>& plans() {  // most recently used first
 }
 }  // namespace
 
-namespace {
-std::size_t largest_prime_factor(std::size_t n) {
-  std::size_t largest = 1;
-  for (std::size_t p = 2; p * p <= n; ++p)
-    while (n % p == 0) largest = p, n /= p;
-  return n > 1 ? std::max(largest, n) : largest;
-}
-}  // namespace
-
 FftLease::FftLease(std::size_t rows, std::size_t cols) {
   Context& c = Context::get();
-  // VkFFT 1.2.26 takes sizes with a prime factor above 13 through Bluestein's algorithm, whose results came out all
-  // zero on lavapipe (tests/dpc IdpcGpu, tests/display DisplayGpu): refused rather than wrong, until understood.
-  if (largest_prime_factor(rows) > 13 || largest_prime_factor(cols) > 13)
-    throw BackendUnavailable("vulkan FFT of " + std::to_string(rows) + "x" + std::to_string(cols) +
-                             ": a size with a prime factor above 13 (VkFFT's Bluestein path) is not supported on the "
-                             "vulkan backend yet; use the cuda or cpu backend for it");
   if (rows == 0 || cols == 0 || rows > c.max_buffer_bytes() / 8 / cols)
     throw InvalidArgument("vulkan FFT: a " + std::to_string(rows) + "x" + std::to_string(cols) +
                           " complex field exceeds one storage buffer (" + std::to_string(c.max_buffer_bytes()) +

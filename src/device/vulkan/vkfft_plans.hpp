@@ -3,8 +3,9 @@
 // of device/cuda/cufft_plans.hpp: plans cached per shape (the four most recent), each over its own buffer of
 // rows x cols complex64 (interleaved re, im). VkFFT builds its kernels with glslang when a plan is made, so the first
 // request of a shape costs that compile and later ones nothing. A lease holds the cache (one FFT user at a time).
-// Without VkFFT at build time (QGPU_HAVE_VKFFT off) the lease raises BackendUnavailable saying so, as it does for a
-// size with a prime factor above 13 (VkFFT's Bluestein path gave all-zero results on lavapipe: not yet supported).
+// Every size: a prime factor above 13 goes through VkFFT's Bluestein path (its kernels are bound at the first
+// append, see vkfft_plans.cpp). Without VkFFT at build time (QGPU_HAVE_VKFFT off) the lease raises
+// BackendUnavailable saying so.
 #include <cstddef>
 #include <memory>
 
