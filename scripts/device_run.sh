@@ -121,7 +121,7 @@ for s in "$@"; do
       if ! grep -qE '^vulkan +' "$LOG/vulkan_device.log" || grep -qE '^vulkan +none:' "$LOG/vulkan_device.log"; then
         echo "== vulkan FAILED: no usable Vulkan ICD/driver (see vulkan_icd.log, vulkan_device.log)"; save_logs; continue
       fi
-      for t in $B/test_device $B/test_detector $B/test_dpc $B/test_io $B/test_display $B/test_ssb; do
+      for t in $B/test_device $B/test_detector $B/test_dpc $B/test_io $B/test_display $B/test_ssb $B/test_remote; do
         n=$(basename "$t"); timeout 300 "$t" --gtest_brief=1 --gtest_filter='*ulkan*:*Gpu*' >"$LOG/vk_$n.log" 2>&1
         echo "vulkan $n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/vk_$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure|skipped' "$LOG/vk_$n.log" | head -5
