@@ -1,8 +1,12 @@
 // The vulkan backend beside cuda (issue 34) in one run: the same file loaded dense on each backend, then load, BF,
-// ADF, CoM, centred DPC + iDPC and a BF render, host timer around the public API call with the result copied back
-// (median of 5 after 1 warm-up; the load once). Each backend's answers are checked against the first backend's:
-// BF/ADF/CoM exact, iDPC within 1e-5 relative (L2). The adapter and driver of the vulkan backend are printed first.
-// usage: bench_vulkan FILE [--backends cuda,vulkan]
+// ADF, CoM, centred DPC + iDPC, a BF render and SSB, host timer around the public API call with the result copied
+// back (median of 5 after 1 warm-up; the load and the SSB preparation once). SSB (calibration from the file's
+// metadata, disk centre at the detector centre as bench_ssb): the Reconstructor's preparation (the K set and G(K, Q)
+// of every BF pixel), a warm reconstruction at the file's aberrations, and a detector-bin-4 preview (preparation
+// included). Each backend's answers are checked against the first backend's: BF/ADF/CoM exact, iDPC within 1e-5
+// relative (L2), the SSB phase within 1e-4 relative (L2; both float32 engines against each other). The adapter and
+// driver of the vulkan backend are printed first.
+// usage: bench_vulkan FILE [--backends cuda,vulkan] [--no-ssb]
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +21,7 @@
 #include "dpc/com.hpp"
 #include "dpc/idpc.hpp"
 #include "io/hdf5/load.hpp"
+#include "ssb/ssb.hpp"
 #include "bench_guard.hpp"
 
 using namespace qgpu;
@@ -36,19 +41,22 @@ double relative_l2(const std::vector<float>& a, const std::vector<float>& b) {
 
 struct Answers {
   std::vector<std::uint64_t> bf, adf;
-  std::vector<float> com_row, com_col, phi;
+  std::vector<float> com_row, com_col, phi, ssb, preview;
 };
 
 }  // namespace
 
 static int bench_main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_vulkan FILE [--backends cuda,vulkan]\n");
+    std::fprintf(stderr, "usage: bench_vulkan FILE [--backends cuda,vulkan] [--no-ssb]\n");
     return 2;
   }
   std::string list = "cuda,vulkan";
-  for (int i = 2; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], "--backends") == 0) list = argv[i + 1];
+  bool with_ssb = true;
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--backends") == 0 && i + 1 < argc) list = argv[i + 1];
+    if (std::strcmp(argv[i], "--no-ssb") == 0) with_ssb = false;
+  }
   std::vector<std::string> backends;
   {
     std::stringstream ss(list);
@@ -100,8 +108,22 @@ static int bench_main(int argc, char** argv) {
     bf_float.provenance = bf.provenance;
     display::Rgba png;
     const double render_ms = median_ms([&] { png = display::render(bf_float, display::DisplayOptions{}); });
+    // SSB: prepare once (G of every BF pixel), then warm reconstructions; a bin-4 preview with its preparation
+    ssb::SsbResult ssb_r, preview_r;
+    double prepare_ms = 0, ssb_ms = 0, preview_ms = 0;
+    std::string engine;
+    if (with_ssb) {
+      ssb::SsbParams sp = ssb::params_from_metadata(ds);
+      sp.disk_center = std::pair<double, double>{ds.shape().det_rows / 2.0, ds.shape().det_cols / 2.0};
+      const double p0 = bench::now_s();
+      ssb::Reconstructor rec(ds, sp, 1);
+      prepare_ms = (bench::now_s() - p0) * 1e3;
+      ssb_ms = median_ms([&] { ssb_r = rec.at(sp.aberrations); });
+      engine = ssb_r.provenance.parameters.value("engine", nlohmann::json()).dump();
+      preview_ms = median_ms([&] { preview_r = ssb::preview(ds, sp, 4); });
+    }
     if (!have_first) {
-      first = {bf.data, adf.data, com.com_row.data, com.com_col.data, phi.data};
+      first = {bf.data, adf.data, com.com_row.data, com.com_col.data, phi.data, ssb_r.phase.data, preview_r.phase.data};
       have_first = true;
     }
     const std::string ref = " to " + backends.front();
@@ -110,10 +132,18 @@ static int bench_main(int argc, char** argv) {
     row("CoM (both maps)", b, com_ms,
         com.com_row.data == first.com_row && com.com_col.data == first.com_col ? "equal" + ref : "DIFFERS" + ref);
     const double rel = relative_l2(phi.data, first.phi);
-    char buf[96];
+    char buf[128];
     std::snprintf(buf, sizeof buf, "%s %.2e rel. L2%s", rel <= 1e-5 ? "within 1e-5:" : "DIFFERS:", rel, ref.c_str());
     row("iDPC (mirror padding)", b, idpc_ms, buf);
     row("render BF (viridis, 1..99 %)", b, render_ms, "");
+    if (with_ssb) {
+      row("SSB prepare (K set + G, bin 1)", b, prepare_ms, engine);
+      const double rs = relative_l2(ssb_r.phase.data, first.ssb), rp = relative_l2(preview_r.phase.data, first.preview);
+      std::snprintf(buf, sizeof buf, "%s %.2e rel. L2%s", rs <= 1e-4 ? "within 1e-4:" : "DIFFERS:", rs, ref.c_str());
+      row("SSB reconstruct (warm, bin 1)", b, ssb_ms, buf);
+      std::snprintf(buf, sizeof buf, "%s %.2e rel. L2%s", rp <= 1e-4 ? "within 1e-4:" : "DIFFERS:", rp, ref.c_str());
+      row("SSB preview (bin 4, prepared per call)", b, preview_ms, buf);
+    }
   } catch (const std::exception& e) {
     std::printf("| %s | %s | not run | %s |\n", "all", b.c_str(), e.what());
     ++failures;
@@ -127,4 +157,4 @@ static int bench_main(int argc, char** argv) {
   return failures ? 1 : 0;
 }
 
-QGPU_BENCH_MAIN("usage: bench_vulkan FILE [--backends cuda,vulkan]")
+QGPU_BENCH_MAIN("usage: bench_vulkan FILE [--backends cuda,vulkan] [--no-ssb]")

@@ -106,7 +106,7 @@ for s in "$@"; do
     queries) step bench_queries 300 $B/bench_queries /tmp/qb/s512.h5 --backend cuda ;;
     vulkan)  # the vulkan backend on NVIDIA's driver (carry .gl: the Vulkan loader, see the device README): which
              # ICD/driver it found (the step stops here, saying so, when none is usable), its tests against the CPU
-             # reference and CUDA, then bench_vulkan: load, BF, ADF, CoM, iDPC, render beside CUDA's in one run
+             # reference and CUDA, then bench_vulkan: load, BF, ADF, CoM, iDPC, render, SSB beside CUDA's in one run
              # (needs s512 first). VkFFT's glslang is linked statically: .gl needs nothing more for iDPC.
       for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
       # NVIDIA's ICD (libGLX_nvidia) needs glvnd: .gl holds libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0
@@ -121,13 +121,13 @@ for s in "$@"; do
       if ! grep -qE '^vulkan +' "$LOG/vulkan_device.log" || grep -qE '^vulkan +none:' "$LOG/vulkan_device.log"; then
         echo "== vulkan FAILED: no usable Vulkan ICD/driver (see vulkan_icd.log, vulkan_device.log)"; save_logs; continue
       fi
-      for t in $B/test_device $B/test_detector $B/test_dpc $B/test_io $B/test_display; do
+      for t in $B/test_device $B/test_detector $B/test_dpc $B/test_io $B/test_display $B/test_ssb $B/test_remote; do
         n=$(basename "$t"); timeout 300 "$t" --gtest_brief=1 --gtest_filter='*ulkan*:*Gpu*' >"$LOG/vk_$n.log" 2>&1
         echo "vulkan $n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/vk_$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure|skipped' "$LOG/vk_$n.log" | head -5
       done
       step vk_segments 120 env QGPU_VULKAN_MAX_BUFFER_BYTES=4096 $B/test_vulkan_segments --gtest_brief=1
-      step bench_vulkan 300 $B/bench_vulkan /tmp/qb/s512.h5 --backends cuda,vulkan
+      step bench_vulkan 420 $B/bench_vulkan /tmp/qb/s512.h5 --backends cuda,vulkan
       step bench_queries_vulkan 200 $B/bench_queries /tmp/qb/s512.h5 --backend vulkan ;;
     webgpu)  # issue 34 item 4: the WebGPU kernels (src/*/webgpu) on NVIDIA's Vulkan driver through Dawn's Node binding,
              # parity with the CPU references + the adapter + median times (carry .devpack-webgpu, .devpack and .gl)

@@ -61,7 +61,7 @@ Catalog load_catalog(const std::vector<std::string>& files, const CatalogOptions
   bool raw = false;  // product caches need no backend
   for (const std::string& f : files) raw = raw || !cache::is_cache_file(f);
   const Backend backend = raw ? resolve(o.backend) : Backend::cpu;  // auto without a GPU: BackendUnavailable
-  if (backend == Backend::vulkan) not_implemented_on(backend, "the service (its display and SSB)");
+  // vulkan: every operation runs there or answers 503 naming what is not on vulkan (parallax, ...), never elsewhere
   if (backend == Backend::cuda)
     for (int d : o.devices)
       if (d < 0 || d >= detect().device_count)
@@ -135,7 +135,7 @@ nlohmann::json describe_served(const ServedDataset& s) {
   j["file"] = s.path;
   j["device"] = s.device;
   nlohmann::json placement = {{"backend", j.value("backend", "")}, {"device", s.device},
-                              {"memory", s.cache ? "host" : (s.dataset().backend() == Backend::cuda ? "gpu" : "host")}};
+                              {"memory", s.cache || s.dataset().backend() == Backend::cpu ? "host" : "gpu"}};
   for (const char* k : {"representation", "resident_bytes", "dense_bytes"})
     if (j.contains(k)) placement[k] = j[k];
   if (!s.cache) {  // the admission decision of the load, on that device

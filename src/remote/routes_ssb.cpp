@@ -59,7 +59,7 @@ void ssb_image(Context& ctx, const httplib::Request& req, httplib::Response& res
         o.C1 = p.number("defocus");
         const ssb::SsbParams sp = ssb::resolve_params(d.ds.metadata(), o, parameter_of);
         ssb::SsbResult r;
-        if (bin == 1 && d.ds.backend() != Backend::cuda) {
+        if (bin == 1 && d.ds.backend() == Backend::cpu) {
           r = ssb::reconstruct(d.ds, sp);  // G(K, Q) of every BF pixel in host memory: too large to keep
         } else {
           ssb::Reconstructor* kept = d.ssb_cache.get();

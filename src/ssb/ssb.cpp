@@ -124,7 +124,7 @@ Plan make_plan(const Dataset& ds, const SsbParams& p, std::size_t bin, nlohmann:
 }
 
 std::unique_ptr<Engine> make_engine(const Dataset& ds, const Plan& plan) {
-  if (ds.backend() == Backend::vulkan) not_implemented_on(Backend::vulkan, "SSB reconstruction");
+  if (ds.backend() == Backend::vulkan) return make_vulkan_engine(ds, plan);
   return ds.backend() == Backend::cuda ? make_cuda_engine(ds, plan) : make_cpu_engine(ds, plan);
 }
 

@@ -39,7 +39,8 @@
 //   kAutoWienerBelowCounts counts per frame in the BF disk, amplitude above (provenance: weighting, its reason).
 // - The dataset's backend decides: cpu = reference (FFTW complex128 full spectrum, double arithmetic);
 //   cuda = gather kernel + batched cuFFT R2C (complex64 half spectrum) on the resident data + a Q-parallel
-//   sum kernel + one C2R.
+//   sum kernel + one C2R; vulkan = the same in compute shaders with VkFFT (batched C2C over the scan, sums over the
+//   half spectrum, float32 as cuda; Psi and the loss formed on the host in float64; ssb/vulkan/ssb_vulkan.cpp).
 #include <cstddef>
 #include <cstdint>
 #include <functional>

@@ -52,6 +52,7 @@ class Engine {
 
 std::unique_ptr<Engine> make_cpu_engine(const Dataset& ds, const Plan& plan);
 std::unique_ptr<Engine> make_cuda_engine(const Dataset& ds, const Plan& plan);
+std::unique_ptr<Engine> make_vulkan_engine(const Dataset& ds, const Plan& plan);  // ssb/vulkan/ssb_vulkan.cpp
 
 // Reconstruction denominator floor: kWeightFloor * total BF weight.
 double weight_floor(const Plan& plan);

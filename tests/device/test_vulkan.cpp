@@ -13,7 +13,7 @@
 #include "dpc/com.hpp"
 #include "dpc/idpc.hpp"
 #include "display/display.hpp"
-#include "ssb/ssb.hpp"
+#include "parallax/parallax.hpp"
 #include "support/gpu_backends.hpp"
 
 using namespace qgpu;
@@ -103,10 +103,10 @@ TEST(Vulkan, OperationsNotImplementedThereAreRefusedNotRunElsewhere) {
   // iDPC and display run there now (their parity: tests/dpc, tests/display), and say so
   EXPECT_EQ(dpc::idpc(com.com_row, com.com_col).provenance.backend, "vulkan");
   EXPECT_EQ(display::render(com.com_row, display::DisplayOptions{}).provenance.backend, "vulkan");
-  // SSB and parallax do not: refused, naming the operation
+  // so does SSB (its parity: tests/ssb SsbGpu); parallax does not: refused, naming the operation
   try {
-    ssb::reconstruct(vk, ssb::SsbParams{});
-    ADD_FAILURE() << "SSB ran on a vulkan dataset";
+    parallax::run(vk, parallax::ParallaxParams{});
+    ADD_FAILURE() << "parallax ran on a vulkan dataset";
   } catch (const BackendUnavailable& e) {
     EXPECT_NE(std::string(e.what()).find("vulkan"), std::string::npos) << e.what();
   } catch (const InvalidArgument&) {

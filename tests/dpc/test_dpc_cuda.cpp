@@ -153,16 +153,20 @@ TEST_P(IdpcGpu, MatchesCpuWithinOneInHundredThousand) {
   expect_idpc_parity(GetParam(), testing::gaussian_field(81, 26, 210), zeros5);  // 91 x 36: factors 7, 13, 3
 }
 
-// Padded sizes with a prime factor above 13 (33 x 47 mirror: 66 x 94; 97 x 20: 194 x 40): cuFFT takes them; VkFFT's
-// Bluestein path gave all-zero results on lavapipe, so vulkan refuses them with the reason (never a wrong answer).
-TEST_P(IdpcGpu, LargePrimeSizesMatchOnCudaAndAreRefusedOnVulkan) {
+// Padded sizes with a prime factor above 13 (33 x 47 mirror: 66 x 94; 97 x 20: 194 x 40; 37 x 41: 74 x 82; 97 x 101
+// zeros: 194 x 202): cuFFT takes them, VkFFT through its Bluestein path (device/vulkan/vkfft_plans.cpp).
+TEST_P(IdpcGpu, LargePrimeSizesMatchTheCpu) {
   QGPU_REQUIRE_BACKEND(GetParam());
-  for (const auto& f : {testing::gaussian_field(33, 47, 202, 0.05, -0.02), testing::gaussian_field(97, 20, 209)}) {
-    if (GetParam() == Backend::vulkan)
-      EXPECT_THROW(idpc(on_backend(f.grad_row, GetParam()), on_backend(f.grad_col, GetParam())), BackendUnavailable);
-    else
-      expect_idpc_parity(GetParam(), f, {});
-  }
+  for (const auto& f : {testing::gaussian_field(33, 47, 202, 0.05, -0.02), testing::gaussian_field(97, 20, 209),
+                        testing::gaussian_field(37, 41, 211)})
+    expect_idpc_parity(GetParam(), f, {});
+  IdpcOptions zeros;
+  zeros.padding = IdpcPadding::zeros;
+  zeros.pad = 0;
+  expect_idpc_parity(GetParam(), testing::gaussian_field(97, 101, 212), zeros);  // 97 x 101: both axes prime
+  IdpcOptions periodic;
+  periodic.padding = IdpcPadding::periodic;
+  expect_idpc_parity(GetParam(), testing::gaussian_field(37, 41, 213), periodic);
 }
 
 TEST_P(IdpcGpu, RecoversPotential) {

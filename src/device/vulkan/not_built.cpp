@@ -6,6 +6,7 @@
 #include "display/vulkan/display_vulkan.hpp"
 #include "dpc/idpc_backend.hpp"
 #include "io/hdf5/vulkan/load_vulkan.hpp"
+#include "ssb/ssb_backend.hpp"
 #include "device/vulkan/vk_probe.hpp"
 #include "device/vulkan/vk_resident.hpp"
 
@@ -71,3 +72,9 @@ namespace qgpu::dpc::detail {
 std::vector<float> integrate_vkfft(const PaddedField&) { qgpu::vulkan::unavailable(); }
 
 }  // namespace qgpu::dpc::detail
+
+namespace qgpu::ssb::detail {
+
+std::unique_ptr<Engine> make_vulkan_engine(const Dataset&, const Plan&) { qgpu::vulkan::unavailable(); }
+
+}  // namespace qgpu::ssb::detail

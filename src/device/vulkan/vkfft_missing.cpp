@@ -7,7 +7,7 @@ namespace qgpu::vulkan {
 struct FftPlan {};
 struct FftLease::Lock {};
 
-FftLease::FftLease(std::size_t, std::size_t) {
+FftLease::FftLease(std::size_t, std::size_t, std::size_t) {
   throw BackendUnavailable(
       "FFTs on vulkan: this build has no VkFFT (configured without libvkfft-dev + glslang-dev); install them and "
       "rebuild");

@@ -61,7 +61,7 @@ constexpr std::size_t kCachedPlans = 4;
 
 // One VkFFT 2D C2C plan over its own complex buffer; VkFFT keeps pointers to the handles below, so a plan never moves.
 struct FftPlan {
-  std::size_t nr = 0, nc = 0;
+  std::size_t nr = 0, nc = 0, nb = 1;
   std::unique_ptr<Buffer> buffer;
   VkBuffer handle = VK_NULL_HANDLE;
   std::uint64_t bytes = 0;
@@ -74,10 +74,10 @@ struct FftPlan {
   bool initialised = false;
   bool identity = false;  // 1 x 1: the transform is the identity (no plan)
 
-  FftPlan(std::size_t rows, std::size_t cols) : nr(rows), nc(cols) {
+  FftPlan(std::size_t rows, std::size_t cols, std::size_t batch) : nr(rows), nc(cols), nb(batch) {
     Context& c = Context::get();
     const Functions& f = c.fn();
-    bytes = std::uint64_t(nr) * nc * 8;
+    bytes = std::uint64_t(nr) * nc * nb * 8;
     buffer = std::make_unique<Buffer>(bytes);
     handle = buffer->handle();
     physical = c.physical();
@@ -100,12 +100,16 @@ struct FftPlan {
     cfg.FFTdim = (nr == 1 || nc == 1) ? 1 : 2;
     cfg.size[0] = cfg.FFTdim == 1 ? nr * nc : nc;
     cfg.size[1] = cfg.FFTdim == 1 ? 1 : nr;
+    cfg.numberBatches = nb;
     cfg.physicalDevice = &physical;
     cfg.device = &device;
     cfg.queue = &queue;
     cfg.commandPool = &pool;
     cfg.fence = &fence;
-    cfg.buffer = &handle;
+    // No cfg.buffer: VkFFT 1.2.26 writes the plan's descriptor sets at initializeVkFFT when it has the buffer, and
+    // that is before it allocates and fills the Bluestein kernels (VkFFTGeneratePhaseVectors runs last), so a
+    // Bluestein axis (a prime factor above 13) bound null kernel buffers and read zeros. Given at the first append
+    // instead (launchParams.buffer), the descriptors are written then, with the kernels in place.
     cfg.bufferSize = &bytes;
     VkFFTResult r;
     {
@@ -141,6 +145,7 @@ struct FftPlan {
     cmd.record([&](VkCommandBuffer cb) {
       VkFFTLaunchParams lp{};
       lp.commandBuffer = &cb;
+      lp.buffer = &handle;
       r = VkFFTAppend(&app, direction, &lp);
     });
     if (r != VKFFT_SUCCESS)
@@ -163,36 +168,22 @@ std::list<std::unique_ptr<FftPlan>>& plans() {  // most recently used first
 }
 }  // namespace
 
-namespace {
-std::size_t largest_prime_factor(std::size_t n) {
-  std::size_t largest = 1;
-  for (std::size_t p = 2; p * p <= n; ++p)
-    while (n % p == 0) largest = p, n /= p;
-  return n > 1 ? std::max(largest, n) : largest;
-}
-}  // namespace
-
-FftLease::FftLease(std::size_t rows, std::size_t cols) {
+FftLease::FftLease(std::size_t rows, std::size_t cols, std::size_t batch) {
   Context& c = Context::get();
-  // VkFFT 1.2.26 takes sizes with a prime factor above 13 through Bluestein's algorithm, whose results came out all
-  // zero on lavapipe (tests/dpc IdpcGpu, tests/display DisplayGpu): refused rather than wrong, until understood.
-  if (largest_prime_factor(rows) > 13 || largest_prime_factor(cols) > 13)
-    throw BackendUnavailable("vulkan FFT of " + std::to_string(rows) + "x" + std::to_string(cols) +
-                             ": a size with a prime factor above 13 (VkFFT's Bluestein path) is not supported on the "
-                             "vulkan backend yet; use the cuda or cpu backend for it");
-  if (rows == 0 || cols == 0 || rows > c.max_buffer_bytes() / 8 / cols)
-    throw InvalidArgument("vulkan FFT: a " + std::to_string(rows) + "x" + std::to_string(cols) +
-                          " complex field exceeds one storage buffer (" + std::to_string(c.max_buffer_bytes()) +
-                          " bytes)");
+  if (rows == 0 || cols == 0 || batch == 0 || rows > c.max_buffer_bytes() / 8 / cols ||
+      batch > c.max_buffer_bytes() / 8 / cols / rows)
+    throw InvalidArgument("vulkan FFT: " + std::to_string(batch) + " complex field(s) of " + std::to_string(rows) +
+                          "x" + std::to_string(cols) + " exceed one storage buffer (" +
+                          std::to_string(c.max_buffer_bytes()) + " bytes)");
   lock_ = std::make_unique<Lock>(Lock{std::unique_lock<std::mutex>(plans_mutex())});
   auto& ps = plans();
   for (auto it = ps.begin(); it != ps.end(); ++it)
-    if ((*it)->nr == rows && (*it)->nc == cols) {
+    if ((*it)->nr == rows && (*it)->nc == cols && (*it)->nb == batch) {
       ps.splice(ps.begin(), ps, it);
       plan_ = ps.front().get();
       return;
     }
-  ps.push_front(std::make_unique<FftPlan>(rows, cols));
+  ps.push_front(std::make_unique<FftPlan>(rows, cols, batch));
   while (ps.size() > kCachedPlans) ps.pop_back();
   plan_ = ps.front().get();
 }

@@ -1,10 +1,11 @@
 #pragma once
 // 2D C2C complex64 transforms on the vulkan backend with VkFFT (Debian libvkfft-dev, header-only), the counterpart
-// of device/cuda/cufft_plans.hpp: plans cached per shape (the four most recent), each over its own buffer of
-// rows x cols complex64 (interleaved re, im). VkFFT builds its kernels with glslang when a plan is made, so the first
+// of device/cuda/cufft_plans.hpp: plans cached per shape and batch (the four most recent), each over its own buffer of
+// batch x rows x cols complex64 (interleaved re, im). VkFFT builds its kernels with glslang when a plan is made, so the first
 // request of a shape costs that compile and later ones nothing. A lease holds the cache (one FFT user at a time).
-// Without VkFFT at build time (QGPU_HAVE_VKFFT off) the lease raises BackendUnavailable saying so, as it does for a
-// size with a prime factor above 13 (VkFFT's Bluestein path gave all-zero results on lavapipe: not yet supported).
+// Every size: a prime factor above 13 goes through VkFFT's Bluestein path (its kernels are bound at the first
+// append, see vkfft_plans.cpp). Without VkFFT at build time (QGPU_HAVE_VKFFT off) the lease raises
+// BackendUnavailable saying so.
 #include <cstddef>
 #include <memory>
 
@@ -16,12 +17,14 @@ struct FftPlan;
 
 class FftLease {
  public:
-  FftLease(std::size_t rows, std::size_t cols);  // InvalidArgument past one storage buffer; DeviceError from VkFFT
+  // `batch` transforms of rows x cols, one after the other in the buffer (SSB: one per K group). InvalidArgument past
+  // one storage buffer; DeviceError from VkFFT.
+  FftLease(std::size_t rows, std::size_t cols, std::size_t batch = 1);
   ~FftLease();
   FftLease(const FftLease&) = delete;
   FftLease& operator=(const FftLease&) = delete;
 
-  // The plan's complex buffer (rows * cols * 8 bytes): the transforms run in place on it.
+  // The plan's complex buffer (batch * rows * cols * 8 bytes): the transforms run in place on it.
   Buffer& buffer();
   // Records the transform into `cmd` (then the compute barrier): forward exp(-2 pi i ...), as FFTW's; inverse
   // unnormalised.
