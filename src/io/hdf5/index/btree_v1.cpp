@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <string>
@@ -264,23 +265,25 @@ struct BtreeV1 {
   void walk() {
     node_limit = 2 * ctx.grid.count() + 1024;
     std::vector<Node> nodes{{ctx.layout.index_addr, ctx.abs(ctx.layout.index_addr), nullptr, nullptr}};
-    Inner parent, cur;
+    // Every inner level stays until the leaves are read: the last child of a node is bounded by the node's own
+    // upper bound, a key of a level further up.
+    std::deque<Inner> inner;
     int expect = -1;
     for (;;) {
+      Inner& cur = inner.emplace_back();
       const int lvl = level(nodes, expect, cur);
       if (lvl == 0) return;
       // The next level: child k of node i holds the chunks from key k up to (not including) key k + 1; the last
       // child up to the node's own bound (HDF5 sets the right-most key of a node loosely, so it bounds nothing).
       for (const Node& n : nodes) visited.push_back(n.addr);
       std::sort(visited.begin(), visited.end());
-      std::swap(parent, cur);
       std::vector<Node> next;
-      next.reserve(parent.child.size());
-      for (std::size_t i = 0; i + 1 < parent.begin.size(); ++i)
-        for (std::size_t k = parent.begin[i]; k < parent.begin[i + 1]; ++k) {
-          const std::uint64_t* key = parent.keys.data() + k * rank;
-          next.push_back({parent.child[k], ctx.abs(parent.child[k]), key,
-                          k + 1 < parent.begin[i + 1] ? key + rank : nodes[i].hi});
+      next.reserve(cur.child.size());
+      for (std::size_t i = 0; i + 1 < cur.begin.size(); ++i)
+        for (std::size_t k = cur.begin[i]; k < cur.begin[i + 1]; ++k) {
+          const std::uint64_t* key = cur.keys.data() + k * rank;
+          next.push_back({cur.child[k], ctx.abs(cur.child[k]), key,
+                          k + 1 < cur.begin[i + 1] ? key + rank : nodes[i].hi});
         }
       nodes = std::move(next);
       expect = lvl - 1;
