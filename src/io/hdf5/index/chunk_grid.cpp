@@ -1,5 +1,6 @@
 #include "io/hdf5/index/chunk_grid.hpp"
 
+#include <array>
 #include <string>
 
 namespace qgpu::io::h5index {
@@ -29,6 +30,7 @@ ChunkGrid::ChunkGrid(const std::vector<std::uint64_t>& dims, const std::vector<s
                      const FileSizes& sizes)
     : file_size_(file_size), sizes_(sizes), undefined_(sizes.undefined()) {
   check_chunk_dims(dims, max_dims, chunk_dims);
+  if (dims.size() > kMaxRank) corrupt("dataspace has rank " + std::to_string(dims.size()));
   std::uint64_t total = 1;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (max_dims[i] != kUnlimited && max_dims[i] < dims[i]) corrupt("dataset dims exceed its maximum dims");
@@ -41,7 +43,6 @@ ChunkGrid::ChunkGrid(const std::vector<std::uint64_t>& dims, const std::vector<s
             " a chunk table holds");
   table_.resize(static_cast<std::size_t>(total));
   same_grids_ = max_grid_ == grid_;
-  scratch_.resize(dims.size());
 }
 
 std::uint64_t ChunkGrid::max_count() const {
@@ -75,13 +76,14 @@ void ChunkGrid::bad_chunk(std::uint64_t idx, std::uint64_t addr, std::uint64_t s
 void ChunkGrid::put_linear(std::uint64_t idx, std::uint64_t addr, std::uint64_t size, std::uint32_t mask) {
   if (addr == sizes_.undefined()) return;
   if (same_grids_) return put_index(idx, addr, size, mask);
+  std::array<std::uint64_t, kMaxRank> scaled;  // (on the stack: several threads may put at once)
   for (std::size_t i = grid_.size(); i-- > 0;) {
     if (max_grid_[i] == 0) corrupt("linear chunk index on a dataset with an unlimited dimension");
-    scratch_[i] = idx % max_grid_[i];
+    scaled[i] = idx % max_grid_[i];
     idx /= max_grid_[i];
   }
   if (idx != 0) corrupt("chunk index entry beyond the maximum extent");
-  put(scratch_.data(), addr, size, mask);
+  put(scaled.data(), addr, size, mask);
 }
 
 }  // namespace qgpu::io::h5index

@@ -21,6 +21,7 @@ std::uint64_t raw_chunk_bytes(const std::vector<std::uint64_t>& chunk_dims, std:
 
 class ChunkGrid {
  public:
+  static constexpr std::size_t kMaxRank = 32;  // H5S_MAX_RANK
   // dims/max_dims: dataset extent (max ~0 = unlimited); chunk_dims: per dimension. FormatError when the grid has
   // more than max_chunks chunks.
   ChunkGrid(const std::vector<std::uint64_t>& dims, const std::vector<std::uint64_t>& max_dims,
@@ -68,7 +69,7 @@ class ChunkGrid {
   }
   // True when the linear order over the grid with dim 0 unbounded equals the table order (all other dims equal).
   bool rows_match_max_grid() const;
-  // The same by linear index over max_grid (fixed array, implicit index).
+  // The same by linear index over max_grid (fixed array, implicit index). Thread-safe as put.
   void put_linear(std::uint64_t idx, std::uint64_t addr, std::uint64_t size, std::uint32_t mask);
 
   std::vector<ChunkLocation> take() { return std::move(table_); }
@@ -77,7 +78,6 @@ class ChunkGrid {
   [[noreturn]] void bad_chunk(std::uint64_t idx, std::uint64_t addr, std::uint64_t size) const;  // names the fault
 
   std::vector<std::uint64_t> grid_, max_grid_;
-  std::vector<std::uint64_t> scratch_;
   std::vector<ChunkLocation> table_;
   bool same_grids_ = false;  // max_grid == grid: linear index = table index
   std::uint64_t file_size_;

@@ -3,12 +3,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <exception>
 #include <map>
 #include <memory>
-#include <thread>
 
 #include "core/checked.hpp"
+#include "core/parallel_for.hpp"
 #include "core/error.hpp"
 #include "io/hdf5/index/chunk_table.hpp"
 
@@ -25,7 +24,7 @@ std::vector<std::uint64_t> load_order(const LoadPlan& p) {
 
 namespace {
 
-constexpr std::size_t kLocateBlock = 32768;  // frames per thread at least
+constexpr std::size_t kLocateBlock = 16384;  // frames per block (blocks are shared out to the threads in order)
 constexpr std::size_t kLocateThreads = 16;
 
 std::uint64_t file_size(const std::string& path) {
@@ -158,28 +157,9 @@ ChunkSources locate_chunks(const LoadPlan& p) {
       src.chunks[i] = {file_of[k], loc.offset, loc.size};
     }
   };
-  const std::size_t n = src.frames.size();
-  const std::size_t threads = std::clamp<std::size_t>(
-      std::min<std::size_t>(std::thread::hardware_concurrency(), n / kLocateBlock), 1, kLocateThreads);
-  if (threads <= 1) {
-    locate(0, n);
-    return src;
-  }
-  const std::size_t per = (n + threads - 1) / threads;
-  std::vector<std::exception_ptr> errors(threads);
-  std::vector<std::thread> pool;
-  auto block = [&](std::size_t t) {
-    try {
-      locate(t * per, std::min(n, (t + 1) * per));
-    } catch (...) {
-      errors[t] = std::current_exception();
-    }
-  };
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(block, t);
-  block(0);
-  for (auto& th : pool) th.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  const std::size_t n = src.frames.size(), blocks = (n + kLocateBlock - 1) / kLocateBlock;
+  parallel_for_first_error(
+      blocks, [&](std::size_t b) { locate(b * kLocateBlock, std::min(n, (b + 1) * kLocateBlock)); }, kLocateThreads);
   return src;
 }
 
