@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <exception>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -51,7 +52,13 @@ void parallel_for_first_error(std::size_t n, F&& f, std::size_t max_threads, std
     }
   };
   std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(block, t);
+  for (std::size_t t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(block, t);
+    } catch (const std::system_error&) {  // no thread to be had: this block here
+      block(t);
+    }
+  }
   block(0);
   for (auto& t : pool) t.join();
   for (const auto& e : errors)

@@ -15,6 +15,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -241,7 +242,13 @@ struct BtreeV1 {
     };
     if (threads > 1) {
       std::vector<std::thread> pool;
-      for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(loop);
+      for (std::size_t t = 1; t < threads; ++t) {
+        try {
+          pool.emplace_back(loop);
+        } catch (const std::system_error&) {  // no more threads to be had: the others share the runs
+          break;
+        }
+      }
       loop();
       for (auto& t : pool) t.join();
     } else {
