@@ -12,7 +12,8 @@
 #        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve), ncu_src
 #        (per-instruction stalls of the masked-sum kernel), sass (its SASS), sass_enc (the encoder's SASS), timeline512 (the
 #        load's timeline, QGPU_LOAD_TIMELINE=1), replay_short (a short mutant replay), dose (issue 33 item 4: bench_encoded_dose, encoded vs dense per dose
-#        and encoder policy), dose_small (the same at 32x32 x 64x64). Logs go to $OUT; a short table is printed last.
+#        and encoder policy), dose_small (the same at 32x32 x 64x64), index (issue 33 item 5: bench_chunk_index, the
+#        chunk index parse of the sample alone, after s512). Logs go to $OUT; a short table is printed last.
 # A check of the steps' commands on a machine without a GPU (the steps formats-like: merlin, dm4, empad), at a small
 # size on the cpu backend with the build's binaries linked into one folder:
 #   QGPU_BENCH_SMALL=1 QGPU_BENCH_BACKEND=cpu QGPU_DEVICE_BIN=DIR QGPU_DEVICE_TMP=/tmp/mine bash scripts/device_run.sh dm4
@@ -91,6 +92,7 @@ for s in "$@"; do
     python) QGPU_PY_LOGS=$LOG/python step python_tests 300 bash scripts/device_python.sh ;;  # the module built there for its python3
     replay) step replay_cuda_decoder 200 $B/replay_cuda_decoder --mutate 300000 --seed 2 ;;
     replay_short) step replay_cuda_decoder 90 $B/replay_cuda_decoder --mutate 30000 --seed 3 ;;
+    index) step bench_chunk_index 60 $B/bench_chunk_index /tmp/qb/s512.h5 --reps 21 ;;  # needs s512 first
     s512) step write_s512 300 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --write-only ;;
     timeline512) step bench_load_timeline 200 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --skip-cpu ;;  # GPU loads + timelines
     load512) step bench_load 300 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --reference-rows 32 --direct ;;

@@ -41,7 +41,11 @@ template <class Args> void print_timing(const Args& a, const io::FileInfo& fi) {
     return;
   }
   const nlohmann::json& t = p.at("timing");
-  std::printf("index       %.1f ms (%s; %zu parts)\n", t.value("index_s", 0.0) * 1e3,
+  const double parse_s = t.value("index_parse_s", 0.0), locate_s = t.value("index_locate_s", 0.0);
+  char split[96] = "";
+  if (parse_s + locate_s > 0)
+    std::snprintf(split, sizeof split, " = parse %.1f ms (inspect) + locate %.1f ms", parse_s * 1e3, locate_s * 1e3);
+  std::printf("index       %.1f ms%s (%s; %zu parts)\n", t.value("index_s", 0.0) * 1e3, split,
               p.value("chunk_index", std::string("")).c_str(), fi.parts.size());
   std::printf("setup       %.1f ms allocating the output and read buffers\n", t.value("setup_s", 0.0) * 1e3);
   std::printf("read        %.1f ms, %.3f GB in %d batches, %d threads%s\n", t.value("read_s", 0.0) * 1e3,

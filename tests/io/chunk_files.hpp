@@ -7,6 +7,7 @@
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -163,6 +164,57 @@ inline void expect_matches_hdf5(const std::string& path, const std::string& dset
   H5Eset_auto2(H5E_DEFAULT, func, data);
   H5Dclose(ds);
   H5Fclose(f);
+}
+
+// Every chunk HDF5 lists (H5Dget_chunk_info by index: offset, filter mask, address, size) at the same place of the
+// table (address + the file's base address), and no other chunk in the table. Quadratic in HDF5 1.10: a few
+// thousand chunks at most.
+inline void expect_matches_chunk_info(const std::string& path, const std::string& dset, const io::ChunkTable& t,
+                                      hsize_t base = 0) {
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t ds = H5Dopen2(f, dset.c_str(), H5P_DEFAULT);
+  ASSERT_GE(ds, 0);
+  hid_t space = H5Dget_space(ds);
+  hsize_t num = 0;
+  ASSERT_GE(H5Dget_num_chunks(ds, space, &num), 0);
+  const std::size_t rank = t.dims.size();
+  std::uint64_t in_table = 0;
+  for (const io::ChunkLocation& c : t.chunks) in_table += c.size > 0;
+  EXPECT_EQ(in_table, num);
+  for (hsize_t k = 0; k < num; ++k) {
+    std::vector<hsize_t> off(rank);
+    unsigned mask = 0;
+    haddr_t addr = 0;
+    hsize_t size = 0;
+    ASSERT_GE(H5Dget_chunk_info(ds, space, k, off.data(), &mask, &addr, &size), 0) << "chunk " << k;
+    std::uint64_t idx = 0;
+    for (std::size_t d = 0; d < rank; ++d) {
+      const std::uint64_t g = (t.dims[d] + t.chunk_dims[d] - 1) / t.chunk_dims[d];
+      ASSERT_EQ(off[d] % t.chunk_dims[d], 0u);
+      idx = idx * g + off[d] / t.chunk_dims[d];
+    }
+    ASSERT_LT(idx, t.chunks.size());
+    const io::ChunkLocation& c = t.chunks[idx];
+    ASSERT_EQ(c.offset, addr + base) << "chunk " << k << " (table entry " << idx << ")";
+    ASSERT_EQ(c.size, size) << "chunk " << k;
+    ASSERT_EQ(c.filter_mask, mask) << "chunk " << k;
+  }
+  H5Sclose(space);
+  H5Dclose(ds);
+  H5Fclose(f);
+}
+
+// The highest level of the version 1 chunk B-tree nodes ("TREE", type 1) found in a file; -1 when none.
+inline int btree_v1_height(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return -1;
+  std::vector<std::uint8_t> b(static_cast<std::size_t>(::lseek(fd, 0, SEEK_END)));
+  const ssize_t got = ::pread(fd, b.data(), b.size(), 0);
+  ::close(fd);
+  int top = -1;
+  for (std::size_t i = 0; got > 0 && i + 8 <= b.size(); ++i)
+    if (std::memcmp(&b[i], "TREE", 4) == 0 && b[i + 4] == 1) top = std::max<int>(top, b[i + 5]);
+  return top;
 }
 
 }  // namespace qgpu::test

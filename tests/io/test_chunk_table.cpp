@@ -2,7 +2,9 @@
 // HDF5 library; links followed; non-chunked datasets and corrupt indexes give FormatError.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 
 #include "chunk_files.hpp"
@@ -65,6 +67,64 @@ TEST(ChunkTable, BtreeV1V18FourDimPartialEdges) {
   ASSERT_EQ(t.chunks.size(), 12u * 10 * 2 * 2);
   EXPECT_EQ(t.chunks[7].size, 8u * 8 * 2);
   test::expect_matches_hdf5(path, s.name, t, false);
+}
+
+// The version 1 B-tree is read level by level, nearby nodes in one read and the nodes of a level decoded on
+// several threads (issue 33). Small chunk B-tree nodes (K = 2, 3, 5) make trees of several levels with hundreds of
+// leaves; frames of 4.5 KB between the leaves of the raw cases put them in reads of their own (shared by the
+// threads), the small filtered chunks put many nodes in one read. Written in order, scrambled, with chunks
+// missing: the table must equal the HDF5 library's H5Dget_chunk_info, chunk by chunk.
+TEST(ChunkTable, BtreeV1DeepTreesMatchChunkInfo) {
+  struct Case {
+    const char* name;
+    unsigned k;
+    bool scrambled, deflate;
+    std::function<bool(std::uint64_t)> written;
+    int min_height;
+  };
+  const auto all = [](std::uint64_t) { return true; };
+  const std::vector<Case> cases = {
+      {"bt1_k2.h5", 2, false, false, all, 4},
+      {"bt1_k3_scrambled.h5", 3, true, false, all, 3},
+      {"bt1_k5_missing.h5", 5, false, false, [](std::uint64_t i) { return i % 3 != 1; }, 3},
+      {"bt1_k2_filtered.h5", 2, false, true, [](std::uint64_t i) { return i % 13 != 4; }, 4},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ChunkedSpec s;
+    s.dims = {1500, 48, 48};
+    s.max_dims = {U, 48, 48};
+    s.chunk = {1, 48, 48};
+    s.istore_k = c.k;
+    s.deflate = c.deflate;
+    s.written = c.written;
+    const std::string path = test::temp_path(c.name);
+    if (!c.scrambled) {
+      test::write_chunked(path, s);
+    } else {
+      hid_t f = test::create_file(path, s);
+      hid_t ds = test::create_dataset(f, s);
+      const std::vector<std::uint8_t> raw(48 * 48 * 2, 7);
+      for (std::uint64_t n = 0; n < 1500; ++n) {
+        const std::uint64_t i = (n * 601) % 1500;  // 601 is prime to 1500: every chunk once, scrambled
+        const auto off = test::chunk_offset(i, s.dims, s.chunk);
+        ASSERT_GE(H5Dwrite_chunk(ds, H5P_DEFAULT, 0, off.data(), raw.size(), raw.data()), 0);
+      }
+      H5Dclose(ds);
+      H5Fclose(f);
+    }
+    EXPECT_GE(test::btree_v1_height(path), c.min_height - 1) << "a tree of at least " << c.min_height << " levels";
+    const io::ChunkTable t = io::read_chunk_table(path, s.name);
+    expect_method(t, "version 1 B-tree");
+    ASSERT_EQ(t.chunks.size(), 1500u);
+    std::uint64_t written = 0;
+    for (std::uint64_t i = 0; i < 1500; ++i) written += c.written(i);
+    std::uint64_t found = 0;
+    for (const auto& ch : t.chunks) found += ch.size > 0;
+    EXPECT_EQ(found, written);
+    test::expect_matches_chunk_info(path, s.name, t);
+    std::filesystem::remove(path);
+  }
 }
 
 TEST(ChunkTable, FixedArrayUnpaged) {

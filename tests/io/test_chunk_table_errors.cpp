@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <mutex>
 
 #include "support/expect_error.hpp"
 #include "chunk_files.hpp"
@@ -48,11 +49,15 @@ class RecordingSource final : public ByteSource {
 
  private:
   void read_into(std::uint64_t offset, void* dst, std::size_t n) const override {
-    ranges.emplace_back(offset, n);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);  // the parser may read from several threads
+      ranges.emplace_back(offset, n);
+    }
     const auto b = mem_.read(offset, n, "test");
     std::memcpy(dst, b.data(), n);
   }
   MemoryByteSource mem_;
+  mutable std::mutex mutex_;
 };
 
 // 0 = parsed, 1 = FormatError, 2 = Unsupported.
@@ -344,4 +349,168 @@ TEST(ChunkTableErrors, ChunkDimsBeyondAFixedExtent) {
   EXPECT_NO_THROW(check_chunk_dims({64, 32, 32}, {kUnlimited, 32, kUnlimited}, {128, 32, 64}));  // extendible
   EXPECT_NO_THROW(check_chunk_dims({0, 32, 32}, {0, 32, 32}, {4, 32, 32}));                     // empty: no rule
   EXPECT_NO_THROW(check_chunk_dims({64, 32, 32}, {64, 32, 32}, {64, 32, 32}));
+}
+
+// ---- issue 33: the version 1 B-tree read level by level on several threads keeps every check, and names the
+// first damaged node in key order whichever thread finds it.
+
+namespace {
+
+// A deep tree (K = 2: six levels, 500 leaves, read on several threads) of 1500 raw 48x48 frames.
+struct DeepTree {
+  std::string path;
+  io::h5index::ParseRequest req;
+  std::vector<std::uint8_t> clean;
+  static constexpr std::size_t kRank = 3, kKeyBytes = 8 + 8 * (kRank + 1), kEntry = kKeyBytes + 8;
+
+  DeepTree() {
+    ChunkedSpec s;
+    s.dims = {1500, 48, 48};
+    s.max_dims = {U, 48, 48};
+    s.chunk = {1, 48, 48};
+    s.istore_k = 2;
+    path = test::temp_path("bt1_deep.h5");
+    test::write_chunked(path, s);
+    req = request_for(path, s.name);
+    clean = file_bytes(path);
+  }
+  static std::size_t key(std::size_t node, std::size_t i) { return node + 24 + i * kEntry; }
+  static std::uint64_t u64(const std::vector<std::uint8_t>& b, std::size_t at) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, &b[at], 8);
+    return v;
+  }
+  static void set_u64(std::vector<std::uint8_t>& b, std::size_t at, std::uint64_t v) { std::memcpy(&b[at], &v, 8); }
+  // The frame (scaled key dim 0) of key i of a node.
+  std::uint64_t frame(std::size_t node, std::size_t i) const { return u64(clean, key(node, i) + 8); }
+  std::string outcome(const std::vector<std::uint8_t>& b) const {
+    MemoryByteSource src(b.data(), b.size());
+    try {
+      io::h5index::parse_chunk_index(src, req);
+      return "parsed";
+    } catch (const FormatError& e) {
+      return e.what();
+    }
+  }
+};
+
+}  // namespace
+
+TEST(ChunkTableErrors, Version1BtreeLevelByLevelKeepsOrderChecks) {
+  const DeepTree t;
+  ASSERT_EQ(t.outcome(t.clean), "parsed");
+  const auto leaves = btree_v1_nodes(t.clean, 0);
+  ASSERT_GE(leaves.size(), 400u);
+  // Leaves in file order are in key order here (frames written in order).
+  const std::size_t a = leaves[leaves.size() / 3], b = leaves[leaves.size() - 3];
+  auto swap_keys = [&](std::vector<std::uint8_t>& bytes, std::size_t node) {
+    swap_range(bytes, DeepTree::key(node, 0) + 8, DeepTree::key(node, 1) + 8, 8 * DeepTree::kRank);
+  };
+  auto expected = [&](std::size_t node) {
+    return "chunk index: version 1 B-tree keys out of order: key 1 (" + std::to_string(t.frame(node, 0)) +
+           ", 0, 0) does not follow key 0 (" + std::to_string(t.frame(node, 1)) + ", 0, 0) (damaged index)";
+  };
+  std::vector<std::uint8_t> one = t.clean;
+  swap_keys(one, b);
+  EXPECT_EQ(t.outcome(one), expected(b));
+  // Two damaged leaves: the first in key order is named, whichever thread reads it (the same on every run).
+  std::vector<std::uint8_t> two = one;
+  swap_keys(two, a);
+  for (int run = 0; run < 20; ++run) ASSERT_EQ(t.outcome(two), expected(a)) << "run " << run;
+  // A leaf's chunks beyond the range its parent gives (its first frame moved past the next leaf's).
+  std::vector<std::uint8_t> moved = t.clean;
+  const std::size_t next = leaves[leaves.size() / 3 + 1];
+  DeepTree::set_u64(moved, DeepTree::key(a, 0) + 8, t.frame(next, 0));
+  EXPECT_NE(t.outcome(moved).find("lies outside the range"), std::string::npos) << t.outcome(moved);
+}
+
+TEST(ChunkTableErrors, Version1BtreeLevelByLevelFindsCycles) {
+  const DeepTree t;
+  const auto level1 = btree_v1_nodes(t.clean, 1), level2 = btree_v1_nodes(t.clean, 2);
+  ASSERT_GE(level1.size(), 100u);
+  ASSERT_FALSE(level2.empty());
+  const std::size_t child = DeepTree::kKeyBytes;  // child pointer of entry i: key(node, i) + kKeyBytes
+  const std::string cycle = "chunk index: version 1 B-tree nodes form a cycle";
+  // A level-1 node's child pointing back up at a level-2 node (a node met on a level above).
+  std::vector<std::uint8_t> up = t.clean;
+  const std::size_t n1 = level1[level1.size() / 2];
+  DeepTree::set_u64(up, DeepTree::key(n1, 1) + child, level2[0]);
+  EXPECT_EQ(t.outcome(up), cycle);
+  // Two children of one node sharing a leaf (a node met twice on one level).
+  std::vector<std::uint8_t> shared = t.clean;
+  DeepTree::set_u64(shared, DeepTree::key(n1, 1) + child, DeepTree::u64(t.clean, DeepTree::key(n1, 0) + child));
+  EXPECT_EQ(t.outcome(shared), cycle);
+  // Two nodes of different parents sharing a leaf.
+  std::vector<std::uint8_t> cousins = t.clean;
+  DeepTree::set_u64(cousins, DeepTree::key(level1.back(), 0) + child,
+                    DeepTree::u64(t.clean, DeepTree::key(level1.front(), 0) + child));
+  EXPECT_EQ(t.outcome(cousins), cycle);
+}
+
+TEST(ChunkTableErrors, Version1BtreeLevelByLevelTruncatedNode) {
+  const DeepTree t;
+  // The last inner node in the file: every node of the levels above it and of its own level lies before it.
+  std::size_t last = 0;
+  for (int level = 1; level < 8; ++level)
+    for (std::size_t n : btree_v1_nodes(t.clean, level)) last = std::max(last, n);
+  ASSERT_GT(last, 0u);
+  const unsigned entries = t.clean[last + 6] | (t.clean[last + 7] << 8);
+  const std::size_t node_bytes = 24 + entries * DeepTree::kEntry + DeepTree::kKeyBytes;
+  std::vector<std::uint8_t> cut(t.clean.begin(), t.clean.begin() + static_cast<std::ptrdiff_t>(last + 30));
+  EXPECT_EQ(t.outcome(cut), "chunk index: B-tree node at byte " + std::to_string(last) + " (+" +
+                                std::to_string(node_bytes) + ") lies beyond the end of the file (" +
+                                std::to_string(last + 30) + " bytes; truncated or corrupt)");
+  cut.resize(last + 5);  // inside the node's header
+  EXPECT_EQ(t.outcome(cut), "chunk index: B-tree node is truncated");
+  // A node count that runs past the end of the file.
+  std::vector<std::uint8_t> entries_past = t.clean;
+  entries_past[last + 6] = entries_past[last + 7] = 0xff;
+  EXPECT_NE(t.outcome(entries_past).find("lies beyond the end of the file"), std::string::npos);
+}
+
+TEST(ChunkTableErrors, FixedArrayPagesOnThreads) {
+  // 40 pages of 1024 filtered chunks (decoded on several threads), pages 3 and 17 never written: the table equals
+  // the HDF5 library's, and of two damaged pages the first is named whichever thread checks it.
+  ChunkedSpec s = v110({});
+  s.dims = {40 * 1024, 4, 4};
+  s.chunk = {1, 4, 4};
+  s.deflate = true;
+  s.written = [](std::uint64_t i) { return i / 1024 != 3 && i / 1024 != 17; };
+  const std::string path = test::temp_path("fa_pages.h5");
+  test::write_chunked(path, s);
+  const io::ChunkTable t = io::read_chunk_table(path, s.name);
+  EXPECT_EQ(t.method, "parsed: fixed array");
+  ASSERT_EQ(t.chunks.size(), 40u * 1024);
+  std::uint64_t found = 0;
+  for (const auto& c : t.chunks) found += c.size > 0;
+  EXPECT_EQ(found, 38u * 1024);
+  test::expect_matches_hdf5(path, s.name, t, false);
+
+  const auto req = request_for(path, s.name);
+  const std::vector<std::uint8_t> clean = file_bytes(path);
+  std::size_t fahd = 0, fadb = 0;
+  for (std::size_t i = 0; i + 4 <= clean.size(); ++i) {
+    if (std::memcmp(&clean[i], "FAHD", 4) == 0) fahd = i;
+    if (std::memcmp(&clean[i], "FADB", 4) == 0) fadb = i;
+  }
+  ASSERT_GT(fahd, 0u);
+  ASSERT_GT(fadb, 0u);
+  const std::size_t elem_bytes = clean[fahd + 6], page_bits = clean[fahd + 7];
+  ASSERT_EQ(page_bits, 10u);
+  const std::size_t page0 = fadb + 4 + 1 + 1 + 8 + (40 + 7) / 8 + 4, page_bytes = 1024 * elem_bytes + 4;
+  auto damaged = [&](std::initializer_list<std::size_t> pages) {
+    std::vector<std::uint8_t> b = clean;
+    for (std::size_t p : pages) b[page0 + p * page_bytes + 100] ^= 0x5A;
+    MemoryByteSource src(b.data(), b.size());
+    try {
+      io::h5index::parse_chunk_index(src, req);
+      return std::string("parsed");
+    } catch (const FormatError& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_EQ(damaged({30}), "chunk index: checksum mismatch in fixed array data block page 30");
+  for (int run = 0; run < 10; ++run)
+    ASSERT_EQ(damaged({33, 6}), "chunk index: checksum mismatch in fixed array data block page 6") << "run " << run;
+  EXPECT_EQ(damaged({17}), "parsed");  // a page never written is not read
 }

@@ -170,3 +170,46 @@ TEST(ReadPipeline, TruncatedFileIsNamedWithSizes) {
 TEST(ReadPipeline, MissingFileIsNamed) {
   EXPECT_THROW(io::ParallelReader({"/nonexistent/qgpu.h5"}, false, 1), IoError);
 }
+
+// Loads of more than one block of frames are located on several threads (issue 33): every frame's chunk is its
+// table entry, HDF5's stored size, and the first frame without a chunk in load order is named.
+TEST(ReadPipeline, LocateOnThreadsMatchesTheTable) {
+  sample::SampleSpec s;
+  s.scan_rows = 200;
+  s.scan_cols = 200;  // 40000 frames: three blocks of 16384
+  s.det_rows = s.det_cols = 8;
+  const std::string path = test::write_small_sample("locate_threads.h5", s);
+  for (const Region& r : {Region{}, Region{7, 3, 180, 190}}) {
+    const io::LoadPlan p = plan_of(path, r);
+    const io::ChunkSources src = io::locate_chunks(p);
+    ASSERT_EQ(src.chunks.size(), p.scan.rows * p.scan.cols);
+    ASSERT_EQ(src.files.size(), 1u);
+    const io::ChunkTable& t = *p.info.part_tables.at(0);
+    h5::Handle f = h5::open_file(path);
+    h5::Handle ds = h5::open_dataset(f, p.info.dataset_path, path);
+    for (std::size_t i = 0; i < src.chunks.size(); ++i) {
+      const std::uint64_t frame = (p.scan.row0 + i / p.scan.cols) * 200 + p.scan.col0 + i % p.scan.cols;
+      ASSERT_EQ(src.frames[i], frame);
+      ASSERT_EQ(src.chunks[i].file, 0u);
+      ASSERT_EQ(src.chunks[i].offset, t.chunks[frame].offset) << "frame " << frame;
+      hsize_t c[3] = {frame, 0, 0}, bytes = 0;
+      ASSERT_GE(H5Dget_chunk_storage_size(ds, c, &bytes), 0);
+      ASSERT_EQ(src.chunks[i].size, bytes) << "frame " << frame;
+    }
+  }
+  // Frames 35000 and 20000 without a chunk (in the third and second blocks): frame 20000 is named.
+  io::LoadPlan p = plan_of(path);
+  auto t = std::make_shared<io::ChunkTable>(*p.info.part_tables.at(0));
+  t->chunks[35000].size = 0;
+  t->chunks[20000].size = 0;
+  p.info.part_tables[0] = t;
+  for (int run = 0; run < 5; ++run) {
+    try {
+      io::locate_chunks(p);
+      FAIL() << "located a frame without a chunk";
+    } catch (const FormatError& e) {
+      EXPECT_NE(std::string(e.what()).find("frame 20000 of"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("has no stored chunk"), std::string::npos) << e.what();
+    }
+  }
+}

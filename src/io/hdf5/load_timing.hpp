@@ -9,6 +9,8 @@ namespace qgpu::io {
 
 struct LoadTiming {
   double index = 0;   // reading the chunk indexes of every part (during inspect) and locating the frames' chunks
+  double index_parse = 0;   // of which: parsing the chunk indexes (inspect)
+  double index_locate = 0;  // of which: locating every loaded frame's chunk in them (plan_reads)
   double setup = 0;   // allocating the output (zero-filled on the host) and the pinned/device read buffers
   double read = 0;    // host wall time in parallel preads
   double copy = 0;    // host-to-device copies (GPU time; cuda only)
@@ -24,7 +26,8 @@ struct LoadTiming {
   bool direct_io = false;
 
   nlohmann::json to_json() const {
-    return {{"index_s", index},         {"setup_s", setup},       {"read_s", read},
+    return {{"index_s", index},         {"index_parse_s", index_parse}, {"index_locate_s", index_locate},
+            {"setup_s", setup},       {"read_s", read},
             {"copy_s", copy},           {"decode_s", decode},
             {"wait_s", wait},           {"release_s", release},     {"total_s", total},
             {"batches", batches},       {"bytes_read", bytes_read},

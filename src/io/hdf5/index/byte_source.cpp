@@ -17,6 +17,19 @@ constexpr std::uint64_t kMaxRead = std::uint64_t(1) << 30;
 }  // namespace
 
 std::vector<std::uint8_t> ByteSource::read(std::uint64_t offset, std::uint64_t n, const char* what) const {
+  std::vector<std::uint8_t> out;
+  check(offset, n, what);
+  out.resize(static_cast<std::size_t>(n));
+  if (n) read_into(offset, out.data(), out.size());
+  return out;
+}
+
+void ByteSource::read_to(std::uint64_t offset, std::uint64_t n, std::uint8_t* dst, const char* what) const {
+  check(offset, n, what);
+  if (n) read_into(offset, dst, static_cast<std::size_t>(n));
+}
+
+void ByteSource::check(std::uint64_t offset, std::uint64_t n, const char* what) const {
   if (n > kMaxRead)
     throw FormatError(std::string("chunk index: ") + what + " claims " + std::to_string(n) +
                       " bytes (corrupt index)");
@@ -24,9 +37,6 @@ std::vector<std::uint8_t> ByteSource::read(std::uint64_t offset, std::uint64_t n
     throw FormatError(std::string("chunk index: ") + what + " at byte " + std::to_string(offset) + " (+" +
                       std::to_string(n) + ") lies beyond the end of the file (" + std::to_string(size()) +
                       " bytes; truncated or corrupt)");
-  std::vector<std::uint8_t> out(static_cast<std::size_t>(n));
-  if (n) read_into(offset, out.data(), out.size());
-  return out;
 }
 
 FileByteSource::FileByteSource(const std::string& path) : path_(path) {

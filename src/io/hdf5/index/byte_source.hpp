@@ -14,9 +14,14 @@ class ByteSource {
   virtual std::uint64_t size() const = 0;
   // Reads n bytes at offset; FormatError naming `what` when they lie (partly) beyond the end of the source.
   std::vector<std::uint8_t> read(std::uint64_t offset, std::uint64_t n, const char* what) const;
+  // The same into a caller's buffer of at least n bytes (no allocation). Safe to call from several threads at once.
+  void read_to(std::uint64_t offset, std::uint64_t n, std::uint8_t* dst, const char* what) const;
 
  protected:
   virtual void read_into(std::uint64_t offset, void* dst, std::size_t n) const = 0;
+
+ private:
+  void check(std::uint64_t offset, std::uint64_t n, const char* what) const;  // FormatError as read() names
 };
 
 // pread on a file opened read-only; IoError when it cannot be opened.

@@ -1,5 +1,6 @@
 #include "io/hdf5/index/chunk_grid.hpp"
 
+#include <array>
 #include <string>
 
 namespace qgpu::io::h5index {
@@ -27,8 +28,9 @@ std::uint64_t raw_chunk_bytes(const std::vector<std::uint64_t>& chunk_dims, std:
 ChunkGrid::ChunkGrid(const std::vector<std::uint64_t>& dims, const std::vector<std::uint64_t>& max_dims,
                      const std::vector<std::uint64_t>& chunk_dims, std::uint64_t max_chunks, std::uint64_t file_size,
                      const FileSizes& sizes)
-    : file_size_(file_size), sizes_(sizes) {
+    : file_size_(file_size), sizes_(sizes), undefined_(sizes.undefined()) {
   check_chunk_dims(dims, max_dims, chunk_dims);
+  if (dims.size() > kMaxRank) corrupt("dataspace has rank " + std::to_string(dims.size()));
   std::uint64_t total = 1;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (max_dims[i] != kUnlimited && max_dims[i] < dims[i]) corrupt("dataset dims exceed its maximum dims");
@@ -41,7 +43,6 @@ ChunkGrid::ChunkGrid(const std::vector<std::uint64_t>& dims, const std::vector<s
             " a chunk table holds");
   table_.resize(static_cast<std::size_t>(total));
   same_grids_ = max_grid_ == grid_;
-  scratch_.resize(dims.size());
 }
 
 std::uint64_t ChunkGrid::max_count() const {
@@ -53,30 +54,14 @@ std::uint64_t ChunkGrid::max_count() const {
   return n;
 }
 
-void ChunkGrid::put(const std::uint64_t* scaled, std::uint64_t addr, std::uint64_t size, std::uint32_t mask) {
-  if (addr == sizes_.undefined()) return;
-  std::uint64_t idx = 0;
-  for (std::size_t i = 0; i < grid_.size(); ++i) {
-    if (scaled[i] >= grid_[i]) return;
-    idx = idx * grid_[i] + scaled[i];
-  }
-  put_index(idx, addr, size, mask);
-}
-
 bool ChunkGrid::rows_match_max_grid() const {
   for (std::size_t i = 1; i < grid_.size(); ++i)
     if (grid_[i] != max_grid_[i]) return false;
   return true;
 }
 
-void ChunkGrid::put_index(std::uint64_t idx, std::uint64_t addr, std::uint64_t size, std::uint32_t mask,
-                          bool outside_ok) {
-  if (addr == sizes_.undefined()) return;
-  if (idx >= table_.size()) {
-    if (outside_ok) return;
-    corrupt("chunk index entry beyond the dataset extent");
-  }
-  ChunkLocation& loc = table_[static_cast<std::size_t>(idx)];
+void ChunkGrid::bad_chunk(std::uint64_t idx, std::uint64_t addr, std::uint64_t size) const {
+  const ChunkLocation& loc = table_[static_cast<std::size_t>(idx)];
   if (loc.size != 0) corrupt("chunk " + std::to_string(idx) + " is listed twice");
   if (size == 0) corrupt("chunk " + std::to_string(idx) + " has a stored size of 0");
   if (raw_bytes_ != 0 && size != raw_bytes_)
@@ -84,22 +69,21 @@ void ChunkGrid::put_index(std::uint64_t idx, std::uint64_t addr, std::uint64_t s
             " bytes; an unfiltered chunk holds " + std::to_string(raw_bytes_) +
             (size < raw_bytes_ ? " (reading it would take the bytes that follow it in the file)" : ""));
   const std::uint64_t offset = checked_add(addr, sizes_.base, "chunk address");
-  if (offset > file_size_ || size > file_size_ - offset)
-    corrupt("chunk " + std::to_string(idx) + " (byte " + std::to_string(offset) + ", " + std::to_string(size) +
-            " bytes) lies beyond the end of the file (" + std::to_string(file_size_) + " bytes; truncated?)");
-  loc = {offset, size, mask};
+  corrupt("chunk " + std::to_string(idx) + " (byte " + std::to_string(offset) + ", " + std::to_string(size) +
+          " bytes) lies beyond the end of the file (" + std::to_string(file_size_) + " bytes; truncated?)");
 }
 
 void ChunkGrid::put_linear(std::uint64_t idx, std::uint64_t addr, std::uint64_t size, std::uint32_t mask) {
   if (addr == sizes_.undefined()) return;
   if (same_grids_) return put_index(idx, addr, size, mask);
+  std::array<std::uint64_t, kMaxRank> scaled;  // (on the stack: several threads may put at once)
   for (std::size_t i = grid_.size(); i-- > 0;) {
     if (max_grid_[i] == 0) corrupt("linear chunk index on a dataset with an unlimited dimension");
-    scratch_[i] = idx % max_grid_[i];
+    scaled[i] = idx % max_grid_[i];
     idx /= max_grid_[i];
   }
   if (idx != 0) corrupt("chunk index entry beyond the maximum extent");
-  put(scratch_.data(), addr, size, mask);
+  put(scaled.data(), addr, size, mask);
 }
 
 }  // namespace qgpu::io::h5index

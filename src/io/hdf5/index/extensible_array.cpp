@@ -3,11 +3,17 @@
 // their data blocks are paged, data block addresses), data blocks "EADB" (elements, or a prefix followed by
 // checksummed pages). Element i is the chunk with linear index i over the grid with the unlimited dimension moved
 // first ("swizzled", as H5Dearray.c). Layout facts from H5EAcache.c / H5EAhdr.c / H5EA.c.
+#include <array>
+
+#include "core/parallel_for.hpp"
 #include "io/hdf5/index/index_readers.hpp"
 
 namespace qgpu::io::h5index {
 
 namespace {
+
+constexpr std::size_t kMaxThreads = 16;
+constexpr std::size_t kBlocksPerThread = 2;  // data blocks of a super block per thread at least
 
 bool power_of_two(std::uint64_t v) { return v && !(v & (v - 1)); }
 unsigned log2_of2(std::uint64_t v) {
@@ -32,13 +38,15 @@ struct Ea {
   unsigned client = 0, elem_bytes = 0, size_bytes = 0, arr_off_size = 0;
   std::uint64_t idx_blk_elmts = 0, page_nelmts = 0, max_idx = 0;
   std::size_t unlim = 0;
-  std::vector<std::uint64_t> sw_grid, sw, scaled;
+  std::vector<std::uint64_t> sw_grid;
 
   // Chunk of element idx: unswizzle the linear index over (unlimited dim, other dims in order).
   bool direct = false;  // unlimited dim first and the others at their maximum: element index = table index
 
-  void put(std::uint64_t idx, std::uint64_t addr, std::uint64_t size, std::uint32_t mask) {
+  // (Thread-safe: the pages of a data block are put from several threads.)
+  void put(std::uint64_t idx, std::uint64_t addr, std::uint64_t size, std::uint32_t mask) const {
     if (direct) return ctx.grid.put_index(idx, addr, size, mask, true);
+    std::array<std::uint64_t, ChunkGrid::kMaxRank> sw, scaled;
     const std::size_t r = sw_grid.size();
     for (std::size_t i = r; i-- > 1;) {
       sw[i] = idx % sw_grid[i];
@@ -51,7 +59,7 @@ struct Ea {
     ctx.grid.put(scaled.data(), addr, size, mask);
   }
 
-  void elements(const std::uint8_t* p, std::uint64_t first, std::uint64_t n) {
+  void elements(const std::uint8_t* p, std::uint64_t first, std::uint64_t n) const {
     Cursor c(p, static_cast<std::size_t>(n * elem_bytes), "extensible array elements");
     for (std::uint64_t i = 0; i < n && first + i < max_idx; ++i) {
       const std::uint64_t addr = c.addr(ctx.sizes);
@@ -66,7 +74,7 @@ struct Ea {
   }
 
   // Signature, version, client and owning header address common to all blocks.
-  void prefix(Cursor& c, const char sig[4], const char* what) {
+  void prefix(Cursor& c, const char sig[4], const char* what) const {
     c.signature(sig);
     if (c.u8() != 0) throw Unsupported(std::string(what) + " version");
     if (c.u8() != client) corrupt(std::string(what) + " of another client");
@@ -75,7 +83,7 @@ struct Ea {
 
   // A data block of nelmts elements whose first element is array index idx_blk_elmts + block_off.
   void data_block(std::uint64_t addr, std::uint64_t nelmts, std::uint64_t block_off, const std::uint8_t* page_init,
-                  std::uint64_t dblk_in_sblock) {
+                  std::uint64_t dblk_in_sblock) const {
     const FileSizes& s = ctx.sizes;
     const std::uint64_t at = ctx.abs(addr);
     const std::uint64_t first = idx_blk_elmts + block_off;
@@ -156,8 +164,6 @@ void read_extensible_array(IndexContext& ctx) {
   for (std::size_t i = 0; i < mg.size(); ++i)
     if (i != ea.unlim) ea.sw_grid.push_back(mg[i]);
   ea.direct = ea.unlim == 0 && ctx.grid.rows_match_max_grid();
-  ea.sw.resize(mg.size());
-  ea.scaled.resize(mg.size());
   if (iblock == s.undefined()) return;
 
   // Super block geometry (H5EA__hdr_init).
@@ -212,12 +218,17 @@ void read_extensible_array(IndexContext& ctx) {
       addrs.resize(si.ndblks);
       for (auto& a : addrs) a = sc.addr(s);
     }
-    for (std::uint64_t d = 0; d < si.ndblks; ++d) {
-      const std::uint64_t block_off = si.start_idx + d * si.dblk_nelmts;
-      if (sat_add(ea.idx_blk_elmts, block_off) >= ea.max_idx) break;
-      if (addrs[d] == s.undefined()) continue;
-      ea.data_block(addrs[d], si.dblk_nelmts, block_off, page_init.empty() ? nullptr : page_init.data(), d);
-    }
+    // The data blocks of a super block on a few threads (each reads, checks and puts its own chunks); the first
+    // damaged block is named.
+    parallel_for_first_error(
+        static_cast<std::size_t>(si.ndblks),
+        [&](std::size_t d) {
+          const std::uint64_t block_off = si.start_idx + d * si.dblk_nelmts;
+          if (sat_add(ea.idx_blk_elmts, block_off) >= ea.max_idx) return;  // (and every block after it)
+          if (addrs[d] == s.undefined()) return;
+          ea.data_block(addrs[d], si.dblk_nelmts, block_off, page_init.empty() ? nullptr : page_init.data(), d);
+        },
+        kMaxThreads, kBlocksPerThread);
   }
 }
 

@@ -2,11 +2,15 @@
 // element = address; client 1 = filtered: address, chunk size, filter mask), data block "FADB". When the array has
 // more elements than a page (2^page_bits), the data block holds a 'page initialized' bitmap and the pages follow it,
 // each with its own checksum. Element i is the chunk with linear index i over the grid of the maximum dims.
+#include "core/parallel_for.hpp"
 #include "io/hdf5/index/index_readers.hpp"
 
 namespace qgpu::io::h5index {
 
 namespace {
+
+constexpr std::size_t kMaxThreads = 16;
+constexpr std::size_t kPagesPerThread = 16;  // 16 pages of 1024 chunks (HDF5's default page) at least per thread
 
 struct Elements {
   IndexContext& ctx;
@@ -85,15 +89,19 @@ void read_fixed_array(IndexContext& ctx) {
   const std::uint64_t all = checked_add(checked_mul(npages - 1, page_bytes, "fixed array pages"),
                                         last_nelmts * elem_bytes + 4, "fixed array pages");
   const auto pages = ctx.src.read(checked_add(at, prefix, "fixed array pages"), all, "fixed array pages");
-  for (std::uint64_t p = 0; p < npages; ++p) {
-    if (!bit(bitmap, p)) continue;  // page never written: none of its chunks exist
-    const std::uint64_t n = p + 1 == npages ? last_nelmts : page_nelmts;
-    const std::uint8_t* page = pages.data() + p * page_bytes;
-    const std::uint32_t stored = static_cast<std::uint32_t>(load_le(page + n * elem_bytes, 4));
-    if (!checksum_ok(page, static_cast<std::size_t>(n * elem_bytes), stored))
-      corrupt("checksum mismatch in fixed array data block page " + std::to_string(p));
-    el.decode(page, p * page_nelmts, n);
-  }
+  // Pages on a few threads (each checks its checksum and puts its own chunks); the first damaged page is named.
+  parallel_for_first_error(
+      static_cast<std::size_t>(npages),
+      [&](std::size_t p) {
+        if (!bit(bitmap, p)) return;  // page never written: none of its chunks exist
+        const std::uint64_t n = p + 1 == npages ? last_nelmts : page_nelmts;
+        const std::uint8_t* page = pages.data() + p * page_bytes;
+        const std::uint32_t stored = static_cast<std::uint32_t>(load_le(page + n * elem_bytes, 4));
+        if (!checksum_ok(page, static_cast<std::size_t>(n * elem_bytes), stored))
+          corrupt("checksum mismatch in fixed array data block page " + std::to_string(p));
+        el.decode(page, p * page_nelmts, n);
+      },
+      kMaxThreads, kPagesPerThread);
 }
 
 }  // namespace qgpu::io::h5index

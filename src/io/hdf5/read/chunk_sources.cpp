@@ -2,10 +2,12 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
 #include "core/checked.hpp"
+#include "core/parallel_for.hpp"
 #include "core/error.hpp"
 #include "io/hdf5/index/chunk_table.hpp"
 
@@ -21,6 +23,9 @@ std::vector<std::uint64_t> load_order(const LoadPlan& p) {
 }
 
 namespace {
+
+constexpr std::size_t kLocateBlock = 16384;  // frames per block (blocks are shared out to the threads in order)
+constexpr std::size_t kLocateThreads = 16;
 
 std::uint64_t file_size(const std::string& path) {
   struct stat st {};
@@ -93,56 +98,68 @@ ChunkSources locate_chunks(const LoadPlan& p) {
   if (!fi.records.empty()) return locate_records(p);
   ChunkSources src;
   src.frames = load_order(p);
-  src.chunks.resize(src.frames.size());
-  // Parts in scan order; frames of the load in increasing order within each scan row, so walk parts lazily.
+  src.chunks.resize(src.frames.size());  // (not zero-filled: every entry is written below)
+  // The parts the load touches, in the order its frames first reach them (which orders src.files): each region
+  // row is one run of consecutive frames.
   std::vector<std::shared_ptr<const ChunkTable>> tables(fi.parts.size());
   std::vector<std::uint32_t> file_of(fi.parts.size());
   std::vector<std::uint64_t> sizes;
   std::map<std::string, std::uint32_t> file_ids;
-  std::vector<bool> loaded(fi.parts.size(), false);
-  auto table_of = [&](std::size_t k) -> const ChunkTable& {
-    if (!loaded[k]) {
-      tables[k] = k < fi.part_tables.size() && fi.part_tables[k]
-                      ? fi.part_tables[k]
-                      : std::make_shared<const ChunkTable>(read_chunk_table(fi.parts[k].file, fi.parts[k].dataset_path));
-      check_one_frame_per_chunk(fi, fi.parts[k], *tables[k]);
-      auto [it, added] = file_ids.emplace(tables[k]->file, std::uint32_t(src.files.size()));
-      if (added) {
-        src.files.push_back(tables[k]->file);
-        sizes.push_back(file_size(tables[k]->file));
-      }
-      file_of[k] = it->second;
-      if (src.index_method.find(tables[k]->method) == std::string::npos)
-        src.index_method += (src.index_method.empty() ? "" : "; ") + tables[k]->method;
-      loaded[k] = true;
+  auto load_table = [&](std::size_t k) {
+    if (tables[k]) return;
+    tables[k] = k < fi.part_tables.size() && fi.part_tables[k]
+                    ? fi.part_tables[k]
+                    : std::make_shared<const ChunkTable>(read_chunk_table(fi.parts[k].file, fi.parts[k].dataset_path));
+    check_one_frame_per_chunk(fi, fi.parts[k], *tables[k]);
+    auto [it, added] = file_ids.emplace(tables[k]->file, std::uint32_t(src.files.size()));
+    if (added) {
+      src.files.push_back(tables[k]->file);
+      sizes.push_back(file_size(tables[k]->file));
     }
-    return *tables[k];
+    file_of[k] = it->second;
+    if (src.index_method.find(tables[k]->method) == std::string::npos)
+      src.index_method += (src.index_method.empty() ? "" : "; ") + tables[k]->method;
   };
-  std::size_t k = 0;
-  for (std::size_t i = 0; i < src.frames.size(); ++i) {
-    const std::uint64_t f = src.frames[i];
-    if (k >= fi.parts.size() || f < fi.parts[k].first_frame) k = 0;
-    while (k < fi.parts.size() && f >= fi.parts[k].first_frame + fi.parts[k].frames) ++k;
-    if (k >= fi.parts.size())
-      throw FormatError("frame " + std::to_string(f) + " of '" + fi.path + "' lies in no data part");
-    const SourcePart& part = fi.parts[k];
-    const ChunkTable& t = table_of(k);
-    const ChunkLocation& loc = t.chunks[f - part.first_frame];
-    auto where = [&] {
-      return "frame " + std::to_string(f) + " of '" + fi.dataset_path + "' in '" + fi.path + "'" +
-             (fi.parts.size() > 1 ? " (data file '" + t.file + "')" : "");
-    };
-    if (loc.size == 0)
-      throw FormatError(where() + " has no stored chunk (file incomplete or still being written)");
-    if (loc.filter_mask != 0)
-      throw FormatError(where() + " was stored without its filter (filter mask " + std::to_string(loc.filter_mask) +
-                        "); load it with decoder='hdf5'");
-    const std::uint64_t fsize = sizes[file_of[k]];
-    if (loc.offset > fsize || loc.size > fsize - loc.offset)
-      throw FormatError(where() + ": its chunk [" + std::to_string(loc.offset) + ", +" + std::to_string(loc.size) +
-                        ") lies past the end of the file (" + std::to_string(fsize) + " bytes): truncated file");
-    src.chunks[i] = {file_of[k], loc.offset, loc.size};
+  const std::size_t cols = p.scan.cols;
+  for (std::size_t row = 0; cols && row * cols < src.frames.size(); ++row) {
+    const std::uint64_t f0 = src.frames[row * cols], f1 = f0 + cols;  // frames [f0, f1) of this row
+    for (std::size_t k = 0; k < fi.parts.size(); ++k) {
+      const SourcePart& part = fi.parts[k];
+      if (part.first_frame < f1 && f0 < part.first_frame + part.frames) load_table(k);
+    }
   }
+  // Every frame's chunk, on a few threads (each its own block of frames; the table entries are faulted in there);
+  // the error of the first bad frame in load order.
+  auto locate = [&](std::size_t i0, std::size_t i1) {
+    std::size_t k = 0;
+    for (std::size_t i = i0; i < i1; ++i) {
+      const std::uint64_t f = src.frames[i];
+      if (k >= fi.parts.size() || f < fi.parts[k].first_frame) k = 0;
+      while (k < fi.parts.size() && f >= fi.parts[k].first_frame + fi.parts[k].frames) ++k;
+      if (k >= fi.parts.size() || !tables[k])
+        throw FormatError("frame " + std::to_string(f) + " of '" + fi.path + "' lies in no data part");
+      const SourcePart& part = fi.parts[k];
+      const ChunkTable& t = *tables[k];
+      const ChunkLocation& loc = t.chunks[f - part.first_frame];
+      auto where = [&] {
+        return "frame " + std::to_string(f) + " of '" + fi.dataset_path + "' in '" + fi.path + "'" +
+               (fi.parts.size() > 1 ? " (data file '" + t.file + "')" : "");
+      };
+      if (loc.size == 0)
+        throw FormatError(where() + " has no stored chunk (file incomplete or still being written)");
+      if (loc.filter_mask != 0)
+        throw FormatError(where() + " was stored without its filter (filter mask " +
+                          std::to_string(loc.filter_mask) + "); load it with decoder='hdf5'");
+      const std::uint64_t fsize = sizes[file_of[k]];
+      if (loc.offset > fsize || loc.size > fsize - loc.offset)
+        throw FormatError(where() + ": its chunk [" + std::to_string(loc.offset) + ", +" + std::to_string(loc.size) +
+                          ") lies past the end of the file (" + std::to_string(fsize) + " bytes): truncated file");
+      src.chunks[i] = {file_of[k], loc.offset, loc.size};
+    }
+  };
+  const std::size_t n = src.frames.size(), blocks = (n + kLocateBlock - 1) / kLocateBlock;
+  parallel_for_first_error(
+      blocks, [&](std::size_t b) { locate(b * kLocateBlock, std::min(n, (b + 1) * kLocateBlock)); }, kLocateThreads);
   return src;
 }
 

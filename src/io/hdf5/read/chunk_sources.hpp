@@ -4,20 +4,21 @@
 #include <string>
 #include <vector>
 
+#include "core/host_bytes.hpp"
 #include "io/hdf5/load.hpp"
 
 namespace qgpu::io {
 
-struct FrameChunk {
-  std::uint32_t file = 0;    // index into ChunkSources::files
-  std::uint64_t offset = 0;  // byte offset in that file
-  std::uint64_t size = 0;    // stored bytes
+struct FrameChunk {  // (no default values: a load's table of them is sized unfilled, then written in full)
+  std::uint32_t file;    // index into ChunkSources::files
+  std::uint64_t offset;  // byte offset in that file
+  std::uint64_t size;    // stored bytes
 };
 
 struct ChunkSources {
   std::vector<std::string> files;     // distinct files holding chunks
   std::vector<std::uint64_t> frames;  // stored frame (flat scan index) of each chunk, load order
-  std::vector<FrameChunk> chunks;     // the chunk of each frame, load order
+  std::vector<FrameChunk, DefaultInitAllocator<FrameChunk>> chunks;  // the chunk of each frame, load order
   std::string index_method;           // how the chunk indexes were read
 };
 

@@ -42,7 +42,9 @@ ReadPlan plan_reads(const LoadPlan& p, bool cuda, LoadTiming& timing) {
   ReadPlan r;
   r.t_start = now_s();
   r.src = locate_chunks(p);
-  timing.index = p.info.index_seconds + (now_s() - r.t_start);  // parsed during inspect, then located here
+  timing.index_parse = p.info.index_seconds;  // parsed during inspect
+  timing.index_locate = now_s() - r.t_start;  // then located here
+  timing.index = timing.index_parse + timing.index_locate;
   r.encoded = p.representation == "encoded";
   r.direct = !r.encoded && p.full_frames() && !p.binned();
   r.passthrough = r.encoded && p.full_frames() && !p.binned();
