@@ -19,19 +19,6 @@ namespace vk = qgpu::vulkan;
 
 namespace {
 
-std::uint32_t element_kind(DType t) {
-  switch (t) {
-    case DType::u8: return 0;
-    case DType::u16: return 1;
-    case DType::u32: return 2;
-    case DType::i8: return 3;
-    case DType::i16: return 4;
-    case DType::i32: return 5;
-    default:
-      throw DTypeError("the vulkan backend sums integer data (uint8/16/32, int8/16/32), not " + dtype_name(t));
-  }
-}
-
 // 64-bit shader results (lo, hi words) as the sum type of the dataset.
 SumImage as_sums(const Dataset& ds, std::vector<std::uint64_t> bits) {
   if (is_count_dtype(ds.dtype())) {
@@ -53,7 +40,7 @@ std::vector<std::uint64_t> pixel_pass(const Dataset& ds, std::uint32_t mode) {
   const vk::Resident& r = ds.vulkan_resident();
   vk::Context& c = vk::Context::get();
   const std::size_t fp = r.shape().frame_pixels();
-  const std::uint32_t kind = element_kind(r.dtype());
+  const std::uint32_t kind = vk::element_kind(r.dtype(), "the vulkan backend");
   vk::Buffer out(fp * 8);
   std::vector<std::uint64_t> init(fp, 0);
   if (mode == 1 && is_signed_dtype(r.dtype()))  // the maximum starts at INT32_MIN
@@ -80,7 +67,7 @@ std::vector<std::uint64_t> weighted_sums(const Dataset& ds,
   const vk::Resident& r = ds.vulkan_resident();
   vk::Context& c = vk::Context::get();
   const std::size_t fp = r.shape().frame_pixels(), frames = r.shape().frames();
-  const std::uint32_t kind = element_kind(r.dtype());
+  const std::uint32_t kind = vk::element_kind(r.dtype(), "the vulkan backend");
   const std::size_t k = weights.size();
   if (k < 1 || k > 3) throw Error("vulkan weighted_sums: 1 to 3 weight vectors");
   std::vector<std::uint32_t> w(k * fp);

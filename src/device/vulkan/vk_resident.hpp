@@ -5,12 +5,29 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/error.hpp"
 #include "resident/shape.hpp"
 
 namespace qgpu::vulkan {
+
+// The element kind of `t` as glsl/elements.glsl reads a segment (push constant `kind`): 0 uint8, 1 uint16, 2 uint32,
+// 3 int8, 4 int16, 5 int32. Other dtypes: DTypeError "<what> reads integer data (...), not <dtype>".
+inline std::uint32_t element_kind(DType t, const char* what) {
+  switch (t) {
+    case DType::u8: return 0;
+    case DType::u16: return 1;
+    case DType::u32: return 2;
+    case DType::i8: return 3;
+    case DType::i16: return 4;
+    case DType::i32: return 5;
+    default:
+      throw DTypeError(std::string(what) + " reads integer data (uint8/16/32, int8/16/32), not " + dtype_name(t));
+  }
+}
 
 class Buffer;
 

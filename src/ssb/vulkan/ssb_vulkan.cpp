@@ -47,18 +47,6 @@ constexpr std::uint64_t kGatherGroup = 128;  // local_size_x of ssb_gather.comp
 constexpr std::uint64_t kSumGroup = 256;     // of ssb_sums.comp
 constexpr std::size_t kChunkBytes = std::size_t(256) << 20;
 
-std::uint32_t element_kind(DType t) {  // elements.glsl's kinds
-  switch (t) {
-    case DType::u8: return 0;
-    case DType::u16: return 1;
-    case DType::u32: return 2;
-    case DType::i8: return 3;
-    case DType::i16: return 4;
-    case DType::i32: return 5;
-    default: throw DTypeError("SSB on vulkan reads integer data (uint8/16/32, int8/16/32), not " + dtype_name(t));
-  }
-}
-
 struct GatherPush {
   std::uint32_t frame_pixels, frames, first_frame, kind, g0, count, n;
 };
@@ -86,7 +74,7 @@ class VulkanEngine final : public Engine {
       : ds_(ds), plan_(plan), nr_(plan.scan_rows), nc_(plan.scan_cols), nch_(plan.scan_cols / 2 + 1),
         n_(nr_ * nc_), nq_(nr_ * nch_), groups_(plan.groups()), c_(vk::Context::get()) {
     const vk::Resident& r = ds_.vulkan_resident();
-    kind_ = element_kind(r.dtype());
+    kind_ = vk::element_kind(r.dtype(), "SSB on vulkan");
     if (nr_ >= (1u << 16) || nc_ >= (1u << 16) || groups_ >= (1u << 31) || plan_.pixels.size() >= (1u << 31))
       throw InvalidArgument("ssb vulkan: scan or K set too large");
     const std::size_t gbytes = n_ * 8;  // one group's spectrum
