@@ -339,7 +339,13 @@ std::string rotation_warning(const RotationResult& r) {
                 "margin %.3f, 180-degree margin %.3f%s); %.1f deg%s is a guess: give the rotation explicitly",
                 r.confidence, kRotationConfident, r.angle_margin, r.transpose_margin, r.flip_margin, sigma,
                 shown, r.transpose ? " with transpose" : "");
-  return buf;
+  std::string out = buf;
+  // The parallax fit, which decides defocused data, could not run on the dataset's backend (rotation_parallax.cpp).
+  const auto px = r.provenance.parameters.find("parallax");
+  if (px != r.provenance.parameters.end() && px->is_object() && px->contains("error") &&
+      px->value("vote", std::string()).find("does not run on this backend") != std::string::npos)
+    out += " (the parallax fit that decides defocused data did not run: " + px->at("error").get<std::string>() + ")";
+  return out;
 }
 
 std::pair<Image<float>, Image<float>> rotate_field(const DpcResult& dpc, double angle_deg, bool transpose) {

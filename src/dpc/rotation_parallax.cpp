@@ -43,6 +43,10 @@ RotationResult calibrate_rotation(const Dataset& ds, const DpcResult& dpc,
   } catch (const InvalidArgument& e) {  // e.g. a scan or BF disk too small for the parallax: keep the CoM answer
     com.provenance.parameters["parallax"] = {{"error", e.what()}};
     return com;
+  } catch (const BackendUnavailable& e) {  // no parallax on the dataset's backend (vulkan): nothing runs elsewhere,
+    com.provenance.parameters["parallax"] = {{"error", e.what()},  // the CoM answer stands with its confidence
+                                             {"vote", "none: the parallax does not run on this backend"}};
+    return com;
   }
   nlohmann::json disk;  // the BF disk the parallax used: given or fitted (with the fit's confidence)
   for (const char* k : {"disk_center", "disk_center_source", "disk_radius_px", "disk_radius_source", "bf_disk_fit"})

@@ -7,6 +7,7 @@
 #include "dpc/com.hpp"
 #include "dpc/rotation.hpp"
 #include "parallax/parallax_fixtures.hpp"
+#include "support/gpu_backends.hpp"
 
 namespace qgpu::dpc {
 namespace {
@@ -183,6 +184,24 @@ TEST(RotationParallax, UnclearComAnswerYieldsToAConfidentParallax) {
   EXPECT_EQ(r.method, "parallax");
   EXPECT_FALSE(r.transpose);
   EXPECT_LE(parallax::testing::angle_distance(r.angle_deg, 17.0), 0.5);
+}
+
+// On a backend without the parallax (vulkan) the defocused sample keeps the CoM answer with its low confidence: the
+// parallax is not run anywhere else, the provenance and the warning say why it did not vote.
+TEST(RotationParallax, WithoutTheParallaxOnTheBackendTheComAnswerStandsAndSaysWhy) {
+  QGPU_REQUIRE_BACKEND(Backend::vulkan);
+  const Dataset vk = parallax::testing::dataset(150).to_vulkan();
+  const RotationResult r = calibrate(vk);
+  const RotationResult com = calibrate_rotation(centered_dpc(center_of_mass(parallax::testing::dataset(150))));
+  EXPECT_EQ(r.method, "com_curl");
+  EXPECT_FALSE(r.determined);
+  EXPECT_NEAR(r.angle_deg, com.angle_deg, 1e-3);  // the cpu reference's CoM answer (CoM is bit for bit on vulkan)
+  EXPECT_EQ(r.transpose, com.transpose);
+  const auto& px = r.provenance.parameters.at("parallax");
+  EXPECT_EQ(px.at("vote").get<std::string>(), "none: the parallax does not run on this backend");
+  EXPECT_NE(px.at("error").get<std::string>().find("vulkan"), std::string::npos);
+  EXPECT_NE(rotation_warning(r).find("parallax fit that decides defocused data did not run"), std::string::npos)
+      << rotation_warning(r);
 }
 
 }  // namespace
