@@ -232,11 +232,13 @@ class CudaEngine final : public Engine {
     double budget = 0.85 * double(free_b) - double(std::size_t(256) << 20);
     if (const char* env = std::getenv("QGPU_SSB_DEVICE_BUDGET_BYTES")) budget = std::min(budget, std::atof(env));
     const double batch_bytes = double(std::size_t(256) << 20);
+    // (the dense gather's grid.y covers a batch in 32-group tiles: at most 65535 of them)
+    const std::size_t max_batch = std::min<std::size_t>(groups_, std::size_t(65535) * detector::cuda::kGatherTile);
     if (double(groups_) * double(bpg) <= budget) {
       resident_ = groups_;
-      batch_ = std::clamp<std::size_t>(std::size_t(batch_bytes / double(bpg)), 1, groups_);
+      batch_ = std::clamp<std::size_t>(std::size_t(batch_bytes / double(bpg)), 1, max_batch);
     } else {
-      batch_ = std::clamp<std::size_t>(std::size_t(std::max(0.0, std::min(batch_bytes, budget / 4)) / double(bpg)), 1, groups_);
+      batch_ = std::clamp<std::size_t>(std::size_t(std::max(0.0, std::min(batch_bytes, budget / 4)) / double(bpg)), 1, max_batch);
       const double left = budget - double(batch_ * bpg);
       resident_ = left > 0 ? std::min(groups_, std::size_t(left / double(bpg))) : 0;
       d_scratch_ = DeviceBuffer(batch_ * bpg);
@@ -246,7 +248,8 @@ class CudaEngine final : public Engine {
       const std::size_t px_row = ds_.shape().frames() * dtype_size(ds_.dtype());
       double cap = std::min(double(std::size_t(2) << 30), double(free_b) / 8);
       if (const char* env = std::getenv("QGPU_SSB_GATHER_CHUNK_BYTES")) cap = std::min(cap, std::atof(env));
-      chunk_pixels_ = std::max<std::size_t>(1, std::size_t(std::max(0.0, cap) / double(px_row)));
+      chunk_pixels_ = std::clamp<std::size_t>(std::size_t(std::max(0.0, cap) / double(px_row)), 1,
+                                              std::size_t(65535) * 256);  // decode_pixels' largest list
       std::size_t most = 0;  // pixels of the largest batch below (resident batches from 0, streamed from resident_)
       const auto widest = [&](std::size_t from, std::size_t to) {
         for (std::size_t g0 = from; g0 < to; g0 += batch_)
