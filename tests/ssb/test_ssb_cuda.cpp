@@ -228,7 +228,10 @@ TEST(SsbCudaEncoded, ChunkedGatherEqualsTheDenseGather) {
                                  budget + "'";
         const nlohmann::json& e = r.provenance.parameters.at("engine");
         EXPECT_EQ(e.at("gather_chunk_pixels").get<std::size_t>(), pixels) << what;
-        EXPECT_EQ(e.at("gather_buffer_bytes").get<std::size_t>(), pixels * px_row) << what;
+        // one buffer: the chunk, or a whole batch's pixels when fewer (3 one-pixel groups at bin 1 under the budget)
+        EXPECT_LE(e.at("gather_buffer_bytes").get<std::size_t>(), pixels * px_row) << what;
+        EXPECT_EQ(e.at("gather_buffer_bytes").get<std::size_t>() % px_row, 0u) << what;
+        EXPECT_GE(e.at("gather_buffer_bytes").get<std::size_t>(), (*budget && bin == 1 ? 1 : pixels) * px_row) << what;
         if (*budget) EXPECT_GT(e.at("streamed_groups").get<std::size_t>(), 0u) << what;
         EXPECT_EQ(e.at("g_resident_bytes").get<std::size_t>() + e.at("g_streamed_bytes").get<std::size_t>(),
                   e.at("g_cube_bytes").get<std::size_t>()) << what;
