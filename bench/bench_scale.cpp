@@ -9,11 +9,19 @@
 //                                                       its frames are real sample frames at K^2 times the count
 //   bench_scale BIG.h5 [--check-rows N] [--backend B]    (default 16 rows in the middle of the scan, cuda)
 //                      [--basis-only]                    skip the load without the radial basis
+//                      [--no-ssb | --ssb]                SSB rows: by default only up to 2048x2048 scans (at 4096^2
+//                                                       the prepare decodes the BF disk's ~54 G counts and G at bin
+//                                                       2 is 56 GB: --ssb runs it there too; --no-ssb skips it)
 //
 // Then loaded again with the radial basis (LoadOptions::radial_basis "on", resident/basis/radial_basis.hpp): load
 // time and basis bytes, BF / ADF / CoM / iDPC of detectors centred on the basis centre at integer radii (served by
 // the basis), an off-centre BF disk (the decode path), each checked on the band against the CPU reference (iDPC is
 // a whole-scan FFT: its time only). The coarse scan-binned answer (issue 33 item 1 B) is not built yet.
+// Then SSB on the same resident (ssb::Reconstructor, issue 33 item 1): prepare at detector bin 4, then 2 (G(K, Q)
+// built: the BF pixels decoded and transformed), the first image, the warm C1 slider (3 new C1 values, median) and
+// a CoM -> iDPC with G held, with G's bytes resident and regathered per move (the engine's describe()); the phase
+// checked finite, not constant and periodic with the small file's scan (the tiled sample), tolerance kTileTol.
+// The calibration: the big file's (write_tiled copies the small file's), else the small file's.
 
 #include <algorithm>
 #include <cmath>
@@ -21,6 +29,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +37,7 @@
 #include "detector/virtual_detector.hpp"
 #include "dpc/com.hpp"
 #include "dpc/idpc.hpp"
+#include "ssb/ssb.hpp"
 #include "resident/encoded/encoded_resident.hpp"
 #include "io/hdf5/load.hpp"
 #include "io/hdf5/read/chunk_sources.hpp"
@@ -73,6 +83,8 @@ void write_tiled(const std::string& big, const std::string& small, std::size_t f
   l.scan_cols = BC;
   l.bitshuffle.block_elems = fi.bitshuffle_block_elems;
   l.fixed_array_index = true;  // O(1) chunk index inserts
+  for (const auto& [key, v] : fi.calibration.items())  // the same optics (energy, semiangle, step, ...) for SSB
+    if (v.is_number()) l.calibration[key] = v;
   io::DectrisWriter w;
   w.open(big, l);
   for (std::size_t r = 0; r < BR; ++r)
@@ -132,7 +144,11 @@ bool run_without_basis(const std::string& path, const std::string& backend, std:
 }
 
 // Loaded with the radial basis; centred detectors through it, an off-centre one through the decode.
-bool run_with_basis(const std::string& path, const std::string& backend, std::size_t check_rows) {
+// SSB of the tiled sample (see the top): false when a check fails.
+bool run_ssb(const Dataset& ds, const std::string& small, const detector::DiskFit& fit);
+
+bool run_with_basis(const std::string& path, const std::string& backend, std::size_t check_rows, bool ssb,
+                    const std::string& small) {
   io::LoadOptions o;
   o.backend = backend;
   o.representation = "encoded";
@@ -198,6 +214,108 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
   check("BF off-centre (decode)", band_equal(off.counts("bf").data, detector::bf(band, r, oc).counts("bf").data, r0,
                                              s.scan_cols));
   std::fflush(stdout);
+  if (ssb) ok = run_ssb(ds, small, fit) && ok;
+  return ok;
+}
+
+// Max |phase difference| allowed between two tiles of the tiled sample's phase: the data are exactly periodic, so
+// the spectrum lives on every factor-th Q and the image repeats up to float32 FFT rounding (~1e-6 of |phase|).
+constexpr double kTileTol = 1e-3;  // radians
+
+bool run_ssb(const Dataset& ds, const std::string& small, const detector::DiskFit& fit) {
+  const Shape4D& s = ds.shape();
+  ssb::SsbParams p;
+  std::size_t period_r = 0, period_c = 0;  // the small file's scan (the tiling period), when known
+  try {
+    nlohmann::json md = ds.metadata();
+    if (!small.empty()) {
+      const io::FileInfo fi = io::plan_load(small, {}).info;
+      period_r = fi.shape.scan_rows;
+      period_c = fi.shape.scan_cols;
+      if (!md.contains("calibration") || !md["calibration"].contains("semiangle_mrad")) md["calibration"] = fi.calibration;
+    }
+    p = ssb::params_from_metadata(md);
+  } catch (const InvalidArgument& e) {
+    std::printf("| SSB | skipped: %s |\n", e.what());
+    return true;
+  }
+  p.disk_center = std::pair<double, double>{fit.center_row, fit.center_col};  // the fit above, not redone per prepare
+  bool ok = true;
+  const double c1 = p.aberrations.C1;
+  for (std::size_t bin : {4, 2}) {
+    double t0 = bench::now_s();
+    std::unique_ptr<ssb::Reconstructor> rec;
+    try {
+      rec = std::make_unique<ssb::Reconstructor>(ds, p, bin);
+    } catch (const std::exception& e) {
+      std::printf("| SSB prepare, bin %zu | failed: %s |\n", bin, e.what());
+      ok = false;
+      continue;
+    }
+    const double prepare_ms = (bench::now_s() - t0) * 1e3;
+    t0 = bench::now_s();
+    ssb::SsbResult first = rec->at(p.aberrations);
+    const double first_ms = (bench::now_s() - t0) * 1e3;
+    const nlohmann::json& pr = first.provenance.parameters;
+    const nlohmann::json e = pr.value("engine", nlohmann::json::object());
+    const auto gb = [&](const char* key) { return double(e.value(key, std::size_t(0))) / 1e9; };
+    char held[160] = "host memory (cpu)";
+    if (e.contains("g_resident_bytes"))
+      std::snprintf(held, sizeof held, "resident %.2f GB, regathered per move %.2f GB", gb("g_resident_bytes"),
+                    gb("g_streamed_bytes"));
+    std::printf("| SSB prepare (G(K, Q)), bin %zu | %.1f ms | %zu K groups of %zu BF pixels; G %.2f GB: %s; "
+                "weighting %s |\n",
+                bin, prepare_ms, std::size_t(pr.value("k_groups", 0)), std::size_t(pr.value("bf_pixels", 0)),
+                gb("g_cube_bytes"), held, pr.value("weighting", std::string("?")).c_str());
+    std::printf("SSB engine, bin %zu: %s\n", bin, e.dump().c_str());
+    std::printf("| SSB first image (C2R plan made), bin %zu | %.1f ms |\n", bin, first_ms);
+    std::vector<double> moves;
+    for (double dc : {-40.0, 25.0, 60.0}) {
+      ssb::Aberrations a = p.aberrations;
+      a.C1 = c1 + dc;
+      t0 = bench::now_s();
+      const ssb::SsbResult r = rec->at(a);
+      moves.push_back((bench::now_s() - t0) * 1e3);
+    }
+    std::printf("| SSB C1 slider (3 new C1, median), bin %zu | %.2f ms |\n", bin, bench::median(moves));
+    const double idpc_ms = median_ms([&] {
+      const dpc::DpcResult d = dpc::centered_dpc(dpc::center_of_mass(ds));
+      dpc::idpc(d.dpc_row, d.dpc_col);
+    });
+    std::printf("| CoM -> DPC -> iDPC with the SSB G held, bin %zu | %.2f ms |\n", bin, idpc_ms);
+    // Sanity: finite, not constant, periodic with the tiling (first tile against the last whole one, interior).
+    const std::vector<float>& ph = first.phase.data;
+    double mean = 0, var = 0;
+    bool finite = true;
+    for (float v : ph) {
+      finite = finite && std::isfinite(v);
+      mean += v;
+    }
+    mean /= double(ph.size());
+    for (float v : ph) var += (v - mean) * (v - mean);
+    const double sd = std::sqrt(var / double(ph.size()));
+    std::string tiles = "period unknown (no --tile-from)";
+    bool periodic = true;
+    if (period_r > 0 && period_c > 0 && s.scan_rows >= 2 * period_r && s.scan_cols >= 2 * period_c) {
+      const std::size_t dr = (s.scan_rows / period_r - 1) * period_r, dc = (s.scan_cols / period_c - 1) * period_c;
+      const std::size_t m = std::min({period_r, period_c, std::size_t(16)}) / 4;  // margin from the tile edges
+      double worst = 0;
+      for (std::size_t r = m; r + m < period_r; ++r)
+        for (std::size_t c = m; c + m < period_c; ++c)
+          worst = std::max(worst, std::abs(double(ph[r * s.scan_cols + c]) -
+                                           double(ph[(r + dr) * s.scan_cols + c + dc])));
+      periodic = worst <= kTileTol;
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "tile (0, 0) vs (%zu, %zu): max |diff| %.2e rad (tol %.0e)", dr, dc, worst,
+                    kTileTol);
+      tiles = buf;
+    }
+    const bool good = finite && sd > 0 && periodic;
+    std::printf("| SSB phase check, bin %zu | %s | finite %s, std %.4f rad, %s |\n", bin, good ? "ok" : "FAILED",
+                finite ? "yes" : "NO", sd, tiles.c_str());
+    std::fflush(stdout);
+    ok = ok && good;
+  }
   return ok;
 }
 
@@ -205,7 +323,7 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
 
 static int bench_main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_scale BIG.h5 [--tile-from SMALL.h5 --factor K] [--check-rows N] [--backend cuda|cpu] [--basis-only]\n");
+    std::fprintf(stderr, "usage: bench_scale BIG.h5 [--tile-from SMALL.h5 --factor K] [--check-rows N] [--backend cuda|cpu] [--basis-only] [--no-ssb|--ssb]\n");
     return 2;
   }
   const std::string path = argv[1];
@@ -213,10 +331,17 @@ static int bench_main(int argc, char** argv) {
   std::size_t factor = 4, check_rows = 16;
   std::string backend = "cuda";
   bool basis_only = false;
-  for (int i = 2; i < argc; ++i)
+  int ssb = -1;  // -1: by the scan size, 0: --no-ssb, 1: --ssb
+  const auto is_flag = [](const char* a) {
+    return !std::strcmp(a, "--basis-only") || !std::strcmp(a, "--no-ssb") || !std::strcmp(a, "--ssb");
+  };
+  for (int i = 2; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--basis-only")) basis_only = true;
+    if (!std::strcmp(argv[i], "--no-ssb")) ssb = 0;
+    if (!std::strcmp(argv[i], "--ssb")) ssb = 1;
+  }
   for (int i = 2; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--basis-only")) {
+    if (is_flag(argv[i])) {
       --i;
       continue;
     }
@@ -232,7 +357,12 @@ static int bench_main(int argc, char** argv) {
     }
     bool ok = true;
     if (!basis_only) ok = run_without_basis(path, backend, check_rows);
-    ok = run_with_basis(path, backend, check_rows) && ok;
+    if (ssb < 0) {
+      const Shape4D sh = io::plan_load(path, {}).info.shape;
+      ssb = sh.scan_rows * sh.scan_cols <= std::size_t(2048) * 2048;
+      if (!ssb) std::printf("| SSB | not run at this scan by default (pass --ssb) |\n");
+    }
+    ok = run_with_basis(path, backend, check_rows, ssb == 1, small) && ok;
     return ok ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_scale: %s\n", e.what());
@@ -240,4 +370,4 @@ static int bench_main(int argc, char** argv) {
   }
 }
 
-QGPU_BENCH_MAIN("usage: bench_scale BIG.h5 [--tile-from SMALL.h5 --factor K] [--check-rows N] [--backend cuda|cpu] [--basis-only]")
+QGPU_BENCH_MAIN("usage: bench_scale BIG.h5 [--tile-from SMALL.h5 --factor K] [--check-rows N] [--backend cuda|cpu] [--basis-only] [--no-ssb|--ssb]")

@@ -8,7 +8,8 @@
 #        then its qgpu convert to bitshuffle+LZ4 HDF5 and the load of the result), dm4 / empad (4.8 / 4.4 GB DM4 and
 #        EMPAD loads vs the floor), parallax, mpi (issue 33: 1/2/4 ranks on the one GPU; carry .devpack-mpi), widget (issue
 #        29's round trip, after s512 and python), scale (2048x2048 scan tiled from s512's chunks, loaded encoded, without
-#        and with the radial basis), scale1024 (the same at 1024x1024), scale4096 (at 4096x4096; needs s512 first), ncu_sum (Nsight Compute
+#        and with the radial basis, then SSB bin 4 / 2), scale1024 (the same at 1024x1024), scale4096 (at 4096x4096, no SSB;
+#        needs s512 first), scale4096ssb (the basis load and SSB at 4096x4096; after scale4096 or writes the file), ncu_sum (Nsight Compute
 #        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve), ncu_src
 #        (per-instruction stalls of the masked-sum kernel), sass (its SASS), sass_enc (the encoder's SASS), timeline512 (the
 #        load's timeline, QGPU_LOAD_TIMELINE=1), replay_short (a short mutant replay), dose (issue 33 item 4: bench_encoded_dose, encoded vs dense per dose
@@ -31,7 +32,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version,memory.total --f
 nproc | sed 's/^/cores: /'
 { grep -E "MemTotal|MemFree|MemAvailable" /proc/meminfo; echo "THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"; } | tee -a "$LOG/gpu.txt"
 step() { local name=$1 limit=$2; shift 2; local t0=$SECONDS; timeout "$limit" "$@" >"$LOG/$name.log" 2>&1; local rc=$?
-         echo "== $name rc=$rc $((SECONDS - t0)) s"; grep -E '^\||written in|rror|Failure| passed| failed' "$LOG/$name.log" | head -30; save_logs; return 0; }
+         echo "== $name rc=$rc $((SECONDS - t0)) s"; grep -E '^\||written in|rror|Failure| passed| failed' "$LOG/$name.log" | head -40; save_logs; return 0; }
 # The SASS of the first function of libquantem_gpu.so whose name matches $1, into $LOG/$2.log.
 sass_of() { local CUOBJ; CUOBJ=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -1)
             "${CUOBJ:-cuobjdump}" -sass $B/libquantem_gpu.so 2>&1 |
@@ -89,6 +90,8 @@ for s in "$@"; do
     sass_enc) sass_of encode_reserveItLb1E sass_encode_reserve ;;  # the encoder's SASS (u16, fused totals)
     scale1024) step bench_scale1024 200 $B/bench_scale /tmp/qb/s1024t.h5 --tile-from /tmp/qb/s512.h5 --factor 2 ;;
     scale4096) step bench_scale4096 540 $B/bench_scale /tmp/qb/s4096.h5 --tile-from /tmp/qb/s512.h5 --factor 8 ;;  # 36.6 GB file
+    scale4096ssb) step bench_scale4096_ssb 540 $B/bench_scale /tmp/qb/s4096.h5 --tile-from /tmp/qb/s512.h5 --factor 8 \
+                    --basis-only --ssb ;;  # SSB at 4096^2 (bin 4, 2) on the basis load alone; writes the file if missing
     python) QGPU_PY_LOGS=$LOG/python step python_tests 300 bash scripts/device_python.sh ;;  # the module built there for its python3
     replay) step replay_cuda_decoder 200 $B/replay_cuda_decoder --mutate 300000 --seed 2 ;;
     replay_short) step replay_cuda_decoder 90 $B/replay_cuda_decoder --mutate 30000 --seed 3 ;;

@@ -8,6 +8,10 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "ssb/ssb.hpp"
@@ -181,6 +185,60 @@ TEST_P(SsbGpu, WeightingsMatchTheCpuReference) {
       EXPECT_EQ(gpu.provenance.parameters.at("weighting"), cpu.provenance.parameters.at("weighting"));
       const SsbResult pc = preview(*host, p, 2), pg = preview(dev, p, 2);
       EXPECT_LE(testing::relative_l2(pg, pc), 1e-4) << "preview " << weighting_name(w);
+    }
+  }
+}
+
+// An environment variable set for one scope (unset again even when an expectation throws).
+struct ScopedEnv {
+  const char* name;
+  ScopedEnv(const char* n, const std::string& value) : name(n) { setenv(n, value.c_str(), 1); }
+  ~ScopedEnv() { unsetenv(name); }
+};
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// The encoded gather decodes the BF pixels in chunks bounded by QGPU_SSB_GATHER_CHUNK_BYTES (at 4096^2 the disk's
+// 3209 pixels x 16.7M frames would not fit at once): a chunk of 1 pixel splits every group into parts (added in
+// float, exact for these counts), 7 pixels mixes whole groups and parts. Each gives the dense gather's G bit for
+// bit (same float32 pipeline), with G resident and with part of it streamed, and so the dense result; and matches
+// the CPU reference within the tolerances above.
+TEST(SsbCudaEncoded, ChunkedGatherEqualsTheDenseGather) {
+  QGPU_REQUIRE_BACKEND(Backend::cuda);
+  const Dataset& host = testing::dataset(100);
+  const Dataset dense = host.to_device(), enc = host.to_encoded().to_device();
+  ASSERT_EQ(enc.representation(), "encoded");
+  const SsbParams p = testing::true_params(100);
+  const std::size_t px_row = host.shape().frames() * dtype_size(host.dtype());  // one pixel's decoded counts
+  for (const char* budget : {"", "100000"}) {  // 100 kB: 9 groups of 8 kB resident, the rest streamed
+    std::unique_ptr<ScopedEnv> b;
+    if (*budget) b = std::make_unique<ScopedEnv>("QGPU_SSB_DEVICE_BUDGET_BYTES", budget);
+    for (std::size_t bin : {1, 4}) {
+      const SsbResult ref = preview(dense, p, bin), cpu = preview(host, p, bin);
+      EXPECT_LE(testing::relative_l2(ref, cpu), 1e-4) << "bin " << bin;
+      for (std::size_t pixels : {1, 7}) {
+        SsbResult r;
+        {
+          const ScopedEnv chunk("QGPU_SSB_GATHER_CHUNK_BYTES", std::to_string(pixels * px_row));
+          r = preview(enc, p, bin);
+        }
+        const std::string what = "bin " + std::to_string(bin) + ", " + std::to_string(pixels) + " px chunks, budget '" +
+                                 budget + "'";
+        const nlohmann::json& e = r.provenance.parameters.at("engine");
+        EXPECT_EQ(e.at("gather_chunk_pixels").get<std::size_t>(), pixels) << what;
+        // one buffer: the chunk, or a whole batch's pixels when fewer (3 one-pixel groups at bin 1 under the budget)
+        EXPECT_LE(e.at("gather_buffer_bytes").get<std::size_t>(), pixels * px_row) << what;
+        EXPECT_EQ(e.at("gather_buffer_bytes").get<std::size_t>() % px_row, 0u) << what;
+        EXPECT_GE(e.at("gather_buffer_bytes").get<std::size_t>(), (*budget && bin == 1 ? 1 : pixels) * px_row) << what;
+        if (*budget) EXPECT_GT(e.at("streamed_groups").get<std::size_t>(), 0u) << what;
+        EXPECT_EQ(e.at("g_resident_bytes").get<std::size_t>() + e.at("g_streamed_bytes").get<std::size_t>(),
+                  e.at("g_cube_bytes").get<std::size_t>()) << what;
+        EXPECT_TRUE(same_bits(r.phase.data, ref.phase.data)) << what;
+        EXPECT_TRUE(same_bits(r.amplitude.data, ref.amplitude.data)) << what;
+        EXPECT_LE(testing::relative_l2(r, cpu), 1e-4) << what;
+      }
     }
   }
 }

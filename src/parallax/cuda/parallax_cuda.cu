@@ -512,7 +512,7 @@ class CudaEngine final : public Engine {
         using T = decltype(tag);
         const dim3 g(blocks_for(nscan), unsigned(std::min<std::size_t>(groups_, 65535)));
         detector::cuda::gather_groups_pixel_major_kernel<T><<<g, kThreads>>>(
-            px.as<T>(), nscan, d_offsets_.as<std::uint32_t>(), 0u, std::uint32_t(groups_),
+            px.as<T>(), nscan, d_offsets_.as<std::uint32_t>(), 0u, std::uint32_t(groups_), 0u, std::uint32_t(npix),
             std::uint32_t(plan_.scan_cols), plan_.scan_cols, nscan, d_v_.as<float>());
       });
       QGPU_CUDA_LAUNCHED("parallax gather_pixel_major_kernel");

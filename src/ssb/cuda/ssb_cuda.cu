@@ -12,7 +12,10 @@
 // Wiener rings), so an evaluation (the live defocus slider) allocates nothing.
 // Memory: G needs groups * scan_rows * (scan_cols/2 + 1) * 8 bytes (512x512 scan, 3200 K: 3.4 GB). The groups that
 // fit in ~85% of the free device memory stay resident; the rest are regathered and transformed in batches on
-// every evaluation (slower, same result up to float summation order).
+// every evaluation (slower, same result up to float summation order). An encoded dataset's gather decodes the
+// batch's BF pixels pixel-major into one buffer of at most 1/8 of the free memory (2 GiB at most;
+// QGPU_SSB_GATHER_CHUNK_BYTES lowers it), in chunks of whole groups where they fit, else of part of a group
+// (pixel_group_gather.cuh adds the parts): 3200 pixels x 16.7M frames (4096^2 scan) x 2 B would be 107 GB at once.
 #include <cuda_runtime.h>
 #include <cufft.h>
 
@@ -20,6 +23,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,6 +32,7 @@
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "core/stage_timing.hpp"
+#include "detector/cuda/pixel_chunks.hpp"
 #include "detector/cuda/pixel_group_gather.cuh"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/cufft_check.hpp"
@@ -193,6 +198,9 @@ class CudaEngine final : public Engine {
         nq_(nr_ * nch_), groups_(plan.groups()) {
     if (nr_ > (1u << 30) || nc_ > (1u << 30) || groups_ >= (1u << 31))
       throw InvalidArgument("ssb cuda: scan or K set too large");
+    if (nr_ * 2 * nch_ > std::size_t(std::numeric_limits<int>::max()))  // cuFFT's int sizes and distances
+      throw InvalidArgument("ssb cuda: a " + std::to_string(nr_) + "x" + std::to_string(nc_) +
+                            " scan is too large for one cuFFT transform (more than 2^31 - 1 values)");
     // K table (ky, kx, w) and the CSR pixel lists.
     std::vector<float4> kt(groups_);
     for (std::size_t g = 0; g < groups_; ++g)
@@ -224,16 +232,33 @@ class CudaEngine final : public Engine {
     double budget = 0.85 * double(free_b) - double(std::size_t(256) << 20);
     if (const char* env = std::getenv("QGPU_SSB_DEVICE_BUDGET_BYTES")) budget = std::min(budget, std::atof(env));
     const double batch_bytes = double(std::size_t(256) << 20);
+    // (the dense gather's grid.y covers a batch in 32-group tiles: at most 65535 of them)
+    const std::size_t max_batch = std::min<std::size_t>(groups_, std::size_t(65535) * detector::cuda::kGatherTile);
     if (double(groups_) * double(bpg) <= budget) {
       resident_ = groups_;
-      batch_ = std::clamp<std::size_t>(std::size_t(batch_bytes / double(bpg)), 1, groups_);
+      batch_ = std::clamp<std::size_t>(std::size_t(batch_bytes / double(bpg)), 1, max_batch);
     } else {
-      batch_ = std::clamp<std::size_t>(std::size_t(std::max(0.0, std::min(batch_bytes, budget / 4)) / double(bpg)), 1, groups_);
+      batch_ = std::clamp<std::size_t>(std::size_t(std::max(0.0, std::min(batch_bytes, budget / 4)) / double(bpg)), 1, max_batch);
       const double left = budget - double(batch_ * bpg);
       resident_ = left > 0 ? std::min(groups_, std::size_t(left / double(bpg))) : 0;
       d_scratch_ = DeviceBuffer(batch_ * bpg);
     }
     device_free_ = free_b;
+    if (ds_.encoded()) {  // the decode buffer: the largest batch's pixels, at most the chunk bound
+      const std::size_t px_row = ds_.shape().frames() * dtype_size(ds_.dtype());
+      double cap = std::min(double(std::size_t(2) << 30), double(free_b) / 8);
+      if (const char* env = std::getenv("QGPU_SSB_GATHER_CHUNK_BYTES")) cap = std::min(cap, std::atof(env));
+      chunk_pixels_ = std::clamp<std::size_t>(std::size_t(std::max(0.0, cap) / double(px_row)), 1,
+                                              std::size_t(65535) * 256);  // decode_pixels' largest list
+      std::size_t most = 0;  // pixels of the largest batch below (resident batches from 0, streamed from resident_)
+      const auto widest = [&](std::size_t from, std::size_t to) {
+        for (std::size_t g0 = from; g0 < to; g0 += batch_)
+          most = std::max<std::size_t>(most, plan_.offsets[std::min(to, g0 + batch_)] - plan_.offsets[g0]);
+      };
+      widest(0, resident_);
+      widest(resident_, groups_);
+      d_px_ = DeviceBuffer(std::max<std::size_t>(1, std::min(chunk_pixels_, most)) * px_row);
+    }
     if (resident_ > 0) d_g_ = DeviceBuffer(resident_ * bpg);
     double dc = 0;
     for (std::size_t g0 = 0; g0 < resident_; g0 += batch_) {
@@ -299,9 +324,13 @@ class CudaEngine final : public Engine {
     return {{"fft", "cuFFT R2C complex64 half spectrum, batched over K; C2R for the object"},
             {"precision", "float32 (loss reduction in float64)"},
             {"g_cube_bytes", groups_ * group_bytes()},
+            {"g_resident_bytes", resident_ * group_bytes()},
+            {"g_streamed_bytes", (groups_ - resident_) * group_bytes()},  // regathered at every evaluation
             {"groups", groups_},
             {"resident_groups", resident_},
             {"streamed_groups", groups_ - resident_},
+            {"gather_chunk_pixels", chunk_pixels_},       // encoded: pixels decoded at once (0: dense gather)
+            {"gather_buffer_bytes", d_px_.bytes()},
             {"fft_batch", batch_},
             {"k_segments", segments_},
             {"device_free_bytes_before_g", device_free_}};
@@ -371,20 +400,21 @@ class CudaEngine final : public Engine {
              unsigned((count + detector::cuda::kGatherTile - 1) / detector::cuda::kGatherTile));
     float* out = reinterpret_cast<float*>(dst);
     if (const EncodedResident* e = ds_.encoded()) {  // decode the groups' pixels pixel-major, then sum them
-      const std::uint32_t k0 = plan_.offsets[g0], k1 = plan_.offsets[g0 + count];
-      DeviceBuffer px(std::max<std::size_t>(std::size_t(k1 - k0) * nscan * dtype_size(ds_.dtype()), 1));
-      if (k1 > k0)
-        encoded::cuda::decode_pixels(e->layout(), e->device_tiles(), d_pixels_.as<std::uint32_t>() + k0, k1 - k0,
-                                     px.data());
-      dispatch_count_dtype(ds_.dtype(), [&](auto tag) {
-        using T = decltype(tag);
-        const dim3 g(grid_blocks(nscan, 256), unsigned(std::min<std::size_t>(count, 65535)));
-        detector::cuda::gather_groups_pixel_major_kernel<T><<<g, 256>>>(px.as<T>(), nscan, d_offsets_.as<std::uint32_t>(), std::uint32_t(g0),
-                                                 std::uint32_t(count), std::uint32_t(nc_), 2 * nch_, nr_ * 2 * nch_,
-                                                 out);
-      });
-      QGPU_CUDA_LAUNCHED("ssb gather_pixel_major_kernel");
-      QGPU_CUDA(cudaDeviceSynchronize());  // px is freed on return
+      const std::size_t slab = nr_ * 2 * nch_;
+      for (const detector::PixelChunk& ch : detector::pixel_chunks(plan_.offsets, g0, count, chunk_pixels_)) {
+        const std::size_t a = ch.a, b = ch.b, ga = ch.ga, gb = ch.gb;
+        encoded::cuda::decode_pixels(e->layout(), e->device_tiles(), d_pixels_.as<std::uint32_t>() + a, b - a,
+                                     d_px_.data());
+        dispatch_count_dtype(ds_.dtype(), [&](auto tag) {
+          using T = decltype(tag);
+          const dim3 g(grid_blocks(nscan, 256), unsigned(std::min<std::size_t>(gb - ga, 65535)));
+          detector::cuda::gather_groups_pixel_major_kernel<T><<<g, 256>>>(
+              d_px_.as<T>(), nscan, d_offsets_.as<std::uint32_t>(), std::uint32_t(ga), std::uint32_t(gb - ga),
+              std::uint32_t(a), std::uint32_t(b), std::uint32_t(nc_), 2 * nch_, slab, out + (ga - g0) * slab);
+        });
+        QGPU_CUDA_LAUNCHED("ssb gather_pixel_major_kernel");
+      }
+      // (d_px_ is reused by the next chunk's decode and G by the transform: all on the default stream, in order)
       QGPU_CUFFT(cufftExecR2C(plan_for(count), reinterpret_cast<cufftReal*>(out), reinterpret_cast<cufftComplex*>(dst)));
       return;
     }
@@ -439,6 +469,8 @@ class CudaEngine final : public Engine {
   std::size_t nr_, nc_, nch_, nq_, groups_;
   std::uint32_t segments_ = 1;
   std::size_t batch_ = 1, resident_ = 0, device_free_ = 0;
+  std::size_t chunk_pixels_ = 0;  // encoded gather: pixels decoded at once into d_px_
+  DeviceBuffer d_px_;
   DeviceBuffer d_k_, d_offsets_, d_pixels_, d_num_, d_den_, d_spec_, d_phi_, d_object_, d_loss_, d_g_, d_scratch_;
   std::map<std::size_t, std::unique_ptr<CufftHandle>> plans_;
   CufftHandle inverse_;  // the object's C2R, made at the first reconstruction

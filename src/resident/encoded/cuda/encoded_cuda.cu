@@ -186,9 +186,12 @@ void decode_pixels(const Layout& layout, const TileRef* d_tiles, const std::uint
   ErrorFlag err(stream);
   dispatch_count_dtype(layout.dtype, [&](auto z) {
     using V = decltype(z);
-    const dim3 grid(static_cast<unsigned>(layout.tiles()), blocks_for(npix));
-    pixels_kernel<V><<<grid, kThreads, 0, stream>>>(d_tiles, layout.tile, layout.frames, d_pixels, npix,
-                                                    static_cast<V*>(d_out), err.ptr());
+    // One thread per (tile, pixel): a short list (the SSB gather decodes a few groups' pixels at a time) gets
+    // blocks of the list rounded up to a warp rather than 256 threads mostly idle.
+    const unsigned threads = static_cast<unsigned>(std::min<std::size_t>(kThreads, (npix + 31) / 32 * 32));
+    const dim3 grid(static_cast<unsigned>(layout.tiles()), static_cast<unsigned>((npix + threads - 1) / threads));
+    pixels_kernel<V><<<grid, threads, 0, stream>>>(d_tiles, layout.tile, layout.frames, d_pixels, npix,
+                                                   static_cast<V*>(d_out), err.ptr());
   });
   QGPU_CUDA_LAUNCHED("encoded decode_pixels");
   err.check("decode_pixels");
