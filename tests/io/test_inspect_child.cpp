@@ -4,6 +4,8 @@
 // damaged files stay FormatErrors, and the heap-dependent HDF5 use-after-free never reaches this process.
 #include <gtest/gtest.h>
 #include <hdf5.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -421,34 +423,41 @@ TEST_F(InspectChild, TruncatedOrMalformedFileInfoIsAnError) {
   }
   expect_error<Error>([&] { (void)io::decode_file_info(bytes + "x", path); }, {"malformed FileInfo"});
 
-  const nlohmann::json j = nlohmann::json::from_cbor(bytes);
+  // The fields (8-byte length, CBOR) changed, the raw sections after them kept.
+  std::uint64_t cbor = 0;
+  std::memcpy(&cbor, bytes.data(), 8);
+  ASSERT_LE(cbor, bytes.size() - 8);
+  const nlohmann::json j = nlohmann::json::from_cbor(bytes.substr(8, cbor));
+  const std::string sections = bytes.substr(8 + cbor);
+  EXPECT_EQ(sections.size(), 48u * 20u);  // 48 chunk locations, no bad pixels
   auto mutated = [&](const std::function<void(nlohmann::json&)>& change, const std::string& needle) {
     nlohmann::json m = j;
     change(m);
-    const std::vector<std::uint8_t> b = nlohmann::json::to_cbor(m);
-    expect_error<Error>([&] { (void)io::decode_file_info(std::string(b.begin(), b.end()), path); },
+    std::string b(8, '\0');
+    nlohmann::json::to_cbor(m, b);
+    const std::uint64_t n = b.size() - 8;
+    std::memcpy(b.data(), &n, 8);
+    expect_error<Error>([&] { (void)io::decode_file_info(b + sections, path); },
                         {"malformed FileInfo from the child process parsing '" + path + "'", needle});
   };
+  {
+    std::string b = bytes;
+    const std::uint64_t huge = ~std::uint64_t(0);
+    std::memcpy(b.data(), &huge, 8);
+    expect_error<Error>([&] { (void)io::decode_file_info(b, path); }, {"announces 18446744073709551615 bytes"});
+  }
   mutated([](nlohmann::json& m) { m.erase("frames"); }, "FileInfo.frames is missing");
   mutated([](nlohmann::json& m) { m["frames"] = -3; }, "FileInfo.frames is not an unsigned integer");
   mutated([](nlohmann::json& m) { m["dtype"] = "u13"; }, "FileInfo.dtype names no dtype");
   mutated([](nlohmann::json& m) { m["shape"] = {1, 2, 3}; }, "FileInfo.shape has 3 extents");
   mutated([](nlohmann::json& m) { m["version"] = 7; }, "FileInfo.version is 7");
   mutated([](nlohmann::json& m) { m["part_tables"] = nlohmann::json::array(); }, "holds 0 tables for 1 parts");
-  mutated([](nlohmann::json& m) { m["bad_pixels"] = nlohmann::json::binary({1, 2, 3}); }, "FileInfo.bad_pixels");
+  mutated([](nlohmann::json& m) { m["bad_pixels"] = 3; }, "bad pixels needs 12 bytes but 0 are left (short)");
+  mutated([](nlohmann::json& m) { m["bad_pixels"] = ~std::uint64_t(0); }, "overflows 64 bits");
+  mutated([](nlohmann::json& m) { m["part_tables"][0] = nullptr; }, "960 bytes follow the last section");
   mutated([](nlohmann::json& m) { m["records"]["runs"] = {{5, 0, 1, 0, 1, 1}}; }, "names file 5 of");
-  mutated(
-      [](nlohmann::json& m) {
-        auto& chunks = m["part_tables"][0]["chunks"].get_binary();
-        chunks.resize(chunks.size() - 1);
-      },
-      "not a whole number of 20-byte chunk locations");
-  mutated(
-      [](nlohmann::json& m) {
-        auto& chunks = m["part_tables"][0]["chunks"].get_binary();
-        chunks.resize(chunks.size() - 20);
-      },
-      "holds 47 chunk locations but the chunk grid has 48");
+  mutated([](nlohmann::json& m) { m["part_tables"][0]["chunks"] = 47; },
+          "holds 47 chunk locations but the chunk grid has 48");
   mutated([](nlohmann::json& m) { m["part_tables"][0]["chunk_dims"] = {0, 16, 16}; }, "holds a zero extent");
   mutated([](nlohmann::json& m) { m["part_tables"][0]["dims"] = {~std::uint64_t(0), ~std::uint64_t(0), 16}; },
           "overflow");
@@ -461,21 +470,30 @@ TEST_F(InspectChild, ShortOrMalformedChildReportIsAnError) {
     std::memcpy(h.data() + 1, &n, 8);
     return h;
   };
-  EXPECT_EQ(io::read_child_result(header(3) + "abc", f), "abc");
-  EXPECT_EQ(io::read_child_result(header(0), f), "");
-  expect_error<Error>([&] { io::read_child_result("", f); }, {"malformed report", "'/d/x.h5'", "empty"});
-  expect_error<Error>([&] { io::read_child_result(std::string("r\x03\x00", 3), f); }, {"header is 3 bytes, short of 9"});
-  expect_error<Error>([&] { io::read_child_result(header(10) + "abcde", f); },
-                      {"announces 10 bytes of result but holds 5 (short)"});
-  expect_error<Error>([&] { io::read_child_result(header(2) + "abcde", f); }, {"announces 2 bytes", "holds 5"});
-  expect_error<Error>([&] { io::read_child_result(header(std::uint64_t(1) << 40), f); },
+  // The report through the pipe.
+  EXPECT_EQ(io::read_child_report(header(3), f), 3u);
+  EXPECT_EQ(io::read_child_report(header(0), f), 0u);
+  expect_error<Error>([&] { io::read_child_report("", f); }, {"malformed report", "'/d/x.h5'", "empty"});
+  expect_error<Error>([&] { io::read_child_report(std::string("r\x03\x00", 3), f); },
+                      {"a result report is 9 bytes, this one 3 (short)"});
+  expect_error<Error>([&] { io::read_child_report(header(3) + "abc", f); }, {"this one 12"});
+  expect_error<Error>([&] { io::read_child_report(header(std::uint64_t(1) << 40), f); },
                       {"more than a result holds"});
-  expect_error<Error>([&] { io::read_child_result("zwhat", f); }, {"unknown report code 122"});
-  expect_error<FormatError>([&] { io::read_child_result("Fbad rank", f); }, {"bad rank"});
-  expect_error<IoError>([&] { io::read_child_result("Ino such file", f); }, {"no such file"});
-  expect_error<DTypeError>([&] { io::read_child_result("Dcomplex", f); }, {"complex"});
-  expect_error<Error>([&] { io::read_child_result("xstd::bad_alloc", f); },
+  expect_error<Error>([&] { io::read_child_report("zwhat", f); }, {"unknown report code 122"});
+  expect_error<FormatError>([&] { io::read_child_report("Fbad rank", f); }, {"bad rank"});
+  expect_error<IoError>([&] { io::read_child_report("Ino such file", f); }, {"no such file"});
+  expect_error<DTypeError>([&] { io::read_child_report("Dcomplex", f); }, {"complex"});
+  expect_error<Error>([&] { io::read_child_report("xstd::bad_alloc", f); },
                       {"parsing '/d/x.h5' failed in the child process: std::bad_alloc"});
+  // The result in its memory file: exactly the bytes the report announces.
+  const int fd = ::memfd_create("test-result", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "abcde", 5), 5);
+  EXPECT_EQ(io::read_child_result(fd, 5, f), "abcde");
+  expect_error<Error>([&] { io::read_child_result(fd, 10, f); },
+                      {"malformed result", "'/d/x.h5'", "announces 10 bytes but the result holds 5 (short)"});
+  expect_error<Error>([&] { io::read_child_result(fd, 2, f); }, {"announces 2 bytes but the result holds 5"});
+  ::close(fd);
   // A child whose parse throws something that is no qgpu error: an Error naming it, not a crash.
   expect_error<Error>([&] { io::parse_in_child(f, []() -> std::string { throw std::length_error("too long"); }); },
                       {"failed in the child process: too long"});

@@ -19,24 +19,40 @@ using nlohmann::json;
 constexpr int kVersion = 1;
 constexpr std::size_t kChunkBytes = 8 + 8 + 4;  // offset, size, filter_mask
 
-json binary_of(const void* p, std::size_t n) {
-  const auto* b = static_cast<const std::uint8_t*>(p);
-  return json::binary(std::vector<std::uint8_t>(b, b + n));
-}
-
-json chunk_table_json(const std::shared_ptr<const ChunkTable>& t) {
-  if (!t) return json();
-  std::vector<std::uint8_t> blob(t->chunks.size() * kChunkBytes);
-  std::uint8_t* p = blob.data();
-  for (const ChunkLocation& c : t->chunks) {
+// The raw sections after the CBOR part, in order: every chunk table's locations (kChunkBytes each), the bad pixels
+// (4 bytes each), the sparse positions (8 bytes each). The CBOR part holds their counts.
+void put_chunks(std::string& out, const std::vector<ChunkLocation>& chunks) {
+  const std::size_t at = out.size();
+  out.resize(at + chunks.size() * kChunkBytes);
+  char* p = out.data() + at;
+  for (const ChunkLocation& c : chunks) {
     std::memcpy(p, &c.offset, 8);
     std::memcpy(p + 8, &c.size, 8);
     std::memcpy(p + 16, &c.filter_mask, 4);
     p += kChunkBytes;
   }
-  return {{"file", t->file}, {"dataset_path", t->dataset_path}, {"dims", t->dims}, {"chunk_dims", t->chunk_dims},
-          {"chunks", json::binary(std::move(blob))}, {"method", t->method}};
 }
+
+json chunk_table_json(const std::shared_ptr<const ChunkTable>& t) {
+  if (!t) return json();
+  return {{"file", t->file}, {"dataset_path", t->dataset_path}, {"dims", t->dims}, {"chunk_dims", t->chunk_dims},
+          {"chunks", t->chunks.size()}, {"method", t->method}};
+}
+
+// The raw sections, read in order with checked sizes.
+struct Raw {
+  std::string_view bytes;
+  std::string where;
+  const char* take(std::uint64_t count, std::size_t elem, const std::string& what) {
+    const std::uint64_t n = checked_mul(count, std::uint64_t(elem), where + what + " bytes");
+    if (n > bytes.size())
+      throw Error(where + what + " needs " + std::to_string(n) + " bytes but " + std::to_string(bytes.size()) +
+                  " are left (short)");
+    const char* p = bytes.data();
+    bytes.remove_prefix(std::size_t(n));
+    return p;
+  }
+};
 
 // Reads fields of one object, every failure an Error naming the field.
 struct Fields {
@@ -98,11 +114,6 @@ struct Fields {
     if (!v.is_object()) fail(key, "is not an object");
     return v;
   }
-  const std::vector<std::uint8_t>& binary(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_binary()) fail(key, "is not a byte string");
-    return v.get_binary();
-  }
   std::vector<std::string> strings(const std::string& key) const {
     std::vector<std::string> out;
     for (const json& v : array(key)) {
@@ -132,7 +143,7 @@ DType dtype_field(const Fields& f, const std::string& key) {
   }
 }
 
-std::shared_ptr<const ChunkTable> chunk_table_of(const Fields& f) {
+std::shared_ptr<const ChunkTable> chunk_table_of(const Fields& f, Raw& raw) {
   if (f.j.is_null()) return nullptr;
   auto t = std::make_shared<ChunkTable>();
   t->file = f.str("file");
@@ -149,15 +160,11 @@ std::shared_ptr<const ChunkTable> chunk_table_of(const Fields& f) {
     grid = checked_mul(grid, t->dims[d] / t->chunk_dims[d] + (t->dims[d] % t->chunk_dims[d] != 0),
                        f.where + " chunk grid");
   }
-  const std::vector<std::uint8_t>& blob = f.binary("chunks");
-  if (blob.size() % kChunkBytes != 0)
-    f.fail("chunks", "is " + std::to_string(blob.size()) + " bytes, not a whole number of " +
-                         std::to_string(kChunkBytes) + "-byte chunk locations");
-  const std::uint64_t n = blob.size() / kChunkBytes;
+  const std::uint64_t n = f.u64("chunks");
   if (n != grid)
     f.fail("chunks", "holds " + std::to_string(n) + " chunk locations but the chunk grid has " + std::to_string(grid));
+  const char* p = raw.take(n, kChunkBytes, "chunk locations of " + t->dataset_path);
   t->chunks.resize(std::size_t(n));
-  const std::uint8_t* p = blob.data();
   for (ChunkLocation& c : t->chunks) {
     std::memcpy(&c.offset, p, 8);
     std::memcpy(&c.size, p + 8, 8);
@@ -198,7 +205,7 @@ std::string encode_file_info(const FileInfo& i) {
                        {"values_dtype", s.values_dtype},
                        {"rows", s.rows},
                        {"nnz", s.nnz},
-                       {"positions", binary_of(s.positions.data(), s.positions.size() * sizeof(std::uint64_t))}};
+                       {"positions", s.positions.size()}};
   const json j = {
       {"version", kVersion},
       {"path", i.path},
@@ -229,7 +236,7 @@ std::string encode_file_info(const FileInfo& i) {
       {"ntrigger", i.ntrigger},
       {"nimages", i.nimages},
       {"has_pixel_mask", i.has_pixel_mask},
-      {"bad_pixels", binary_of(i.bad_pixels.data(), i.bad_pixels.size() * sizeof(std::uint32_t))},
+      {"bad_pixels", i.bad_pixels.size()},
       {"one_frame_per_chunk", i.one_frame_per_chunk},
       {"bitshuffle_lz4", i.bitshuffle_lz4},
       {"bitshuffle_block_elems", i.bitshuffle_block_elems},
@@ -244,18 +251,36 @@ std::string encode_file_info(const FileInfo& i) {
       {"parts", parts},
       {"part_tables", tables},
       {"index_seconds", i.index_seconds}};
-  const std::vector<std::uint8_t> bytes = json::to_cbor(j);
-  return std::string(bytes.begin(), bytes.end());
+  std::string out(8, '\0');  // the CBOR part's length, then the CBOR part, then the raw sections
+  json::to_cbor(j, out);
+  const std::uint64_t cbor = out.size() - 8;
+  std::memcpy(out.data(), &cbor, 8);
+  std::size_t raw = 0;
+  for (const auto& t : i.part_tables)
+    if (t) raw += t->chunks.size() * kChunkBytes;
+  out.reserve(out.size() + raw + i.bad_pixels.size() * 4 + s.positions.size() * 8);
+  for (const auto& t : i.part_tables)
+    if (t) put_chunks(out, t->chunks);
+  out.append(reinterpret_cast<const char*>(i.bad_pixels.data()), i.bad_pixels.size() * sizeof(std::uint32_t));
+  out.append(reinterpret_cast<const char*>(s.positions.data()), s.positions.size() * sizeof(std::uint64_t));
+  return out;
 }
 
 FileInfo decode_file_info(std::string_view bytes, const std::string& file) {
   const std::string where = "malformed FileInfo from the child process parsing '" + file + "': ";
+  if (bytes.size() < 8) throw Error(where + std::to_string(bytes.size()) + " bytes, short of its 8-byte header");
+  std::uint64_t cbor = 0;
+  std::memcpy(&cbor, bytes.data(), 8);
+  if (cbor > bytes.size() - 8)
+    throw Error(where + "its header announces " + std::to_string(cbor) + " bytes of fields but " +
+                std::to_string(bytes.size() - 8) + " follow (short)");
   json j;
   try {
-    j = json::from_cbor(bytes.begin(), bytes.end());
+    j = json::from_cbor(bytes.substr(8, std::size_t(cbor)).begin(), bytes.substr(8, std::size_t(cbor)).end());
   } catch (const json::exception& e) {
     throw Error(where + e.what());
   }
+  Raw raw{bytes.substr(8 + std::size_t(cbor)), where};
   const Fields f{j, where + "FileInfo"};
   if (f.i64("version") != kVersion) f.fail("version", "is " + std::to_string(f.i64("version")) + ", not " +
                                                           std::to_string(kVersion));
@@ -298,10 +323,7 @@ FileInfo decode_file_info(std::string_view bytes, const std::string& file) {
   s.values_dtype = sp.str("values_dtype");
   s.rows = sp.u64("rows");
   s.nnz = sp.u64("nnz");
-  const std::vector<std::uint8_t>& pos = sp.binary("positions");
-  if (pos.size() % sizeof(std::uint64_t) != 0) sp.fail("positions", "is not a whole number of 8-byte positions");
-  s.positions.resize(pos.size() / sizeof(std::uint64_t));
-  if (!pos.empty()) std::memcpy(s.positions.data(), pos.data(), pos.size());
+  const std::uint64_t positions = sp.u64("positions");  // read after the chunk tables and bad pixels, below
 
   const Fields tr = f.sub(f.object("transposed"), "transposed");
   i.transposed.present = tr.boolean("present");
@@ -339,10 +361,7 @@ FileInfo decode_file_info(std::string_view bytes, const std::string& file) {
   i.ntrigger = f.i64("ntrigger");
   i.nimages = f.i64("nimages");
   i.has_pixel_mask = f.boolean("has_pixel_mask");
-  const std::vector<std::uint8_t>& bad = f.binary("bad_pixels");
-  if (bad.size() % sizeof(std::uint32_t) != 0) f.fail("bad_pixels", "is not a whole number of 4-byte indices");
-  i.bad_pixels.resize(bad.size() / sizeof(std::uint32_t));
-  if (!bad.empty()) std::memcpy(i.bad_pixels.data(), bad.data(), bad.size());
+  const std::uint64_t bad_pixels = f.u64("bad_pixels");  // read after the chunk tables, below
   i.one_frame_per_chunk = f.boolean("one_frame_per_chunk");
   i.bitshuffle_lz4 = f.boolean("bitshuffle_lz4");
   i.bitshuffle_block_elems = f.size("bitshuffle_block_elems");
@@ -362,7 +381,15 @@ FileInfo decode_file_info(std::string_view bytes, const std::string& file) {
   if (tables.size() != i.parts.size())
     f.fail("part_tables", "holds " + std::to_string(tables.size()) + " tables for " + std::to_string(i.parts.size()) +
                               " parts");
-  for (const json& t : tables) i.part_tables.push_back(chunk_table_of(f.sub(t, "part_tables[]")));
+  for (const json& t : tables) i.part_tables.push_back(chunk_table_of(f.sub(t, "part_tables[]"), raw));
+  const char* bad = raw.take(bad_pixels, sizeof(std::uint32_t), "bad pixels");
+  i.bad_pixels.resize(std::size_t(bad_pixels));
+  if (bad_pixels) std::memcpy(i.bad_pixels.data(), bad, i.bad_pixels.size() * sizeof(std::uint32_t));
+  const char* pos = raw.take(positions, sizeof(std::uint64_t), "sparse positions");
+  s.positions.resize(std::size_t(positions));
+  if (positions) std::memcpy(s.positions.data(), pos, s.positions.size() * sizeof(std::uint64_t));
+  if (!raw.bytes.empty())
+    throw Error(where + std::to_string(raw.bytes.size()) + " bytes follow the last section");
   i.index_seconds = f.number("index_seconds");
   return i;
 }

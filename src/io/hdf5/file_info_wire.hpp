@@ -1,7 +1,9 @@
 #pragma once
 // A FileInfo as bytes, so that the child process parsing an HDF5 file (io/hdf5/isolated_parse.hpp) sends its result
-// to the parent, which uses it without parsing the file again. CBOR (nlohmann::json) with every field the HDF5 reader
-// fills; the chunk tables and bad pixels as binary blobs in host order (the child is a fork of the parent).
+// to the parent, which uses it without parsing the file again: an 8-byte length, a CBOR object (nlohmann::json) of
+// every field the HDF5 reader fills, then the bulk as raw sections in host order (the child is a fork of the parent):
+// each chunk table's locations (20 bytes each), the bad pixels, the sparse positions; the CBOR object holds their
+// counts, and the decoder checks that the sections fill the rest exactly.
 #include <string>
 #include <string_view>
 
@@ -13,7 +15,8 @@ namespace qgpu::io {
 std::string encode_file_info(const FileInfo& info);
 
 // Error "malformed FileInfo from the child process parsing '<file>': ..." for bytes that are not a whole, consistent
-// encoding (truncated, wrong types, a chunk table whose chunks do not fill its grid, sizes that overflow).
+// encoding (truncated, wrong types, a chunk table whose chunks do not fill its grid, sizes that overflow, bytes
+// left over).
 FileInfo decode_file_info(std::string_view bytes, const std::string& file);
 
 }  // namespace qgpu::io

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,7 +70,7 @@ bool simulate_hang() {
 
 // How the child's parse ended, as the first byte it writes: 'k' completed (validate_in_child: a result, or an
 // exception that is not a qgpu error: the caller's own call reproduces it), 'r' a result (parse_in_child: 8 bytes of
-// its length in host order, then the result), 'x' another exception (parse_in_child; its message follows), else the
+// its length in host order; the result is in the result file), 'x' another exception (parse_in_child; its message follows), else the
 // type of the qgpu error, its message following.
 constexpr std::size_t kMaxMessage = 16384;               // an error message (cut to this)
 constexpr std::uint64_t kMaxResult = std::uint64_t(1) << 30;  // a result
@@ -285,7 +286,7 @@ void validate_in_child(const std::string& file, const std::string& key, const st
   throw_crashed(*end, file);
 }
 
-std::string read_child_result(std::string_view report, const std::string& file) {
+std::uint64_t read_child_report(std::string_view report, const std::string& file) {
   const std::string bad = "malformed report from the child process parsing '" + file + "': ";
   if (report.empty()) throw Error(bad + "it is empty");
   const char code = report[0];
@@ -295,21 +296,45 @@ std::string read_child_result(std::string_view report, const std::string& file) 
     if (code == 'x') throw Error("parsing '" + file + "' failed in the child process: " + std::string(report.substr(1)));
     throw Error(bad + "unknown report code " + std::to_string(int(static_cast<unsigned char>(code))));
   }
-  if (report.size() < kResultHeader)
-    throw Error(bad + "its header is " + std::to_string(report.size()) + " bytes, short of " +
-                std::to_string(kResultHeader));
+  if (report.size() != kResultHeader)
+    throw Error(bad + "a result report is " + std::to_string(kResultHeader) + " bytes, this one " +
+                std::to_string(report.size()) + (report.size() < kResultHeader ? " (short)" : ""));
   std::uint64_t n = 0;
   std::memcpy(&n, report.data() + 1, sizeof n);
   if (n > kMaxResult) throw Error(bad + "it announces " + std::to_string(n) + " bytes, more than a result holds");
-  const std::uint64_t have = report.size() - kResultHeader;
-  if (have != n)
-    throw Error(bad + "it announces " + std::to_string(n) + " bytes of result but holds " + std::to_string(have) +
-                (have < n ? " (short)" : ""));
-  return std::string(report.substr(kResultHeader));
+  return n;
+}
+
+std::string read_child_result(int fd, std::uint64_t n, const std::string& file) {
+  const std::string bad = "malformed result from the child process parsing '" + file + "': ";
+  if (n > kMaxResult) throw Error(bad + "it announces " + std::to_string(n) + " bytes, more than a result holds");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw Error(bad + "its file cannot be read (" + std::strerror(errno) + ")");
+  if (st.st_size < 0 || std::uint64_t(st.st_size) != n)
+    throw Error(bad + "the report announces " + std::to_string(n) + " bytes but the result holds " +
+                std::to_string(st.st_size) + (std::uint64_t(st.st_size) < n ? " (short)" : ""));
+  std::string out(std::size_t(n), '\0');
+  std::size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t r = ::pread(fd, out.data() + done, out.size() - done, off_t(done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw Error(bad + "reading it failed (" + std::strerror(errno) + ")");
+    if (r == 0) throw Error(bad + "it ended after " + std::to_string(done) + " of " + std::to_string(n) + " bytes");
+    done += std::size_t(r);
+  }
+  return out;
 }
 
 std::optional<std::string> parse_in_child(const std::string& file, const std::function<std::string()>& parse) {
   if (!isolation_enabled()) return std::nullopt;
+  // The result goes through a memory file (a pipe moves megabytes of chunk tables several times slower), its length
+  // through the pipe once it is written.
+  const int result_fd = ::memfd_create("qgpu-parse-result", MFD_CLOEXEC);
+  if (result_fd < 0) return std::nullopt;  // no descriptor left: parse in-process
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{result_fd};
   const std::optional<ChildEnd> end = run_in_child(
       file,
       [&] {
@@ -317,16 +342,25 @@ std::optional<std::string> parse_in_child(const std::string& file, const std::fu
         if (result.size() > kMaxResult)
           throw Error("the parse result of '" + file + "' is " + std::to_string(result.size()) +
                       " bytes, more than a child process sends (" + std::to_string(kMaxResult) + ")");
+        std::size_t done = 0;
+        while (done < result.size()) {
+          const ssize_t w = ::write(result_fd, result.data() + done, result.size() - done);
+          if (w < 0 && errno == EINTR) continue;
+          if (w <= 0) throw Error("the child process parsing '" + file + "' cannot write its result (" +
+                                  std::strerror(errno) + ")");
+          done += std::size_t(w);
+        }
         std::string out(kResultHeader, 'r');
         const std::uint64_t n = result.size();
         std::memcpy(out.data() + 1, &n, sizeof n);
-        return out + result;
+        return out;
       },
-      "x", std::size_t(kMaxResult + kResultHeader));
+      "x", kMaxMessage + 1);
   if (!end) return std::nullopt;
   // A child that died (signal, or an exit status it never gives itself) crashed, whatever part of a report it sent.
   if (end->report.empty() || died(*end)) throw_crashed(*end, file);
-  return read_child_result(end->report, file);
+  const std::uint64_t n = read_child_report(end->report, file);
+  return read_child_result(result_fd, n, file);
 }
 
 namespace testing {

@@ -10,6 +10,7 @@
 // itself (inspect_hdf5: the FileInfo, io/hdf5/file_info_wire.hpp), so that HDF5 never reads the metadata of such a
 // file in the caller's process.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -43,9 +44,12 @@ bool parse_isolation_enabled();
 // rewritten, replaced or touched gets another identity.
 std::string file_identity(const std::string& file);
 
-// The parent's side of parse_in_child's pipe message (exposed for tests): the result's bytes for a complete result
-// report, the child's typed error raised for an error report, and Error naming `file` for a short or malformed one.
-std::string read_child_result(std::string_view report, const std::string& file);
+// The parent's side of parse_in_child's messages (exposed for tests). The pipe's report: the length of the result
+// it announces, the child's typed error raised for an error report, Error naming `file` for a short or malformed one.
+std::uint64_t read_child_report(std::string_view report, const std::string& file);
+// The result itself, `n` bytes of the memory file `fd` the child wrote: Error naming `file` when it holds another
+// count.
+std::string read_child_result(int fd, std::uint64_t n, const std::string& file);
 
 namespace testing {
 // Test hooks, equivalent to the environment settings above; reset() restores the defaults and forgets the
