@@ -281,6 +281,16 @@ TEST_F(InspectChild, ArinaSidecarEqualsInProcessAndItsArrivalIsSeen) {
   const std::size_t n = children();
   io::inspect_hdf5(master, "", 0, 0, io::ScanShapeNeed::optional);
   EXPECT_EQ(children(), n);
+  // A load's request (the scan shape required) raises from the kept result what the parse raises, without a child.
+  std::string parsed_error;
+  try {
+    io::inspect_in_process(master);
+  } catch (const FormatError& e) {
+    parsed_error = e.what();
+  }
+  ASSERT_NE(parsed_error.find("give scan_shape"), std::string::npos) << parsed_error;
+  expect_error<FormatError>([&] { io::inspect_hdf5(master); }, {parsed_error});
+  EXPECT_EQ(children(), n);
 
   const std::string side = io::arina_sidecar_path(master);
   {
@@ -306,6 +316,7 @@ TEST_F(InspectChild, ArinaSidecarEqualsInProcessAndItsArrivalIsSeen) {
   EXPECT_EQ(fi.calibration.at("energy_kev").get<double>(), 300.0);
   io::testing::forget_inspected_files();
   expect_child_equals_in_process(master, "", 0, 0, io::ScanShapeNeed::optional);
+  io::testing::forget_inspected_files();
   expect_child_equals_in_process(master);
 }
 
@@ -372,6 +383,9 @@ TEST_F(InspectChild, SecondInspectStartsNoChildUntilTheFileIsTouched) {
   const io::FileInfo again = io::inspect(path);
   EXPECT_EQ(children(), n + 1);
   expect_same(again, first, true);
+  // The need does not matter for a scan shape that is known.
+  expect_same(io::inspect_hdf5(path, "", 0, 0, io::ScanShapeNeed::optional), first, true);
+  EXPECT_EQ(children(), n + 1);
   // Another request of the same file (scan shape given, another dataset path) is another parse.
   io::inspect(path, "", 8, 6);
   EXPECT_EQ(children(), n + 2);

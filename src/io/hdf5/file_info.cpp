@@ -531,10 +531,12 @@ InspectCache& inspect_cache() {
   return c;
 }
 
+// ScanShapeNeed is not part of it: the need changes only whether a missing scan shape raises (the FileInfo is the same
+// otherwise), so one result answers both (`qgpu info` inspects with optional, then asks the admission with required).
 std::string request_key(const std::string& identity, const std::string& path, const std::string& dataset_path,
-                        std::size_t scan_rows, std::size_t scan_cols, ScanShapeNeed need) {
+                        std::size_t scan_rows, std::size_t scan_cols) {
   return identity + "|" + path + "|" + dataset_path + "|" + std::to_string(scan_rows) + "x" +
-         std::to_string(scan_cols) + "|" + (need == ScanShapeNeed::required ? "required" : "optional");
+         std::to_string(scan_cols);
 }
 
 // The other files a result depends on, with their identities now.
@@ -603,9 +605,13 @@ FileInfo inspect_hdf5(const std::string& path, const std::string& dataset_path, 
   // without crashing: the parse runs in a child process, which sends its FileInfo back. This process never parses
   // the metadata itself (unless no child can be started); a second inspect of the same unchanged files reuses it.
   const std::string before = file_identity(path);
-  const std::string key = request_key(before, path, dataset_path, scan_rows, scan_cols, need);
+  const std::string key = request_key(before, path, dataset_path, scan_rows, scan_cols);
   if (!before.empty())
-    if (std::optional<FileInfo> hit = cached(key)) return std::move(*hit);
+    if (std::optional<FileInfo> hit = cached(key)) {
+      // What inspect_in_process raises when a load needs the scan shape and nothing gives it.
+      if (need == ScanShapeNeed::required && !hit->scan_shape_known) throw FormatError(hit->scan_shape_needed);
+      return std::move(*hit);
+    }
   const std::optional<std::string> bytes = parse_in_child(
       path, [&] { return encode_file_info(inspect_in_process(path, dataset_path, scan_rows, scan_cols, need)); });
   if (!bytes) return inspect_in_process(path, dataset_path, scan_rows, scan_cols, need);  // no child possible
