@@ -17,26 +17,44 @@ namespace {
 using nlohmann::json;
 
 constexpr int kVersion = 1;
-constexpr std::size_t kChunkBytes = 8 + 8 + 4;  // offset, size, filter_mask
 
-// The raw sections after the CBOR part, in order: every chunk table's locations (kChunkBytes each), the bad pixels
-// (4 bytes each), the sparse positions (8 bytes each). The CBOR part holds their counts.
-void put_chunks(std::string& out, const std::vector<ChunkLocation>& chunks) {
-  const std::size_t at = out.size();
-  out.resize(at + chunks.size() * kChunkBytes);
-  char* p = out.data() + at;
-  for (const ChunkLocation& c : chunks) {
-    std::memcpy(p, &c.offset, 8);
-    std::memcpy(p + 8, &c.size, 8);
-    std::memcpy(p + 16, &c.filter_mask, 4);
-    p += kChunkBytes;
+// The raw sections after the CBOR part, in order: every chunk table's locations, the bad pixels (4 bytes each), the
+// sparse positions (8 bytes each); the CBOR part holds their counts (and each table's section bytes).
+// A chunk location is three LEB128 varints: its offset's distance from where the previous chunk ended (zigzag: it
+// may lie before), its size, its filter mask. Chunks written in order one after another take 3 or 4 bytes each,
+// not the 20 they hold.
+void put_varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(char(std::uint8_t(v) | 0x80));
+    v >>= 7;
   }
+  out.push_back(char(v));
 }
 
-json chunk_table_json(const std::shared_ptr<const ChunkTable>& t) {
+std::uint64_t zigzag(std::uint64_t delta) {
+  const std::int64_t d = std::int64_t(delta);  // modular (C++20)
+  return (std::uint64_t(d) << 1) ^ std::uint64_t(d >> 63);
+}
+
+std::uint64_t unzigzag(std::uint64_t z) { return (z >> 1) ^ (~(z & 1) + 1); }
+
+// Appends the chunk locations; returns their bytes.
+std::size_t put_chunks(std::string& out, const std::vector<ChunkLocation>& chunks) {
+  const std::size_t at = out.size();
+  std::uint64_t end = 0;  // where the previous chunk ended (unsigned arithmetic wraps: both sides agree)
+  for (const ChunkLocation& c : chunks) {
+    put_varint(out, zigzag(c.offset - end));
+    put_varint(out, c.size);
+    put_varint(out, c.filter_mask);
+    end = c.offset + c.size;
+  }
+  return out.size() - at;
+}
+
+json chunk_table_json(const std::shared_ptr<const ChunkTable>& t, std::size_t section_bytes) {
   if (!t) return json();
   return {{"file", t->file}, {"dataset_path", t->dataset_path}, {"dims", t->dims}, {"chunk_dims", t->chunk_dims},
-          {"chunks", t->chunks.size()}, {"method", t->method}};
+          {"chunks", t->chunks.size()}, {"chunk_bytes", section_bytes}, {"method", t->method}};
 }
 
 // The raw sections, read in order with checked sizes.
@@ -163,14 +181,36 @@ std::shared_ptr<const ChunkTable> chunk_table_of(const Fields& f, Raw& raw) {
   const std::uint64_t n = f.u64("chunks");
   if (n != grid)
     f.fail("chunks", "holds " + std::to_string(n) + " chunk locations but the chunk grid has " + std::to_string(grid));
-  const char* p = raw.take(n, kChunkBytes, "chunk locations of " + t->dataset_path);
+  const std::uint64_t bytes = f.u64("chunk_bytes");
+  const std::string what = "chunk locations of " + t->dataset_path;
+  const auto* p = reinterpret_cast<const std::uint8_t*>(raw.take(bytes, 1, what));
+  const std::uint8_t* const stop = p + bytes;
+  if (n > bytes / 3) f.fail("chunks", "holds " + std::to_string(n) + " chunk locations in " + std::to_string(bytes) +
+                                      " bytes (3 at least each)");
+  auto varint = [&]() {
+    std::uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+      if (p == stop) throw Error(raw.where + what + " end inside a location (short)");
+      const std::uint8_t b = *p++;
+      if (shift == 63 && b > 1) throw Error(raw.where + what + " hold a number beyond 64 bits");
+      v |= std::uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+      if (shift == 63) throw Error(raw.where + what + " hold a number beyond 64 bits");
+    }
+  };
   t->chunks.resize(std::size_t(n));
+  std::uint64_t end = 0;
   for (ChunkLocation& c : t->chunks) {
-    std::memcpy(&c.offset, p, 8);
-    std::memcpy(&c.size, p + 8, 8);
-    std::memcpy(&c.filter_mask, p + 16, 4);
-    p += kChunkBytes;
+    c.offset = end + unzigzag(varint());
+    c.size = varint();
+    const std::uint64_t mask = varint();
+    if (mask > UINT32_MAX) throw Error(raw.where + what + " hold a filter mask beyond 32 bits");
+    c.filter_mask = std::uint32_t(mask);
+    end = c.offset + c.size;
   }
+  if (p != stop)
+    throw Error(raw.where + what + ": " + std::to_string(stop - p) + " bytes follow the last of " +
+                std::to_string(n) + " locations");
   return t;
 }
 
@@ -185,8 +225,9 @@ std::string encode_file_info(const FileInfo& i) {
   for (const SourcePart& p : i.parts)
     parts.push_back({{"file", p.file}, {"dataset_path", p.dataset_path}, {"first_frame", p.first_frame},
                      {"frames", p.frames}});
+  std::string sections;  // the chunk tables' locations
   json tables = json::array();
-  for (const auto& t : i.part_tables) tables.push_back(chunk_table_json(t));
+  for (const auto& t : i.part_tables) tables.push_back(chunk_table_json(t, t ? put_chunks(sections, t->chunks) : 0));
   json runs = json::array();
   for (const RecordRun& r : i.records.runs)
     runs.push_back({r.file, r.first_frame, r.frames, r.offset, r.stride, r.bytes});
@@ -255,12 +296,8 @@ std::string encode_file_info(const FileInfo& i) {
   json::to_cbor(j, out);
   const std::uint64_t cbor = out.size() - 8;
   std::memcpy(out.data(), &cbor, 8);
-  std::size_t raw = 0;
-  for (const auto& t : i.part_tables)
-    if (t) raw += t->chunks.size() * kChunkBytes;
-  out.reserve(out.size() + raw + i.bad_pixels.size() * 4 + s.positions.size() * 8);
-  for (const auto& t : i.part_tables)
-    if (t) put_chunks(out, t->chunks);
+  out.reserve(out.size() + sections.size() + i.bad_pixels.size() * 4 + s.positions.size() * 8);
+  out += sections;
   out.append(reinterpret_cast<const char*>(i.bad_pixels.data()), i.bad_pixels.size() * sizeof(std::uint32_t));
   out.append(reinterpret_cast<const char*>(s.positions.data()), s.positions.size() * sizeof(std::uint64_t));
   return out;
