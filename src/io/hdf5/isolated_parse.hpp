@@ -31,7 +31,7 @@ namespace qgpu::io {
 void validate_in_child(const std::string& file, const std::string& key, const std::function<void()>& parse);
 
 // Runs `parse` in a child process every time and returns the bytes it returned there (its result, serialised by the
-// caller), with the crash, timeout and typed-error handling of validate_in_child. Any other exception in the child
+// caller; the child writes them to a memory file and reports their length on the pipe), with the crash, timeout and typed-error handling of validate_in_child. Any other exception in the child
 // is raised here as Error naming the file and its message. Returns nullopt when isolation is off
 // (QGPU_PARSE_ISOLATION=0) or no child process can be started (no descriptors or processes left): the caller then
 // parses in-process. Results up to 1 GiB.
