@@ -1,6 +1,7 @@
 // The HDF5 metadata parse in a child process (io/hdf5/isolated_parse.hpp): inputs that crash HDF5 1.10.8 itself
 // (tests/fuzz/known_hdf5_crashes/) give a FormatError naming the file and the signal through inspect and load; a
-// parse that hangs gives a timeout error; a file validated once is not checked again until it changes.
+// parse that hangs gives a timeout error; a file inspected once is not parsed again until it changes (its FileInfo
+// kept: tests/io/test_inspect_child.cpp).
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
@@ -45,8 +46,14 @@ std::string small_file(const std::string& name) {
 }
 
 struct IsolatedParse : ::testing::Test {
-  void SetUp() override { io::testing::reset_parse_isolation(); }
-  void TearDown() override { io::testing::reset_parse_isolation(); }
+  void SetUp() override {
+    io::testing::reset_parse_isolation();
+    io::testing::forget_inspected_files();
+  }
+  void TearDown() override {
+    io::testing::reset_parse_isolation();
+    io::testing::forget_inspected_files();
+  }
 };
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <chrono>
+#include <list>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -14,6 +16,7 @@
 #include "io/hdf5/bitshuffle_plugin.hpp"
 #include "io/hdf5/h5_handle.hpp"
 #include "io/hdf5/instrument_metadata.hpp"
+#include "io/hdf5/file_info_wire.hpp"
 #include "io/hdf5/isolated_parse.hpp"
 #include "io/hdf5/pixel_mask.hpp"
 #include "io/hdf5/scan_shape.hpp"
@@ -500,12 +503,133 @@ FileInfo inspect_in_process(const std::string& path, const std::string& dataset_
   return info;
 }
 
+namespace {
+
+// The FileInfos inspect_hdf5 received from its child processes, by file version and request: a later inspect of the
+// same unchanged files reuses one without a child and without HDF5. Only finished acquisitions (ready) are kept, and
+// an entry holds the identity of every file its result read (the master, each part's data file, the ARINA sidecar
+// or its absence): one that changed, appeared or went away makes the entry stale. Bounded in entries and in chunk
+// locations (24 bytes each) held.
+constexpr std::size_t kCacheEntries = 16;
+constexpr std::size_t kCacheChunks = std::size_t(4) << 20;
+
+struct CacheEntry {
+  std::string key;                                         // request and master identity
+  std::vector<std::pair<std::string, std::string>> files;  // (file, identity) of every other file read
+  std::size_t chunks = 0;
+  FileInfo info;
+};
+
+struct InspectCache {
+  std::mutex mutex;
+  std::list<CacheEntry> entries;  // most recently used first
+  std::size_t chunks = 0;
+};
+
+InspectCache& inspect_cache() {
+  static InspectCache c;
+  return c;
+}
+
+// ScanShapeNeed is not part of it: the need changes only whether a missing scan shape raises (the FileInfo is the same
+// otherwise), so one result answers both (`qgpu info` inspects with optional, then asks the admission with required).
+std::string request_key(const std::string& identity, const std::string& path, const std::string& dataset_path,
+                        std::size_t scan_rows, std::size_t scan_cols) {
+  return identity + "|" + path + "|" + dataset_path + "|" + std::to_string(scan_rows) + "x" +
+         std::to_string(scan_cols);
+}
+
+// The other files a result depends on, with their identities now.
+std::vector<std::pair<std::string, std::string>> dependencies(const FileInfo& info) {
+  std::vector<std::pair<std::string, std::string>> files;
+  auto add = [&](const std::string& f) {
+    if (f.empty() || f == info.path) return;
+    for (const auto& [name, id] : files)
+      if (name == f) return;
+    files.emplace_back(f, file_identity(f));
+  };
+  for (const SourcePart& p : info.parts) add(p.file);
+  for (const auto& t : info.part_tables)
+    if (t) add(t->file);
+  for (const std::string& f : info.records.files) add(f);
+  add(arina_sidecar_path(info.path));
+  add(info.sidecar);
+  return files;
+}
+
+std::optional<FileInfo> cached(const std::string& key) {
+  InspectCache& c = inspect_cache();
+  std::lock_guard lock(c.mutex);
+  for (auto it = c.entries.begin(); it != c.entries.end(); ++it) {
+    if (it->key != key) continue;
+    for (const auto& [file, id] : it->files)
+      if (file_identity(file) != id) {
+        c.chunks -= it->chunks;
+        c.entries.erase(it);
+        return std::nullopt;
+      }
+    c.entries.splice(c.entries.begin(), c.entries, it);
+    return c.entries.front().info;
+  }
+  return std::nullopt;
+}
+
+void remember(const std::string& key, const FileInfo& info) {
+  std::size_t chunks = 0;
+  for (const auto& t : info.part_tables)
+    if (t) chunks += t->chunks.size();
+  if (chunks > kCacheChunks) return;
+  CacheEntry e{key, dependencies(info), chunks, info};
+  InspectCache& c = inspect_cache();
+  std::lock_guard lock(c.mutex);
+  for (auto it = c.entries.begin(); it != c.entries.end(); ++it)
+    if (it->key == key) {
+      c.chunks -= it->chunks;
+      c.entries.erase(it);
+      break;
+    }
+  while (!c.entries.empty() && (c.entries.size() >= kCacheEntries || c.chunks + chunks > kCacheChunks)) {
+    c.chunks -= c.entries.back().chunks;
+    c.entries.pop_back();
+  }
+  c.chunks += chunks;
+  c.entries.push_front(std::move(e));
+}
+
+}  // namespace
+
 FileInfo inspect_hdf5(const std::string& path, const std::string& dataset_path, std::size_t scan_rows,
                       std::size_t scan_cols, ScanShapeNeed need) {
-  // The HDF5 library can crash or hang on damaged metadata: the first parse of each file runs in a child process.
-  validate_in_child(path, "inspect " + dataset_path,
-                    [&] { inspect_in_process(path, dataset_path, scan_rows, scan_cols, need); });
-  return inspect_in_process(path, dataset_path, scan_rows, scan_cols, need);
+  if (!parse_isolation_enabled()) return inspect_in_process(path, dataset_path, scan_rows, scan_cols, need);
+  // The HDF5 library can crash or hang on damaged metadata, and a use-after-free inside it may corrupt the heap
+  // without crashing: the parse runs in a child process, which sends its FileInfo back. This process never parses
+  // the metadata itself (unless no child can be started); a second inspect of the same unchanged files reuses it.
+  const std::string before = file_identity(path);
+  const std::string key = request_key(before, path, dataset_path, scan_rows, scan_cols);
+  if (!before.empty())
+    if (std::optional<FileInfo> hit = cached(key)) {
+      // What inspect_in_process raises when a load needs the scan shape and nothing gives it.
+      if (need == ScanShapeNeed::required && !hit->scan_shape_known) throw FormatError(hit->scan_shape_needed);
+      return std::move(*hit);
+    }
+  const std::optional<std::string> bytes = parse_in_child(
+      path, [&] { return encode_file_info(inspect_in_process(path, dataset_path, scan_rows, scan_cols, need)); });
+  if (!bytes) return inspect_in_process(path, dataset_path, scan_rows, scan_cols, need);  // no child possible
+  FileInfo info = decode_file_info(*bytes, path);
+  // Kept when the file did not change while the child read it and the acquisition is finished.
+  if (!before.empty() && info.ready && file_identity(path) == before) remember(key, info);
+  return info;
 }
+
+namespace testing {
+
+void forget_inspected_files() {
+  InspectCache& c = inspect_cache();
+  std::lock_guard lock(c.mutex);
+  c.entries.clear();
+  c.chunks = 0;
+}
+
+}  // namespace testing
 
 }  // namespace qgpu::io

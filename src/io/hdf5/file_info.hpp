@@ -114,13 +114,16 @@ FileInfo inspect(const std::string& path, const std::string& dataset_path = "", 
 
 // The HDF5 reader. Raises IoError (missing file, dataset, link target or data file), DTypeError (non-count dtype) or
 // FormatError (bad rank/shape, parts that disagree, scan shape that does not match the frames, bad pixel mask).
-// The HDF5 metadata parse of a file not seen before runs first in a child process (io/hdf5/isolated_parse.hpp):
-// a crash or hang of the HDF5 library on a damaged file becomes FormatError "HDF5 library crashed parsing ...".
+// The HDF5 metadata parse runs in a child process (io/hdf5/isolated_parse.hpp), which sends the FileInfo back
+// (io/hdf5/file_info_wire.hpp): a crash or hang of the HDF5 library on a damaged file becomes FormatError "HDF5
+// library crashed parsing ...", and this process never parses the metadata itself. The result for a finished
+// acquisition is kept (16 entries at most): the next inspect of the same unchanged files with the same arguments
+// reuses it without a child. QGPU_PARSE_ISOLATION=0: parsed in-process every time, nothing kept.
 FileInfo inspect_hdf5(const std::string& path, const std::string& dataset_path = "", std::size_t scan_rows = 0,
                       std::size_t scan_cols = 0, ScanShapeNeed need = ScanShapeNeed::required);
 
-// inspect without the child process: for files already validated, and for the fuzz harness (which must see
-// crashes in-process).
+// inspect without the child process: what the child runs, and for the fuzz harness (which must see crashes
+// in-process).
 FileInfo inspect_in_process(const std::string& path, const std::string& dataset_path = "", std::size_t scan_rows = 0,
                             std::size_t scan_cols = 0, ScanShapeNeed need = ScanShapeNeed::required);
 
@@ -131,5 +134,10 @@ std::vector<std::string> discover_candidates(const std::string& path, std::vecto
 
 // Default bitshuffle block size in elements for an element size (0 in cd_values means this).
 std::size_t bitshuffle_default_block(std::size_t elem_size);
+
+namespace testing {
+// Forgets the FileInfos inspect_hdf5 kept: the next inspect of every file runs the child again.
+void forget_inspected_files();
+}  // namespace testing
 
 }  // namespace qgpu::io

@@ -4,15 +4,19 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -64,18 +68,15 @@ bool simulate_hang() {
   return v && std::strcmp(v, "1") == 0;
 }
 
-// What identifies one version of a file: a rewritten or replaced file is checked again.
-std::string identity(const std::string& file, const std::string& key) {
-  struct stat st {};
-  if (::stat(file.c_str(), &st) != 0) return {};
-  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
-         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
-         std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec) + ":" + key;
-}
+// How the child's parse ended, as the first byte it writes: 'k' completed (validate_in_child: a result, or an
+// exception that is not a qgpu error: the caller's own call reproduces it), 'r' a result (parse_in_child: 8 bytes of
+// its length in host order; the result is in the result file), 'x' another exception (parse_in_child; its message follows), else the
+// type of the qgpu error, its message following.
+constexpr std::size_t kMaxMessage = 16384;               // an error message (cut to this)
+constexpr std::uint64_t kMaxResult = std::uint64_t(1) << 30;  // a result
+constexpr std::size_t kResultHeader = 1 + sizeof(std::uint64_t);
 
-// How the child's parse ended, as the first byte it writes: 'k' completed (a result, or an exception that is not a
-// qgpu error: the caller's own call reproduces it), else the type of the qgpu error, its message following.
-constexpr std::size_t kMaxMessage = 16384;  // well inside a pipe's buffer: the child never blocks writing it
+std::atomic<std::size_t> g_children{0};
 
 [[noreturn]] void rethrow(char code, const std::string& msg) {
   switch (code) {
@@ -91,39 +92,46 @@ constexpr std::size_t kMaxMessage = 16384;  // well inside a pipe's buffer: the 
   }
 }
 
+// Runs `produce` (the parse, returning the report to send) and turns a qgpu error into its report; another exception
+// reports `other` ("x": with its message).
+std::string report_of(const std::function<std::string()>& produce, const std::string& other) {
+  auto typed = [&](char code, const Error& e) { return std::string(1, code) + std::string(e.what()).substr(0, kMaxMessage); };
+  try {
+    return produce();
+  } catch (const IoError& e) {
+    return typed('I', e);
+  } catch (const FormatError& e) {
+    return typed('F', e);
+  } catch (const DTypeError& e) {
+    return typed('D', e);
+  } catch (const RegionError& e) {
+    return typed('R', e);
+  } catch (const InvalidArgument& e) {
+    return typed('A', e);
+  } catch (const BackendUnavailable& e) {
+    return typed('B', e);
+  } catch (const OutOfMemory& e) {
+    return typed('O', e);
+  } catch (const DeviceError& e) {
+    return typed('V', e);
+  } catch (const Error& e) {
+    return typed('E', e);
+  } catch (const std::exception& e) {
+    return other == "x" ? other + std::string(e.what()).substr(0, kMaxMessage) : other;
+  } catch (...) {
+    return other;
+  }
+}
+
 // The child: parse, report how it ended, leave without running the parent's exit handlers.
-[[noreturn]] void run_child(int write_fd, const std::function<void()>& parse, bool hang) {
+[[noreturn]] void run_child(int write_fd, const std::function<std::string()>& produce, const std::string& other,
+                            bool hang) {
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, SIG_DFL);  // plain death, no handler
   struct rlimit no_core {0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);  // no core file per damaged input
   if (hang)
     for (;;) ::pause();
-  std::string out = "k";
-  auto typed = [&](char code, const Error& e) {
-    out = std::string(1, code) + std::string(e.what()).substr(0, kMaxMessage);
-  };
-  try {
-    parse();
-  } catch (const IoError& e) {
-    typed('I', e);
-  } catch (const FormatError& e) {
-    typed('F', e);
-  } catch (const DTypeError& e) {
-    typed('D', e);
-  } catch (const RegionError& e) {
-    typed('R', e);
-  } catch (const InvalidArgument& e) {
-    typed('A', e);
-  } catch (const BackendUnavailable& e) {
-    typed('B', e);
-  } catch (const OutOfMemory& e) {
-    typed('O', e);
-  } catch (const DeviceError& e) {
-    typed('V', e);
-  } catch (const Error& e) {
-    typed('E', e);
-  } catch (...) {
-  }
+  const std::string out = report_of(produce, other);
   const char* p = out.data();
   std::size_t left = out.size();
   while (left > 0) {
@@ -148,9 +156,10 @@ std::string seconds_text(double s) {
   return t;
 }
 
-// Reads what the child reports until it closes the pipe. Returns it ("" when the pipe closed without a report: the
-// child died). Throws FormatError (after killing the child) when the deadline passes first.
-std::string wait_for_report(int read_fd, pid_t child, const std::string& file, double timeout) {
+// Reads what the child reports until it closes the pipe (or sent more than `max` bytes). Returns it ("" when the pipe
+// closed without a report: the child died). Throws FormatError (after killing the child) when the deadline passes
+// first.
+std::string wait_for_report(int read_fd, pid_t child, const std::string& file, double timeout, std::size_t max) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
   std::string got;
   for (;;) {
@@ -166,53 +175,104 @@ std::string wait_for_report(int read_fd, pid_t child, const std::string& file, d
     const int r = ::poll(&p, 1, int(std::min<long long>(left.count(), 1 << 30)));
     if (r < 0 && errno == EINTR) continue;
     if (r == 0) continue;
-    char buf[4096];
+    char buf[65536];
     ssize_t n;
     while ((n = ::read(read_fd, buf, sizeof buf)) < 0 && errno == EINTR) {
     }
     if (n <= 0) return got;  // the child closed the pipe (it left, or died)
     got.append(buf, std::size_t(n));
-    if (got.size() > kMaxMessage + 1) return got;
+    if (got.size() > max) {  // more than any report: stop it (the caller finds the report malformed)
+      ::kill(child, SIGKILL);
+      return got;
+    }
   }
 }
 
-}  // namespace
+// How a child ended: its report and its wait status.
+struct ChildEnd {
+  std::string report;
+  bool waited = false;
+  int status = 0;
+};
 
-void validate_in_child(const std::string& file, const std::string& key, const std::function<void()>& parse) {
-  if (!isolation_enabled()) return;
-  const std::string id = identity(file, key);
-  if (!id.empty()) {
-    std::lock_guard lock(settings().mutex);
-    if (settings().validated.count(id)) return;
-  }
+// Forks a child running `produce` (see run_child) and waits for its report. nullopt: no child could be started.
+std::optional<ChildEnd> run_in_child(const std::string& file, const std::function<std::string()>& produce,
+                                     const std::string& other, std::size_t max) {
   const double timeout = timeout_seconds();
   const bool hang = simulate_hang();
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return;  // no isolation possible (out of descriptors): parse in-process
+  if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;  // no isolation possible (out of descriptors)
   const pid_t child = ::fork();
-  if (child < 0) {  // no process left: parse in-process as before
+  if (child < 0) {  // no process left
     ::close(fds[0]);
     ::close(fds[1]);
-    return;
+    return std::nullopt;
   }
   if (child == 0) {
     ::close(fds[0]);
-    run_child(fds[1], parse, hang);
+    run_child(fds[1], produce, other, hang);
   }
+  g_children.fetch_add(1);
   ::close(fds[1]);
-  std::string report;
+  ChildEnd end;
   try {
-    report = wait_for_report(fds[0], child, file, timeout);
+    end.report = wait_for_report(fds[0], child, file, timeout, max);
   } catch (...) {
     ::close(fds[0]);
     throw;
   }
   ::close(fds[0]);
-  int status = 0;
   pid_t w;
-  while ((w = ::waitpid(child, &status, 0)) < 0 && errno == EINTR) {
+  while ((w = ::waitpid(child, &end.status, 0)) < 0 && errno == EINTR) {
   }
-  if (report == "k") {
+  end.waited = w == child;
+  return end;
+}
+
+// The child died without a complete report.
+[[noreturn]] void throw_crashed(const ChildEnd& end, const std::string& file) {
+  if (end.waited && WIFSIGNALED(end.status))
+    throw FormatError("HDF5 library crashed parsing '" + file + "' (" + signal_text(WTERMSIG(end.status)) +
+                      "): its metadata is damaged");
+  if (end.waited && WIFEXITED(end.status))
+    throw FormatError("HDF5 library crashed parsing '" + file + "' (the parse exited with status " +
+                      std::to_string(WEXITSTATUS(end.status)) + "): its metadata is damaged");
+  throw FormatError("HDF5 library crashed parsing '" + file + "': its metadata is damaged");
+}
+
+bool died(const ChildEnd& end) {
+  return end.waited && (WIFSIGNALED(end.status) || (WIFEXITED(end.status) && WEXITSTATUS(end.status) != 0));
+}
+
+}  // namespace
+
+bool parse_isolation_enabled() { return isolation_enabled(); }
+
+std::string file_identity(const std::string& file) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) return {};
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
+         std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
+}
+
+void validate_in_child(const std::string& file, const std::string& key, const std::function<void()>& parse) {
+  if (!isolation_enabled()) return;
+  const std::string fid = file_identity(file);
+  const std::string id = fid.empty() ? fid : fid + ":" + key;
+  if (!id.empty()) {
+    std::lock_guard lock(settings().mutex);
+    if (settings().validated.count(id)) return;
+  }
+  const std::optional<ChildEnd> end = run_in_child(
+      file,
+      [&] {
+        parse();
+        return std::string("k");
+      },
+      "k", kMaxMessage + 1);
+  if (!end) return;  // no child: parse in-process as before
+  if (end->report == "k") {
     if (!id.empty()) {
       std::lock_guard lock(settings().mutex);
       settings().validated.insert(id);
@@ -222,14 +282,85 @@ void validate_in_child(const std::string& file, const std::string& key, const st
   // The parse failed with a qgpu error: raised here as it was there, and the file is not handed to HDF5 in this
   // process (on a damaged file HDF5 1.10 keeps state of its failed calls, loops closing the library at exit and
   // prints its "infinite loop closing library" dump; issue 25). Never remembered: the next call checks again.
-  if (!report.empty()) rethrow(report[0], report.substr(1));
-  if (w == child && WIFSIGNALED(status))
-    throw FormatError("HDF5 library crashed parsing '" + file + "' (" + signal_text(WTERMSIG(status)) +
-                      "): its metadata is damaged");
-  if (w == child && WIFEXITED(status))
-    throw FormatError("HDF5 library crashed parsing '" + file + "' (the parse exited with status " +
-                      std::to_string(WEXITSTATUS(status)) + "): its metadata is damaged");
-  throw FormatError("HDF5 library crashed parsing '" + file + "': its metadata is damaged");
+  if (!end->report.empty()) rethrow(end->report[0], end->report.substr(1));
+  throw_crashed(*end, file);
+}
+
+std::uint64_t read_child_report(std::string_view report, const std::string& file) {
+  const std::string bad = "malformed report from the child process parsing '" + file + "': ";
+  if (report.empty()) throw Error(bad + "it is empty");
+  const char code = report[0];
+  if (code != 'r') {
+    if (std::string_view("IFDRABOVE").find(code) != std::string_view::npos)
+      rethrow(code, std::string(report.substr(1)));
+    if (code == 'x') throw Error("parsing '" + file + "' failed in the child process: " + std::string(report.substr(1)));
+    throw Error(bad + "unknown report code " + std::to_string(int(static_cast<unsigned char>(code))));
+  }
+  if (report.size() != kResultHeader)
+    throw Error(bad + "a result report is " + std::to_string(kResultHeader) + " bytes, this one " +
+                std::to_string(report.size()) + (report.size() < kResultHeader ? " (short)" : ""));
+  std::uint64_t n = 0;
+  std::memcpy(&n, report.data() + 1, sizeof n);
+  if (n > kMaxResult) throw Error(bad + "it announces " + std::to_string(n) + " bytes, more than a result holds");
+  return n;
+}
+
+std::string read_child_result(int fd, std::uint64_t n, const std::string& file) {
+  const std::string bad = "malformed result from the child process parsing '" + file + "': ";
+  if (n > kMaxResult) throw Error(bad + "it announces " + std::to_string(n) + " bytes, more than a result holds");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw Error(bad + "its file cannot be read (" + std::strerror(errno) + ")");
+  if (st.st_size < 0 || std::uint64_t(st.st_size) != n)
+    throw Error(bad + "the report announces " + std::to_string(n) + " bytes but the result holds " +
+                std::to_string(st.st_size) + (std::uint64_t(st.st_size) < n ? " (short)" : ""));
+  std::string out(std::size_t(n), '\0');
+  std::size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t r = ::pread(fd, out.data() + done, out.size() - done, off_t(done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw Error(bad + "reading it failed (" + std::strerror(errno) + ")");
+    if (r == 0) throw Error(bad + "it ended after " + std::to_string(done) + " of " + std::to_string(n) + " bytes");
+    done += std::size_t(r);
+  }
+  return out;
+}
+
+std::optional<std::string> parse_in_child(const std::string& file, const std::function<std::string()>& parse) {
+  if (!isolation_enabled()) return std::nullopt;
+  // The result goes through a memory file (a pipe moves megabytes of chunk tables several times slower), its length
+  // through the pipe once it is written.
+  const int result_fd = ::memfd_create("qgpu-parse-result", MFD_CLOEXEC);
+  if (result_fd < 0) return std::nullopt;  // no descriptor left: parse in-process
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{result_fd};
+  const std::optional<ChildEnd> end = run_in_child(
+      file,
+      [&] {
+        const std::string result = parse();
+        if (result.size() > kMaxResult)
+          throw Error("the parse result of '" + file + "' is " + std::to_string(result.size()) +
+                      " bytes, more than a child process sends (" + std::to_string(kMaxResult) + ")");
+        std::size_t done = 0;
+        while (done < result.size()) {
+          const ssize_t w = ::write(result_fd, result.data() + done, result.size() - done);
+          if (w < 0 && errno == EINTR) continue;
+          if (w <= 0) throw Error("the child process parsing '" + file + "' cannot write its result (" +
+                                  std::strerror(errno) + ")");
+          done += std::size_t(w);
+        }
+        std::string out(kResultHeader, 'r');
+        const std::uint64_t n = result.size();
+        std::memcpy(out.data() + 1, &n, sizeof n);
+        return out;
+      },
+      "x", kMaxMessage + 1);
+  if (!end) return std::nullopt;
+  // A child that died (signal, or an exit status it never gives itself) crashed, whatever part of a report it sent.
+  if (end->report.empty() || died(*end)) throw_crashed(*end, file);
+  const std::uint64_t n = read_child_report(end->report, file);
+  return read_child_result(result_fd, n, file);
 }
 
 namespace testing {
@@ -243,6 +374,8 @@ void simulate_parse_hang(bool on) {
   std::lock_guard lock(settings().mutex);
   settings().hang_override = on;
 }
+
+std::size_t children_started() { return g_children.load(); }
 
 void reset_parse_isolation() {
   std::lock_guard lock(settings().mutex);

@@ -6,8 +6,15 @@
 // marks the file validated for this process, and the caller then parses it itself; later parses of the same
 // unchanged file (same device, inode, size, mtime, ctime, dataset) skip the child. A parse that fails in the child
 // with a qgpu error is raised in the caller with the same type and message, the caller not parsing the file.
+// parse_in_child goes further: the child sends its result back, and the caller uses it instead of parsing the file
+// itself (inspect_hdf5: the FileInfo, io/hdf5/file_info_wire.hpp), so that HDF5 never reads the metadata of such a
+// file in the caller's process.
+#include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace qgpu::io {
 
@@ -23,12 +30,35 @@ namespace qgpu::io {
 // parsing (test hook for the timeout path).
 void validate_in_child(const std::string& file, const std::string& key, const std::function<void()>& parse);
 
+// Runs `parse` in a child process every time and returns the bytes it returned there (its result, serialised by the
+// caller; the child writes them to a memory file and reports their length on the pipe), with the crash, timeout and typed-error handling of validate_in_child. Any other exception in the child
+// is raised here as Error naming the file and its message. Returns nullopt when isolation is off
+// (QGPU_PARSE_ISOLATION=0) or no child process can be started (no descriptors or processes left): the caller then
+// parses in-process. Results up to 1 GiB.
+std::optional<std::string> parse_in_child(const std::string& file, const std::function<std::string()>& parse);
+
+// Whether parsing runs in a child (QGPU_PARSE_ISOLATION, read at each call).
+bool parse_isolation_enabled();
+
+// What identifies one version of a file: device, inode, size, mtime, ctime ("" when it cannot be stat'ed). A file
+// rewritten, replaced or touched gets another identity.
+std::string file_identity(const std::string& file);
+
+// The parent's side of parse_in_child's messages (exposed for tests). The pipe's report: the length of the result
+// it announces, the child's typed error raised for an error report, Error naming `file` for a short or malformed one.
+std::uint64_t read_child_report(std::string_view report, const std::string& file);
+// The result itself, `n` bytes of the memory file `fd` the child wrote: Error naming `file` when it holds another
+// count.
+std::string read_child_result(int fd, std::uint64_t n, const std::string& file);
+
 namespace testing {
 // Test hooks, equivalent to the environment settings above; reset() restores the defaults and forgets the
 // validated files.
 void set_parse_timeout_seconds(double seconds);
 void simulate_parse_hang(bool on);
 void reset_parse_isolation();
+// Child processes started by validate_in_child and parse_in_child in this process (not reset).
+std::size_t children_started();
 }  // namespace testing
 
 }  // namespace qgpu::io
