@@ -305,6 +305,8 @@ def test_convert_to_emd_is_py4dstem_layout_and_round_trips(tmp_path):
     assert [d[1] for d in dims] == ["Rx", "Ry", "Qx", "Qy"] and dims[0][0][1] == pytest.approx(3.0)
     back = qgpu.io.inspect(str(out))
     assert back["metadata"]["layout"] == "py4DSTEM EMD 1.0"
+    # "mrad" fills its 4-byte null-padded string: read back whole (it once came back as "mra", a warning)
+    assert back["metadata_warnings"] == [], back["metadata_warnings"]
     for k in ("scan_step_angstrom", "detector_mrad_per_pixel", "beam_center_row_px", "beam_center_col_px"):
         assert back["calibration"][k] == pytest.approx(r["calibration"][k]), k
     assert np.array_equal(np.asarray(qgpu.io.load(str(out), backend="cpu")), ref)

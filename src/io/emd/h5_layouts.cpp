@@ -52,9 +52,11 @@ std::string read_string(hid_t obj, hid_t type, hid_t space, bool attribute, cons
   } else {
     const std::size_t n = H5Tget_size(type);
     if (n == 0 || n > 4096) throw FormatError(what + " is a string of " + std::to_string(n) + " bytes");
-    std::string buf(n, '\0');
+    // One byte more in memory: a null-terminated memory type of the stored size would drop the last character of
+    // a null-padded string that fills it ("mrad" in 4 bytes read back as "mra").
+    std::string buf(n + 1, '\0');
     h5::Handle mt(H5Tcopy(H5T_C_S1), H5Tclose);
-    H5Tset_size(mt, n);
+    H5Tset_size(mt, n + 1);
     H5Tset_cset(mt, H5Tget_cset(type));
     const herr_t rc = attribute ? H5Aread(obj, mt, buf.data()) : H5Dread(obj, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data());
     if (rc < 0) throw FormatError(what + " cannot be read as a string");
