@@ -39,6 +39,16 @@ for f in ${QGPU_PY_FILES:-tests/python/test_*.py}; do
       case "$obj" in *quantem*|*_qgpu*) echo "  $(basename "$obj") $off $sym $(addr2line -f -C -e "$obj" "$off" 2>/dev/null | head -1 | cut -c1-160)";;
         *) echo "  $obj $sym";; esac
     done | tee -a "$logs/$(basename "$f").crash" | head -30
+    # Unbuffered and verbose (the failing test's name, Python's own fault dump), then under cuda-gdb (the image has
+    # no gdb; cuda-gdb debugs host code too) for every thread's native stack.
+    (ulimit -s; PYTHONUNBUFFERED=1 PYTHONPATH="$out" timeout 120 $PY -X faulthandler -m pytest -v -s -x \
+      -p no:cacheprovider "$f" "$@") > "$logs/$(basename "$f").verbose" 2>&1
+    tail -25 "$logs/$(basename "$f").verbose"
+    if command -v cuda-gdb >/dev/null; then
+      PYTHONPATH="$out" timeout 180 cuda-gdb -batch -ex run -ex "info threads" -ex "thread apply all bt 25" \
+        --args $PY -m pytest -q -x -p no:faulthandler -p no:cacheprovider "$f" "$@" > "$logs/$(basename "$f").gdb" 2>&1
+      grep -A40 -E "received signal|SIGSEGV" "$logs/$(basename "$f").gdb" | head -60
+    fi
   fi
 done
 exit $status

@@ -195,15 +195,31 @@ template <class T> static Image<T> image_of(const Cache::State& s, const std::st
   // The recorded provenance, as a typed Provenance (fields that are absent stay empty).
   const nlohmann::json& p = e.provenance;
   if (p.is_object()) {
-    out.provenance.operation = p.value("operation", "");
-    out.provenance.backend = p.value("backend", "");
-    out.provenance.input_dtype = p.value("input_dtype", "");
-    out.provenance.output_dtype = p.value("output_dtype", "");
-    out.provenance.representation = p.value("representation", "");
-    if (p.contains("input_shape")) out.provenance.input_shape = p["input_shape"].get<std::vector<std::size_t>>();
-    if (p.contains("output_shape")) out.provenance.output_shape = p["output_shape"].get<std::vector<std::size_t>>();
-    if (p.contains("parameters")) out.provenance.parameters = p["parameters"];
-    out.provenance.version = p.value("version", "");
+    // A field of another type than ours (a hand-edited or foreign file) stays empty: the whole record is still
+    // there in Cache::provenance; a float or negative shape value is never converted (that would be undefined).
+    const auto text = [&](const char* k) {
+      const auto it = p.find(k);
+      return it != p.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const auto shape = [&](const char* k) {
+      std::vector<std::size_t> v;
+      const auto it = p.find(k);
+      if (it == p.end() || !it->is_array()) return v;
+      for (const auto& x : *it) {
+        if (!x.is_number_unsigned()) return std::vector<std::size_t>();
+        v.push_back(std::size_t(x.get<std::uint64_t>()));
+      }
+      return v;
+    };
+    out.provenance.operation = text("operation");
+    out.provenance.backend = text("backend");
+    out.provenance.input_dtype = text("input_dtype");
+    out.provenance.output_dtype = text("output_dtype");
+    out.provenance.representation = text("representation");
+    out.provenance.input_shape = shape("input_shape");
+    out.provenance.output_shape = shape("output_shape");
+    if (p.contains("parameters") && p["parameters"].is_object()) out.provenance.parameters = p["parameters"];
+    out.provenance.version = text("version");
   }
   // Read from a file into host memory: later operations on it run on the cpu (one dispatch rule, device.hpp).
   out.provenance.parameters["cache"] = {{"path", s.path}, {"product", e.path}, {"computed_on", out.provenance.backend}};

@@ -109,3 +109,23 @@ def test_info_shows_the_load_its_flags_ask_for(sample):
         r = qgpu("info", path, "--representation", rep, "--backend", "cpu")
         assert r.returncode == 0, r.stderr
         assert f"load        would be {rep} on cpu" in r.stdout, r.stdout
+
+
+def test_plugin_named_by_qgpu_bshuf_plugin_alone_loads(sample, tmp_path):
+    """The bitshuffle plugin found only through QGPU_BSHUF_PLUGIN (not on HDF5's own path): the file is inspected in
+    the isolation child, and the load in the parent must still register the plugin (the H200 run of 2026-12-05
+    refused every load with 'filter ... not available here')."""
+    import os
+    import subprocess
+    import numpy as np
+    from conftest import QGPU
+    path, frames = sample
+    plugin = "/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins/libh5bshuf.so"
+    if not os.path.exists(plugin):
+        pytest.skip("Debian's bitshuffle plugin is not installed")
+    env = dict(os.environ, HDF5_PLUGIN_PATH=str(tmp_path / "no_plugins_here"), QGPU_BSHUF_PLUGIN=plugin)
+    out = tmp_path / "o"
+    r = subprocess.run([QGPU, "image", str(path), "--backend", "cpu", "--adf", "0", "100",
+                        "--out", str(out)], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(np.load(out / "adf.npy"), frames.sum(axis=(2, 3)))

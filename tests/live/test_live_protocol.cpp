@@ -220,6 +220,14 @@ TEST(Stream1, HeaderImageAndEndRoundTrip) {
   test::expect_error<FormatError>(
       [&] { stream1::decode({{reinterpret_cast<const std::uint8_t*>(notjson.data()), notjson.size()}}); },
       {"not a JSON object"});
+  // A float or negative shape (found by fuzz_live_stream: 3.3e38 converted to an integer was undefined) is refused.
+  for (const char* shape : {"[3.33e38, 20]", "[24, -20]", "[24.5, 20]", "7"}) {
+    const std::string d = std::string("{\"htype\":\"dimage_d-1.0\",\"shape\":") + shape +
+                          ",\"type\":\"uint16\",\"encoding\":\"<\"}";
+    std::vector<stream1::Part> parts = to_parts(img);
+    parts[1] = {reinterpret_cast<const std::uint8_t*>(d.data()), d.size()};
+    test::expect_error<FormatError>([&] { stream1::decode(parts); }, {"dimage_d field 'shape'"});
+  }
 }
 
 TEST(Mpx, PrefixLengthCountsTheCommaAndBadPrefixesAreNamed) {

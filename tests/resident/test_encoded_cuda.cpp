@@ -411,7 +411,10 @@ TEST(EncodedCuda, MaskedSumKernelEqualsCpu) {
 TEST(EncodedCuda, MalformedRansStreamRaisesInTheMaskedSums) {
   QGPU_REQUIRE_CUDA();
   const Dense d = low_counts({2, 64, 4, 4}, DType::u16, 5);
-  const EncodedResident cpu = encode_cpu(d, 128);
+  // The compact policy keeps rANS wherever it is smallest (the fast policy, the default, may store these low-count
+  // streams otherwise and leave nothing to corrupt: the H200 run of 2026-12-05).
+  EncodedResident cpu(d.shape, d.dtype, Backend::cpu, 128, encoded::Policy::compact);
+  cpu.append(d.bytes.data(), d.shape.frames());
   for (int how = 0; how < 2; ++how) {
     encoded::cpu::HostTile bad = cpu.tile_bytes(0);
     int corrupted = 0;

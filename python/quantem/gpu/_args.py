@@ -41,6 +41,40 @@ def _split_top(text, sep=","):
     return out
 
 
+# pybind11 3 writes argument types as typing protocols, abstract collections and `A | B` unions; these are read as
+# the pybind11 2 names the rest of this module knows.
+_ALIASES = {"typing.SupportsInt": "int", "typing.SupportsIndex": "int", "typing.SupportsFloat": "float",
+            "collections.abc.Sequence": "List", "typing.Sequence": "List", "typing.List": "List", "list": "List",
+            "tuple": "Tuple", "typing.Tuple": "Tuple", "typing.Optional": "Optional", "typing.Union": "Union",
+            "typing.Any": "object", "collections.abc.Callable": "Callable", "typing.Callable": "Callable",
+            "typing.Dict": "dict", "Dict": "dict", "numpy.typing.NDArray": "numpy.ndarray"}
+
+
+def _normalise(t):
+    """A pybind11 3 type text in pybind11 2 words: 'typing.SupportsInt | typing.SupportsIndex' -> 'int',
+    'os.PathLike | str | bytes' -> 'os.PathLike', 'X | None' -> 'Optional[X]',
+    'collections.abc.Sequence[...]' -> 'List[...]'. pybind11 2 texts come back unchanged."""
+    t = t.strip()
+    parts = _split_top(t, "|")
+    if len(parts) > 1:
+        rest = []
+        for p in (_normalise(p) for p in parts):
+            if p != "None" and p not in rest:
+                rest.append(p)
+        if set(rest) == {"float", "int"}:
+            core = "float"
+        elif "os.PathLike" in rest and set(rest) <= {"os.PathLike", "str", "bytes"}:
+            core = "os.PathLike"
+        elif len(rest) == 1:
+            core = rest[0]
+        else:
+            core = "Union[" + ", ".join(rest) + "]"
+        return f"Optional[{core}]" if "None" in [p.strip() for p in parts] else core
+    head, args = _generic(t)
+    head = _ALIASES.get(head, head)
+    return head + "[" + ", ".join(_normalise(a) for a in args) + "]" if args else head
+
+
 def _signature(doc, name):
     """[(param, type, has_default, default_text)] of the first overload in a pybind11 docstring, or None."""
     first = (doc or "").lstrip().split("\n", 1)[0]
@@ -53,7 +87,7 @@ def _signature(doc, name):
             continue
         pname, _, rest = part.partition(":")
         ptype, eq, default = rest.partition("=")
-        params.append((pname.strip(), ptype.strip(), bool(eq), default.strip()))
+        params.append((pname.strip(), _normalise(ptype), bool(eq), default.strip()))
     return params
 
 

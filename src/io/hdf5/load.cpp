@@ -24,7 +24,11 @@ namespace qgpu::io {
 namespace {
 
 // FormatError naming each filter of the dataset's pipeline that this HDF5 installation cannot run.
+// The file may have been inspected in the isolation child (or answered from the inspect cache): this process has
+// then not registered the bitshuffle plugin yet (QGPU_BSHUF_PLUGIN, a folder not on HDF5's own plugin path).
 void require_filters(const FileInfo& fi) {
+  for (const FilterInfo& f : fi.filters)
+    if (f.id == h5::kBitshuffleFilter) h5::ensure_bitshuffle_filter();
   std::string missing;
   h5::QuietErrors quiet;
   for (const FilterInfo& f : fi.filters)

@@ -45,6 +45,20 @@ std::uint64_t uint_field(const nlohmann::json& j, const char* key, const std::st
   return it->get<std::uint64_t>();
 }
 
+// A [x, y]-style array of non-negative integers (a float there is refused: converting it would be undefined).
+std::vector<std::uint64_t> uint_array(const nlohmann::json& j, const char* key, const std::string& what) {
+  auto it = j.find(key);
+  if (it == j.end()) bad(what + " has no '" + key + "'");
+  if (!it->is_array()) bad(what + " field '" + key + "' is not an array");
+  std::vector<std::uint64_t> out;
+  for (const auto& v : *it) {
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<long long>() >= 0))
+      bad(what + " field '" + key + "' holds a value that is not a non-negative integer");
+    out.push_back(v.get<std::uint64_t>());
+  }
+  return out;
+}
+
 DType dtype_from(const std::string& s, const std::string& what) {
   if (s == "uint8") return DType::u8;
   if (s == "uint16") return DType::u16;
@@ -84,7 +98,7 @@ void header_fields(const std::vector<Part>& parts, Message& m) {
   for (std::size_t i = 2; i + 1 < parts.size(); i += 2) {
     const nlohmann::json h = json_part(parts[i], "header part " + std::to_string(i));
     if (text_or(h, "htype", "") != "dpixelmask-1.0") continue;
-    const auto shape = get<std::vector<std::uint64_t>>(h, "shape", "dpixelmask");
+    const auto shape = uint_array(h, "shape", "dpixelmask");
     if (shape.size() != 2 || shape[0] != s.det_cols || shape[1] != s.det_rows)
       bad("dpixelmask shape differs from the detector's [x, y]");
     if (text_or(h, "type", "") != "uint32") bad("dpixelmask type is not uint32");
@@ -121,7 +135,7 @@ Message decode(const std::vector<Part>& parts) {
     m.frame = uint_field(h, "frame", "dimage");
     if (parts.size() < 3) bad("image " + std::to_string(m.frame) + " has " + std::to_string(parts.size()) + " parts");
     const nlohmann::json d = json_part(parts[1], "dimage_d");
-    const auto shape = get<std::vector<std::uint64_t>>(d, "shape", "dimage_d");
+    const auto shape = uint_array(d, "shape", "dimage_d");
     if (shape.size() != 2) bad("dimage_d shape is not [x, y]");
     m.cols = std::size_t(shape[0]);
     m.rows = std::size_t(shape[1]);
