@@ -189,7 +189,9 @@ for s in "$@"; do
       done ;;
     widget)  # issue 29: drag -> BF image through a real kernel (jupyter_client + ipykernel); needs s512 and python first
       python3 -c "import jupyter_client, ipykernel" 2>/dev/null || echo "widget: the device's python3 lacks jupyter_client/ipykernel"
-      PYTHONPATH=/tmp/qgpu-py step bench_widget 200 python3 bench/bench_widget.py /tmp/qb/s512.h5 --backend cuda --drags 50 ;;
+      # carry .pyextra (Debian's pure-Python traitlets, copied by hand) where the image has none: then the comm
+      # layer's Python side is timed in-process (no kernel: the image has no pyzmq for its Python 3.12)
+      PYTHONPATH=/tmp/qgpu-py${PWD:+:$PWD/.pyextra} step bench_widget 200 python3 bench/bench_widget.py /tmp/qb/s512.h5 --backend cuda --drags 50 ;;
     *) echo "unknown step $s" ;;
   esac
 done
