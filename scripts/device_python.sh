@@ -19,8 +19,13 @@ for f in python/src/*.cpp; do
     -I"$pybind_inc" -c "$f" -o "$out/obj/$(basename "$f" .cpp).o" &
 done
 wait
-${CXX:-c++} -shared "$out"/obj/*.o -L.devbin -lquantem_gpu -Wl,-rpath,"$PWD/.devbin" -o "$out/quantem/gpu/_qgpu$ext" ||
-  { echo "linking the module failed"; exit 1; }
+# --exclude-libs,ALL: the image's compiler wrapper (g++-real) links part of libstdc++ statically; exported from the
+# module, those copies were bound by the carried libzmq's IO thread (std::ostream << long) and it crashed inside them
+# (test_live, s9c and s14b: cuda-gdb put the SIGSEGV in std::codecvt "from _qgpu...so" under libzmq.so.5).
+${CXX:-c++} -shared "$out"/obj/*.o -L.devbin -lquantem_gpu -Wl,-rpath,"$PWD/.devbin" -Wl,--exclude-libs,ALL \
+  -o "$out/quantem/gpu/_qgpu$ext" || { echo "linking the module failed"; exit 1; }
+echo "module: $(readelf -d "$out/quantem/gpu/_qgpu$ext" | grep -c NEEDED) libraries needed, $(nm -D --defined-only \
+  "$out/quantem/gpu/_qgpu$ext" 2>/dev/null | grep -c ' [TW] _ZNS\|_ZNKSt\|_ZSt') libstdc++ symbols exported"
 # A module built by a newer compiler needs the image's newer libstdc++ (backward compatible with our libraries).
 if [ -n "${QGPU_SYSTEM_LIBSTDCXX:-1}" ]; then rm -f .devlib/libstdc++.so.6* .devlib/libgcc_s.so.1; fi
 # One pytest process per file: the image's h5py brings its own HDF5, and a file that imports it must not take the

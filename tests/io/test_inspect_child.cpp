@@ -250,7 +250,9 @@ TEST_F(InspectChild, MultiFileMasterWithPixelMaskEqualsInProcess) {
 
   // Cached: no child; a touched data file (the master unchanged) is parsed again.
   const std::size_t n = children();
-  expect_same(io::inspect_hdf5(master), fi, true);
+  const io::FileInfo cached = io::inspect_hdf5(master);
+  expect_same(cached, fi, false);
+  EXPECT_EQ(cached.index_seconds, 0.0);  // nothing parsed
   EXPECT_EQ(children(), n);
   fs::last_write_time(data[1], fs::last_write_time(data[1]) + std::chrono::seconds(5));
   expect_same(io::inspect_hdf5(master), fi, false);
@@ -382,9 +384,12 @@ TEST_F(InspectChild, SecondInspectStartsNoChildUntilTheFileIsTouched) {
   EXPECT_EQ(children(), n + 1);
   const io::FileInfo again = io::inspect(path);
   EXPECT_EQ(children(), n + 1);
-  expect_same(again, first, true);
+  expect_same(again, first, false);
+  // Nothing was parsed for the second inspect: a load's timing must not show the first parse again.
+  EXPECT_GT(first.index_seconds, 0.0);
+  EXPECT_EQ(again.index_seconds, 0.0);
   // The need does not matter for a scan shape that is known.
-  expect_same(io::inspect_hdf5(path, "", 0, 0, io::ScanShapeNeed::optional), first, true);
+  expect_same(io::inspect_hdf5(path, "", 0, 0, io::ScanShapeNeed::optional), first, false);
   EXPECT_EQ(children(), n + 1);
   // Another request of the same file (scan shape given, another dataset path) is another parse.
   io::inspect(path, "", 8, 6);

@@ -610,6 +610,7 @@ FileInfo inspect_hdf5(const std::string& path, const std::string& dataset_path, 
     if (std::optional<FileInfo> hit = cached(key)) {
       // What inspect_in_process raises when a load needs the scan shape and nothing gives it.
       if (need == ScanShapeNeed::required && !hit->scan_shape_known) throw FormatError(hit->scan_shape_needed);
+      hit->index_seconds = 0;  // nothing parsed for this inspect (a load's timing showed the first parse again)
       return std::move(*hit);
     }
   const std::optional<std::string> bytes = parse_in_child(
