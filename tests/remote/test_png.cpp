@@ -1,5 +1,5 @@
-// The service's PNG answers (remote::png_bytes, written with libdeflate) read back by libpng: every pixel as given,
-// RGB when all are opaque, RGBA otherwise, any size.
+// The service's PNG answers (remote::png_bytes, deflated in bands on threads with zlib) read back by libpng:
+// every pixel as given, RGB when all are opaque, RGBA otherwise, any size.
 #include <gtest/gtest.h>
 #include <png.h>
 
