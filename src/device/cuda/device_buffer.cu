@@ -320,7 +320,11 @@ void download_boxes(void* host, const std::vector<DownloadBox>& boxes) {
 // cudaMemcpy before: ordered after the work that wrote the buffer.
 void DeviceBuffer::download(void* host, std::size_t bytes, std::size_t offset) const {
   if (offset + bytes > bytes_) throw Error("DeviceBuffer::download out of range");
-  const char* src = static_cast<const char*>(ptr_) + offset;
+  download_bytes(host, static_cast<const char*>(ptr_) + offset, bytes);
+}
+
+void download_bytes(void* host, const void* device, std::size_t bytes) {
+  const char* src = static_cast<const char*>(device);
   if (bytes < kBounceFrom) {
     QGPU_CUDA(cudaMemcpy(host, src, bytes, cudaMemcpyDeviceToHost));
     return;

@@ -42,6 +42,11 @@ struct DownloadBox {
 // the region reads (Dataset::read_into).
 void download_boxes(void* host, const std::vector<DownloadBox>& boxes);
 
+// `bytes` of device memory at `device` into `host` (pageable) as DeviceBuffer::download copies them: one cudaMemcpy
+// for small sizes, pinned bounce buffers for larger, download_boxes' threads from kParallelFrom on. Ordered after the
+// work queued before on the legacy default stream.
+void download_bytes(void* host, const void* device, std::size_t bytes);
+
 // Caches of device memory (the load's kept batch buffers, the buffer pool) register a reclaimer: when cudaMalloc
 // finds too little memory, DeviceBuffer calls every reclaimer (each frees what its cache keeps on the current device
 // and says whether it freed anything) and, when one did, tries once more. The caches' memory then never makes an

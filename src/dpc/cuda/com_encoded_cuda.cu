@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "device/cuda/buffer_pool.hpp"
 #include "device/cuda/cuda_check.hpp"
+#include "device/cuda/device_buffer.hpp"
 #include "dpc/com_backend.hpp"
 #include "dpc/com_math.hpp"
 #include "resident/encoded/cuda/encoded_cuda.hpp"
@@ -64,9 +65,11 @@ ComMaps finish_com(const Shape4D& sh, const unsigned long long* s, const unsigne
   out.col.resize(frames);
   f = Flags{};
   QGPU_CUDA(cudaMemcpyAsync(&f, flags, sizeof(Flags), cudaMemcpyDeviceToHost, stream));
-  QGPU_CUDA(cudaMemcpyAsync(out.row.data(), rows, frames * sizeof(float), cudaMemcpyDeviceToHost, stream));
-  QGPU_CUDA(cudaMemcpyAsync(out.col.data(), rows + frames, frames * sizeof(float), cudaMemcpyDeviceToHost, stream));
   QGPU_CUDA(cudaStreamSynchronize(stream));
+  // The maps through the shared download (pinned bounce buffers on several threads): two pageable copies moved the
+  // 2 x 16.8 MB of a 2048x2048 scan at a few GB/s (s14b: the basis CoM took 22 ms).
+  download_bytes(out.row.data(), rows, frames * sizeof(float));
+  download_bytes(out.col.data(), rows + frames, frames * sizeof(float));
   return out;
 }
 
