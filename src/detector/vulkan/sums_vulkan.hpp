@@ -1,11 +1,13 @@
 #pragma once
-// Virtual detectors and detector-shaped products of a dense vulkan dataset (weighted_sums.comp, pixel_sums.comp).
-// Values only: the dispatcher (detector/virtual_detector.cpp) sets shape and provenance.
+// Virtual detectors, CoM sums and detector-shaped products of a dense vulkan dataset (weighted_sums.comp: every
+// pixel; pixel_list_sums.comp: a list of pixels; pixel_sums.comp). Values only: the dispatcher
+// (detector/virtual_detector.cpp) sets shape and provenance.
 #include <cstdint>
 #include <vector>
 
 #include "core/image.hpp"
 #include "detector/mask.hpp"
+#include "detector/plan.hpp"
 #include "resident/dataset.hpp"
 
 namespace qgpu::detector::vulkan {
@@ -15,8 +17,15 @@ namespace qgpu::detector::vulkan {
 // of unsigned counts and its int64 sums of signed integers. Float data: DTypeError.
 std::vector<std::uint64_t> weighted_sums(const Dataset& ds, const std::vector<const std::vector<std::uint32_t>*>& weights);
 
-// Every pixel of every frame times its weight (the reference's dense pass, exact).
-SumImage masked_sum(const Dataset& ds, const Mask& mask);
+// The CoM's three sums of every frame at [3 f + j]: S = sum m I, Sr = sum m r I, Sc = sum m c I over detector
+// pixels (r, c), m = mask[p] (1 without a mask), as weighted_sums with dpc's com_weights. No mask: one load per
+// element, no weight loads; a mask selecting at most half the pixels: only those pixels read.
+std::vector<std::uint64_t> com_sums(const Dataset& ds, const std::uint8_t* mask);
+
+// The plan's strategy (detector/plan.hpp), exact: sparse walks the listed pixels of every frame; complement
+// subtracts the listed pixels' sums from the frame totals (one dense pass per dataset, cached); dense reads every
+// pixel and its weight.
+SumImage masked_sum(const Dataset& ds, const SumPlan& plan);
 SumImage sum_pattern(const Dataset& ds);
 SumImage max_pattern(const Dataset& ds);
 

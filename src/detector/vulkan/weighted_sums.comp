@@ -1,7 +1,13 @@
 #version 450
-// Exact weighted sums of every frame of one segment: sums[out_first + f][j] = sum_p weights[j][p] x frame_f[p] for
-// K = 1..3 weight vectors (a virtual detector: K = 1; the CoM's S, Sr, Sc: K = 3), modulo 2^64 as the CPU
-// reference's uint64 / int64 sums. One work group per frame; every pixel read (the reference's dense pass).
+// Exact weighted sums of every frame of one segment, every pixel read (the reference's dense pass):
+// sums[out_first + f][j] = sum_p w_j(p) x frame_f[p] modulo 2^64, as the CPU reference's uint64 / int64 sums.
+// One work group per frame. The weights by `mode`:
+//   0: K = 1..3 vectors from the weights buffer, weights[j * frame_pixels + p] (a dense virtual detector);
+//   1: K = 1, every weight 1 (the frame totals of total-minus-complement); no weight loads;
+//   2: K = 3, the CoM's 1, det_row, det_col of pixel p = row * cols + col; no weight loads;
+//   3: K = 3, the masked CoM's m, m x det_row, m x det_col (uint32 products, as the host's) with m = weights[p].
+// `packed` (set by the host when frame_pixels is a multiple of the elements per 32-bit word): each thread loads
+// whole words (two uint16 / int16 or four uint8 / int8 elements), one load per word instead of one per element.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 128) in;
 layout(std430, binding = 0) readonly buffer Data { uint data[]; };
@@ -13,30 +19,98 @@ layout(push_constant) uniform Push {
   uint out_first;  // global index of the segment's first frame
   uint kind;
   uint k;
+  uint mode;
+  uint cols;  // det_cols (modes 2 and 3)
+  uint packed;
 } pc;
 #include "device/vulkan/glsl/elements.glsl"
 
 shared uvec2 partial[3][128];
+uvec2 acc[3];
+
+// Element i of a 32-bit word of `kind` elements (32-bit kinds: the word itself).
+uint word_element(uint kind, uint word, uint i) {
+  switch (kind) {
+    case 0u: return bitfieldExtract(word, int(i * 8u), 8);
+    case 1u: return bitfieldExtract(word, int(i * 16u), 16);
+    case 3u: return uint(bitfieldExtract(int(word), int(i * 8u), 8));
+    case 4u: return uint(bitfieldExtract(int(word), int(i * 16u), 16));
+    default: return word;
+  }
+}
+
+// Adds pixel p (at det row r, col c) with element bits v to the sums.
+void add_pixel(uint kind, uint v, uint p, uint r, uint c) {
+  if (v == 0u) return;
+  if (pc.mode == 1u) {
+    acc[0] = add64(acc[0], widen(kind, v));
+  } else if (pc.mode == 0u) {
+    for (uint j = 0u; j < pc.k; ++j) {
+      const uint w = weights[j * pc.frame_pixels + p];
+      if (w != 0u) acc[j] = add64(acc[j], mul64(kind, v, w));
+    }
+  } else {
+    const uint m = pc.mode == 2u ? 1u : weights[p];
+    if (m == 0u) return;
+    acc[0] = add64(acc[0], mul64(kind, v, m));
+    acc[1] = add64(acc[1], mul64(kind, v, m * r));
+    acc[2] = add64(acc[2], mul64(kind, v, m * c));
+  }
+}
+
+// The frame's sums into acc: `per` elements per load (1: element by element, any frame size). kind and per are
+// literals at every call, so each call is compiled for its element kind.
+void run(uint f, uint t, uint kind, uint per) {
+  const uint n = pc.frame_pixels / per;  // loads per frame
+  const uint base = f * n;               // the frame's first word (per > 1) or element (per == 1)
+  const uint stride = 128u * per;        // pixels between a thread's loads
+  const uint dr = stride / pc.cols, dc = stride % pc.cols;
+  uint p = t * per, r = p / pc.cols, c = p % pc.cols;
+  for (uint i = t; i < n; i += 128u) {
+    if (per == 1u) {
+      add_pixel(kind, element_bits(kind, base + i), p, r, c);
+    } else {
+      const uint word = data[base + i];
+      if (word != 0u) {
+        uint ri = r, ci = c;
+        for (uint e = 0u; e < per; ++e) {
+          add_pixel(kind, word_element(kind, word, e), p + e, ri, ci);
+          if (++ci == pc.cols) {
+            ci = 0u;
+            ++ri;
+          }
+        }
+      }
+    }
+    p += stride;
+    r += dr;
+    c += dc;
+    if (c >= pc.cols) {
+      c -= pc.cols;
+      ++r;
+    }
+  }
+}
 
 void main() {
   const uint f = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   if (f >= pc.frames) return;  // uniform over the work group
   const uint t = gl_LocalInvocationID.x;
-  const uint base = f * pc.frame_pixels;
-  uvec2 acc[3] = uvec2[3](uvec2(0u), uvec2(0u), uvec2(0u));
-  for (uint p = t; p < pc.frame_pixels; p += 128u) {
-    const uint v = element_bits(pc.kind, base + p);
-    if (v == 0u) continue;
-    for (uint j = 0u; j < pc.k; ++j) {
-      const uint w = weights[j * pc.frame_pixels + p];
-      if (w != 0u) acc[j] = add64(acc[j], mul64(pc.kind, v, w));
-    }
+  acc = uvec2[3](uvec2(0u), uvec2(0u), uvec2(0u));
+  const bool packed = pc.packed != 0u;
+  switch (pc.kind) {
+    case 0u: if (packed) run(f, t, 0u, 4u); else run(f, t, 0u, 1u); break;
+    case 1u: if (packed) run(f, t, 1u, 2u); else run(f, t, 1u, 1u); break;
+    case 3u: if (packed) run(f, t, 3u, 4u); else run(f, t, 3u, 1u); break;
+    case 4u: if (packed) run(f, t, 4u, 2u); else run(f, t, 4u, 1u); break;
+    case 2u: run(f, t, 2u, 1u); break;
+    default: run(f, t, 5u, 1u); break;
   }
-  for (uint j = 0u; j < 3u; ++j) partial[j][t] = acc[j];
+  for (uint j = 0u; j < pc.k; ++j) partial[j][t] = acc[j];
   barrier();
   for (uint s = 64u; s > 0u; s >>= 1) {
     if (t < s)
-      for (uint j = 0u; j < 3u; ++j) partial[j][t] = add64(partial[j][t], partial[j][t + s]);
+      for (uint j = 0u; j < pc.k; ++j) partial[j][t] = add64(partial[j][t], partial[j][t + s]);
     barrier();
   }
   if (t < pc.k) sums[(pc.out_first + f) * pc.k + t] = partial[t][0];
