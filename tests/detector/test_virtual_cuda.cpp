@@ -138,10 +138,11 @@ template <class T> void check_paths(Backend backend, Shape4D s, double lo, doubl
 
 TEST_P(VirtualGpu, ListComplementAndDensePathsEveryKindExact) {
   QGPU_REQUIRE_BACKEND(GetParam());
-  // 13 and 15 frames (no multiple of the 4 frames of a list work group); detectors of 36 x 40 (words whole for every
-  // kind), 38 x 41 (uint16 packs, uint8 does not) and 37 x 41 (odd: element by element); 2 x 3 (fewer columns than
-  // elements per word).
-  for (const Shape4D s : {Shape4D{1, 13, 36, 40}, Shape4D{3, 5, 38, 41}, Shape4D{3, 5, 37, 41}, Shape4D{13, 1, 2, 3}}) {
+  // 13 and 15 frames (no multiple of the 4 frames of a list work group); detectors (vulkan's loads) of 36 x 40 and
+  // 6 x 48 (frames of whole 16-byte vectors for every kind), 38 x 41 (whole 32-bit words for 16-bit kinds only),
+  // 37 x 41 (odd: element by element) and 2 x 3 (fewer columns than elements per word).
+  for (const Shape4D s : {Shape4D{1, 13, 36, 40}, Shape4D{3, 5, 6, 48}, Shape4D{3, 5, 38, 41}, Shape4D{3, 5, 37, 41},
+                          Shape4D{13, 1, 2, 3}}) {
     check_paths<std::uint8_t>(GetParam(), s, 0, 255);
     check_paths<std::uint16_t>(GetParam(), s, 0, 65535);
     check_paths<std::uint32_t>(GetParam(), s, 0, 4294967295.0);

@@ -114,8 +114,9 @@ TEST_P(ComGpu, BadMaskRejectedOnGpuToo) {
   EXPECT_THROW(center_of_mass(gpu, o), InvalidArgument);
 }
 
-// Every element kind, detectors whose frames pack whole 32-bit words or not (4 x 3: an 8-bit word spans rows), frame
-// counts of no particular multiple; no mask (every pixel), a mask of few pixels (vulkan: the pixel list) and one of
+// Every element kind, detectors whose rows hold whole 16-byte vectors (6 x 48; 36 x 40: 16- and 32-bit kinds), whose
+// frames hold whole 32-bit words only (38 x 41: 16-bit kinds; 4 x 3: an 8-bit word spans rows) or neither (37 x 41),
+// frame counts of no particular multiple; no mask (every pixel), a mask of few pixels (vulkan: the pixel list) and one of
 // most pixels (vulkan: every pixel with the mask's weight).
 template <class T> void check_com_paths(Backend b, const Shape4D& sh, std::uint64_t range, std::int64_t lo) {
   SCOPED_TRACE(dtype_name(dtype_of<T>::value) + " " + std::to_string(sh.det_rows) + "x" + std::to_string(sh.det_cols));
@@ -141,7 +142,8 @@ template <class T> void check_com_paths(Backend b, const Shape4D& sh, std::uint6
 
 TEST_P(ComGpu, EveryKindMaskedOrNotMatchesCpuBitForBit) {
   QGPU_REQUIRE_BACKEND(GetParam());
-  for (const Shape4D sh : {Shape4D{1, 13, 36, 40}, Shape4D{3, 5, 38, 41}, Shape4D{3, 5, 37, 41}, Shape4D{5, 3, 4, 3}}) {
+  for (const Shape4D sh : {Shape4D{1, 13, 36, 40}, Shape4D{3, 5, 6, 48}, Shape4D{3, 5, 38, 41}, Shape4D{3, 5, 37, 41},
+                           Shape4D{5, 3, 4, 3}}) {
     check_com_paths<std::uint8_t>(GetParam(), sh, 256, 0);
     check_com_paths<std::uint16_t>(GetParam(), sh, 65536, 0);
     check_com_paths<std::uint32_t>(GetParam(), sh, 4000000000u, 0);

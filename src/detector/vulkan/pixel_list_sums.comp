@@ -3,8 +3,8 @@
 // annulus, a masked CoM): sums[out_first + f][j] = sum_i w_j(i) x frame_f[pixels[i]] modulo 2^64, as the CPU
 // reference's uint64 / int64 sums. Only the listed pixels are read: 32 threads per frame (four frames per work
 // group) walk the list together, so the list reads are coalesced and the element reads gather within one frame.
-// The weights: w_0(i) = uniform_weight, or weights[i] when uniform_weight is 0; with K = 3 (CoM) also
-// w_0 x det_row and w_0 x det_col of pixels[i] (uint32 products, as the host's).
+// The weights: w_0(i) = 1 when `unit` is set (a uniform mask: the host multiplies the sums by its weight), else
+// weights[i]; with K = 3 (CoM) also w_0 x det_row and w_0 x det_col of pixels[i] (uint32 products, as the host's).
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 128) in;
 layout(std430, binding = 0) readonly buffer Data { uint data[]; };
@@ -17,7 +17,7 @@ layout(push_constant) uniform Push {
   uint out_first;  // global index of the segment's first frame
   uint kind;
   uint count;  // pixels in the list
-  uint uniform_weight;
+  uint unit;
   uint k;     // 1 or 3
   uint cols;  // det_cols (K = 3)
 } pc;
@@ -37,8 +37,8 @@ void main() {
       const uint p = pixels[i];
       const uint v = element_bits(pc.kind, base + p);
       if (v == 0u) continue;
-      const uint w = pc.uniform_weight != 0u ? pc.uniform_weight : weights[i];
-      acc[0] = add64(acc[0], mul64(pc.kind, v, w));
+      const uint w = pc.unit != 0u ? 1u : weights[i];
+      acc[0] = add64(acc[0], pc.unit != 0u ? widen(pc.kind, v) : mul64(pc.kind, v, w));
       if (pc.k == 3u) {
         acc[1] = add64(acc[1], mul64(pc.kind, v, w * (p / pc.cols)));
         acc[2] = add64(acc[2], mul64(pc.kind, v, w * (p % pc.cols)));

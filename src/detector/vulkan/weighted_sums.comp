@@ -5,13 +5,18 @@
 //   0: K = 1..3 vectors from the weights buffer, weights[j * frame_pixels + p] (a dense virtual detector);
 //   1: K = 1, every weight 1 (the frame totals of total-minus-complement); no weight loads;
 //   2: K = 3, the CoM's 1, det_row, det_col of pixel p = row * cols + col; no weight loads;
-//   3: K = 3, the masked CoM's m, m x det_row, m x det_col (uint32 products, as the host's) with m = weights[p].
-// `packed` (set by the host when frame_pixels is a multiple of the elements per 32-bit word): each thread loads
-// whole words (two uint16 / int16 or four uint8 / int8 elements), one load per word instead of one per element.
+//   3: K = 3, the masked CoM's m, m x det_row, m x det_col with m = 0 or 1: element by element, m = weights[p];
+//      words and vectors: weights holds the mask as element bit masks in the frame's layout (all ones where m = 1),
+//      ANDed with the loaded data, then as mode 2.
+// `path` (the host's choice): 0 element by element; 1 whole 32-bit words (two 16-bit or four 8-bit elements per
+// load; frame_pixels a multiple of the elements per word); 2 whole 16-byte vectors (frames of whole vectors, and
+// for modes 2 and 3 rows of whole vectors), one load per 16 bytes.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 128) in;
 layout(std430, binding = 0) readonly buffer Data { uint data[]; };
+layout(std430, binding = 0) readonly buffer Data4 { uvec4 data4[]; };  // the same segment, 16 bytes at a time
 layout(std430, binding = 1) readonly buffer Weights { uint weights[]; };
+layout(std430, binding = 1) readonly buffer Weights4 { uvec4 weights4[]; };
 layout(std430, binding = 2) buffer Sums { uvec2 sums[]; };
 layout(push_constant) uniform Push {
   uint frame_pixels;
@@ -21,7 +26,7 @@ layout(push_constant) uniform Push {
   uint k;
   uint mode;
   uint cols;  // det_cols (modes 2 and 3)
-  uint packed;
+  uint path;  // 0: element by element; 1: 32-bit words; 2: 16-byte vectors (chosen by the host, see sums_vulkan.cpp)
 } pc;
 #include "device/vulkan/glsl/elements.glsl"
 
@@ -50,7 +55,7 @@ void add_pixel(uint kind, uint v, uint p, uint r, uint c) {
       if (w != 0u) acc[j] = add64(acc[j], mul64(kind, v, w));
     }
   } else {
-    const uint m = pc.mode == 2u ? 1u : weights[p];
+    const uint m = pc.mode == 3u && pc.path == 0u ? weights[p] : 1u;  // words, vectors: the mask already ANDed
     if (m == 0u) return;
     acc[0] = add64(acc[0], mul64(kind, v, m));
     acc[1] = add64(acc[1], mul64(kind, v, m * r));
@@ -58,8 +63,8 @@ void add_pixel(uint kind, uint v, uint p, uint r, uint c) {
   }
 }
 
-// The frame's sums into acc: `per` elements per load (1: element by element, any frame size). kind and per are
-// literals at every call, so each call is compiled for its element kind.
+// The frame's sums into acc, element by element (any frame size) or a 32-bit word of `per` elements at a time.
+// kind and per are literals at every call, so each call is compiled for its element kind.
 void run(uint f, uint t, uint kind, uint per) {
   const uint n = pc.frame_pixels / per;  // loads per frame
   const uint base = f * n;               // the frame's first word (per > 1) or element (per == 1)
@@ -70,7 +75,8 @@ void run(uint f, uint t, uint kind, uint per) {
     if (per == 1u) {
       add_pixel(kind, element_bits(kind, base + i), p, r, c);
     } else {
-      const uint word = data[base + i];
+      uint word = data[base + i];
+      if (pc.mode == 3u) word &= weights[i];  // the mask as element bit masks (mode 2 from here on)
       if (word != 0u) {
         uint ri = r, ci = c;
         for (uint e = 0u; e < per; ++e) {
@@ -92,19 +98,70 @@ void run(uint f, uint t, uint kind, uint per) {
   }
 }
 
+// The same 16 bytes at a time (frames of whole 16-byte vectors; modes 2 and 3: rows of whole vectors, so a vector's
+// elements share one detector row). 8- and 16-bit kinds, modes 1 to 3: a vector's sum and column moment are exact in
+// 32 bits (at most 16 x 255 and 8 x 65535 x 7 in magnitude), so the 64-bit arithmetic runs once per vector.
+void run_vec(uint f, uint t, uint kind, uint per) {
+  const uint K = 4u * per;  // elements per vector
+  const uint n = pc.frame_pixels / K;
+  const uint base = f * n;
+  const uint stride = 128u * K;
+  const uint dr = stride / pc.cols, dc = stride % pc.cols;
+  uint p = t * K, r = p / pc.cols, c = p % pc.cols;
+  for (uint i = t; i < n; i += 128u) {
+    uvec4 q = data4[base + i];
+    if (pc.mode == 3u) q &= weights4[i];
+    if (any(notEqual(q, uvec4(0u)))) {
+      if (pc.mode == 0u || per == 1u) {
+        for (uint e = 0u; e < K; ++e) add_pixel(kind, word_element(kind, q[e / per], e % per), p + e, r, c + e);
+      } else {
+        uint vs = 0u, vc = 0u;  // two's complement for signed kinds (the true values fit in 32 bits)
+        for (uint e = 0u; e < K; ++e) {
+          const uint x = word_element(kind, q[e / per], e % per);
+          vs += x;
+          vc += x * e;
+        }
+        acc[0] = add64(acc[0], widen(kind, vs));
+        if (pc.mode != 1u) {
+          acc[1] = add64(acc[1], mul64(kind, vs, r));
+          acc[2] = add64(add64(acc[2], mul64(kind, vs, c)), widen(kind, vc));
+        }
+      }
+    }
+    p += stride;
+    r += dr;
+    c += dc;
+    if (c >= pc.cols) {
+      c -= pc.cols;
+      ++r;
+    }
+  }
+}
+
 void main() {
   const uint f = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   if (f >= pc.frames) return;  // uniform over the work group
   const uint t = gl_LocalInvocationID.x;
   acc = uvec2[3](uvec2(0u), uvec2(0u), uvec2(0u));
-  const bool packed = pc.packed != 0u;
-  switch (pc.kind) {
-    case 0u: if (packed) run(f, t, 0u, 4u); else run(f, t, 0u, 1u); break;
-    case 1u: if (packed) run(f, t, 1u, 2u); else run(f, t, 1u, 1u); break;
-    case 3u: if (packed) run(f, t, 3u, 4u); else run(f, t, 3u, 1u); break;
-    case 4u: if (packed) run(f, t, 4u, 2u); else run(f, t, 4u, 1u); break;
-    case 2u: run(f, t, 2u, 1u); break;
-    default: run(f, t, 5u, 1u); break;
+  if (pc.path == 2u) {
+    switch (pc.kind) {
+      case 0u: run_vec(f, t, 0u, 4u); break;
+      case 1u: run_vec(f, t, 1u, 2u); break;
+      case 3u: run_vec(f, t, 3u, 4u); break;
+      case 4u: run_vec(f, t, 4u, 2u); break;
+      case 2u: run_vec(f, t, 2u, 1u); break;
+      default: run_vec(f, t, 5u, 1u); break;
+    }
+  } else {
+    const bool packed = pc.path == 1u;
+    switch (pc.kind) {
+      case 0u: if (packed) run(f, t, 0u, 4u); else run(f, t, 0u, 1u); break;
+      case 1u: if (packed) run(f, t, 1u, 2u); else run(f, t, 1u, 1u); break;
+      case 3u: if (packed) run(f, t, 3u, 4u); else run(f, t, 3u, 1u); break;
+      case 4u: if (packed) run(f, t, 4u, 2u); else run(f, t, 4u, 1u); break;
+      case 2u: run(f, t, 2u, 1u); break;
+      default: run(f, t, 5u, 1u); break;
+    }
   }
   for (uint j = 0u; j < pc.k; ++j) partial[j][t] = acc[j];
   barrier();
