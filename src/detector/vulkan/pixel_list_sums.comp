@@ -30,7 +30,7 @@ void main() {
   const uint t = gl_LocalInvocationID.x, lane = t % kTeam, team = t / kTeam;
   const uint f = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * (128u / kTeam) + team;
   const bool live = f < pc.frames;  // every thread reaches the barriers below
-  uvec2 acc[3] = uvec2[3](uvec2(0u), uvec2(0u), uvec2(0u));
+  uvec2 acc0 = uvec2(0u), acc1 = uvec2(0u), acc2 = uvec2(0u);
   if (live) {
     const uint base = f * pc.frame_pixels;
     for (uint i = lane; i < pc.count; i += kTeam) {
@@ -38,14 +38,16 @@ void main() {
       const uint v = element_bits(pc.kind, base + p);
       if (v == 0u) continue;
       const uint w = pc.unit != 0u ? 1u : weights[i];
-      acc[0] = add64(acc[0], pc.unit != 0u ? widen(pc.kind, v) : mul64(pc.kind, v, w));
+      acc0 = add64(acc0, pc.unit != 0u ? widen(pc.kind, v) : mul64(pc.kind, v, w));
       if (pc.k == 3u) {
-        acc[1] = add64(acc[1], mul64(pc.kind, v, w * (p / pc.cols)));
-        acc[2] = add64(acc[2], mul64(pc.kind, v, w * (p % pc.cols)));
+        acc1 = add64(acc1, mul64(pc.kind, v, w * (p / pc.cols)));
+        acc2 = add64(acc2, mul64(pc.kind, v, w * (p % pc.cols)));
       }
     }
   }
-  for (uint j = 0u; j < pc.k; ++j) partial[j][t] = acc[j];
+  partial[0][t] = acc0;
+  partial[1][t] = acc1;
+  partial[2][t] = acc2;
   barrier();
   for (uint s = kTeam / 2u; s > 0u; s >>= 1) {
     if (lane < s)

@@ -31,7 +31,7 @@ layout(push_constant) uniform Push {
 #include "device/vulkan/glsl/elements.glsl"
 
 shared uvec2 partial[3][128];
-uvec2 acc[3];
+uvec2 acc0, acc1, acc2;  // the K sums (plain variables: no dynamically indexed private array)
 
 // Element i of a 32-bit word of `kind` elements (32-bit kinds: the word itself).
 uint word_element(uint kind, uint word, uint i) {
@@ -48,18 +48,17 @@ uint word_element(uint kind, uint word, uint i) {
 void add_pixel(uint kind, uint v, uint p, uint r, uint c) {
   if (v == 0u) return;
   if (pc.mode == 1u) {
-    acc[0] = add64(acc[0], widen(kind, v));
+    acc0 = add64(acc0, widen(kind, v));
   } else if (pc.mode == 0u) {
-    for (uint j = 0u; j < pc.k; ++j) {
-      const uint w = weights[j * pc.frame_pixels + p];
-      if (w != 0u) acc[j] = add64(acc[j], mul64(kind, v, w));
-    }
+    acc0 = add64(acc0, mul64(kind, v, weights[p]));
+    if (pc.k > 1u) acc1 = add64(acc1, mul64(kind, v, weights[pc.frame_pixels + p]));
+    if (pc.k > 2u) acc2 = add64(acc2, mul64(kind, v, weights[2u * pc.frame_pixels + p]));
   } else {
     const uint m = pc.mode == 3u && pc.path == 0u ? weights[p] : 1u;  // words, vectors: the mask already ANDed
     if (m == 0u) return;
-    acc[0] = add64(acc[0], mul64(kind, v, m));
-    acc[1] = add64(acc[1], mul64(kind, v, m * r));
-    acc[2] = add64(acc[2], mul64(kind, v, m * c));
+    acc0 = add64(acc0, mul64(kind, v, m));
+    acc1 = add64(acc1, mul64(kind, v, m * r));
+    acc2 = add64(acc2, mul64(kind, v, m * c));
   }
 }
 
@@ -121,10 +120,10 @@ void run_vec(uint f, uint t, uint kind, uint per) {
           vs += x;
           vc += x * e;
         }
-        acc[0] = add64(acc[0], widen(kind, vs));
+        acc0 = add64(acc0, widen(kind, vs));
         if (pc.mode != 1u) {
-          acc[1] = add64(acc[1], mul64(kind, vs, r));
-          acc[2] = add64(add64(acc[2], mul64(kind, vs, c)), widen(kind, vc));
+          acc1 = add64(acc1, mul64(kind, vs, r));
+          acc2 = add64(add64(acc2, mul64(kind, vs, c)), widen(kind, vc));
         }
       }
     }
@@ -142,7 +141,7 @@ void main() {
   const uint f = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   if (f >= pc.frames) return;  // uniform over the work group
   const uint t = gl_LocalInvocationID.x;
-  acc = uvec2[3](uvec2(0u), uvec2(0u), uvec2(0u));
+  acc0 = acc1 = acc2 = uvec2(0u);
   if (pc.path == 2u) {
     switch (pc.kind) {
       case 0u: run_vec(f, t, 0u, 4u); break;
@@ -163,7 +162,9 @@ void main() {
       default: run(f, t, 5u, 1u); break;
     }
   }
-  for (uint j = 0u; j < pc.k; ++j) partial[j][t] = acc[j];
+  partial[0][t] = acc0;
+  partial[1][t] = acc1;
+  partial[2][t] = acc2;
   barrier();
   for (uint s = 64u; s > 0u; s >>= 1) {
     if (t < s)
