@@ -97,6 +97,20 @@ void run(uint f, uint t, uint kind, uint per) {
   }
 }
 
+// The `per` elements of a word at pixels p.. (row r, columns c..; a vector's elements share one row).
+void add_word(uint kind, uint per, uint word, uint p, uint r, uint c) {
+  for (uint e = 0u; e < per; ++e) add_pixel(kind, word_element(kind, word, e), p + e, r, c + e);
+}
+
+// Adds a word's elements to vs and their column offsets (e0 + e) times the elements to vc.
+void word_moments(uint kind, uint per, uint word, uint e0, inout uint vs, inout uint vc) {
+  for (uint e = 0u; e < per; ++e) {
+    const uint x = word_element(kind, word, e);
+    vs += x;
+    vc += x * (e0 + e);
+  }
+}
+
 // The same 16 bytes at a time (frames of whole 16-byte vectors; modes 2 and 3: rows of whole vectors, so a vector's
 // elements share one detector row). 8- and 16-bit kinds, modes 1 to 3: a vector's sum and column moment are exact in
 // 32 bits (at most 16 x 255 and 8 x 65535 x 7 in magnitude), so the 64-bit arithmetic runs once per vector.
@@ -112,14 +126,16 @@ void run_vec(uint f, uint t, uint kind, uint per) {
     if (pc.mode == 3u) q &= weights4[i];
     if (any(notEqual(q, uvec4(0u)))) {
       if (pc.mode == 0u || per == 1u) {
-        for (uint e = 0u; e < K; ++e) add_pixel(kind, word_element(kind, q[e / per], e % per), p + e, r, c + e);
+        add_word(kind, per, q.x, p, r, c);
+        add_word(kind, per, q.y, p + per, r, c + per);
+        add_word(kind, per, q.z, p + 2u * per, r, c + 2u * per);
+        add_word(kind, per, q.w, p + 3u * per, r, c + 3u * per);
       } else {
         uint vs = 0u, vc = 0u;  // two's complement for signed kinds (the true values fit in 32 bits)
-        for (uint e = 0u; e < K; ++e) {
-          const uint x = word_element(kind, q[e / per], e % per);
-          vs += x;
-          vc += x * e;
-        }
+        word_moments(kind, per, q.x, 0u, vs, vc);
+        word_moments(kind, per, q.y, per, vs, vc);
+        word_moments(kind, per, q.z, 2u * per, vs, vc);
+        word_moments(kind, per, q.w, 3u * per, vs, vc);
         acc0 = add64(acc0, widen(kind, vs));
         if (pc.mode != 1u) {
           acc1 = add64(acc1, mul64(kind, vs, r));
