@@ -62,6 +62,17 @@ void add_pixel(uint kind, uint v, uint p, uint r, uint c) {
   }
 }
 
+// Pixel p at (r, c) moved on by `stride` pixels (dr rows and dc < cols columns).
+void advance(inout uint p, inout uint r, inout uint c, uint stride, uint dr, uint dc) {
+  p += stride;
+  r += dr;
+  c += dc;
+  if (c >= pc.cols) {
+    c -= pc.cols;
+    ++r;
+  }
+}
+
 // The frame's sums into acc, element by element (any frame size) or a 32-bit word of `per` elements at a time.
 // kind and per are literals at every call, so each call is compiled for its element kind.
 void run(uint f, uint t, uint kind, uint per) {
@@ -87,13 +98,7 @@ void run(uint f, uint t, uint kind, uint per) {
         }
       }
     }
-    p += stride;
-    r += dr;
-    c += dc;
-    if (c >= pc.cols) {
-      c -= pc.cols;
-      ++r;
-    }
+    advance(p, r, c, stride, dr, dc);
   }
 }
 
@@ -114,6 +119,29 @@ void word_moments(uint kind, uint per, uint word, uint e0, inout uint vs, inout 
 // The same 16 bytes at a time (frames of whole 16-byte vectors; modes 2 and 3: rows of whole vectors, so a vector's
 // elements share one detector row). 8- and 16-bit kinds, modes 1 to 3: a vector's sum and column moment are exact in
 // 32 bits (at most 16 x 255 and 8 x 65535 x 7 in magnitude), so the 64-bit arithmetic runs once per vector.
+// One vector at pixels p.. (row r, columns c..).
+void add_vector(uint kind, uint per, uvec4 q, uint p, uint r, uint c) {
+  if (!any(notEqual(q, uvec4(0u)))) return;
+  if (pc.mode == 0u || per == 1u) {
+    add_word(kind, per, q.x, p, r, c);
+    add_word(kind, per, q.y, p + per, r, c + per);
+    add_word(kind, per, q.z, p + 2u * per, r, c + 2u * per);
+    add_word(kind, per, q.w, p + 3u * per, r, c + 3u * per);
+    return;
+  }
+  uint vs = 0u, vc = 0u;  // two's complement for signed kinds (the true values fit in 32 bits)
+  word_moments(kind, per, q.x, 0u, vs, vc);
+  word_moments(kind, per, q.y, per, vs, vc);
+  word_moments(kind, per, q.z, 2u * per, vs, vc);
+  word_moments(kind, per, q.w, 3u * per, vs, vc);
+  acc0 = add64(acc0, widen(kind, vs));
+  if (pc.mode != 1u) {
+    acc1 = add64(acc1, mul64(kind, vs, r));
+    acc2 = add64(add64(acc2, mul64(kind, vs, c)), widen(kind, vc));
+  }
+}
+
+
 void run_vec(uint f, uint t, uint kind, uint per) {
   const uint K = 4u * per;  // elements per vector
   const uint n = pc.frame_pixels / K;
@@ -121,35 +149,19 @@ void run_vec(uint f, uint t, uint kind, uint per) {
   const uint stride = 128u * K;
   const uint dr = stride / pc.cols, dc = stride % pc.cols;
   uint p = t * K, r = p / pc.cols, c = p % pc.cols;
-  for (uint i = t; i < n; i += 128u) {
-    uvec4 q = data4[base + i];
-    if (pc.mode == 3u) q &= weights4[i];
-    if (any(notEqual(q, uvec4(0u)))) {
-      if (pc.mode == 0u || per == 1u) {
-        add_word(kind, per, q.x, p, r, c);
-        add_word(kind, per, q.y, p + per, r, c + per);
-        add_word(kind, per, q.z, p + 2u * per, r, c + 2u * per);
-        add_word(kind, per, q.w, p + 3u * per, r, c + 3u * per);
-      } else {
-        uint vs = 0u, vc = 0u;  // two's complement for signed kinds (the true values fit in 32 bits)
-        word_moments(kind, per, q.x, 0u, vs, vc);
-        word_moments(kind, per, q.y, per, vs, vc);
-        word_moments(kind, per, q.z, 2u * per, vs, vc);
-        word_moments(kind, per, q.w, 3u * per, vs, vc);
-        acc0 = add64(acc0, widen(kind, vs));
-        if (pc.mode != 1u) {
-          acc1 = add64(acc1, mul64(kind, vs, r));
-          acc2 = add64(add64(acc2, mul64(kind, vs, c)), widen(kind, vc));
-        }
-      }
+  // Two vectors per iteration, both loads issued before either is used (more bytes in flight per thread).
+  for (uint i = t; i < n; i += 256u) {
+    const bool two = i + 128u < n;
+    uvec4 q0 = data4[base + i];
+    uvec4 q1 = two ? data4[base + i + 128u] : uvec4(0u);
+    if (pc.mode == 3u) {
+      q0 &= weights4[i];
+      if (two) q1 &= weights4[i + 128u];
     }
-    p += stride;
-    r += dr;
-    c += dc;
-    if (c >= pc.cols) {
-      c -= pc.cols;
-      ++r;
-    }
+    add_vector(kind, per, q0, p, r, c);
+    advance(p, r, c, stride, dr, dc);
+    add_vector(kind, per, q1, p, r, c);
+    advance(p, r, c, stride, dr, dc);
   }
 }
 
