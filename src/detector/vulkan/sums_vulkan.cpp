@@ -166,18 +166,6 @@ std::shared_ptr<const FrameTotals> frame_totals(const Dataset& ds) {
 
 }  // namespace
 
-std::vector<std::uint64_t> weighted_sums(const Dataset& ds,
-                                         const std::vector<const std::vector<std::uint32_t>*>& weights) {
-  const std::size_t fp = ds.shape().frame_pixels(), k = weights.size();
-  if (k < 1 || k > 3) throw Error("vulkan weighted_sums: 1 to 3 weight vectors");
-  std::vector<std::uint32_t> w(k * fp);
-  for (std::size_t j = 0; j < k; ++j) {
-    if (weights[j]->size() != fp) throw Error("vulkan weighted_sums: a weight vector is not one per pixel");
-    std::copy(weights[j]->begin(), weights[j]->end(), w.begin() + j * fp);
-  }
-  return dense_pass(ds, 0, k, w);
-}
-
 std::vector<std::uint64_t> com_sums(const Dataset& ds, const std::uint8_t* mask) {
   if (!mask) return dense_pass(ds, 2, 3, {});
   const std::size_t fp = ds.shape().frame_pixels();

@@ -2,7 +2,7 @@
 // Exact weighted sums of every frame of one segment, every pixel read (the reference's dense pass):
 // sums[out_first + f][j] = sum_p w_j(p) x frame_f[p] modulo 2^64, as the CPU reference's uint64 / int64 sums.
 // One work group per frame. The weights by `mode`:
-//   0: K = 1..3 vectors from the weights buffer, weights[j * frame_pixels + p] (a dense virtual detector);
+//   0: K = 1, weights[p] (a dense virtual detector);
 //   1: K = 1, every weight 1 (the frame totals of total-minus-complement); no weight loads;
 //   2: K = 3, the CoM's 1, det_row, det_col of pixel p = row * cols + col; no weight loads;
 //   3: K = 3, the masked CoM's m, m x det_row, m x det_col with m = 0 or 1: element by element, m = weights[p];
@@ -51,8 +51,6 @@ void add_pixel(uint kind, uint v, uint p, uint r, uint c) {
     acc0 = add64(acc0, widen(kind, v));
   } else if (pc.mode == 0u) {
     acc0 = add64(acc0, mul64(kind, v, weights[p]));
-    if (pc.k > 1u) acc1 = add64(acc1, mul64(kind, v, weights[pc.frame_pixels + p]));
-    if (pc.k > 2u) acc2 = add64(acc2, mul64(kind, v, weights[2u * pc.frame_pixels + p]));
   } else {
     const uint m = pc.mode == 3u && pc.path == 0u ? weights[p] : 1u;  // words, vectors: the mask already ANDed
     if (m == 0u) return;
