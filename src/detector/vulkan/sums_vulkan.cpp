@@ -78,6 +78,9 @@ std::vector<std::uint64_t> dense_pass(const Dataset& ds, std::uint32_t mode, std
   const std::size_t fp = r.shape().frame_pixels(), frames = r.shape().frames(), cols = r.shape().det_cols;
   const std::uint32_t kind = vk::element_kind(r.dtype(), "the vulkan backend");
   check_sums_fit(frames, k);
+  if (mode == 0 && weights.size() != fp)
+    throw Error("vulkan dense pass: " + std::to_string(weights.size()) + " weights for " + std::to_string(fp) +
+                " pixels");
   // The widest loads the frame layout allows: 16-byte vectors (CoM: rows of whole vectors too), 32-bit words of
   // two 16-bit or four 8-bit elements, or single elements.
   const std::size_t esize = dtype_size(r.dtype()), per = 4 / esize, vec = 16 / esize;
