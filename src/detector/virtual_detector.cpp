@@ -58,8 +58,9 @@ SumImage masked_image(const Dataset& ds, const Mask& mask, const std::string& op
     params["strategy"] = strategy_name(plan.strategy);
     out = cuda::masked_sum(ds, plan);
   } else if (ds.backend() == Backend::vulkan) {
-    params["strategy"] = "vulkan: every pixel, a work group per frame, exact 64-bit sums";
-    out = vulkan::masked_sum(ds, mask);
+    const SumPlan plan = plan_masked_sum(mask);
+    params["strategy"] = strategy_name(plan.strategy);
+    out = vulkan::masked_sum(ds, plan);
   } else {
     params["strategy"] = "reference: every pixel";
     out = cpu::masked_sum(ds, mask);

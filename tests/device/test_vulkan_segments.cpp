@@ -21,13 +21,26 @@ TEST(VulkanSegments, QueriesAndReadsAcrossSegmentsEqualCpu) {
   const Dataset vk = host.to_vulkan();
   EXPECT_EQ(vk.read().bytes, host.read().bytes);
   EXPECT_EQ(vk.read({2, 1, 5, 6}, {1, 2, 9, 7}).bytes, host.read({2, 1, 5, 6}, {1, 2, 9, 7}).bytes);
-  const detector::Mask m = detector::annulus(12, 10, 5.5, 4.5, 2, 5);
-  EXPECT_EQ(detector::virtual_image(vk, m).counts("t").data, detector::virtual_image(host, m).counts("t").data);
+  std::vector<std::uint32_t> w(120);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = std::uint32_t(1 + i % 3);
+  // total-minus-complement (frame totals), the pixel list, every pixel with its weight
+  for (const detector::Mask& m : {detector::annulus(12, 10, 5.5, 4.5, 2, 5), detector::disk(12, 10, 5.5, 4.5, 2.5),
+                                  detector::from_weights(12, 10, w)})
+    EXPECT_EQ(detector::virtual_image(vk, m).counts("t").data, detector::virtual_image(host, m).counts("t").data);
   EXPECT_EQ(detector::sum_pattern(vk).counts("t").data, detector::sum_pattern(host).counts("t").data);
   EXPECT_EQ(detector::max_pattern(vk).counts("t").data, detector::max_pattern(host).counts("t").data);
   const dpc::ComResult a = dpc::center_of_mass(vk), b = dpc::center_of_mass(host);
   EXPECT_EQ(a.com_row.data, b.com_row.data);
   EXPECT_EQ(a.com_col.data, b.com_col.data);
+  dpc::ComOptions few, most;  // the CoM's pixel list and its masked pass over every pixel
+  few.mask.assign(120, 0);
+  most.mask.assign(120, 1);
+  for (std::size_t p = 0; p < 120; p += 5) few.mask[p] = 1 - (most.mask[p] = 0);
+  for (const dpc::ComOptions& o : {few, most}) {
+    const dpc::ComResult c = dpc::center_of_mass(vk, o), d = dpc::center_of_mass(host, o);
+    EXPECT_EQ(c.com_row.data, d.com_row.data);
+    EXPECT_EQ(c.com_col.data, d.com_col.data);
+  }
 }
 
 // The load's shader decoder writes each batch's frames into the segments they fall in (one dispatch per segment):

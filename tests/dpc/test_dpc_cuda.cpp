@@ -114,6 +114,46 @@ TEST_P(ComGpu, BadMaskRejectedOnGpuToo) {
   EXPECT_THROW(center_of_mass(gpu, o), InvalidArgument);
 }
 
+// Every element kind, detectors whose rows hold whole 16-byte vectors (6 x 48; 36 x 40: 16- and 32-bit kinds), whose
+// frames hold whole 32-bit words only (38 x 41: 16-bit kinds; 4 x 3: an 8-bit word spans rows) or neither (37 x 41),
+// frame counts of no particular multiple; no mask (every pixel), a mask of few pixels (vulkan: the pixel list) and one of
+// most pixels (vulkan: every pixel with the mask's weight).
+template <class T> void check_com_paths(Backend b, const Shape4D& sh, std::uint64_t range, std::int64_t lo) {
+  SCOPED_TRACE(dtype_name(dtype_of<T>::value) + " " + std::to_string(sh.det_rows) + "x" + std::to_string(sh.det_cols));
+  const Dataset host = testing::make_dataset<T>(sh, [&](auto sr, auto sc, auto dr, auto dc) {
+    const std::uint64_t h = (sr * 73856093u) ^ (sc * 19349663u) ^ (dr * 83492791u) ^ (dc * 2654435761u);
+    return T(std::int64_t(h % range) + lo);
+  });
+  const Dataset gpu = host.to_backend(b);
+  expect_identical(center_of_mass(gpu), center_of_mass(host), b);
+  const std::size_t fp = sh.frame_pixels();
+  ComOptions few, most;
+  few.mask.assign(fp, 0);
+  most.mask.assign(fp, 1);
+  for (std::size_t p = 1; p < fp; p += 3) {
+    few.mask[p] = 1;
+    most.mask[p] = 0;
+  }
+  few.mask[fp - 1] = 1;
+  most.mask[fp - 1] = 0;
+  expect_identical(center_of_mass(gpu, few), center_of_mass(host, few), b);
+  expect_identical(center_of_mass(gpu, most), center_of_mass(host, most), b);
+}
+
+TEST_P(ComGpu, EveryKindMaskedOrNotMatchesCpuBitForBit) {
+  QGPU_REQUIRE_BACKEND(GetParam());
+  for (const Shape4D sh : {Shape4D{1, 13, 36, 40}, Shape4D{3, 5, 6, 48}, Shape4D{3, 5, 38, 41}, Shape4D{3, 5, 37, 41},
+                           Shape4D{5, 3, 4, 3}}) {
+    check_com_paths<std::uint8_t>(GetParam(), sh, 256, 0);
+    check_com_paths<std::uint16_t>(GetParam(), sh, 65536, 0);
+    check_com_paths<std::uint32_t>(GetParam(), sh, 4000000000u, 0);
+    if (GetParam() != Backend::vulkan) continue;  // signed data: the vulkan sums are the reference's int64 sums
+    check_com_paths<std::int8_t>(GetParam(), sh, 256, -128);
+    check_com_paths<std::int16_t>(GetParam(), sh, 65536, -32768);
+    check_com_paths<std::int32_t>(GetParam(), sh, 4000000000u, -2000000000);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ComGpu, QGPU_GPU_BACKENDS);
 
 // iDPC on the GPU backends (cuFFT r2c/c2r; VkFFT c2c of G_row + i G_col), both complex64, against the CPU

@@ -39,10 +39,8 @@ void Resident::download_frames(void*, std::size_t, std::size_t) const { unavaila
 
 namespace qgpu::detector::vulkan {
 
-std::vector<std::uint64_t> weighted_sums(const Dataset&, const std::vector<const std::vector<std::uint32_t>*>&) {
-  qgpu::vulkan::unavailable();
-}
-SumImage masked_sum(const Dataset&, const Mask&) { qgpu::vulkan::unavailable(); }
+std::vector<std::uint64_t> com_sums(const Dataset&, const std::uint8_t*) { qgpu::vulkan::unavailable(); }
+SumImage masked_sum(const Dataset&, const SumPlan&) { qgpu::vulkan::unavailable(); }
 SumImage sum_pattern(const Dataset&) { qgpu::vulkan::unavailable(); }
 SumImage max_pattern(const Dataset&) { qgpu::vulkan::unavailable(); }
 

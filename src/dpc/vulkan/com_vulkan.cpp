@@ -1,5 +1,6 @@
 // CoM on the vulkan backend: the three exact sums of every frame (S = sum I, Sr = sum r I, Sc = sum c I over the
-// selected pixels) in one pass of the weighted-sums shader, then the reference's division (com_math.hpp) on the host:
+// selected pixels) in one pass (detector/vulkan: every pixel with its row and column from its index, or the
+// selected pixels' list), then the reference's division (com_math.hpp) on the host:
 // the maps equal the CPU reference bit for bit.
 #include <algorithm>
 
@@ -13,8 +14,7 @@ namespace qgpu::dpc::detail {
 ComMaps com_vulkan(const Dataset& ds, const std::uint8_t* mask) {
   const Shape4D& sh = ds.shape();
   const std::size_t frames = sh.frames();
-  const ComWeights w = com_weights(sh, mask);
-  const std::vector<std::uint64_t> sums = detector::vulkan::weighted_sums(ds, {&w.one, &w.row, &w.col});
+  const std::vector<std::uint64_t> sums = detector::vulkan::com_sums(ds, mask);
   const double centre_r = (double(sh.det_rows) - 1) / 2, centre_c = (double(sh.det_cols) - 1) / 2;
   const std::uint64_t max_index = std::max(sh.det_rows, sh.det_cols) - 1;
   ComMaps out;
