@@ -274,6 +274,11 @@ void Dataset::set_cached_slot(const std::type_info& type, std::shared_ptr<const 
   else s_->cache.erase(std::type_index(type));
 }
 
+void Dataset::forget_all_cached() const {
+  std::lock_guard<std::mutex> lock(s_->cache_mutex);
+  s_->cache.clear();
+}
+
 nlohmann::json describe(const Dataset& ds) {
   nlohmann::json j = {{"shape", ds.shape().dims()},
                       {"dtype", dtype_name(ds.dtype())},

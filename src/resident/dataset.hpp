@@ -97,6 +97,9 @@ class Dataset {
   }
   template <class T> void set_cached(std::shared_ptr<const T> value) const { set_cached_slot(typeid(T), std::move(value)); }
   template <class T> void forget_cached() const { set_cached_slot(typeid(T), nullptr); }
+  // Empties every slot: the counts changed (a live acquisition wrote frames into this resident). The caller makes
+  // sure no computation still uses a slot's data (the service holds the dataset's work lock).
+  void forget_all_cached() const;
 
  private:
   std::shared_ptr<const void> cached_slot(const std::type_info& type) const;
