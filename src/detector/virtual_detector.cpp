@@ -13,6 +13,7 @@
 #include "detector/vulkan/sums_vulkan.hpp"
 #include "resident/dataset_provenance.hpp"
 #include "resident/encoded/encoded_resident.hpp"
+#include "resident/scan_bin.hpp"
 
 namespace qgpu::detector {
 
@@ -30,18 +31,22 @@ SumImage finish(SumImage out, const Dataset& ds, const std::string& op, std::siz
   return out;
 }
 
-SumImage masked_image(const Dataset& ds, const Mask& mask, const std::string& op) {
+SumImage masked_image(const Dataset& ds, const Mask& mask, const std::string& op, std::size_t scan_bin) {
   const Shape4D& s = ds.shape();
   if (mask.rows != s.det_rows || mask.cols != s.det_cols)
     throw InvalidArgument("mask is " + std::to_string(mask.rows) + "x" + std::to_string(mask.cols) +
                           " but the detector is " + std::to_string(s.det_rows) + "x" + std::to_string(s.det_cols));
+  check_scan_bin(s, scan_bin);
   SumImage out;
   nlohmann::json params = {{"mask", mask.description}, {"mask_pixels", mask.nonzero()}};
+  if (scan_bin > 1) params["scan_bin"] = scan_bin;  // exact sums over scan_bin x scan_bin positions
+  bool binned = false;
   const RadialBasis* basis = ds.encoded() ? ds.encoded()->radial_basis() : nullptr;
   const auto shells = basis ? basis->match(mask.weights) : std::nullopt;
   if (shells) {  // a union of the basis' shells: differences of its prefix images, no decoding
     Image<std::uint64_t> img;
-    img.data = basis->sums(*shells, 0);
+    img.data = basis->sums(*shells, 0, scan_bin);
+    binned = true;
     out = std::move(img);
     params["strategy"] = "radial basis";
     params["radial_basis"] = {{"center", {basis->center_row(), basis->center_col()}},
@@ -65,12 +70,16 @@ SumImage masked_image(const Dataset& ds, const Mask& mask, const std::string& op
     params["strategy"] = "reference: every pixel";
     out = cpu::masked_sum(ds, mask);
   }
-  return finish(std::move(out), ds, op, s.scan_rows, s.scan_cols, std::move(params));
+  if (!binned && scan_bin > 1)
+    out.visit([&](auto& img) { img.data = bin_scan_sums(std::move(img.data), s.scan_rows, s.scan_cols, scan_bin); });
+  return finish(std::move(out), ds, op, s.scan_rows / scan_bin, s.scan_cols / scan_bin, std::move(params));
 }
 
 }  // namespace
 
-SumImage virtual_image(const Dataset& ds, const Mask& mask) { return masked_image(ds, mask, "detector.virtual_image"); }
+SumImage virtual_image(const Dataset& ds, const Mask& mask, std::size_t scan_bin) {
+  return masked_image(ds, mask, "detector.virtual_image", scan_bin);
+}
 
 SumImage virtual_image(const Dataset& ds, const SignedMask& mask) {
   MaskParts parts = split_signed(mask);
@@ -80,7 +89,7 @@ SumImage virtual_image(const Dataset& ds, const SignedMask& mask) {
   std::vector<SumImage> got(2);
   const auto part = [&](std::vector<std::uint32_t>& w, int k, const char* name) {
     if (std::all_of(w.begin(), w.end(), [](std::uint32_t v) { return v == 0; })) return;
-    got[k] = masked_image(ds, from_weights(parts.rows, parts.cols, std::move(w)), name);
+    got[k] = masked_image(ds, from_weights(parts.rows, parts.cols, std::move(w)), name, 1);
     params[name] = got[k].provenance().parameters;
   };
   part(parts.positive, 0, "positive");
@@ -119,27 +128,29 @@ SumImage virtual_image(const Dataset& ds, const SignedMask& mask) {
   return is_float_dtype(ds.dtype()) ? combine(double{}) : combine(std::int64_t{});
 }
 
-SumImage bf(const Dataset& ds, std::optional<double> radius, std::optional<Center> center) {
+SumImage bf(const Dataset& ds, std::optional<double> radius, std::optional<Center> center, std::size_t scan_bin) {
   const Shape4D& s = ds.shape();
   const DiskFit d = disk_with_overrides(center, radius, [&] { return fit_bf_disk(ds); });
-  SumImage img = masked_image(ds, disk(s.det_rows, s.det_cols, d.center_row, d.center_col, d.radius), "detector.bf");
+  SumImage img = masked_image(ds, disk(s.det_rows, s.det_cols, d.center_row, d.center_col, d.radius), "detector.bf",
+                              scan_bin);
   if (!(radius && center)) img.provenance().parameters["bf_disk_fit"] = fit_json(d);
   return img;
 }
 
-SumImage adf(const Dataset& ds, double inner, double outer, std::optional<Center> center) {
+SumImage adf(const Dataset& ds, double inner, double outer, std::optional<Center> center, std::size_t scan_bin) {
   const Shape4D& s = ds.shape();
   std::optional<DiskFit> fit;
   if (!center) fit = fit_bf_disk(ds);
   const Center c = center ? *center : Center{fit->center_row, fit->center_col};
-  SumImage img = masked_image(ds, annulus(s.det_rows, s.det_cols, c.first, c.second, inner, outer), "detector.adf");
+  SumImage img =
+      masked_image(ds, annulus(s.det_rows, s.det_cols, c.first, c.second, inner, outer), "detector.adf", scan_bin);
   if (fit) img.provenance().parameters["bf_disk_fit"] = fit_json(*fit);
   return img;
 }
 
-SumImage df(const Dataset& ds, Center center, double radius) {
+SumImage df(const Dataset& ds, Center center, double radius, std::size_t scan_bin) {
   const Shape4D& s = ds.shape();
-  return masked_image(ds, disk(s.det_rows, s.det_cols, center.first, center.second, radius), "detector.df");
+  return masked_image(ds, disk(s.det_rows, s.det_cols, center.first, center.second, radius), "detector.df", scan_bin);
 }
 
 namespace {

@@ -15,18 +15,23 @@ namespace qgpu::detector {
 
 using Center = std::pair<double, double>;  // (row, col) in detector pixels
 
-// sum_k weights[k] * frame[k] for every scan position: image of scan_rows x scan_cols.
-SumImage virtual_image(const Dataset& ds, const Mask& mask);
+// sum_k weights[k] * frame[k] for every scan position: image of scan_rows x scan_cols. scan_bin b > 1 (a divisor of
+// both scan dimensions, resident/scan_bin.hpp): the sums of b x b blocks of positions, (scan_rows / b) x
+// (scan_cols / b) exact values, binned on the GPU where the radial basis answers (a display-sized answer of a large
+// scan), else after the full image.
+SumImage virtual_image(const Dataset& ds, const Mask& mask, std::size_t scan_bin = 1);
 // Signed integer weights (see SignedMask): exact int64 image for integer data (InvalidArgument when a sum leaves the
 // int64 range: never a wrapped value), float64 for float data.
 SumImage virtual_image(const Dataset& ds, const SignedMask& mask);
 
 // Bright field: disk of `radius` around `center`; defaults come from fit_bf_disk.
-SumImage bf(const Dataset& ds, std::optional<double> radius = {}, std::optional<Center> center = {});
+SumImage bf(const Dataset& ds, std::optional<double> radius = {}, std::optional<Center> center = {},
+            std::size_t scan_bin = 1);
 // Annular dark field: inner <= distance <= outer around `center` (default: the fitted BF disk centre).
-SumImage adf(const Dataset& ds, double inner, double outer, std::optional<Center> center = {});
+SumImage adf(const Dataset& ds, double inner, double outer, std::optional<Center> center = {},
+             std::size_t scan_bin = 1);
 // Dark field through an off-axis disk (a displaced aperture).
-SumImage df(const Dataset& ds, Center center, double radius);
+SumImage df(const Dataset& ds, Center center, double radius, std::size_t scan_bin = 1);
 
 // Sum of all frames (detector-shaped), exact for integers.
 SumImage sum_pattern(const Dataset& ds);

@@ -3,6 +3,7 @@
 #include "remote/cached.hpp"
 #include "remote/routes.hpp"
 #include "remote/virtual_request.hpp"
+#include "resident/scan_bin.hpp"
 
 namespace qgpu::remote {
 
@@ -22,7 +23,13 @@ void get_virtual(Context& ctx, const httplib::Request& req, httplib::Response& r
       s,
       [&](ServedDataset& d) {
         if (d.cache) {
-          const Image<std::uint64_t> img = cached_virtual(*d.cache, v, tolerance);
+          Image<std::uint64_t> img = cached_virtual(*d.cache, v, tolerance);
+          if (v.scan_bin > 1) {
+            img.data = bin_scan_sums(std::move(img.data), img.rows, img.cols, v.scan_bin);
+            img.rows /= v.scan_bin;
+            img.cols /= v.scan_bin;
+            img.provenance.parameters["scan_bin"] = v.scan_bin;
+          }
           res.set_header("X-Cached-Product", img.provenance.parameters["cache"]["name"].get<std::string>());
           return sum_body(img, format, look);
         }
@@ -44,6 +51,7 @@ void post_virtual(Context& ctx, const httplib::Request& req, httplib::Response& 
   const Params p(req.params);
   const std::string format = p.choice("format", {"json", "u64", "png"}, "json");
   const display::DisplayOptions look = display_options(p, display::Scale::linear);
+  const std::size_t scan_bin = scan_bin_of(p);
   const Shape4D sh = s.dataset().shape();
   const detector::Mask mask =
       parse_mask_body(req.body, req.get_header_value("Content-Type"), sh.det_rows, sh.det_cols,
@@ -55,7 +63,7 @@ void post_virtual(Context& ctx, const httplib::Request& req, httplib::Response& 
         SumImage img;
         {
           const timing::Stage stage("compute");  // the sums and their download
-          img = detector::virtual_image(d.ds, mask);
+          img = detector::virtual_image(d.ds, mask, scan_bin);
         }
         return sum_body(img, format, look);
       },

@@ -25,21 +25,28 @@ VirtualRequest parse_virtual(const Params& p) {
     v.outer = p.required_non_negative("outer");
     if (*v.inner > *v.outer) throw HttpError(400, "parameter 'inner' must not exceed 'outer'");
   }
+  v.scan_bin = scan_bin_of(p);
   return v;
+}
+
+std::size_t scan_bin_of(const Params& p) {
+  const std::size_t b = p.index("scan_bin").value_or(1);
+  if (b == 0) throw HttpError(400, "parameter 'scan_bin' must be >= 1 (1: every scan position)");
+  return b;
 }
 
 SumImage compute_virtual(const Dataset& ds, const VirtualRequest& v) {
   std::optional<detector::Center> center;
   if (v.cr) center = detector::Center{*v.cr, *v.cc};
-  if (v.kind == "bf") return detector::bf(ds, v.r, center);
+  if (v.kind == "bf") return detector::bf(ds, v.r, center, v.scan_bin);
   if (v.kind == "disk") {
     if (!center) {
       const detector::DiskFit fit = detector::fit_bf_disk(ds);
       center = detector::Center{fit.center_row, fit.center_col};
     }
-    return detector::df(ds, *center, *v.r);
+    return detector::df(ds, *center, *v.r, v.scan_bin);
   }
-  return detector::adf(ds, *v.inner, *v.outer, center);
+  return detector::adf(ds, *v.inner, *v.outer, center, v.scan_bin);
 }
 
 std::size_t mask_body_limit(std::size_t det_rows, std::size_t det_cols) {

@@ -17,12 +17,15 @@ struct VirtualRequest {
   std::optional<double> cr, cc;  // centre (row, col), both or neither
   std::optional<double> r;       // bf (optional), disk (required)
   std::optional<double> inner, outer;  // adf / annulus (required)
+  std::size_t scan_bin = 1;            // exact sums over scan_bin x scan_bin positions (a divisor of the scan)
 };
 
 // Validates the query (HttpError 400 naming the parameter).
 VirtualRequest parse_virtual(const Params& p);
+// The `scan_bin` parameter (default 1; 0 is 400; one that does not divide the scan is 400 where it is used).
+std::size_t scan_bin_of(const Params& p);
 
-// Exact uint64 image on the dataset's backend.
+// Exact uint64 image on the dataset's backend (scan-binned when asked).
 SumImage compute_virtual(const Dataset& ds, const VirtualRequest& v);
 
 // A mask from a POST body: JSON {"weights": [...], "rows"?, "cols"?} or raw little-endian weights

@@ -78,6 +78,42 @@ TEST(RemoteApi, VirtualBrightFieldBytesEqualTheLibrary) {
   for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(j["data"][i].get<std::uint64_t>(), want[i]);
 }
 
+// scan_bin=b: the sums of b x b blocks of scan positions (added up here from the full answer), GET and POST; a bin
+// that does not divide the 8x8 scan, or 0, is 400 naming it.
+TEST(RemoteApi, ScanBinnedVirtualImagesAreTheBlockSums) {
+  test::RunningServer srv;
+  auto cli = srv.client();
+  const auto full = detector::bf(srv.dataset()).counts("test").data;
+  for (std::size_t b : {2, 4, 8}) {
+    std::vector<std::uint64_t> want((8 / b) * (8 / b), 0);
+    for (std::size_t r = 0; r < 8; ++r)
+      for (std::size_t c = 0; c < 8; ++c) want[(r / b) * (8 / b) + c / b] += full[r * 8 + c];
+    auto res = cli.Get(srv.api("/virtual?kind=bf&format=u64&scan_bin=" + std::to_string(b)));
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+    EXPECT_EQ(res->get_header_value("X-Shape"), std::to_string(8 / b) + "," + std::to_string(8 / b));
+    EXPECT_EQ(as_vector<std::uint64_t>(res->body), want) << b;
+  }
+  std::vector<std::uint8_t> mask(32 * 32, 0);
+  for (std::size_t i = 0; i < mask.size(); i += 7) mask[i] = 1;
+  const auto masked = detector::virtual_image(srv.dataset(), detector::from_weights(32, 32, {mask.begin(), mask.end()}))
+                          .counts("test").data;
+  std::vector<std::uint64_t> want(16, 0);
+  for (std::size_t r = 0; r < 8; ++r)
+    for (std::size_t c = 0; c < 8; ++c) want[(r / 2) * 4 + c / 2] += masked[r * 8 + c];
+  auto res = cli.Post(srv.api("/virtual?format=u64&dtype=uint8&scan_bin=2"),
+                      std::string(mask.begin(), mask.end()), "application/octet-stream");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(as_vector<std::uint64_t>(res->body), want);
+  for (const char* bad : {"3", "0", "16", "x"}) {
+    res = cli.Get(srv.api(std::string("/virtual?kind=bf&format=u64&scan_bin=") + bad));
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 400) << bad << " " << res->body;
+    EXPECT_NE(res->body.find("scan"), std::string::npos) << res->body;
+  }
+}
+
 // The viewer's first look comes from here: the default ADF ring of the fit (the CLI's) and the default colormap,
 // which is also that of a PNG asked without one.
 TEST(RemoteApi, AnswersTheDefaultAdfRingAndColormap) {

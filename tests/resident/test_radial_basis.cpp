@@ -95,6 +95,28 @@ void expect_basis_answers(const Dataset& basis, const Dataset& decoded, const Da
     EXPECT_EQ(got.counts("t").data, detector::virtual_image(ref, m).counts("t").data);
   }
   EXPECT_FALSE(b->match(detector::disk(R, C, cr + 2.5, cc - 1.25, 5).weights).has_value());
+  // Scan-binned answers (the service's scan_bin): b x b blocks of the reference's per-position sums, added up here;
+  // through the basis (binned on the GPU for cuda) and through the decode path (an off-centre disk).
+  const std::size_t sr = basis.shape().scan_rows, sc = basis.shape().scan_cols;
+  for (std::size_t bin : {2, 4}) {
+    ASSERT_EQ(sr % bin + sc % bin, 0u);
+    for (const detector::Mask& m : {detector::disk(R, C, cr, cc, 6), detector::annulus(R, C, cr, cc, 3 + 1e-9, 9),
+                                    detector::disk(R, C, cr + 2.5, cc - 1.25, 5)}) {
+      const std::vector<std::uint64_t> full = detector::virtual_image(ref, m).counts("t").data;
+      std::vector<std::uint64_t> want((sr / bin) * (sc / bin), 0);
+      for (std::size_t r = 0; r < sr; ++r)
+        for (std::size_t c = 0; c < sc; ++c) want[(r / bin) * (sc / bin) + c / bin] += full[r * sc + c];
+      const SumImage got = detector::virtual_image(basis, m, bin);
+      EXPECT_EQ(got.rows(), sr / bin);
+      EXPECT_EQ(got.cols(), sc / bin);
+      EXPECT_EQ(got.counts("t").data, want) << "bin " << bin << " " << strategy(got);
+      EXPECT_EQ(got.provenance().parameters["scan_bin"], bin);
+      EXPECT_EQ(got.provenance().output_shape, (std::vector<std::size_t>{sr / bin, sc / bin}));
+    }
+    EXPECT_EQ(strategy(detector::bf(basis, 6.0, detector::Center{cr, cc}, bin)), "radial basis");
+  }
+  EXPECT_THROW(detector::virtual_image(basis, detector::disk(R, C, cr, cc, 6), 3), InvalidArgument);  // 20 % 3
+  EXPECT_THROW(detector::virtual_image(basis, detector::disk(R, C, cr, cc, 6), 0), InvalidArgument);
   // CoM: whole detector and through a BF disk / a ring, float bits equal to the decode path's and the reference's.
   const dpc::ComResult whole = dpc::center_of_mass(basis);
   EXPECT_EQ(whole.provenance.parameters.value("strategy", ""), "radial basis");

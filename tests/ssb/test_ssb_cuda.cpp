@@ -165,7 +165,7 @@ TEST_P(SsbGpu, NonsenseParametersRaiseInvalidArgument) {
   EXPECT_THROW(preview(dev, p), InvalidArgument);
 }
 
-// Every weighting (phase: unit-Gamma sums; wiener: rings and per-ring power on the host, wiener_psi_kernel) and
+// Every weighting (phase: unit-Gamma sums; wiener: the per-ring power on the GPU, wiener_psi_kernel) and
 // auto's choice against the CPU reference, at 1e3 counts per frame (where the weightings differ most) and on the
 // fixture's 60000 counts; tolerances as above.
 TEST_P(SsbGpu, WeightingsMatchTheCpuReference) {

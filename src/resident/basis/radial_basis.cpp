@@ -8,6 +8,8 @@
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
+#include "core/host_bytes.hpp"
+#include "resident/scan_bin.hpp"
 #include "device/cuda/buffer_pool.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/device_buffer.hpp"
@@ -210,11 +212,13 @@ std::optional<RadialBasis::Ranges> RadialBasis::match(const std::uint8_t* mask) 
   return r;
 }
 
-std::vector<std::uint64_t> RadialBasis::sums(const Ranges& ranges, int q) const {
+std::vector<std::uint64_t> RadialBasis::sums(const Ranges& ranges, int q, std::size_t scan_bin) const {
   if (!usable_) throw Error("radial basis: not usable (" + reason_ + ")");
   if (q < 0 || q >= kQuantities) throw InvalidArgument("radial basis: quantity " + std::to_string(q));
-  std::vector<std::uint64_t> out(frames_, 0);
+  check_scan_bin(shape_, scan_bin);
+  const std::size_t n = frames_ / (scan_bin * scan_bin);
   if (backend_ == Backend::cpu) {
+    std::vector<std::uint64_t> out(frames_, 0);
     const std::uint32_t* P = host_.data() + std::size_t(q) * K_ * frames_;
     for (const auto& [lo, hi] : ranges) {
       const std::uint32_t* top = P + std::size_t(hi - 1) * frames_;
@@ -224,28 +228,31 @@ std::vector<std::uint64_t> RadialBasis::sums(const Ranges& ranges, int q) const 
         for (std::size_t f = 0; f < frames_; ++f) out[f] -= bottom[f];
       }
     }
-  } else {
-    LeasedBuffer d(frames_ * sizeof(std::uint64_t));
-    sums_device(ranges, q, d.as<std::uint64_t>(), nullptr);
-    // Through the shared download (pinned bounce buffers on several threads from 2 MiB on): a single pageable copy
-    // moved the 33.5 MB of a 2048x2048 scan at a few GB/s, most of a centred BF's 23 ms on the H200 (s14b).
-    d.buffer().download(out.data(), frames_ * sizeof(std::uint64_t));
+    return bin_scan_sums(out, shape_.scan_rows, shape_.scan_cols, scan_bin);
   }
+  std::vector<std::uint64_t> out = fresh_vector<std::uint64_t>(n);
+  LeasedBuffer d(n * sizeof(std::uint64_t));
+  sums_device(ranges, q, d.as<std::uint64_t>(), nullptr, scan_bin);
+  // Through the shared download (pinned bounce buffers on several threads from 2 MiB on): a single pageable copy
+  // moved the 33.5 MB of a 2048x2048 scan at a few GB/s, most of a centred BF's 23 ms on the H200 (s14b).
+  d.buffer().download(out.data(), n * sizeof(std::uint64_t));
   return out;
 }
 
-void RadialBasis::sums_device(const Ranges& ranges, int q, std::uint64_t* d_out, CUstream_st* stream) const {
+void RadialBasis::sums_device(const Ranges& ranges, int q, std::uint64_t* d_out, CUstream_st* stream,
+                              std::size_t scan_bin) const {
   if (backend_ != Backend::cuda || !usable_) throw Error("radial basis: sums_device needs a usable cuda basis");
   if (ranges.empty() || ranges.size() > std::size_t(basis::cuda::kMaxRanges))
     throw InvalidArgument("radial basis: " + std::to_string(ranges.size()) + " shell ranges");
+  check_scan_bin(shape_, scan_bin);
   basis::cuda::RangeList l;
   l.n = static_cast<int>(ranges.size());
   for (int i = 0; i < l.n; ++i) {
     l.lo[i] = ranges[i].first;
     l.hi[i] = ranges[i].second;
   }
-  basis::cuda::range_sums(dev_->prefix->as<std::uint32_t>() + std::size_t(q) * K_ * frames_, frames_, l, d_out,
-                          stream);
+  basis::cuda::range_sums(dev_->prefix->as<std::uint32_t>() + std::size_t(q) * K_ * frames_, shape_.scan_rows,
+                          shape_.scan_cols, scan_bin, l, d_out, stream);
 }
 
 nlohmann::json RadialBasis::radii_json(const Ranges& ranges) {

@@ -76,10 +76,13 @@ class RadialBasis {
   using Ranges = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
   std::optional<Ranges> match(const std::vector<std::uint32_t>& weights) const;
   std::optional<Ranges> match(const std::uint8_t* mask) const;  // nullptr: the whole detector
-  // Quantity q summed over the ranges' pixels, per scan position (both backends; a host vector).
-  std::vector<std::uint64_t> sums(const Ranges& ranges, int q) const;
-  // cuda: the same into device memory d_out (frames uint64), asynchronous on `stream`.
-  void sums_device(const Ranges& ranges, int q, std::uint64_t* d_out, CUstream_st* stream) const;
+  // Quantity q summed over the ranges' pixels, per scan position (both backends; a host vector). scan_bin b > 1
+  // (a divisor of both scan dimensions, else InvalidArgument): summed over b x b blocks of scan positions as well,
+  // (scan_rows / b) x (scan_cols / b) values (cuda: binned on the GPU, only those come to the host).
+  std::vector<std::uint64_t> sums(const Ranges& ranges, int q, std::size_t scan_bin = 1) const;
+  // cuda: the same into device memory d_out (frames / b^2 uint64), asynchronous on `stream`.
+  void sums_device(const Ranges& ranges, int q, std::uint64_t* d_out, CUstream_st* stream,
+                   std::size_t scan_bin = 1) const;
   // The radii of ranges: [[a, b], ...] meaning a < distance <= b around the centre (a = 0: the disk).
   static nlohmann::json radii_json(const Ranges& ranges);
   // centre, boundaries, bytes, element type, usable / reason: for describe() and provenance.

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -31,6 +32,7 @@
 
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "core/host_bytes.hpp"
 #include "core/stage_timing.hpp"
 #include "detector/cuda/pixel_chunks.hpp"
 #include "detector/cuda/pixel_group_gather.cuh"
@@ -142,8 +144,44 @@ __global__ void total_kernel(const float2* __restrict__ num, const float* __rest
   }
 }
 
+// The Wiener per-ring sums of ssb_weighting.cpp's wiener_ring_power on the GPU: ab[ring] += m (|num|^2 - i0n den),
+// ab[rings + ring] += m (i0n den)^2 over the half spectrum (m: Hermitian multiplicity, 1 on the j = 0 column, else
+// 2), in double from the float totals as the host does (the order of the additions differs: rounding only). Shared
+// histograms per block (ring_count <= kSharedRings), else global atomics. ab zeroed by the caller.
+constexpr std::size_t kSharedRings = 2048;  // 2 x 2048 doubles: 32 KiB of shared memory
+__global__ void ring_sums_kernel(const float2* __restrict__ num, const float* __restrict__ den,
+                                 const std::int32_t* __restrict__ rings, std::size_t nq, std::uint32_t nch,
+                                 std::uint32_t ring_count, double i0n, double* __restrict__ ab) {
+  extern __shared__ double hist[];  // [2][ring_count] when shared
+  const bool shared = ring_count <= kSharedRings;
+  if (shared) {
+    for (std::uint32_t i = threadIdx.x; i < 2 * ring_count; i += blockDim.x) hist[i] = 0;
+    __syncthreads();
+  }
+  double* acc = shared ? hist : ab;
+  for (std::size_t q = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; q < nq;
+       q += std::size_t(gridDim.x) * blockDim.x) {
+    const double d = den[q];
+    if (!(d > 0)) continue;
+    const double m = q % nch == 0 ? 1.0 : 2.0, re = num[q].x, im = num[q].y, e = i0n * d;
+    atomicAdd(&acc[rings[q]], m * ((re * re + im * im) - e));
+    atomicAdd(&acc[ring_count + rings[q]], m * e * e);
+  }
+  if (shared) {
+    __syncthreads();
+    for (std::uint32_t i = threadIdx.x; i < 2 * ring_count; i += blockDim.x)
+      if (hist[i] != 0) atomicAdd(&ab[i], hist[i]);
+  }
+}
+
+// S_ring = a / b where b > 0, else 0 (wiener_ring_power).
+__global__ void ring_power_kernel(const double* __restrict__ ab, std::uint32_t ring_count, double* __restrict__ power) {
+  const std::uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < ring_count) power[r] = ab[ring_count + r] > 0 ? ab[r] / ab[ring_count + r] : 0.0;
+}
+
 // Wiener weighting: spec[q] = -i num / (I0 N (den + 1 / (I0 N S_ring))), 0 where S_ring <= 0 or den = 0; the ring of
-// each q and the per-ring S come from the host (ssb_weighting.hpp).
+// each q from the host (ssb_weighting.hpp), the per-ring S from ring_sums_kernel.
 __global__ void wiener_psi_kernel(const float2* __restrict__ num, const float* __restrict__ den,
                                   const std::int32_t* __restrict__ rings, const double* __restrict__ power,
                                   std::size_t nq, double i0n, float2* __restrict__ spec) {
@@ -302,8 +340,8 @@ class CudaEngine final : public Engine {
     }
     const timing::Stage stage("transfer");
     ObjectImages out;
-    out.phase.resize(n);
-    out.amplitude.resize(n);
+    out.phase = fresh_vector<float>(n);
+    out.amplitude = fresh_vector<float>(n);
     d_object_.download(out.phase.data(), n * sizeof(float));
     d_object_.download(out.amplitude.data(), n * sizeof(float), n * sizeof(float));
     return out;
@@ -339,38 +377,33 @@ class CudaEngine final : public Engine {
  private:
   std::size_t group_bytes() const { return nq_ * sizeof(float2); }
 
-  // Wiener weighting: the summed num / den come to the host for the per-ring power (same rings and arithmetic as
-  // the CPU reference, Hermitian multiplicity 2 off the j = 0 column), then wiener_psi_kernel writes the spectrum.
+  // Wiener weighting, all on the GPU: the summed num / den, the per-ring power (the same rings and arithmetic as
+  // the CPU reference, ssb_weighting.hpp; Hermitian multiplicity 2 off the j = 0 column), then wiener_psi_kernel.
+  // (Formerly the sums came to the host for the ring power: at a 2048x2048 scan most of a 90 ms slider move.)
   void wiener_spectrum(double i0n, unsigned blocks) {
     if (d_num_tot_.bytes() == 0) {  // the first Wiener evaluation: the rings and buffers, kept for the next ones
       d_num_tot_ = DeviceBuffer(nq_ * sizeof(float2));
       d_den_tot_ = DeviceBuffer(nq_ * sizeof(float));
-      rings_ = wiener_rings(plan_, true, ring_count_);
+      const std::vector<std::int32_t> rings = wiener_rings(plan_, true, ring_count_);
+      if (ring_count_ > std::size_t(UINT32_MAX) / 2) throw InvalidArgument("ssb: too many Wiener rings");
       d_rings_ = DeviceBuffer(nq_ * sizeof(std::int32_t));
-      d_rings_.upload(rings_.data(), d_rings_.bytes());
+      d_rings_.upload(rings.data(), d_rings_.bytes());
       d_power_ = DeviceBuffer(ring_count_ * sizeof(double));
+      d_ring_ab_ = DeviceBuffer(2 * ring_count_ * sizeof(double));
     }
     total_kernel<<<blocks, 256>>>(d_num_.as<float2>(), d_den_.as<float>(), nq_, segments_, d_num_tot_.as<float2>(),
                                   d_den_tot_.as<float>());
     QGPU_CUDA_LAUNCHED("ssb total_kernel");
-    QGPU_CUDA(cudaDeviceSynchronize());  // the sums' time stays in the compute stage
-    std::vector<float2> nf(nq_);
-    std::vector<float> df(nq_);
-    {
-      const timing::Stage stage("transfer");
-      d_num_tot_.download(nf.data(), nq_ * sizeof(float2));
-      d_den_tot_.download(df.data(), nq_ * sizeof(float));
-    }
-    const timing::Stage stage("host");  // the per-ring power (ssb_weighting.hpp), then its upload
-    std::vector<std::complex<double>> num(nq_);
-    std::vector<double> den(nq_), mult(nq_);
-    for (std::size_t q = 0; q < nq_; ++q) {
-      num[q] = {double(nf[q].x), double(nf[q].y)};
-      den[q] = double(df[q]);
-      mult[q] = q % nch_ == 0 ? 1.0 : 2.0;
-    }
-    const std::vector<double> power = wiener_ring_power(rings_, ring_count_, num.data(), den.data(), mult.data(), nq_, i0n);
-    d_power_.upload(power.data(), power.size() * sizeof(double));
+    const auto rc = std::uint32_t(ring_count_);
+    QGPU_CUDA(cudaMemsetAsync(d_ring_ab_.data(), 0, d_ring_ab_.bytes()));
+    const std::size_t shared = ring_count_ <= kSharedRings ? 2 * ring_count_ * sizeof(double) : 0;
+    // a few blocks per SM: each folds thousands of Q into its shared rings before the global adds
+    ring_sums_kernel<<<std::min(blocks, 512u), 256, shared>>>(d_num_tot_.as<float2>(), d_den_tot_.as<float>(),
+                                              d_rings_.as<std::int32_t>(), nq_, std::uint32_t(nch_), rc, i0n,
+                                              d_ring_ab_.as<double>());
+    QGPU_CUDA_LAUNCHED("ssb ring_sums_kernel");
+    ring_power_kernel<<<(rc + 255) / 256, 256>>>(d_ring_ab_.as<double>(), rc, d_power_.as<double>());
+    QGPU_CUDA_LAUNCHED("ssb ring_power_kernel");
     wiener_psi_kernel<<<blocks, 256>>>(d_num_tot_.as<float2>(), d_den_tot_.as<float>(), d_rings_.as<std::int32_t>(),
                                        d_power_.as<double>(), nq_, i0n, d_spec_.as<float2>());
     QGPU_CUDA_LAUNCHED("ssb wiener_psi_kernel");
@@ -475,9 +508,8 @@ class CudaEngine final : public Engine {
   std::map<std::size_t, std::unique_ptr<CufftHandle>> plans_;
   CufftHandle inverse_;  // the object's C2R, made at the first reconstruction
   // Wiener weighting, made at its first evaluation: the ring of each Q, the summed num / den, the ring power.
-  std::vector<std::int32_t> rings_;
   std::size_t ring_count_ = 0;
-  DeviceBuffer d_num_tot_, d_den_tot_, d_rings_, d_power_;
+  DeviceBuffer d_num_tot_, d_den_tot_, d_rings_, d_power_, d_ring_ab_;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <string>
 
 #include "core/error.hpp"
 #include "device/cuda/cuda_check.hpp"
@@ -62,16 +63,24 @@ __global__ void sum_pattern_kernel(const T* frames, std::size_t count, std::size
   out[p] = s;
 }
 
-__global__ void range_sums_kernel(const std::uint32_t* prefix, std::size_t frames, RangeList ranges,
+// One thread per output value: the b x b scan positions of its block (b = 1: one position), each the ranges'
+// prefix differences. Reads along scan columns are coalesced across the threads of a row of blocks for b = 1.
+__global__ void range_sums_kernel(const std::uint32_t* prefix, std::size_t frames, std::size_t scan_cols,
+                                  std::size_t bin, std::size_t out_cols, std::size_t outputs, RangeList ranges,
                                   unsigned long long* out) {
-  const std::size_t f = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-  if (f >= frames) return;
+  const std::size_t o = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (o >= outputs) return;
+  const std::size_t r0 = (o / out_cols) * bin, c0 = (o % out_cols) * bin;
   unsigned long long s = 0;
-  for (int i = 0; i < ranges.n; ++i) {
-    s += prefix[std::size_t(ranges.hi[i] - 1) * frames + f];
-    if (ranges.lo[i] > 0) s -= prefix[std::size_t(ranges.lo[i] - 1) * frames + f];
-  }
-  out[f] = s;
+  for (std::size_t dr = 0; dr < bin; ++dr)
+    for (std::size_t dc = 0; dc < bin; ++dc) {
+      const std::size_t f = (r0 + dr) * scan_cols + c0 + dc;
+      for (int i = 0; i < ranges.n; ++i) {
+        s += prefix[std::size_t(ranges.hi[i] - 1) * frames + f];
+        if (ranges.lo[i] > 0) s -= prefix[std::size_t(ranges.lo[i] - 1) * frames + f];
+      }
+    }
+  out[o] = s;
 }
 
 template <class F>
@@ -111,11 +120,15 @@ void sum_pattern(const void* d_frames, DType dtype, std::size_t count, std::size
   QGPU_CUDA_LAUNCHED("radial basis sum pattern");
 }
 
-void range_sums(const std::uint32_t* d_prefix_q, std::size_t frames, const RangeList& ranges, std::uint64_t* d_out,
-                CUstream_st* stream) {
-  if ((frames + kThreads - 1) / kThreads > std::size_t(INT_MAX)) throw InvalidArgument("radial basis: too many frames");
-  const auto blocks = static_cast<unsigned>((frames + kThreads - 1) / kThreads);
-  range_sums_kernel<<<blocks, kThreads, 0, stream>>>(d_prefix_q, frames, ranges,
+void range_sums(const std::uint32_t* d_prefix_q, std::size_t scan_rows, std::size_t scan_cols, std::size_t scan_bin,
+                const RangeList& ranges, std::uint64_t* d_out, CUstream_st* stream) {
+  if (scan_bin == 0 || scan_rows % scan_bin || scan_cols % scan_bin)
+    throw InvalidArgument("radial basis: scan bin " + std::to_string(scan_bin) + " does not divide the scan");
+  const std::size_t outputs = (scan_rows / scan_bin) * (scan_cols / scan_bin);
+  if ((outputs + kThreads - 1) / kThreads > std::size_t(INT_MAX)) throw InvalidArgument("radial basis: too many frames");
+  const auto blocks = static_cast<unsigned>((outputs + kThreads - 1) / kThreads);
+  range_sums_kernel<<<blocks, kThreads, 0, stream>>>(d_prefix_q, scan_rows * scan_cols, scan_cols, scan_bin,
+                                                     scan_cols / scan_bin, outputs, ranges,
                                                      reinterpret_cast<unsigned long long*>(d_out));
   QGPU_CUDA_LAUNCHED("radial basis range sums");
 }

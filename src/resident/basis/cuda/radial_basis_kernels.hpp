@@ -25,8 +25,10 @@ void build(const void* d_frames, DType dtype, std::size_t first, std::size_t cou
 // Sum of `count` frames per pixel into d_out (frame_pixels uint64, zeroed here).
 void sum_pattern(const void* d_frames, DType dtype, std::size_t count, std::size_t frame_pixels, std::uint64_t* d_out,
                  CUstream_st* stream);
-// d_out[f] = sum over the ranges of P[hi-1][f] - P[lo-1][f] (P[-1] = 0) for one quantity's K x frames images.
-void range_sums(const std::uint32_t* d_prefix_q, std::size_t frames, const RangeList& ranges, std::uint64_t* d_out,
-                CUstream_st* stream);
+// d_out[f] = sum over the ranges of P[hi-1][f] - P[lo-1][f] (P[-1] = 0) for one quantity's K x frames images
+// (frames = scan_rows x scan_cols); scan_bin b > 1 (dividing both): summed over b x b blocks of positions as well,
+// d_out holding (scan_rows / b) x (scan_cols / b) values.
+void range_sums(const std::uint32_t* d_prefix_q, std::size_t scan_rows, std::size_t scan_cols, std::size_t scan_bin,
+                const RangeList& ranges, std::uint64_t* d_out, CUstream_st* stream);
 
 }  // namespace qgpu::basis::cuda

@@ -1,0 +1,38 @@
+#pragma once
+// Scan binning of a per-position product: the values of b x b blocks of scan positions summed into one, a
+// (scan_rows / b) x (scan_cols / b) image. For counts the sums stay exact integers (the same image as the product
+// of the scan binned first); the display answers of a large scan (4096x4096 positions) come this way.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "resident/shape.hpp"
+
+namespace qgpu {
+
+// InvalidArgument unless b >= 1 divides both scan dimensions (naming the scan and its common divisors up to 64).
+inline void check_scan_bin(std::size_t scan_rows, std::size_t scan_cols, std::size_t b) {
+  if (b >= 1 && scan_rows % b == 0 && scan_cols % b == 0) return;
+  std::string ok;
+  for (std::size_t d = 1; d <= 64 && d <= scan_rows && d <= scan_cols; ++d)
+    if (scan_rows % d == 0 && scan_cols % d == 0) ok += (ok.empty() ? "" : ", ") + std::to_string(d);
+  throw InvalidArgument("scan bin " + std::to_string(b) + " does not divide the " + std::to_string(scan_rows) + "x" +
+                        std::to_string(scan_cols) + " scan (exact bins: " + ok + ")");
+}
+inline void check_scan_bin(const Shape4D& s, std::size_t b) { check_scan_bin(s.scan_rows, s.scan_cols, b); }
+
+// Block sums of a rows x cols row-major image (b checked as above); b = 1 returns the values unchanged.
+template <class T>
+std::vector<T> bin_scan_sums(std::vector<T> v, std::size_t rows, std::size_t cols, std::size_t b) {
+  check_scan_bin(rows, cols, b);
+  if (v.size() != rows * cols) throw InvalidArgument("scan binning: values do not match the scan shape");
+  if (b == 1) return v;
+  const std::size_t oc = cols / b;
+  std::vector<T> out((rows / b) * oc, T(0));
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) out[(r / b) * oc + c / b] += v[r * cols + c];
+  return out;
+}
+
+}  // namespace qgpu
