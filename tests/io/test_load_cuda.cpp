@@ -96,6 +96,33 @@ TEST(LoadCuda, RegionsBinningAndBatches) {
   expect_same(binned, io::load(path, oc));
 }
 
+// The dense resident allocated on a thread of its own while batch 0 is read and decoded (a direct load decodes batch
+// 0 into the staging buffer and copies it over; a cropped/binned one waits before its binning): forced on at this
+// size (QGPU_LOAD_ASYNC_ALLOC=1) and off, each equal to the CPU reference, with one batch and with many.
+TEST(LoadCuda, ResidentAllocatedBesideTheFirstBatchLoadsTheSame) {
+  QGPU_REQUIRE_CUDA();
+  sample::SampleSpec s;
+  s.scan_rows = 12;
+  s.scan_cols = 10;
+  s.det_rows = s.det_cols = 48;
+  const std::string path = test::write_small_sample("async_alloc.h5", s);
+  const auto all = test::simulated<std::uint16_t>(s);
+  const Dataset ref = io::load(path, with("cpu"));
+  for (const char* mode : {"1", "0"})
+    for (std::size_t batch : {std::size_t(0), std::size_t(4096)}) {
+      SCOPED_TRACE(std::string("QGPU_LOAD_ASYNC_ALLOC=") + mode + " batch_bytes " + std::to_string(batch));
+      setenv("QGPU_LOAD_ASYNC_ALLOC", mode, 1);
+      io::LoadOptions o = with("cuda");
+      if (batch) o.batch_bytes = batch;
+      expect_same(io::load(path, o), ref);
+      o.scan_region = {2, 1, 8, 6};
+      o.bin_detector = 4;
+      EXPECT_EQ(test::as_vector<std::uint32_t>(io::load(path, o).read()),
+                (test::expected_load<std::uint16_t, std::uint32_t>(s, all, o.scan_region, {}, 1, 4)));
+      unsetenv("QGPU_LOAD_ASYNC_ALLOC");
+    }
+}
+
 TEST(LoadCuda, CorruptChunksAreNamed) {
   QGPU_REQUIRE_CUDA();
   const std::pair<test::Damage, std::string> cases[] = {{test::Damage::header_size, "decoded size"},
