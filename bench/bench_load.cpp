@@ -78,6 +78,15 @@ static int bench_main(int argc, char** argv) {
   double t = timed_load(path, cuda, 3, &detail);
   bench::row("load cuda (parallel coalesced preads + GPU decode), median of 3 warm", shape, t, decoded,
              "page cache warm; GB/s of decoded data; " + detail);
+  // The resident allocated first (QGPU_LOAD_ASYNC_ALLOC=0), then beside batch 0 again (the default): A B A.
+  ::setenv("QGPU_LOAD_ASYNC_ALLOC", "0", 1);
+  t = timed_load(path, cuda, 3, &detail);
+  bench::row("load cuda, resident allocated before the reads (QGPU_LOAD_ASYNC_ALLOC=0), median of 3 warm", shape, t,
+             decoded, detail);
+  ::unsetenv("QGPU_LOAD_ASYNC_ALLOC");
+  t = timed_load(path, cuda, 3, &detail);
+  bench::row("load cuda (default: resident allocated beside batch 0) again, median of 3 warm", shape, t, decoded,
+             detail);
   io::LoadOptions enc = cuda;
   enc.representation = "encoded";
   t = timed_load(path, enc, 2, &detail);
@@ -94,6 +103,10 @@ static int bench_main(int argc, char** argv) {
   ::setenv("QGPU_LOAD_TIMELINE", "1", 1);
   std::fprintf(stderr, "timeline of a dense load:\n");
   (void)io::load(path, cuda);
+  ::setenv("QGPU_LOAD_ASYNC_ALLOC", "0", 1);
+  std::fprintf(stderr, "timeline of a dense load, QGPU_LOAD_ASYNC_ALLOC=0:\n");
+  (void)io::load(path, cuda);
+  ::unsetenv("QGPU_LOAD_ASYNC_ALLOC");
   std::fprintf(stderr, "timeline of an encoded load:\n");
   (void)io::load(path, enc);
   ::setenv("QGPU_ENCODER_PRIORITY", "same", 1);
