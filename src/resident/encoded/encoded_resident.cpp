@@ -480,10 +480,11 @@ void EncodedResident::read_into(const Region& scan_region, const Region& detecto
   if (s_->backend == Backend::cpu) {
     const std::vector<std::uint8_t> decoded = encoded::cpu::decode_region(s_->layout, s_->refs, req);
     std::memcpy(dst, decoded.data(), bytes);
-  } else {  // decoded on the GPU, then straight into dst through pinned buffers on several threads
-    DeviceBuffer d_out(bytes);
+  } else {  // decoded on the GPU (into a pooled buffer: a repeated read of the same size allocates nothing), then
+            // straight into dst through pinned buffers on several threads
+    LeasedBuffer d_out(bytes);
     encoded::cuda::decode_region(s_->layout, device_tiles(), req, d_out.data());
-    d_out.download(dst, bytes);
+    d_out.buffer().download(dst, bytes);
   }
 }
 
