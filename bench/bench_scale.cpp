@@ -201,8 +201,14 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
     const bool same = bb.counts("bf").data == bin_scan_sums(bf.counts("bf").data, s.scan_rows, s.scan_cols, b) &&
                       ab.counts("adf").data == bin_scan_sums(adf.counts("adf").data, s.scan_rows, s.scan_cols, b);
     binned_ok = binned_ok && same;
-    std::printf("| BF / ADF scan-binned %zux%zu (%zux%zu), basis | %.2f / %.2f ms | %s; %s |\n", b, b, s.scan_rows / b,
-                s.scan_cols / b, ms, adf_ms, strategy(bb).c_str(), same ? "equal to the full answer binned" : "DIFFERS");
+    dpc::ComOptions co;
+    co.scan_bin = b;
+    dpc::ComResult cb;
+    const double com_ms = median_ms([&] { cb = dpc::center_of_mass(ds, co); });
+    std::printf("| BF / ADF / CoM scan-binned %zux%zu (%zux%zu), basis | %.2f / %.2f / %.2f ms | %s, CoM %s; BF, ADF %s |\n",
+                b, b, s.scan_rows / b, s.scan_cols / b, ms, adf_ms, com_ms, strategy(bb).c_str(),
+                cb.provenance.parameters.value("strategy", std::string("decode")).c_str(),
+                same ? "equal to the full answer binned" : "DIFFER");
   }
   std::fflush(stdout);
   check_rows = std::min(check_rows, s.scan_rows);

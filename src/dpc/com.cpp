@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "dpc/com_backend.hpp"
 #include "resident/dataset_provenance.hpp"
+#include "resident/scan_bin.hpp"
 
 namespace qgpu::dpc {
 
@@ -46,11 +47,15 @@ ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
   if (sh.frame_pixels() >= (std::size_t(1) << 32))
     throw InvalidArgument("CoM: detector of " + std::to_string(sh.frame_pixels()) + " pixels is too large");
   validate_mask(options.mask, sh);
+  check_scan_bin(sh, options.scan_bin);
   const std::uint8_t* mask = options.mask.empty() ? nullptr : options.mask.data();
+  const std::size_t b = options.scan_bin;
+  const Shape4D out_shape{sh.scan_rows / b, sh.scan_cols / b, sh.det_rows, sh.det_cols};
 
   // No fallback: the dataset's residency decides the backend.
   const bool counts = is_count_dtype(ds.dtype());
-  detail::ComMaps maps = !counts                         ? detail::com_values(ds, mask)
+  detail::ComMaps maps = b > 1                           ? detail::com_binned(ds, mask, b)
+                         : !counts                         ? detail::com_values(ds, mask)
                          : ds.encoded()                    ? detail::com_encoded(ds, mask)
                          : ds.backend() == Backend::cuda ? detail::com_cuda(ds, mask)
                          : ds.backend() == Backend::vulkan ? detail::com_vulkan(ds, mask)
@@ -62,7 +67,7 @@ ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
     for (std::uint8_t m : options.mask) selected += m;
   }
   Provenance p = dataset_provenance(
-      ds, "dpc.center_of_mass", dtype_name(DType::f32), {sh.scan_rows, sh.scan_cols},
+      ds, "dpc.center_of_mass", dtype_name(DType::f32), {out_shape.scan_rows, out_shape.scan_cols},
       {{"mask", mask != nullptr},
        {"mask_pixels", selected},
        {"coordinates", "detector pixel index (row, col), pixel (0,0) at 0"},
@@ -71,14 +76,15 @@ ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
                                                      : "exact int64 sums, double division, rounded to float32"},
        {"empty_frame_value", {(double(sh.det_rows) - 1) / 2, (double(sh.det_cols) - 1) / 2}},
        {"empty_frames", maps.empty_frames}});
+  if (b > 1) p.parameters["scan_bin"] = b;  // the CoM of b x b blocks of positions (their summed S, Sr, Sc)
   if (!maps.radial_basis.is_null()) {
     p.parameters["strategy"] = "radial basis";
     p.parameters["radial_basis"] = maps.radial_basis;
   }
 
   ComResult r;
-  r.com_row = make_map(std::move(maps.row), sh, p, "row");
-  r.com_col = make_map(std::move(maps.col), sh, p, "col");
+  r.com_row = make_map(std::move(maps.row), out_shape, p, "row");
+  r.com_col = make_map(std::move(maps.col), out_shape, p, "col");
   r.empty_frames = maps.empty_frames;
   r.provenance = std::move(p);
   return r;

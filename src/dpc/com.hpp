@@ -19,10 +19,14 @@ namespace qgpu::dpc {
 struct ComOptions {
   // Optional det_rows * det_cols mask (row-major) of 0/1 values restricting the sums; empty = whole detector.
   std::vector<std::uint8_t> mask;
+  // b > 1 (a divisor of both scan dimensions): the CoM of b x b blocks of positions (their sums S, Sr, Sc added, then
+  // divided: the CoM of the binned scan), (scan_rows / b) x (scan_cols / b) maps; a display-sized answer of a large
+  // scan, binned on the GPU where the radial basis answers.
+  std::size_t scan_bin = 1;
 };
 
 struct ComResult {
-  Image<float> com_row, com_col;    // scan_rows x scan_cols, detector pixel coordinates
+  Image<float> com_row, com_col;    // scan_rows x scan_cols (/ scan_bin), detector pixel coordinates
   std::uint64_t empty_frames = 0;   // frames with S == 0: given the detector centre
   Provenance provenance;
 };

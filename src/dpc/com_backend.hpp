@@ -26,6 +26,11 @@ ComMaps com_encoded(const Dataset& ds, const std::uint8_t* mask);  // ds.encoded
 ComMaps com_vulkan(const Dataset& ds, const std::uint8_t* mask);
 // Signed-integer and float datasets on either backend: from three virtual images (S, Sr, Sc).
 ComMaps com_values(const Dataset& ds, const std::uint8_t* mask);
+// Any dataset, scan-binned by b (ComOptions::scan_bin): S, Sr, Sc summed over b x b blocks of positions (exact for
+// counts), then the same division: the CoM of the binned scan's frames, (scan_rows / b) x (scan_cols / b) values.
+// From the radial basis (binned on the GPU) where the mask is a union of its shells, else from three binned virtual
+// images.
+ComMaps com_binned(const Dataset& ds, const std::uint8_t* mask, std::size_t b);
 // The encoded CoM of a GPU-resident encoded dataset, sums and division on the device (com_encoded's cuda path).
 ComMaps com_encoded_cuda(const Dataset& ds, const std::uint8_t* mask);
 

@@ -11,6 +11,7 @@
 #include "remote/encode.hpp"
 #include "remote/http_error.hpp"
 #include "remote/routes.hpp"
+#include "remote/virtual_request.hpp"
 
 namespace qgpu::remote {
 
@@ -144,8 +145,21 @@ template <class F> void respond(Context& ctx, const httplib::Request& req, httpl
 void add_dpc_routes(httplib::Server& http, Context& ctx) {
   http.Get(kId + "/com", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) {
              respond(ctx, q, r, [](ServedDataset& d, const Params& p) {
+               const std::size_t bin = scan_bin_of(p);
                if (d.cache) {
+                 if (bin > 1) refuse_raw(d, "a scan-binned CoM");
                  Field f{d.cache->f32("com_row"), d.cache->f32("com_col"), {{"from", "product cache"}}};
+                 return pair_body(f, p);
+               }
+               if (bin > 1) {  // the CoM of b x b blocks of positions (ComOptions::scan_bin), computed per request
+                 dpc::ComOptions o;
+                 o.scan_bin = bin;
+                 dpc::ComResult c;
+                 {
+                   const timing::Stage stage("compute");
+                   c = dpc::center_of_mass(d.ds, o);
+                 }
+                 Field f{std::move(c.com_row), std::move(c.com_col), {{"empty_frames", c.empty_frames}, {"scan_bin", bin}}};
                  return pair_body(f, p);
                }
                const dpc::ComResult& c = com_of(d);

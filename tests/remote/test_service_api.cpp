@@ -114,6 +114,24 @@ TEST(RemoteApi, ScanBinnedVirtualImagesAreTheBlockSums) {
   }
 }
 
+// /com?scan_bin=b: the CoM of b x b blocks of positions, the library's ComOptions::scan_bin answer, as f32 [2][r][c].
+TEST(RemoteApi, ScanBinnedComIsTheLibrarysBinnedCom) {
+  test::RunningServer srv;
+  auto res = srv.client().Get(srv.api("/com?format=f32&scan_bin=2"));
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(res->get_header_value("X-Shape"), "2,4,4");
+  dpc::ComOptions o;
+  o.scan_bin = 2;
+  const dpc::ComResult c = dpc::center_of_mass(srv.dataset(), o);
+  std::vector<float> want = c.com_row.data;
+  want.insert(want.end(), c.com_col.data.begin(), c.com_col.data.end());
+  EXPECT_EQ(as_vector<float>(res->body), want);
+  res = srv.client().Get(srv.api("/com?format=f32&scan_bin=3"));
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400) << res->body;
+}
+
 // The viewer's first look comes from here: the default ADF ring of the fit (the CLI's) and the default colormap,
 // which is also that of a PNG asked without one.
 TEST(RemoteApi, AnswersTheDefaultAdfRingAndColormap) {

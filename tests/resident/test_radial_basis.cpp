@@ -117,6 +117,43 @@ void expect_basis_answers(const Dataset& basis, const Dataset& decoded, const Da
   }
   EXPECT_THROW(detector::virtual_image(basis, detector::disk(R, C, cr, cc, 6), 3), InvalidArgument);  // 20 % 3
   EXPECT_THROW(detector::virtual_image(basis, detector::disk(R, C, cr, cc, 6), 0), InvalidArgument);
+  // Scan-binned CoM (ComOptions::scan_bin): S, Sr, Sc of b x b blocks added up here from the reference's frames, then
+  // divided in double and rounded to float; through the basis and through the decode path (an off-centre disk).
+  {
+    const HostArray4D frames = ref.read();
+    const auto* v = reinterpret_cast<const std::uint16_t*>(frames.bytes.data());
+    ASSERT_EQ(ref.dtype(), DType::u16);
+    for (std::size_t bin : {2, 4})
+      for (const detector::Mask& m : {detector::disk(R, C, cr, cc, 7), detector::disk(R, C, cr + 2.5, cc - 1.25, 5)}) {
+        const std::size_t oc = sc / bin, n = (sr / bin) * oc;
+        std::vector<std::uint64_t> S(n, 0), Sr(n, 0), Sc(n, 0);
+        for (std::size_t f = 0; f < sr * sc; ++f) {
+          const std::size_t o = (f / sc / bin) * oc + (f % sc) / bin;
+          for (std::size_t p = 0; p < R * C; ++p) {
+            const std::uint64_t x = std::uint64_t(v[f * R * C + p]) * m.weights[p];
+            S[o] += x;
+            Sr[o] += x * (p / C);
+            Sc[o] += x * (p % C);
+          }
+        }
+        dpc::ComOptions o;
+        o.mask = as_u8(m);
+        o.scan_bin = bin;
+        const dpc::ComResult got = dpc::center_of_mass(basis, o), dec = dpc::center_of_mass(decoded, o);
+        ASSERT_EQ(got.com_row.data.size(), n);
+        EXPECT_EQ(got.com_row.rows, sr / bin);
+        EXPECT_EQ(got.provenance.parameters["scan_bin"], bin);
+        for (std::size_t i = 0; i < n; ++i) {
+          const float wr = S[i] ? float(double(Sr[i]) / double(S[i])) : float((double(R) - 1) / 2);
+          const float wc = S[i] ? float(double(Sc[i]) / double(S[i])) : float((double(C) - 1) / 2);
+          EXPECT_EQ(got.com_row.data[i], wr) << "bin " << bin << " " << i;
+          EXPECT_EQ(got.com_col.data[i], wc) << "bin " << bin << " " << i;
+        }
+        EXPECT_TRUE(same_bits(got.com_row.data, dec.com_row.data));
+        EXPECT_TRUE(same_bits(got.com_col.data, dpc::center_of_mass(ref, o).com_col.data));
+        EXPECT_EQ(got.provenance.parameters.value("strategy", "") == "radial basis", b->match(o.mask.data()).has_value());
+      }
+  }
   // CoM: whole detector and through a BF disk / a ring, float bits equal to the decode path's and the reference's.
   const dpc::ComResult whole = dpc::center_of_mass(basis);
   EXPECT_EQ(whole.provenance.parameters.value("strategy", ""), "radial basis");
