@@ -5,6 +5,7 @@
 
 #include "core/derived_provenance.hpp"
 #include "core/error.hpp"
+#include "core/host_bytes.hpp"
 #include "dpc/com_backend.hpp"
 #include "resident/dataset_provenance.hpp"
 #include "resident/scan_bin.hpp"
@@ -126,7 +127,7 @@ DpcResult centered_dpc(const ComResult& com, std::optional<std::pair<double, dou
     Image<float> out;
     out.rows = in.rows;
     out.cols = in.cols;
-    out.data.resize(in.data.size());
+    out.data = fresh_vector<float>(in.data.size());
     for (std::size_t i = 0; i < in.data.size(); ++i) out.data[i] = static_cast<float>(double(in.data[i]) - ref);
     out.provenance = p;
     out.provenance.parameters["component"] = component;
