@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <string>
 
-#include "core/host_bytes.hpp"
 #include "core/error.hpp"
+#include "core/host_bytes.hpp"
 #include "core/stage_timing.hpp"
 #include "device/cuda/buffer_pool.hpp"
 #include "device/cuda/cuda_check.hpp"
