@@ -519,7 +519,7 @@ export class Session {
     if (!step) return block;
     const f = (v: number) => (v * step >= 10 ? `${((v * step) / 10).toFixed(2)} nm` : `${(v * step).toFixed(2)} Å`);
     const [r, c] = b > 1 ? [row * b + (b - 1) / 2, col * b + (b - 1) / 2] : [row, col];
-    return `${block ? block + ' ' : ''}at (${f(r)}, ${f(c)})`;
+    return `${block ? block + ', ' : ''}at (${f(r)}, ${f(c)})`;
   }
 }
 
