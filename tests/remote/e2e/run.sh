@@ -3,7 +3,8 @@
 # server (local.e2e.mjs: TypeScript HDF5 reader, WGSL bitshuffle+LZ4 decoder and virtual detector), then the notebook
 # widget's ES module against a mock model with a real Python side (widget.e2e.mjs, widget_bridge.py), then
 # `qgpu serve --live` fed by the detector simulator (live.e2e.mjs: the image filling while the scan runs), a scan
-# with positions never scanned (missing.e2e.mjs: drawn hatched, "missing" on hover), then the WebGPU kernels in Node
+# with positions never scanned (missing.e2e.mjs: drawn hatched, "missing" on hover), the display scan bin of a scan
+# wider than 1024 positions (scan_bin.test.mjs: the bin choice; scanbin.e2e.mjs: the viewer), then the WebGPU kernels in Node
 # on Dawn's binding (tests/webgpu_node/run.sh).
 #   tests/remote/e2e/run.sh [BUILD_DIR]     (default: $QGPU_BUILD_DIR or ./build; built here if qgpu is missing)
 # Installs what it needs (Debian chromium, npm packages), builds the viewer, runs viewer.e2e.mjs (screenshots
@@ -72,10 +73,15 @@ live_rc=$?
 step "running missing.e2e.mjs"
 node "$here/missing.e2e.mjs" --qgpu "$qgpu" --web "$web/dist" --out "${QGPU_E2E_OUT:-$build/test-tmp/e2e}"
 missing_rc=$?
+step "running scan_bin.test.mjs and scanbin.e2e.mjs"
+node "$here/scan_bin.test.mjs" --web "$web"
+scanbin_rc=$?
+node "$here/scanbin.e2e.mjs" --qgpu "$qgpu" --web "$web/dist" --out "${QGPU_E2E_OUT:-$build/test-tmp/e2e}"
+[ $? = 0 ] || scanbin_rc=1
 # The same WebGPU kernels outside the browser: Dawn's Node binding on SwiftShader's Vulkan ICD (tests/webgpu_node).
 step "running tests/webgpu_node (Dawn's Node binding)"
 npm_ready "$repo/tests/webgpu_node" || fail "npm ci failed in tests/webgpu_node"
 bash "$repo/tests/webgpu_node/run.sh" "$qgpu"
 node_rc=$?; [ "$node_rc" = 77 ] && node_rc=0
-[ "$viewer_rc" = 0 ] && [ "$local_rc" = 0 ] && [ "$widget_rc" = 0 ] && [ "$live_rc" = 0 ] && [ "$missing_rc" = 0 ] &&
+[ "$viewer_rc" = 0 ] && [ "$local_rc" = 0 ] && [ "$widget_rc" = 0 ] && [ "$live_rc" = 0 ] && [ "$missing_rc" = 0 ] && [ "$scanbin_rc" = 0 ] &&
   [ "$node_rc" = 0 ]

@@ -41,10 +41,10 @@ const panels: Panels = {
   }),
   real: new Panel(panelsHost, 'real', {
     title: 'Real space', hint: 'click or arrow keys (Shift: ×8): scan position; wheel zooms, Alt+drag pans', colorbar: true, wheelZoom: true,
-    describe: (r, c) => session?.scanPosition(r, c) ?? '',
+    describe: (r, c) => session?.scanPosition(r, c, panels.real) ?? '',
   }),
-  real2: new Panel(panelsHost, 'real2', { title: '', colorbar: true, wheelZoom: true, describe: (r, c) => session?.scanPosition(r, c) ?? '' }),
-  real3: new Panel(panelsHost, 'real3', { title: '', colorbar: true, wheelZoom: true, describe: (r, c) => session?.scanPosition(r, c) ?? '' }),
+  real2: new Panel(panelsHost, 'real2', { title: '', colorbar: true, wheelZoom: true, describe: (r, c) => session?.scanPosition(r, c, panels.real2) ?? '' }),
+  real3: new Panel(panelsHost, 'real3', { title: '', colorbar: true, wheelZoom: true, describe: (r, c) => session?.scanPosition(r, c, panels.real3) ?? '' }),
   fft: new Panel(panelsHost, 'fft', { title: 'FFT', colorbar: true, wheelZoom: true }),
   frame: new Panel(panelsHost, 'frame', {
     title: 'Diffraction frame (log)', overlayId: 'frame-overlay', wheelZoom: true,
@@ -118,6 +118,11 @@ async function openDataset(ds: DatasetInfo): Promise<void> {
   if (url.product) state.product = url.product;
   if (url.look) setLook(url.look, false);
   if (url.fft !== undefined) state.fft = url.fft;
+  // The display scan bin of a large scan (scan_bin.ts); an override that does not fit the scan is dropped, with a note.
+  const bin = s.pickScanBin(url.scanBin ?? null);
+  state.scanBin = bin.bin;
+  state.scanBinNote = bin.note;
+  state.scanBinOverride = url.scanBin !== undefined && bin.bin === url.scanBin ? url.scanBin : null;
   $('fft').checked = state.fft;
   const cal = ds.metadata?.calibration;
   state.defocus = url.defocus ?? cal?.defocus_angstrom ?? 0;
@@ -231,7 +236,7 @@ function lookFromControls(): void {
 function keyStep(e: KeyboardEvent): void {
   const s = session;
   if (!s || (e.target as HTMLElement).closest?.('input, select, textarea')) return;
-  const step = e.shiftKey ? 8 : 1;
+  const step = (e.shiftKey ? 8 : 1) * s.binOf(panels.real);  // binned: a picture pixel (block) at a time
   const moves: Record<string, [number, number]> = { ArrowUp: [-step, 0], ArrowDown: [step, 0], ArrowLeft: [0, -step], ArrowRight: [0, step] };
   const m = moves[e.key];
   if (!m || state.frame.row < 0) return;
@@ -336,7 +341,8 @@ function wireControls(): void {
   for (const p of [panels.real, panels.real2, panels.real3])
     p.canvas.addEventListener('click', (e) => {
       const at = p.pixelAt(e);
-      if (at && session) void session.showFrame(at[0], at[1]).then(updateUrl);
+      // a binned picture's pixel picks the centre position of its block; the frame is the full-resolution one
+      if (at && session) void session.showFrame(...session.scanPositionAt(p, at[0], at[1])).then(updateUrl);
     });
   window.addEventListener('keydown', keyStep);
 }

@@ -13,6 +13,7 @@ import type { BrowserCompute } from './gpu_compute';
 import { drawPng } from './images';
 import type { Panel } from './panel';
 import { colourWheel, fftLogMagnitude, render } from './render';
+import { ScanBinChoice, binMask, blockCentre, chooseScanBin } from './scan_bin';
 import { ViewerState } from './state';
 
 export interface Panels {
@@ -27,6 +28,9 @@ export interface Panels {
 interface Shown {  // values of a real-space panel, kept to re-render on display changes
   panel: Panel;
   values: Float32Array;
+  rows: number;  // the picture's shape: rows / bin x cols / bin of the scan
+  cols: number;
+  bin: number;   // scan positions per picture pixel side (scan_bin of the request; 1: full resolution)
   unit: string;
   title: string;
   wheel?: { row: Float32Array; col: Float32Array };
@@ -50,6 +54,11 @@ export class Session {
   // Positions without a frame that the dataset names (missing_positions of its metadata): drawn hatched, left out
   // of the display range, "missing" in the readout.
   missing: { mask: Uint8Array | null; count: number };
+  // The display scan bin of virtual images and the CoM (pickScanBin; dpc, idpc and ssb come at full resolution).
+  scanBin = 1;
+  scanBinNote = '';
+  private binnedMasks = new WeakMap<Uint8Array, Map<number, Uint8Array>>();
+  private pendingOf = new WeakMap<Uint8Array, Uint8Array>();
 
   constructor(
     readonly ds: DatasetInfo,
@@ -64,6 +73,44 @@ export class Session {
   get rows() { return this.ds.shape[0]; }
   get cols() { return this.ds.shape[1]; }
   get closed() { return this.life.signal.aborted; }
+
+  // The display scan bin (scan_bin.ts) of this dataset, `override` (the URL's scanbin=N) when it divides the scan.
+  // A product cache answers full-resolution images only: never binned.
+  pickScanBin(override: number | null): ScanBinChoice {
+    const c = isProductCache(this.ds)
+      ? { bin: 1, note: override !== null ? `scanbin=${override} ignored: a product cache answers full-resolution images` : '' }
+      : chooseScanBin(this.rows, this.cols, override);
+    this.scanBin = c.bin;
+    this.scanBinNote = c.note;
+    return c;
+  }
+
+  // Scan positions per pixel side of what `panel` shows (1 when it shows nothing binned).
+  binOf(panel: Panel): number {
+    return this.shown.find((x) => x.panel === panel)?.bin ?? 1;
+  }
+
+  // The full-scan position that pixel (row, col) of `panel` picks: the centre of its block on a binned picture.
+  scanPositionAt(panel: Panel, row: number, col: number): [number, number] {
+    return blockCentre(row, col, this.binOf(panel));
+  }
+
+  // The positions not received yet (1) of a received mask (1 = in), kept per mask.
+  private notReceived(received: Uint8Array): Uint8Array {
+    let m = this.pendingOf.get(received);
+    if (!m) this.pendingOf.set(received, (m = received.map((v) => (v ? 0 : 1))));
+    return m;
+  }
+
+  // A full-resolution position mask (missing, not received) binned as a picture of bin b shows it (kept per mask).
+  private maskFor(mask: Uint8Array, b: number): Uint8Array {
+    if (b === 1) return mask;
+    let m = this.binnedMasks.get(mask);
+    if (!m) this.binnedMasks.set(mask, (m = new Map()));
+    let out = m.get(b);
+    if (!out) m.set(b, (out = binMask(mask, this.rows, this.cols, b)));
+    return out;
+  }
 
   close(): void {
     this.life.abort();
@@ -260,53 +307,66 @@ export class Session {
       };
       let shown: Shown[] = [];
       let query = '', ms = NaN, source: 'server' | 'browser' = 'server';
+      // virtual images and the CoM of a large scan come binned (the browser's WebGPU sums are full resolution)
+      const b = (product === 'virtual' && !this.browser) || product === 'com' ? this.scanBin : 1;
+      const sb = b > 1 ? `&scan_bin=${b}` : '';
+      const shape = { rows: this.rows / b, cols: this.cols / b, bin: b }, full = { rows: this.rows, cols: this.cols, bin: 1 };
+      const checkShape = (got: number[], what: string) => {
+        if (got.length && (got[0] !== shape.rows || got[1] !== shape.cols))
+          throw new Error(`${what}: the server answered ${got.join(' x ')}, not ${shape.rows} x ${shape.cols}`);
+      };
       const t0 = performance.now();
       if (product === 'virtual') {
         if (!d) return;
         if (d.kind === 'quadrants') {
-          const segs = await Promise.all([0, 1, 2, 3].map((q) => this.postMask(quadrantMask(ds.shape[2], ds.shape[3], d, q), signal)));
+          const segs = await Promise.all([0, 1, 2, 3].map((q) => this.postMask(quadrantMask(ds.shape[2], ds.shape[3], d, q), signal, b)));
+          segs.forEach((x) => checkShape(x.shape, 'quadrant sums'));
           const { row, col } = segmentedDpc(segs.map((x) => x.values));
           ms = segs.reduce((a, x) => a + x.ms, 0);
           query = `quadrants cr=${d.cr} cc=${d.cc} inner=${d.inner} outer=${d.outer}`;
-          shown = this.vectorPanels(row, col, 'segmented DPC', '');
+          shown = this.vectorPanels(row, col, 'segmented DPC', '', shape);
         } else if (d.kind === 'rectangle' || d.kind === 'point') {
           const mask = d.kind === 'rectangle' ? rectangleMask(ds.shape[2], ds.shape[3], d) : pointMask(ds.shape[2], ds.shape[3], d);
-          const r = await this.postMask(mask, signal);
+          const r = await this.postMask(mask, signal, b);
+          checkShape(r.shape, `${d.kind} detector`);
           ms = r.ms;
           query = d.kind === 'rectangle' ? `rectangle cr=${d.cr} cc=${d.cc} h=${d.h} w=${d.w}` : `point r=${Math.round(d.cr)} c=${Math.round(d.cc)}`;
-          shown = [{ panel: real, values: Float32Array.from(r.values), unit: 'counts', title: `${d.kind} detector` }];
+          shown = [{ panel: real, values: Float32Array.from(r.values), unit: 'counts', title: `${d.kind} detector`, ...shape }];
         } else if (this.browser) {
           const sums = await this.browser.sums(d);
           query = virtualQuery(d);
           source = 'browser';
-          shown = [{ panel: real, values: Float32Array.from(sums, (v) => Number(v)), unit: 'counts', title: `${d.kind} detector` }];
+          shown = [{ panel: real, values: Float32Array.from(sums, (v) => Number(v)), unit: 'counts', title: `${d.kind} detector`, ...full }];
         } else {
           // A product cache answers only its cached detectors: match them within the overlay's 0.01 px rounding.
           const tolerance = isProductCache(ds) ? '&tolerance=0.01' : '';
           query = virtualQuery(d);
-          const raw = await getRaw(datasetPath(id, `virtual?${query}&format=u64${tolerance}`), signal);
+          const raw = await getRaw(datasetPath(id, `virtual?${query}&format=u64${tolerance}${sb}`), signal);
+          checkShape(raw.shape, `${d.kind} detector`);
           ms = raw.computeMs;
           s.cachedProduct = raw.headers.get('X-Cached-Product') ?? '';
-          shown = [{ panel: real, values: Float32Array.from(sumValues(raw)), unit: 'counts', title: `${d.kind} detector` }];
+          shown = [{ panel: real, values: Float32Array.from(sumValues(raw)), unit: 'counts', title: `${d.kind} detector`, ...shape }];
         }
       } else if (product === 'com' || product === 'dpc') {
-        query = `${product}?format=f32`;
+        const at = product === 'com' ? shape : full;  // dpc is not binned by the server
+        query = `${product}?format=f32${product === 'com' ? sb : ''}`;
         const r = await f32(query);
         ms = r.ms;
-        const n = this.rows * this.cols;
+        const n = at.rows * at.cols;
+        if (r.values.length !== 2 * n) throw new Error(`${product}: ${r.values.length} values, not 2 x ${at.rows} x ${at.cols}`);
         const row = r.values.subarray(0, n), col = r.values.subarray(n, 2 * n);
-        shown = product === 'dpc' ? this.vectorPanels(row, col, 'centred DPC', 'px')
-          : [{ panel: real, values: row, unit: 'px', title: 'CoM row' }, { panel: real2, values: col, unit: 'px', title: 'CoM col' }];
+        shown = product === 'dpc' ? this.vectorPanels(row, col, 'centred DPC', 'px', full)
+          : [{ panel: real, values: row, unit: 'px', title: 'CoM row', ...at }, { panel: real2, values: col, unit: 'px', title: 'CoM col', ...at }];
       } else if (product === 'idpc') {
         query = 'idpc?format=f32';
         const r = await f32(query);
         ms = r.ms;
-        shown = [{ panel: real, values: r.values, unit: '', title: 'iDPC' }];
+        shown = [{ panel: real, values: r.values, unit: '', title: 'iDPC', ...full }];
       } else if (product === 'ssb') {
         query = `ssb?format=f32&bin=${s.ssbBin}&defocus=${s.defocus}`;
         const r = await f32(query);
         ms = r.ms;
-        shown = [{ panel: real, values: r.values, unit: 'rad', title: `SSB phase, C1 ${s.defocus} Å` }];
+        shown = [{ panel: real, values: r.values, unit: 'rad', title: `SSB phase, C1 ${s.defocus} Å`, ...full }];
       }
       if (signal.aborted) return;
       this.shown = shown;
@@ -316,26 +376,34 @@ export class Session {
       const where = source === 'browser'
         ? `browser WebGPU, detector bin ${this.browser!.bin}${this.browser!.bin > 1 ? ' (approximate geometry)' : ' (exact)'}`
         : `server (${isProductCache(ds) ? 'product cache' : ds.backend}): compute ${ms.toFixed(1)} ms`;
-      real.text.textContent = `${where}, round trip ${(performance.now() - t0).toFixed(1)} ms`;
+      // a binned answer is a coarse one: said on the panel (and why an asked-for bin was not taken)
+      const binned = shown.some((x) => x.bin > 1)
+        ? `; binned ${b}×${b} scan positions (${product === 'com' ? 'the CoM of each block' : 'exact sums'}): ` +
+          `${shape.rows}×${shape.cols} of ${this.rows}×${this.cols}` : '';
+      const note = this.scanBinNote ? `; ${this.scanBinNote}` : '';
+      real.text.textContent = `${where}, round trip ${(performance.now() - t0).toFixed(1)} ms${binned}${note}`;
+      real.text.dataset.scanBin = String(b);
       s.virtualVersion++;
     });
     if (!this.inflight.get('product') || this.closed) s.busy = false;
   }
 
-  private vectorPanels(row: Float32Array, col: Float32Array, title: string, unit: string): Shown[] {
+  private vectorPanels(row: Float32Array, col: Float32Array, title: string, unit: string,
+    shape: { rows: number; cols: number; bin: number }): Shown[] {
     const mag = row.map((v, i) => Math.hypot(v, col[i]));
     return [
-      { panel: this.panels.real, values: mag, unit, title: `${title} (colour wheel: hue = direction, value = magnitude)`, wheel: { row, col } },
-      { panel: this.panels.real2, values: row, unit, title: `${title} row` },
-      { panel: this.panels.real3, values: col, unit, title: `${title} col` },
+      { panel: this.panels.real, values: mag, unit, title: `${title} (colour wheel: hue = direction, value = magnitude)`, wheel: { row, col }, ...shape },
+      { panel: this.panels.real2, values: row, unit, title: `${title} row`, ...shape },
+      { panel: this.panels.real3, values: col, unit, title: `${title} col`, ...shape },
     ];
   }
 
-  private async postMask(mask: Uint8Array, signal: AbortSignal): Promise<{ values: Float64Array; ms: number }> {
-    const raw = await getRaw(datasetPath(this.ds.id, 'virtual?format=u64&dtype=uint8'), signal, {
+  // The sums of a POSTed mask (scan_bin b: of b x b blocks of positions).
+  private async postMask(mask: Uint8Array, signal: AbortSignal, b: number): Promise<{ values: Float64Array; ms: number; shape: number[] }> {
+    const raw = await getRaw(datasetPath(this.ds.id, `virtual?format=u64&dtype=uint8${b > 1 ? `&scan_bin=${b}` : ''}`), signal, {
       method: 'POST', body: mask as BlobPart, headers: { 'Content-Type': 'application/octet-stream' },
     });
-    return { values: sumValues(raw), ms: raw.computeMs };
+    return { values: sumValues(raw), ms: raw.computeMs, shape: raw.shape };
   }
 
   // Re-renders the kept values with the current look (no request).
@@ -348,9 +416,13 @@ export class Session {
     const miss = this.missing;
     for (const p of [real, real2, real3]) p.setMissing(miss.mask, this.rows, this.cols, miss.count);
     for (const x of this.shown) {
-      const data = { values: x.values, rows: this.rows, cols: this.cols, unit: x.unit };
-      x.panel.setTitle(x.title);
-      x.panel.setScaleBar(cal.scan_step_angstrom ?? 0, 'Å', this.cols);
+      const data = { values: x.values, rows: x.rows, cols: x.cols, unit: x.unit };
+      x.panel.setTitle(x.bin > 1 ? `${x.title} (binned ${x.bin}×${x.bin})` : x.title);
+      x.panel.setScaleBar((cal.scan_step_angstrom ?? 0) * x.bin, 'Å', x.cols);
+      // positions without a frame / not received yet, binned as the picture: a block holding one is drawn so
+      const gone = miss.mask ? this.maskFor(miss.mask, x.bin) : null;
+      const notIn = this.received && this.received.length === this.rows * this.cols ? this.maskFor(this.notReceived(this.received), x.bin) : null;
+      x.panel.setMissing(gone, x.rows, x.cols, miss.count);
       if (x.wheel) {
         const w = colourWheel(x.wheel.row, x.wheel.col);
         x.panel.drawRgba(w.rgba, data);
@@ -359,9 +431,8 @@ export class Session {
       }
       // positions not received yet are drawn empty and left out of the display range
       // and so are the positions without a frame
-      const rec = this.received, gone = miss.mask && miss.mask.length === x.values.length ? miss.mask : null;
-      const values = (rec && rec.length === x.values.length) || gone
-        ? x.values.map((v, i) => ((rec && rec.length === x.values.length && !rec[i]) || gone?.[i] ? NaN : v)) : x.values;
+      const hole = gone && gone.length === x.values.length ? gone : null;
+      const values = notIn || hole ? x.values.map((v, i) => (notIn?.[i] || hole?.[i] ? NaN : v)) : x.values;
       const r = render(values, look);
       x.panel.drawRgba(r.rgba, data);
       x.panel.drawScale(r, look.colormap, (v) => formatScaled(v, look.scale));
@@ -369,13 +440,13 @@ export class Session {
     fft.show(this.state.fft);
     if (this.state.fft && this.shown.length) {
       const main = this.shown[0];
-      const values = fftLogMagnitude(main.values, this.rows, this.cols);
+      const values = fftLogMagnitude(main.values, main.rows, main.cols);
       const r = render(values, { ...look, scale: 'linear' });
-      fft.drawRgba(r.rgba, { values, rows: this.rows, cols: this.cols, unit: 'log(1+|F|)' });
-      fft.setTitle(`FFT of ${main.title.replace(/ \(colour wheel.*\)/, ' magnitude')}`);
+      fft.drawRgba(r.rgba, { values, rows: main.rows, cols: main.cols, unit: 'log(1+|F|)' });
+      fft.setTitle(`FFT of ${main.title.replace(/ \(colour wheel.*\)/, ' magnitude')}${main.bin > 1 ? ` (binned ${main.bin}×${main.bin})` : ''}`);
       fft.drawScale(r, look.colormap, (v) => v.toPrecision(3));
-      const step = cal.scan_step_angstrom ?? 0;
-      fft.setScaleBar(step > 0 ? 1 / (step * this.cols) : 0, 'Å⁻¹', this.cols);
+      const step = (cal.scan_step_angstrom ?? 0) * main.bin;
+      fft.setScaleBar(step > 0 ? 1 / (step * main.cols) : 0, 'Å⁻¹', main.cols);
     }
     this.placeCursor();
   }
@@ -411,8 +482,10 @@ export class Session {
       }
       const show = row >= 0 && p !== this.panels.fft;
       c.style.display = show ? 'block' : 'none';
-      c.style.left = `${((col + 0.5) / this.cols) * 100}%`;
-      c.style.top = `${((row + 0.5) / this.rows) * 100}%`;
+      // on a binned picture: the centre of the block holding the position
+      const b = this.binOf(p);
+      c.style.left = `${((Math.floor(col / b) + 0.5) / (this.cols / b)) * 100}%`;
+      c.style.top = `${((Math.floor(row / b) + 0.5) / (this.rows / b)) * 100}%`;
     }
   }
 
@@ -438,11 +511,15 @@ export class Session {
     return `k = (${kr.toFixed(1)}, ${kc.toFixed(1)}) mrad, |k| ${Math.hypot(kr, kc).toFixed(1)} mrad`;
   }
 
-  scanPosition(row: number, col: number): string {
+  // Readout extra of pixel (row, col) of a real-space panel: its scan positions when binned, the distance.
+  scanPosition(row: number, col: number, panel?: Panel): string {
+    const b = panel ? this.binOf(panel) : 1;
+    const block = b > 1 ? `scan rows ${row * b}..${row * b + b - 1}, cols ${col * b}..${col * b + b - 1}` : '';
     const step = calibrationOf(this.ds).scan_step_angstrom;
-    if (!step) return '';
+    if (!step) return block;
     const f = (v: number) => (v * step >= 10 ? `${((v * step) / 10).toFixed(2)} nm` : `${(v * step).toFixed(2)} Å`);
-    return `at (${f(row)}, ${f(col)})`;
+    const [r, c] = b > 1 ? [row * b + (b - 1) / 2, col * b + (b - 1) / 2] : [row, col];
+    return `${block ? block + ', ' : ''}at (${f(r)}, ${f(c)})`;
   }
 }
 

@@ -12,6 +12,7 @@ export interface UrlState {
   pos?: [number, number];
   defocus?: number;
   fft?: boolean;
+  scanBin?: number;  // scanbin=N: the display scan bin asked for (checked against the scan when the dataset opens)
 }
 
 const num = (s: string | undefined) => (s !== undefined && s !== '' && Number.isFinite(Number(s)) ? Number(s) : undefined);
@@ -27,6 +28,7 @@ export function toHash(s: ViewerState): string {
   if (s.frame.row >= 0) q.set('pos', `${s.frame.row},${s.frame.col}`);
   if (s.product === 'ssb') q.set('defocus', String(s.defocus));
   if (s.fft) q.set('fft', '1');
+  if (s.scanBinOverride !== null) q.set('scanbin', String(s.scanBinOverride));
   return '#' + q.toString();
 }
 
@@ -55,6 +57,8 @@ export function fromHash(hash: string): UrlState {
   const df = num(q.get('defocus') ?? undefined);
   if (df !== undefined) out.defocus = df;
   if (q.get('fft') === '1') out.fft = true;
+  const sb = q.get('scanbin');
+  if (sb !== null) out.scanBin = Number(sb);  // NaN too: the viewer says why it is not taken
   return out;
 }
 
@@ -70,6 +74,12 @@ export function pythonCode(s: ViewerState): string {
   } else {
     lines.push(`ds = qgpu.io.load(${JSON.stringify(ds.file)}, backend=${JSON.stringify(ds.backend)})`);
     lines.push(...productLines(s));
+    // a large scan is shown binned (scan_bin.ts): virtual images as exact b x b block sums, the CoM of each block
+    const b = s.scanBin;
+    if (b > 1 && s.product === 'virtual' && s.virtualSource !== 'browser' && s.detector?.kind !== 'quadrants')
+      lines.push(`img = np.asarray(img).reshape(${ds.shape[0] / b}, ${b}, ${ds.shape[1] / b}, ${b}).sum(axis=(1, 3))  # the viewer's ${b}×${b} scan bin`);
+    else if (b > 1 && (s.product === 'com' || (s.product === 'virtual' && s.virtualSource !== 'browser')))
+      lines.push(`# the viewer shows this binned ${b}×${b} (scan_bin=${b} of the service: the same computed on b x b blocks of positions)`);
   }
   const l = s.look;
   lines.push(`rgba = qgpu.display.render(np.asarray(img, np.float32), colormap=${JSON.stringify(l.colormap)}, ` +

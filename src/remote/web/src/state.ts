@@ -37,6 +37,9 @@ export interface ViewerState {
   python: string;           // the `quantem.gpu` code of the image shown
   cachedProduct: string;    // product cache: the cached product the virtual image shown came from
   liveFrames: number;       // a live dataset: the frames received when the images were last redrawn
+  scanBinOverride: number | null;  // the URL's scanbin=N (validated against the scan by chooseScanBin), else null
+  scanBin: number;          // the display scan bin of the dataset's virtual images and CoM (scan_bin.ts; 1: none)
+  scanBinNote: string;      // why the override was not taken, or why a large scan stays unbinned
   gpuCheck: (d?: Detector) => Promise<unknown>;
   wgslLimbCheck: () => Promise<unknown>;
 }
@@ -45,7 +48,7 @@ export const state: ViewerState = {
   ready: false, dataset: null, detector: null, product: 'virtual', look: { ...DEFAULT_LOOK }, defocus: 0, ssbBin: 4,
   fft: false, pattern: 'mean', meanVersion: 0, virtualVersion: 0, virtualQuery: '', virtualSource: '', busy: false, loading: [],
   online: true, frame: { row: -1, col: -1, version: 0, bytes: null }, gpu: null, errors: [], requests: [],
-  sessions: 0, python: '', cachedProduct: '', liveFrames: 0,
+  sessions: 0, python: '', cachedProduct: '', liveFrames: 0, scanBinOverride: null, scanBin: 1, scanBinNote: '',
   gpuCheck: () => Promise.reject(new Error('not ready')),
   wgslLimbCheck: () => Promise.reject(new Error('not ready')),
 };
