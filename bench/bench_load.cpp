@@ -78,15 +78,22 @@ static int bench_main(int argc, char** argv) {
   double t = timed_load(path, cuda, 3, &detail);
   bench::row("load cuda (parallel coalesced preads + GPU decode), median of 3 warm", shape, t, decoded,
              "page cache warm; GB/s of decoded data; " + detail);
-  // The resident allocated first (QGPU_LOAD_ASYNC_ALLOC=0), then beside batch 0 again (the default): A B A.
-  ::setenv("QGPU_LOAD_ASYNC_ALLOC", "0", 1);
+  // The pipeline fill as before 2026-12-05's session (resident allocated first, first batch as large as the others),
+  // each change alone, then the default again: A B C D A.
+  const auto variant = [&](const char* async, const char* first, const std::string& what) {
+    ::setenv("QGPU_LOAD_ASYNC_ALLOC", async, 1);
+    if (first) ::setenv("QGPU_FIRST_BATCH_BYTES", first, 1);
+    t = timed_load(path, cuda, 3, &detail);
+    bench::row("load cuda, " + what + ", median of 3 warm", shape, t, decoded, detail);
+    ::unsetenv("QGPU_LOAD_ASYNC_ALLOC");
+    ::unsetenv("QGPU_FIRST_BATCH_BYTES");
+  };
+  variant("0", "0", "resident allocated before the reads and a full first batch (QGPU_LOAD_ASYNC_ALLOC=0 QGPU_FIRST_BATCH_BYTES=0)");
+  variant("0", nullptr, "resident allocated before the reads (QGPU_LOAD_ASYNC_ALLOC=0)");
+  variant("", "0", "a full first batch (QGPU_FIRST_BATCH_BYTES=0)");
   t = timed_load(path, cuda, 3, &detail);
-  bench::row("load cuda, resident allocated before the reads (QGPU_LOAD_ASYNC_ALLOC=0), median of 3 warm", shape, t,
-             decoded, detail);
-  ::unsetenv("QGPU_LOAD_ASYNC_ALLOC");
-  t = timed_load(path, cuda, 3, &detail);
-  bench::row("load cuda (default: resident allocated beside batch 0) again, median of 3 warm", shape, t, decoded,
-             detail);
+  bench::row("load cuda (default: resident allocated beside batch 0, a quarter first batch) again, median of 3 warm",
+             shape, t, decoded, detail);
   io::LoadOptions enc = cuda;
   enc.representation = "encoded";
   t = timed_load(path, enc, 2, &detail);
@@ -104,9 +111,11 @@ static int bench_main(int argc, char** argv) {
   std::fprintf(stderr, "timeline of a dense load:\n");
   (void)io::load(path, cuda);
   ::setenv("QGPU_LOAD_ASYNC_ALLOC", "0", 1);
-  std::fprintf(stderr, "timeline of a dense load, QGPU_LOAD_ASYNC_ALLOC=0:\n");
+  ::setenv("QGPU_FIRST_BATCH_BYTES", "0", 1);
+  std::fprintf(stderr, "timeline of a dense load, QGPU_LOAD_ASYNC_ALLOC=0 QGPU_FIRST_BATCH_BYTES=0:\n");
   (void)io::load(path, cuda);
   ::unsetenv("QGPU_LOAD_ASYNC_ALLOC");
+  ::unsetenv("QGPU_FIRST_BATCH_BYTES");
   std::fprintf(stderr, "timeline of an encoded load:\n");
   (void)io::load(path, enc);
   ::setenv("QGPU_ENCODER_PRIORITY", "same", 1);

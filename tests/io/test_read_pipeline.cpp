@@ -124,6 +124,15 @@ TEST(ReadPipeline, BatchesRespectTheByteAndFrameLimits) {
   batches = io::plan_batches(src, p.scan.cols, p.scan.rows, lim);
   EXPECT_EQ(batches.size(), p.scan.rows);
   EXPECT_THROW(io::plan_batches(src, p.scan.cols + 1, p.scan.rows, {}), InvalidArgument);
+  // A smaller first batch (the GPU load's pipeline fill): one row first, then the rest in one batch; every row once.
+  lim = {};
+  lim.first_max_bytes = 1;
+  batches = io::plan_batches(src, p.scan.cols, p.scan.rows, lim);
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(batches[0].out_rows, 1u);
+  EXPECT_EQ(batches[1].out_row0, 1u);
+  EXPECT_EQ(batches[1].out_rows, p.scan.rows - 1);
+  EXPECT_EQ(batches[1].first_chunk, p.scan.cols);
 }
 
 TEST(ReadPipeline, AlignedRunsForDirectReads) {

@@ -245,7 +245,9 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     return *result;
   };
   // The batch buffers come from (and go back to) the ones kept between loads (kept_batch_buffers.hpp).
-  DeviceBuffer staging = cuda::take_batch_buffer(rp.direct && !async_alloc ? 0 : rp.max_chunks * fi.frame_bytes());
+  // (a direct load needs one only for batch 0 while the resident is allocated: that batch's frames)
+  const std::size_t staging_chunks = !rp.direct ? rp.max_chunks : async_alloc && !rp.batches.empty() ? rp.batches[0].chunks : 0;
+  DeviceBuffer staging = cuda::take_batch_buffer(staging_chunks * fi.frame_bytes());
   // encoded: the encoder reads batch b from buffer b % 2 (binned rows in result/result2, or the decoded frames in
   // staging/staging2 for passthrough) while batch b + 1 is read and decoded into the other one.
   DeviceBuffer result2 = cuda::take_batch_buffer(rp.encoded && !rp.passthrough ? result->bytes() : 0);

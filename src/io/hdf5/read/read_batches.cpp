@@ -1,5 +1,7 @@
 #include "io/hdf5/read/read_batches.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 
 namespace qgpu::io {
@@ -53,7 +55,9 @@ std::vector<ReadBatch> plan_batches(const ChunkSources& src, std::size_t frames_
       const ReadRun last = n_runs ? b.runs.back() : ReadRun{};
       const std::uint64_t buffer = b.buffer_bytes, stored = b.chunk_bytes;
       for (std::size_t k = 0; k < frames_per_out_row; ++k) append(b, src.chunks[row * frames_per_out_row + k], lim);
-      if (b.out_rows > 0 && b.buffer_bytes > lim.max_bytes) {
+      const std::uint64_t cap =
+          batches.empty() && lim.first_max_bytes > 0 ? std::min(lim.first_max_bytes, lim.max_bytes) : lim.max_bytes;
+      if (b.out_rows > 0 && b.buffer_bytes > cap) {
         b.runs.resize(n_runs);
         if (n_runs) b.runs.back() = last;
         b.chunk_dst.resize(n_chunks);
