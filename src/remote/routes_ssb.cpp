@@ -13,6 +13,7 @@
 #include "remote/encode.hpp"
 #include "remote/http_error.hpp"
 #include "remote/routes.hpp"
+#include "remote/virtual_request.hpp"
 #include "ssb/params.hpp"
 #include "ssb/ssb.hpp"
 
@@ -50,6 +51,7 @@ void ssb_image(Context& ctx, const httplib::Request& req, httplib::Response& res
   const std::string format = p.choice("format", {"json", "f32", "png"}, "json");
   const bool amplitude = p.choice("component", {"phase", "amplitude"}, "phase") == "amplitude";
   const std::size_t bin = bin_of(p);
+  const std::size_t scan_bin = scan_bin_of(p);
   const display::DisplayOptions look = display_options(p, display::Scale::linear);
   Timed t;
   Body body = run_timed(
@@ -59,8 +61,8 @@ void ssb_image(Context& ctx, const httplib::Request& req, httplib::Response& res
         o.C1 = p.number("defocus");
         const ssb::SsbParams sp = ssb::resolve_params(d.ds.metadata(), o, parameter_of);
         ssb::SsbResult r;
-        if (bin == 1 && d.ds.backend() == Backend::cpu) {
-          r = ssb::reconstruct(d.ds, sp);  // G(K, Q) of every BF pixel in host memory: too large to keep
+        if (bin == 1 && d.ds.backend() == Backend::cpu) {  // G(K, Q) of every BF pixel in host memory: not kept
+          r = scan_bin == 1 ? ssb::reconstruct(d.ds, sp) : ssb::Reconstructor(d.ds, sp, 1).at(sp.aberrations, scan_bin);
         } else {
           ssb::Reconstructor* kept = d.ssb_cache.get();
           if (!kept || kept->detector_bin() != bin) {
@@ -68,7 +70,7 @@ void ssb_image(Context& ctx, const httplib::Request& req, httplib::Response& res
             d.ssb_cache = std::make_shared<ssb::Reconstructor>(d.ds, sp, bin);
             kept = d.ssb_cache.get();
           }
-          r = kept->at(sp.aberrations);
+          r = kept->at(sp.aberrations, scan_bin);  // scan_bin > 1: the low-pass answer on the binned grid
         }
         return f32_body(amplitude ? r.amplitude : r.phase, format, look);
       },

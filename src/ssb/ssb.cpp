@@ -12,6 +12,7 @@
 #include "optics/bf_groups.hpp"
 #include "optics/probe_optics.hpp"
 #include "resident/dataset_provenance.hpp"
+#include "resident/scan_bin.hpp"
 #include "ssb/ssb_backend.hpp"
 #include "ssb/ssb_internal.hpp"
 #include "ssb/ssb_math.hpp"
@@ -195,21 +196,28 @@ struct Prepared {
     resolved["engine"] = engine->describe();
   }
 
-  SsbResult at(const Aberrations& ab) {
+  SsbResult at(const Aberrations& ab, std::size_t scan_bin = 1) {
     SsbParams q = p;
     q.aberrations = ab;
     validate_params(q);
+    check_scan_bin(plan.scan_rows, plan.scan_cols, scan_bin);
     ObjectImages obj;
     {
       const timing::Stage stage("compute");  // the backend claims its transfers
-      obj = engine->reconstruct(ab, weighting);
+      obj = engine->reconstruct(ab, weighting, scan_bin);
     }
     SsbResult r;
     r.provenance = provenance_for(ds, q, op, resolved);
+    if (scan_bin > 1) {
+      r.provenance.output_shape = {plan.scan_rows / scan_bin, plan.scan_cols / scan_bin};
+      r.provenance.parameters["scan_bin"] = scan_bin;
+      r.provenance.parameters["scan_binning"] =
+          "low-pass: the spectrum at the binned grid's frequencies, inverted on it (every scan_bin-th position)";
+    }
     auto image = [&](std::vector<float> v, const char* component) {
       Image<float> im;
-      im.rows = plan.scan_rows;
-      im.cols = plan.scan_cols;
+      im.rows = plan.scan_rows / scan_bin;
+      im.cols = plan.scan_cols / scan_bin;
       im.data = std::move(v);
       im.provenance = r.provenance;
       im.provenance.parameters["component"] = component;
@@ -240,7 +248,7 @@ Reconstructor::Reconstructor(const Dataset& ds, const SsbParams& p, std::size_t 
   impl_ = std::make_unique<Impl>(Impl{detail::Prepared(ds, p, detector_bin, detector_bin == 1 ? "ssb.reconstruct" : "ssb.preview")});
 }
 Reconstructor::~Reconstructor() = default;
-SsbResult Reconstructor::at(const Aberrations& ab) { return impl_->prepared.at(ab); }
+SsbResult Reconstructor::at(const Aberrations& ab, std::size_t scan_bin) { return impl_->prepared.at(ab, scan_bin); }
 std::size_t Reconstructor::detector_bin() const { return impl_->prepared.bin; }
 const SsbParams& Reconstructor::params() const { return impl_->prepared.p; }
 

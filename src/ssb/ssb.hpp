@@ -83,7 +83,7 @@ SsbParams params_from_metadata(const Dataset& ds);
 SsbParams params_from_metadata(const nlohmann::json& metadata);  // the same from the metadata object
 
 struct SsbResult {
-  Image<float> phase, amplitude;  // scan_rows x scan_cols
+  Image<float> phase, amplitude;  // scan_rows x scan_cols (/ scan_bin, Reconstructor::at)
   Provenance provenance;
 };
 
@@ -104,7 +104,11 @@ class Reconstructor {
   ~Reconstructor();
   Reconstructor(const Reconstructor&) = delete;
   Reconstructor& operator=(const Reconstructor&) = delete;
-  SsbResult at(const Aberrations& ab);
+  // scan_bin b > 1 (a divisor of both scan dimensions): the coarse answer of a live slider on a large scan, on the
+  // (scan_rows / b) x (scan_cols / b) grid: the same sums at that grid's frequencies only (the low-pass part of the
+  // spectrum, |Q| below its Nyquist; b^2 less work), the Wiener ring power estimated from them, inverted there: the
+  // band-limited object at every b-th position (phase = arg(1 + IFFT), as the full one). cuda and cpu.
+  SsbResult at(const Aberrations& ab, std::size_t scan_bin = 1);
   std::size_t detector_bin() const;
   const SsbParams& params() const;
 

@@ -32,7 +32,7 @@ struct Plan {
 };
 
 struct ObjectImages {
-  std::vector<float> phase, amplitude;  // scan_rows * scan_cols
+  std::vector<float> phase, amplitude;  // (scan_rows / scan_bin) * (scan_cols / scan_bin)
 };
 
 // Holds G(K, Q) for a dataset and a plan (computed once at construction) and evaluates the aberration-dependent
@@ -40,8 +40,11 @@ struct ObjectImages {
 class Engine {
  public:
   virtual ~Engine() = default;
-  // `w` is resolved (not automatic); see ssb.hpp and ssb_weighting.hpp.
-  virtual ObjectImages reconstruct(const Aberrations& ab, Weighting w) = 0;
+  // `w` is resolved (not automatic); see ssb.hpp and ssb_weighting.hpp. scan_bin b > 1 (dividing both scan
+  // dimensions, checked by the caller): the low-pass reconstruction on the (scan_rows / b) x (scan_cols / b) grid:
+  // the same num / den at the frequencies of that grid only (|index| < n / 2b; its own Nyquist row / column dropped),
+  // the Wiener ring power estimated from those, inverted at the small size (ssb.hpp, SsbResult::scan_bin).
+  virtual ObjectImages reconstruct(const Aberrations& ab, Weighting w, std::size_t scan_bin = 1) = 0;
   virtual double loss(const Aberrations& ab) = 0;
   double mean_counts() const { return i0_; }  // I0: mean counts per BF pixel and frame
   virtual nlohmann::json describe() const = 0;  // FFT, precision, memory

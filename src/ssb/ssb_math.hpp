@@ -25,6 +25,14 @@ QGPU_HD inline bool dropped_frequency(std::size_t i, std::size_t j, std::size_t 
   return (i == 0 && j == 0) || (nr % 2 == 0 && i == nr / 2) || (nc % 2 == 0 && j == nc / 2);
 }
 
+// A scan-binned reconstruction (scan_bin b) lives on the (n / b)-point grid of each scan axis, whose frequencies are
+// the full grid's of the same signed index (the low-pass part of the spectrum, |index| < n / 2b): its index i of
+// n_small -> the full grid's index of n_full.
+QGPU_HD inline std::size_t full_grid_index(std::size_t i, std::size_t n_small, std::size_t n_full) {
+  const long long s = signed_frequency(i, n_small);
+  return s >= 0 ? std::size_t(s) : std::size_t(static_cast<long long>(n_full) + s);
+}
+
 // chi(k) coefficients, precomputed on the host from Aberrations and the wavelength (see ssb.hpp).
 template <class R> struct ChiCoeffs {
   R two_pi_over_lambda = 0, lambda = 0;

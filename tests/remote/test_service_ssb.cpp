@@ -55,6 +55,23 @@ TEST(RemoteSsb, SuccessiveDefociAndBinsEqualFreshPreviews) {
   }
 }
 
+// scan_bin=b: the library's Reconstructor::at(ab, b) on the (8/b) x (8/b) grid, detector bin 4 kept and 1 not.
+TEST(RemoteSsb, ScanBinnedSliderEqualsTheLibrary) {
+  test::RunningServer srv;
+  ssb::SsbParams p = ssb::params_from_metadata(srv.dataset());
+  p.aberrations.C1 = 80;
+  for (int bin : {4, 1}) {
+    auto res = srv.client().Get(srv.api("/ssb?format=f32&defocus=80&scan_bin=2&bin=" + std::to_string(bin)));
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+    EXPECT_EQ(res->get_header_value("X-Shape"), "4,4");
+    EXPECT_EQ(floats(res->body), ssb::Reconstructor(srv.dataset(), p, std::size_t(bin)).at(p.aberrations, 2).phase.data);
+  }
+  auto res = srv.client().Get(srv.api("/ssb?format=f32&scan_bin=3"));
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400) << res->body;
+}
+
 // A vulkan dataset: the full reconstruction (G kept on the device between requests) equals the library's on that
 // dataset bit for bit, and the CPU reference's within SsbGpu's 1e-4 rad; the fit runs there too.
 TEST(RemoteSsb, VulkanDatasetAnswersTheLibraryAndTheReference) {

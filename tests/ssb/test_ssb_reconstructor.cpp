@@ -2,9 +2,14 @@
 // reconstruct computed afresh, on the CPU reference and (skipped without a usable GPU) on the CUDA engine.
 #include <gtest/gtest.h>
 
+#include <fftw3.h>
+
 #include <cmath>
+#include <complex>
+#include <vector>
 
 #include "core/error.hpp"
+#include "core/numbers.hpp"
 #include "ssb/ssb.hpp"
 #include "ssb_fixtures.hpp"
 #include "support/cuda_required.hpp"
@@ -47,6 +52,89 @@ TEST(SsbReconstructor, RefusesBinZeroAndNonFiniteAberrations) {
   Aberrations bad;
   bad.C1 = std::nan("");
   EXPECT_THROW(r.at(bad), InvalidArgument);
+}
+
+// The scan-binned answer (Reconstructor::at with scan_bin b): the low-pass of the full reconstruction at every b-th
+// position. Independently here: phi = tan(phase) of the full answer (object 1 + i phi, ssb.hpp), its FFT kept at
+// the binned grid's frequencies (the same signed indices; that grid's Nyquist row / column and DC dropped), inverted
+// on the binned grid (unnormalised, divided by the full size): atan of it is the binned phase. Exact relation for
+// the amplitude and phase weightings (the same num / den per Q); Wiener estimates its ring power from the kept Q.
+std::vector<double> low_pass_phase(const SsbResult& full, std::size_t b) {
+  const std::size_t nr = full.phase.rows, nc = full.phase.cols, br = nr / b, bc = nc / b;
+  std::vector<std::complex<double>> f(nr * nc), g(br * bc);
+  for (std::size_t i = 0; i < nr * nc; ++i) f[i] = std::tan(double(full.phase.data[i]));
+  fftw_plan fwd = fftw_plan_dft_2d(int(nr), int(nc), reinterpret_cast<fftw_complex*>(f.data()),
+                                   reinterpret_cast<fftw_complex*>(f.data()), FFTW_FORWARD, FFTW_ESTIMATE);
+  fftw_execute(fwd);
+  fftw_destroy_plan(fwd);
+  const auto full_index = [](std::size_t i, std::size_t n_small, std::size_t n) {
+    const long long s = signed_frequency(i, n_small);
+    return s >= 0 ? std::size_t(s) : std::size_t(static_cast<long long>(n) + s);
+  };
+  for (std::size_t i = 0; i < br; ++i)
+    for (std::size_t j = 0; j < bc; ++j) {
+      const bool dropped = (i == 0 && j == 0) || (br % 2 == 0 && i == br / 2) || (bc % 2 == 0 && j == bc / 2);
+      g[i * bc + j] = dropped ? 0.0 : f[full_index(i, br, nr) * nc + full_index(j, bc, nc)] / double(nr * nc);
+    }
+  fftw_plan inv = fftw_plan_dft_2d(int(br), int(bc), reinterpret_cast<fftw_complex*>(g.data()),
+                                   reinterpret_cast<fftw_complex*>(g.data()), FFTW_BACKWARD, FFTW_ESTIMATE);
+  fftw_execute(inv);
+  fftw_destroy_plan(inv);
+  std::vector<double> out(br * bc);
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::atan(g[i].real());
+  return out;
+}
+
+TEST(SsbReconstructor, ScanBinnedIsTheLowPassOfTheFullOnTheCpu) {
+  const Dataset& ds = testing::dataset(100);  // 40 x 48 scan: bins 2, 4 and 8 (a 5 x 6 grid: odd rows)
+  for (Weighting w : {Weighting::amplitude, Weighting::phase}) {
+    SsbParams p = testing::true_params(100);
+    p.weighting = w;
+    Reconstructor r(ds, p, 2);
+    const SsbResult full = r.at(p.aberrations);
+    double peak = 0;
+    for (float v : full.phase.data) peak = std::max(peak, std::abs(double(v)));
+    ASSERT_GT(peak, 1e-3);
+    for (std::size_t b : {2, 4, 8}) {
+      SCOPED_TRACE(weighting_name(w) + ", scan bin " + std::to_string(b));
+      const SsbResult got = r.at(p.aberrations, b);
+      ASSERT_EQ(got.phase.rows, 40 / b);
+      ASSERT_EQ(got.phase.cols, 48 / b);
+      EXPECT_EQ(got.provenance.parameters.at("scan_bin"), b);
+      const std::vector<double> want = low_pass_phase(full, b);
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        ASSERT_NEAR(got.phase.data[i], want[i], 1e-5 * peak + 1e-7) << i;
+        ASSERT_NEAR(got.amplitude.data[i], std::hypot(1.0, std::tan(double(got.phase.data[i]))), 1e-6) << i;
+      }
+    }
+  }
+  Reconstructor r(ds, testing::true_params(100), 4);
+  EXPECT_THROW(r.at(testing::true_params(100).aberrations, 3), InvalidArgument);  // 40 % 3
+  EXPECT_THROW(r.at(testing::true_params(100).aberrations, 0), InvalidArgument);
+}
+
+// The CUDA engine's scan-binned answers against the CPU's, every weighting and bin, and the full answer unchanged
+// between them (the Wiener rings are kept per grid).
+TEST(SsbReconstructor, ScanBinnedOnCudaMatchesTheCpu) {
+  QGPU_REQUIRE_CUDA();
+  sample::SampleSpec low = testing::spec(100);
+  low.dose_per_frame = 1000;
+  low.seed = 7;
+  const Dataset host = testing::simulate(low);
+  const Dataset dev = host.to_device();
+  for (Weighting w : {Weighting::amplitude, Weighting::phase, Weighting::wiener}) {
+    SsbParams p = params_from_metadata(host);
+    p.weighting = w;
+    Reconstructor g(dev, p, 2), c(host, p, 2);
+    const SsbResult full = g.at(p.aberrations);
+    for (std::size_t b : {2, 4, 8, 1, 2}) {
+      SCOPED_TRACE(weighting_name(w) + ", scan bin " + std::to_string(b));
+      const SsbResult rg = g.at(p.aberrations, b), rc = c.at(p.aberrations, b);
+      ASSERT_EQ(rg.phase.data.size(), rc.phase.data.size());
+      EXPECT_LE(testing::relative_l2(rg, rc), 1e-4);
+      if (b == 1) expect_same(rg, full);
+    }
+  }
 }
 
 // Every weighting on the GPU engine through one Reconstructor (the Wiener rings and buffers are made at the first

@@ -40,22 +40,38 @@ class CpuEngine final : public Engine {
     if (!(i0_ > 0)) throw InvalidArgument("ssb: the BF disk holds no counts");
   }
 
-  ObjectImages reconstruct(const Aberrations& ab, Weighting w) override {
-    std::vector<double> den;
-    FftwComplex psi(n_);
-    sums(ab, psi.c(), den, w == Weighting::phase);
+  ObjectImages reconstruct(const Aberrations& ab, Weighting w, std::size_t b) override {
+    const std::size_t nr = plan_.scan_rows, nc = plan_.scan_cols, br = nr / b, bc = nc / b, m = br * bc;
+    std::vector<double> full_den;
+    FftwComplex full_num(n_);
+    sums(ab, full_num.c(), full_den, w == Weighting::phase);
+    // The binned grid's frequencies (b = 1: every one, in place): num / den there, its own dropped Q set to 0.
+    std::vector<std::size_t> at(m);
+    for (std::size_t i = 0; i < br; ++i)
+      for (std::size_t j = 0; j < bc; ++j) at[i * bc + j] = full_grid_index(i, br, nr) * nc + full_grid_index(j, bc, nc);
+    FftwComplex psi(m);
+    std::vector<double> den(m);
+    for (std::size_t i = 0; i < br; ++i)
+      for (std::size_t j = 0; j < bc; ++j) {
+        const std::size_t q = i * bc + j;
+        const bool dropped = dropped_frequency(i, j, br, bc);
+        psi.c()[q] = dropped ? 0.0 : full_num.c()[at[q]];
+        den[q] = dropped ? 0.0 : full_den[at[q]];
+      }
     const double i0n = i0_ * double(n_), scale = 1.0 / i0n;
     if (w == Weighting::amplitude) {
       const double floor = weight_floor(plan_);
-      for (std::size_t q = 0; q < n_; ++q) psi.c()[q] *= scale / std::max(den[q], floor);
+      for (std::size_t q = 0; q < m; ++q) psi.c()[q] *= scale / std::max(den[q], floor);
     } else if (w == Weighting::phase) {
       const double f = scale / plan_.total_weight();
-      for (std::size_t q = 0; q < n_; ++q) psi.c()[q] *= f;
+      for (std::size_t q = 0; q < m; ++q) psi.c()[q] *= f;
     } else {
       std::size_t ring_count = 0;
-      const std::vector<std::int32_t> rings = wiener_rings(plan_, false, ring_count);
-      const std::vector<double> s = wiener_ring_power(rings, ring_count, psi.c(), den.data(), nullptr, n_, i0n);
-      for (std::size_t q = 0; q < n_; ++q) {
+      const std::vector<std::int32_t> full_rings = wiener_rings(plan_, false, ring_count);
+      std::vector<std::int32_t> rings(m);
+      for (std::size_t q = 0; q < m; ++q) rings[q] = full_rings[at[q]];
+      const std::vector<double> s = wiener_ring_power(rings, ring_count, psi.c(), den.data(), nullptr, m, i0n);
+      for (std::size_t q = 0; q < m; ++q) {
         const double sr = s[rings[q]];
         psi.c()[q] *= (sr > 0 && den[q] > 0) ? scale / (den[q] + 1.0 / (i0n * sr)) : 0.0;
       }
@@ -63,14 +79,14 @@ class CpuEngine final : public Engine {
     FftwPlan inv;
     {
       std::lock_guard<std::mutex> lock(fftw_planner_mutex());
-      inv.p = fftw_plan_dft_2d(int(plan_.scan_rows), int(plan_.scan_cols), psi.p, psi.p, FFTW_BACKWARD, FFTW_ESTIMATE);
+      inv.p = fftw_plan_dft_2d(int(br), int(bc), psi.p, psi.p, FFTW_BACKWARD, FFTW_ESTIMATE);
     }
     if (!inv.p) throw Error("FFTW: cannot plan the inverse transform");
-    fftw_execute(inv.p);  // unnormalised: sum_Q Psi e^{+2 pi i Q.R}
+    fftw_execute(inv.p);  // unnormalised: sum_Q Psi e^{+2 pi i Q.R}, R on the binned grid
     ObjectImages out;
-    out.phase.resize(n_);
-    out.amplitude.resize(n_);
-    for (std::size_t s = 0; s < n_; ++s) {
+    out.phase.resize(m);
+    out.amplitude.resize(m);
+    for (std::size_t s = 0; s < m; ++s) {
       const std::complex<double> o = 1.0 + psi.c()[s];
       out.phase[s] = float(std::arg(o));
       out.amplitude[s] = float(std::abs(o));

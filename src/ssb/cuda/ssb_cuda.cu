@@ -58,6 +58,7 @@ struct SumGeometry {
   std::uint32_t nr, nc, nch;
   float dqy, dqx;  // 1/angstrom per scan-frequency index
   float kmax2;
+  std::uint32_t bnr, bnc, bnch;  // the output grid: the full one, or a scan-binned one's (ssb_math.hpp full_grid_index)
 };
 
 // Adds one pass over `count` groups (G rows g[0..count), K table kt[0..count)) into the segment partials.
@@ -67,13 +68,14 @@ __global__ void __launch_bounds__(kSumThreads)
                float* __restrict__ den) {
   __shared__ float4 sk[kSumThreads];
   __shared__ float schi[kSumThreads];
-  const std::size_t nq = std::size_t(geo.nr) * geo.nch;
-  const std::size_t q = std::size_t(blockIdx.x) * kSumThreads + threadIdx.x;
+  const std::size_t nq = std::size_t(geo.nr) * geo.nch, bnq = std::size_t(geo.bnr) * geo.bnch;
+  const std::size_t q = std::size_t(blockIdx.x) * kSumThreads + threadIdx.x;  // on the output grid
   const std::uint32_t kbeg = blockIdx.y * seg_len, kend = min(count, kbeg + seg_len);
-  bool active = q < nq;
-  const std::uint32_t i = active ? std::uint32_t(q / geo.nch) : 0, j = active ? std::uint32_t(q % geo.nch) : 0;
-  const float qy = float(signed_frequency(i, geo.nr)) * geo.dqy, qx = float(j) * geo.dqx;
-  active = active && !dropped_frequency(i, j, geo.nr, geo.nc) && qy * qy + qx * qx <= 4.0f * geo.kmax2;
+  bool active = q < bnq;
+  const std::uint32_t i = active ? std::uint32_t(q / geo.bnch) : 0, j = active ? std::uint32_t(q % geo.bnch) : 0;
+  const float qy = float(signed_frequency(i, geo.bnr)) * geo.dqy, qx = float(j) * geo.dqx;
+  active = active && !dropped_frequency(i, j, geo.bnr, geo.bnc) && qy * qy + qx * qx <= 4.0f * geo.kmax2;
+  const std::size_t gq = full_grid_index(i, geo.bnr, geo.nr) * geo.nch + j;  // G's column of this Q
   float nre = 0, nim = 0, dn = 0;
   for (std::uint32_t tile = kbeg; tile < kend; tile += kSumThreads) {
     const std::uint32_t t = tile + threadIdx.x;
@@ -96,15 +98,15 @@ __global__ void __launch_bounds__(kSumThreads)
           gr *= inv;
           gi *= inv;
         }
-        const float2 v = g[std::size_t(tile + kk) * nq + q];
+        const float2 v = g[std::size_t(tile + kk) * nq + gq];
         nre += v.x * gr + v.y * gi;
         nim += v.y * gr - v.x * gi;
         dn += k.z * (gr * gr + gi * gi);
       }
     __syncthreads();
   }
-  if (q < nq) {
-    const std::size_t o = std::size_t(blockIdx.y) * nq + q;
+  if (q < bnq) {
+    const std::size_t o = std::size_t(blockIdx.y) * bnq + q;
     num[o] = make_float2(num[o].x + nre, num[o].y + nim);
     den[o] += dn;
   }
@@ -313,37 +315,37 @@ class CudaEngine final : public Engine {
     if (!(i0_ > 0)) throw InvalidArgument("ssb: the BF disk holds no counts");
   }
 
-  ObjectImages reconstruct(const Aberrations& ab, Weighting w) override {
-    const std::size_t n = nr_ * nc_;
+  ObjectImages reconstruct(const Aberrations& ab, Weighting w, std::size_t b) override {
+    const std::size_t n = nr_ * nc_, br = nr_ / b, bc = nc_ / b, m = br * bc, bnq = br * (bc / 2 + 1);
     {
       const timing::Stage stage("compute");
-      sums(ab, w == Weighting::phase);
+      sums(ab, w == Weighting::phase, b);
       const double i0n = i0_ * double(n), scale = 1.0 / i0n;
-      const unsigned blocks = grid_blocks(nq_, 256, 65535);
+      const unsigned blocks = grid_blocks(bnq, 256, 65535);
       if (w == Weighting::wiener) {
-        wiener_spectrum(i0n, blocks);
+        wiener_spectrum(i0n, blocks, b);
       } else {
-        psi_kernel<<<blocks, 256>>>(d_num_.as<float2>(), d_den_.as<float>(), nq_, segments_, float(scale),
+        psi_kernel<<<blocks, 256>>>(d_num_.as<float2>(), d_den_.as<float>(), bnq, segments_, float(scale),
                                     float(weight_floor(plan_)),
                                     w == Weighting::phase ? float(plan_.total_weight()) : 0.0f, d_spec_.as<float2>());
         QGPU_CUDA_LAUNCHED("ssb psi_kernel");
       }
-      if (!inverse_.made) {  // at the first reconstruction (a fit never makes one); its work area is within the
-        QGPU_CUFFT(cufftPlan2d(&inverse_.h, int(nr_), int(nc_), CUFFT_C2R));  // 256 MiB the G budget leaves
-        inverse_.made = true;
+      CufftHandle& inverse = inverse_[b];
+      if (!inverse.made) {  // at the first reconstruction of this grid (a fit never makes one); its work area is
+        QGPU_CUFFT(cufftPlan2d(&inverse.h, int(br), int(bc), CUFFT_C2R));  // within the 256 MiB the G budget leaves
+        inverse.made = true;
       }
-      QGPU_CUFFT(cufftExecC2R(inverse_.h, d_spec_.as<cufftComplex>(), d_phi_.as<cufftReal>()));
-      object_kernel<<<grid_blocks(n, 256, 65535), 256>>>(d_phi_.as<float>(), n,
-                                                                                      d_object_.as<float>());
+      QGPU_CUFFT(cufftExecC2R(inverse.h, d_spec_.as<cufftComplex>(), d_phi_.as<cufftReal>()));
+      object_kernel<<<grid_blocks(m, 256, 65535), 256>>>(d_phi_.as<float>(), m, d_object_.as<float>());
       QGPU_CUDA_LAUNCHED("ssb object_kernel");
       QGPU_CUDA(cudaDeviceSynchronize());
     }
     const timing::Stage stage("transfer");
     ObjectImages out;
-    out.phase = fresh_vector<float>(n);
-    out.amplitude = fresh_vector<float>(n);
-    d_object_.download(out.phase.data(), n * sizeof(float));
-    d_object_.download(out.amplitude.data(), n * sizeof(float), n * sizeof(float));
+    out.phase = fresh_vector<float>(m);
+    out.amplitude = fresh_vector<float>(m);
+    d_object_.download(out.phase.data(), m * sizeof(float));
+    d_object_.download(out.amplitude.data(), m * sizeof(float), m * sizeof(float));
     return out;
   }
 
@@ -380,32 +382,41 @@ class CudaEngine final : public Engine {
   // Wiener weighting, all on the GPU: the summed num / den, the per-ring power (the same rings and arithmetic as
   // the CPU reference, ssb_weighting.hpp; Hermitian multiplicity 2 off the j = 0 column), then wiener_psi_kernel.
   // (Formerly the sums came to the host for the ring power: at a 2048x2048 scan most of a 90 ms slider move.)
-  void wiener_spectrum(double i0n, unsigned blocks) {
-    if (d_num_tot_.bytes() == 0) {  // the first Wiener evaluation: the rings and buffers, kept for the next ones
+  void wiener_spectrum(double i0n, unsigned blocks, std::size_t b) {
+    const std::size_t br = nr_ / b, bc = nc_ / b, bnch = bc / 2 + 1, bnq = br * bnch;
+    if (d_num_tot_.bytes() == 0) {  // the first Wiener evaluation: the buffers, kept for the next ones
       d_num_tot_ = DeviceBuffer(nq_ * sizeof(float2));
       d_den_tot_ = DeviceBuffer(nq_ * sizeof(float));
-      const std::vector<std::int32_t> rings = wiener_rings(plan_, true, ring_count_);
-      if (ring_count_ > std::size_t(UINT32_MAX) / 2) throw InvalidArgument("ssb: too many Wiener rings");
       d_rings_ = DeviceBuffer(nq_ * sizeof(std::int32_t));
-      d_rings_.upload(rings.data(), d_rings_.bytes());
-      d_power_ = DeviceBuffer(ring_count_ * sizeof(double));
-      d_ring_ab_ = DeviceBuffer(2 * ring_count_ * sizeof(double));
     }
-    total_kernel<<<blocks, 256>>>(d_num_.as<float2>(), d_den_.as<float>(), nq_, segments_, d_num_tot_.as<float2>(),
+    if (rings_bin_ != b) {  // the ring of each Q of this grid (the full grid's ring of the same Q), kept per grid
+      const std::vector<std::int32_t> full = wiener_rings(plan_, true, ring_count_);
+      if (ring_count_ > std::size_t(UINT32_MAX) / 2) throw InvalidArgument("ssb: too many Wiener rings");
+      std::vector<std::int32_t> rings(bnq);
+      for (std::size_t i = 0; i < br; ++i)
+        for (std::size_t j = 0; j < bnch; ++j) rings[i * bnch + j] = full[full_grid_index(i, br, nr_) * nch_ + j];
+      d_rings_.upload(rings.data(), bnq * sizeof(std::int32_t));
+      if (d_power_.bytes() < ring_count_ * sizeof(double)) {
+        d_power_ = DeviceBuffer(ring_count_ * sizeof(double));
+        d_ring_ab_ = DeviceBuffer(2 * ring_count_ * sizeof(double));
+      }
+      rings_bin_ = b;
+    }
+    total_kernel<<<blocks, 256>>>(d_num_.as<float2>(), d_den_.as<float>(), bnq, segments_, d_num_tot_.as<float2>(),
                                   d_den_tot_.as<float>());
     QGPU_CUDA_LAUNCHED("ssb total_kernel");
     const auto rc = std::uint32_t(ring_count_);
-    QGPU_CUDA(cudaMemsetAsync(d_ring_ab_.data(), 0, d_ring_ab_.bytes()));
+    QGPU_CUDA(cudaMemsetAsync(d_ring_ab_.data(), 0, 2 * ring_count_ * sizeof(double)));
     const std::size_t shared = ring_count_ <= kSharedRings ? 2 * ring_count_ * sizeof(double) : 0;
     // a few blocks per SM: each folds thousands of Q into its shared rings before the global adds
     ring_sums_kernel<<<std::min(blocks, 512u), 256, shared>>>(d_num_tot_.as<float2>(), d_den_tot_.as<float>(),
-                                              d_rings_.as<std::int32_t>(), nq_, std::uint32_t(nch_), rc, i0n,
-                                              d_ring_ab_.as<double>());
+                                                              d_rings_.as<std::int32_t>(), bnq, std::uint32_t(bnch),
+                                                              rc, i0n, d_ring_ab_.as<double>());
     QGPU_CUDA_LAUNCHED("ssb ring_sums_kernel");
     ring_power_kernel<<<(rc + 255) / 256, 256>>>(d_ring_ab_.as<double>(), rc, d_power_.as<double>());
     QGPU_CUDA_LAUNCHED("ssb ring_power_kernel");
     wiener_psi_kernel<<<blocks, 256>>>(d_num_tot_.as<float2>(), d_den_tot_.as<float>(), d_rings_.as<std::int32_t>(),
-                                       d_power_.as<double>(), nq_, i0n, d_spec_.as<float2>());
+                                       d_power_.as<double>(), bnq, i0n, d_spec_.as<float2>());
     QGPU_CUDA_LAUNCHED("ssb wiener_psi_kernel");
   }
 
@@ -473,27 +484,29 @@ class CudaEngine final : public Engine {
   }
 
   void pass(const float2* g, std::size_t k0, std::size_t count, std::uint32_t segments, const ChiCoeffs<float>& c,
-            bool unit_gamma) {
+            bool unit_gamma, std::size_t b) {
+    const std::size_t br = nr_ / b, bc = nc_ / b, bnq = br * (bc / 2 + 1);
     SumGeometry geo{std::uint32_t(nr_), std::uint32_t(nc_), std::uint32_t(nch_),
                     float(1.0 / (double(nr_) * plan_.step)), float(1.0 / (double(nc_) * plan_.step)),
-                    float(plan_.kmax2)};
+                    float(plan_.kmax2), std::uint32_t(br), std::uint32_t(bc), std::uint32_t(bc / 2 + 1)};
     const std::uint32_t seg_len = std::uint32_t((count + segments - 1) / segments);
-    const dim3 grid(unsigned((nq_ + kSumThreads - 1) / kSumThreads), segments);
+    const dim3 grid(unsigned((bnq + kSumThreads - 1) / kSumThreads), segments);
     sum_kernel<<<grid, kSumThreads>>>(g, d_k_.as<float4>() + k0, std::uint32_t(count), seg_len, geo, c, unit_gamma,
                                       d_num_.as<float2>(), d_den_.as<float>());
     QGPU_CUDA_LAUNCHED("ssb sum_kernel");
   }
 
   // num, den partials for the given aberrations: the resident pass, then the streamed batches.
-  void sums(const Aberrations& ab, bool unit_gamma = false) {
+  // b > 1: on the scan-binned grid's Q only (reconstruct's scan_bin), [segment][bnq].
+  void sums(const Aberrations& ab, bool unit_gamma = false, std::size_t b = 1) {
     const ChiCoeffs<float> c = chi_coeffs<float>(ab, plan_.lambda);
     QGPU_CUDA(cudaMemset(d_num_.data(), 0, d_num_.bytes()));
     QGPU_CUDA(cudaMemset(d_den_.data(), 0, d_den_.bytes()));
-    if (resident_ > 0) pass(d_g_.as<float2>(), 0, resident_, segments_, c, unit_gamma);
+    if (resident_ > 0) pass(d_g_.as<float2>(), 0, resident_, segments_, c, unit_gamma, b);
     for (std::size_t g0 = resident_; g0 < groups_; g0 += batch_) {
       const std::size_t cnt = std::min(batch_, groups_ - g0);
       transform(g0, cnt, d_scratch_.as<float2>());
-      pass(d_scratch_.as<float2>(), g0, cnt, std::uint32_t(std::min<std::size_t>(segments_, cnt)), c, unit_gamma);
+      pass(d_scratch_.as<float2>(), g0, cnt, std::uint32_t(std::min<std::size_t>(segments_, cnt)), c, unit_gamma, b);
     }
   }
 
@@ -506,9 +519,10 @@ class CudaEngine final : public Engine {
   DeviceBuffer d_px_;
   DeviceBuffer d_k_, d_offsets_, d_pixels_, d_num_, d_den_, d_spec_, d_phi_, d_object_, d_loss_, d_g_, d_scratch_;
   std::map<std::size_t, std::unique_ptr<CufftHandle>> plans_;
-  CufftHandle inverse_;  // the object's C2R, made at the first reconstruction
-  // Wiener weighting, made at its first evaluation: the ring of each Q, the summed num / den, the ring power.
-  std::size_t ring_count_ = 0;
+  std::map<std::size_t, CufftHandle> inverse_;  // the object's C2R per scan bin, made at its first reconstruction
+  // Wiener weighting, made at its first evaluation: the ring of each Q (of the grid of rings_bin_), the summed
+  // num / den, the ring power.
+  std::size_t ring_count_ = 0, rings_bin_ = 0;
   DeviceBuffer d_num_tot_, d_den_tot_, d_rings_, d_power_, d_ring_ab_;
 };
 

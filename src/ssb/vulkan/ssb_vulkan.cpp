@@ -139,7 +139,10 @@ class VulkanEngine final : public Engine {
     if (!(i0_ > 0)) throw InvalidArgument("ssb: the BF disk holds no counts");
   }
 
-  ObjectImages reconstruct(const Aberrations& ab, Weighting w) override {
+  ObjectImages reconstruct(const Aberrations& ab, Weighting w, std::size_t scan_bin) override {
+    if (scan_bin != 1)
+      throw BackendUnavailable("ssb: a scan-binned reconstruction (scan_bin " + std::to_string(scan_bin) +
+                               ") is not built on the vulkan backend; ask for scan_bin 1, or load with cuda or cpu");
     std::vector<std::complex<double>> num;
     std::vector<double> den;
     {

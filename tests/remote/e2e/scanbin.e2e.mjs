@@ -3,7 +3,7 @@
 // binned), served by `qgpu serve`. Checks that virtual images (GET and a POSTed mask) and the CoM are asked with
 // scan_bin and drawn at rows/b x cols/b with values equal to the block sums of the full-resolution answer, that the
 // panel says "binned", that a click picks the centre position of the block (the frame request's row/col) and the
-// keys step a block, that dpc stays full resolution, that scanbin=N overrides (and a bad N falls back with a note),
+// keys step a block, that dpc stays full resolution (the SSB slider binned: low-pass), that scanbin=N overrides (and a bad N falls back with a note),
 // and that the small dataset is unchanged.
 // Usage: node scanbin.e2e.mjs --qgpu BUILD/qgpu --web src/remote/web/dist [--out DIR] [--shots DIR]
 import { mkdirSync } from 'node:fs';
@@ -147,6 +147,15 @@ try {
     // the cursor of the full-resolution picture sits on the position itself
     const left = await page.evaluate(() => parseFloat(document.querySelector('#real-panel .cursor').style.left));
     assert(Math.abs(left - ((s.frame.col + 0.5) / COLS) * 100) < 1e-3 && s.frame.col === 203, `dpc cursor at ${left}%, col ${s.frame.col}`);
+    // the SSB slider comes binned (the low-pass answer on the binned grid), and says so
+    await page.selectOption('#product', 'ssb');
+    await idle(s.virtualVersion);
+    s = await st();
+    assert(s.requests.some((r) => /\/ssb\?format=f32&bin=\d+&defocus=[-\d.]+&scan_bin=2$/.test(r)), `no binned ssb request: ${s.requests.filter((r) => r.includes('/ssb')).join(' | ')}`);
+    [h, w] = await canvas('real');
+    assert(h === ROWS / B && w === COLS / B, `ssb canvas ${h} x ${w}`);
+    const ssb = await page.locator('#real-text').textContent();
+    assert(ssb.includes(`binned ${B}×${B} scan positions (low-pass`), `ssb text: ${ssb}`);
   });
 
   await run.check('the scale bar uses step x 2 per binned pixel; the FFT panel the binned shape and step x 2', async () => {

@@ -307,8 +307,9 @@ export class Session {
       };
       let shown: Shown[] = [];
       let query = '', ms = NaN, source: 'server' | 'browser' = 'server';
-      // virtual images and the CoM of a large scan come binned (the browser's WebGPU sums are full resolution)
-      const b = (product === 'virtual' && !this.browser) || product === 'com' ? this.scanBin : 1;
+      // virtual images, the CoM and the SSB slider of a large scan come binned (the browser's WebGPU sums are full
+      // resolution)
+      const b = (product === 'virtual' && !this.browser) || product === 'com' || product === 'ssb' ? this.scanBin : 1;
       const sb = b > 1 ? `&scan_bin=${b}` : '';
       const shape = { rows: this.rows / b, cols: this.cols / b, bin: b }, full = { rows: this.rows, cols: this.cols, bin: 1 };
       const checkShape = (got: number[], what: string) => {
@@ -363,10 +364,11 @@ export class Session {
         ms = r.ms;
         shown = [{ panel: real, values: r.values, unit: '', title: 'iDPC', ...full }];
       } else if (product === 'ssb') {
-        query = `ssb?format=f32&bin=${s.ssbBin}&defocus=${s.defocus}`;
+        query = `ssb?format=f32&bin=${s.ssbBin}&defocus=${s.defocus}${sb}`;
         const r = await f32(query);
         ms = r.ms;
-        shown = [{ panel: real, values: r.values, unit: 'rad', title: `SSB phase, C1 ${s.defocus} Å`, ...full }];
+        if (r.values.length !== shape.rows * shape.cols) throw new Error(`ssb: ${r.values.length} values, not ${shape.rows} x ${shape.cols}`);
+        shown = [{ panel: real, values: r.values, unit: 'rad', title: `SSB phase, C1 ${s.defocus} Å`, ...shape }];
       }
       if (signal.aborted) return;
       this.shown = shown;
@@ -378,7 +380,8 @@ export class Session {
         : `server (${isProductCache(ds) ? 'product cache' : ds.backend}): compute ${ms.toFixed(1)} ms`;
       // a binned answer is a coarse one: said on the panel (and why an asked-for bin was not taken)
       const binned = shown.some((x) => x.bin > 1)
-        ? `; binned ${b}×${b} scan positions (${product === 'com' ? 'the CoM of each block' : 'exact sums'}): ` +
+        ? `; binned ${b}×${b} scan positions (${product === 'com' ? 'the CoM of each block'
+          : product === 'ssb' ? 'low-pass: the spectrum below the binned grid\'s Nyquist' : 'exact sums'}): ` +
           `${shape.rows}×${shape.cols} of ${this.rows}×${this.cols}` : '';
       const note = this.scanBinNote ? `; ${this.scanBinNote}` : '';
       real.text.textContent = `${where}, round trip ${(performance.now() - t0).toFixed(1)} ms${binned}${note}`;
