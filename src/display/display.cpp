@@ -1,5 +1,8 @@
 #include "display/display.hpp"
 
+#include <cstring>
+#include <unordered_map>
+
 #include "core/error.hpp"
 #include "display/cpu/display_cpu.hpp"
 #include "display/cuda/display_cuda.hpp"
@@ -67,6 +70,43 @@ Rgba render(const Image<float>& img, const DisplayOptions& o) {
                   : b == Backend::vulkan ? vulkan::render(img.data.data(), img.data.size(), o, lut, out.rgba.data())
                                          : cpu::render(img.data.data(), img.data.size(), o, lut, out.rgba.data());
   out.provenance = provenance_of(op, b, img, "uint8", {img.rows, img.cols, 4}, "rgba8");
+  add_range_parameters(out.provenance.parameters, o, r);
+  return out;
+}
+
+Indexed render_indexed(const Image<float>& img, const DisplayOptions& o) {
+  const std::string op = "display.render_indexed";
+  check_image(img, op);
+  const Backend b = backend_of(img.provenance);
+  validate(o);
+  check_backend(b, op);
+  Indexed out;
+  out.rows = img.rows;
+  out.cols = img.cols;
+  out.index.resize(img.data.size());
+  Range r;
+  if (b == Backend::vulkan) {  // rendered there, each colour's index looked up here
+    const Lut& lut = colormap(o.colormap);
+    std::vector<std::uint8_t> rgba(img.data.size() * 4);
+    r = vulkan::render(img.data.data(), img.data.size(), o, lut, rgba.data());
+    std::unordered_map<std::uint32_t, std::uint8_t> at;
+    for (int i = 255; i >= 0; --i) {  // the lowest index of a colour the map repeats
+      std::uint32_t c;
+      std::memcpy(&c, lut.data() + 4 * i, 4);
+      at[c] = std::uint8_t(i);
+    }
+    for (std::size_t i = 0; i < img.data.size(); ++i) {
+      std::uint32_t c;
+      std::memcpy(&c, rgba.data() + 4 * i, 4);
+      const auto it = at.find(c);
+      if (it == at.end()) ++out.transparent;  // transparent black: not a map colour
+      out.index[i] = it == at.end() ? 0 : it->second;
+    }
+  } else {
+    r = b == Backend::cuda ? cuda::render_indexed(img.data.data(), img.data.size(), o, out.index.data(), &out.transparent)
+                           : cpu::render_indexed(img.data.data(), img.data.size(), o, out.index.data(), &out.transparent);
+  }
+  out.provenance = provenance_of(op, b, img, "uint8", {img.rows, img.cols}, "colormap index");
   add_range_parameters(out.provenance.parameters, o, r);
   return out;
 }

@@ -26,6 +26,10 @@ namespace qgpu::display {
 // Raises InvalidArgument for an empty image or bad options, BackendUnavailable for cuda without a GPU.
 Rgba render(const Image<float>& img, const DisplayOptions& o);
 
+// render()'s colours as colormap indices (results.hpp, Indexed): the same pipeline, the LUT lookup left out (cuda:
+// one byte a pixel comes back; vulkan: rendered, then each colour's index looked up on the host).
+Indexed render_indexed(const Image<float>& img, const DisplayOptions& o);
+
 Histogram histogram(const Image<float>& img, const DisplayOptions& o);
 
 // log(1 + |FFT2(img)|) (forward, unnormalised), fftshifted: zero frequency at (rows/2, cols/2). Single precision

@@ -157,38 +157,26 @@ bool palette_of(const display::Rgba& img, std::vector<std::uint32_t>& colours, s
 
 }  // namespace
 
-std::string png_bytes(const display::Rgba& img) {
-  if (img.rows == 0 || img.cols == 0 || img.rgba.size() != img.rows * img.cols * 4)
-    throw InvalidArgument("cannot encode an empty or inconsistent RGBA picture as PNG");
-  if (img.rows > 0x7fffffffu || img.cols > 0x7fffffffu / 4)
-    throw InvalidArgument("picture of " + std::to_string(img.cols) + "x" + std::to_string(img.rows) +
-                          " is too large for PNG");
-  // Interactive responses (the service's PNG answers, the notebook's pictures), deflated in bands on the host's
-  // cores (zlib_in_bands). A picture of at most 256 colours (every colormapped
-  // one) is written as a palette PNG: one byte per pixel, a quarter of what RGBA deflates, rows unfiltered. Others:
-  // RGB when every pixel is opaque, else RGBA, every row with the SUB filter.
-  std::vector<std::uint32_t> colours;
-  std::vector<std::uint8_t> index;
-  const bool palette = palette_of(img, colours, index);
-  bool opaque = true;
-  if (palette) {
-    for (std::uint32_t c : colours) opaque = opaque && (c >> 24) == 255;
-  } else {
-    for (std::size_t i = 3; i < img.rgba.size() && opaque; i += 4) opaque = img.rgba[i] == 255;
-  }
-  const std::size_t ch = palette ? 1 : opaque ? 3 : 4, row_bytes = 1 + img.cols * ch;
-  std::vector<std::uint8_t> filtered(checked_mul<InvalidArgument>(row_bytes, img.rows, "PNG rows"));
-  for (std::size_t r = 0; r < img.rows; ++r) {
+namespace {
+
+// The PNG of rows x cols pixels: palette indices (`colours`: RGBA packed little-endian, at most 256) or RGB / RGBA
+// pixels (`ch` 3 or 4 of the RGBA source), deflated in bands (zlib_in_bands).
+std::string png_of(std::size_t rows, std::size_t cols, const std::uint8_t* index,
+                   const std::vector<std::uint32_t>& colours, const std::uint8_t* rgba, bool opaque) {
+  const bool palette = index != nullptr;
+  const std::size_t ch = palette ? 1 : opaque ? 3 : 4, row_bytes = 1 + cols * ch;
+  std::vector<std::uint8_t> filtered(checked_mul<InvalidArgument>(row_bytes, rows, "PNG rows"));
+  for (std::size_t r = 0; r < rows; ++r) {
     std::uint8_t* dst = filtered.data() + r * row_bytes;
     if (palette) {
       *dst++ = 0;  // NONE
-      std::memcpy(dst, index.data() + r * img.cols, img.cols);
+      std::memcpy(dst, index + r * cols, cols);
       continue;
     }
-    const std::uint8_t* src = img.rgba.data() + r * img.cols * 4;
+    const std::uint8_t* src = rgba + r * cols * 4;
     *dst++ = 1;  // SUB: each byte less the same channel of the pixel to its left
     for (std::size_t k = 0; k < ch; ++k) dst[k] = src[k];
-    for (std::size_t c = 1; c < img.cols; ++c)
+    for (std::size_t c = 1; c < cols; ++c)
       for (std::size_t k = 0; k < ch; ++k) dst[c * ch + k] = std::uint8_t(src[c * 4 + k] - src[(c - 1) * 4 + k]);
   }
   const std::vector<std::uint8_t> idat = zlib_in_bands(filtered.data(), filtered.size());
@@ -199,8 +187,8 @@ std::string png_bytes(const display::Rgba& img) {
   out.append("\x89PNG\r\n\x1a\n", 8);
   std::uint8_t ihdr[13] = {};
   for (int i = 0; i < 4; ++i) {
-    ihdr[i] = std::uint8_t(img.cols >> (24 - 8 * i));
-    ihdr[4 + i] = std::uint8_t(img.rows >> (24 - 8 * i));
+    ihdr[i] = std::uint8_t(cols >> (24 - 8 * i));
+    ihdr[4 + i] = std::uint8_t(rows >> (24 - 8 * i));
   }
   ihdr[8] = 8;                                  // bits per channel (or per index)
   ihdr[9] = palette ? 3 : opaque ? 2 : 6;       // colour type: palette, RGB or RGBA; compression, filter, interlace 0
@@ -220,6 +208,47 @@ std::string png_bytes(const display::Rgba& img) {
   put_chunk(out, "IDAT", idat.data(), n);
   put_chunk(out, "IEND", nullptr, 0);
   return out;
+}
+
+void check_picture(std::size_t rows, std::size_t cols, bool consistent) {
+  if (rows == 0 || cols == 0 || !consistent)
+    throw InvalidArgument("cannot encode an empty or inconsistent picture as PNG");
+  if (rows > 0x7fffffffu || cols > 0x7fffffffu / 4)
+    throw InvalidArgument("picture of " + std::to_string(cols) + "x" + std::to_string(rows) + " is too large for PNG");
+}
+
+}  // namespace
+
+std::string png_bytes(const display::Rgba& img) {
+  check_picture(img.rows, img.cols, img.rgba.size() == img.rows * img.cols * 4);
+  // Interactive responses (the service's PNG answers, the notebook's pictures), deflated in bands on the host's
+  // cores (zlib_in_bands). A picture of at most 256 colours (every colormapped
+  // one) is written as a palette PNG: one byte per pixel, a quarter of what RGBA deflates, rows unfiltered. Others:
+  // RGB when every pixel is opaque, else RGBA, every row with the SUB filter.
+  std::vector<std::uint32_t> colours;
+  std::vector<std::uint8_t> index;
+  const bool palette = palette_of(img, colours, index);
+  bool opaque = true;
+  if (palette) {
+    for (std::uint32_t c : colours) opaque = opaque && (c >> 24) == 255;
+  } else {
+    for (std::size_t i = 3; i < img.rgba.size() && opaque; i += 4) opaque = img.rgba[i] == 255;
+  }
+  return png_of(img.rows, img.cols, palette ? index.data() : nullptr, colours, img.rgba.data(), opaque);
+}
+
+std::string png_bytes(const display::Indexed& img, const display::Lut& lut) {
+  check_picture(img.rows, img.cols, img.index.size() == img.rows * img.cols);
+  if (img.transparent)
+    throw InvalidArgument("png_bytes: an indexed picture with transparent pixels needs a 257th colour; render it");
+  std::vector<std::uint32_t> colours(256);
+  bool opaque = true;
+  for (std::size_t i = 0; i < 256; ++i) {
+    colours[i] = std::uint32_t(lut[4 * i]) | std::uint32_t(lut[4 * i + 1]) << 8 | std::uint32_t(lut[4 * i + 2]) << 16 |
+                 std::uint32_t(lut[4 * i + 3]) << 24;
+    opaque = opaque && lut[4 * i + 3] == 255;
+  }
+  return png_of(img.rows, img.cols, img.index.data(), colours, nullptr, opaque);
 }
 
 }  // namespace qgpu::remote

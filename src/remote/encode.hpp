@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/image.hpp"
+#include "display/colormap.hpp"
 #include "display/results.hpp"
 
 namespace qgpu::remote {
@@ -34,5 +35,8 @@ nlohmann::json image_json(const Image<double>& img);  // non-finite values as nu
 // opaque, else RGBA; 8 bits per channel). InvalidArgument for an empty or
 // inconsistent picture.
 std::string png_bytes(const display::Rgba& img);
+// The same picture from its colormap indices (display::render_indexed) and the map: a palette PNG of the map's 256
+// colours, no per-pixel colour lookup; InvalidArgument when some pixel is transparent (render those).
+std::string png_bytes(const display::Indexed& img, const display::Lut& lut);
 
 }  // namespace qgpu::remote

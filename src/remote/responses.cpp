@@ -106,16 +106,29 @@ void send_body(httplib::Response& res, Body body) {
 namespace {
 
 // Rendered where the image's provenance says it lives (the dataset's backend).
+// As colormap indices, a palette PNG of the map's colours (one byte a pixel from the device, no colour lookup);
+// a picture with transparent (non-finite) pixels is rendered in colour instead.
 template <class T> Body png_body(const Image<T>& img, const display::DisplayOptions& look) {
+  const Image<float> values = as_float(img);
+  display::Indexed indexed;
+  {
+    const timing::Stage stage("render");
+    indexed = display::render_indexed(values, look);
+  }
+  Body b;
+  b.content_type = "image/png";
+  if (indexed.transparent == 0) {
+    const timing::Stage stage("encode");
+    b.bytes = png_bytes(indexed, display::colormap(look.colormap));
+    return b;
+  }
   display::Rgba rgba;
   {
     const timing::Stage stage("render");
-    rgba = display::render(as_float(img), look);
+    rgba = display::render(values, look);
   }
   const timing::Stage stage("encode");
-  Body b;
   b.bytes = png_bytes(rgba);
-  b.content_type = "image/png";
   return b;
 }
 

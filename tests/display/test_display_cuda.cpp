@@ -56,6 +56,21 @@ void expect_same_everything(Backend backend, const Image<float>& img, const Disp
   const Rgba rc = render(img, o), rg = render(on_backend(img, backend), o);
   expect_same_rgba(rc, rg, what);
   EXPECT_EQ(rg.provenance.backend, backend_name(backend));
+  // the colormap indices (the service's PNG path): the map's colour at each is the render's (cuda: the CPU's indices
+  // themselves; vulkan looks each rendered colour up, the lowest index of a colour the map repeats)
+  const Indexed ic = render_indexed(img, o), ig = render_indexed(on_backend(img, backend), o);
+  if (backend == Backend::cuda) EXPECT_TRUE(ic.index == ig.index) << what;
+  EXPECT_EQ(ic.transparent, ig.transparent) << what;
+  const Lut& lut = colormap(o.colormap);
+  std::size_t transparent = 0, wrong = 0;
+  for (std::size_t i = 0; i < ig.index.size(); ++i) {
+    const bool clear = rg.rgba[4 * i + 3] == 0;
+    transparent += clear;
+    if (!clear && !std::equal(lut.begin() + 4 * ig.index[i], lut.begin() + 4 * ig.index[i] + 4, rg.rgba.begin() + 4 * i))
+      ++wrong;
+  }
+  EXPECT_EQ(ig.transparent, transparent) << what;
+  EXPECT_EQ(wrong, 0u) << what;
   const Histogram hc = histogram(img, o), hg = histogram(on_backend(img, backend), o);
   EXPECT_EQ(hc.counts, hg.counts) << what;
   EXPECT_EQ(hc.lo, hg.lo) << what;

@@ -190,5 +190,34 @@ TEST(DisplayRenderCpu, CudaWithoutGpuRaisesInsteadOfFallingBack) {
   EXPECT_THROW(fft_log_magnitude(on_backend(ok, Backend::cuda)), BackendUnavailable);
 }
 
+// render_indexed is render() without the colour lookup: the map's colour at each index is the rendered pixel, and
+// the non-finite pixels (transparent black there) are counted.
+TEST(DisplayRenderCpu, IndexedIsTheRenderBeforeTheColormap) {
+  const Image<float> img = test::wide_range_image(61, 47, 5);
+  for (Scale sc : {Scale::linear, Scale::log, Scale::signed_log}) {
+    DisplayOptions o;
+    o.scale = sc;
+    o.lower_percentile = 2;
+    o.upper_percentile = 98;
+    const Rgba rgba = render(img, o);
+    const Indexed ix = render_indexed(img, o);
+    ASSERT_EQ(ix.index.size(), img.data.size());
+    EXPECT_EQ(ix.rows, 61u);
+    EXPECT_EQ(ix.provenance.parameters["lo"], rgba.provenance.parameters["lo"]);
+    const Lut& lut = colormap(o.colormap);
+    std::size_t clear = 0;
+    for (std::size_t i = 0; i < img.data.size(); ++i) {
+      if (!std::isfinite(img.data[i])) {
+        ++clear;
+        EXPECT_EQ(ix.index[i], 0);
+        continue;
+      }
+      ASSERT_TRUE(std::equal(lut.begin() + 4 * ix.index[i], lut.begin() + 4 * ix.index[i] + 4, rgba.rgba.begin() + 4 * i)) << i;
+    }
+    EXPECT_GT(clear, 0u);
+    EXPECT_EQ(ix.transparent, clear);
+  }
+}
+
 }  // namespace
 }  // namespace qgpu::display

@@ -79,6 +79,39 @@ TEST(PngBytes, ColormappedPictureIsAPaletteWithItsTransparency) {
   }
 }
 
+// The service's PNG path: colormap indices (display::render_indexed) into a palette PNG of the map's colours, read
+// back by libpng as exactly render()'s pixels, every scale and colormap; a picture with a non-finite pixel is refused
+// (the service renders those in colour).
+TEST(PngBytes, IndexedPictureReadsBackAsTheRender) {
+  Image<float> v;
+  v.rows = 300;
+  v.cols = 257;
+  v.data.resize(v.rows * v.cols);
+  std::mt19937 g(3);
+  std::normal_distribution<float> noise(0, 40);
+  for (std::size_t i = 0; i < v.data.size(); ++i) v.data[i] = float((i * 7919) % 1000) + noise(g) - 200;
+  for (const char* map : {"inferno", "gray", "RdBu_r"})
+    for (display::Scale sc : {display::Scale::linear, display::Scale::log, display::Scale::signed_log}) {
+      display::DisplayOptions o;
+      o.colormap = map;
+      o.scale = sc;
+      o.lower_percentile = 1;
+      o.upper_percentile = 99;
+      const display::Indexed ix = display::render_indexed(v, o);
+      ASSERT_EQ(ix.transparent, 0u);
+      const std::string png = png_bytes(ix, display::colormap(map));
+      EXPECT_EQ(png[25], 3) << "colour type";
+      std::size_t rows = 0, cols = 0;
+      EXPECT_EQ(decode(png, rows, cols), display::render(v, o).rgba) << map << " " << display::scale_name(sc);
+      EXPECT_EQ(rows, v.rows);
+      EXPECT_EQ(cols, v.cols);
+    }
+  v.data[1234] = std::nanf("");
+  const display::Indexed hole = display::render_indexed(v, display::DisplayOptions{});
+  EXPECT_EQ(hole.transparent, 1u);
+  EXPECT_THROW(png_bytes(hole, display::colormap("inferno")), InvalidArgument);
+}
+
 TEST(PngBytes, EmptyOrInconsistentRefused) {
   display::Rgba img;
   EXPECT_THROW(png_bytes(img), InvalidArgument);

@@ -194,14 +194,16 @@ TEST(RemoteApi, MeanPatternPngShowsTheHaloByDefault) {
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
   const Image<float> mean = detector::mean_pattern(srv.dataset());
-  EXPECT_EQ(res->body, remote::png_bytes(display::render(display::pattern_log(mean),
-                                                          display::pattern_display_options("inferno"))));
+  // (the service writes colormap indices as a palette PNG of the map: display::render_indexed)
+  EXPECT_EQ(res->body, remote::png_bytes(display::render_indexed(display::pattern_log(mean),
+                                                                  display::pattern_display_options("inferno")),
+                                         display::colormap("inferno")));
   auto plain = cli.Get(srv.api("/mean_pattern?format=png&scale=log&colormap=inferno"));
   ASSERT_TRUE(plain);
   display::DisplayOptions log_look;
   log_look.colormap = "inferno";
   log_look.scale = display::Scale::log;
-  EXPECT_EQ(plain->body, remote::png_bytes(display::render(mean, log_look)));
+  EXPECT_EQ(plain->body, remote::png_bytes(display::render_indexed(mean, log_look), display::colormap("inferno")));
 }
 
 TEST(RemoteApi, FrameEqualsDatasetRead) {

@@ -21,4 +21,21 @@ Range render(const float* data, std::size_t n, const DisplayOptions& o, const Lu
   return r;
 }
 
+Range render_indexed(const float* data, std::size_t n, const DisplayOptions& o, std::uint8_t* index,
+                     std::size_t* transparent) {
+  const Range r = find_range(data, n, o);
+  std::size_t none = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float v = data[i];
+    if (!is_finite(v)) {
+      index[i] = 0;
+      ++none;
+      continue;
+    }
+    index[i] = std::uint8_t(color_index(scale_value(v, o.scale), r.lo, r.hi));
+  }
+  *transparent = none;
+  return r;
+}
+
 }  // namespace qgpu::display::cpu

@@ -13,6 +13,9 @@
 namespace qgpu::display::cuda {
 
 Range render(const float* data, std::size_t n, const DisplayOptions& o, const Lut& lut, std::uint8_t* rgba);
+// n colormap indices to index (non-finite: 0, counted in *transparent); returns the range used.
+Range render_indexed(const float* data, std::size_t n, const DisplayOptions& o, std::uint8_t* index,
+                     std::size_t* transparent);
 
 Range histogram(const float* data, std::size_t n, const DisplayOptions& o, std::array<std::uint64_t, 256>& counts);
 

@@ -21,7 +21,37 @@ __global__ void render_kernel(const float* in, std::size_t n, Scale scale, doubl
   }
 }
 
+// Colormap indices (render_kernel without the LUT); non-finite pixels get 0 and are counted.
+__global__ void index_kernel(const float* in, std::size_t n, Scale scale, double lo, double hi, std::uint8_t* out,
+                             unsigned long long* transparent) {
+  unsigned none = 0;
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const float v = in[i];
+    const bool finite = is_finite(v);
+    out[i] = finite ? std::uint8_t(color_index(scale_value(v, scale), lo, hi)) : std::uint8_t(0);
+    none += !finite;
+  }
+  if (none) atomicAdd(transparent, static_cast<unsigned long long>(none));
+}
+
 }  // namespace
+
+Range render_indexed(const float* data, std::size_t n, const DisplayOptions& o, std::uint8_t* index,
+                     std::size_t* transparent) {
+  LeasedBuffer d_in(n * sizeof(float)), d_out(n), d_count(sizeof(unsigned long long));
+  d_in.buffer().upload(data, n * sizeof(float));
+  QGPU_CUDA(cudaMemset(d_count.data(), 0, sizeof(unsigned long long)));
+  const Range r = find_range_on_device(d_in.as<float>(), n, o);
+  index_kernel<<<blocks_for(n), kThreads>>>(d_in.as<float>(), n, o.scale, r.lo, r.hi, d_out.as<std::uint8_t>(),
+                                            d_count.as<unsigned long long>());
+  QGPU_CUDA_LAUNCHED("display index_kernel");
+  d_out.buffer().download(index, n);
+  unsigned long long none = 0;
+  d_count.buffer().download(&none, sizeof none);
+  *transparent = std::size_t(none);
+  return r;
+}
 
 Range render(const float* data, std::size_t n, const DisplayOptions& o, const Lut& lut, std::uint8_t* rgba) {
   // Pooled (device/cuda/buffer_pool.hpp): a service rendering PNGs of one size allocates nothing per request.
