@@ -112,6 +112,29 @@ TEST(PngBytes, IndexedPictureReadsBackAsTheRender) {
   EXPECT_THROW(png_bytes(hole, display::colormap("inferno")), InvalidArgument);
 }
 
+// Deflate only where it pays (encode.cpp, kStoreAbove): a noisy picture's bytes are stored (the PNG a little larger
+// than one byte a pixel, no deflate time), a smooth one's deflated; both read back exactly.
+TEST(PngBytes, NoisyPicturesAreStoredSmoothOnesDeflated) {
+  Image<float> noisy, smooth;
+  noisy.rows = smooth.rows = 512;
+  noisy.cols = smooth.cols = 512;
+  std::mt19937 g(11);
+  std::uniform_real_distribution<float> u(0, 1);
+  for (std::size_t i = 0; i < 512 * 512; ++i) {
+    noisy.data.push_back(u(g));
+    smooth.data.push_back(float(i / 512 + i % 512));
+  }
+  const std::size_t n = 512 * 512;
+  for (const auto* img : {&noisy, &smooth}) {
+    const display::Indexed ix = display::render_indexed(*img, display::DisplayOptions{});
+    const std::string png = png_bytes(ix, display::colormap(display::DisplayOptions{}.colormap));
+    if (img == &noisy) EXPECT_GT(png.size(), n) << "stored";
+    else EXPECT_LT(png.size(), n / 2) << "deflated";
+    std::size_t rows = 0, cols = 0;
+    EXPECT_EQ(decode(png, rows, cols), display::render(*img, display::DisplayOptions{}).rgba);
+  }
+}
+
 TEST(PngBytes, EmptyOrInconsistentRefused) {
   display::Rgba img;
   EXPECT_THROW(png_bytes(img), InvalidArgument);
