@@ -109,10 +109,11 @@ namespace {
 // As colormap indices, a palette PNG of the map's colours (one byte a pixel from the device, no colour lookup);
 // a picture with transparent (non-finite) pixels is rendered in colour instead.
 template <class T> Body png_body(const Image<T>& img, const display::DisplayOptions& look) {
-  const Image<float> values = as_float(img);
+  Image<float> values;
   display::Indexed indexed;
   {
-    const timing::Stage stage("render");
+    const timing::Stage stage("render");  // (the values as float, then their colormap indices)
+    values = as_float(img);
     indexed = display::render_indexed(values, look);
   }
   Body b;
