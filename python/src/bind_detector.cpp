@@ -4,6 +4,7 @@
 
 #include "convert.hpp"
 #include "detector/virtual_detector.hpp"
+#include "resident/scan_bin.hpp"
 
 namespace qgpu::py {
 
@@ -26,28 +27,29 @@ pyb::array_t<std::uint32_t> mask_to_python(const detector::Mask& m) {
 
 void bind_detector(pyb::module_& m) {
   using detector::Center;
-  m.def("bf", [](const Dataset& ds, std::optional<double> radius, const pyb::object& center) {
+  m.def("bf", [](const Dataset& ds, std::optional<double> radius, const pyb::object& center, std::size_t scan_bin) {
     const auto c = center_of(center);  // with the GIL held
     SumImage img;
     {
       pyb::gil_scoped_release release;
-      img = detector::bf(ds, radius, c);
+      img = detector::bf(ds, radius, c, scan_bin);
     }
     return image_to_python(img);
-  }, pyb::arg("ds"), pyb::arg("radius") = pyb::none(), pyb::arg("center") = pyb::none());
-  m.def("adf", [](const Dataset& ds, double inner, double outer, const pyb::object& center) {
+  }, pyb::arg("ds"), pyb::arg("radius") = pyb::none(), pyb::arg("center") = pyb::none(), pyb::arg("scan_bin") = 1);
+  m.def("adf", [](const Dataset& ds, double inner, double outer, const pyb::object& center, std::size_t scan_bin) {
     const auto c = center_of(center);
-    return image_to_python(nogil([&] { return detector::adf(ds, inner, outer, c); }));
-  }, pyb::arg("ds"), pyb::arg("inner"), pyb::arg("outer"), pyb::arg("center") = pyb::none());
-  m.def("df", [](const Dataset& ds, const pyb::object& center, double radius) {
+    return image_to_python(nogil([&] { return detector::adf(ds, inner, outer, c, scan_bin); }));
+  }, pyb::arg("ds"), pyb::arg("inner"), pyb::arg("outer"), pyb::arg("center") = pyb::none(), pyb::arg("scan_bin") = 1);
+  m.def("df", [](const Dataset& ds, const pyb::object& center, double radius, std::size_t scan_bin) {
     const auto c = center_of(center);
     if (!c) throw InvalidArgument("df needs a center (row, col)");
-    return image_to_python(nogil([&] { return detector::df(ds, *c, radius); }));
-  }, pyb::arg("ds"), pyb::arg("center"), pyb::arg("radius"));
+    return image_to_python(nogil([&] { return detector::df(ds, *c, radius, scan_bin); }));
+  }, pyb::arg("ds"), pyb::arg("center"), pyb::arg("radius"), pyb::arg("scan_bin") = 1);
   // The result dtype follows the mask's and the data's dtype: unsigned counts with a bool / unsigned mask -> exact
   // uint64; a signed integer mask or signed data -> exact int64; float data -> float64; a float mask -> integer
   // weights when every weight is a whole number, else InvalidArgument (no silent truncation).
-  m.def("virtual_image", [](const Dataset& ds, const pyb::object& mask_arg) -> pyb::tuple {
+  m.def("virtual_image", [](const Dataset& ds, const pyb::object& mask_arg, std::size_t scan_bin) -> pyb::tuple {
+    check_scan_bin(ds.shape(), scan_bin);
     // Shape and dtype from the array's header, before any conversion copies it.
     const pyb::array w = mask_argument(mask_arg, ds.shape().det_rows, ds.shape().det_cols, "mask");
     const char kind = w.dtype().kind();
@@ -64,7 +66,7 @@ void bind_detector(pyb::module_& m) {
       SumImage img;
       {
         pyb::gil_scoped_release release;
-        img = detector::virtual_image(ds, mask);
+        img = detector::virtual_image(ds, mask, scan_bin);
       }
       return image_to_python(img);
     }
@@ -88,9 +90,17 @@ void bind_detector(pyb::module_& m) {
     {
       pyb::gil_scoped_release release;
       img = detector::virtual_image(ds, mask);
+      if (scan_bin > 1)  // signed weights: the full image's b x b block sums (exact for integers)
+        img.visit([&](auto& im) {
+          im.data = bin_scan_sums(std::move(im.data), im.rows, im.cols, scan_bin);
+          im.rows /= scan_bin;
+          im.cols /= scan_bin;
+          im.provenance.output_shape = {im.rows, im.cols};
+          im.provenance.parameters["scan_bin"] = scan_bin;
+        });
     }
     return image_to_python(img);
-  }, pyb::arg("ds"), pyb::arg("mask"));
+  }, pyb::arg("ds"), pyb::arg("mask"), pyb::arg("scan_bin") = 1);
   m.def("default_adf_radii", [](const Dataset& ds, const pyb::object& center, std::optional<double> radius) {
     const auto c = center_of(center);
     if (radius && !(std::isfinite(*radius) && *radius > 0)) throw InvalidArgument("radius must be finite and > 0");

@@ -45,7 +45,7 @@ dpc::IdpcPadding padding_of(const std::string& padding) {
 }  // namespace
 
 void bind_dpc(pyb::module_& m) {
-  m.def("center_of_mass", [](const Dataset& ds, const pyb::object& mask) {
+  m.def("center_of_mass", [](const Dataset& ds, const pyb::object& mask, std::size_t scan_bin) {
     dpc::ComOptions o;
     if (!mask.is_none()) {
       // Shape and dtype checked before any copy; values must be 0 or 1 (never wrapped by a cast to uint8).
@@ -60,11 +60,12 @@ void bind_dpc(pyb::module_& m) {
         o.mask[std::size_t(i)] = std::uint8_t(v);
       }
     }
+    o.scan_bin = scan_bin;
     const dpc::ComResult r = nogil([&] { return dpc::center_of_mass(ds, o); });
     pyb::dict prov = to_python(r.provenance.to_json());
     prov["empty_frames"] = r.empty_frames;
     return pyb::make_tuple(image_to_python(r.com_row)[0], image_to_python(r.com_col)[0], prov);
-  }, pyb::arg("ds"), pyb::arg("mask") = pyb::none());
+  }, pyb::arg("ds"), pyb::arg("mask") = pyb::none(), pyb::arg("scan_bin") = 1);
   m.def("centered_dpc", [](const Dataset& ds, const pyb::object& reference) {
     const dpc::ComResult com = nogil([&] { return dpc::center_of_mass(ds); });
     std::optional<std::pair<double, double>> ref;

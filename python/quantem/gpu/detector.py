@@ -44,22 +44,25 @@ def fit_bf_disk(ds):
 
 
 @keywords
-def bf(ds, radius=None, center=None):
+def bf(ds, radius=None, center=None, scan_bin=1):
     """Bright field: the sum of each frame inside a disk, a scan-shaped Result (exact integer sums).
 
     ds: a loaded Dataset.
     radius: disk radius, detector pixels. Default None: the fitted BF disk's.
     center: (row, col), detector pixels. Default None: the fitted BF disk's centre.
+    scan_bin: b > 1 (a divisor of both scan sides) gives the exact sums of b x b blocks of scan positions, a
+    (rows/b, cols/b) Result (on a large scan, binned on the GPU by the radial basis); default 1.
     Raises: InvalidArgument (a radius not finite or <= 0); warns DiskFitUncertain when a default came from an
     uncertain fit."""
-    out = wrap(_qgpu.bf(ds, radius, center))
+    out = wrap(_qgpu.bf(ds, radius, center, scan_bin))
     _warn_provenance(out.provenance)
     return out
 
 
 @keywords
-def adf(ds, inner=None, outer=None, center=None, radius=None):
+def adf(ds, inner=None, outer=None, center=None, radius=None, scan_bin=1):
     """ds: a loaded Dataset; inner, outer, radius in detector pixels, center (row, col) in detector pixels.
+    scan_bin: b > 1 (a divisor of both scan sides): the exact sums of b x b blocks of scan positions; default 1.
     Annular dark field: inner <= distance <= outer pixels around center (default: the BF disk centre). Without
     radii: inner = 1.2 x the BF disk radius (`radius`, default: the fitted one), outer = min(3 x that radius,
     distance to the detector edge). Warns (DiskFitUncertain) when a default came from an uncertain fit.
@@ -72,30 +75,32 @@ def adf(ds, inner=None, outer=None, center=None, radius=None):
         inner, outer = _qgpu.default_adf_radii(ds, center, radius)
         if center is None or radius is None:  # the radii or the centre came from the fit (cached on the dataset)
             _warn_fit(_qgpu.fit_bf_disk(ds))
-        out = wrap(_qgpu.adf(ds, inner, outer, center))
+        out = wrap(_qgpu.adf(ds, inner, outer, center, scan_bin))
     else:
-        out = wrap(_qgpu.adf(ds, inner, outer, center))
+        out = wrap(_qgpu.adf(ds, inner, outer, center, scan_bin))
         _warn_provenance(out.provenance)
     return out
 
 
 @keywords
-def df(ds, center, radius):
+def df(ds, center, radius, scan_bin=1):
     """Dark field through an off-axis disk: the sum of each frame within radius of center.
 
     ds: a loaded Dataset. center: (row, col), detector pixels. radius: detector pixels.
+    scan_bin: b > 1 (a divisor of both scan sides): the exact sums of b x b blocks of scan positions; default 1.
     Raises: InvalidArgument (no center, a radius not finite or <= 0)."""
-    return wrap(_qgpu.df(ds, center, radius))
+    return wrap(_qgpu.df(ds, center, radius, scan_bin))
 
 
 @keywords
-def virtual_image(ds, mask):
-    """ds: a loaded Dataset; mask: a detector-shaped array of weights.
+def virtual_image(ds, mask, scan_bin=1):
+    """ds: a loaded Dataset; mask: a detector-shaped array of weights; scan_bin: b > 1 (a divisor of both scan sides)
+    sums b x b blocks of scan positions too (exact), a (rows/b, cols/b) Result; default 1.
     Sum of mask x frame for every scan position, exact for integer data. mask is detector-shaped; the result dtype
     follows it and the data: bool / unsigned integer weights (< 2^32) -> uint64 on counts; signed integer weights
     (|w| < 2^32) or signed data -> int64; float data -> float64. Float weights are taken when every weight is a whole
     number, else InvalidArgument (never truncated)."""
-    return wrap(_qgpu.virtual_image(ds, mask))
+    return wrap(_qgpu.virtual_image(ds, mask, scan_bin))
 
 
 @keywords

@@ -13,12 +13,14 @@ class RotationUndetermined(UserWarning):
 
 
 @keywords
-def center_of_mass(ds, mask=None):
+def center_of_mass(ds, mask=None, scan_bin=1):
     """(com_row, com_col): each frame's intensity-weighted centre in detector pixels, scan-shaped Results.
 
     ds: a loaded Dataset. mask: None (default: every pixel) or a detector-shaped 0/1 array of the pixels used.
+    scan_bin: b > 1 (a divisor of both scan sides): the centre of b x b blocks of frames summed (the CoM of the
+    binned scan), (rows/b, cols/b) maps; default 1.
     Raises: InvalidArgument (a mask of another shape or with values other than 0 and 1)."""
-    r, c, prov = _qgpu.center_of_mass(ds, mask)
+    r, c, prov = _qgpu.center_of_mass(ds, mask, scan_bin)
     return Result(r, prov), Result(c, prov)
 
 

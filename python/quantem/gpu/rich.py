@@ -118,6 +118,12 @@ def _results(out):
                 yield o
 
 
+def _scan_bin(r):
+    """The scan bin a Result's provenance records (scan_bin of the product), else 1."""
+    prov = r.provenance if isinstance(getattr(r, "provenance", None), dict) else {}
+    return int((prov.get("parameters") or {}).get("scan_bin", 1))
+
+
 def attach_pixel_size(out, args, kwargs):
     """Gives the 2D Results in `out` their pixel size: from a Dataset among the arguments (scan-shaped images: the
     scan pixel in angstrom; patterns: the detector pixel in mrad), else from an argument Result of the same shape."""
@@ -135,6 +141,9 @@ def attach_pixel_size(out, args, kwargs):
                 r.pixel_size = (float(cal.detector_pixel_size), "mrad")
             elif op not in PATTERNS and shape == tuple(ds.shape[:2]) and cal.scan_pixel_size is not None:
                 r.pixel_size = (float(cal.scan_pixel_size), "angstrom")
+            elif op not in PATTERNS and cal.scan_pixel_size is not None and _scan_bin(r) > 1 and \
+                    shape == (ds.shape[0] // _scan_bin(r), ds.shape[1] // _scan_bin(r)):
+                r.pixel_size = (float(cal.scan_pixel_size) * _scan_bin(r), "angstrom")  # b x b positions a pixel
         else:
             same = next((g for g in given if tuple(g.shape[:2]) == shape), None)
             if same is not None:
