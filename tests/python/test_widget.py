@@ -134,3 +134,23 @@ def test_missing_positions_of_the_dataset_are_synced(ds):
     # a finished live series names them in its report
     assert widget._missing_of({"live": {"report": {"missing": 2, "missing_positions": [3, 7]}}}) == {
         "count": 2, "positions": [3, 7]}
+
+
+def test_a_large_scan_is_shown_binned(tmp_path):
+    # 4 x 2048 positions: the viewer's rule (scan_bin.ts) bins it 2 x 2 (1024 a side); clicks map in the browser
+    path = tmp_path / "wide.h5"
+    qgpu.io.write_sample(str(path), scan=(4, 2048), detector=(16, 16), seed=3)
+    big = qgpu.io.load(str(path), backend="cpu")
+    assert widget.display_scan_bin(4, 2048) == 2 and widget.display_scan_bin(512, 512) == 1
+    assert widget.display_scan_bin(1031, 1031) == 1  # a prime side: no bin leaves 256..1024 pixels
+    w = Recorder(big)
+    w.handle_message({"type": "ready"})
+    content, real = next((c, np.frombuffer(b[0], np.float32).reshape(c["rows"], c["cols"])) for c, b in w.sent
+                         if c["panel"] == "real")
+    assert content["scan_bin"] == 2 and real.shape == (2, 1024)
+    full = np.asarray(qgpu.detector.bf(big, radius=w.detector["r"], center=(w.detector["cr"], w.detector["cc"])),
+                      np.float64)
+    np.testing.assert_array_equal(real, full.reshape(2, 2, 1024, 2).sum(axis=(1, 3)).astype(np.float32))
+    assert "binned 2\u00d72" in content["title"]
+    if content["pixel"]:
+        assert content["pixel"][0] == pytest.approx(2 * w.calibration["scan"][0])

@@ -66,6 +66,23 @@ def _missing_of(metadata):
     return {"count": count, "positions": positions} if count else {}
 
 
+SCAN_BIN_LIMIT = 1024  # the viewer's (src/remote/web/src/scan_bin.ts): pictures of at most this many pixels a side
+
+
+def display_scan_bin(rows, cols, limit=SCAN_BIN_LIMIT):
+    """The scan bin of a large scan's virtual images, as the viewer chooses it: 1 up to `limit` positions a side, else
+    the smallest common divisor b of rows and cols with max(rows, cols) / b in limit/4..limit (none: 1)."""
+    side = max(rows, cols)
+    if side <= limit:
+        return 1
+    b = 2
+    while b <= min(rows, cols) and side / b >= limit / 4:
+        if rows % b == 0 and cols % b == 0 and side / b <= limit:
+            return b
+        b += 1
+    return 1
+
+
 def _plain(a):
     return np.ascontiguousarray(np.asarray(a, dtype=np.float32))
 
@@ -90,6 +107,7 @@ class Show4DState(traitlets.HasTraits):
     def _setup(self, data, product=None, detector=None):
         self.timings = []  # (what, milliseconds) of each update: compute + hand over to the comm
         self._dpc = None
+        self._scan_bin = 1
         if isinstance(data, ProductCache):
             self._ds, self._cache = None, data
             g = data.geometry
@@ -105,6 +123,7 @@ class Show4DState(traitlets.HasTraits):
             s = data.shape
             scan, det = [s[0], s[1]], [s[2], s[3]]
             self.products = list(DATASET_PRODUCTS)
+            self._scan_bin = display_scan_bin(s[0], s[1])  # virtual images of a large scan: b x b block sums
             cal = data.calibration
             self.missing = _missing_of(data.metadata)
             try:
@@ -163,17 +182,17 @@ class Show4DState(traitlets.HasTraits):
         p, d = self.product, self.detector
         if self._cache is not None:
             return self._cache[p]
-        ds, center = self._ds, (d["cr"], d["cc"])
+        ds, center, b = self._ds, (d["cr"], d["cc"]), self._scan_bin
         if p == "virtual":
             if d["kind"] == "disk":
-                return _detector.bf(ds, radius=d["r"], center=center)
+                return _detector.bf(ds, radius=d["r"], center=center, scan_bin=b)
             if d["kind"] == "annulus":
-                return _detector.adf(ds, d["inner"], d["outer"], center=center)
+                return _detector.adf(ds, d["inner"], d["outer"], center=center, scan_bin=b)
             if d["kind"] == "point":
-                return _detector.bf(ds, radius=0.5, center=center)
+                return _detector.bf(ds, radius=0.5, center=center, scan_bin=b)
             rows, cols = np.ogrid[:self.shape[2], :self.shape[3]]
             mask = (np.abs(rows - d["cr"]) <= d["h"]) & (np.abs(cols - d["cc"]) <= d["w"])
-            return _detector.virtual_image(ds, mask)
+            return _detector.virtual_image(ds, mask, scan_bin=b)
         if p == "ssb":
             return _ssb.reconstruct(ds, C1=self.c1)
         if self._dpc is None:
@@ -187,11 +206,15 @@ class Show4DState(traitlets.HasTraits):
         return self._ds[r, c]
 
     # ------------------------------------------------------------------------------------------ messages
-    def _send_image(self, panel, values, title, pixel):
+    def _send_image(self, panel, values, title, pixel, scan_bin=1):
         arr = _plain(values)
         start = time.perf_counter()
+        if scan_bin > 1:  # b x b scan positions a pixel: said in the title, the pixel size and the click's mapping
+            title += f" (binned {scan_bin}\u00d7{scan_bin} scan positions, exact sums)"
+            pixel = [pixel[0] * scan_bin, pixel[1]] if pixel else None
         self.send({"type": "image", "panel": panel, "rows": int(arr.shape[0]), "cols": int(arr.shape[1]),
-                   "title": title, "pixel": list(pixel) if pixel else None}, [memoryview(arr).cast("B")])
+                   "title": title, "pixel": list(pixel) if pixel else None, "scan_bin": int(scan_bin)},
+                  [memoryview(arr).cast("B")])
         return (time.perf_counter() - start) * 1e3
 
     def _update(self, what):
@@ -202,7 +225,9 @@ class Show4DState(traitlets.HasTraits):
                 self._send_image("pattern", m, "mean pattern", self.calibration.get("detector"))
             if what in ("all", "image"):
                 img = self.image()
-                self._send_image("real", img, self._title(), self.calibration.get("scan"))
+                b = self._scan_bin if self.shape and img.shape[0] * self._scan_bin == self.shape[0] and \
+                    self._scan_bin > 1 else 1
+                self._send_image("real", img, self._title(), self.calibration.get("scan"), b)
             if what in ("all", "frame") and self._ds is not None:
                 r, c = self.position
                 self._send_image("frame", self.frame(), f"frame ({r}, {c})", self.calibration.get("detector"))

@@ -255,6 +255,51 @@ await runner.check('a dataset with positions without a frame: hatched, "5 positi
   }
 });
 
+await runner.check('a scan wider than 1024 positions is shown binned; a click picks its block centre', async () => {
+  const wide = join(tempDir('qgpu-widget-wide-'), 'wide.h5');
+  writeSample(qgpu, wide, [4, 2048], [16, 16]);  // the viewer's rule: 2 x 2 (1024 a side)
+  const wb = startBridge(wide);
+  try {
+    const start = await wb.next();
+    const p3 = await context.newPage();
+    p3.on('pageerror', (e) => errors.push(e.message));
+    let state = start.state;
+    await p3.exposeFunction('toPython', async (req) => {
+      const reply = await wb.request(req);
+      state = reply.state;
+      await p3.evaluate(([m, s]) => window.deliver(m, s), [reply.messages, reply.state]);
+    });
+    await p3.route('http://widget.test/**', (route) => {
+      const path = new URL(route.request().url()).pathname;
+      if (path === '/widget.js') return route.fulfill({ contentType: 'text/javascript', body: readFileSync(join(web, 'widget.js')) });
+      return route.fulfill({ contentType: 'text/html', body: PAGE });
+    });
+    await p3.addInitScript((s) => (window.initialState = s), start.state);
+    await p3.goto('http://widget.test/');
+    await p3.waitForFunction(() => (window.delivered ?? 0) >= 1, null, { timeout: 30000 });
+    const size = await p3.evaluate(() => {
+      const c = document.getElementById('cell').shadowRoot.getElementById('real');
+      return [c.height, c.width];
+    });
+    assert(JSON.stringify(size) === '[2,1024]', `binned canvas ${JSON.stringify(size)}`);
+    const title = await p3.locator('#real-panel h2 span').first().textContent();
+    assert(title.includes('binned 2×2 scan positions'), `title '${title}'`);
+    const box = await p3.locator('#real-panel canvas#real').boundingBox();
+    await p3.mouse.click(box.x + box.width * (700.5 / 1024), box.y + box.height * (1.5 / 2));  // picture pixel (1, 700)
+    // (a picture pixel is under half a screen pixel here: the click lands within a few pixels of 700)
+    await p3.waitForFunction(() => window.model.sets.some(([n]) => n === 'position'), null, { timeout: 10000 });
+    const [r, c] = await p3.evaluate(() => window.model.get('position'));
+    assert(r === 3 && c % 2 === 1 && Math.abs(c - 1401) <= 8, `position (${r}, ${c}): not a block centre near (3, 1401)`);
+    await p3.waitForFunction(() => /^frame \(3, \d+\)$/.test(document.getElementById('cell').shadowRoot.querySelector('#frame-panel h2 span').textContent),
+      null, { timeout: 10000 });
+    await p3.screenshot({ path: join(out, 'widget-binned.png') });
+    await p3.close();
+    return `canvas 2 x 1024, position (${r}, ${c}), Python's ${JSON.stringify(state.position)}`;
+  } finally {
+    wb.stop();
+  }
+});
+
 await runner.check('no page errors', async () => {
   assert(errors.length === 0, errors.join('; '));
 });

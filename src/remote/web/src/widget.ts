@@ -4,7 +4,8 @@
 // a shadow root so that the viewer's style sheet stays out of the notebook's page.
 // Protocol (everything over the kernel's comm, so a remote kernel needs no port):
 //   Python -> here: custom message {type: "image", panel: "pattern" | "real" | "frame", rows, cols, title,
-//                   pixel: [value, "angstrom" | "mrad"] | null} with one buffer of rows x cols float32 values;
+//                   pixel: [value, "angstrom" | "mrad"] | null, scan_bin (the real panel of a large scan: b x b positions
+//                   a pixel, clicks pick the block centre)} with one buffer of rows x cols float32 values;
 //                   {type: "error", message}.
 //   trait missing: {count, positions} of the dataset's scan positions without a frame (hatched on the real panel).
 //   here -> Python: {type: "ready"} when a view opens (Python answers with every image); traits detector (debounced
@@ -13,6 +14,7 @@ import type { Detector, DetectorKind } from './api';
 import { DetectorOverlay } from './detector_overlay';
 import { Panel, formatValue } from './panel';
 import { COLORMAPS, ColormapName, DEFAULT_LOOK, Look, SCALES, Scale, isColormap, render as renderValues } from './render';
+import { blockCentre } from './scan_bin';
 import css from '../style.css';
 
 export interface WidgetModel {
@@ -31,6 +33,7 @@ interface ImageMessage {
   cols: number;
   title: string;
   pixel: [number, string] | null;
+  scan_bin?: number;  // the real panel's: b x b scan positions a pixel (a large scan's virtual image)
 }
 
 export const DEBOUNCE_MS = 40;  // drags: at most one update per this many ms, and the last position always sent
@@ -191,12 +194,13 @@ function render({ model, el }: { model: WidgetModel; el: HTMLElement }): () => v
     draw('real');
   }));
 
-  // A click on the real-space image picks the scan position of the frame.
+  // A click on the real-space image picks the scan position of the frame (a binned picture: its block's centre).
   panels.real.viewport.addEventListener('click', (e) => {
     if (isCache || e.altKey) return;
     const at = panels.real.pixelAt(e);
     if (!at) return;
-    model.set('position', at);
+    const b = values.real?.m.scan_bin ?? 1, shape = model.get('shape') as number[];
+    model.set('position', b > 1 ? blockCentre(at[0], at[1], b).map((v, k) => Math.min(v, shape[k] - 1)) : at);
     model.save_changes();
   }, { signal: abort.signal });
 
