@@ -54,6 +54,17 @@ TEST(SsbReconstructor, RefusesBinZeroAndNonFiniteAberrations) {
   EXPECT_THROW(r.at(bad), InvalidArgument);
 }
 
+// The fixture's sample at 1000 counts per frame, where the weightings differ most (simulated once).
+const Dataset& low_dose() {
+  static const Dataset d = [] {
+    sample::SampleSpec low = testing::spec(100);
+    low.dose_per_frame = 1000;
+    low.seed = 7;
+    return testing::simulate(low);
+  }();
+  return d;
+}
+
 // The scan-binned answer (Reconstructor::at with scan_bin b): the low-pass of the full reconstruction at every b-th
 // position. Independently here: phi = tan(phase) of the full answer (object 1 + i phi, ssb.hpp), its FFT kept at
 // the binned grid's frequencies (the same signed indices; that grid's Nyquist row / column and DC dropped), inverted
@@ -117,10 +128,7 @@ TEST(SsbReconstructor, ScanBinnedIsTheLowPassOfTheFullOnTheCpu) {
 // between them (the Wiener rings are kept per grid).
 TEST(SsbReconstructor, ScanBinnedOnCudaMatchesTheCpu) {
   QGPU_REQUIRE_CUDA();
-  sample::SampleSpec low = testing::spec(100);
-  low.dose_per_frame = 1000;
-  low.seed = 7;
-  const Dataset host = testing::simulate(low);
+  const Dataset& host = low_dose();
   const Dataset dev = host.to_device();
   for (Weighting w : {Weighting::amplitude, Weighting::phase, Weighting::wiener}) {
     SsbParams p = params_from_metadata(host);
@@ -143,10 +151,7 @@ TEST(SsbReconstructor, ScanBinnedOnCudaMatchesTheCpu) {
 // an earlier defocus is bit for bit the earlier answer.
 TEST(SsbReconstructor, KeptWeightingsOnCudaEqualFreshAndCpu) {
   QGPU_REQUIRE_CUDA();
-  sample::SampleSpec low = testing::spec(100);
-  low.dose_per_frame = 1000;  // where the weightings differ most
-  low.seed = 7;
-  const Dataset host = testing::simulate(low);
+  const Dataset& host = low_dose();
   const Dataset dev = host.to_device();
   for (Weighting w : {Weighting::amplitude, Weighting::phase, Weighting::wiener}) {
     SsbParams p = params_from_metadata(host);

@@ -80,6 +80,26 @@ const PAGE = `<!doctype html><meta charset="utf-8"><body style="background:#fff;
   window.cleanup = widget.render({ model, el: document.getElementById('cell') });
 </script>`;
 
+// A second page on its own bridge (another dataset): the widget module and the mock model as above.
+async function openOn(bridge, start, onReply = () => {}) {
+  const p = await context.newPage();
+  p.on('pageerror', (e) => errors.push(e.message));
+  await p.exposeFunction('toPython', async (req) => {
+    const reply = await bridge.request(req);
+    onReply(reply);
+    await p.evaluate(([m, s]) => window.deliver(m, s), [reply.messages, reply.state]);
+  });
+  await p.route('http://widget.test/**', (route) => {
+    const path = new URL(route.request().url()).pathname;
+    if (path === '/widget.js') return route.fulfill({ contentType: 'text/javascript', body: readFileSync(join(web, 'widget.js')) });
+    return route.fulfill({ contentType: 'text/html', body: PAGE });
+  });
+  await p.addInitScript((s) => (window.initialState = s), start.state);
+  await p.goto('http://widget.test/');
+  await p.waitForFunction(() => (window.delivered ?? 0) >= 1, null, { timeout: 30000 });
+  return p;
+}
+
 const file = join(tempDir('qgpu-widget-'), 'scan.h5');
 writeSample(qgpu, file, [24, 20], [48, 48]);
 const bridge = startBridge(file);
@@ -212,20 +232,7 @@ await runner.check('a dataset with positions without a frame: hatched, "5 positi
     const start = await de.next();
     assert(JSON.stringify(start.state.missing) === JSON.stringify({ count: 5, positions: DE_SCAN.MISSING }),
       `trait missing ${JSON.stringify(start.state.missing)}`);
-    const p2 = await context.newPage();
-    p2.on('pageerror', (e) => errors.push(e.message));
-    await p2.exposeFunction('toPython', async (req) => {
-      const reply = await de.request(req);
-      await p2.evaluate(([m, s]) => window.deliver(m, s), [reply.messages, reply.state]);
-    });
-    await p2.route('http://widget.test/**', (route) => {
-      const path = new URL(route.request().url()).pathname;
-      if (path === '/widget.js') return route.fulfill({ contentType: 'text/javascript', body: readFileSync(join(web, 'widget.js')) });
-      return route.fulfill({ contentType: 'text/html', body: PAGE });
-    });
-    await p2.addInitScript((s) => (window.initialState = s), start.state);
-    await p2.goto('http://widget.test/');
-    await p2.waitForFunction(() => (window.delivered ?? 0) >= 1, null, { timeout: 30000 });
+    const p2 = await openOn(de, start);
     const { ROWS, COLS, MISSING } = DE_SCAN;
     const got = await p2.evaluate(({ rows, cols }) => {
       const host = document.getElementById('cell').shadowRoot;
@@ -261,22 +268,8 @@ await runner.check('a scan wider than 1024 positions is shown binned; a click pi
   const wb = startBridge(wide);
   try {
     const start = await wb.next();
-    const p3 = await context.newPage();
-    p3.on('pageerror', (e) => errors.push(e.message));
     let state = start.state;
-    await p3.exposeFunction('toPython', async (req) => {
-      const reply = await wb.request(req);
-      state = reply.state;
-      await p3.evaluate(([m, s]) => window.deliver(m, s), [reply.messages, reply.state]);
-    });
-    await p3.route('http://widget.test/**', (route) => {
-      const path = new URL(route.request().url()).pathname;
-      if (path === '/widget.js') return route.fulfill({ contentType: 'text/javascript', body: readFileSync(join(web, 'widget.js')) });
-      return route.fulfill({ contentType: 'text/html', body: PAGE });
-    });
-    await p3.addInitScript((s) => (window.initialState = s), start.state);
-    await p3.goto('http://widget.test/');
-    await p3.waitForFunction(() => (window.delivered ?? 0) >= 1, null, { timeout: 30000 });
+    const p3 = await openOn(wb, start, (reply) => { state = reply.state; });
     const size = await p3.evaluate(() => {
       const c = document.getElementById('cell').shadowRoot.getElementById('real');
       return [c.height, c.width];
