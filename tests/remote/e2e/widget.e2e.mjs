@@ -80,7 +80,7 @@ const PAGE = `<!doctype html><meta charset="utf-8"><body style="background:#fff;
   window.cleanup = widget.render({ model, el: document.getElementById('cell') });
 </script>`;
 
-// A second page on its own bridge (another dataset): the widget module and the mock model as above.
+// A page of the widget module and the mock model above on a bridge (its dataset), its first images delivered.
 async function openOn(bridge, start, onReply = () => {}) {
   const p = await context.newPage();
   p.on('pageerror', (e) => errors.push(e.message));
@@ -106,24 +106,13 @@ const bridge = startBridge(file);
 const first = await bridge.next();
 assert(first.state, 'the bridge did not start');
 const { context } = await launchBrowser();
-const page = await context.newPage();
 const errors = [];
-page.on('pageerror', (e) => errors.push(e.message));
 let lastMs = 0;
 let lastState = first.state;
-await page.exposeFunction('toPython', async (req) => {
-  const reply = await bridge.request(req);
+const page = await openOn(bridge, first, (reply) => {
   lastMs = reply.ms;
   lastState = reply.state;
-  await page.evaluate(([m, s]) => window.deliver(m, s), [reply.messages, reply.state]);
 });
-await page.route('http://widget.test/**', (route) => {
-  const path = new URL(route.request().url()).pathname;
-  if (path === '/widget.js') return route.fulfill({ contentType: 'text/javascript', body: readFileSync(join(web, 'widget.js')) });
-  return route.fulfill({ contentType: 'text/html', body: PAGE });
-});
-await page.addInitScript((s) => (window.initialState = s), first.state);
-await page.goto('http://widget.test/');
 const panel = (id) => page.locator(`#${id}-panel`);
 const version = (id) => page.evaluate((id) => {
   const host = document.getElementById('cell').shadowRoot;
