@@ -28,6 +28,7 @@ void get_virtual(Context& ctx, const httplib::Request& req, httplib::Response& r
             img.data = bin_scan_sums(std::move(img.data), img.rows, img.cols, v.scan_bin);
             img.rows /= v.scan_bin;
             img.cols /= v.scan_bin;
+            img.provenance.output_shape = {img.rows, img.cols};
             img.provenance.parameters["scan_bin"] = v.scan_bin;
           }
           res.set_header("X-Cached-Product", img.provenance.parameters["cache"]["name"].get<std::string>());

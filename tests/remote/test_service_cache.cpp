@@ -82,6 +82,20 @@ TEST(RemoteCache, ServesTheCachedProductsWithoutTheRawData) {
   res = srv.get("/virtual?kind=adf&inner=8&outer=14&format=u64");
   ASSERT_EQ(res->status, 200) << res->body;
   EXPECT_EQ(as_vector<std::uint64_t>(res->body), detector::adf(srv.ds, 8, 14).counts("test").data);
+  // scan-binned from the cache: the cached image's 2 x 2 block sums, the answer's shape and provenance say 4 x 4
+  res = srv.get("/virtual?kind=bf&format=json&scan_bin=2");
+  ASSERT_EQ(res->status, 200) << res->body;
+  const nlohmann::json binned = nlohmann::json::parse(res->body);
+  EXPECT_EQ(binned["rows"], 4);
+  EXPECT_EQ(binned["provenance"]["output_shape"], nlohmann::json({4, 4}));
+  EXPECT_EQ(binned["provenance"]["parameters"]["scan_bin"], 2);
+  const auto full = detector::bf(srv.ds).counts("test").data;
+  for (std::size_t i = 0; i < 16; ++i) {
+    const std::size_t r = i / 4 * 2, c = i % 4 * 2;
+    EXPECT_EQ(binned["data"][i].get<std::uint64_t>(),
+              full[r * 8 + c] + full[r * 8 + c + 1] + full[(r + 1) * 8 + c] + full[(r + 1) * 8 + c + 1]) << i;
+  }
+  EXPECT_EQ(srv.get("/com?format=f32&scan_bin=2")->status, 404);  // a binned CoM needs the raw data
 
   res = srv.get("/mean_pattern?format=f32");
   ASSERT_EQ(res->status, 200) << res->body;

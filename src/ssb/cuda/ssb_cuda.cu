@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -146,44 +147,42 @@ __global__ void total_kernel(const float2* __restrict__ num, const float* __rest
   }
 }
 
-// The Wiener per-ring sums of ssb_weighting.cpp's wiener_ring_power on the GPU: ab[ring] += m (|num|^2 - i0n den),
-// ab[rings + ring] += m (i0n den)^2 over the half spectrum (m: Hermitian multiplicity, 1 on the j = 0 column, else
-// 2), in double from the float totals as the host does (the order of the additions differs: rounding only). Shared
-// histograms per block (ring_count <= kSharedRings), else global atomics. ab zeroed by the caller.
-constexpr std::size_t kSharedRings = 2048;  // 2 x 2048 doubles: 32 KiB of shared memory
-__global__ void ring_sums_kernel(const float2* __restrict__ num, const float* __restrict__ den,
-                                 const std::int32_t* __restrict__ rings, std::size_t nq, std::uint32_t nch,
-                                 std::uint32_t ring_count, double i0n, double* __restrict__ ab) {
-  extern __shared__ double hist[];  // [2][ring_count] when shared
-  const bool shared = ring_count <= kSharedRings;
-  if (shared) {
-    for (std::uint32_t i = threadIdx.x; i < 2 * ring_count; i += blockDim.x) hist[i] = 0;
-    __syncthreads();
-  }
-  double* acc = shared ? hist : ab;
-  for (std::size_t q = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; q < nq;
-       q += std::size_t(gridDim.x) * blockDim.x) {
+// The Wiener ring power of ssb_weighting.cpp's wiener_ring_power on the GPU, one block per ring over that ring's Q
+// (`order`: the Q of every ring, ring by ring, ascending; `offsets`: ring r's run), S_ring = a / b with
+// a = sum m (|num|^2 - i0n den), b = sum m (i0n den)^2 (m: Hermitian multiplicity, 1 on the j = 0 column, else 2), in
+// double from the float totals as the host does. Each thread adds a fixed stride of the run, then a fixed tree: the
+// same order every call, so an evaluation repeats bit for bit (double atomics would not).
+constexpr unsigned kRingThreads = 256;
+__global__ void __launch_bounds__(kRingThreads)
+    ring_power_kernel(const float2* __restrict__ num, const float* __restrict__ den, const std::uint32_t* __restrict__ order,
+                      const std::uint32_t* __restrict__ offsets, std::uint32_t nch, double i0n,
+                      double* __restrict__ power) {
+  __shared__ double sa[kRingThreads], sb[kRingThreads];
+  const std::uint32_t r = blockIdx.x, end = offsets[r + 1];
+  double pa = 0, pb = 0;
+  for (std::uint32_t i = offsets[r] + threadIdx.x; i < end; i += kRingThreads) {
+    const std::uint32_t q = order[i];
     const double d = den[q];
     if (!(d > 0)) continue;
     const double m = q % nch == 0 ? 1.0 : 2.0, re = num[q].x, im = num[q].y, e = i0n * d;
-    atomicAdd(&acc[rings[q]], m * ((re * re + im * im) - e));
-    atomicAdd(&acc[ring_count + rings[q]], m * e * e);
+    pa += m * ((re * re + im * im) - e);
+    pb += m * e * e;
   }
-  if (shared) {
+  sa[threadIdx.x] = pa;
+  sb[threadIdx.x] = pb;
+  __syncthreads();
+  for (unsigned w = kRingThreads / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w) {
+      sa[threadIdx.x] += sa[threadIdx.x + w];
+      sb[threadIdx.x] += sb[threadIdx.x + w];
+    }
     __syncthreads();
-    for (std::uint32_t i = threadIdx.x; i < 2 * ring_count; i += blockDim.x)
-      if (hist[i] != 0) atomicAdd(&ab[i], hist[i]);
   }
-}
-
-// S_ring = a / b where b > 0, else 0 (wiener_ring_power).
-__global__ void ring_power_kernel(const double* __restrict__ ab, std::uint32_t ring_count, double* __restrict__ power) {
-  const std::uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
-  if (r < ring_count) power[r] = ab[ring_count + r] > 0 ? ab[r] / ab[ring_count + r] : 0.0;
+  if (threadIdx.x == 0) power[r] = sb[0] > 0 ? sa[0] / sb[0] : 0.0;
 }
 
 // Wiener weighting: spec[q] = -i num / (I0 N (den + 1 / (I0 N S_ring))), 0 where S_ring <= 0 or den = 0; the ring of
-// each q from the host (ssb_weighting.hpp), the per-ring S from ring_sums_kernel.
+// each q from the host (ssb_weighting.hpp), the per-ring S from ring_power_kernel.
 __global__ void wiener_psi_kernel(const float2* __restrict__ num, const float* __restrict__ den,
                                   const std::int32_t* __restrict__ rings, const double* __restrict__ power,
                                   std::size_t nq, double i0n, float2* __restrict__ spec) {
@@ -330,6 +329,8 @@ class CudaEngine final : public Engine {
                                     w == Weighting::phase ? float(plan_.total_weight()) : 0.0f, d_spec_.as<float2>());
         QGPU_CUDA_LAUNCHED("ssb psi_kernel");
       }
+      if (b != 1)  // the full grid's plan and the latest binned one: work areas within the G budget's margin
+        for (auto it = inverse_.begin(); it != inverse_.end();) it = it->first != 1 && it->first != b ? inverse_.erase(it) : std::next(it);
       CufftHandle& inverse = inverse_[b];
       if (!inverse.made) {  // at the first reconstruction of this grid (a fit never makes one); its work area is
         QGPU_CUFFT(cufftPlan2d(&inverse.h, int(br), int(bc), CUFFT_C2R));  // within the 256 MiB the G budget leaves
@@ -388,32 +389,39 @@ class CudaEngine final : public Engine {
       d_num_tot_ = DeviceBuffer(nq_ * sizeof(float2));
       d_den_tot_ = DeviceBuffer(nq_ * sizeof(float));
       d_rings_ = DeviceBuffer(nq_ * sizeof(std::int32_t));
+      d_ring_order_ = DeviceBuffer(nq_ * sizeof(std::uint32_t));
     }
-    if (rings_bin_ != b) {  // the ring of each Q of this grid (the full grid's ring of the same Q), kept per grid
+    if (rings_bin_ != b) {  // the ring of each Q of this grid (the full grid's ring of the same Q), kept per grid,
+                            // and the Q of each ring in order (ring_power_kernel)
       const std::vector<std::int32_t> full = wiener_rings(plan_, true, ring_count_);
-      if (ring_count_ > std::size_t(UINT32_MAX) / 2) throw InvalidArgument("ssb: too many Wiener rings");
+      if (ring_count_ > std::size_t(UINT32_MAX) - 1 || bnq > std::size_t(UINT32_MAX))
+        throw InvalidArgument("ssb: too many Wiener rings or frequencies");
       std::vector<std::int32_t> rings(bnq);
+      std::vector<std::uint32_t> offsets(ring_count_ + 1, 0), order(bnq);
       for (std::size_t i = 0; i < br; ++i)
-        for (std::size_t j = 0; j < bnch; ++j) rings[i * bnch + j] = full[full_grid_index(i, br, nr_) * nch_ + j];
+        for (std::size_t j = 0; j < bnch; ++j) {
+          const std::int32_t r = full[full_grid_index(i, br, nr_) * nch_ + j];
+          rings[i * bnch + j] = r;
+          ++offsets[std::size_t(r) + 1];
+        }
+      for (std::size_t r = 0; r < ring_count_; ++r) offsets[r + 1] += offsets[r];
+      std::vector<std::uint32_t> at(offsets.begin(), offsets.end() - 1);
+      for (std::size_t q = 0; q < bnq; ++q) order[at[std::size_t(rings[q])]++] = std::uint32_t(q);
       d_rings_.upload(rings.data(), bnq * sizeof(std::int32_t));
+      d_ring_order_.upload(order.data(), bnq * sizeof(std::uint32_t));
       if (d_power_.bytes() < ring_count_ * sizeof(double)) {
         d_power_ = DeviceBuffer(ring_count_ * sizeof(double));
-        d_ring_ab_ = DeviceBuffer(2 * ring_count_ * sizeof(double));
+        d_ring_offsets_ = DeviceBuffer((ring_count_ + 1) * sizeof(std::uint32_t));
       }
+      d_ring_offsets_.upload(offsets.data(), offsets.size() * sizeof(std::uint32_t));
       rings_bin_ = b;
     }
     total_kernel<<<blocks, 256>>>(d_num_.as<float2>(), d_den_.as<float>(), bnq, segments_, d_num_tot_.as<float2>(),
                                   d_den_tot_.as<float>());
     QGPU_CUDA_LAUNCHED("ssb total_kernel");
-    const auto rc = std::uint32_t(ring_count_);
-    QGPU_CUDA(cudaMemsetAsync(d_ring_ab_.data(), 0, 2 * ring_count_ * sizeof(double)));
-    const std::size_t shared = ring_count_ <= kSharedRings ? 2 * ring_count_ * sizeof(double) : 0;
-    // a few blocks per SM: each folds thousands of Q into its shared rings before the global adds
-    ring_sums_kernel<<<std::min(blocks, 512u), 256, shared>>>(d_num_tot_.as<float2>(), d_den_tot_.as<float>(),
-                                                              d_rings_.as<std::int32_t>(), bnq, std::uint32_t(bnch),
-                                                              rc, i0n, d_ring_ab_.as<double>());
-    QGPU_CUDA_LAUNCHED("ssb ring_sums_kernel");
-    ring_power_kernel<<<(rc + 255) / 256, 256>>>(d_ring_ab_.as<double>(), rc, d_power_.as<double>());
+    ring_power_kernel<<<unsigned(ring_count_), kRingThreads>>>(
+        d_num_tot_.as<float2>(), d_den_tot_.as<float>(), d_ring_order_.as<std::uint32_t>(),
+        d_ring_offsets_.as<std::uint32_t>(), std::uint32_t(bnch), i0n, d_power_.as<double>());
     QGPU_CUDA_LAUNCHED("ssb ring_power_kernel");
     wiener_psi_kernel<<<blocks, 256>>>(d_num_tot_.as<float2>(), d_den_tot_.as<float>(), d_rings_.as<std::int32_t>(),
                                        d_power_.as<double>(), bnq, i0n, d_spec_.as<float2>());
@@ -519,11 +527,11 @@ class CudaEngine final : public Engine {
   DeviceBuffer d_px_;
   DeviceBuffer d_k_, d_offsets_, d_pixels_, d_num_, d_den_, d_spec_, d_phi_, d_object_, d_loss_, d_g_, d_scratch_;
   std::map<std::size_t, std::unique_ptr<CufftHandle>> plans_;
-  std::map<std::size_t, CufftHandle> inverse_;  // the object's C2R per scan bin, made at its first reconstruction
+  std::map<std::size_t, CufftHandle> inverse_;  // the object's C2R: full grid, latest scan bin (made when first used)
   // Wiener weighting, made at its first evaluation: the ring of each Q (of the grid of rings_bin_), the summed
   // num / den, the ring power.
   std::size_t ring_count_ = 0, rings_bin_ = 0;
-  DeviceBuffer d_num_tot_, d_den_tot_, d_rings_, d_power_, d_ring_ab_;
+  DeviceBuffer d_num_tot_, d_den_tot_, d_rings_, d_ring_order_, d_ring_offsets_, d_power_;
 };
 
 }  // namespace
