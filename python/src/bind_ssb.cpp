@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -91,6 +92,34 @@ void bind_ssb(pyb::module_& m) {
     }
     return pyb::make_tuple(image_to_python(r.phase), image_to_python(r.amplitude));
   });
+  // G(K, Q) kept for a dataset, its parameters and a detector bin (ssb::Reconstructor: the live defocus slider);
+  // at() takes the aberrations to change (C1 / defocus, A1, A1_angle, C3) and a scan bin.
+  pyb::class_<ssb::Reconstructor>(m, "SsbReconstructor")
+      .def(pyb::init([](const Dataset& ds, std::size_t bin, const pyb::dict& kw) {
+             const ssb::SsbParams p = params(ds, kw);
+             pyb::gil_scoped_release release;
+             return std::make_unique<ssb::Reconstructor>(ds, p, bin);
+           }),
+           pyb::arg("ds"), pyb::arg("detector_bin"), pyb::arg("params"))
+      .def("at", [](ssb::Reconstructor& r, const pyb::dict& change, std::size_t scan_bin) {
+        ssb::Aberrations a = r.params().aberrations;
+        for (const auto& item : change) {
+          const std::string k = pyb::str(item.first);
+          const double v = item.second.cast<double>();
+          if (k == "C1" || k == "defocus") a.C1 = v;
+          else if (k == "A1") a.A1 = v;
+          else if (k == "A1_angle") a.A1_angle = v;
+          else if (k == "C3") a.C3 = v;
+          else throw InvalidArgument("ssb: unknown aberration '" + k + "' (known: C1, defocus, A1, A1_angle, C3)");
+        }
+        ssb::SsbResult res;
+        {
+          pyb::gil_scoped_release release;
+          res = r.at(a, scan_bin);
+        }
+        return pyb::make_tuple(image_to_python(res.phase), image_to_python(res.amplitude));
+      }, pyb::arg("change"), pyb::arg("scan_bin") = 1)
+      .def_property_readonly("detector_bin", &ssb::Reconstructor::detector_bin);
   m.def("ssb_fit", [](const Dataset& ds, std::size_t trials, std::pair<double, double> c1_range, bool astig,
                       std::size_t bin, std::uint64_t seed, const pyb::dict& kw) {
     ssb::FitOptions o;

@@ -76,3 +76,21 @@ def test_cuda_binned_answers_equal_the_cpu(path):
     for b in (2, 4):
         np.testing.assert_array_equal(qgpu.detector.bf(gpu, radius=6, scan_bin=b), qgpu.detector.bf(cpu, radius=6, scan_bin=b))
         np.testing.assert_array_equal(qgpu.dpc.center_of_mass(gpu, scan_bin=b)[0], qgpu.dpc.center_of_mass(cpu, scan_bin=b)[0])
+
+
+def test_ssb_slider_keeps_g_and_bins_the_scan(path):
+    # the slider's answers equal fresh previews; scan_bin: the low-pass answer on the binned grid (shape, provenance)
+    ds = qgpu.io.load(path, backend="cpu")
+    s = qgpu.ssb.Slider(ds, detector_bin=2)
+    assert s.detector_bin == 2
+    for c1 in (0.0, 150.0, -80.0):
+        np.testing.assert_array_equal(s.at(C1=c1), qgpu.ssb.preview(ds, 2, C1=c1))
+    np.testing.assert_array_equal(s.at(defocus=150.0), qgpu.ssb.preview(ds, 2, defocus=150.0))
+    phase, amplitude = s.at(C1=150.0, scan_bin=2, with_amplitude=True)
+    assert phase.shape == (4, 6) and amplitude.shape == (4, 6)
+    assert phase.provenance["parameters"]["scan_bin"] == 2
+    np.testing.assert_allclose(amplitude, np.hypot(1.0, np.tan(np.asarray(phase, np.float64))), rtol=1e-6)
+    with pytest.raises(qgpu.InvalidArgument, match="scan bin 5"):
+        s.at(C1=0.0, scan_bin=5)
+    with pytest.raises(qgpu.InvalidArgument, match="not both"):
+        s.at(C1=1.0, defocus=1.0)

@@ -154,3 +154,10 @@ def test_a_large_scan_is_shown_binned(tmp_path):
     assert "binned 2\u00d72" in content["title"]
     if content["pixel"]:
         assert content["pixel"][0] == pytest.approx(2 * w.calibration["scan"][0])
+    # the SSB of a large scan: the kept slider's low-pass answer on the binned grid
+    w.c1 = 40.0
+    w.product = "ssb"
+    content, real = w.got()
+    assert content["scan_bin"] == 2 and real.shape == (2, 1024) and "low-pass" in content["title"]
+    np.testing.assert_array_equal(real, np.asarray(qgpu.ssb.Slider(big, detector_bin=4).at(C1=40.0, scan_bin=2),
+                                                   np.float32))

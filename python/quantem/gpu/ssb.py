@@ -108,6 +108,47 @@ def fit(ds, trials=200, c1_range=(-500.0, 500.0), fit_astigmatism=False, detecto
     return out
 
 
+class Slider:
+    """G(K, Q) computed once for a dataset (the detector binned detector_bin x detector_bin, as preview), then each
+    at() evaluates only the aberration-dependent part: a live defocus slider. Holds G on the dataset's backend
+    (GPU memory for cuda; host memory for cpu: large at detector_bin 1).
+
+    ds: a loaded Dataset. detector_bin: >= 1 (default 4; 1: every BF pixel, as reconstruct).
+    The keyword parameters as for reconstruct (their aberrations are the starting ones).
+"""
+
+    @keywords
+    def __init__(self, ds, detector_bin=4, *, energy=None, semiangle=None, step=None, mrad_per_pixel=None,
+                 rotation=None, transpose=None, defocus=None, C1=None, A1=None, A1_angle=None, C3=None,
+                 disk_center=None, disk_radius=None, weighting=None):
+        self._r = _qgpu.SsbReconstructor(ds, detector_bin, _given(
+            energy=energy, semiangle=semiangle, step=step, mrad_per_pixel=mrad_per_pixel, rotation=rotation,
+            transpose=transpose, defocus=defocus, C1=C1, A1=A1, A1_angle=A1_angle, C3=C3, disk_center=disk_center,
+            disk_radius=disk_radius, weighting=weighting))
+
+    @keywords
+    def at(self, C1=None, defocus=None, A1=None, A1_angle=None, C3=None, scan_bin=1, with_amplitude=False):
+        """The phase (and with_amplitude=True the amplitude) at these aberrations, the others as given at
+        construction: what preview (or reconstruct, detector_bin 1) gives with them.
+
+        C1, defocus: the Krivanek C1, angstrom (give one). A1, A1_angle, C3: as for reconstruct.
+        scan_bin: b > 1 (a divisor of both scan sides): the coarse answer of a large scan on the (rows/b, cols/b)
+            grid: the same sums at that grid's frequencies only (b^2 less work), inverted there (the low-pass object
+            at every b-th position). Default 1.
+        with_amplitude: return (phase, amplitude). Default False.
+        Raises: InvalidArgument (both C1 and defocus, a scan bin that does not divide the scan, values not finite)."""
+        if C1 is not None and defocus is not None:
+            raise _qgpu.InvalidArgument("ssb: give C1 or defocus (the same Krivanek C1), not both")
+        change = _given(C1=C1 if C1 is not None else defocus, A1=A1, A1_angle=A1_angle, C3=C3)
+        return _phase_or_both(self._r.at(change, scan_bin), with_amplitude)
+
+    @property
+    def detector_bin(self):
+        """The detector binning of the kept G(K, Q)."""
+        return self._r.detector_bin
+
+
 for _f in (reconstruct, preview, fit):
     _f.__doc__ += _PARAMETERS + "\n" + _RAISES
+Slider.__doc__ += _PARAMETERS
 del _f

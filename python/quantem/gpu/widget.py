@@ -107,6 +107,7 @@ class Show4DState(traitlets.HasTraits):
     def _setup(self, data, product=None, detector=None):
         self.timings = []  # (what, milliseconds) of each update: compute + hand over to the comm
         self._dpc = None
+        self._slider = None  # ssb.Slider of a large scan, made at its first SSB
         self._scan_bin = 1
         if isinstance(data, ProductCache):
             self._ds, self._cache = None, data
@@ -194,6 +195,10 @@ class Show4DState(traitlets.HasTraits):
             mask = (np.abs(rows - d["cr"]) <= d["h"]) & (np.abs(cols - d["cc"]) <= d["w"])
             return _detector.virtual_image(ds, mask, scan_bin=b)
         if p == "ssb":
+            if b > 1:  # a large scan: G kept at detector bin 4 (the viewer's slider), the low-pass binned answer
+                if self._slider is None:
+                    self._slider = _ssb.Slider(ds, detector_bin=4)
+                return self._slider.at(C1=self.c1, scan_bin=b)
             return _ssb.reconstruct(ds, C1=self.c1)
         if self._dpc is None:
             self._dpc = _dpc.pipeline(ds)
@@ -210,7 +215,8 @@ class Show4DState(traitlets.HasTraits):
         arr = _plain(values)
         start = time.perf_counter()
         if scan_bin > 1:  # b x b scan positions a pixel: said in the title, the pixel size and the click's mapping
-            title += f" (binned {scan_bin}\u00d7{scan_bin} scan positions, exact sums)"
+            how = "low-pass" if self.product == "ssb" else "exact sums"
+            title += f" (binned {scan_bin}\u00d7{scan_bin} scan positions, {how})"
             pixel = [pixel[0] * scan_bin, pixel[1]] if pixel else None
         self.send({"type": "image", "panel": panel, "rows": int(arr.shape[0]), "cols": int(arr.shape[1]),
                    "title": title, "pixel": list(pixel) if pixel else None, "scan_bin": int(scan_bin)},
