@@ -6,7 +6,9 @@
 #include <type_traits>
 #include <variant>
 
+#include "core/error.hpp"
 #include "detector/virtual_detector.hpp"
+#include "dpc/com.hpp"
 #include "support/gpu_backends.hpp"
 #include "synthetic.hpp"
 #include "detector/plan.hpp"
@@ -74,6 +76,26 @@ TEST_P(VirtualGpu, BfAdfAndDiskFitMatchCpu) {
   EXPECT_DOUBLE_EQ(a.confidence, b.confidence);
   EXPECT_NEAR(b.radius, 9, 1);
   EXPECT_EQ(bf(disk_gpu).counts("test").data, bf(disk_host).counts("test").data);
+}
+
+// Scan-binned answers (scan_bin) on a dense GPU dataset: the CPU reference's, and the CoM of the binned scan.
+TEST_P(VirtualGpu, ScanBinnedAnswersEqualCpu) {
+  QGPU_REQUIRE_BACKEND(GetParam());
+  const Dataset host = test::synthetic<std::uint16_t>({12, 20, 48, 48}, 300);
+  const Dataset gpu = host.to_backend(GetParam());
+  for (std::size_t b : {2, 4}) {
+    const SumImage g = bf(gpu, 6.0, Center{24, 24}, b), h = bf(host, 6.0, Center{24, 24}, b);
+    EXPECT_EQ(g.rows(), 12 / b);
+    EXPECT_EQ(g.counts("test").data, h.counts("test").data) << b;
+    EXPECT_EQ(adf(gpu, 8.0, 20.0, Center{23.5, 24.5}, b).counts("test").data,
+              adf(host, 8.0, 20.0, Center{23.5, 24.5}, b).counts("test").data) << b;
+    dpc::ComOptions o;
+    o.scan_bin = b;
+    const dpc::ComResult cg = dpc::center_of_mass(gpu, o), ch = dpc::center_of_mass(host, o);
+    EXPECT_EQ(cg.com_row.data, ch.com_row.data) << b;
+    EXPECT_EQ(cg.com_col.data, ch.com_col.data) << b;
+  }
+  EXPECT_THROW(bf(gpu, 6.0, Center{24, 24}, 3), InvalidArgument);  // 20 % 3
 }
 
 TEST_P(VirtualGpu, SignedWeightsEqualCpuExactly) {
