@@ -1,6 +1,7 @@
 #pragma once
 // The datasets a server holds: each with an id, its device, and a mutex that serializes GPU work on it.
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -44,6 +45,7 @@ struct ServedDataset {
   std::shared_ptr<const dpc::RotationResult> rotation_cache;  // of the centred DPC
   std::shared_ptr<const dpc::DpcResult> dpc_cache;       // the centred DPC
   std::shared_ptr<const RotatedField> field_cache;       // the calibrated rotated field
+  std::map<std::size_t, std::shared_ptr<const RotatedField>> binned_field_cache;  // per scan bin, calibrated
   std::shared_ptr<const cache::Cache> cache;  // set: served from a product cache alone (`ds` is empty)
   // set: the growing dataset of a live acquisition (qgpu serve --live): frames are written into `ds` under `work`,
   // and `ds` is replaced (under `work` and `ds_mutex`) when a new series begins.

@@ -17,6 +17,7 @@ void clear_caches(ServedDataset& s) {  // with s.work held
   s.rotation_cache.reset();
   s.dpc_cache.reset();
   s.field_cache.reset();
+  s.binned_field_cache.clear();
   // Everything derived from the counts: the disk fit, and the frame totals the cuda/vulkan ADF subtracts from
   // (kept, they made an ADF during the acquisition use the totals of the frames that had arrived before).
   s.ds.forget_all_cached();

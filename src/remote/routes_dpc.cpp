@@ -103,6 +103,39 @@ std::shared_ptr<const Field> rotated_dpc(ServedDataset& s, const Params& p) {
   return s.field_cache;
 }
 
+// The DPC field of the binned scan (scan_bin b): the CoM of b x b blocks (dpc::ComOptions::scan_bin), centred,
+// rotated as given, else by the full-resolution calibration when it exists, else by one of this field (kept per b).
+std::shared_ptr<const Field> binned_dpc(ServedDataset& s, const Params& p, std::size_t b) {
+  if (s.cache) refuse_raw(s, "a scan-binned DPC");
+  const std::optional<dpc::Rotation> given = given_rotation(p);
+  if (!given)
+    if (const auto it = s.binned_field_cache.find(b); it != s.binned_field_cache.end()) return it->second;
+  dpc::ComOptions o;
+  o.scan_bin = b;
+  dpc::ComResult com;
+  {
+    const timing::Stage stage("compute");
+    com = dpc::center_of_mass(s.ds, o);
+  }
+  const timing::Stage stage("host");
+  dpc::PipelineParams pp;
+  pp.rotation = given;
+  dpc::PipelineResult r = dpc::run_pipeline(std::move(com), pp, [&s](const dpc::DpcResult& d) {
+    return s.rotation_cache ? *s.rotation_cache : dpc::calibrate_rotation(d);
+  });
+  nlohmann::json info = {{"scan_bin", b}};
+  if (given) {
+    info["rotation"] = "given";
+  } else {
+    info["rotation"] = "calibrated";
+    info["from"] = s.rotation_cache ? "the full-resolution field" : "this binned field";
+    info["warning"] = dpc::rotation_warning(*r.calibration);
+  }
+  auto f = std::make_shared<const Field>(field_of(std::move(r), std::move(info)));
+  if (!given) s.binned_field_cache[b] = f;
+  return f;
+}
+
 // Two components: json {row, col}, f32 stacked [2][rows][cols], png of `component`.
 Body pair_body(const Field& f, const Params& p) {
   const std::string format = p.choice("format", {"json", "f32", "png"}, "json");
@@ -169,7 +202,8 @@ void add_dpc_routes(httplib::Server& http, Context& ctx) {
            }));
   http.Get(kId + "/dpc", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) {
              respond(ctx, q, r, [](ServedDataset& d, const Params& p) {
-               return pair_body(*rotated_dpc(d, p), p);
+               const std::size_t bin = scan_bin_of(p);
+               return pair_body(bin > 1 ? *binned_dpc(d, p, bin) : *rotated_dpc(d, p), p);
              });
            }));
   http.Get(kId + "/idpc", guarded_heavy(ctx, [&ctx](const auto& q, auto& r) {
@@ -177,10 +211,11 @@ void add_dpc_routes(httplib::Server& http, Context& ctx) {
                const std::string format = p.choice("format", {"json", "f32", "png"}, "json");
                const dpc::IdpcPadding padding = padding_of(p);
                const display::DisplayOptions look = display_options(p, display::Scale::linear);
-               if (d.cache && !p.number("rotation") && padding == dpc::IdpcPadding::mirror)
+               const std::size_t bin = scan_bin_of(p);
+               if (d.cache && bin == 1 && !p.number("rotation") && padding == dpc::IdpcPadding::mirror)
                  return f32_body(d.cache->f32("idpc"), format, look);
                // the pipeline's field (kept when calibrated), integrated as dpc::run_pipeline's last step does
-               const auto f = rotated_dpc(d, p);
+               const auto f = bin > 1 ? binned_dpc(d, p, bin) : rotated_dpc(d, p);
                dpc::IdpcOptions o;
                o.padding = padding;
                return f32_body(dpc::idpc(f->row, f->col, o), format, look);

@@ -11,6 +11,7 @@
 #include "display/display.hpp"
 #include "display/pattern.hpp"
 #include "dpc/com.hpp"
+#include "dpc/idpc.hpp"
 #include "dpc/rotation.hpp"
 #include "remote/encode.hpp"
 #include "service_fixture.hpp"
@@ -130,6 +131,34 @@ TEST(RemoteApi, ScanBinnedComIsTheLibrarysBinnedCom) {
   res = srv.client().Get(srv.api("/com?format=f32&scan_bin=3"));
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400) << res->body;
+}
+
+// /dpc and /idpc with scan_bin=b: the binned scan's CoM, centred, rotated (given here) and integrated: the library's
+// chain on ComOptions::scan_bin; calibrated, the answer has the binned shape and says where its rotation came from.
+TEST(RemoteApi, ScanBinnedDpcAndIdpcAreTheBinnedChain) {
+  test::RunningServer srv;
+  dpc::ComOptions o;
+  o.scan_bin = 2;
+  const auto [fr, fc] = dpc::rotate_field(dpc::centered_dpc(dpc::center_of_mass(srv.dataset(), o)), 30.0, true);
+  auto res = srv.client().Get(srv.api("/dpc?format=f32&scan_bin=2&rotation=30&transpose=1"));
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(res->get_header_value("X-Shape"), "2,4,4");
+  std::vector<float> want = fr.data;
+  want.insert(want.end(), fc.data.begin(), fc.data.end());
+  EXPECT_EQ(as_vector<float>(res->body), want);
+  res = srv.client().Get(srv.api("/idpc?format=f32&scan_bin=2&rotation=30&transpose=1"));
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(as_vector<float>(res->body), dpc::idpc(fr, fc).data);
+  res = srv.client().Get(srv.api("/dpc?format=json&scan_bin=2"));
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const auto j = nlohmann::json::parse(res->body);
+  EXPECT_EQ(j["row"]["rows"], 4);
+  EXPECT_EQ(j["info"]["scan_bin"], 2);
+  EXPECT_EQ(j["info"]["rotation"], "calibrated");
+  EXPECT_EQ(srv.client().Get(srv.api("/idpc?format=f32&scan_bin=3"))->status, 400);
 }
 
 // The viewer's first look comes from here: the default ADF ring of the fit (the CLI's) and the default colormap,

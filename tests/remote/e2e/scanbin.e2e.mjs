@@ -3,7 +3,7 @@
 // binned), served by `qgpu serve`. Checks that virtual images (GET and a POSTed mask) and the CoM are asked with
 // scan_bin and drawn at rows/b x cols/b with values equal to the block sums of the full-resolution answer, that the
 // panel says "binned", that a click picks the centre position of the block (the frame request's row/col) and the
-// keys step a block, that dpc stays full resolution (the SSB slider binned: low-pass), that scanbin=N overrides (and a bad N falls back with a note),
+// keys step a block, that the CoM, DPC, iDPC and SSB slider come binned (SSB: low-pass), that scanbin=N overrides (and a bad N falls back with a note),
 // and that the small dataset is unchanged.
 // Usage: node scanbin.e2e.mjs --qgpu BUILD/qgpu --web src/remote/web/dist [--out DIR] [--shots DIR]
 import { mkdirSync } from 'node:fs';
@@ -108,7 +108,7 @@ try {
     await page.screenshot({ path: join(shots, 'scanbin_wide_click.png'), fullPage: true });
   });
 
-  await run.check('a rectangle (POSTed mask) is binned too; the CoM comes binned, the DPC at full resolution', async () => {
+  await run.check('a rectangle (POSTed mask) is binned too; so are the CoM, the DPC, the iDPC and the SSB slider', async () => {
     let s = await st();
     await page.selectOption('#kind', 'rectangle');
     await idle(s.virtualVersion);
@@ -139,14 +139,21 @@ try {
     await page.selectOption('#product', 'dpc');
     await idle(s.virtualVersion);
     s = await st();
-    assert(s.requests.some((r) => /\/dpc\?format=f32$/.test(r)), 'no full dpc request');
+    assert(s.requests.some((r) => r.includes(`/dpc?format=f32&scan_bin=${B}`)), 'no binned dpc request');
     [h, w] = await canvas('real');
-    assert(h === ROWS && w === COLS, `dpc canvas ${h} x ${w}`);
+    assert(h === ROWS / B && w === COLS / B, `dpc canvas ${h} x ${w}`);
     const dpc = await page.locator('#real-text').textContent();
-    assert(!dpc.includes('binned'), `dpc text: ${dpc}`);
-    // the cursor of the full-resolution picture sits on the position itself
+    assert(dpc.includes(`binned ${B}×${B} scan positions (from the CoM of each block)`), `dpc text: ${dpc}`);
+    // the cursor of a binned picture sits on the block of the position
     const left = await page.evaluate(() => parseFloat(document.querySelector('#real-panel .cursor').style.left));
-    assert(Math.abs(left - ((s.frame.col + 0.5) / COLS) * 100) < 1e-3 && s.frame.col === 203, `dpc cursor at ${left}%, col ${s.frame.col}`);
+    assert(Math.abs(left - ((Math.floor(s.frame.col / B) + 0.5) / (COLS / B)) * 100) < 1e-3 && s.frame.col === 203,
+      `dpc cursor at ${left}%, col ${s.frame.col}`);
+    await page.selectOption('#product', 'idpc');
+    await idle(s.virtualVersion);
+    s = await st();
+    assert(s.requests.some((r) => r.includes(`/idpc?format=f32&scan_bin=${B}`)), 'no binned idpc request');
+    [h, w] = await canvas('real');
+    assert(h === ROWS / B && w === COLS / B, `idpc canvas ${h} x ${w}`);
     // the SSB slider comes binned (the low-pass answer on the binned grid), and says so
     await page.selectOption('#product', 'ssb');
     await idle(s.virtualVersion);

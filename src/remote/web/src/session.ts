@@ -54,7 +54,7 @@ export class Session {
   // Positions without a frame that the dataset names (missing_positions of its metadata): drawn hatched, left out
   // of the display range, "missing" in the readout.
   missing: { mask: Uint8Array | null; count: number };
-  // The display scan bin of virtual images and the CoM (pickScanBin; dpc, idpc and ssb come at full resolution).
+  // The display scan bin of virtual images, the CoM, DPC, iDPC and the SSB slider (pickScanBin).
   scanBin = 1;
   scanBinNote = '';
   private binnedMasks = new WeakMap<Uint8Array, Map<number, Uint8Array>>();
@@ -309,7 +309,7 @@ export class Session {
       let query = '', ms = NaN, source: 'server' | 'browser' = 'server';
       // virtual images, the CoM and the SSB slider of a large scan come binned (the browser's WebGPU sums are full
       // resolution)
-      const b = (product === 'virtual' && !this.browser) || product === 'com' || product === 'ssb' ? this.scanBin : 1;
+      const b = (product === 'virtual' && !this.browser) || ['com', 'dpc', 'idpc', 'ssb'].includes(product) ? this.scanBin : 1;
       const sb = b > 1 ? `&scan_bin=${b}` : '';
       const shape = { rows: this.rows / b, cols: this.cols / b, bin: b }, full = { rows: this.rows, cols: this.cols, bin: 1 };
       const checkShape = (got: number[], what: string) => {
@@ -349,20 +349,21 @@ export class Session {
           shown = [{ panel: real, values: Float32Array.from(sumValues(raw)), unit: 'counts', title: `${d.kind} detector`, ...shape }];
         }
       } else if (product === 'com' || product === 'dpc') {
-        const at = product === 'com' ? shape : full;  // dpc is not binned by the server
-        query = `${product}?format=f32${product === 'com' ? sb : ''}`;
+        const at = shape;
+        query = `${product}?format=f32${sb}`;
         const r = await f32(query);
         ms = r.ms;
         const n = at.rows * at.cols;
         if (r.values.length !== 2 * n) throw new Error(`${product}: ${r.values.length} values, not 2 x ${at.rows} x ${at.cols}`);
         const row = r.values.subarray(0, n), col = r.values.subarray(n, 2 * n);
-        shown = product === 'dpc' ? this.vectorPanels(row, col, 'centred DPC', 'px', full)
+        shown = product === 'dpc' ? this.vectorPanels(row, col, 'centred DPC', 'px', shape)
           : [{ panel: real, values: row, unit: 'px', title: 'CoM row', ...at }, { panel: real2, values: col, unit: 'px', title: 'CoM col', ...at }];
       } else if (product === 'idpc') {
-        query = 'idpc?format=f32';
+        query = `idpc?format=f32${sb}`;
         const r = await f32(query);
         ms = r.ms;
-        shown = [{ panel: real, values: r.values, unit: '', title: 'iDPC', ...full }];
+        if (r.values.length !== shape.rows * shape.cols) throw new Error(`idpc: ${r.values.length} values, not ${shape.rows} x ${shape.cols}`);
+        shown = [{ panel: real, values: r.values, unit: '', title: 'iDPC', ...shape }];
       } else if (product === 'ssb') {
         query = `ssb?format=f32&bin=${s.ssbBin}&defocus=${s.defocus}${sb}`;
         const r = await f32(query);
@@ -381,6 +382,7 @@ export class Session {
       // a binned answer is a coarse one: said on the panel (and why an asked-for bin was not taken)
       const binned = shown.some((x) => x.bin > 1)
         ? `; binned ${b}×${b} scan positions (${product === 'com' ? 'the CoM of each block'
+          : product === 'dpc' || product === 'idpc' ? 'from the CoM of each block'
           : product === 'ssb' ? 'low-pass: the spectrum below the binned grid\'s Nyquist' : 'exact sums'}): ` +
           `${shape.rows}×${shape.cols} of ${this.rows}×${this.cols}` : '';
       const note = this.scanBinNote ? `; ${this.scanBinNote}` : '';
