@@ -31,16 +31,24 @@ function startBridge(file) {
   const queued = [];
   lines.on('line', (l) => (waiting.length ? waiting.shift()(JSON.parse(l)) : queued.push(JSON.parse(l))));
   const next = () => (queued.length ? Promise.resolve(queued.shift()) : new Promise((r) => waiting.push(r)));
+  // One request at a time: two in flight (a save while Python still answers the last) would share the reply lines,
+  // and one of them could wait for a "done" the other took.
+  let chain = Promise.resolve();
+  const one = async (req) => {
+    child.stdin.write(JSON.stringify(req) + '\n');
+    const messages = [];
+    for (;;) {
+      const m = await next();
+      if (m.done) return { messages, state: m.done, ms: m.ms };
+      messages.push(m);
+    }
+  };
   return {
     next,
-    async request(req) {
-      child.stdin.write(JSON.stringify(req) + '\n');
-      const messages = [];
-      for (;;) {
-        const m = await next();
-        if (m.done) return { messages, state: m.done, ms: m.ms };
-        messages.push(m);
-      }
+    request(req) {
+      const run = chain.then(() => one(req));
+      chain = run.catch(() => {});
+      return run;
     },
     stop: () => child.kill(),
   };
