@@ -322,9 +322,23 @@ static Dense raw_constant_empty(DType t) {
   return d;
 }
 
+// raw_constant_empty with half of the empty streams (pixels p % 8 == 3) holding small skewed counts (geometric,
+// mostly 0..3): rANS streams with a small alphabet, in the same warps as the raw ones.
+static Dense raw_beside_rans(DType t) {
+  Dense d = raw_constant_empty(t);
+  std::mt19937_64 rng(5);
+  for (std::size_t f = 0; f < d.shape.frames(); ++f)
+    for (std::uint32_t p = 3; p < 64; p += 8) {
+      std::uint32_t v = 0;
+      while (v < 12 && rng() % 10 < 4) ++v;
+      d.set(f, p, v);
+    }
+  return d;
+}
+
 // The masked-sum kernel's raw lockstep path (warps with raw lanes and no rANS lane: the fast policy's bright-field
-// disk at high dose) on raw_constant_empty data: every warp takes it for its full 32-position chunks and the generic
-// path for a tile's last partial chunk; tile lengths 70 and 512 (the streams staged in shared memory or read where
+// disk at high dose) on raw_constant_empty data: every warp sums its raw lanes by positions (transposed_raw), a
+// tile's last partial group of positions included; tile lengths 70 and 512 (the streams staged in shared memory or read where
 // they are). Narrow weights (ones, rows, cols) take the 32-bit reduction, full-range weights the exact 64-bit one:
 // all equal the dense reference. The data's models are checked on the CPU (here too); the sums need a GPU.
 TEST(EncodedPolicyCuda, RawLockstepPathEqualsTheDenseReference) {
@@ -368,6 +382,48 @@ TEST(EncodedPolicyCuda, RawLockstepPathEqualsTheDenseReference) {
       EXPECT_EQ(narrow[1], test::ref_masked_sum(d, all, rows));
       EXPECT_EQ(narrow[2], test::ref_masked_sum(d, all, cols));
       EXPECT_EQ(gpu.masked_sum(raw_only, raw_ones), test::ref_masked_sum(d, raw_only, raw_ones));
+      EXPECT_EQ(gpu.masked_sum(all, big), test::ref_masked_sum(d, all, big));
+    }
+  }
+}
+
+// Warps holding raw and rANS lanes together (the fast policy at medium dose: the disk's raw streams beside a few
+// rANS ones): the raw lanes are summed by positions, then the rANS ones in lockstep with the raw ones empty. Tile
+// lengths 70 and 512; narrow weights and full-range ones (the exact 64-bit path), against the dense reference.
+TEST(EncodedPolicyCuda, RawAndRansLanesInOneWarpEqualTheDenseReference) {
+  for (DType t : {DType::u8, DType::u16}) {
+    const ModelCounts mc = count_models(encode_cpu(raw_beside_rans(t), 512, encoded::Policy::fast));
+    ASSERT_GT(mc.models[encoded::kRans], 0u) << dtype_name(t);
+    ASSERT_GT(mc.models[encoded::kRaw], 0u) << dtype_name(t);
+  }
+  QGPU_REQUIRE_CUDA();
+  std::vector<std::uint32_t> all, ones, rows, cols, big, mixed, mixed_ones;
+  for (std::uint32_t p = 0; p < 64; ++p) {
+    all.push_back(p);
+    ones.push_back(1);
+    rows.push_back(p / 8);
+    cols.push_back(p % 8);
+    big.push_back(p % 3 ? 0xffffffffu : 0u);
+    if (p % 4 < 2 || p % 8 == 3) {
+      mixed.push_back(p);
+      mixed_ones.push_back(p % 5 + 1);
+    }
+  }
+  for (DType t : {DType::u8, DType::u16}) {
+    const Dense d = raw_beside_rans(t);
+    DeviceBuffer dev(d.bytes.size());
+    dev.upload(d.bytes.data(), d.bytes.size());
+    for (const std::uint32_t tile : {70u, 512u}) {
+      SCOPED_TRACE(dtype_name(t) + ", tile " + std::to_string(tile));
+      EncodedResident gpu(d.shape, d.dtype, Backend::cuda, tile, encoded::Policy::fast);
+      const std::size_t fb = d.frame_pixels() * dtype_size(t), n = d.shape.frames();
+      for (std::size_t f = 0; f < n; f += 100) gpu.append(dev.as<std::uint8_t>() + f * fb, std::min<std::size_t>(100, n - f));
+      ASSERT_TRUE(gpu.complete());
+      const auto narrow = gpu.masked_sums(all, {ones, rows, cols});
+      EXPECT_EQ(narrow[0], test::ref_masked_sum(d, all, ones));
+      EXPECT_EQ(narrow[1], test::ref_masked_sum(d, all, rows));
+      EXPECT_EQ(narrow[2], test::ref_masked_sum(d, all, cols));
+      EXPECT_EQ(gpu.masked_sum(mixed, mixed_ones), test::ref_masked_sum(d, mixed, mixed_ones));
       EXPECT_EQ(gpu.masked_sum(all, big), test::ref_masked_sum(d, all, big));
     }
   }

@@ -27,6 +27,7 @@ namespace qgpu::encoded {
 // shared-memory loads with 32-bit addresses instead of generic ones with 64-bit address arithmetic.
 template <bool Shared = false>
 struct BasicLaneDecoder {
+  static constexpr bool kShared = Shared;
   static constexpr std::uint32_t kMaxK = 30;  // the symbol (<= K) fits 5 bits of a packed entry
   static constexpr std::uint32_t kCumWords = kMaxK + 2;
   static constexpr std::uint32_t kLutShift = 8;  // 16 coarse slots of 256

@@ -5,12 +5,15 @@
 //   inside the allocation). A stream that does not fit the warp's staging area is read where it is.
 // - Sparse streams and rANS alphabets beyond LaneDecoder::kMaxK (30) add weight x count to the block's shared
 //   per-position sums as they decode (decode_stream, scattered positions).
-// - Constant, raw and rANS streams (LaneDecoder) decode position by position in lockstep: at every position the
-//   warp sums weight x value over its lanes with one warp reduction (REDUX) per weighting, and lane u keeps the sum
-//   of position c0 + u; every 32 positions each lane adds its sum to the block's shared sums. When no lane holds a
-//   raw stream, every lane (constant and empty ones as one-symbol rANS streams) runs LaneDecoder::rans_next, whose
-//   common cases take no branch. When no lane holds a rANS stream, raw lanes read their fixed-width values (one or
-//   two aligned words each) and constant and empty lanes their value, also in lockstep.
+// - Raw streams (fixed-width values; the bright-field disk at medium and high dose) are summed by positions
+//   (transposed_raw): the lanes take 128 positions, read each raw stream's values there in turn (one or two aligned
+//   words each) and add weight x value in registers, with no warp reduction per value (encoded CoM of a 256x256
+//   scan at 4e3-2e5 counts per frame on the H100: 2.9-3.4 -> 2.2-2.9 ms, s16c).
+// - Constant and rANS streams (LaneDecoder) decode position by position in lockstep: at every position the warp
+//   sums weight x value over its lanes with one warp reduction (REDUX) per weighting, and lane u keeps the sum of
+//   position c0 + u; every 32 positions each lane adds its sum to the block's shared sums. Every lane (constant and
+//   empty ones, and raw ones once summed, as one-symbol rANS streams) runs LaneDecoder::rans_next, whose common
+//   cases take no branch.
 // Why it is fast: the renormalisation and escape bytes and the stream headers come from shared memory with 32-bit
 // addresses (a global byte load in the rANS dependency chain made 44 % of the stalls of the previous kernel:
 // docs/benchmarks.md); the common cases of a symbol take no branch (LaneDecoder), so the lanes of a warp stay
@@ -85,6 +88,71 @@ __device__ inline unsigned long long warp_sum_wide(unsigned long long v) {
   return l0 + (l1 << 16) + (l2 << 32) + (l3 << 48);
 }
 
+// A warp whose dense lanes hold raw and constant streams only (no rANS; the bright-field disk at high dose): the lanes
+// take positions instead of streams. For each group of kRawSpan positions, every lane reads the values of its
+// positions c0 + lane + 32 s (s < kRawSpan / 32) from each raw stream in turn (the stream's width, base, address and
+// weights broadcast from the lane that holds it, once per group; neighbouring lanes read neighbouring bits, so the
+// loads touch a few consecutive words) and adds weight x value in registers: no warp reduction per value. Constant
+// lanes add the same sum at every position (one reduction per warp). Exact as the reduction path: for each position
+// the sum over the 32 lanes' weight x count fits 32 bits (narrow), whatever the order.
+constexpr std::uint32_t kRawSpan = 128;
+// With all_flat false (rANS lanes in the warp) only the raw lanes are summed here (those of width 0 as constants).
+template <int K, class Dec>
+__device__ void transposed_raw(const Dec& dec, bool dense, const std::uint32_t (&wd)[K], std::uint32_t len,
+                               unsigned long long* acc, std::uint32_t tile, unsigned lane, bool all_flat) {
+  constexpr std::uint32_t S = kRawSpan / 32;
+  const bool is_raw = dec.model == kRaw, raw = dense && is_raw && dec.w != 0;
+  // Lanes with the same value at every position: raw of width 0, and constant and empty ones when all_flat.
+  const bool flat_lane = !raw && (is_raw || all_flat);
+  unsigned flat[K];
+  for (int k = 0; k < K; ++k) flat[k] = __reduce_add_sync(kFull, flat_lane ? wd[k] * dec.base : 0u);
+  const unsigned raws = __ballot_sync(kFull, raw);
+  for (std::uint32_t c0 = 0; c0 < len; c0 += kRawSpan) {
+    unsigned a[K][S];
+    for (int k = 0; k < K; ++k)
+      for (std::uint32_t s = 0; s < S; ++s) a[k][s] = flat[k];
+    for (unsigned rest = raws; rest; rest &= rest - 1) {
+      const int src = __ffs(rest) - 1;
+      const std::uint32_t w = __shfl_sync(kFull, dec.w, src), shift = __shfl_sync(kFull, dec.raw_shift, src),
+                          base = __shfl_sync(kFull, dec.base, src);
+      std::uint32_t ws[K];
+      for (int k = 0; k < K; ++k) ws[k] = __shfl_sync(kFull, wd[k], src);
+      const std::uint32_t mask = w >= 32u ? 0xffffffffu : (1u << w) - 1u;
+      std::uint32_t shared_words = 0;
+      const std::uint32_t* words = nullptr;
+      if constexpr (Dec::kShared) {
+        shared_words = __shfl_sync(kFull, dec.shared_p, src) & ~3u;
+      } else {
+        const auto p = reinterpret_cast<unsigned long long>(dec.p) & ~3ull;
+        words = reinterpret_cast<const std::uint32_t*>(__shfl_sync(kFull, p, src));
+      }
+#pragma unroll
+      for (std::uint32_t s = 0; s < S; ++s) {
+        const std::uint32_t i = c0 + lane + 32u * s;
+        if (i < len) {
+          const std::uint32_t bit = shift + i * w, j = bit >> 5, sh = bit & 31u;
+          std::uint32_t lo, hi = 0;
+          if constexpr (Dec::kShared) {
+            asm("ld.shared.u32 %0, [%1];" : "=r"(lo) : "r"(shared_words + 4u * j));
+            if (sh + w > 32u) asm("ld.shared.u32 %0, [%1];" : "=r"(hi) : "r"(shared_words + 4u * j + 4u));
+          } else {
+            lo = words[j];
+            if (sh + w > 32u) hi = words[j + 1];
+          }
+          const std::uint32_t v = base + (static_cast<std::uint32_t>(((static_cast<unsigned long long>(hi) << 32) | lo) >> sh) & mask);
+          for (int k = 0; k < K; ++k) a[k][s] += ws[k] * v;
+        }
+      }
+    }
+    for (std::uint32_t s = 0; s < S; ++s) {
+      const std::uint32_t i = c0 + lane + 32u * s;
+      if (i < len)
+        for (int k = 0; k < K; ++k)
+          if (a[k][s]) atomicAdd(acc + k * tile + i, static_cast<unsigned long long>(a[k][s]));
+    }
+  }
+}
+
 template <int K>
 __global__ void __launch_bounds__(kThreads, 2)
     masked_sum_kernel(const TileRef* tiles, std::uint32_t tile, const std::uint32_t* pixels,
@@ -145,10 +213,21 @@ __global__ void __launch_bounds__(kThreads, 2)
         if (dense && !dec.open(sp, size, tr.len)) bad = true;  // a failed stream yields zeros (and the error)
         if (dec.model == kZero) dec.as_constant(0u, reinterpret_cast<const std::uint8_t*>(dec.col));
         // rANS, constant and empty lanes (e.g. a BF disk) all decode through rans_next: one instruction stream.
-        const bool lockstep = __all_sync(kFull, dec.model != kRaw);
-        // No rANS lane (the bright-field disk at high dose under the fast policy: raw streams): raw lanes read their
-        // fixed-width values, constant and empty lanes their value (as_constant set base), in lockstep.
-        const bool raw_lockstep = !lockstep && __all_sync(kFull, dec.model != kRans);
+        bool lockstep = __all_sync(kFull, dec.model != kRaw);
+        if (!lockstep && narrow) {
+          // Raw lanes (the bright-field disk at medium and high dose under the fast policy) are summed by positions
+          // (transposed_raw); with no rANS lane the constant and empty ones too, else those stay for the rANS
+          // lockstep below, where the raw lanes then count as empty.
+          const bool no_rans = __all_sync(kFull, dec.model != kRans);
+          transposed_raw<K>(dec, dense, wd, tr.len, acc, tile, lane, no_rans);
+          if (no_rans) return;  // (nothing for finish() to check)
+          if (dec.model == kRaw) {
+            for (int k = 0; k < K; ++k) wd[k] = 0;
+            dec.model = kConstant;
+            dec.as_constant(0u, reinterpret_cast<const std::uint8_t*>(dec.col));
+          }
+          lockstep = true;
+        }
         for (std::uint32_t c0 = 0; c0 < tr.len; c0 += 32) {
           const std::uint32_t m = tr.len - c0 < 32u ? tr.len - c0 : 32u;
           unsigned long long mine[K];
@@ -159,18 +238,6 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll 8
             for (std::uint32_t u = 0; u < 32; ++u) {
               const std::uint32_t v = dec.rans_next(bad);
-              for (int k = 0; k < K; ++k) {
-                const unsigned r = __reduce_add_sync(kFull, wd[k] * v);
-                mine32[k] = lane == u ? r : mine32[k];
-              }
-            }
-            for (int k = 0; k < K; ++k) mine[k] = mine32[k];
-          } else if (raw_lockstep && narrow && m == 32) {
-            unsigned mine32[K];
-            for (int k = 0; k < K; ++k) mine32[k] = 0;
-#pragma unroll 8
-            for (std::uint32_t u = 0; u < 32; ++u) {
-              const std::uint32_t v = dec.model == kRaw ? dec.raw_at(c0 + u) : dec.base;
               for (int k = 0; k < K; ++k) {
                 const unsigned r = __reduce_add_sync(kFull, wd[k] * v);
                 mine32[k] = lane == u ? r : mine32[k];
