@@ -6,6 +6,7 @@
 // median of --reps after 2 warm-ups; results checked equal to dense), and which models the streams took.
 // usage: bench_encoded_dose [--backend cuda|cpu] [--small] [--scan N] [--det N] [--dir DIR] [--doses 1e3,4e3,...]
 //                           [--policies compact,fast] [--reps N] [--keep]
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "detector/disk_fit.hpp"
 #include "detector/virtual_detector.hpp"
 #include "dpc/com.hpp"
 #include "io/hdf5/load.hpp"
@@ -169,8 +171,29 @@ static int bench_main(int argc, char** argv) {
                   double(e->dense_bytes()) / e->resident_bytes(), bfd, bfe, bfe / bfd, comd, come, come / comd,
                   equal ? "yes" : "NO");
       std::fflush(stdout);
+      // Where the encoded BF's time goes: the disk fit, the sums over the disk's streams or as totals minus the
+      // others' (the plan takes the cheaper by its cost model), and one pixel's sum (the fixed cost of a query).
+      const detector::DiskFit fit = detector::fit_bf_disk(enc);
+      std::vector<std::uint32_t> disk, ones, rest;
+      for (std::uint32_t p = 0; p < det * det; ++p)
+        (std::hypot(double(p / det) - fit.center_row, double(p % det) - fit.center_col) <= fit.radius ? disk : rest)
+            .push_back(p);
+      ones.assign(disk.size(), 1);
+      const double fit_ms = bench::host_median_ms([&] { (void)detector::fit_bf_disk(enc); }, 2, reps),
+                   disk_ms = bench::host_median_ms([&] { (void)e->masked_sum(disk, ones); }, 2, reps),
+                   rest_ms = bench::host_median_ms([&] { (void)e->complement_sum(rest, 1); }, 2, reps),
+                   one_ms = bench::host_median_ms([&] { (void)e->masked_sum({disk[0]}, {1}); }, 2, reps);
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "; BF parts: disk fit %.3f ms, masked_sum over the %zu disk pixels %.3f ms, complement_sum over "
+                    "the other %zu %.3f ms, one pixel %.3f ms",
+                    fit_ms, disk.size(), disk_ms, rest.size(), rest_ms, one_ms);
       mixes.push_back(dose_s + " " + encoded::policy_name(policy) + ": " + model_mix(*e) + "; BF strategy " +
-                      bf_e.provenance().parameters.value("strategy", std::string("?")));
+                      bf_e.provenance().parameters.value("strategy", std::string("?")) + line);
+      // The last loads' stages (the loader's timing) and the encoder's (GPU).
+      mixes.push_back("    dense load " + dense.provenance().parameters.value("timing", nlohmann::json()).dump());
+      mixes.push_back("    encoded load " + enc.provenance().parameters.value("timing", nlohmann::json()).dump());
+      mixes.push_back("    encoder stages " + e->encoder_stages());
     }
     if (!keep) std::filesystem::remove(path);
   }
