@@ -2,10 +2,12 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "core/derived_provenance.hpp"
 #include "core/error.hpp"
 #include "core/host_bytes.hpp"
+#include "core/parallel_for.hpp"
 #include "dpc/com_backend.hpp"
 #include "resident/dataset_provenance.hpp"
 #include "resident/scan_bin.hpp"
@@ -105,13 +107,25 @@ DpcResult centered_dpc(const ComResult& com, std::optional<std::pair<double, dou
     r.ref_row = reference->first;
     r.ref_col = reference->second;
   } else {
+    // Partial sums of fixed blocks on every core, added in order (the same bits on any machine).
+    const std::size_t n = a.data.size(), blocks = (n + kHostBlock - 1) / kHostBlock;
+    std::vector<double> part_r(blocks), part_c(blocks);
+    parallel_blocks(n, kHostBlock, [&](std::size_t i0, std::size_t i1) {
+      double sr = 0, sc = 0;
+      for (std::size_t i = i0; i < i1; ++i) {
+        sr += a.data[i];
+        sc += b.data[i];
+      }
+      part_r[i0 / kHostBlock] = sr;
+      part_c[i0 / kHostBlock] = sc;
+    });
     double sr = 0, sc = 0;
-    for (std::size_t i = 0; i < a.data.size(); ++i) {
-      sr += a.data[i];
-      sc += b.data[i];
+    for (std::size_t k = 0; k < blocks; ++k) {
+      sr += part_r[k];
+      sc += part_c[k];
     }
-    r.ref_row = sr / double(a.data.size());
-    r.ref_col = sc / double(a.data.size());
+    r.ref_row = sr / double(n);
+    r.ref_col = sc / double(n);
   }
 
   // A small host operation on host maps; the result keeps the CoM's backend so that later steps run there too, and
@@ -128,7 +142,9 @@ DpcResult centered_dpc(const ComResult& com, std::optional<std::pair<double, dou
     out.rows = in.rows;
     out.cols = in.cols;
     out.data = fresh_vector<float>(in.data.size());
-    for (std::size_t i = 0; i < in.data.size(); ++i) out.data[i] = static_cast<float>(double(in.data[i]) - ref);
+    parallel_blocks(in.data.size(), kHostBlock, [&](std::size_t i0, std::size_t i1) {
+      for (std::size_t i = i0; i < i1; ++i) out.data[i] = static_cast<float>(double(in.data[i]) - ref);
+    });
     out.provenance = p;
     out.provenance.parameters["component"] = component;
     return out;

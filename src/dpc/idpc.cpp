@@ -7,6 +7,7 @@
 #include "core/derived_provenance.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "core/parallel_for.hpp"
 #include "core/stage_timing.hpp"
 #include "dpc/idpc_backend.hpp"
 
@@ -32,9 +33,7 @@ void validate(const Image<float>& gr, const Image<float>& gc, const IdpcOptions&
   if (gr.rows == 0 || gr.cols == 0) throw InvalidArgument("idpc: empty gradient maps");
   if (gr.data.size() != gr.rows * gr.cols || gc.data.size() != gr.rows * gr.cols)
     throw InvalidArgument("idpc: gradient map data size does not match its shape");
-  for (std::size_t i = 0; i < gr.data.size(); ++i)
-    if (!std::isfinite(gr.data[i]) || !std::isfinite(gc.data[i]))
-      throw InvalidArgument("idpc: gradient maps hold non-finite values");
+  if (!all_finite(gr.data, gc.data)) throw InvalidArgument("idpc: gradient maps hold non-finite values");
   if (o.pad != 0 && o.padding != IdpcPadding::zeros)
     throw InvalidArgument("idpc: pad = " + std::to_string(o.pad) + " applies to zeros padding only; " +
                           idpc_padding_name(o.padding) + " padding has a fixed size (use pad = 0)");

@@ -14,6 +14,8 @@
 #include "core/derived_provenance.hpp"
 #include "core/error.hpp"
 #include "core/fftw_planner.hpp"
+#include "core/host_bytes.hpp"
+#include "core/parallel_for.hpp"
 
 namespace qgpu::dpc {
 
@@ -30,9 +32,7 @@ void check_field(const DpcResult& d, std::size_t min_extent, const char* what) {
     throw InvalidArgument(std::string(what) + ": DPC maps of " + std::to_string(a.rows) + "x" +
                           std::to_string(a.cols) + " are too small (need at least " + std::to_string(min_extent) +
                           "x" + std::to_string(min_extent) + ")");
-  for (std::size_t i = 0; i < a.data.size(); ++i)
-    if (!std::isfinite(a.data[i]) || !std::isfinite(b.data[i]))
-      throw InvalidArgument(std::string(what) + ": DPC maps hold non-finite values");
+  if (!all_finite(a.data, b.data)) throw InvalidArgument(std::string(what) + ": DPC maps hold non-finite values");
 }
 
 // Curl (A) and divergence (B) of the field (fr, fc) on the interior pixels, central differences.
@@ -361,15 +361,17 @@ std::pair<Image<float>, Image<float>> rotate_field(const DpcResult& dpc, double 
   for (Image<float>* im : {&out_r, &out_c}) {
     im->rows = dpc.dpc_row.rows;
     im->cols = dpc.dpc_row.cols;
-    im->data.resize(fr.size());
+    im->data = fresh_vector<float>(fr.size());
     im->provenance = p;
   }
   out_r.provenance.parameters["component"] = "row";
   out_c.provenance.parameters["component"] = "col";
-  for (std::size_t i = 0; i < fr.size(); ++i) {
-    out_r.data[i] = static_cast<float>(co * fr[i] - si * fc[i]);
-    out_c.data[i] = static_cast<float>(si * fr[i] + co * fc[i]);
-  }
+  parallel_blocks(fr.size(), kHostBlock, [&](std::size_t i0, std::size_t i1) {
+    for (std::size_t i = i0; i < i1; ++i) {
+      out_r.data[i] = static_cast<float>(co * fr[i] - si * fc[i]);
+      out_c.data[i] = static_cast<float>(si * fr[i] + co * fc[i]);
+    }
+  });
   return {std::move(out_r), std::move(out_c)};
 }
 

@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "core/error.hpp"
+#include "dpc/com.hpp"
+#include "dpc/idpc.hpp"
 #include "dpc/rotation.hpp"
 #include "dpc_fixtures.hpp"
 
@@ -134,6 +137,43 @@ TEST(Rotation, BadInputsAreRejected) {
   nan_field.dpc_col.data[5] = std::nanf("");
   EXPECT_THROW(calibrate_rotation(nan_field), InvalidArgument);
   EXPECT_THROW(rotate_field(DpcResult{}, 0, false), InvalidArgument);
+}
+
+// Maps larger than one block of the host loops (kHostBlock, 65536 values; these are 700x700 = 7.5 blocks, run on
+// every core): the mean and the centred maps are exact for values whose sums are exact in double (multiples of
+// 1/4), the rotation equals the per-value formula, and a non-finite value in the first or the last block is found.
+TEST(RotateField, MapsOfManyBlocksAreExactAndEveryValueIsChecked) {
+  const std::size_t n = 700;
+  ComResult com;
+  com.com_row = testing::image(n, n);
+  com.com_col = testing::image(n, n);
+  for (std::size_t i = 0; i < n * n; ++i) {
+    com.com_row.data[i] = 90.0f + 0.25f * float(i % 4);  // mean 90.375
+    com.com_col.data[i] = 96.0f - 0.5f * float(i % 2);   // mean 95.75
+  }
+  com.provenance.backend = "cpu";
+  const DpcResult d = centered_dpc(com);
+  EXPECT_EQ(d.ref_row, 90.375);
+  EXPECT_EQ(d.ref_col, 95.75);
+  for (std::size_t i = 0; i < n * n; ++i) {
+    ASSERT_EQ(d.dpc_row.data[i], 0.25f * float(i % 4) - 0.375f) << i;
+    ASSERT_EQ(d.dpc_col.data[i], 0.25f - 0.5f * float(i % 2)) << i;
+  }
+  const auto [fr, fc] = rotate_field(d, 17, false);
+  const double co = std::cos(17 * std::numbers::pi / 180), si = std::sin(17 * std::numbers::pi / 180);
+  for (std::size_t i = 0; i < n * n; i += 997) {
+    EXPECT_EQ(fr.data[i], float(co * d.dpc_row.data[i] - si * d.dpc_col.data[i])) << i;
+    EXPECT_EQ(fc.data[i], float(si * d.dpc_row.data[i] + co * d.dpc_col.data[i])) << i;
+  }
+  for (const std::size_t at : {std::size_t{0}, n * n - 1}) {
+    SCOPED_TRACE(at);
+    DpcResult bad = d;
+    bad.dpc_col.data[at] = std::numeric_limits<float>::infinity();
+    EXPECT_THROW(rotate_field(bad, 17, false), InvalidArgument);
+    Image<float> gr = fr;
+    gr.data[at] = std::nanf("");
+    EXPECT_THROW(idpc(gr, fc), InvalidArgument);
+  }
 }
 
 TEST(RotateField, KeepsItsInputsBackend) {
