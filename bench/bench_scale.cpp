@@ -209,6 +209,13 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
                 b, b, s.scan_rows / b, s.scan_cols / b, ms, adf_ms, com_ms, strategy(bb).c_str(),
                 cb.provenance.parameters.value("strategy", std::string("decode")).c_str(),
                 same ? "equal to the full answer binned" : "DIFFER");
+    // What the viewer's iDPC asks for on a large scan: the binned CoM, centred, integrated.
+    const double idpc_ms = median_ms([&] {
+      const dpc::DpcResult d = dpc::centered_dpc(dpc::center_of_mass(ds, co));
+      dpc::idpc(d.dpc_row, d.dpc_col);
+    });
+    std::printf("| CoM -> DPC -> iDPC scan-binned %zux%zu (%zux%zu), basis | %.2f ms |\n", b, b, s.scan_rows / b,
+                s.scan_cols / b, idpc_ms);
   }
   std::fflush(stdout);
   check_rows = std::min(check_rows, s.scan_rows);
