@@ -336,11 +336,42 @@ static Dense raw_beside_rans(DType t) {
   return d;
 }
 
-// The masked-sum kernel's raw lockstep path (warps with raw lanes and no rANS lane: the fast policy's bright-field
-// disk at high dose) on raw_constant_empty data: every warp sums its raw lanes by positions (transposed_raw), a
-// tile's last partial group of positions included; tile lengths 70 and 512 (the streams staged in shared memory or read where
-// they are). Narrow weights (ones, rows, cols) take the 32-bit reduction, full-range weights the exact 64-bit one:
-// all equal the dense reference. The data's models are checked on the CPU (here too); the sums need a GPU.
+// The 64-pixel data (raw_constant_empty and its variants) encoded on the GPU with the fast policy in tiles of 70 and
+// 512 positions (the streams staged in shared memory or read where they are): the sums of every pixel with narrow
+// weights (ones, rows, cols: the 32-bit paths) and full-range ones (the exact 64-bit path), and of `subset` with its
+// weights, all equal the dense reference.
+static void gpu_sums_equal_dense(const Dense& d, const std::vector<std::uint32_t>& subset,
+                                 const std::vector<std::uint32_t>& subset_weights) {
+  std::vector<std::uint32_t> all, ones, rows, cols, big;
+  for (std::uint32_t p = 0; p < 64; ++p) {
+    all.push_back(p);
+    ones.push_back(1);
+    rows.push_back(p / 8);
+    cols.push_back(p % 8);
+    big.push_back(p % 3 ? 0xffffffffu : 0u);
+  }
+  DeviceBuffer dev(d.bytes.size());
+  dev.upload(d.bytes.data(), d.bytes.size());
+  for (const std::uint32_t tile : {70u, 512u}) {
+    SCOPED_TRACE(dtype_name(d.dtype) + ", tile " + std::to_string(tile));
+    EncodedResident gpu(d.shape, d.dtype, Backend::cuda, tile, encoded::Policy::fast);
+    const std::size_t fb = d.frame_pixels() * dtype_size(d.dtype), n = d.shape.frames();
+    for (std::size_t f = 0; f < n; f += 100) gpu.append(dev.as<std::uint8_t>() + f * fb, std::min<std::size_t>(100, n - f));
+    ASSERT_TRUE(gpu.complete());
+    const auto narrow = gpu.masked_sums(all, {ones, rows, cols});
+    ASSERT_EQ(narrow.size(), 3u);
+    EXPECT_EQ(narrow[0], test::ref_masked_sum(d, all, ones));
+    EXPECT_EQ(narrow[1], test::ref_masked_sum(d, all, rows));
+    EXPECT_EQ(narrow[2], test::ref_masked_sum(d, all, cols));
+    EXPECT_EQ(gpu.masked_sum(subset, subset_weights), test::ref_masked_sum(d, subset, subset_weights));
+    EXPECT_EQ(gpu.masked_sum(all, big), test::ref_masked_sum(d, all, big));
+  }
+}
+
+// The masked-sum kernel's raw path (warps with raw lanes and no rANS lane: the fast policy's bright-field disk at
+// high dose) on raw_constant_empty data: every warp sums its raw lanes by positions (transposed_raw), a tile's last
+// partial group of positions included (gpu_sums_equal_dense). The data's models are checked on the CPU (here too);
+// the sums need a GPU.
 TEST(EncodedPolicyCuda, RawLockstepPathEqualsTheDenseReference) {
   const std::vector<std::uint32_t> tiles = {70, 512};
   for (DType t : {DType::u8, DType::u16})
@@ -354,37 +385,13 @@ TEST(EncodedPolicyCuda, RawLockstepPathEqualsTheDenseReference) {
       ASSERT_GT(mc.models[encoded::kConstant], 0u);
     }
   QGPU_REQUIRE_CUDA();
-  std::vector<std::uint32_t> all, ones, rows, cols, big, raw_only, raw_ones;
-  for (std::uint32_t p = 0; p < 64; ++p) {
-    all.push_back(p);
-    ones.push_back(1);
-    rows.push_back(p / 8);
-    cols.push_back(p % 8);
-    big.push_back(p % 3 ? 0xffffffffu : 0u);
+  std::vector<std::uint32_t> raw_only, raw_ones;
+  for (std::uint32_t p = 0; p < 64; ++p)
     if (p % 4 < 2) {
       raw_only.push_back(63 - p);  // reversed: the raw streams only, in other lanes
       raw_ones.push_back(1);
     }
-  }
-  for (DType t : {DType::u8, DType::u16}) {
-    const Dense d = raw_constant_empty(t);
-    DeviceBuffer dev(d.bytes.size());
-    dev.upload(d.bytes.data(), d.bytes.size());
-    for (const std::uint32_t tile : tiles) {
-      SCOPED_TRACE(dtype_name(t) + ", tile " + std::to_string(tile));
-      EncodedResident gpu(d.shape, d.dtype, Backend::cuda, tile, encoded::Policy::fast);
-      const std::size_t fb = d.frame_pixels() * dtype_size(t), n = d.shape.frames();
-      for (std::size_t f = 0; f < n; f += 100) gpu.append(dev.as<std::uint8_t>() + f * fb, std::min<std::size_t>(100, n - f));
-      ASSERT_TRUE(gpu.complete());
-      const auto narrow = gpu.masked_sums(all, {ones, rows, cols});
-      ASSERT_EQ(narrow.size(), 3u);
-      EXPECT_EQ(narrow[0], test::ref_masked_sum(d, all, ones));
-      EXPECT_EQ(narrow[1], test::ref_masked_sum(d, all, rows));
-      EXPECT_EQ(narrow[2], test::ref_masked_sum(d, all, cols));
-      EXPECT_EQ(gpu.masked_sum(raw_only, raw_ones), test::ref_masked_sum(d, raw_only, raw_ones));
-      EXPECT_EQ(gpu.masked_sum(all, big), test::ref_masked_sum(d, all, big));
-    }
-  }
+  for (DType t : {DType::u8, DType::u16}) gpu_sums_equal_dense(raw_constant_empty(t), raw_only, raw_ones);
 }
 
 // Warps holding raw and rANS lanes together (the fast policy at medium dose: the disk's raw streams beside a few
@@ -397,34 +404,11 @@ TEST(EncodedPolicyCuda, RawAndRansLanesInOneWarpEqualTheDenseReference) {
     ASSERT_GT(mc.models[encoded::kRaw], 0u) << dtype_name(t);
   }
   QGPU_REQUIRE_CUDA();
-  std::vector<std::uint32_t> all, ones, rows, cols, big, mixed, mixed_ones;
-  for (std::uint32_t p = 0; p < 64; ++p) {
-    all.push_back(p);
-    ones.push_back(1);
-    rows.push_back(p / 8);
-    cols.push_back(p % 8);
-    big.push_back(p % 3 ? 0xffffffffu : 0u);
+  std::vector<std::uint32_t> mixed, mixed_ones;
+  for (std::uint32_t p = 0; p < 64; ++p)
     if (p % 4 < 2 || p % 8 == 3) {
       mixed.push_back(p);
       mixed_ones.push_back(p % 5 + 1);
     }
-  }
-  for (DType t : {DType::u8, DType::u16}) {
-    const Dense d = raw_beside_rans(t);
-    DeviceBuffer dev(d.bytes.size());
-    dev.upload(d.bytes.data(), d.bytes.size());
-    for (const std::uint32_t tile : {70u, 512u}) {
-      SCOPED_TRACE(dtype_name(t) + ", tile " + std::to_string(tile));
-      EncodedResident gpu(d.shape, d.dtype, Backend::cuda, tile, encoded::Policy::fast);
-      const std::size_t fb = d.frame_pixels() * dtype_size(t), n = d.shape.frames();
-      for (std::size_t f = 0; f < n; f += 100) gpu.append(dev.as<std::uint8_t>() + f * fb, std::min<std::size_t>(100, n - f));
-      ASSERT_TRUE(gpu.complete());
-      const auto narrow = gpu.masked_sums(all, {ones, rows, cols});
-      EXPECT_EQ(narrow[0], test::ref_masked_sum(d, all, ones));
-      EXPECT_EQ(narrow[1], test::ref_masked_sum(d, all, rows));
-      EXPECT_EQ(narrow[2], test::ref_masked_sum(d, all, cols));
-      EXPECT_EQ(gpu.masked_sum(mixed, mixed_ones), test::ref_masked_sum(d, mixed, mixed_ones));
-      EXPECT_EQ(gpu.masked_sum(all, big), test::ref_masked_sum(d, all, big));
-    }
-  }
+  for (DType t : {DType::u8, DType::u16}) gpu_sums_equal_dense(raw_beside_rans(t), mixed, mixed_ones);
 }
