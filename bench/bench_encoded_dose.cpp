@@ -3,7 +3,8 @@
 // to check the bench on the cpu backend before a GPU run), then per encoder policy (format.hpp: Policy; set through
 // QGPU_ENCODED_POLICY for the load): the dense and encoded loads (median of --reps after one warm-up each, dense and
 // encoded alternating), resident bytes and the dense/resident ratio, the BF and CoM products on both (host timer,
-// median of --reps after 2 warm-ups; results checked equal to dense), and which models the streams took.
+// medians of --reps, dense and encoded called in turn after 2 warm-ups each; results checked equal to dense), which
+// models the streams took, where the encoded BF's time goes, and the loads' and the encoder's stage times.
 // usage: bench_encoded_dose [--backend cuda|cpu] [--small] [--scan N] [--det N] [--dir DIR] [--doses 1e3,4e3,...]
 //                           [--policies compact,fast] [--reps N] [--keep]
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_common.hpp"
@@ -68,6 +70,25 @@ std::string model_mix(const EncodedResident& e) {
     out += b;
   }
   return out;
+}
+
+// Median host times of a and b in ms, called in turn (a, b, a, b, ...) after 2 warm-ups each.
+template <class A, class B>
+std::pair<double, double> alternating_medians(A&& a, B&& b, int reps) {
+  for (int i = 0; i < 2; ++i) {
+    a();
+    b();
+  }
+  std::vector<double> ta, tb;
+  for (int i = 0; i < reps; ++i) {
+    double t0 = bench::now_s();
+    a();
+    ta.push_back((bench::now_s() - t0) * 1e3);
+    t0 = bench::now_s();
+    b();
+    tb.push_back((bench::now_s() - t0) * 1e3);
+  }
+  return {bench::median(ta), bench::median(tb)};
 }
 
 }  // namespace
@@ -160,10 +181,11 @@ static int bench_main(int argc, char** argv) {
       const auto com_d = dpc::center_of_mass(dense), com_e = dpc::center_of_mass(enc);
       const bool equal = bf_d.counts("bf").data == bf_e.counts("bf").data && com_d.com_row.data == com_e.com_row.data &&
                          com_d.com_col.data == com_e.com_col.data;
-      const double bfd = bench::host_median_ms([&] { (void)detector::bf(dense); }, 2, reps),
-                   bfe = bench::host_median_ms([&] { (void)detector::bf(enc); }, 2, reps),
-                   comd = bench::host_median_ms([&] { (void)dpc::center_of_mass(dense); }, 2, reps),
-                   come = bench::host_median_ms([&] { (void)dpc::center_of_mass(enc); }, 2, reps);
+      // Dense and encoded alternate (2 warm-ups each, then medians of reps), so that a drift of the host (another
+      // process, the clock) weighs on both sides of a ratio alike.
+      const auto [bfd, bfe] = alternating_medians([&] { (void)detector::bf(dense); }, [&] { (void)detector::bf(enc); }, reps);
+      const auto [comd, come] = alternating_medians([&] { (void)dpc::center_of_mass(dense); },
+                                                    [&] { (void)dpc::center_of_mass(enc); }, reps);
       const double dl = bench::median(dense_t), el = bench::median(enc_t);
       std::printf("| %s | %s | %.1f ms | %.1f ms (%.2fx) | %.1f MB (%.2fx) | %.3f ms | %.3f ms (%.2fx) | %.3f ms | "
                   "%.3f ms (%.2fx) | %s |\n",
