@@ -2,11 +2,13 @@
 // Scan binning of a per-position product: the values of b x b blocks of scan positions summed into one, a
 // (scan_rows / b) x (scan_cols / b) image. For counts the sums stay exact integers (the same image as the product
 // of the scan binned first); the display answers of a large scan (4096x4096 positions) come this way.
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/parallel_for.hpp"
 #include "resident/shape.hpp"
 
 namespace qgpu {
@@ -28,10 +30,20 @@ std::vector<T> bin_scan_sums(std::vector<T> v, std::size_t rows, std::size_t col
   check_scan_bin(rows, cols, b);
   if (v.size() != rows * cols) throw InvalidArgument("scan binning: values do not match the scan shape");
   if (b == 1) return v;
-  const std::size_t oc = cols / b;
-  std::vector<T> out((rows / b) * oc, T(0));
-  for (std::size_t r = 0; r < rows; ++r)
-    for (std::size_t c = 0; c < cols; ++c) out[(r / b) * oc + c / b] += v[r * cols + c];
+  const std::size_t orows = rows / b, oc = cols / b;
+  std::vector<T> out(orows * oc, T(0));
+  // Output rows in blocks of about kHostBlock input values on every core; each sum adds its values in the order of
+  // a row-major pass (row by row, column by column), so float sums keep their bits.
+  parallel_blocks(orows, std::max<std::size_t>(1, kHostBlock / (b * cols)), [&](std::size_t R0, std::size_t R1) {
+    for (std::size_t R = R0; R < R1; ++R) {
+      T* const o = out.data() + R * oc;
+      for (std::size_t r = R * b; r < R * b + b; ++r) {
+        const T* in = v.data() + r * cols;
+        for (std::size_t C = 0; C < oc; ++C, in += b)
+          for (std::size_t k = 0; k < b; ++k) o[C] += in[k];
+      }
+    }
+  });
   return out;
 }
 
