@@ -10,7 +10,8 @@
 #        29's round trip, after s512 and python), scale (2048x2048 scan tiled from s512's chunks, loaded encoded, without
 #        and with the radial basis, then SSB bin 4 / 2), scale1024 (the same at 1024x1024), scale4096 (at 4096x4096, no SSB;
 #        needs s512 first), scale4096ssb (the basis load and SSB at 4096x4096; after scale4096 or writes the file), ncu_sum (Nsight Compute
-#        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve), ncu_src
+#        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve), ncu_src_enc / ncu_src_enc_dose (its per-instruction stalls on the
+#        sample / the 1e5-count dose sample), ncu_src
 #        (per-instruction stalls of the masked-sum kernel), sass (its SASS), sass_enc (the encoder's SASS), timeline512 (the
 #        load's timeline, QGPU_LOAD_TIMELINE=1), replay_short (a short mutant replay), dose (issue 33 item 4: bench_encoded_dose, encoded vs dense per dose
 #        and encoder policy), dose_small (the same at 32x32 x 64x64), index (issue 33 item 5: bench_chunk_index, the
@@ -67,7 +68,7 @@ for s in "$@"; do
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
       done; save_logs ;;
     dose)  # issue 33 item 4: encoded vs dense per dose (256x256 x 192x192 samples written there) and encoder policy
-      for d in 1e3 4e3 2e4 1e5 2e5; do
+      for d in ${QGPU_DOSES:-1e3 4e3 2e4 1e5 2e5}; do  # (QGPU_DOSES: fewer)
         step bench_encoded_dose_$d 150 $B/bench_encoded_dose --backend cuda --dir /tmp/qb/dose --doses $d --reps 15
       done ;;
     dose_small) step bench_encoded_dose_small 60 $B/bench_encoded_dose --backend cuda --small --dir /tmp/qb/dose ;;
@@ -77,6 +78,16 @@ for s in "$@"; do
                --launch-skip 3 --launch-count 1 --section WarpStateStats --section SchedulerStats --section Occupancy \
                --section LaunchStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
                $B/bench_encoded_cuda /tmp/qb/s512.h5 ;;  # stall reasons of the encoded masked-sum kernel (BF)
+    ncu_src_enc|ncu_src_enc_dose)  # per-instruction stalls of the encoder's encode_reserve: on the sample (after s512), or
+      # on the 1e5-count sample of the dose step (written if missing)
+      NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1); F=/tmp/qb/s512.h5; SKIP=76
+      if [ "$s" = ncu_src_enc_dose ]; then
+        F=/tmp/qb/dose/dose_1e5_256_192.h5; SKIP=8
+        [ -f "$F" ] || $B/bench_encoded_dose --backend cuda --dir /tmp/qb/dose --doses 1e5 --reps 1 >"$LOG/dose_write.log" 2>&1
+      fi
+      step "$s" 300 "${NCU:-ncu}" --clock-control none --kernel-name regex:encode_reserve --launch-skip $SKIP \
+        --launch-count 1 --section SpeedOfLight --section WarpStateStats --section LaunchStats --section Occupancy \
+        --section SourceCounters --page source --print-source sass --csv $B/bench_encoded_cuda "$F" ;;
     ncu_enc) NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)  # the encoder (a 2 GiB batch)
              step ncu_encode 240 "${NCU:-ncu}" --clock-control none --kernel-name regex:encode_reserve \
                --launch-skip 76 --launch-count 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \

@@ -329,6 +329,59 @@ TEST(EncodedEncoder, RansSizeFloorIsAFloor) {
   EXPECT_GT(at_floor, 0u);  // the floor is tight
 }
 
+// try_rans gives up without its encoding pass when rans_renorm_floor (from the symbols' information) reaches the
+// size limit: every rANS stream's renormalisation bytes (read back from the stream: model byte, base, K, the K + 1
+// frequencies, the escape byte count and escapes, then 4 state bytes and the rest) are at least that floor, and the
+// floor is close (within 2% + 3 bytes) for the long streams, so that it does skip the trials that cannot win.
+TEST(EncodedEncoder, RansRenormFloorIsAFloorOfTheRenormalisationBytes) {
+  std::mt19937_64 rng(11);
+  std::size_t tried = 0, close = 0, long_streams = 0;
+  const auto varint = [](const std::uint8_t*& p) {
+    std::uint32_t v = 0;
+    for (std::uint32_t sh = 0;; sh += 7) {
+      const std::uint8_t b = *p++;
+      v |= static_cast<std::uint32_t>(b & 0x7fu) << sh;
+      if (!(b & 0x80u)) return v;
+    }
+  };
+  for (int d = 0; d < 3; ++d)
+    for (std::uint32_t n : kLengths)
+      for (int kind = 0; kind < kKinds; ++kind)
+        for (int rep = 0; rep < 4; ++rep) {
+          const std::vector<std::uint32_t> v = make_stream(kind, n, kMax[d], rng);
+          const auto get = [&](std::uint32_t i) { return v[i]; };
+          const StreamStats st = stream_stats(get, n);
+          if (st.bound == 0 || st.mn == st.mx) continue;
+          const std::uint32_t unlimited = 16 * n + 1024;
+          std::vector<std::uint8_t> slot(unlimited);
+          const std::uint32_t r = detail::try_rans(get, n, st.mn, st.mx - st.mn, slot.data(), unlimited);
+          ASSERT_GT(r, 0u);
+          const std::uint8_t* p = slot.data();
+          ASSERT_EQ(*p++, kRans);
+          ASSERT_EQ(varint(p), st.mn);
+          const std::uint32_t K = *p++;
+          for (std::uint32_t s = 0; s <= K; ++s) (void)varint(p);
+          const std::uint32_t esc_bytes = varint(p);
+          p += esc_bytes;
+          const std::uint32_t rans_bytes = r - static_cast<std::uint32_t>(p - slot.data());
+          ASSERT_GE(rans_bytes, 4u);
+          std::vector<std::uint16_t> counts(K + 1, 0);
+          for (std::uint32_t x : v) ++counts[std::min(x - st.mn, K)];
+          const std::uint32_t floor = detail::rans_renorm_floor(detail::information_bits(counts.data(), K + 1, n), n);
+          const std::string what = "dtype " + std::to_string(d) + " n " + std::to_string(n) + " kind " +
+                                   std::to_string(kind);
+          ASSERT_LE(floor, rans_bytes - 4) << what;
+          ++tried;
+          if (n >= 1000 && rans_bytes - 4 >= 100) {
+            ++long_streams;
+            if ((rans_bytes - 4) <= floor + 3 + (rans_bytes - 4) / 50) ++close;
+          }
+        }
+  EXPECT_GT(tried, 1000u);
+  EXPECT_GT(long_streams, 50u);
+  EXPECT_GT(close, long_streams / 2) << close << " of " << long_streams;
+}
+
 // Stated cases: the smallest rANS streams sit just above the floor.
 TEST(EncodedEncoder, RansSizeFloorValues) {
   EXPECT_EQ(detail::rans_size_floor(0), 12u);

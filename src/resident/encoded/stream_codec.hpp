@@ -14,6 +14,7 @@
 // The encoder computes every candidate's exact size and keeps the smallest (order raw, sparse, rANS on ties;
 // zero and constant streams always take their own model): the compact policy. The fast policy (format.hpp: Policy,
 // the resident's default) keeps rANS only where it decodes in lockstep and saves a quarter of raw.
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -103,6 +104,26 @@ QGPU_HD inline void build_rans_lut(const std::uint16_t* cum, std::uint8_t* lut) 
 // is skipped without reading the values (tested against the full computation).
 QGPU_HD inline std::uint32_t rans_size_floor(std::uint32_t base) { return 11u + varint_size(base); }
 
+// n log2 n - sum c log2 c over the symbol counts (total n): the bits the symbols take under their own frequencies.
+// No static model codes them in fewer (Gibbs' inequality: sum c log2(4096 / f) >= this for any frequencies f summing
+// to 4096). Float: a few tenths of a bit off at most (n <= kMaxTile), which rans_renorm_floor allows for.
+QGPU_HD inline float information_bits(const std::uint16_t* counts, std::uint32_t symbols, std::uint32_t n) {
+  float sum = 0.f;
+  for (std::uint32_t s = 0; s < symbols; ++s)
+    if (counts[s] > 1u) sum += static_cast<float>(counts[s]) * log2f(static_cast<float>(counts[s]));
+  return static_cast<float>(n) * log2f(static_cast<float>(n)) - sum;
+}
+
+// A floor of the renormalisation bytes R that try_rans's encoder writes for n symbols of `info` information bits
+// (the stream's rANS bytes are R + 4, the final state). From the state x in [2^23, 2^31): each symbol takes x to at
+// least x * 4096 / f * (1 - 2^-11) (x >= 2^11 f when it is coded), each renormalisation byte keeps x * 256 >= x_old
+// * (1 - 2^-11), so 31 + 8R > log2(x_end) + 8R >= 23 + sum log2(4096 / f) - 0.000705 (n + R) >= 23 + info - ...:
+// R > (info - 8 - 0.000705 n) / 8.000705. Taken with 2 bits, 0.001 n bits and 8.001 to spare for the float sums.
+QGPU_HD inline std::uint32_t rans_renorm_floor(float info, std::uint32_t n) {
+  const float r = (info - 10.f - 0.001f * static_cast<float>(n)) / 8.001f;
+  return r > 0.f ? static_cast<std::uint32_t>(r) : 0u;
+}
+
 // x / f without a division (Alverson's reciprocal, as in ryg_rans): for f >= 2, shift = bit_width(f - 1) (2^(shift-1)
 // < f <= 2^shift) and rcp = ceil(2^(31 + shift) / f) < 2^32, (x * rcp) >> (31 + shift) == x / f for every x < 2^31:
 // x * rcp / 2^(31 + shift) = x / f + x * e / (f * 2^(31 + shift)) with 0 <= e = rcp * f - 2^(31 + shift) < f, so the
@@ -150,6 +171,20 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   // freq[] holds the symbol counts (<= n <= kMaxTile: 16 bits), then the frequencies (normalised in place). Values
   // minus base are <= range: the counts, the alphabet K <= range + 1 and the escape count use freq[0 .. range + 1]
   // only (every entry when range + 1 >= kMaxAlphabet).
+  // Alphabet candidates: the smallest that covers the range, or leaves at most n/32 values escaped.
+  const std::uint32_t candidates[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
+  // An alphabet of at most max_k that does not cover the range must leave at most n/32 values escaped at the largest
+  // candidate c <= max_k: one pass counting the values below base + c decides it without the histogram (wide
+  // streams at high dose, which the fast policy keeps raw).
+  if (!counts16 && max_k < kMaxAlphabet && range + 1 > max_k) {
+    std::uint32_t c = 0;
+    for (std::uint32_t x : candidates)
+      if (x <= max_k) c = x;
+    if (c == 0) return 0;
+    std::uint32_t inside = 0;
+    for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) { inside += v - base < c ? 1u : 0u; });
+    if ((n - inside) * 32u > n) return 0;
+  }
   std::uint16_t freq[kMaxAlphabet + 1];
   const std::uint32_t used = range < kMaxAlphabet ? range + 1 : kMaxAlphabet;
   for (std::uint32_t s = 0; s <= used; ++s) freq[s] = 0;
@@ -162,8 +197,6 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
       ++freq[d < kMaxAlphabet ? d : kMaxAlphabet];
     });
   }
-  // Alphabet: the smallest candidate K that covers the range, or leaves at most n/32 values escaped.
-  const std::uint32_t candidates[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
   // Values escaped by alphabet c: n minus the values below c (a running prefix sum over the histogram, so each
   // bin is read once).
   std::uint32_t K = kMaxAlphabet, below = 0, counted = 0;  // below = hist[0] + ... + hist[counted - 1]
@@ -182,6 +215,7 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   while (counted < K) below += freq[counted++];
   const std::uint32_t esc_count = n - below;
   freq[K] = static_cast<std::uint16_t>(esc_count);
+  const float info = information_bits(freq, K + 1, n);
   normalise_frequencies(freq, K + 1, n, freq);
   // Per symbol: the reciprocal of its frequency, and one word with the frequency f (bits 0..12, <= 4096), its start
   // cum = f(0) + ... + f(s - 1) (bits 13..25, <= 4096) and the reciprocal's shift (bits 26..29, <= 11).
@@ -215,6 +249,9 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
     if (header64 + 4 >= best) return 0;
     const std::uint32_t header = static_cast<std::uint32_t>(header64);
     const std::uint32_t limit = best - header;  // the rANS bytes must stay below this for rANS to win
+    // A stream whose information alone reaches the limit loses without the encoding pass (the bytes are the same:
+    // the pass would stop at the limit).
+    if (rans_renorm_floor(info, n) + 4u >= limit) return 0;
     std::uint8_t* const end = slot + best;
     std::uint8_t* ptr = end;
     std::uint32_t x = kRansL;
@@ -561,18 +598,25 @@ QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, 
     return static_cast<std::uint32_t>(p - slot);
   }
   const std::uint32_t w = bit_width(st.mx - st.mn);
-  const std::uint32_t packed = st.raw - 2 - varint_size(st.mn);
   *p++ = kRaw;
   p = put_varint(p, st.mn);
   *p++ = static_cast<std::uint8_t>(w);
-  for (std::uint32_t j = 0; j < packed; ++j) p[j] = 0;
+  // The bits gather in a register and each byte is written once, in order (no zeroing pass, no read-modify-write of
+  // the stream in memory): at most 7 pending bits + w <= 32 new ones.
   const std::uint32_t mn = st.mn;
-  detail::for_each_value(get, n, [&](std::uint32_t i, std::uint32_t v) {
-    const std::uint64_t bit = static_cast<std::uint64_t>(i) * w;
-    const std::uint64_t acc = static_cast<std::uint64_t>(v - mn) << (bit & 7u);
-    const std::uint32_t nb = static_cast<std::uint32_t>(((bit & 7u) + w + 7) / 8);
-    for (std::uint32_t k = 0; k < nb; ++k) p[(bit >> 3) + k] |= static_cast<std::uint8_t>(acc >> (8 * k));
+  std::uint64_t acc = 0;
+  std::uint32_t have = 0;
+  std::uint8_t* q = p;
+  detail::for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) {
+    acc |= static_cast<std::uint64_t>(v - mn) << have;
+    have += w;
+    for (; have >= 8; have -= 8) {
+      *q++ = static_cast<std::uint8_t>(acc);
+      acc >>= 8;
+    }
   });
+  if (have) *q++ = static_cast<std::uint8_t>(acc);
+  // (q is now p + the packed bytes: st.raw in all)
   return st.raw;
 }
 
