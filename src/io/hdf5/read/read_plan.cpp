@@ -67,10 +67,10 @@ ReadPlan plan_reads(const LoadPlan& p, bool cuda, LoadTiming& timing) {
   BatchLimits lim;
   lim.max_bytes = p.batch_bytes;
   lim.max_frames = r.direct ? 0 : staging_frames(p, cuda);
-  // A dense GPU load's first batch a quarter of the others: the GPU decode (the critical path) starts after reading
-  // and copying a quarter of the bytes (on the H100, batch 0's read + copy held the decode back 4.3 ms of a 58 ms
-  // load). QGPU_FIRST_BATCH_BYTES=N sets it (0: the same as the others).
-  if (cuda && !r.encoded) lim.first_max_bytes = first_batch_bytes(p.batch_bytes);
+  // A GPU load's first batch a quarter of the others: the GPU decode (the critical path) starts after reading and
+  // copying a quarter of the bytes (on the H100, batch 0's read + copy held the decode back 4.3 ms of a 58 ms dense
+  // load, and 3.2 ms of an encoded one). QGPU_FIRST_BATCH_BYTES=N sets it (0: the same as the others).
+  if (cuda) lim.first_max_bytes = first_batch_bytes(p.batch_bytes);
   lim.align = p.direct_io ? ParallelReader::kDirectAlign : 1;
   r.batches = plan_batches(r.src, r.frames_per_out_row, p.out_shape.scan_rows, lim);
   for (const ReadBatch& b : r.batches) {
