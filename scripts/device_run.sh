@@ -47,8 +47,8 @@ for s in "$@"; do
         echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
       done; save_logs ;;
-    cudatests)  # only the GPU tests of each binary (the CPU ones run on CI)
-      for t in $B/test_*; do
+    cudatests)  # only the GPU tests of each binary (the CPU ones run on CI; QGPU_TESTS="test_io test_dpc": of those)
+      for t in $(if [ -n "${QGPU_TESTS:-}" ]; then for n in $QGPU_TESTS; do echo "$B/$n"; done; else echo $B/test_*; fi); do
         n=$(basename "$t"); timeout 90 "$t" --gtest_brief=1 --gtest_filter='*Cuda*:*Gpu*:*GPU*' >"$LOG/$n.log" 2>&1
         echo "$n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$LOG/$n.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' "$LOG/$n.log" | head -8
@@ -69,7 +69,8 @@ for s in "$@"; do
       done; save_logs ;;
     dose)  # issue 33 item 4: encoded vs dense per dose (256x256 x 192x192 samples written there) and encoder policy
       for d in ${QGPU_DOSES:-1e3 4e3 2e4 1e5 2e5}; do  # (QGPU_DOSES: fewer)
-        step bench_encoded_dose_$d 150 $B/bench_encoded_dose --backend cuda --dir /tmp/qb/dose --doses $d --reps 15
+        step bench_encoded_dose_$d 150 $B/bench_encoded_dose --backend cuda --dir /tmp/qb/dose --doses $d --reps 15 \
+          --policies ${QGPU_DOSE_POLICIES:-compact,fast}
       done ;;
     dose_small) step bench_encoded_dose_small 60 $B/bench_encoded_dose --backend cuda --small --dir /tmp/qb/dose ;;
     scale) step bench_scale 240 $B/bench_scale /tmp/qb/s2048.h5 --tile-from /tmp/qb/s512.h5 --factor 4 ;;

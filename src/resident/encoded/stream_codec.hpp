@@ -38,11 +38,22 @@ inline constexpr std::uint32_t kLoadAhead = 8;  // values loaded before they are
 // many ahead (more loads in flight per thread; the CUDA encoder's registers stay at 64, no spills).
 inline constexpr std::uint32_t kStatsAhead = 16;
 
+// How far ahead of its reads a pass asks for the values (Get::prefetch): two chunks of the statistics pass.
+inline constexpr std::uint32_t kReadAhead = 32;
+
+// Says that positions i .. i + 15 will be read soon, where the Get has a prefetch (the CUDA encoder's, which asks L2
+// for them: the passes wait on device memory most of the time); nothing for the others.
+template <class Get>
+QGPU_HD inline void read_ahead(const Get& get, std::uint32_t i) {
+  if constexpr (requires { get.prefetch(i); }) get.prefetch(i);
+}
+
 // Calls f(i, get(i)) for i = 0 .. n-1 in order, loading kLoadAhead values ahead.
 template <class Get, class F>
 QGPU_HD inline void for_each_value(const Get& get, std::uint32_t n, F&& f) {
   std::uint32_t i = 0;
   for (; i + kLoadAhead <= n; i += kLoadAhead) {
+    if (i % 16 == 0) read_ahead(get, i + kReadAhead);
     std::uint32_t v[kLoadAhead];
     QGPU_ENC_UNROLL
     for (std::uint32_t k = 0; k < kLoadAhead; ++k) v[k] = get(i + k);
@@ -475,6 +486,8 @@ QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& ho
       zeros += detail::kStatsAhead;
       continue;
     }
+    if (i + detail::kReadAhead < n && may_hold((i + detail::kReadAhead) / detail::kStatsAhead))
+      detail::read_ahead(get, i + detail::kReadAhead);
     std::uint32_t v[detail::kStatsAhead];
     const std::uint32_t nz = load_chunk(get, i, v);
     const std::uint32_t count = popcount32(nz);

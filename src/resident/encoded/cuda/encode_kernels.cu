@@ -97,6 +97,21 @@ struct FrameSumHook {
 // call's LiveGroups bits, words_per_group words per group and tile) skip the chunks of 16 frames where its group is
 // zero. Four blocks per SM (64 registers; a few spilled outside the loops): faster on the sample than 80 registers and
 // three blocks (2026-12-04; figures: docs/history/benchmarks-2026-12.md).
+// A stream's values in the batch (frame i of the tile at base[i * P]) for the shared encoder; prefetch(i): lanes
+// 0..15 and 16..31 each ask L2 for positions i .. i + 15 of their pixels (a warp's 32 pixels lie in one 128-byte line
+// per frame, so one instruction covers 16 frames of the group) before the statistics and raw passes read them.
+template <class T>
+struct FrameValues {
+  const T* base;
+  std::size_t P;
+  std::uint32_t n;
+  __device__ std::uint32_t operator()(std::uint32_t i) const { return static_cast<std::uint32_t>(base[i * P]); }
+  __device__ void prefetch(std::uint32_t i) const {
+    const std::uint32_t k = i + (threadIdx.x & 15u);
+    if (k < n) asm volatile("prefetch.global.L2 [%0];" ::"l"(base + std::size_t{k} * P));
+  }
+};
+
 template <class T, bool kTotals>
 __global__ void __launch_bounds__(kEncThreads, 4)
     encode_reserve(const T* __restrict__ frames, std::size_t P, std::uint32_t tile, std::size_t count,
@@ -133,8 +148,7 @@ __global__ void __launch_bounds__(kEncThreads, 4)
   const bool live = !pad && s < streams;
   const std::size_t t = live ? s / P : 0, p = live ? s % P : 0, first = t * tile;
   const auto n = live ? static_cast<std::uint32_t>(count - first < tile ? count - first : tile) : 0u;
-  const T* base = frames + first * P + p;
-  const auto get = [base, P](std::uint32_t i) { return static_cast<std::uint32_t>(base[i * P]); };
+  const FrameValues<T> get{frames + first * P + p, P, n};
   const bool fuse = kTotals && add_sums;
   if (fuse) {
     for (std::uint32_t j = threadIdx.x; j < 2 * tile; j += blockDim.x) tot[j] = 0;
