@@ -135,6 +135,52 @@ TEST(ReadPipeline, BatchesRespectTheByteAndFrameLimits) {
   EXPECT_EQ(batches[1].first_chunk, p.scan.cols);
 }
 
+// Batches of an encoded load end on whole encoder tiles (row_multiple): a batch that would end after 5 rows ends
+// after 4 with a multiple of 2 (or 3 with a multiple of 3), the next starts at the row after it, the rows and
+// chunks of all batches are every row once, in order, and each batch's chunk places and bytes are those of its own
+// rows (as planned without the multiple); the last batch and a first batch too small for one multiple stay as
+// they are.
+TEST(ReadPipeline, BatchesEndOnRowMultiples) {
+  const io::LoadPlan p = plan_of(sample_file("multiples.h5"));
+  const io::ChunkSources src = io::locate_chunks(p);
+  ASSERT_EQ(p.scan.rows, 9u);  // batches of 4, 4, 1 rows (multiple 2) and 3, 3, 3 (multiple 3)
+  for (std::size_t m : {2u, 3u}) {
+    io::BatchLimits lim;
+    lim.max_frames = 5 * p.scan.cols;
+    lim.row_multiple = m;
+    const auto batches = io::plan_batches(src, p.scan.cols, p.scan.rows, lim);
+    std::size_t row = 0;
+    for (std::size_t k = 0; k < batches.size(); ++k) {
+      const io::ReadBatch& b = batches[k];
+      EXPECT_EQ(b.out_row0, row);
+      EXPECT_EQ(b.first_chunk, row * p.scan.cols);
+      EXPECT_EQ(b.chunks, b.out_rows * p.scan.cols);
+      EXPECT_EQ(b.chunk_dst.size(), b.chunks);
+      if (k + 1 < batches.size()) EXPECT_EQ(b.out_rows, 5 / m * m) << "multiple " << m << " batch " << k;
+      // the same rows planned alone: the same runs, places and bytes
+      io::BatchLimits one;
+      one.max_frames = b.out_rows * p.scan.cols;
+      io::ChunkSources part = src;
+      part.chunks.assign(src.chunks.begin() + b.first_chunk, src.chunks.begin() + b.first_chunk + b.chunks);
+      const auto alone = io::plan_batches(part, p.scan.cols, b.out_rows, one);
+      ASSERT_EQ(alone.size(), 1u);
+      EXPECT_EQ(alone[0].chunk_dst, b.chunk_dst);
+      EXPECT_EQ(alone[0].buffer_bytes, b.buffer_bytes);
+      EXPECT_EQ(alone[0].chunk_bytes, b.chunk_bytes);
+      EXPECT_EQ(alone[0].runs.size(), b.runs.size());
+      row += b.out_rows;
+    }
+    EXPECT_EQ(row, p.scan.rows);
+  }
+  io::BatchLimits lim;  // the first batch of one row (first_max_bytes): smaller than one multiple, kept
+  lim.first_max_bytes = 1;
+  lim.max_frames = 4 * p.scan.cols;
+  lim.row_multiple = 4;
+  const auto batches = io::plan_batches(src, p.scan.cols, p.scan.rows, lim);
+  EXPECT_EQ(batches[0].out_rows, 1u);
+  EXPECT_EQ(batches[1].out_rows, 4u);
+}
+
 TEST(ReadPipeline, AlignedRunsForDirectReads) {
   const io::LoadPlan p = plan_of(sample_file("aligned.h5"));
   io::BatchLimits lim;

@@ -48,8 +48,13 @@ std::vector<ReadBatch> plan_batches(const ChunkSources& src, std::size_t frames_
     ReadBatch b;
     b.first_chunk = row * frames_per_out_row;
     b.out_row0 = row;
+    ReadBatch whole;  // the batch as it was at its last multiple of row_multiple rows (none yet: out_rows 0)
+    bool full = false;  // the batch ended because the next row did not fit
     while (row < out_rows) {
-      if (b.out_rows > 0 && lim.max_frames && (b.out_rows + 1) * frames_per_out_row > lim.max_frames) break;
+      if (b.out_rows > 0 && lim.max_frames && (b.out_rows + 1) * frames_per_out_row > lim.max_frames) {
+        full = true;
+        break;
+      }
       // Remember the state to roll back when this row does not fit.
       const std::size_t n_runs = b.runs.size(), n_chunks = b.chunk_dst.size();
       const ReadRun last = n_runs ? b.runs.back() : ReadRun{};
@@ -63,10 +68,16 @@ std::vector<ReadBatch> plan_batches(const ChunkSources& src, std::size_t frames_
         b.chunk_dst.resize(n_chunks);
         b.buffer_bytes = buffer;
         b.chunk_bytes = stored;
+        full = true;
         break;
       }
       ++b.out_rows;
       ++row;
+      if (lim.row_multiple > 1 && b.out_rows % lim.row_multiple == 0) whole = b;
+    }
+    if (full && lim.row_multiple > 1 && b.out_rows % lim.row_multiple != 0 && whole.out_rows > 0) {
+      row -= b.out_rows - whole.out_rows;  // back to the last whole multiple: the next batch starts there
+      b = std::move(whole);
     }
     b.chunks = b.out_rows * frames_per_out_row;
     batches.push_back(std::move(b));

@@ -32,6 +32,9 @@ struct BatchLimits {
   std::uint64_t max_frames = 0;                       // frames per batch (0 = no limit): staging capacity
   std::uint64_t max_gap = std::uint64_t(64) << 10;    // largest hole between chunks read through
   std::uint64_t align = 1;                            // 4096 for O_DIRECT reads
+  // Output rows per batch a multiple of this where the batch ends early (a batch of whole encoder tiles; not the
+  // last batch, nor a batch whose first row_multiple rows alone pass the limits)
+  std::size_t row_multiple = 1;
 };
 
 // frames_per_out_row chunks make one output scan row; out_rows rows in all.

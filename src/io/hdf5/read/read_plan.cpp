@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <numeric>
 
 #include "core/error.hpp"
 #include "io/hdf5/bitshuffle_plugin.hpp"
 #include "io/hdf5/load_provenance.hpp"
+#include "resident/encoded/format.hpp"
 
 namespace qgpu::io {
 
@@ -72,6 +74,13 @@ ReadPlan plan_reads(const LoadPlan& p, bool cuda, LoadTiming& timing) {
   // load, and 3.2 ms of an encoded one). QGPU_FIRST_BATCH_BYTES=N sets it (0: the same as the others).
   if (cuda) lim.first_max_bytes = first_batch_bytes(p.batch_bytes);
   lim.align = p.direct_io ? ParallelReader::kDirectAlign : 1;
+  // An encoded load's batches end on whole encoder tiles where they can (rows x scan columns a multiple of the tile):
+  // a batch that ends inside a tile sends every later batch through the encoder's staging tile, unmarked (the
+  // decoder's live-group marks count tiles from a batch's first frame), which read every group of 32 pixels.
+  if (r.encoded) {
+    const std::size_t t = encoded::kDefaultTile;
+    lim.row_multiple = t / std::gcd(t, p.out_shape.scan_cols);
+  }
   r.batches = plan_batches(r.src, r.frames_per_out_row, p.out_shape.scan_rows, lim);
   for (const ReadBatch& b : r.batches) {
     r.max_buffer = std::max<std::size_t>(r.max_buffer, b.buffer_bytes);
