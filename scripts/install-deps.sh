@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libhdf5-dev hdf5-tools bitshuffle liblz4-dev libzstd-dev libfftw3-dev libpng-dev zlib1g-dev
           nlohmann-json3-dev libcli11-dev libssl-dev libfmt-dev libcpp-httplib-dev libgtest-dev pybind11-dev python3-dev python3-venv
-          python3-numpy python3-pytest python3-h5py python3-traitlets python3-nbclient python3-nbformat python3-ipykernel clang libfuzzer-14-dev libclang-rt-14-dev
+          python3-numpy python3-pytest python3-h5py python3-pil python3-traitlets python3-nbclient python3-nbformat python3-ipykernel clang libfuzzer-14-dev libclang-rt-14-dev
           libavcodec-dev libavformat-dev libavutil-dev libswscale-dev ffmpeg curl libopenmpi-dev openmpi-bin
           libzmq3-dev cppzmq-dev python3-zmq
           libvulkan-dev glslc glslang-tools glslang-dev spirv-tools libvkfft-dev mesa-vulkan-drivers vulkan-tools)
