@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "encoded_v1_oracle.hpp"
@@ -55,6 +56,30 @@ constexpr int kKinds = 16;
 const std::uint32_t kLengths[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 100, 511, 512, 1000, 4096};
 const std::uint32_t kMax[] = {0xffu, 0xffffu, 0xffffffffu};
 const std::size_t kElem[] = {1, 2, 4};
+
+// Every stream of make_stream's kinds (4 of each dtype, length and kind, drawn from `seed`) that is neither zero nor
+// constant, with its statistics and its rANS stream built without a size limit: f(what, n, values, stats, stream,
+// size).
+template <class F>
+void for_each_rans_stream(std::uint64_t seed, F&& f) {
+  std::mt19937_64 rng(seed);
+  for (int d = 0; d < 3; ++d)
+    for (std::uint32_t n : kLengths)
+      for (int kind = 0; kind < kKinds; ++kind)
+        for (int rep = 0; rep < 4; ++rep) {
+          const std::vector<std::uint32_t> v = make_stream(kind, n, kMax[d], rng);
+          const auto get = [&](std::uint32_t i) { return v[i]; };
+          const StreamStats st = stream_stats(get, n);
+          if (st.bound == 0 || st.mn == st.mx) continue;
+          const std::uint32_t unlimited = 16 * n + 1024;
+          std::vector<std::uint8_t> slot(unlimited);
+          const std::uint32_t r = detail::try_rans(get, n, st.mn, st.mx - st.mn, slot.data(), unlimited);
+          const std::string what =
+              "dtype " + std::to_string(d) + " n " + std::to_string(n) + " kind " + std::to_string(kind);
+          ASSERT_GT(r, 0u) << what;
+          f(what, n, v, st, slot.data(), r);
+        }
+}
 
 }  // namespace
 
@@ -307,24 +332,13 @@ TEST(EncodedEncoder, RansReciprocalEqualsTheDivision) {
 // only when strictly smaller than the best): every rANS stream (computed without a size limit) is at least that
 // floor, and some reach it.
 TEST(EncodedEncoder, RansSizeFloorIsAFloor) {
-  std::mt19937_64 rng(3);
   std::size_t tried = 0, at_floor = 0;
-  for (int d = 0; d < 3; ++d)
-    for (std::uint32_t n : kLengths)
-      for (int kind = 0; kind < kKinds; ++kind)
-        for (int rep = 0; rep < 4; ++rep) {
-          const std::vector<std::uint32_t> v = make_stream(kind, n, kMax[d], rng);
-          const auto get = [&](std::uint32_t i) { return v[i]; };
-          const StreamStats st = stream_stats(get, n);
-          if (st.bound == 0 || st.mn == st.mx) continue;
-          const std::uint32_t unlimited = 16 * n + 1024;
-          std::vector<std::uint8_t> slot(unlimited);
-          const std::uint32_t r = detail::try_rans(get, n, st.mn, st.mx - st.mn, slot.data(), unlimited);
-          ASSERT_GT(r, 0u);
-          EXPECT_GE(r, detail::rans_size_floor(st.mn)) << "dtype " << d << " n " << n << " kind " << kind;
-          if (r == detail::rans_size_floor(st.mn)) ++at_floor;
-          ++tried;
-        }
+  for_each_rans_stream(3, [&](const std::string& what, std::uint32_t, const std::vector<std::uint32_t>&,
+                              const StreamStats& st, const std::uint8_t*, std::uint32_t r) {
+    EXPECT_GE(r, detail::rans_size_floor(st.mn)) << what;
+    if (r == detail::rans_size_floor(st.mn)) ++at_floor;
+    ++tried;
+  });
   EXPECT_GT(tried, 1000u);
   EXPECT_GT(at_floor, 0u);  // the floor is tight
 }
@@ -334,7 +348,6 @@ TEST(EncodedEncoder, RansSizeFloorIsAFloor) {
 // frequencies, the escape byte count and escapes, then 4 state bytes and the rest) are at least that floor, and the
 // floor is close (within 2% + 3 bytes) for the long streams, so that it does skip the trials that cannot win.
 TEST(EncodedEncoder, RansRenormFloorIsAFloorOfTheRenormalisationBytes) {
-  std::mt19937_64 rng(11);
   std::size_t tried = 0, close = 0, long_streams = 0;
   const auto varint = [](const std::uint8_t*& p) {
     std::uint32_t v = 0;
@@ -344,39 +357,26 @@ TEST(EncodedEncoder, RansRenormFloorIsAFloorOfTheRenormalisationBytes) {
       if (!(b & 0x80u)) return v;
     }
   };
-  for (int d = 0; d < 3; ++d)
-    for (std::uint32_t n : kLengths)
-      for (int kind = 0; kind < kKinds; ++kind)
-        for (int rep = 0; rep < 4; ++rep) {
-          const std::vector<std::uint32_t> v = make_stream(kind, n, kMax[d], rng);
-          const auto get = [&](std::uint32_t i) { return v[i]; };
-          const StreamStats st = stream_stats(get, n);
-          if (st.bound == 0 || st.mn == st.mx) continue;
-          const std::uint32_t unlimited = 16 * n + 1024;
-          std::vector<std::uint8_t> slot(unlimited);
-          const std::uint32_t r = detail::try_rans(get, n, st.mn, st.mx - st.mn, slot.data(), unlimited);
-          ASSERT_GT(r, 0u);
-          const std::uint8_t* p = slot.data();
-          ASSERT_EQ(*p++, kRans);
-          ASSERT_EQ(varint(p), st.mn);
-          const std::uint32_t K = *p++;
-          for (std::uint32_t s = 0; s <= K; ++s) (void)varint(p);
-          const std::uint32_t esc_bytes = varint(p);
-          p += esc_bytes;
-          const std::uint32_t rans_bytes = r - static_cast<std::uint32_t>(p - slot.data());
-          ASSERT_GE(rans_bytes, 4u);
-          std::vector<std::uint16_t> counts(K + 1, 0);
-          for (std::uint32_t x : v) ++counts[std::min(x - st.mn, K)];
-          const std::uint32_t floor = detail::rans_renorm_floor(detail::information_bits(counts.data(), K + 1, n), n);
-          const std::string what = "dtype " + std::to_string(d) + " n " + std::to_string(n) + " kind " +
-                                   std::to_string(kind);
-          ASSERT_LE(floor, rans_bytes - 4) << what;
-          ++tried;
-          if (n >= 1000 && rans_bytes - 4 >= 100) {
-            ++long_streams;
-            if ((rans_bytes - 4) <= floor + 3 + (rans_bytes - 4) / 50) ++close;
-          }
-        }
+  for_each_rans_stream(11, [&](const std::string& what, std::uint32_t n, const std::vector<std::uint32_t>& v,
+                               const StreamStats& st, const std::uint8_t* stream, std::uint32_t r) {
+    const std::uint8_t* p = stream;
+    ASSERT_EQ(*p++, kRans) << what;
+    ASSERT_EQ(varint(p), st.mn) << what;
+    const std::uint32_t K = *p++;
+    for (std::uint32_t s = 0; s <= K; ++s) (void)varint(p);
+    p += varint(p);  // the escape bytes
+    const std::uint32_t rans_bytes = r - static_cast<std::uint32_t>(p - stream);
+    ASSERT_GE(rans_bytes, 4u) << what;
+    std::vector<std::uint16_t> counts(K + 1, 0);
+    for (std::uint32_t x : v) ++counts[std::min(x - st.mn, K)];
+    const std::uint32_t floor = detail::rans_renorm_floor(detail::information_bits(counts.data(), K + 1, n), n);
+    ASSERT_LE(floor, rans_bytes - 4) << what;
+    ++tried;
+    if (n >= 1000 && rans_bytes - 4 >= 100) {
+      ++long_streams;
+      if ((rans_bytes - 4) <= floor + 3 + (rans_bytes - 4) / 50) ++close;
+    }
+  });
   EXPECT_GT(tried, 1000u);
   EXPECT_GT(long_streams, 50u);
   EXPECT_GT(close, long_streams / 2) << close << " of " << long_streams;
