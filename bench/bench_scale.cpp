@@ -16,7 +16,9 @@
 // Then loaded again with the radial basis (LoadOptions::radial_basis "on", resident/basis/radial_basis.hpp): load
 // time and basis bytes, BF / ADF / CoM / iDPC of detectors centred on the basis centre at integer radii (served by
 // the basis), an off-centre BF disk (the decode path), each checked on the band against the CPU reference (iDPC is
-// a whole-scan FFT: its time only). The coarse scan-binned answer (issue 33 item 1 B) is not built yet.
+// a whole-scan FFT: its time only). The same load keeps the scan-binned copy at the viewer's display bin (LoadOptions::
+// scan_binned auto: 2 at 2048^2, 4 at 4096^2): off-centre BF / ADF / CoM / iDPC at that bin through it, checked
+// against the exact full answer binned and the band's binned CPU reference.
 // Then SSB on the same resident (ssb::Reconstructor, issue 33 item 1): prepare at detector bin 4, then 2 (G(K, Q)
 // built: the BF pixels decoded and transformed), the first image, the warm C1 slider (3 new C1 values, median) and
 // a CoM -> iDPC with G held, with G's bytes resident and regathered per move (the engine's describe()); the phase
@@ -112,6 +114,7 @@ bool run_without_basis(const std::string& path, const std::string& backend, std:
   o.backend = backend;
   o.representation = "encoded";
   o.radial_basis = "off";
+  o.scan_binned = "off";
   const double t0 = bench::now_s();
   const Dataset ds = io::load(path, o);
   const double load_s = bench::now_s() - t0;
@@ -154,16 +157,22 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
   o.backend = backend;
   o.representation = "encoded";
   o.radial_basis = "on";
+  {  // the viewer's display bin (what auto picks when the conservative estimate fits: asked here so it is built)
+    const Shape4D fs = io::plan_load(path, {}).info.shape;
+    const std::size_t db = display_scan_bin(fs.scan_rows, fs.scan_cols);
+    o.scan_binned = db > 1 ? std::to_string(db) : "off";
+  }
   const double t0 = bench::now_s();
   const Dataset ds = io::load(path, o);
   const double load_s = bench::now_s() - t0;
   const Shape4D& s = ds.shape();
   const RadialBasis* b = ds.encoded()->radial_basis();
   if (!b) throw Error("no radial basis: " + ds.encoded()->radial_basis_report().dump());
-  std::printf("| load encoded + radial basis | %zux%zux%zux%zu | %.1f ms | resident %.3f GB + basis %.3f GB (%u "
-              "boundaries, centre %.2f, %.2f) |\n",
+  const nlohmann::json copy_report = ds.encoded()->scan_binned_report();
+  std::printf("| load encoded + radial basis + scan-binned copy | %zux%zux%zux%zu | %.1f ms | resident %.3f GB + basis "
+              "%.3f GB (%u boundaries, centre %.2f, %.2f) + copy %s |\n",
               s.scan_rows, s.scan_cols, s.det_rows, s.det_cols, load_s * 1e3, ds.resident_bytes() / 1e9,
-              b->bytes() / 1e9, b->boundaries(), b->center_row(), b->center_col());
+              b->bytes() / 1e9, b->boundaries(), b->center_row(), b->center_col(), copy_report.dump().c_str());
   std::printf("encoder stages: %s\n", ds.encoded()->encoder_stages().c_str());
   const detector::DiskFit fit = detector::fit_bf_disk(ds);
   const detector::Center c{b->center_row(), b->center_col()};
@@ -217,6 +226,36 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
     std::printf("| CoM -> DPC -> iDPC scan-binned %zux%zu (%zux%zu), basis | %.2f ms |\n", b, b, s.scan_rows / b,
                 s.scan_cols / b, idpc_ms);
   }
+  // Any detector at the display bin: the scan-binned copy (exact b x b sums, decoded like the full resident).
+  const std::size_t db = display_scan_bin(s.scan_rows, s.scan_cols);
+  const auto copy = ds.encoded()->scan_binned(db);
+  SumImage off_b, adf_ob;
+  dpc::ComResult com_ob;
+  dpc::ComOptions off_co;
+  off_co.scan_bin = db;
+  {
+    const detector::Mask m = detector::disk(s.det_rows, s.det_cols, oc.first, oc.second, outer);
+    off_co.mask = {m.weights.begin(), m.weights.end()};
+  }
+  if (copy) {
+    ms = median_ms([&] { off_b = detector::bf(ds, r, oc, db); });
+    const double adf_ms = median_ms([&] { adf_ob = detector::adf(ds, inner + 1e-9, outer, oc, db); });
+    const double com_ms = median_ms([&] { com_ob = dpc::center_of_mass(ds, off_co); });
+    const double idpc_ms = median_ms([&] {
+      const dpc::DpcResult d = dpc::centered_dpc(dpc::center_of_mass(ds, off_co));
+      dpc::idpc(d.dpc_row, d.dpc_col);
+    });
+    const bool same = off_b.counts("bf").data == bin_scan_sums(off.counts("bf").data, s.scan_rows, s.scan_cols, db);
+    binned_ok = binned_ok && same;
+    std::printf("| BF / ADF / CoM off-centre (%.2f, %.2f) scan-binned %zux%zu (%zux%zu), copy | %.2f / %.2f / %.2f ms "
+                "| %s, CoM %s; BF %s |\n",
+                oc.first, oc.second, db, db, s.scan_rows / db, s.scan_cols / db, ms, adf_ms, com_ms,
+                strategy(off_b).c_str(), com_ob.provenance.parameters.value("strategy", std::string("decode")).c_str(),
+                same ? "equal to the exact full answer binned" : "DIFFERS");
+    std::printf("| CoM (off-centre disk) -> DPC -> iDPC scan-binned %zux%zu, copy | %.2f ms |\n", db, db, idpc_ms);
+  } else if (db > 1) {
+    std::printf("| scan-binned copy | not built: %s |\n", copy_report.dump().c_str());
+  }
   std::fflush(stdout);
   check_rows = std::min(check_rows, s.scan_rows);
   const std::size_t r0 = s.scan_rows / 2;
@@ -240,6 +279,17 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
                            band_equal(com.com_col.data, bc.com_col.data, r0, s.scan_cols));
   check("BF off-centre (decode)", band_equal(off.counts("bf").data, detector::bf(band, r, oc).counts("bf").data, r0,
                                              s.scan_cols));
+  if (copy && r0 % db == 0 && check_rows % db == 0) {  // the copy's rows of the band, against its binned reference
+    const std::size_t bc = s.scan_cols / db;
+    check("BF off-centre scan-binned (copy)",
+          band_equal(off_b.counts("bf").data, detector::bf(band, r, oc, db).counts("bf").data, r0 / db, bc));
+    check("ADF off-centre scan-binned (copy)",
+          band_equal(adf_ob.counts("adf").data, detector::adf(band, inner + 1e-9, outer, oc, db).counts("adf").data,
+                     r0 / db, bc));
+    const dpc::ComResult cob = dpc::center_of_mass(band, off_co);
+    check("CoM off-centre scan-binned (copy)", band_equal(com_ob.com_row.data, cob.com_row.data, r0 / db, bc) &&
+                                                   band_equal(com_ob.com_col.data, cob.com_col.data, r0 / db, bc));
+  }
   ok = ok && binned_ok;
   std::fflush(stdout);
   if (ssb) ok = run_ssb(ds, small, fit) && ok;

@@ -9,7 +9,7 @@
 #        EMPAD loads vs the floor), parallax, mpi (issue 33: 1/2/4 ranks on the one GPU; carry .devpack-mpi), widget (issue
 #        29's round trip, after s512 and python), scale (2048x2048 scan tiled from s512's chunks, loaded encoded, without
 #        and with the radial basis, then SSB bin 4 / 2), scale1024 (the same at 1024x1024), scale4096 (at 4096x4096, no SSB;
-#        needs s512 first), scale4096ssb (the basis load and SSB at 4096x4096; after scale4096 or writes the file), ncu_sum (Nsight Compute
+#        needs s512 first), scale4096basis (its basis + scan-binned copy load and queries alone), scale4096ssb (the basis load and SSB at 4096x4096; after scale4096 or writes the file), ncu_sum (Nsight Compute
 #        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve), ncu_src_enc / ncu_src_enc_dose (its per-instruction stalls on the
 #        sample / the 1e5-count dose sample), ncu_src
 #        (per-instruction stalls of the masked-sum kernel), sass (its SASS), sass_enc (the encoder's SASS), timeline512 (the
@@ -102,6 +102,8 @@ for s in "$@"; do
     sass_enc) sass_of encode_reserveItLb1E sass_encode_reserve ;;  # the encoder's SASS (u16, fused totals)
     scale1024) step bench_scale1024 200 $B/bench_scale /tmp/qb/s1024t.h5 --tile-from /tmp/qb/s512.h5 --factor 2 ;;
     scale4096) step bench_scale4096 540 $B/bench_scale /tmp/qb/s4096.h5 --tile-from /tmp/qb/s512.h5 --factor 8 ;;  # 36.6 GB file
+    scale4096basis) step bench_scale4096_basis 540 $B/bench_scale /tmp/qb/s4096.h5 --tile-from /tmp/qb/s512.h5 --factor 8 \
+                    --basis-only --no-ssb ;;  # the basis + scan-binned copy load and its queries alone (needs s512)
     scale4096ssb) step bench_scale4096_ssb 540 $B/bench_scale /tmp/qb/s4096.h5 --tile-from /tmp/qb/s512.h5 --factor 8 \
                     --basis-only --ssb ;;  # SSB at 4096^2 (bin 4, 2) on the basis load alone; writes the file if missing
     python) QGPU_PY_LOGS=$LOG/python step python_tests 300 bash scripts/device_python.sh ;;  # the module built there for its python3

@@ -193,13 +193,17 @@ void bind_io(pyb::module_& m) {
                    const pyb::object& progress, const std::string& representation, double admission_fraction,
                    const std::string& format, const std::string& dtype, std::vector<std::size_t> detector_shape,
                    std::uint64_t offset, std::uint64_t frame_header, std::uint64_t frame_footer, bool flip_rows,
-                   bool single_file, const std::string& radial_basis, const pyb::object& radial_basis_center) {
+                   bool single_file, const std::string& radial_basis, const pyb::object& radial_basis_center,
+                   const pyb::object& scan_binned) {
     io::LoadOptions o = load_options(backend, dataset, scan_shape, scan_region, detector_region, bin_scan,
                                      bin_detector, pixel_mask, decoder, read_threads, direct_io, progress,
                                      representation, admission_fraction, format, dtype, detector_shape, offset,
                                      frame_header, frame_footer, flip_rows, single_file);
     o.radial_basis = radial_basis;
     if (!radial_basis_center.is_none()) o.radial_basis_center = radial_basis_center.cast<std::pair<double, double>>();
+    o.scan_binned = pyb::isinstance<pyb::int_>(scan_binned) && !pyb::isinstance<pyb::bool_>(scan_binned)
+                        ? std::to_string(scan_binned.cast<long long>())
+                        : scan_binned.cast<std::string>();
     pyb::gil_scoped_release release;
     return io::load(path.string(), o);
   }, pyb::arg("path"), pyb::arg("backend") = "auto", pyb::arg("dataset") = "",
@@ -210,7 +214,8 @@ void bind_io(pyb::module_& m) {
      pyb::arg("admission_fraction") = 0.8, pyb::arg("format") = "auto", pyb::arg("dtype") = "",
      pyb::arg("detector_shape") = std::vector<std::size_t>{}, pyb::arg("offset") = 0, pyb::arg("frame_header") = 0,
      pyb::arg("frame_footer") = 0, pyb::arg("flip_rows") = false, pyb::arg("single_file") = false,
-     pyb::arg("radial_basis") = "auto", pyb::arg("radial_basis_center") = pyb::none());
+     pyb::arg("radial_basis") = "auto", pyb::arg("radial_basis_center") = pyb::none(),
+     pyb::arg("scan_binned") = pyb::str("auto"));
 
   // convert(path, out, ...): the load's options, then the output's (io/convert.hpp); returns a dict of what was written.
   m.def("convert", [](const PathArg& path, const PathArg& out, const std::string& to, unsigned threads,

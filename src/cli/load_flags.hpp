@@ -24,6 +24,7 @@ struct LoadFlags {
   std::string representation = "auto";  // auto | dense | encoded
   std::string radial_basis = "auto";    // auto | on | off (io::LoadOptions::radial_basis)
   std::vector<double> radial_basis_center;  // ROW COL, empty = the first batch's disk fit
+  std::string scan_binned = "auto";     // auto | off | b (io::LoadOptions::scan_binned)
   std::string format = "auto";          // auto (by content) | hdf5 | npy | raw | ...
   io::RawLayout raw;                    // --format raw: --dtype, --detector-shape, --offset, --frame-header/-footer
   std::vector<std::size_t> detector_shape;
@@ -43,6 +44,7 @@ struct LoadFlags {
     o.representation = representation;
     o.radial_basis = radial_basis;
     if (!radial_basis_center.empty()) o.radial_basis_center = {{radial_basis_center[0], radial_basis_center[1]}};
+    o.scan_binned = scan_binned;
     o.format = format;
     o.raw = raw_layout();
     o.flip_rows = flip_rows;
@@ -186,6 +188,11 @@ inline void add_load_flags(CLI::App* cmd, LoadFlags& f) {
   cmd->add_option("--radial-basis-center", f.radial_basis_center,
                   "ROW COL: the radial basis' centre (default: the disk fit of the first loaded batch)")
       ->expected(2);
+  cmd->add_option("--scan-binned", f.scan_binned,
+                  "auto | off | B: with an encoded load, also keep the exact sums of B x B scan positions (an encoded "
+                  "copy B^2 smaller in frames) that answer any detector at a scan bin B divides, e.g. the viewer's "
+                  "display bin (auto = that bin when a scan side passes 1024 positions and it fits; see "
+                  "docs/design.md)");
 }
 
 }  // namespace qgpu::cli

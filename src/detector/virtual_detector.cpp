@@ -51,6 +51,18 @@ SumImage masked_image(const Dataset& ds, const Mask& mask, const std::string& op
     params["strategy"] = "radial basis";
     params["radial_basis"] = {{"center", {basis->center_row(), basis->center_col()}},
                               {"radii", RadialBasis::radii_json(*shells)}};
+  } else if (const auto copy = ds.encoded() ? ds.encoded()->scan_binned(scan_bin) : nullptr) {
+    // the scan-binned copy (its bin divides scan_bin): the same plan on b^2 fewer frames, then binned the rest
+    const std::size_t cb = copy->shape().scan_rows == 0 ? 1 : s.scan_rows / copy->shape().scan_rows;
+    const SumPlan plan = plan_masked_sum(mask);
+    std::string used;
+    Image<std::uint64_t> img;
+    img.data = bin_scan_sums(encoded_path::masked_sum(Dataset::from_encoded(copy, {}, {}), plan, &used),
+                             copy->shape().scan_rows, copy->shape().scan_cols, scan_bin / cb);
+    binned = true;
+    out = std::move(img);
+    params["strategy"] = "encoded " + used + " on the scan-binned copy";
+    params["scan_binned_copy"] = cb;
   } else if (ds.encoded()) {  // both backends: the plan's strategy on the encoded streams
     const SumPlan plan = plan_masked_sum(mask);
     std::string used;

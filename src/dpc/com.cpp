@@ -84,6 +84,10 @@ ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
     p.parameters["strategy"] = "radial basis";
     p.parameters["radial_basis"] = maps.radial_basis;
   }
+  if (maps.scan_binned_copy) {
+    p.parameters["strategy"] = "encoded masked sums on the scan-binned copy";
+    p.parameters["scan_binned_copy"] = maps.scan_binned_copy;
+  }
 
   ComResult r;
   r.com_row = make_map(std::move(maps.row), out_shape, p, "row");

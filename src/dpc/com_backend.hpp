@@ -14,6 +14,7 @@ struct ComMaps {
   std::vector<float> row, col;  // one value per frame, scan order
   std::uint64_t empty_frames = 0;
   nlohmann::json radial_basis;  // the basis' centre and radii when the sums came from it (com_encoded), else null
+  std::size_t scan_binned_copy = 0;  // the bin of the scan-binned copy the sums came from (com_binned), else 0
 };
 
 // mask: nullptr (whole detector) or det_rows * det_cols values, each 0 or 1 (validated by the caller).
@@ -28,8 +29,8 @@ ComMaps com_vulkan(const Dataset& ds, const std::uint8_t* mask);
 ComMaps com_values(const Dataset& ds, const std::uint8_t* mask);
 // Any dataset, scan-binned by b (ComOptions::scan_bin): S, Sr, Sc summed over b x b blocks of positions (exact for
 // counts), then the same division: the CoM of the binned scan's frames, (scan_rows / b) x (scan_cols / b) values.
-// From the radial basis (binned on the GPU) where the mask is a union of its shells, else from three binned virtual
-// images.
+// From the radial basis (binned on the GPU) where the mask is a union of its shells, else from an encoded dataset's
+// scan-binned copy when its bin divides b (one decode of its frames), else from three binned virtual images.
 ComMaps com_binned(const Dataset& ds, const std::uint8_t* mask, std::size_t b);
 // The encoded CoM of a GPU-resident encoded dataset, sums and division on the device (com_encoded's cuda path).
 ComMaps com_encoded_cuda(const Dataset& ds, const std::uint8_t* mask);

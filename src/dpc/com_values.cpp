@@ -83,6 +83,24 @@ ComMaps com_binned(const Dataset& ds, const std::uint8_t* mask, std::size_t b) {
     out.radial_basis = basis_json(*basis, *shells);
     return out;
   }
+  if (const auto copy = ds.encoded() ? ds.encoded()->scan_binned(b) : nullptr) {
+    // the scan-binned copy (its bin divides b): S, Sr, Sc in one decode of its frames, then binned the rest
+    const Shape4D& cs = copy->shape();
+    const std::size_t rest = b / (sh.scan_rows / cs.scan_rows);
+    const ComPixelLists l = com_pixel_lists(cs, mask);
+    std::vector<std::vector<std::uint64_t>> sums =
+        mask ? copy->masked_sums(l.pixels, {std::vector<std::uint32_t>(l.pixels.size(), 1), l.rows, l.cols})
+             : copy->masked_sums(l.pixels, {l.rows, l.cols});
+    if (!mask) sums.insert(sums.begin(), copy->frame_totals());
+    const auto image = [&](int q) {
+      Image<std::uint64_t> img;
+      img.data = bin_scan_sums(std::move(sums[q]), cs.scan_rows, cs.scan_cols, rest);
+      return SumImage(std::move(img));
+    };
+    ComMaps out = from_sums(sh, image(0), image(1), image(2), n);
+    out.scan_binned_copy = sh.scan_rows / cs.scan_rows;
+    return out;
+  }
   ComWeights w = com_weights(sh, mask);
   const auto image = [&](std::vector<std::uint32_t>& weights) {
     return detector::virtual_image(ds, detector::from_weights(sh.det_rows, sh.det_cols, std::move(weights)), b);

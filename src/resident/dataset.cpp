@@ -294,6 +294,8 @@ nlohmann::json describe(const Dataset& ds) {
   if (ds.encoded()) {
     nlohmann::json b = ds.encoded()->radial_basis_report();
     if (!b.is_null()) j["radial_basis"] = std::move(b);
+    nlohmann::json sb = ds.encoded()->scan_binned_report();
+    if (!sb.is_null()) j["scan_binned"] = std::move(sb);
   }
   return j;
 }

@@ -24,6 +24,17 @@ inline void check_scan_bin(std::size_t scan_rows, std::size_t scan_cols, std::si
 }
 inline void check_scan_bin(const Shape4D& s, std::size_t b) { check_scan_bin(s.scan_rows, s.scan_cols, b); }
 
+// The viewer's display bin of a rows x cols scan (src/remote/web/src/scan_bin.ts chooseScanBin without an
+// override): 1 when the long side is at most `limit`, else the smallest b dividing both sides that takes the long
+// side to at most limit (and at least limit / 4), else 1. The bin of the scan-binned copy a load builds by default.
+inline std::size_t display_scan_bin(std::size_t rows, std::size_t cols, std::size_t limit = 1024) {
+  const std::size_t side = std::max(rows, cols);
+  if (rows == 0 || cols == 0 || side <= limit) return 1;
+  for (std::size_t b = 2; b <= std::min(rows, cols) && side >= b * (limit / 4); ++b)
+    if (rows % b == 0 && cols % b == 0 && side <= b * limit) return b;
+  return 1;
+}
+
 // Block sums of a rows x cols row-major image (b checked as above); b = 1 returns the values unchanged.
 template <class T>
 std::vector<T> bin_scan_sums(std::vector<T> v, std::size_t rows, std::size_t cols, std::size_t b) {

@@ -51,6 +51,10 @@ document(load, """Loads a 4D-STEM file onto a backend: a Dataset (scan rows x sc
         detector shells of integer radius around the BF disk centre, answering centred BF/ADF/annular sums and the
         CoM without decoding (docs/design.md "Radial basis"; auto: from 1024x1024 scan positions when it fits).
         radial_basis_center: (row, col) of its centre; default the disk fit of the first loaded batch.
+    scan_binned: "auto" (default), "off" or a scan bin b: with an encoded load, also keep the exact sums of b x b
+        scan positions as an encoded copy with b^2 fewer frames; virtual images and the CoM asked at a scan_bin that
+        b divides decode it instead (any mask, the same integers). auto: the viewer's display bin when a scan side
+        passes 1024 positions and the copy fits. describe(ds)["scan_binned"] reports it.
     admission_fraction: share of the free GPU memory (cuda) or available host memory (cpu) a load may take.
         Default 0.8.
 """ + _RAW + """

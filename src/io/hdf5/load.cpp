@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "resident/encoded/encoded_resident.hpp"
+#include "resident/scan_bin.hpp"
 #include "device/vulkan/vk_resident.hpp"
 #include "io/hdf5/vulkan/load_vulkan.hpp"
 #include "device/device.hpp"
@@ -140,7 +141,7 @@ Dataset load_transposed(const LoadPlan& plan, Backend backend, const LoadOptions
     throw InvalidArgument("direct_io is not used for '" + plan.info.path + "' (Fortran order: read in slabs through "
                           "the page cache)");
   Dataset d = backend == Backend::cuda ? load_transposed_cuda(plan, o.progress) : load_transposed_cpu(plan, o.progress);
-  return o.representation == "encoded" ? encode_with_radial_basis(d, plan.radial_basis, 512) : d;
+  return o.representation == "encoded" ? encode_with_radial_basis(d, plan.radial_basis, 512, plan.scan_binned) : d;
 }
 
 }  // namespace
@@ -190,6 +191,59 @@ RadialBasisRequest resolve_radial_basis(LoadPlan& plan, const Admission& adm, co
   }
   r.enabled = true;
   r.required = want == "on";
+  j["decision"] = "on";
+  return r;
+}
+
+// LoadOptions::scan_binned resolved after the admission; the decision goes into plan.admission["scan_binned"].
+ScanBinnedRequest resolve_scan_binned(LoadPlan& plan, const Admission& adm, const LoadOptions& o) {
+  const std::string& want = o.scan_binned;
+  ScanBinnedRequest r;
+  nlohmann::json& j = plan.admission["scan_binned"];
+  j = {{"asked", want}};
+  std::size_t b = 0;
+  if (want != "auto" && want != "off") {
+    if (want.empty() || want.size() > 6 || want.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoul(want) < 2)
+      throw InvalidArgument("scan_binned is \"auto\", \"off\" or a scan bin of 2 or more, not \"" + want + "\"");
+    b = std::stoul(want);
+  }
+  if (want == "off") {
+    j["decision"] = "off";
+    return r;
+  }
+  const bool asked = b > 0;
+  if (plan.representation != "encoded" || plan.info.sparse.present()) {
+    if (asked)
+      throw InvalidArgument("scan_binned " + want + " needs an encoded load of counts (representation \"encoded\"); "
+                            "this one loads " + (plan.info.sparse.present() ? "electron events" : "dense"));
+    j["decision"] = plan.info.sparse.present() ? "off: electron events" : "off: dense load";
+    return r;
+  }
+  const Shape4D& s = plan.out_shape;
+  if (!is_count_dtype(plan.out_dtype)) {
+    if (asked) throw InvalidArgument("scan_binned: counts of " + dtype_name(plan.out_dtype) + " (uint8/16/32 only)");
+    j["decision"] = "off: not uint8/16/32 counts";
+    return r;
+  }
+  if (asked) {
+    check_scan_bin(s, b);
+  } else {
+    b = display_scan_bin(s.scan_rows, s.scan_cols);
+    if (b < 2) {
+      j["decision"] = "off: the scan is displayed unbinned (no side above 1024 positions, or no common divisor)";
+      return r;
+    }
+  }
+  const std::size_t estimate = scan_binned_estimate(adm.encoded_estimate, b);
+  j["bin"] = b;
+  j["estimate_bytes"] = estimate;
+  if (!asked && adm.encoded_estimate + adm.encoded_scratch + estimate > adm.limit_bytes) {
+    j["decision"] = "off: the copy does not fit under the admission limit beside the encoded estimate";
+    return r;
+  }
+  r.bin = b;
+  r.required = asked;
   j["decision"] = "on";
   return r;
 }
@@ -282,6 +336,7 @@ Dataset load(const std::string& path, const LoadOptions& options) {
   plan.representation = adm.representation;
   plan.admission = adm.to_json();
   plan.radial_basis = resolve_radial_basis(plan, adm, options);
+  plan.scan_binned = resolve_scan_binned(plan, adm, options);
   if (plan.info.sparse.present()) {
     if (options.direct_io) throw InvalidArgument("direct_io is not used for electron events ('" + path + "')");
     return load_sparse(plan, backend, rep == "encoded" ? "encoded" : "dense", options.progress);

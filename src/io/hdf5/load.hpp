@@ -13,6 +13,7 @@
 #include "io/source/given_pixel_mask.hpp"
 #include "io/source/readers.hpp"
 #include "resident/basis/radial_basis.hpp"
+#include "resident/binned/scan_binned.hpp"
 #include "resident/dataset.hpp"
 
 namespace qgpu::io {
@@ -58,6 +59,12 @@ struct LoadOptions {
   // cannot be built).
   std::string radial_basis = "auto";
   std::optional<std::pair<double, double>> radial_basis_center;  // (row, col) of the output detector; default: fit
+  // "auto" | "off" | "<b>": a scan-binned copy (resident/binned/scan_binned.hpp) built during an encoded load, the
+  // exact sums of b x b scan positions, answering any mask at a scan bin that b divides. auto = on at the viewer's
+  // display bin (display_scan_bin: a scan side above 1024) when its estimate fits under the admission limit beside
+  // the encoded estimate; a number = always at that bin (InvalidArgument for a dense load or a bin not dividing the
+  // output scan; an error when it cannot be built).
+  std::string scan_binned = "auto";
 };
 
 inline constexpr std::size_t kAutoRadialBasisFrames = std::size_t(1024) * 1024;
@@ -86,6 +93,7 @@ struct LoadPlan {
   std::string representation = "dense";  // resolved: "dense" | "encoded"
   nlohmann::json admission = nlohmann::json::object();  // the admission decision (estimates, limit), for provenance
   RadialBasisRequest radial_basis;  // resolved from LoadOptions::radial_basis (encoded loads only)
+  ScanBinnedRequest scan_binned;    // resolved from LoadOptions::scan_binned (encoded loads only)
   bool binned() const { return bin_scan > 1 || bin_detector > 1; }
   bool full_frames() const {
     return detector.rows == info.shape.det_rows && detector.cols == info.shape.det_cols && bin_detector == 1;

@@ -45,6 +45,10 @@ struct EncodedResident::Storage {
   std::shared_ptr<RadialBasis> basis;
   std::string basis_skipped;  // why none was built
   nlohmann::json basis_fit;   // the disk fit that gave its centre
+  // The scan-binned copy built beside it (request_scan_binned)
+  ScanBinnedRequest binned_request;
+  std::unique_ptr<ScanBinnedBuilder> binned;
+  std::string binned_skipped;  // why none was built
   // An incomplete resident (a load that failed) may still have encoder work queued on the loader's stream: it ends
   // before the leased scratch goes back to the pool for others to use.
   ~Storage() {
@@ -184,6 +188,49 @@ void EncodedResident::feed_basis(const void* frames, std::size_t count, CUstream
   if (s_->basis) s_->basis->add(frames, s_->appended, count, stream);
 }
 
+void EncodedResident::request_scan_binned(const ScanBinnedRequest& request) {
+  if (s_->appended > 0)
+    throw InvalidArgument("encoded resident: a scan-binned copy is requested before the first append");
+  s_->binned_request = request;
+  s_->binned.reset();
+  s_->binned_skipped.clear();
+  if (request.bin == 0) return;
+  try {
+    s_->binned = std::make_unique<ScanBinnedBuilder>(s_->shape, s_->layout.dtype, s_->backend, request.bin,
+                                                     s_->layout.policy);
+  } catch (const Error& e) {
+    if (request.required) throw;
+    s_->binned_skipped = e.what();
+  }
+}
+
+std::shared_ptr<EncodedResident> EncodedResident::scan_binned(std::size_t scan_bin) const {
+  if (!complete() || !s_->binned || scan_bin == 0 || scan_bin % s_->binned->bin() != 0) return nullptr;
+  return s_->binned->resident();
+}
+
+nlohmann::json EncodedResident::scan_binned_report() const {
+  if (s_->binned_request.bin == 0) return nullptr;
+  if (!s_->binned)
+    return {{"bin", s_->binned_request.bin}, {"built", false},
+            {"reason", s_->binned_skipped.empty() ? "not built" : s_->binned_skipped}};
+  nlohmann::json j = s_->binned->describe();
+  if (!complete()) j["built"] = false;
+  return j;
+}
+
+// Every batch feeds the copy; a failure (memory) drops it with the reason unless it is required.
+void EncodedResident::feed_scan_binned(const void* frames, std::size_t count, CUstream_st* stream) {
+  if (!s_->binned || !s_->binned->usable()) return;
+  try {
+    s_->binned->add(frames, s_->appended, count, stream);
+  } catch (const Error& e) {
+    if (s_->binned_request.required) throw;
+    s_->binned.reset();
+    s_->binned_skipped = std::string("dropped during the load: ") + e.what();
+  }
+}
+
 void EncodedResident::append(const void* frames, std::size_t count, CUstream_st* stream,
                              const std::uint32_t* live) {
   const encoded::Layout& l = s_->layout;
@@ -193,6 +240,7 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
   if (count == 0) return;
   const bool cpu = s_->backend == Backend::cpu;
   feed_basis(frames, count, stream);
+  feed_scan_binned(frames, count, stream);
   const std::size_t fb = l.frame_pixels * dtype_size(l.dtype);
   const auto* src = static_cast<const std::uint8_t*>(frames);
   if (cpu) encoded::cpu::frame_totals(l, frames, count, s_->host_totals);  // the CUDA encoder writes its totals
@@ -243,16 +291,20 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
     s_->density_rank = density_ranks(s_->host_sum_pattern);
     if (s_->basis && !s_->basis->finish() && s_->basis_request.required)
       throw Error("radial basis: " + s_->basis->reason());
+    if (s_->binned && !s_->binned->finish() && s_->binned_request.required)
+      throw Error("scan-binned copy: " + s_->binned->reason());
     if (!cpu) s_->timing.finish_ms += ms_since(t0);
   }
 }
 
-Dataset encode_with_radial_basis(const Dataset& dense, const RadialBasisRequest& basis, std::uint32_t tile) {
+Dataset encode_with_radial_basis(const Dataset& dense, const RadialBasisRequest& basis, std::uint32_t tile,
+                                 const ScanBinnedRequest& binned) {
   if (dense.encoded()) return dense;
   if (dense.backend() != Backend::cpu && dense.backend() != Backend::cuda)
     throw InvalidArgument("a radial basis is built on the cpu or cuda backend, not " + backend_name(dense.backend()));
   auto enc = std::make_shared<EncodedResident>(dense.shape(), dense.dtype(), dense.backend(), tile);
   enc->request_radial_basis(basis);
+  enc->request_scan_binned(binned);
   enc->append(dense.backend() == Backend::cpu ? static_cast<const void*>(dense.host_bytes().data())
                                               : dense.device_buffer().data(),
               dense.shape().frames());

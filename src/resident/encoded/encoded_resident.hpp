@@ -11,6 +11,7 @@
 #include "core/dtype.hpp"
 #include "device/device.hpp"
 #include "resident/basis/radial_basis.hpp"
+#include "resident/binned/scan_binned.hpp"
 #include "resident/dataset.hpp"
 #include "resident/encoded/cpu/encoded_cpu.hpp"
 #include "resident/encoded/format.hpp"
@@ -50,6 +51,15 @@ class EncodedResident {
   const RadialBasis* radial_basis() const;
   // null when none was requested; else the basis' describe() or {"built": false, "reason": ...}.
   nlohmann::json radial_basis_report() const;
+  // Before the first append: also build a scan-binned copy (resident/binned/scan_binned.hpp) at request.bin from
+  // every appended batch (cuda: on the append's stream). One that cannot be built (memory, a sum beyond uint32) is
+  // dropped with a reason in scan_binned_report(), or raises when the request says required.
+  void request_scan_binned(const ScanBinnedRequest& request);
+  // The complete copy when its bin divides scan_bin (a query at that scan bin can decode it instead), else nullptr.
+  // Not carried by to_host / to_device.
+  std::shared_ptr<EncodedResident> scan_binned(std::size_t scan_bin) const;
+  // null when none was requested; else {"bin", "shape", "built", "resident_bytes" | "reason", ...}.
+  nlohmann::json scan_binned_report() const;
   std::size_t frames_appended() const;
   bool complete() const;  // every frame of the shape appended
 
@@ -108,14 +118,16 @@ class EncodedResident {
   std::shared_ptr<Storage> s_;
   void encode_frames(const void* frames, std::size_t count, CUstream_st* stream, const std::uint32_t* live = nullptr);
   void feed_basis(const void* frames, std::size_t count, CUstream_st* stream);
+  void feed_scan_binned(const void* frames, std::size_t count, CUstream_st* stream);
   void plan_payload_arena();
   void trim_payload_arena(CUstream_st* stream);
   void require_complete(const char* what) const;
 };
 
-// Dataset::to_encoded of a dense cpu or cuda dataset with a radial basis built in the same pass (one batch: its
-// centre, unless given, is the whole scan's disk fit). An encoded dataset comes back as it is.
+// Dataset::to_encoded of a dense cpu or cuda dataset with a radial basis (and a scan-binned copy when asked) built
+// in the same pass (one batch: the basis centre, unless given, is the whole scan's disk fit). An encoded dataset
+// comes back as it is.
 Dataset encode_with_radial_basis(const Dataset& dense, const RadialBasisRequest& basis,
-                                 std::uint32_t tile = encoded::kDefaultTile);
+                                 std::uint32_t tile = encoded::kDefaultTile, const ScanBinnedRequest& binned = {});
 
 }  // namespace qgpu

@@ -192,6 +192,7 @@ Dataset load_cpu(const LoadPlan& p, const std::function<void(double)>& progress)
   const bool encoded = p.representation == "encoded";
   auto enc = encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cpu) : nullptr;
   if (enc) enc->request_radial_basis(p.radial_basis);
+  if (enc) enc->request_scan_binned(p.scan_binned);
   HostArray4D out;
   out.shape = p.out_shape;
   out.dtype = p.out_dtype;

@@ -37,6 +37,7 @@ Dataset load_cpu_decoded(const LoadPlan& p, const std::function<void(double)>& p
   const double t_setup = now_s();
   auto enc = rp.encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cpu) : nullptr;
   if (enc) enc->request_radial_basis(p.radial_basis);
+  if (enc) enc->request_scan_binned(p.scan_binned);
   HostArray4D out;  // dense: the output; encoded: the batch's output rows (none for passthrough)
   out.shape = p.out_shape;
   out.dtype = p.out_dtype;

@@ -213,6 +213,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   const double t_setup = now_s();
   auto enc = rp.encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cuda) : nullptr;
   if (enc) enc->request_radial_basis(p.radial_basis);
+  if (enc) enc->request_scan_binned(p.scan_binned);
   // dense: the resident output; encoded: one batch of output rows (none for passthrough)
   if (!rp.encoded) cuda::make_room(out_bytes);  // kept batch buffers go when the resident needs their room
   // A dense resident is allocated on a thread of its own (cudaMalloc of the sample's 19.3 GB took 6-9 ms on the

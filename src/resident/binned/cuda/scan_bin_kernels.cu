@@ -1,0 +1,96 @@
+#include "resident/binned/cuda/scan_bin_kernels.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/error.hpp"
+#include "device/cuda/cuda_check.hpp"
+
+namespace qgpu::binned::cuda {
+
+namespace {
+
+constexpr unsigned kThreads = 256;
+
+template <class T, int V> struct Vec;
+template <class T> struct Vec<T, 1> { T v[1]; };
+template <> struct alignas(4) Vec<std::uint8_t, 4> { std::uint8_t v[4]; };
+template <> struct alignas(8) Vec<std::uint16_t, 4> { std::uint16_t v[4]; };
+template <> struct alignas(16) Vec<std::uint32_t, 4> { std::uint32_t v[4]; };
+template <int V> struct alignas(4 * V) Out { std::uint32_t v[V]; };
+
+// One thread per (binned frame, V consecutive pixels), binned frames of the rows [r_lo, r_hi] the range touches;
+// each reads its b x b inputs that lie in [first, end) as V-wide loads (one warp: 32 V consecutive pixels).
+template <class T, int V>
+__global__ void accumulate_kernel(const T* frames, std::size_t first, std::size_t end, std::size_t cols,
+                                  std::size_t b, std::size_t vecs, std::size_t r_lo, std::size_t row0,
+                                  std::size_t items, std::uint32_t* acc, int* overflow) {
+  const std::size_t ocols = cols / b, P = vecs * V;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < items;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const std::size_t o = i / vecs, pv = i % vecs;
+    const std::size_t R = r_lo + o / ocols, C = o % ocols;
+    unsigned long long s[V] = {};
+    bool any = false;
+    for (std::size_t dr = 0; dr < b; ++dr) {
+      const std::size_t g_row = (R * b + dr) * cols + C * b;
+      if (g_row + b <= first || g_row >= end) continue;
+      for (std::size_t dc = 0; dc < b; ++dc) {
+        const std::size_t g = g_row + dc;
+        if (g < first || g >= end) continue;
+        any = true;
+        const Vec<T, V> x = *reinterpret_cast<const Vec<T, V>*>(frames + (g - first) * P + pv * V);
+#pragma unroll
+        for (int k = 0; k < V; ++k) s[k] += x.v[k];
+      }
+    }
+    if (!any) continue;
+    Out<V>* dst = reinterpret_cast<Out<V>*>(acc + ((R - row0) * ocols + C) * P + pv * V);
+    const bool fresh = (R * b) * cols + C * b >= first;
+    Out<V> w;
+    if (!fresh) w = *dst;
+    bool over = false;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const unsigned long long t = s[k] + (fresh ? 0ull : w.v[k]);
+      over |= t > 0xFFFFFFFFull;
+      w.v[k] = static_cast<std::uint32_t>(t);
+    }
+    if (over) atomicExch(overflow, 1);
+    *dst = w;
+  }
+}
+
+template <class T>
+void launch(const void* d_frames, std::size_t first, std::size_t end, std::size_t cols, std::size_t b,
+            std::size_t P, std::size_t row0, std::uint32_t* acc, int* overflow, cudaStream_t s) {
+  const std::size_t rowlen = cols * b, r_lo = first / rowlen, r_hi = (end - 1) / rowlen;
+  const std::size_t frames = (r_hi - r_lo + 1) * (cols / b);
+  const bool vec = P % 4 == 0 && reinterpret_cast<std::uintptr_t>(d_frames) % (4 * sizeof(T)) == 0;
+  const std::size_t vecs = vec ? P / 4 : P, items = frames * vecs;
+  const std::size_t blocks = std::min<std::size_t>((items + kThreads - 1) / kThreads, std::size_t(1) << 20);
+  if (vec)
+    accumulate_kernel<T, 4><<<unsigned(blocks), kThreads, 0, s>>>(static_cast<const T*>(d_frames), first, end, cols,
+                                                                  b, vecs, r_lo, row0, items, acc, overflow);
+  else
+    accumulate_kernel<T, 1><<<unsigned(blocks), kThreads, 0, s>>>(static_cast<const T*>(d_frames), first, end, cols,
+                                                                  b, vecs, r_lo, row0, items, acc, overflow);
+  QGPU_CUDA(cudaGetLastError());
+}
+
+}  // namespace
+
+void accumulate(const void* d_frames, DType dtype, std::size_t first, std::size_t end, std::size_t scan_cols,
+                std::size_t b, std::size_t frame_pixels, std::size_t row0, std::uint32_t* d_acc, int* d_overflow,
+                CUstream_st* stream) {
+  if (end <= first) return;
+  switch (dtype) {
+    case DType::u8: launch<std::uint8_t>(d_frames, first, end, scan_cols, b, frame_pixels, row0, d_acc, d_overflow, stream); break;
+    case DType::u16: launch<std::uint16_t>(d_frames, first, end, scan_cols, b, frame_pixels, row0, d_acc, d_overflow, stream); break;
+    case DType::u32: launch<std::uint32_t>(d_frames, first, end, scan_cols, b, frame_pixels, row0, d_acc, d_overflow, stream); break;
+    default: throw InvalidArgument("scan-binned copy: counts of dtype " + dtype_name(dtype) + " (uint8/16/32 only)");
+  }
+}
+
+}  // namespace qgpu::binned::cuda
