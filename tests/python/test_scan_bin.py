@@ -21,11 +21,19 @@ def path(tmp_path_factory):
     return str(p)
 
 
-@pytest.fixture(scope="module", params=["dense", "encoded"])
+@pytest.fixture(scope="module", params=["dense", "encoded", "copy"])
 def ds(request, path):
     if request.param == "dense":
         return qgpu.io.load(path, backend="cpu")
+    if request.param == "copy":  # the scan-binned copy at bin 2 (no basis): every query at bin 2 and 4 decodes it
+        d = qgpu.io.load(path, backend="cpu", representation="encoded", radial_basis="off", scan_binned=2)
+        assert d.describe()["scan_binned"]["shape"] == [4, 6, 32, 32]
+        return d
     return qgpu.io.load(path, backend="cpu", representation="encoded", radial_basis="on")
+
+
+def uses_copy(ds):
+    return ds.representation == "encoded" and "scan_binned" in ds.describe()
 
 
 def test_virtual_detectors_are_block_sums(ds):
@@ -34,7 +42,10 @@ def test_virtual_detectors_are_block_sums(ds):
     for b in (2, 4):
         got = qgpu.detector.bf(ds, radius=6, center=(cr, cc), scan_bin=b)
         full = qgpu.detector.bf(ds, radius=6, center=(cr, cc))
-        if ds.representation == "encoded":  # the basis' centre is this fit's: binned by the basis
+        if uses_copy(ds):
+            assert got.provenance["parameters"]["strategy"].endswith("on the scan-binned copy")
+            assert got.provenance["parameters"]["scan_binned_copy"] == 2
+        elif ds.representation == "encoded":  # the basis' centre is this fit's: binned by the basis
             assert got.provenance["parameters"]["strategy"] == "radial basis"
         assert got.shape == (8 // b, 12 // b) and got.dtype == np.uint64
         np.testing.assert_array_equal(got, blocks(np.asarray(full, dtype=np.int64), b))
@@ -67,6 +78,8 @@ def test_center_of_mass_of_the_binned_scan(ds):
     np.testing.assert_array_equal(r, want_r)
     np.testing.assert_array_equal(c, want_c)
     assert r.provenance["parameters"]["scan_bin"] == 2
+    if uses_copy(ds):
+        assert r.provenance["parameters"]["scan_binned_copy"] == 2
 
 
 @pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device here (the GPU's binning runs in the device's Python step)")
