@@ -138,6 +138,27 @@ void expect_copy_answers(const Dataset& e, const Dataset& ref, const HostArray4D
   EXPECT_EQ(full.counts("full").data, detector::virtual_image(ref, masks[0]).counts("ref").data);
 }
 
+// A written sample of rows x cols positions and dr x dc frames.
+std::string sample_file(const char* name, std::size_t rows, std::size_t cols, std::size_t dr, std::size_t dc) {
+  sample::SampleSpec s;
+  s.scan_rows = rows;
+  s.scan_cols = cols;
+  s.det_rows = dr;
+  s.det_cols = dc;
+  s.threads = 2;
+  const std::string path = test::temp_path(name);
+  sample::write_sample(path, s);
+  return path;
+}
+
+io::LoadOptions encoded_with_copy(const char* backend, const char* bin) {
+  io::LoadOptions o;
+  o.backend = backend;
+  o.representation = "encoded";
+  o.scan_binned = bin;
+  return o;
+}
+
 }  // namespace
 
 TEST(ScanBinned, CpuCopyInOddBatchesEqualsTheBlockSumsAndAnswersLikeTheReference) {
@@ -199,18 +220,8 @@ TEST(ScanBinned, DisplayBinFollowsTheViewersRule) {
 }
 
 TEST(ScanBinned, LoadOptionsResolveAndReport) {
-  sample::SampleSpec s;
-  s.scan_rows = 8;
-  s.scan_cols = 12;
-  s.det_rows = 16;
-  s.det_cols = 20;
-  s.threads = 2;
-  const std::string path = test::temp_path("scan_binned_sample.h5");
-  sample::write_sample(path, s);
-  io::LoadOptions o;
-  o.backend = "cpu";
-  o.representation = "encoded";
-  o.scan_binned = "4";
+  const std::string path = sample_file("scan_binned_sample.h5", 8, 12, 16, 20);
+  io::LoadOptions o = encoded_with_copy("cpu", "4");
   const Dataset e = io::load(path, o);
   EXPECT_EQ(e.provenance().parameters["admission"]["scan_binned"]["decision"], "on");
   EXPECT_EQ(describe(e)["scan_binned"]["built"], true);
@@ -267,18 +278,8 @@ TEST(ScanBinnedCuda, ScalarPathAndEveryDtypeAndOverflow) {
 
 TEST(ScanBinnedCuda, CudaLoadBuildsTheCopyInItsPass) {
   QGPU_REQUIRE_CUDA();
-  sample::SampleSpec s;
-  s.scan_rows = 24;
-  s.scan_cols = 32;
-  s.det_rows = 48;
-  s.det_cols = 40;
-  s.threads = 2;
-  const std::string path = test::temp_path("scan_binned_cuda_sample.h5");
-  sample::write_sample(path, s);
-  io::LoadOptions o;
-  o.backend = "cuda";
-  o.representation = "encoded";
-  o.scan_binned = "4";
+  const std::string path = sample_file("scan_binned_cuda_sample.h5", 24, 32, 48, 40);
+  io::LoadOptions o = encoded_with_copy("cuda", "4");
   o.batch_bytes = 20000;  // batches of a few frames: copy rows split across batches
   const Dataset e = io::load(path, o);
   io::LoadOptions c = o;
