@@ -513,4 +513,17 @@ TEST(ChunkTableErrors, FixedArrayPagesOnThreads) {
   for (int run = 0; run < 10; ++run)
     ASSERT_EQ(damaged({33, 6}), "chunk index: checksum mismatch in fixed array data block page 6") << "run " << run;
   EXPECT_EQ(damaged({17}), "parsed");  // a page never written is not read
+  // pages read by their threads: a file that ends inside the pages is named before any page is read
+  ASSERT_LT(fahd, page0);  // the header before the pages: the cut leaves it whole
+  {
+    std::vector<std::uint8_t> cut(clean.begin(), clean.begin() + std::ptrdiff_t(page0 + 20 * page_bytes));
+    MemoryByteSource src(cut.data(), cut.size());
+    try {
+      io::h5index::parse_chunk_index(src, req);
+      ADD_FAILURE() << "a truncated fixed array parsed";
+    } catch (const FormatError& e) {
+      EXPECT_NE(std::string(e.what()).find("chunk index: fixed array pages at byte"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("lies beyond the end of the file"), std::string::npos) << e.what();
+    }
+  }
 }

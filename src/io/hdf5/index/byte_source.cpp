@@ -33,6 +33,10 @@ void ByteSource::check(std::uint64_t offset, std::uint64_t n, const char* what) 
   if (n > kMaxRead)
     throw FormatError(std::string("chunk index: ") + what + " claims " + std::to_string(n) +
                       " bytes (corrupt index)");
+  require_within(offset, n, what);
+}
+
+void ByteSource::require_within(std::uint64_t offset, std::uint64_t n, const char* what) const {
   if (offset > size() || n > size() - offset)
     throw FormatError(std::string("chunk index: ") + what + " at byte " + std::to_string(offset) + " (+" +
                       std::to_string(n) + ") lies beyond the end of the file (" + std::to_string(size()) +

@@ -16,6 +16,9 @@ class ByteSource {
   std::vector<std::uint8_t> read(std::uint64_t offset, std::uint64_t n, const char* what) const;
   // The same into a caller's buffer of at least n bytes (no allocation). Safe to call from several threads at once.
   void read_to(std::uint64_t offset, std::uint64_t n, std::uint8_t* dst, const char* what) const;
+  // FormatError as read() names it when [offset, offset + n) lies (partly) beyond the end of the source (no size
+  // limit: for a range read in pieces).
+  void require_within(std::uint64_t offset, std::uint64_t n, const char* what) const;
 
  protected:
   virtual void read_into(std::uint64_t offset, void* dst, std::size_t n) const = 0;

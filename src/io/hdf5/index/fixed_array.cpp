@@ -10,6 +10,7 @@ namespace qgpu::io::h5index {
 namespace {
 
 constexpr std::size_t kMaxThreads = 16;
+constexpr std::uint64_t kMaxThreadPageBytes = std::uint64_t(1) << 20;  // larger pages: one read of them all
 constexpr std::size_t kPagesPerThread = 16;  // 16 pages of 1024 chunks (HDF5's default page) at least per thread
 
 struct Elements {
@@ -88,14 +89,28 @@ void read_fixed_array(IndexContext& ctx) {
   const std::uint64_t last_nelmts = nelmts - (npages - 1) * page_nelmts;
   const std::uint64_t all = checked_add(checked_mul(npages - 1, page_bytes, "fixed array pages"),
                                         last_nelmts * elem_bytes + 4, "fixed array pages");
-  const auto pages = ctx.src.read(checked_add(at, prefix, "fixed array pages"), all, "fixed array pages");
+  const std::uint64_t pages_at = checked_add(at, prefix, "fixed array pages");
+  // Pages of a sane size (HDF5's default: 1024 elements) are read by the threads that check them, each into its own
+  // page buffer: no serial read of the whole array (268 MB for 16.7M chunks) into one fresh buffer first.
+  const bool per_page = page_bytes <= kMaxThreadPageBytes;
+  std::vector<std::uint8_t> pages;
+  if (per_page) ctx.src.require_within(pages_at, all, "fixed array pages");
+  else pages = ctx.src.read(pages_at, all, "fixed array pages");
   // Pages on a few threads (each checks its checksum and puts its own chunks); the first damaged page is named.
   parallel_for_first_error(
       static_cast<std::size_t>(npages),
       [&](std::size_t p) {
         if (!bit(bitmap, p)) return;  // page never written: none of its chunks exist
         const std::uint64_t n = p + 1 == npages ? last_nelmts : page_nelmts;
-        const std::uint8_t* page = pages.data() + p * page_bytes;
+        thread_local std::vector<std::uint8_t> own;
+        const std::uint8_t* page = nullptr;
+        if (per_page) {
+          own.resize(static_cast<std::size_t>(n * elem_bytes + 4));
+          ctx.src.read_to(pages_at + p * page_bytes, own.size(), own.data(), "fixed array pages");
+          page = own.data();
+        } else {
+          page = pages.data() + p * page_bytes;
+        }
         const std::uint32_t stored = static_cast<std::uint32_t>(load_le(page + n * elem_bytes, 4));
         if (!checksum_ok(page, static_cast<std::size_t>(n * elem_bytes), stored))
           corrupt("checksum mismatch in fixed array data block page " + std::to_string(p));
