@@ -208,6 +208,43 @@ TEST(ScanBinned, ASumBeyondUint32DropsTheCopyWithAReasonOrFailsWhenRequired) {
   EXPECT_EQ(encode_in_batches(a, Backend::cpu, 3, 1, 4, false).encoded()->scan_binned_report()["built"], false);
 }
 
+TEST(ScanBinned, TheSelfCheckDropsACopyThatDisagreesWithTheResident) {
+  // The builder alone, checked against the full data's own per-pixel and per-frame totals (what the resident's
+  // encoder counts): equal totals pass, a one-count difference in either drops the copy with the reason.
+  const HostArray4D a = random_counts<std::uint16_t>(4, 6, 3, 4, 1000, 9);
+  const Shape4D& s = a.shape;
+  const std::size_t P = s.frame_pixels();
+  std::vector<std::uint64_t> pattern(P, 0), totals(s.frames(), 0);
+  for (std::size_t f = 0; f < s.frames(); ++f)
+    for (std::size_t p = 0; p < P; ++p) {
+      const std::uint64_t v = reinterpret_cast<const std::uint16_t*>(a.bytes.data())[f * P + p];
+      pattern[p] += v;
+      totals[f] += v;
+    }
+  const auto built = [&] {
+    auto b = std::make_unique<ScanBinnedBuilder>(s, DType::u16, Backend::cpu, 2, encoded::Policy::fast);
+    b->add(a.bytes.data(), 0, 5, nullptr);
+    b->add(a.bytes.data() + 5 * P * 2, 5, s.frames() - 5, nullptr);
+    EXPECT_TRUE(b->finish());
+    return b;
+  };
+  auto ok = built();
+  EXPECT_TRUE(ok->verify(pattern, totals));
+  EXPECT_NE(ok->resident(), nullptr);
+  auto bad_pattern = pattern;
+  bad_pattern[5] += 1;
+  auto b1 = built();
+  EXPECT_FALSE(b1->verify(bad_pattern, totals));
+  EXPECT_EQ(b1->resident(), nullptr);
+  EXPECT_EQ(b1->reason(), "self-check failed: its per-pixel totals differ from the resident's");
+  auto bad_totals = totals;
+  bad_totals[7] += 1;
+  auto b2 = built();
+  EXPECT_FALSE(b2->verify(pattern, bad_totals));
+  EXPECT_EQ(b2->reason(), "self-check failed: its frame totals differ from the resident's binned");
+  EXPECT_EQ(b2->describe()["built"], false);
+}
+
 TEST(ScanBinned, DisplayBinFollowsTheViewersRule) {
   EXPECT_EQ(display_scan_bin(512, 512), 1u);
   EXPECT_EQ(display_scan_bin(1024, 1024), 1u);

@@ -162,6 +162,23 @@ bool ScanBinnedBuilder::finish() {
   return usable_;
 }
 
+bool ScanBinnedBuilder::verify(const std::vector<std::uint64_t>& sum_pattern,
+                               const std::vector<std::uint64_t>& frame_totals) {
+  if (!finished_ || !usable_) return false;
+  std::string why;
+  if (out_->sum_pattern() != sum_pattern) {
+    why = "its per-pixel totals differ from the resident's";
+  } else if (frame_totals.size() != shape_.frames() ||
+             out_->frame_totals() != bin_scan_sums(frame_totals, shape_.scan_rows, shape_.scan_cols, b_)) {
+    why = "its frame totals differ from the resident's binned";
+  }
+  if (why.empty()) return true;
+  usable_ = false;
+  reason_ = "self-check failed: " + why;
+  out_.reset();
+  return false;
+}
+
 std::shared_ptr<EncodedResident> ScanBinnedBuilder::resident() const {
   return finished_ && usable_ ? out_ : nullptr;
 }

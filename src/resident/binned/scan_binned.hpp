@@ -49,6 +49,10 @@ class ScanBinnedBuilder {
   void add(const void* frames, std::size_t first, std::size_t count, CUstream_st* stream);
   // After the last frame: false (and reason()) when a sum passed uint32; the copy is then dropped.
   bool finish();
+  // A check of the finished copy against what the full resident's own encoder counted: its per-pixel totals must
+  // equal `sum_pattern` and each binned frame's total the b x b block sum of `frame_totals` (the full scan's). False
+  // (the copy dropped, reason() saying what differed) otherwise: never a wrong answer from a faulty copy.
+  bool verify(const std::vector<std::uint64_t>& sum_pattern, const std::vector<std::uint64_t>& frame_totals);
   std::size_t bin() const { return b_; }
   bool usable() const { return usable_; }
   const std::string& reason() const { return reason_; }

@@ -291,7 +291,8 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
     s_->density_rank = density_ranks(s_->host_sum_pattern);
     if (s_->basis && !s_->basis->finish() && s_->basis_request.required)
       throw Error("radial basis: " + s_->basis->reason());
-    if (s_->binned && !s_->binned->finish() && s_->binned_request.required)
+    if (s_->binned && s_->binned->finish()) s_->binned->verify(s_->host_sum_pattern, frame_totals());
+    if (s_->binned && !s_->binned->usable() && s_->binned_request.required)
       throw Error("scan-binned copy: " + s_->binned->reason());
     if (!cpu) s_->timing.finish_ms += ms_since(t0);
   }
