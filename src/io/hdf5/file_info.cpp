@@ -613,10 +613,10 @@ FileInfo inspect_hdf5(const std::string& path, const std::string& dataset_path, 
       hit->index_seconds = 0;  // nothing parsed for this inspect (a load's timing showed the first parse again)
       return std::move(*hit);
     }
-  const std::optional<std::string> bytes = parse_in_child(
+  const std::optional<ChildResult> bytes = parse_in_child(
       path, [&] { return encode_file_info(inspect_in_process(path, dataset_path, scan_rows, scan_cols, need)); });
   if (!bytes) return inspect_in_process(path, dataset_path, scan_rows, scan_cols, need);  // no child possible
-  FileInfo info = decode_file_info(*bytes, path);
+  FileInfo info = decode_file_info(bytes->bytes(), path);
   // Kept when the file did not change while the child read it and the acquisition is finished.
   if (!before.empty() && info.ready && file_identity(path) == before) remember(key, info);
   return info;

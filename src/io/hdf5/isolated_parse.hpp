@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace qgpu::io {
 
@@ -35,7 +36,24 @@ void validate_in_child(const std::string& file, const std::string& key, const st
 // is raised here as Error naming the file and its message. Returns nullopt when isolation is off
 // (QGPU_PARSE_ISOLATION=0) or no child process can be started (no descriptors or processes left): the caller then
 // parses in-process. Results up to 1 GiB.
-std::optional<std::string> parse_in_child(const std::string& file, const std::function<std::string()>& parse);
+class ChildResult;
+std::optional<ChildResult> parse_in_child(const std::string& file, const std::function<std::string()>& parse);
+
+// The bytes a child process returned: its memory file mapped read-only (no copy of the tens of megabytes of a
+// chunk table), unmapped with this object.
+class ChildResult {
+ public:
+  ChildResult(const void* data, std::size_t size) : data_(data), size_(size) {}  // a mapping this object owns
+  ChildResult(ChildResult&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  ChildResult& operator=(ChildResult&&) = delete;
+  ChildResult(const ChildResult&) = delete;
+  ~ChildResult();
+  std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
+
+ private:
+  const void* data_;
+  std::size_t size_;
+};
 
 // Whether parsing runs in a child (QGPU_PARSE_ISOLATION, read at each call).
 bool parse_isolation_enabled();
@@ -49,7 +67,7 @@ std::string file_identity(const std::string& file);
 std::uint64_t read_child_report(std::string_view report, const std::string& file);
 // The result itself, `n` bytes of the memory file `fd` the child wrote: Error naming `file` when it holds another
 // count.
-std::string read_child_result(int fd, std::uint64_t n, const std::string& file);
+ChildResult read_child_result(int fd, std::uint64_t n, const std::string& file);
 
 namespace testing {
 // Test hooks, equivalent to the environment settings above; reset() restores the defaults and forgets the
