@@ -480,15 +480,17 @@ TEST_F(InspectChild, TruncatedOrMalformedFileInfoIsAnError) {
   mutated([](nlohmann::json& m) { m["part_tables"][0] = nullptr; }, "bytes follow the last section");
   // Hostile varints: beyond 64 bits, cut inside a location, a filter mask beyond 32 bits, bytes left in a table.
   auto one_table = [](std::size_t bytes) {
-    return [bytes](nlohmann::json& m) { m["part_tables"][0]["chunk_bytes"] = bytes; };
+    return [bytes](nlohmann::json& m) { m["part_tables"][0]["block_bytes"] = {bytes}; };
   };
   const std::string big(11, '\xff');
   mutated(one_table(big.size() + 48 * 3), "hold a number beyond 64 bits", big + std::string(48 * 3, '\0'));
-  mutated(one_table(144), "end inside a location (short)", std::string(143, '\0') + "\x80");
+  mutated(one_table(144), "end inside a location in block 0 (short)", std::string(143, '\0') + "\x80");
   mutated(one_table(150), "hold a filter mask beyond 32 bits",
           std::string(2, '\0') + std::string("\x80\x80\x80\x80\x10", 5) + std::string(143, '\0'));
-  mutated(one_table(145), "1 bytes follow the last of 48 locations", std::string(145, '\0'));
-  mutated(one_table(100), "48 chunk locations in 100 bytes", std::string(100, '\0'));
+  mutated(one_table(145), "1 bytes follow the last of the 48 locations of block 0", std::string(145, '\0'));
+  mutated(one_table(100), "gives block 0 of 48 locations 100 bytes (3 to 30 each)", std::string(100, '\0'));
+  mutated(one_table(48 * 31), "gives block 0 of 48 locations 1488 bytes", std::string(48 * 31, '\0'));
+  mutated([](nlohmann::json& m) { m["part_tables"][0]["block_bytes"] = {100, 44}; }, "holds 2 blocks for 48 chunks");
   mutated([](nlohmann::json& m) { m["records"]["runs"] = {{5, 0, 1, 0, 1, 1}}; }, "names file 5 of");
   mutated([](nlohmann::json& m) { m["part_tables"][0]["chunks"] = 47; },
           "holds 47 chunk locations but the chunk grid has 48");
@@ -522,6 +524,49 @@ TEST_F(InspectChild, ChunkLocationsRoundTripAtTheirExtremes) {
   EXPECT_EQ(back.sparse.positions, (std::vector<std::uint64_t>{top, 0, 7}));
 }
 
+// A table of several blocks (65536 locations each, coded and decoded on every core): every location back exactly,
+// each block's first one included; a damaged block is named.
+TEST_F(InspectChild, ChunkLocationsInSeveralBlocksRoundTrip) {
+  const std::size_t n = 3 * 65536 + 5;
+  io::FileInfo fi;
+  fi.path = "/x.h5";
+  fi.shape = {1, n, 2, 2};
+  fi.parts = {{"/x.h5", "/data", 0, n}};
+  auto t = std::make_shared<io::ChunkTable>();
+  t->file = "/x.h5";
+  t->dataset_path = "/data";
+  t->dims = {n, 2, 2};
+  t->chunk_dims = {1, 2, 2};
+  t->chunks.resize(n);
+  std::uint64_t at = 4096, x = 12345;
+  for (std::size_t k = 0; k < n; ++k) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    const std::uint64_t size = k % 1000 == 7 ? 0 : 20 + (x >> 50);
+    if (k % 777 == 3) at -= std::min<std::uint64_t>(at, x >> 40);  // a chunk before the previous one's end
+    t->chunks[k] = {size ? at : 0, size, std::uint32_t(k % 5000 == 9 ? 0xffffffffu : 0)};
+    at += size;
+  }
+  fi.part_tables = {t};
+  const std::string bytes = io::encode_file_info(fi);
+  const io::FileInfo back = io::decode_file_info(bytes, fi.path);
+  ASSERT_EQ(back.part_tables[0]->chunks.size(), n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const io::ChunkLocation& a = back.part_tables[0]->chunks[k];
+    const io::ChunkLocation& b = t->chunks[k];
+    ASSERT_TRUE(a.offset == b.offset && a.size == b.size && a.filter_mask == b.filter_mask) << "chunk " << k;
+  }
+  // The last location of block 2 cut short: its block is named.
+  std::uint64_t cbor = 0;
+  std::memcpy(&cbor, bytes.data(), 8);
+  const nlohmann::json j = nlohmann::json::from_cbor(bytes.substr(8, cbor));
+  const std::vector<std::uint64_t> blocks = j["part_tables"][0]["block_bytes"];
+  ASSERT_EQ(blocks.size(), 4u);
+  std::string damaged = bytes;
+  const std::size_t last_of_2 = 8 + cbor + blocks[0] + blocks[1] + blocks[2] - 1;
+  damaged[last_of_2] = char(0x80);
+  expect_error<Error>([&] { (void)io::decode_file_info(damaged, fi.path); }, {"end inside a location in block 2 (short)"});
+}
+
 TEST_F(InspectChild, ShortOrMalformedChildReportIsAnError) {
   const std::string f = "/d/x.h5";
   auto header = [](std::uint64_t n) {
@@ -548,7 +593,7 @@ TEST_F(InspectChild, ShortOrMalformedChildReportIsAnError) {
   const int fd = ::memfd_create("test-result", MFD_CLOEXEC);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::write(fd, "abcde", 5), 5);
-  EXPECT_EQ(io::read_child_result(fd, 5, f), "abcde");
+  EXPECT_EQ(io::read_child_result(fd, 5, f).bytes(), "abcde");
   expect_error<Error>([&] { io::read_child_result(fd, 10, f); },
                       {"malformed result", "'/d/x.h5'", "announces 10 bytes but the result holds 5 (short)"});
   expect_error<Error>([&] { io::read_child_result(fd, 2, f); }, {"announces 2 bytes but the result holds 5"});
@@ -556,7 +601,8 @@ TEST_F(InspectChild, ShortOrMalformedChildReportIsAnError) {
   // A child whose parse throws something that is no qgpu error: an Error naming it, not a crash.
   expect_error<Error>([&] { io::parse_in_child(f, []() -> std::string { throw std::length_error("too long"); }); },
                       {"failed in the child process: too long"});
-  EXPECT_EQ(io::parse_in_child(f, [] { return std::string(200000, 'q'); }), std::string(200000, 'q'));
+  EXPECT_EQ(io::parse_in_child(f, [] { return std::string(200000, 'q'); })->bytes(), std::string(200000, 'q'));
+  EXPECT_EQ(io::parse_in_child(f, [] { return std::string(); })->bytes(), "");
 }
 
 TEST_F(InspectChild, KnownCrashesStayFormatErrors) {

@@ -1,5 +1,6 @@
 #include "io/hdf5/file_info_wire.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -9,6 +10,7 @@
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
+#include "core/parallel_for.hpp"
 
 namespace qgpu::io {
 
@@ -16,20 +18,13 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;
 
 // The raw sections after the CBOR part, in order: every chunk table's locations, the bad pixels (4 bytes each), the
-// sparse positions (8 bytes each); the CBOR part holds their counts (and each table's section bytes).
-// A chunk location is three LEB128 varints: its offset's distance from where the previous chunk ended (zigzag: it
-// may lie before), its size, its filter mask. Chunks written in order one after another take 3 or 4 bytes each,
-// not the 20 they hold.
-void put_varint(std::string& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(char(std::uint8_t(v) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(char(v));
-}
+// sparse positions (8 bytes each); the CBOR part holds their counts (and each table's block bytes).
+// A chunk location is three LEB128 varints: its offset's distance from where the previous chunk of its block ended
+// (zigzag: it may lie before), its size, its filter mask. Chunks written in order one after another take 3 or 4
+// bytes each, not the 20 they hold.
 
 std::uint64_t zigzag(std::uint64_t delta) {
   const std::int64_t d = std::int64_t(delta);  // modular (C++20)
@@ -38,23 +33,52 @@ std::uint64_t zigzag(std::uint64_t delta) {
 
 std::uint64_t unzigzag(std::uint64_t z) { return (z >> 1) ^ (~(z & 1) + 1); }
 
-// Appends the chunk locations; returns their bytes.
-std::size_t put_chunks(std::string& out, const std::vector<ChunkLocation>& chunks) {
-  const std::size_t at = out.size();
-  std::uint64_t end = 0;  // where the previous chunk ended (unsigned arithmetic wraps: both sides agree)
-  for (const ChunkLocation& c : chunks) {
-    put_varint(out, zigzag(c.offset - end));
-    put_varint(out, c.size);
-    put_varint(out, c.filter_mask);
-    end = c.offset + c.size;
+// The chunk locations go in blocks of kBlockChunks (the last shorter), each block's first offset taken from 0 rather
+// than from the previous chunk's end, so that the blocks are written and read on every core; the CBOR part holds each
+// block's bytes.
+constexpr std::size_t kBlockChunks = std::size_t{1} << 16;
+constexpr std::size_t kMaxVarint = 10;  // bytes of a 64-bit LEB128 number
+
+// Appends the chunk locations; returns each block's bytes.
+std::vector<std::uint64_t> put_chunks(std::string& out, const ChunkLocations& chunks) {
+  const std::size_t blocks = (chunks.size() + kBlockChunks - 1) / kBlockChunks;
+  std::vector<std::string> coded(blocks);
+  parallel_for(blocks, [&](std::size_t b) {
+    const std::size_t c0 = b * kBlockChunks, c1 = std::min(chunks.size(), c0 + kBlockChunks);
+    thread_local std::vector<std::uint8_t> buffer;  // one per thread, for the blocks it codes
+    buffer.resize(std::max(buffer.size(), (c1 - c0) * 3 * kMaxVarint));
+    std::uint8_t* p = buffer.data();
+    auto put = [&p](std::uint64_t v) {
+      while (v >= 0x80) {
+        *p++ = std::uint8_t(v) | 0x80;
+        v >>= 7;
+      }
+      *p++ = std::uint8_t(v);
+    };
+    std::uint64_t end = 0;  // where the previous chunk ended (unsigned arithmetic wraps: both sides agree)
+    for (std::size_t c = c0; c < c1; ++c) {
+      put(zigzag(chunks[c].offset - end));
+      put(chunks[c].size);
+      put(chunks[c].filter_mask);
+      end = chunks[c].offset + chunks[c].size;
+    }
+    coded[b].assign(reinterpret_cast<const char*>(buffer.data()), std::size_t(p - buffer.data()));
+  });
+  std::vector<std::uint64_t> sizes(blocks);
+  std::vector<std::size_t> at(blocks + 1, out.size());
+  for (std::size_t b = 0; b < blocks; ++b) {
+    sizes[b] = coded[b].size();
+    at[b + 1] = at[b] + coded[b].size();
   }
-  return out.size() - at;
+  out.resize(at[blocks]);
+  parallel_for(blocks, [&](std::size_t b) { std::memcpy(out.data() + at[b], coded[b].data(), coded[b].size()); });
+  return sizes;
 }
 
-json chunk_table_json(const std::shared_ptr<const ChunkTable>& t, std::size_t section_bytes) {
+json chunk_table_json(const std::shared_ptr<const ChunkTable>& t, const std::vector<std::uint64_t>& block_bytes) {
   if (!t) return json();
   return {{"file", t->file}, {"dataset_path", t->dataset_path}, {"dims", t->dims}, {"chunk_dims", t->chunk_dims},
-          {"chunks", t->chunks.size()}, {"chunk_bytes", section_bytes}, {"method", t->method}};
+          {"chunks", t->chunks.size()}, {"block_bytes", block_bytes}, {"method", t->method}};
 }
 
 // The raw sections, read in order with checked sizes.
@@ -181,36 +205,56 @@ std::shared_ptr<const ChunkTable> chunk_table_of(const Fields& f, Raw& raw) {
   const std::uint64_t n = f.u64("chunks");
   if (n != grid)
     f.fail("chunks", "holds " + std::to_string(n) + " chunk locations but the chunk grid has " + std::to_string(grid));
-  const std::uint64_t bytes = f.u64("chunk_bytes");
-  const std::string what = "chunk locations of " + t->dataset_path;
-  const auto* p = reinterpret_cast<const std::uint8_t*>(raw.take(bytes, 1, what));
-  const std::uint8_t* const stop = p + bytes;
-  if (n > bytes / 3) f.fail("chunks", "holds " + std::to_string(n) + " chunk locations in " + std::to_string(bytes) +
-                                      " bytes (3 at least each)");
-  auto varint = [&]() {
-    std::uint64_t v = 0;
-    for (int shift = 0;; shift += 7) {
-      if (p == stop) throw Error(raw.where + what + " end inside a location (short)");
-      const std::uint8_t b = *p++;
-      if (shift == 63 && b > 1) throw Error(raw.where + what + " hold a number beyond 64 bits");
-      v |= std::uint64_t(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-      if (shift == 63) throw Error(raw.where + what + " hold a number beyond 64 bits");
-    }
-  };
-  t->chunks.resize(std::size_t(n));
-  std::uint64_t end = 0;
-  for (ChunkLocation& c : t->chunks) {
-    c.offset = end + unzigzag(varint());
-    c.size = varint();
-    const std::uint64_t mask = varint();
-    if (mask > UINT32_MAX) throw Error(raw.where + what + " hold a filter mask beyond 32 bits");
-    c.filter_mask = std::uint32_t(mask);
-    end = c.offset + c.size;
+  const std::vector<std::uint64_t> block_bytes = f.unsigneds<std::uint64_t>("block_bytes");
+  const std::uint64_t blocks = n / kBlockChunks + (n % kBlockChunks != 0);
+  if (block_bytes.size() != blocks)
+    f.fail("block_bytes", "holds " + std::to_string(block_bytes.size()) + " blocks for " + std::to_string(n) +
+                              " chunks (" + std::to_string(blocks) + " blocks of " + std::to_string(kBlockChunks) + ")");
+  std::vector<std::uint64_t> at(block_bytes.size() + 1, 0);
+  for (std::size_t b = 0; b < block_bytes.size(); ++b) {
+    const std::uint64_t chunks = std::min<std::uint64_t>(kBlockChunks, n - b * kBlockChunks);
+    if (block_bytes[b] < 3 * chunks || block_bytes[b] > 3 * kMaxVarint * chunks)
+      f.fail("block_bytes", "gives block " + std::to_string(b) + " of " + std::to_string(chunks) + " locations " +
+                                std::to_string(block_bytes[b]) + " bytes (3 to " + std::to_string(3 * kMaxVarint) +
+                                " each)");
+    at[b + 1] = checked_add(at[b], block_bytes[b], f.where + " chunk location bytes");
   }
-  if (p != stop)
-    throw Error(raw.where + what + ": " + std::to_string(stop - p) + " bytes follow the last of " +
-                std::to_string(n) + " locations");
+  const std::string what = "chunk locations of " + t->dataset_path;
+  const auto* base = reinterpret_cast<const std::uint8_t*>(raw.take(at.back(), 1, what));
+  t->chunks.resize(std::size_t(n));
+  parallel_for_first_error(
+      block_bytes.size(),
+      [&](std::size_t b) {
+        const std::uint8_t* p = base + at[b];
+        const std::uint8_t* const stop = base + at[b + 1];
+        const std::string in_block = " in block " + std::to_string(b);
+        auto varint = [&]() {
+          std::uint64_t v = 0;
+          for (int shift = 0;; shift += 7) {
+            if (p == stop) throw Error(raw.where + what + " end inside a location" + in_block + " (short)");
+            const std::uint8_t byte = *p++;
+            if (shift == 63 && byte > 1) throw Error(raw.where + what + " hold a number beyond 64 bits" + in_block);
+            v |= std::uint64_t(byte & 0x7f) << shift;
+            if (!(byte & 0x80)) return v;
+            if (shift == 63) throw Error(raw.where + what + " hold a number beyond 64 bits" + in_block);
+          }
+        };
+        std::uint64_t end = 0;
+        const std::size_t c0 = b * kBlockChunks, c1 = std::min(std::size_t(n), c0 + kBlockChunks);
+        for (std::size_t k = c0; k < c1; ++k) {
+          ChunkLocation& c = t->chunks[k];
+          c.offset = end + unzigzag(varint());
+          c.size = varint();
+          const std::uint64_t mask = varint();
+          if (mask > UINT32_MAX) throw Error(raw.where + what + " hold a filter mask beyond 32 bits" + in_block);
+          c.filter_mask = std::uint32_t(mask);
+          end = c.offset + c.size;
+        }
+        if (p != stop)
+          throw Error(raw.where + what + ": " + std::to_string(stop - p) + " bytes follow the last of the " +
+                      std::to_string(c1 - c0) + " locations of block " + std::to_string(b));
+      },
+      64);
   return t;
 }
 
@@ -227,7 +271,8 @@ std::string encode_file_info(const FileInfo& i) {
                      {"frames", p.frames}});
   std::string sections;  // the chunk tables' locations
   json tables = json::array();
-  for (const auto& t : i.part_tables) tables.push_back(chunk_table_json(t, t ? put_chunks(sections, t->chunks) : 0));
+  for (const auto& t : i.part_tables)
+    tables.push_back(chunk_table_json(t, t ? put_chunks(sections, t->chunks) : std::vector<std::uint64_t>()));
   json runs = json::array();
   for (const RecordRun& r : i.records.runs)
     runs.push_back({r.file, r.first_frame, r.frames, r.offset, r.stride, r.bytes});

@@ -72,13 +72,13 @@ class ChunkGrid {
   // The same by linear index over max_grid (fixed array, implicit index). Thread-safe as put.
   void put_linear(std::uint64_t idx, std::uint64_t addr, std::uint64_t size, std::uint32_t mask);
 
-  std::vector<ChunkLocation> take() { return std::move(table_); }
+  ChunkLocations take() { return std::move(table_); }
 
  private:
   [[noreturn]] void bad_chunk(std::uint64_t idx, std::uint64_t addr, std::uint64_t size) const;  // names the fault
 
   std::vector<std::uint64_t> grid_, max_grid_;
-  std::vector<ChunkLocation> table_;
+  ChunkLocations table_;
   bool same_grids_ = false;  // max_grid == grid: linear index = table index
   std::uint64_t file_size_;
   FileSizes sizes_;

@@ -4,23 +4,51 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qgpu::io {
 
+// Plain data (ChunkLocation{} is all zero): a table of millions is filled by the threads that read it, not first
+// zeroed on one (ChunkLocations below).
 struct ChunkLocation {
-  std::uint64_t offset = 0;       // byte offset of the stored chunk in ChunkTable::file
-  std::uint64_t size = 0;         // stored (compressed) bytes; 0 = chunk never written
-  std::uint32_t filter_mask = 0;  // bit i set = filter i of the pipeline was skipped for this chunk
+  std::uint64_t offset;       // byte offset of the stored chunk in ChunkTable::file
+  std::uint64_t size;         // stored (compressed) bytes; 0 = chunk never written
+  std::uint32_t filter_mask;  // bit i set = filter i of the pipeline was skipped for this chunk
 };
+
+// An allocator whose resize leaves plain elements uninitialised (every other construction as std::allocator's).
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+
+// A chunk table's locations: resize(n) leaves them unwritten; whoever resizes writes (or zeroes) every one.
+using ChunkLocations = std::vector<ChunkLocation, UninitializedAllocator<ChunkLocation>>;
 
 struct ChunkTable {
   std::string file;                     // the file that holds the chunk bytes (after links are followed)
   std::string dataset_path;             // the dataset inside that file
   std::vector<std::uint64_t> dims;      // dataset dims (elements)
   std::vector<std::uint64_t> chunk_dims;  // chunk dims (elements)
-  std::vector<ChunkLocation> chunks;    // row-major over the chunk grid ceil(dims / chunk_dims)
+  ChunkLocations chunks;                // row-major over the chunk grid ceil(dims / chunk_dims)
   std::string method;                   // how the index was read: "parsed: <index kind>" or "hdf5 api: <why>"
 };
 

@@ -22,7 +22,7 @@ struct ParseRequest {
 
 struct ParsedIndex {
   std::vector<std::uint64_t> dims, max_dims, chunk_dims;
-  std::vector<ChunkLocation> chunks;  // row-major over the chunk grid of dims
+  ChunkLocations chunks;              // row-major over the chunk grid of dims
   std::string kind;                   // "version 1 B-tree", "fixed array", ...
 };
 
