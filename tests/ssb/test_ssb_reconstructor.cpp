@@ -6,6 +6,9 @@
 
 #include <cmath>
 #include <complex>
+#include <cstdlib>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
@@ -16,6 +19,13 @@
 
 namespace qgpu::ssb {
 namespace {
+
+// An environment variable set for one scope.
+struct ScopedEnv {
+  const char* name;
+  ScopedEnv(const char* n, const std::string& value) : name(n) { setenv(n, value.c_str(), 1); }
+  ~ScopedEnv() { unsetenv(name); }
+};
 
 void expect_same(const SsbResult& a, const SsbResult& b) {
   EXPECT_EQ(a.phase.data, b.phase.data);
@@ -164,6 +174,53 @@ TEST(SsbReconstructor, KeptWeightingsOnCudaEqualFreshAndCpu) {
       ASSERT_EQ(rg.phase.data.size(), rc.phase.data.size());
       EXPECT_LE(testing::relative_l2(rg, rc), 1e-4);
       if (b == 1) EXPECT_EQ(rg.phase.data, first_phase);
+    }
+  }
+}
+
+
+// G beyond the device budget at a large scan: the engine keeps the low-pass part of every group at the viewer's scan
+// bin (here set to 2 by QGPU_SSB_LOW_PASS_BIN), so the scan-binned answers at its multiples need no regather of the
+// streamed groups. Each such answer is bit for bit the one a resident G gives; the full answer still
+// streams (within the streamed G's float tolerance of test_ssb_cuda.cpp).
+TEST(SsbReconstructor, KeptLowPassGAnswersScanBinnedLikeAResidentG) {
+  QGPU_REQUIRE_CUDA();
+  const Dataset& host = low_dose();
+  const Dataset dev = host.to_device();
+  for (Weighting w : {Weighting::amplitude, Weighting::phase, Weighting::wiener}) {
+    SCOPED_TRACE(weighting_name(w));
+    SsbParams p = params_from_metadata(host);
+    p.weighting = w;
+    p.aberrations.C1 = 100.0;
+    Reconstructor resident(dev, p, 2);
+    const SsbResult r1 = resident.at(p.aberrations);
+    const nlohmann::json& re = r1.provenance.parameters.at("engine");
+    ASSERT_EQ(re.at("streamed_groups").get<std::size_t>(), 0u);
+    EXPECT_EQ(re.at("g_low_pass_bin").get<std::size_t>(), 0u);  // all resident: none kept
+    const std::size_t cube = re.at("g_cube_bytes").get<std::size_t>();
+    // The budget: 0.6 of G. The low-pass part at bin 2 (20 x 13 of 40 x 25 frequencies, 0.26 of G) takes at most
+    // half of it; part of the rest resident, part streamed.
+    std::unique_ptr<Reconstructor> kept;
+    {
+      const ScopedEnv budget("QGPU_SSB_DEVICE_BUDGET_BYTES", std::to_string(cube * 6 / 10));
+      const ScopedEnv bin("QGPU_SSB_LOW_PASS_BIN", "2");
+      kept = std::make_unique<Reconstructor>(dev, p, 2);
+    }
+    for (std::size_t b : {2, 4, 8, 1, 2}) {
+      SCOPED_TRACE("scan bin " + std::to_string(b));
+      const SsbResult a = kept->at(p.aberrations, b), want = resident.at(p.aberrations, b);
+      const nlohmann::json& e = a.provenance.parameters.at("engine");
+      EXPECT_EQ(e.at("g_low_pass_bin").get<std::size_t>(), 2u);
+      EXPECT_EQ(e.at("g_low_pass_bytes").get<std::size_t>(), e.at("groups").get<std::size_t>() * 20 * 13 * 8);
+      EXPECT_GT(e.at("streamed_groups").get<std::size_t>(), 0u);
+      EXPECT_GT(e.at("resident_groups").get<std::size_t>(), 0u);
+      ASSERT_EQ(a.phase.data.size(), want.phase.data.size());
+      if (b % 2 == 0) {
+        EXPECT_EQ(a.phase.data, want.phase.data);
+        EXPECT_EQ(a.amplitude.data, want.amplitude.data);
+      } else {
+        EXPECT_LE(testing::relative_l2(a, want), 1e-5);
+      }
     }
   }
 }

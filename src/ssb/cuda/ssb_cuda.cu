@@ -12,7 +12,9 @@
 // Wiener rings), so an evaluation (the live defocus slider) allocates nothing.
 // Memory: G needs groups * scan_rows * (scan_cols/2 + 1) * 8 bytes (512x512 scan, 3200 K: 3.4 GB). The groups that
 // fit in ~85% of the free device memory stay resident; the rest are regathered and transformed in batches on
-// every evaluation (slower, same result up to float summation order). An encoded dataset's gather decodes the
+// every evaluation (slower, same result up to float summation order); beside them the low-pass part of every
+// group at the viewer's scan bin (G / bin^2: ~3.5 GB of 56 GB at 4096^2, detector bin 2, scan bin 4) answers the
+// scan-binned slider without a regather, bit for bit what a resident G gives. An encoded dataset's gather decodes the
 // batch's BF pixels pixel-major into one buffer of at most 1/8 of the free memory (2 GiB at most;
 // QGPU_SSB_GATHER_CHUNK_BYTES lowers it), in chunks of whole groups where they fit, else of part of a group
 // (pixel_group_gather.cuh adds the parts): 3200 pixels x 16.7M frames (4096^2 scan) x 2 B would be 107 GB at once.
@@ -44,6 +46,7 @@
 #include "device/cuda/launch.hpp"
 #include "resident/encoded/cuda/encoded_cuda.hpp"
 #include "resident/encoded/encoded_resident.hpp"
+#include "resident/scan_bin.hpp"
 #include "ssb/ssb_backend.hpp"
 #include "ssb/ssb_math.hpp"
 #include "ssb/ssb_weighting.hpp"
@@ -110,6 +113,19 @@ __global__ void __launch_bounds__(kSumThreads)
     const std::size_t o = std::size_t(blockIdx.y) * bnq + q;
     num[o] = make_float2(num[o].x + nre, num[o].y + nim);
     den[o] += dn;
+  }
+}
+
+// The low-pass part of `count` groups of G (the frequencies of the (nr / b) x (nc / b) grid, ssb_math.hpp
+// full_grid_index): low[g][i][j] = g[g][full index of i][j] for i < lnr, j < lnch.
+__global__ void low_pass_kernel(const float2* __restrict__ g, std::size_t count, std::uint32_t nr, std::uint32_t nch,
+                                std::uint32_t lnr, std::uint32_t lnch, float2* __restrict__ low) {
+  const std::size_t lnq = std::size_t(lnr) * lnch, nq = std::size_t(nr) * nch, n = count * lnq;
+  for (std::size_t t = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; t < n;
+       t += std::size_t(gridDim.x) * blockDim.x) {
+    const std::size_t grp = t / lnq, q = t % lnq;
+    const std::uint32_t i = std::uint32_t(q / lnch), j = std::uint32_t(q % lnch);
+    low[t] = g[grp * nq + full_grid_index(i, lnr, nr) * nch + j];
   }
 }
 
@@ -277,6 +293,21 @@ class CudaEngine final : public Engine {
       resident_ = groups_;
       batch_ = std::clamp<std::size_t>(std::size_t(batch_bytes / double(bpg)), 1, max_batch);
     } else {
+      // Kept beside the resident share: the low-pass part of every group at the viewer's scan bin (its frequencies
+      // only: G / bin^2), so that the scan-binned answers of a live slider (at(ab, b), b a multiple of it) need no
+      // regather. When it takes at most half the budget.
+      const std::size_t lb = low_pass_bin();
+      if (lb > 1) {
+        const std::size_t lnr = nr_ / lb, lnch = nc_ / lb / 2 + 1;
+        const double low = double(groups_) * double(lnr * lnch) * sizeof(float2);
+        if (low <= budget / 2) {
+          low_bin_ = lb;
+          lnr_ = lnr;
+          lnch_ = lnch;
+          d_low_ = DeviceBuffer(groups_ * lnr * lnch * sizeof(float2));
+          budget -= low;
+        }
+      }
       batch_ = std::clamp<std::size_t>(std::size_t(std::max(0.0, std::min(batch_bytes, budget / 4)) / double(bpg)), 1, max_batch);
       const double left = budget - double(batch_ * bpg);
       resident_ = left > 0 ? std::min(groups_, std::size_t(left / double(bpg))) : 0;
@@ -303,11 +334,13 @@ class CudaEngine final : public Engine {
     for (std::size_t g0 = 0; g0 < resident_; g0 += batch_) {
       const std::size_t cnt = std::min(batch_, resident_ - g0);
       transform(g0, cnt, d_g_.as<float2>() + g0 * nq_);
+      keep_low_pass(d_g_.as<float2>() + g0 * nq_, g0, cnt);
       dc += dc_sum(d_g_.as<float2>() + g0 * nq_, cnt);
     }
     for (std::size_t g0 = resident_; g0 < groups_; g0 += batch_) {
       const std::size_t cnt = std::min(batch_, groups_ - g0);
       transform(g0, cnt, d_scratch_.as<float2>());
+      keep_low_pass(d_scratch_.as<float2>(), g0, cnt);
       dc += dc_sum(d_scratch_.as<float2>(), cnt);
     }
     i0_ = dc / (double(nr_ * nc_) * plan_.total_weight());
@@ -370,6 +403,8 @@ class CudaEngine final : public Engine {
             {"groups", groups_},
             {"resident_groups", resident_},
             {"streamed_groups", groups_ - resident_},
+            {"g_low_pass_bin", low_bin_},  // > 0: the scan-binned answers at its multiples come from G's low-pass part
+            {"g_low_pass_bytes", d_low_.bytes()},
             {"gather_chunk_pixels", chunk_pixels_},       // encoded: pixels decoded at once (0: dense gather)
             {"gather_buffer_bytes", d_px_.bytes()},
             {"fft_batch", batch_},
@@ -379,6 +414,23 @@ class CudaEngine final : public Engine {
 
  private:
   std::size_t group_bytes() const { return nq_ * sizeof(float2); }
+
+  // The scan bin whose low-pass G is kept when G does not fit: the viewer's display bin (resident/scan_bin.hpp);
+  // QGPU_SSB_LOW_PASS_BIN sets another (a test and tuning knob; 0 or 1: none; one that does not divide the scan: none).
+  std::size_t low_pass_bin() const {
+    std::size_t b = display_scan_bin(nr_, nc_);
+    if (const char* env = std::getenv("QGPU_SSB_LOW_PASS_BIN")) b = std::size_t(std::strtoull(env, nullptr, 10));
+    return b > 1 && nr_ % b == 0 && nc_ % b == 0 ? b : 0;
+  }
+
+  // Copies the low-pass part of groups [g0, g0 + count) (transformed in `g`) into the kept one.
+  void keep_low_pass(const float2* g, std::size_t g0, std::size_t count) {
+    if (low_bin_ == 0) return;
+    low_pass_kernel<<<grid_blocks(count * lnr_ * lnch_, 256, 65535), 256>>>(
+        g, count, std::uint32_t(nr_), std::uint32_t(nch_), std::uint32_t(lnr_), std::uint32_t(lnch_),
+        d_low_.as<float2>() + g0 * lnr_ * lnch_);
+    QGPU_CUDA_LAUNCHED("ssb low_pass_kernel");
+  }
 
   // Wiener weighting, all on the GPU: the summed num / den, the per-ring power (the same rings and arithmetic as
   // the CPU reference, ssb_weighting.hpp; Hermitian multiplicity 2 off the j = 0 column), then wiener_psi_kernel.
@@ -491,10 +543,12 @@ class CudaEngine final : public Engine {
     return s;
   }
 
+  // One sum_kernel pass over `count` groups of G held on a grid of g_rows x g_nch frequencies (the full half
+  // spectrum, or the kept low-pass part).
   void pass(const float2* g, std::size_t k0, std::size_t count, std::uint32_t segments, const ChiCoeffs<float>& c,
-            bool unit_gamma, std::size_t b) {
+            bool unit_gamma, std::size_t b, std::size_t g_rows, std::size_t g_nch) {
     const std::size_t br = nr_ / b, bc = nc_ / b, bnq = br * (bc / 2 + 1);
-    SumGeometry geo{std::uint32_t(nr_), std::uint32_t(nc_), std::uint32_t(nch_),
+    SumGeometry geo{std::uint32_t(g_rows), std::uint32_t(nc_), std::uint32_t(g_nch),
                     float(1.0 / (double(nr_) * plan_.step)), float(1.0 / (double(nc_) * plan_.step)),
                     float(plan_.kmax2), std::uint32_t(br), std::uint32_t(bc), std::uint32_t(bc / 2 + 1)};
     const std::uint32_t seg_len = std::uint32_t((count + segments - 1) / segments);
@@ -510,11 +564,16 @@ class CudaEngine final : public Engine {
     const ChiCoeffs<float> c = chi_coeffs<float>(ab, plan_.lambda);
     QGPU_CUDA(cudaMemset(d_num_.data(), 0, d_num_.bytes()));
     QGPU_CUDA(cudaMemset(d_den_.data(), 0, d_den_.bytes()));
-    if (resident_ > 0) pass(d_g_.as<float2>(), 0, resident_, segments_, c, unit_gamma, b);
+    if (low_bin_ > 0 && b % low_bin_ == 0) {  // every group's low-pass part kept: one pass, as if G were resident
+      pass(d_low_.as<float2>(), 0, groups_, segments_, c, unit_gamma, b, lnr_, lnch_);
+      return;
+    }
+    if (resident_ > 0) pass(d_g_.as<float2>(), 0, resident_, segments_, c, unit_gamma, b, nr_, nch_);
     for (std::size_t g0 = resident_; g0 < groups_; g0 += batch_) {
       const std::size_t cnt = std::min(batch_, groups_ - g0);
       transform(g0, cnt, d_scratch_.as<float2>());
-      pass(d_scratch_.as<float2>(), g0, cnt, std::uint32_t(std::min<std::size_t>(segments_, cnt)), c, unit_gamma, b);
+      pass(d_scratch_.as<float2>(), g0, cnt, std::uint32_t(std::min<std::size_t>(segments_, cnt)), c, unit_gamma, b,
+           nr_, nch_);
     }
   }
 
@@ -524,6 +583,8 @@ class CudaEngine final : public Engine {
   std::uint32_t segments_ = 1;
   std::size_t batch_ = 1, resident_ = 0, device_free_ = 0;
   std::size_t chunk_pixels_ = 0;  // encoded gather: pixels decoded at once into d_px_
+  std::size_t low_bin_ = 0, lnr_ = 0, lnch_ = 0;  // the kept low-pass G (d_low_: [group][lnr_][lnch_]); 0: none
+  DeviceBuffer d_low_;
   DeviceBuffer d_px_;
   DeviceBuffer d_k_, d_offsets_, d_pixels_, d_num_, d_den_, d_spec_, d_phi_, d_object_, d_loss_, d_g_, d_scratch_;
   std::map<std::size_t, std::unique_ptr<CufftHandle>> plans_;
