@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "core/stage_timing.hpp"
 #include "detector/virtual_detector.hpp"
 #include "dpc/com.hpp"
 #include "dpc/idpc.hpp"
@@ -55,6 +56,20 @@ using namespace qgpu;
 namespace {
 
 double median_ms(const std::function<void()>& f) { return bench::host_median_ms(f, 1, 5); }
+
+// Where one call's time goes: the stages the library marks (core/stage_timing.hpp), and the total.
+std::string stages_of(const std::function<void()>& f) {
+  timing::Recording rec;
+  f();
+  std::string out;
+  char buf[96];
+  for (const auto& [name, ms] : rec.stages()) {
+    std::snprintf(buf, sizeof buf, "%s %.2f ms, ", name.c_str(), ms);
+    out += buf;
+  }
+  std::snprintf(buf, sizeof buf, "total %.2f ms", rec.elapsed_ms());
+  return out + buf;
+}
 
 // BIG = SMALL's chunks tiled factor x factor over the scan, written with direct chunk writes.
 void write_tiled(const std::string& big, const std::string& small, std::size_t factor) {
@@ -192,11 +207,13 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
   // (each timing before the line that prints it and the strategy it used: argument order is unspecified)
   double ms = median_ms([&] { bf = detector::bf(ds, r, c); });
   std::printf("| BF (basis centre, r=%.0f), basis | %.2f ms | %s |\n", r, ms, strategy(bf).c_str());
+  std::printf("BF (basis) stages: %s\n", stages_of([&] { bf = detector::bf(ds, r, c); }).c_str());
   ms = median_ms([&] { adf = detector::adf(ds, inner + 1e-9, outer, c); });
   std::printf("| ADF (%.0f..%.0f], basis | %.2f ms | %s |\n", inner, outer, ms, strategy(adf).c_str());
   ms = median_ms([&] { com = dpc::center_of_mass(ds); });
   std::printf("| CoM (both maps), basis | %.2f ms | %s |\n", ms,
               com.provenance.parameters.value("strategy", std::string("decode")).c_str());
+  std::printf("CoM (basis) stages: %s\n", stages_of([&] { com = dpc::center_of_mass(ds); }).c_str());
   ms = median_ms([&] {
     const dpc::DpcResult d = dpc::centered_dpc(dpc::center_of_mass(ds));
     dpc::idpc(d.dpc_row, d.dpc_col);
@@ -260,6 +277,8 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
                 strategy(off_b).c_str(), com_ob.provenance.parameters.value("strategy", std::string("decode")).c_str(),
                 same ? "equal to the exact full answer binned" : "DIFFERS");
     std::printf("| CoM (off-centre disk) -> DPC -> iDPC scan-binned %zux%zu, copy | %.2f ms |\n", db, db, idpc_ms);
+    std::printf("BF off-centre (copy) stages: %s\n", stages_of([&] { off_b = detector::bf(ds, r, oc, db); }).c_str());
+    std::printf("CoM off-centre (copy) stages: %s\n", stages_of([&] { com_ob = dpc::center_of_mass(ds, off_co); }).c_str());
   } else if (db > 1) {
     std::printf("| scan-binned copy | not built: %s |\n", copy_report.dump().c_str());
   }

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "core/stage_timing.hpp"
 #include "detector/cpu/masked_sum_cpu.hpp"
 #include "detector/cuda/masked_sum_cuda.hpp"
 #include "detector/encoded/masked_sum_encoded.hpp"
@@ -42,8 +43,13 @@ SumImage masked_image(const Dataset& ds, const Mask& mask, const std::string& op
   if (scan_bin > 1) params["scan_bin"] = scan_bin;  // exact sums over scan_bin x scan_bin positions
   bool binned = false;
   const RadialBasis* basis = ds.encoded() ? ds.encoded()->radial_basis() : nullptr;
-  const auto shells = basis ? basis->match(mask.weights) : std::nullopt;
+  std::optional<RadialBasis::Ranges> shells;
+  if (basis) {
+    const timing::Stage stage("match");
+    shells = basis->match(mask.weights);
+  }
   if (shells) {  // a union of the basis' shells: differences of its prefix images, no decoding
+    const timing::Stage stage("sums");
     Image<std::uint64_t> img;
     img.data = basis->sums(*shells, 0, scan_bin);
     binned = true;
@@ -53,6 +59,7 @@ SumImage masked_image(const Dataset& ds, const Mask& mask, const std::string& op
                               {"radii", RadialBasis::radii_json(*shells)}};
   } else if (const auto copy = ds.encoded() ? ds.encoded()->scan_binned(scan_bin) : nullptr) {
     // the scan-binned copy (its bin divides scan_bin): the same plan on b^2 fewer frames, then binned the rest
+    const timing::Stage stage("sums");
     const std::size_t cb = copy->shape().scan_rows == 0 ? 1 : s.scan_rows / copy->shape().scan_rows;
     const SumPlan plan = plan_masked_sum(mask);
     std::string used;
@@ -64,6 +71,7 @@ SumImage masked_image(const Dataset& ds, const Mask& mask, const std::string& op
     params["strategy"] = "encoded " + used + " on the scan-binned copy";
     params["scan_binned_copy"] = cb;
   } else if (ds.encoded()) {  // both backends: the plan's strategy on the encoded streams
+    const timing::Stage stage("sums");
     const SumPlan plan = plan_masked_sum(mask);
     std::string used;
     Image<std::uint64_t> img;
@@ -84,6 +92,7 @@ SumImage masked_image(const Dataset& ds, const Mask& mask, const std::string& op
   }
   if (!binned && scan_bin > 1)
     out.visit([&](auto& img) { img.data = bin_scan_sums(std::move(img.data), s.scan_rows, s.scan_cols, scan_bin); });
+  const timing::Stage stage("finish");
   return finish(std::move(out), ds, op, s.scan_rows / scan_bin, s.scan_cols / scan_bin, std::move(params));
 }
 

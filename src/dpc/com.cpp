@@ -6,6 +6,7 @@
 
 #include "core/derived_provenance.hpp"
 #include "core/error.hpp"
+#include "core/stage_timing.hpp"
 #include "core/host_bytes.hpp"
 #include "core/parallel_for.hpp"
 #include "dpc/com_backend.hpp"
@@ -64,6 +65,7 @@ ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
                          : ds.backend() == Backend::vulkan ? detail::com_vulkan(ds, mask)
                                                          : detail::com_cpu(ds, mask);
 
+  const timing::Stage stage("finish");
   std::size_t selected = sh.frame_pixels();
   if (mask) {
     selected = 0;

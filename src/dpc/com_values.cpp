@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "core/stage_timing.hpp"
 #include "detector/virtual_detector.hpp"
 #include "dpc/com_backend.hpp"
 #include "dpc/com_math.hpp"
@@ -75,11 +76,14 @@ ComMaps com_binned(const Dataset& ds, const std::uint8_t* mask, std::size_t b) {
   const RadialBasis* basis = ds.encoded() ? ds.encoded()->radial_basis() : nullptr;
   if (const auto shells = basis ? basis->match(mask) : std::nullopt) {  // binned on the GPU for cuda
     const auto image = [&](int q) {
+      const timing::Stage stage("sums");
       Image<std::uint64_t> img;
       img.data = basis->sums(*shells, q, b);
       return SumImage(std::move(img));
     };
-    ComMaps out = from_sums(sh, image(0), image(1), image(2), n);
+    SumImage s0 = image(0), s1 = image(1), s2 = image(2);
+    const timing::Stage stage("com");
+    ComMaps out = from_sums(sh, std::move(s0), std::move(s1), std::move(s2), n);
     out.radial_basis = basis_json(*basis, *shells);
     return out;
   }

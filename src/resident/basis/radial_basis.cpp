@@ -9,6 +9,7 @@
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/host_bytes.hpp"
+#include "core/stage_timing.hpp"
 #include "resident/scan_bin.hpp"
 #include "device/cuda/buffer_pool.hpp"
 #include "device/cuda/cuda_check.hpp"
@@ -233,6 +234,7 @@ std::vector<std::uint64_t> RadialBasis::sums(const Ranges& ranges, int q, std::s
   std::vector<std::uint64_t> out = fresh_vector<std::uint64_t>(n);
   LeasedBuffer d(n * sizeof(std::uint64_t));
   sums_device(ranges, q, d.as<std::uint64_t>(), nullptr, scan_bin);
+  const timing::Stage stage("download");  // (waits for the sums kernel first)
   // Through the shared download (pinned bounce buffers on several threads from 2 MiB on): a single pageable copy
   // moved the 33.5 MB of a 2048x2048 scan at a few GB/s, most of a centred BF's 23 ms on the H200 (s14b).
   d.buffer().download(out.data(), n * sizeof(std::uint64_t));
