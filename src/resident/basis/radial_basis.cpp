@@ -9,6 +9,7 @@
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/host_bytes.hpp"
+#include "core/parallel_for.hpp"
 #include "core/stage_timing.hpp"
 #include "resident/scan_bin.hpp"
 #include "device/cuda/buffer_pool.hpp"
@@ -219,21 +220,28 @@ std::vector<std::uint64_t> RadialBasis::sums(const Ranges& ranges, int q, std::s
   check_scan_bin(shape_, scan_bin);
   const std::size_t n = frames_ / (scan_bin * scan_bin);
   if (backend_ == Backend::cpu) {
-    std::vector<std::uint64_t> out(frames_, 0);
+    std::vector<std::uint64_t> out = fresh_vector<std::uint64_t>(frames_);
     const std::uint32_t* P = host_.data() + std::size_t(q) * K_ * frames_;
-    for (const auto& [lo, hi] : ranges) {
-      const std::uint32_t* top = P + std::size_t(hi - 1) * frames_;
-      for (std::size_t f = 0; f < frames_; ++f) out[f] += top[f];
-      if (lo > 0) {
-        const std::uint32_t* bottom = P + std::size_t(lo - 1) * frames_;
-        for (std::size_t f = 0; f < frames_; ++f) out[f] -= bottom[f];
+    parallel_blocks(frames_, kHostBlock, [&](std::size_t f0, std::size_t f1) {  // each block on one core
+      for (std::size_t f = f0; f < f1; ++f) out[f] = 0;
+      for (const auto& [lo, hi] : ranges) {
+        const std::uint32_t* top = P + std::size_t(hi - 1) * frames_;
+        for (std::size_t f = f0; f < f1; ++f) out[f] += top[f];
+        if (lo > 0) {
+          const std::uint32_t* bottom = P + std::size_t(lo - 1) * frames_;
+          for (std::size_t f = f0; f < f1; ++f) out[f] -= bottom[f];
+        }
       }
-    }
-    return bin_scan_sums(out, shape_.scan_rows, shape_.scan_cols, scan_bin);
+    });
+    return bin_scan_sums(std::move(out), shape_.scan_rows, shape_.scan_cols, scan_bin);
   }
-  std::vector<std::uint64_t> out = fresh_vector<std::uint64_t>(n);
   LeasedBuffer d(n * sizeof(std::uint64_t));
   sums_device(ranges, q, d.as<std::uint64_t>(), nullptr, scan_bin);
+  std::vector<std::uint64_t> out;
+  {
+    const timing::Stage stage("allocate");  // (beside the sums kernel)
+    out = fresh_vector<std::uint64_t>(n);
+  }
   const timing::Stage stage("download");  // (waits for the sums kernel first)
   // Through the shared download (pinned bounce buffers on several threads from 2 MiB on): a single pageable copy
   // moved the 33.5 MB of a 2048x2048 scan at a few GB/s, most of a centred BF's 23 ms on the H200 (s14b).

@@ -4,11 +4,10 @@
 #include <hdf5.h>
 
 #include <cstdint>
-#include <memory>
-#include <new>
 #include <string>
-#include <utility>
 #include <vector>
+
+#include "core/host_bytes.hpp"
 
 namespace qgpu::io {
 
@@ -20,28 +19,8 @@ struct ChunkLocation {
   std::uint32_t filter_mask;  // bit i set = filter i of the pipeline was skipped for this chunk
 };
 
-// An allocator whose resize leaves plain elements uninitialised (every other construction as std::allocator's).
-template <class T>
-struct UninitializedAllocator : std::allocator<T> {
-  template <class U>
-  struct rebind {
-    using other = UninitializedAllocator<U>;
-  };
-  UninitializedAllocator() = default;
-  template <class U>
-  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
-  template <class U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... A>
-  void construct(U* p, A&&... a) {
-    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
-  }
-};
-
 // A chunk table's locations: resize(n) leaves them unwritten; whoever resizes writes (or zeroes) every one.
-using ChunkLocations = std::vector<ChunkLocation, UninitializedAllocator<ChunkLocation>>;
+using ChunkLocations = std::vector<ChunkLocation, DefaultInitAllocator<ChunkLocation>>;
 
 struct ChunkTable {
   std::string file;                     // the file that holds the chunk bytes (after links are followed)
