@@ -45,11 +45,11 @@ SumImage masked_image(const Dataset& ds, const Mask& mask, const std::string& op
   const RadialBasis* basis = ds.encoded() ? ds.encoded()->radial_basis() : nullptr;
   std::optional<RadialBasis::Ranges> shells;
   if (basis) {
-    const timing::Stage stage("match");
+    const timing::Stage stage("host");  // the mask against the shells
     shells = basis->match(mask.weights);
   }
   if (shells) {  // a union of the basis' shells: differences of its prefix images, no decoding
-    const timing::Stage stage("sums");
+    const timing::Stage stage("compute");
     Image<std::uint64_t> img;
     img.data = basis->sums(*shells, 0, scan_bin);
     binned = true;
@@ -59,7 +59,7 @@ SumImage masked_image(const Dataset& ds, const Mask& mask, const std::string& op
                               {"radii", RadialBasis::radii_json(*shells)}};
   } else if (const auto copy = ds.encoded() ? ds.encoded()->scan_binned(scan_bin) : nullptr) {
     // the scan-binned copy (its bin divides scan_bin): the same plan on b^2 fewer frames, then binned the rest
-    const timing::Stage stage("sums");
+    const timing::Stage stage("compute");
     const std::size_t cb = copy->shape().scan_rows == 0 ? 1 : s.scan_rows / copy->shape().scan_rows;
     const SumPlan plan = plan_masked_sum(mask);
     std::string used;
@@ -71,7 +71,7 @@ SumImage masked_image(const Dataset& ds, const Mask& mask, const std::string& op
     params["strategy"] = "encoded " + used + " on the scan-binned copy";
     params["scan_binned_copy"] = cb;
   } else if (ds.encoded()) {  // both backends: the plan's strategy on the encoded streams
-    const timing::Stage stage("sums");
+    const timing::Stage stage("compute");
     const SumPlan plan = plan_masked_sum(mask);
     std::string used;
     Image<std::uint64_t> img;
@@ -92,7 +92,7 @@ SumImage masked_image(const Dataset& ds, const Mask& mask, const std::string& op
   }
   if (!binned && scan_bin > 1)
     out.visit([&](auto& img) { img.data = bin_scan_sums(std::move(img.data), s.scan_rows, s.scan_cols, scan_bin); });
-  const timing::Stage stage("finish");
+  const timing::Stage stage("host");  // provenance and the result
   return finish(std::move(out), ds, op, s.scan_rows / scan_bin, s.scan_cols / scan_bin, std::move(params));
 }
 

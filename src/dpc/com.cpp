@@ -65,7 +65,7 @@ ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
                          : ds.backend() == Backend::vulkan ? detail::com_vulkan(ds, mask)
                                                          : detail::com_cpu(ds, mask);
 
-  const timing::Stage stage("finish");
+  const timing::Stage stage("host");  // provenance and the result
   std::size_t selected = sh.frame_pixels();
   if (mask) {
     selected = 0;

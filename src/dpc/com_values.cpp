@@ -76,13 +76,13 @@ ComMaps com_binned(const Dataset& ds, const std::uint8_t* mask, std::size_t b) {
   const RadialBasis* basis = ds.encoded() ? ds.encoded()->radial_basis() : nullptr;
   if (const auto shells = basis ? basis->match(mask) : std::nullopt) {  // binned on the GPU for cuda
     const auto image = [&](int q) {
-      const timing::Stage stage("sums");
+      const timing::Stage stage("compute");
       Image<std::uint64_t> img;
       img.data = basis->sums(*shells, q, b);
       return SumImage(std::move(img));
     };
     SumImage s0 = image(0), s1 = image(1), s2 = image(2);
-    const timing::Stage stage("com");
+    const timing::Stage stage("host");  // the CoM from the sums
     ComMaps out = from_sums(sh, std::move(s0), std::move(s1), std::move(s2), n);
     out.radial_basis = basis_json(*basis, *shells);
     return out;

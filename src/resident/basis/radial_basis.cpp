@@ -239,10 +239,10 @@ std::vector<std::uint64_t> RadialBasis::sums(const Ranges& ranges, int q, std::s
   sums_device(ranges, q, d.as<std::uint64_t>(), nullptr, scan_bin);
   std::vector<std::uint64_t> out;
   {
-    const timing::Stage stage("allocate");  // (beside the sums kernel)
+    const timing::Stage stage("host");  // the result's memory, beside the sums kernel
     out = fresh_vector<std::uint64_t>(n);
   }
-  const timing::Stage stage("download");  // (waits for the sums kernel first)
+  const timing::Stage stage("transfer");  // (waits for the sums kernel first)
   // Through the shared download (pinned bounce buffers on several threads from 2 MiB on): a single pageable copy
   // moved the 33.5 MB of a 2048x2048 scan at a few GB/s, most of a centred BF's 23 ms on the H200 (s14b).
   d.buffer().download(out.data(), n * sizeof(std::uint64_t));
