@@ -39,20 +39,15 @@ inline void advise_huge_pages(void* p, std::size_t bytes) {
   if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
 }
 
-// Faults in the pages of [p, p + bytes) on every core (MADV_POPULATE_WRITE, 2 MiB blocks a task), so that the
-// kernel's zeroing of fresh pages is not done on one thread by the first writer. Advice only: nothing happens where
-// the kernel does not know it (before Linux 5.14).
-void populate_on_threads(void* p, std::size_t bytes);
-
 // A zeroed vector of n values whose storage was advised huge pages before the zeroing touched it: a product's host
 // result (a 2048x2048 uint64 image is 33.5 MB) costs a quarter of the page faults' time of a plain vector(n, 0)
-// (17 -> 4 ms here on one core). From 16 MiB on its pages are faulted in on every core first (a 4096x4096 uint64
-// image, 134 MB: 15.3 -> 8.8 ms on 2 cores), the zeroing then writes present pages.
+// (17 -> 4 ms here on one core). (Faulting the pages in on every core first with MADV_POPULATE_WRITE was faster on
+// the 2-core build machine, 15.3 -> 8.8 ms for a 4096x4096 uint64 image, but the 4096^2 basis answers that use it
+// took 49-68 ms instead of 22-24 on an H100 machine, s19a: not kept.)
 template <class T> std::vector<T> fresh_vector(std::size_t n) {
   std::vector<T> v;
   v.reserve(n);
   advise_huge_pages(v.data(), n * sizeof(T));
-  if (n * sizeof(T) >= (std::size_t(16) << 20)) populate_on_threads(v.data(), n * sizeof(T));
   v.resize(n);
   return v;
 }
