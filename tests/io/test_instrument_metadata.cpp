@@ -165,6 +165,15 @@ TEST(InstrumentMetadata, ElectronWavelengthAndEnergyAgreeWithHandComputation) {
   EXPECT_NEAR(photon_energy_kev(0.041328066), 300.0, 1e-5);
 }
 
+// A fuzzed master whose NeXus count_time is a contiguous dataset storing 1 byte for an 8-byte value (HDF5 1.10 read
+// past its buffer there, found by fuzz_inspect): the value is named and ignored, never read.
+TEST(InstrumentMetadata, AValueStoredShorterThanItsTypeIsNamedNotRead) {
+  const std::string f = std::string(QGPU_SOURCE_DIR) +
+                        "/tests/fuzz/regressions/fuzz_inspect/contiguous_value_shorter_than_its_type.h5";
+  const io::FileInfo fi = io::inspect(f, "", 2, 3);
+  EXPECT_EQ(warnings_naming(fi, "count_time stores 1 bytes for a value of 8"), 1u) << all_warnings(fi);
+}
+
 TEST(InstrumentMetadata, SidecarPathOnlyBesideAMasterName) {
   EXPECT_EQ(io::arina_sidecar_path("/d/scan_7_master.h5"), "/d/scan_7.h5");
   EXPECT_EQ(io::arina_sidecar_path("rel_master.h5"), "rel.h5");

@@ -110,6 +110,14 @@ Number dataset_number(hid_t loc, const std::string& path) {
   h5::Handle t(H5Dget_type(ds), H5Tclose);
   h5::Handle sp(H5Dget_space(ds), H5Sclose);
   std::string problem = number_problem(t, sp);
+  if (problem.empty()) {  // a damaged layout storing fewer bytes than the value: HDF5 1.10 reads past its buffer
+    h5::Handle dcpl(H5Dget_create_plist(ds), H5Pclose);
+    const H5D_layout_t layout = dcpl.valid() ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
+    const hsize_t stored = H5Dget_storage_size(ds);
+    const std::size_t size = H5Tget_size(t);
+    if ((layout == H5D_CONTIGUOUS || layout == H5D_COMPACT) && stored < size)
+      problem = "stores " + std::to_string(stored) + " bytes for a value of " + std::to_string(size);
+  }
   double v = 0;
   if (problem.empty() && H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) < 0) problem = "cannot be read";
   return finish(r, v, problem);
