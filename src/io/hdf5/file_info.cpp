@@ -9,6 +9,8 @@
 #include <optional>
 #include <utility>
 
+#include <unistd.h>
+
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "io/emd/h5_layouts.hpp"
@@ -509,9 +511,19 @@ namespace {
 // same unchanged files reuses one without a child and without HDF5. Only finished acquisitions (ready) are kept, and
 // an entry holds the identity of every file its result read (the master, each part's data file, the ARINA sidecar
 // or its absence): one that changed, appeared or went away makes the entry stale. Bounded in entries and in chunk
-// locations (24 bytes each) held.
+// locations held: 4M, or as many as 1/32 of the host's memory holds (24 bytes each) where that is more (a 4096x4096
+// scan has 16.7M chunks: 400 MB of locations, which a second inspect, as `plan_load` then `load` or `qgpu serve`'s
+// open do, would otherwise parse again in a child, ~0.3 s on an H100 machine, s20a).
 constexpr std::size_t kCacheEntries = 16;
-constexpr std::size_t kCacheChunks = std::size_t(4) << 20;
+
+std::size_t cache_chunks() {
+  static const std::size_t n = [] {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    const std::size_t ram = pages > 0 && page > 0 ? std::size_t(pages) * std::size_t(page) : 0;
+    return std::max<std::size_t>(std::size_t(4) << 20, ram / 32 / sizeof(ChunkLocation));
+  }();
+  return n;
+}
 
 struct CacheEntry {
   std::string key;                                         // request and master identity
@@ -578,7 +590,7 @@ void remember(const std::string& key, const FileInfo& info) {
   std::size_t chunks = 0;
   for (const auto& t : info.part_tables)
     if (t) chunks += t->chunks.size();
-  if (chunks > kCacheChunks) return;
+  if (chunks > cache_chunks()) return;
   CacheEntry e{key, dependencies(info), chunks, info};
   InspectCache& c = inspect_cache();
   std::lock_guard lock(c.mutex);
@@ -588,7 +600,7 @@ void remember(const std::string& key, const FileInfo& info) {
       c.entries.erase(it);
       break;
     }
-  while (!c.entries.empty() && (c.entries.size() >= kCacheEntries || c.chunks + chunks > kCacheChunks)) {
+  while (!c.entries.empty() && (c.entries.size() >= kCacheEntries || c.chunks + chunks > cache_chunks())) {
     c.chunks -= c.entries.back().chunks;
     c.entries.pop_back();
   }

@@ -46,6 +46,7 @@ ChunkGrid::ChunkGrid(const std::vector<std::uint64_t>& dims, const std::vector<s
             " a chunk table holds");
   // Zeroed on every core (an entry's size 0 = not found yet; 16.7M entries at 4096x4096 are 400 MB).
   table_.resize(static_cast<std::size_t>(total));
+  advise_huge_pages(table_.data(), table_.size() * sizeof(ChunkLocation));  // 512x fewer faults
   parallel_blocks(table_.size(), std::size_t{1} << 16, [this](std::size_t i0, std::size_t i1) {
     std::memset(static_cast<void*>(table_.data() + i0), 0, (i1 - i0) * sizeof(ChunkLocation));
   });
