@@ -86,8 +86,9 @@ ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
     p.parameters["strategy"] = "radial basis";
     p.parameters["radial_basis"] = maps.radial_basis;
   }
+  if (!maps.encoded_sums.empty()) p.parameters["strategy"] = "encoded " + maps.encoded_sums;
   if (maps.scan_binned_copy) {
-    p.parameters["strategy"] = "encoded masked sums on the scan-binned copy";
+    p.parameters["strategy"] = "encoded " + maps.encoded_sums + " on the scan-binned copy";
     p.parameters["scan_binned_copy"] = maps.scan_binned_copy;
   }
 

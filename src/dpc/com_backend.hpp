@@ -1,6 +1,8 @@
 #pragma once
 // Internal interface between the CoM dispatcher (dpc/com.cpp) and its two backends.
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +17,7 @@ struct ComMaps {
   std::uint64_t empty_frames = 0;
   nlohmann::json radial_basis;  // the basis' centre and radii when the sums came from it (com_encoded), else null
   std::size_t scan_binned_copy = 0;  // the bin of the scan-binned copy the sums came from (com_binned), else 0
+  std::string encoded_sums;  // how an encoded resident gave S, Sr, Sc (EncodedResident::moment_sums' `used`), else ""
 };
 
 // mask: nullptr (whole detector) or det_rows * det_cols values, each 0 or 1 (validated by the caller).
@@ -34,19 +37,16 @@ ComMaps com_values(const Dataset& ds, const std::uint8_t* mask);
 ComMaps com_binned(const Dataset& ds, const std::uint8_t* mask, std::size_t b);
 // The encoded CoM of a GPU-resident encoded dataset, sums and division on the device (com_encoded's cuda path).
 ComMaps com_encoded_cuda(const Dataset& ds, const std::uint8_t* mask);
+// com_binned of a GPU-resident encoded dataset on the device (sums, division; only the float maps come back): from
+// the radial basis binned on the GPU where the mask is a union of its shells, else from its scan-binned copy at
+// exactly bin b. nullopt when neither answers (com_binned's host paths then do).
+std::optional<ComMaps> com_encoded_cuda_binned(const Dataset& ds, const std::uint8_t* mask, std::size_t b);
 
 // The three weights of the CoM sums over the detector: 1, det_row and det_col where the mask is on (0 elsewhere).
 struct ComWeights {
   std::vector<std::uint32_t> one, row, col;
 };
 ComWeights com_weights(const Shape4D& sh, const std::uint8_t* mask);
-
-// The encoded CoM's pixel list (the selected pixels in row-major order, all without a mask) and their det_row and
-// det_col weights.
-struct ComPixelLists {
-  std::vector<std::uint32_t> pixels, rows, cols;
-};
-ComPixelLists com_pixel_lists(const Shape4D& sh, const std::uint8_t* mask);
 
 // The radial basis' centre and the radii of the shells a CoM used (provenance).
 nlohmann::json basis_json(const RadialBasis& b, const RadialBasis::Ranges& shells);

@@ -1,7 +1,8 @@
-// CoM on an encoded dataset: the exact sums S, Sr, Sc come from the encoded resident's masked sums (weights 1,
-// det_row and det_col over the selected pixels, one decode of their streams; without a mask S is the stored frame
-// totals), then the same host/device arithmetic as the dense backends (com_math.hpp): identical float bits. A
-// GPU-resident dataset stays on the device until the float maps (com_encoded_cuda, cuda/com_encoded_cuda.cu).
+// CoM on an encoded dataset: the exact sums S, Sr, Sc come from the radial basis when the mask is a union of its
+// shells, else from the encoded resident's moment sums (EncodedResident::moment_sums: the mask's streams decoded with
+// weights 1, det_row, det_col, or the stored totals and moment totals minus the cheaper complement's), then the same
+// host/device arithmetic as the dense backends (com_math.hpp): identical float bits. A GPU-resident dataset stays
+// on the device until the float maps (com_encoded_cuda, cuda/com_encoded_cuda.cu).
 #include <algorithm>
 #include <string>
 
@@ -11,23 +12,6 @@
 #include "resident/encoded/encoded_resident.hpp"
 
 namespace qgpu::dpc::detail {
-
-ComPixelLists com_pixel_lists(const Shape4D& sh, const std::uint8_t* mask) {
-  ComPixelLists l;
-  const std::size_t n = sh.det_rows * sh.det_cols;
-  l.pixels.reserve(n);
-  l.rows.reserve(n);
-  l.cols.reserve(n);
-  for (std::size_t r = 0; r < sh.det_rows; ++r)
-    for (std::size_t c = 0; c < sh.det_cols; ++c) {
-      const std::size_t i = r * sh.det_cols + c;
-      if (mask && !mask[i]) continue;
-      l.pixels.push_back(std::uint32_t(i));
-      l.rows.push_back(std::uint32_t(r));
-      l.cols.push_back(std::uint32_t(c));
-    }
-  return l;
-}
 
 nlohmann::json basis_json(const RadialBasis& b, const RadialBasis::Ranges& shells) {
   return {{"center", {b.center_row(), b.center_col()}}, {"radii", RadialBasis::radii_json(shells)}};
@@ -41,21 +25,18 @@ ComMaps com_encoded(const Dataset& ds, const std::uint8_t* mask) {
   const RadialBasis* basis = e->radial_basis();
   const auto shells = basis ? basis->match(mask) : std::nullopt;
   std::vector<std::vector<std::uint64_t>> sums;
+  std::string used;
   if (shells) {  // the mask is a union of the basis' shells: S, Sr, Sc from its prefix images
     sums = {mask ? basis->sums(*shells, 0) : e->frame_totals(), basis->sums(*shells, 1), basis->sums(*shells, 2)};
-  } else if (mask) {
-    const ComPixelLists l = com_pixel_lists(sh, mask);
-    sums = e->masked_sums(l.pixels, {std::vector<std::uint32_t>(l.pixels.size(), 1), l.rows, l.cols});
-  } else {
-    const ComPixelLists l = com_pixel_lists(sh, mask);
-    sums = e->masked_sums(l.pixels, {l.rows, l.cols});
-    sums.insert(sums.begin(), e->frame_totals());
+  } else {  // the mask's streams, or the totals and moment totals minus the complement's
+    sums = e->moment_sums(mask, &used);
   }
   const std::size_t frames = sh.frames();
   const double centre_r = (double(sh.det_rows) - 1) / 2, centre_c = (double(sh.det_cols) - 1) / 2;
   const std::uint64_t max_index = std::max(sh.det_rows, sh.det_cols) - 1;
   ComMaps out;
   if (shells) out.radial_basis = basis_json(*basis, *shells);
+  out.encoded_sums = used;
   out.row.resize(frames);
   out.col.resize(frames);
   for (std::size_t f = 0; f < frames; ++f) {

@@ -73,6 +73,10 @@ ComMaps com_binned(const Dataset& ds, const std::uint8_t* mask, std::size_t b) {
   const Shape4D& sh = ds.shape();
   check_scan_bin(sh, b);
   const std::size_t n = (sh.scan_rows / b) * (sh.scan_cols / b);
+  if (b > 1 && ds.encoded() && ds.backend() == Backend::cuda) {
+    const timing::Stage stage("compute");
+    if (auto maps = com_encoded_cuda_binned(ds, mask, b)) return std::move(*maps);
+  }
   const RadialBasis* basis = ds.encoded() ? ds.encoded()->radial_basis() : nullptr;
   if (const auto shells = basis ? basis->match(mask) : std::nullopt) {  // binned on the GPU for cuda
     const auto image = [&](int q) {
@@ -91,11 +95,8 @@ ComMaps com_binned(const Dataset& ds, const std::uint8_t* mask, std::size_t b) {
     // the scan-binned copy (its bin divides b): S, Sr, Sc in one decode of its frames, then binned the rest
     const Shape4D& cs = copy->shape();
     const std::size_t rest = b / (sh.scan_rows / cs.scan_rows);
-    const ComPixelLists l = com_pixel_lists(cs, mask);
-    std::vector<std::vector<std::uint64_t>> sums =
-        mask ? copy->masked_sums(l.pixels, {std::vector<std::uint32_t>(l.pixels.size(), 1), l.rows, l.cols})
-             : copy->masked_sums(l.pixels, {l.rows, l.cols});
-    if (!mask) sums.insert(sums.begin(), copy->frame_totals());
+    std::string used;
+    std::vector<std::vector<std::uint64_t>> sums = copy->moment_sums(mask, &used);
     const auto image = [&](int q) {
       Image<std::uint64_t> img;
       img.data = bin_scan_sums(std::move(sums[q]), cs.scan_rows, cs.scan_cols, rest);
@@ -103,6 +104,7 @@ ComMaps com_binned(const Dataset& ds, const std::uint8_t* mask, std::size_t b) {
     };
     ComMaps out = from_sums(sh, image(0), image(1), image(2), n);
     out.scan_binned_copy = sh.scan_rows / cs.scan_rows;
+    out.encoded_sums = used;
     return out;
   }
   ComWeights w = com_weights(sh, mask);

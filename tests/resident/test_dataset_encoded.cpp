@@ -233,6 +233,52 @@ TEST(DatasetEncoded, CenterOfMassAndDpcAreBitIdentical) {
   EXPECT_EQ(da.provenance.representation, "encoded");
 }
 
+// The encoded CoM's sums take the cheaper side (EncodedResident::moment_sums): the mask's own streams, or the stored
+// totals and moment totals (S, Sr, Sc over every pixel, computed once) minus the complement's; without a mask the
+// totals alone. Each way bit for bit the dense reference's maps, whichever is asked first (the moment totals are
+// computed by the first query that needs them).
+TEST(DatasetEncoded, CenterOfMassTakesTheCheaperSideOfTheMask) {
+  const Dataset& d = pair().dense;
+  const Dataset e = pair().dense.to_encoded(128);  // a fresh resident: its moment totals not yet computed
+  const std::size_t P = 20 * 24;
+  const std::vector<std::uint64_t> pattern = detector::sum_pattern(d).counts("test").data;
+  std::vector<std::uint32_t> order(P);
+  for (std::size_t i = 0; i < P; ++i) order[i] = std::uint32_t(i);
+  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return pattern[a] > pattern[b]; });
+  dpc::ComOptions bright, dim, none;  // the brightest quarter (a bright-field disk: its complement is cheaper), the rest
+  bright.mask.assign(P, 0);
+  dim.mask.assign(P, 1);
+  for (std::size_t k = 0; k < P / 4; ++k) {
+    bright.mask[order[k]] = 1;
+    dim.mask[order[k]] = 0;
+  }
+  const std::uint64_t frames = d.shape().frames();
+  const auto side = [&](const dpc::ComOptions& o) {  // cost of a pixel's streams ~ min(its total, frames); ties: own
+    std::uint64_t own = 0, rest = 0;
+    for (std::size_t i = 0; i < P; ++i) (o.mask[i] ? own : rest) += std::min<std::uint64_t>(pattern[i], frames);
+    return std::string(rest < own ? "encoded totals minus complement" : "encoded masked sums");
+  };
+  // A single dim pixel: its own stream is cheaper.
+  dpc::ComOptions one;
+  one.mask.assign(P, 0);
+  one.mask[order[P - 1]] = 1;
+  EXPECT_EQ(side(bright), "encoded totals minus complement");
+  EXPECT_EQ(side(one), "encoded masked sums");
+  const std::size_t before = e.resident_bytes();
+  const std::vector<std::pair<const dpc::ComOptions*, std::string>> cases = {
+      {&bright, side(bright)}, {&dim, side(dim)}, {&one, side(one)}, {&none, "encoded totals"}, {&bright, side(bright)}};
+  for (const auto& [o, strategy] : cases) {
+    SCOPED_TRACE(strategy);
+    const dpc::ComResult a = dpc::center_of_mass(e, *o), b = dpc::center_of_mass(d, *o);
+    expect_same_bits(a.com_row.data, b.com_row.data, "com row");
+    expect_same_bits(a.com_col.data, b.com_col.data, "com col");
+    EXPECT_EQ(a.empty_frames, b.empty_frames);
+    EXPECT_EQ(a.provenance.parameters.value("strategy", ""), strategy);
+  }
+  // The moment totals are part of the resident's bytes once computed (3 uint64 per frame).
+  EXPECT_EQ(e.resident_bytes(), before + 3 * 8 * d.shape().frames());
+}
+
 TEST(DatasetEncoded, FramesAndWindowsAreIdentical) {
   const Dataset& d = pair().dense;
   const Dataset& e = pair().enc;

@@ -147,21 +147,32 @@ TEST(DatasetEncodedCuda, CenterOfMassOnTheDeviceMatchesTheCpuReference) {
   std::size_t dim = 0;
   for (std::size_t i = 1; i < sums.size(); ++i)
     if (sums[i] < sums[dim]) dim = i;
-  dpc::ComOptions none, half, one;
+  // (every pixel but the dimmest: its complement is cheaper, the stored totals and moment totals minus it)
+  dpc::ComOptions none, half, one, most;
   half.mask.assign(20 * 24, 0);
   for (std::size_t i = 0; i < half.mask.size(); i += 2) half.mask[i] = 1;
   one.mask.assign(20 * 24, 0);
   one.mask[dim] = 1;
+  most.mask.assign(20 * 24, 1);
+  most.mask[dim] = 0;
   int which = 0;
-  for (const dpc::ComOptions* o : {&none, &half, &one, &none}) {
+  for (const dpc::ComOptions* o : {&most, &none, &half, &one, &none, &most}) {
     SCOPED_TRACE("mask " + std::to_string(which++));
     const dpc::ComResult want = dpc::center_of_mass(ref, *o);
+    std::string strategy;
     for (const Dataset* d : {&ge, &he}) {
       const dpc::ComResult got = dpc::center_of_mass(*d, *o);
       EXPECT_TRUE(same_bits(got.com_row.data, want.com_row.data)) << backend_name(d->backend());
       EXPECT_TRUE(same_bits(got.com_col.data, want.com_col.data)) << backend_name(d->backend());
       EXPECT_EQ(got.empty_frames, want.empty_frames) << backend_name(d->backend());
+      const std::string s = got.provenance.parameters.value("strategy", "");
+      if (d == &ge) strategy = s;
+      EXPECT_EQ(s, strategy) << "both backends take the same side";
     }
+    EXPECT_EQ(strategy, o == &none   ? "encoded totals"
+                        : o == &most ? "encoded totals minus complement"
+                        : o == &one  ? "encoded masked sums"
+                                     : strategy);
     if (o == &one && sums[dim] < ref.shape().frames()) EXPECT_GT(want.empty_frames, 0u);
   }
 }

@@ -125,12 +125,17 @@ void expect_copy_answers(const Dataset& e, const Dataset& ref, const HostArray4D
       EXPECT_TRUE(same_bits(c.com_row.data, cr.com_row.data)) << bin;
       EXPECT_TRUE(same_bits(c.com_col.data, cr.com_col.data)) << bin;
       EXPECT_EQ(c.provenance.parameters["scan_binned_copy"], b);
+      const std::string cs = c.provenance.parameters.value("strategy", "");
+      EXPECT_TRUE(cs == "encoded masked sums on the scan-binned copy" ||
+                  cs == "encoded totals minus complement on the scan-binned copy")
+          << cs;
     }
     dpc::ComOptions whole;  // no mask: the copy's frame totals for S
     whole.scan_bin = bin;
     const dpc::ComResult c = dpc::center_of_mass(e, whole), cr = dpc::center_of_mass(ref, whole);
     EXPECT_TRUE(same_bits(c.com_row.data, cr.com_row.data));
     EXPECT_TRUE(same_bits(c.com_col.data, cr.com_col.data));
+    EXPECT_EQ(c.provenance.parameters.value("strategy", ""), "encoded totals on the scan-binned copy");
   }
   // a scan bin the copy's does not divide, and full resolution: the decode path
   const SumImage full = detector::virtual_image(e, masks[0]);

@@ -17,32 +17,18 @@ const EncodedResident& resident(const Dataset& ds) {
 }
 
 // A mask giving `weight` to every pixel with own[p] set: summed over its own streams or, when the others' streams
-// are cheaper to decode, as weight x (stored frame total - sum over the others). Cost of a pixel's streams ~
-// min(its total count, frames): all-zero streams are free, sparse ones cost their nonzeros, dense ones every frame.
+// are cheaper to decode (EncodedResident::split_by_cost), as weight x (stored frame total - sum over the others).
 // `planned_own` says which way the plan proposed (only the name in `used` depends on it).
 std::vector<std::uint64_t> uniform_sum(const EncodedResident& e, const std::vector<char>& own, std::uint32_t weight,
                                        bool planned_own, std::string* used) {
-  const std::vector<std::uint64_t>& pattern = e.sum_pattern();
-  const std::uint64_t frames = e.layout().frames;
-  std::vector<std::uint32_t> mine, rest;
-  std::uint64_t cost_mine = 0, cost_rest = 0;
-  for (std::uint32_t p = 0; p < pattern.size(); ++p) {
-    const std::uint64_t c = std::min<std::uint64_t>(pattern[p], frames);
-    if (own[p]) {
-      mine.push_back(p);
-      cost_mine += c;
-    } else {
-      rest.push_back(p);
-      cost_rest += c;
-    }
-  }
-  if (cost_mine < cost_rest || (cost_mine == cost_rest && planned_own)) {
+  const EncodedResident::PixelSplit split = e.split_by_cost(own, planned_own);
+  if (!split.rest_cheaper) {
     if (used) *used = planned_own ? "sparse" : "sparse (mask streams cheaper than the complement's)";
-    return e.masked_sum(mine, std::vector<std::uint32_t>(mine.size(), weight));
+    return e.masked_sum(split.own, std::vector<std::uint32_t>(split.own.size(), weight));
   }
   if (used) *used = planned_own ? "total-minus-complement (complement streams cheaper than the mask's)"
                                 : "total-minus-complement";
-  return e.complement_sum(rest, weight);
+  return e.complement_sum(split.rest, weight);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "core/error.hpp"
@@ -49,6 +50,11 @@ struct EncodedResident::Storage {
   ScanBinnedRequest binned_request;
   std::unique_ptr<ScanBinnedBuilder> binned;
   std::string binned_skipped;  // why none was built
+  // Moment totals (prepare_moments): per frame [S | Sr | Sc] over every pixel, once computed (host for cpu, device
+  // for cuda; S is a copy of the frame totals so that one subtraction serves all three).
+  std::mutex moments_mutex;
+  std::vector<std::uint64_t> host_moments;
+  std::shared_ptr<DeviceBuffer> d_moments;
   // An incomplete resident (a load that failed) may still have encoder work queued on the loader's stream: it ends
   // before the leased scratch goes back to the pool for others to use.
   ~Storage() {
@@ -281,12 +287,15 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
     s_->d_pending.reset();
     s_->compact_scratch = {};
     if (!cpu) {
+      s_->timing.release_ms += ms_since(t0);
       const auto t1 = std::chrono::steady_clock::now();
       trim_payload_arena(stream);
       s_->timing.trim_ms += ms_since(t1);
+      const auto t2 = std::chrono::steady_clock::now();
       s_->d_refs->upload(s_->refs.data(), s_->refs.size() * sizeof(encoded::TileRef));
       s_->host_sum_pattern.resize(l.frame_pixels);  // kept on the host too: the query planners read it
       s_->d_sum_pattern->download(s_->host_sum_pattern.data(), l.frame_pixels * sizeof(std::uint64_t));
+      s_->timing.refs_ms += ms_since(t2);
     }
     s_->density_rank = density_ranks(s_->host_sum_pattern);
     if (s_->basis && !s_->basis->finish() && s_->basis_request.required)
@@ -375,6 +384,8 @@ std::size_t EncodedResident::resident_bytes() const {
     for (const auto& t : s_->host_tiles) n += t.payload.size() + t.dir.size() * sizeof(std::uint32_t);
     n += s_->layout.frames * sizeof(std::uint64_t) + s_->host_sum_pattern.size() * sizeof(std::uint64_t) +
          s_->host_pending.size();
+    std::lock_guard lock(s_->moments_mutex);
+    n += s_->host_moments.size() * sizeof(std::uint64_t);
   } else {
     // Each payload buffer once (the groups in the arena share it; their directories all lie in d_dirs), and the
     // arena also while no group is in it yet.
@@ -384,8 +395,13 @@ std::size_t EncodedResident::resident_bytes() const {
     std::sort(bufs.begin(), bufs.end());
     bufs.erase(std::unique(bufs.begin(), bufs.end()), bufs.end());
     for (const DeviceBuffer* b : bufs) n += b->bytes();
+    std::shared_ptr<DeviceBuffer> moments;
+    {
+      std::lock_guard lock(s_->moments_mutex);
+      moments = s_->d_moments;
+    }
     for (const DeviceBuffer* b : {s_->d_dirs.get(), s_->d_totals.get(), s_->d_sum_pattern.get(),
-                                  s_->d_pending ? &s_->d_pending->buffer() : nullptr, s_->d_refs.get()})
+                                  s_->d_pending ? &s_->d_pending->buffer() : nullptr, s_->d_refs.get(), moments.get()})
       if (b) n += b->bytes();
   }
   return n;
@@ -491,6 +507,155 @@ std::vector<std::uint64_t> EncodedResident::complement_sum(const std::vector<std
                                 d_ones.as<std::uint32_t>(), n, weight, d_out.as<std::uint64_t>(), nullptr);
   out.resize(l.frames);
   d_out.buffer().download(out.data(), out.size() * sizeof(std::uint64_t));
+  return out;
+}
+
+EncodedResident::PixelSplit EncodedResident::split_by_cost(const std::vector<char>& own, bool tie_to_own) const {
+  const std::vector<std::uint64_t>& pattern = sum_pattern();
+  if (own.size() != pattern.size())
+    throw InvalidArgument("pixel split: " + std::to_string(own.size()) + " mask values for " +
+                          std::to_string(pattern.size()) + " pixels");
+  const std::uint64_t frames = s_->layout.frames;
+  PixelSplit split;
+  std::uint64_t cost_own = 0, cost_rest = 0;
+  for (std::uint32_t p = 0; p < pattern.size(); ++p) {
+    const std::uint64_t c = std::min<std::uint64_t>(pattern[p], frames);
+    if (own[p]) {
+      split.own.push_back(p);
+      cost_own += c;
+    } else {
+      split.rest.push_back(p);
+      cost_rest += c;
+    }
+  }
+  split.rest_cheaper = cost_rest < cost_own || (cost_rest == cost_own && !tie_to_own);
+  return split;
+}
+
+namespace {
+
+// The detector row and column of each listed pixel (the CoM's weights).
+std::vector<std::vector<std::uint32_t>> row_col_weights(const std::vector<std::uint32_t>& pixels, std::size_t det_cols,
+                                                        bool with_ones) {
+  std::vector<std::vector<std::uint32_t>> w;
+  if (with_ones) w.emplace_back(pixels.size(), 1u);
+  std::vector<std::uint32_t> r(pixels.size()), c(pixels.size());
+  for (std::size_t i = 0; i < pixels.size(); ++i) {
+    r[i] = static_cast<std::uint32_t>(pixels[i] / det_cols);
+    c[i] = static_cast<std::uint32_t>(pixels[i] % det_cols);
+  }
+  w.push_back(std::move(r));
+  w.push_back(std::move(c));
+  return w;
+}
+
+std::vector<std::uint32_t> every_pixel(std::size_t n) {
+  std::vector<std::uint32_t> p(n);
+  for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<std::uint32_t>(i);
+  return p;
+}
+
+}  // namespace
+
+void EncodedResident::prepare_moments() const {
+  require_complete("moment totals");
+  const encoded::Layout& l = s_->layout;
+  std::lock_guard lock(s_->moments_mutex);
+  if (!s_->host_moments.empty() || s_->d_moments) return;
+  const std::vector<std::uint32_t> all = every_pixel(l.frame_pixels);
+  const auto w = row_col_weights(all, s_->shape.det_cols, false);
+  if (s_->backend == Backend::cpu) {
+    const auto m = encoded::cpu::masked_sums(l, s_->refs, all, w);
+    std::vector<std::uint64_t> out;
+    out.reserve(3 * l.frames);
+    out.insert(out.end(), s_->host_totals.begin(), s_->host_totals.end());
+    out.insert(out.end(), m[0].begin(), m[0].end());
+    out.insert(out.end(), m[1].begin(), m[1].end());
+    s_->host_moments = std::move(out);
+    return;
+  }
+  auto d = pooled_buffer(3 * l.frames * sizeof(std::uint64_t));
+  auto* const m = d->as<std::uint64_t>();
+  LeasedBuffer d_pix(all.size() * sizeof(std::uint32_t)), d_w(2 * all.size() * sizeof(std::uint32_t));
+  upload_in_decode_order(*this, all, w, d_pix, d_w);
+  QGPU_CUDA(cudaMemcpyAsync(m, s_->d_totals->data(), l.frames * sizeof(std::uint64_t), cudaMemcpyDeviceToDevice,
+                            nullptr));
+  encoded::cuda::masked_sums(l, device_tiles(), d_pix.as<std::uint32_t>(), d_w.as<std::uint32_t>(), all.size(), 2,
+                             m + l.frames, nullptr);  // waits, raises on a malformed stream
+  s_->d_moments = std::move(d);
+}
+
+void EncodedResident::moment_sums_device(const std::uint8_t* mask, std::uint64_t* d_out, int* d_error,
+                                         CUstream_st* stream, std::string* used) const {
+  require_complete("moment sums");
+  if (s_->backend != Backend::cuda) throw Error("encoded moment sums on the device: the resident is in host memory");
+  const encoded::Layout& l = s_->layout;
+  const std::size_t n3 = 3 * l.frames;
+  PixelSplit split;
+  if (mask) split = split_by_cost(std::vector<char>(mask, mask + l.frame_pixels), true);
+  if (!mask || split.rest_cheaper) {
+    prepare_moments();
+    const std::uint64_t* const m = s_->d_moments->as<std::uint64_t>();
+    if (!mask) {
+      QGPU_CUDA(cudaMemcpyAsync(d_out, m, n3 * sizeof(std::uint64_t), cudaMemcpyDeviceToDevice, stream));
+      if (used) *used = "totals";
+      return;
+    }
+    const auto w = row_col_weights(split.rest, s_->shape.det_cols, true);
+    LeasedBuffer d_pix(split.rest.size() * sizeof(std::uint32_t)), d_w(3 * split.rest.size() * sizeof(std::uint32_t));
+    upload_in_decode_order(*this, split.rest, w, d_pix, d_w);
+    encoded::cuda::masked_sums_async(l, device_tiles(), d_pix.as<std::uint32_t>(), d_w.as<std::uint32_t>(),
+                                     split.rest.size(), 3, d_out, d_error, stream);
+    encoded::cuda::totals_minus(m, n3, d_out, stream);
+    if (used) *used = "totals minus complement";
+    return;
+  }
+  const auto w = row_col_weights(split.own, s_->shape.det_cols, true);
+  LeasedBuffer d_pix(split.own.size() * sizeof(std::uint32_t)), d_w(3 * split.own.size() * sizeof(std::uint32_t));
+  upload_in_decode_order(*this, split.own, w, d_pix, d_w);
+  encoded::cuda::masked_sums_async(l, device_tiles(), d_pix.as<std::uint32_t>(), d_w.as<std::uint32_t>(),
+                                   split.own.size(), 3, d_out, d_error, stream);
+  if (used) *used = "masked sums";
+}
+
+std::vector<std::vector<std::uint64_t>> EncodedResident::moment_sums(const std::uint8_t* mask,
+                                                                     std::string* used) const {
+  require_complete("moment sums");
+  const encoded::Layout& l = s_->layout;
+  std::vector<std::vector<std::uint64_t>> out(3);
+  if (s_->backend == Backend::cuda) {
+    LeasedBuffer d_out(3 * l.frames * sizeof(std::uint64_t)), d_err(sizeof(int));
+    QGPU_CUDA(cudaMemsetAsync(d_err.data(), 0, sizeof(int), nullptr));
+    moment_sums_device(mask, d_out.as<std::uint64_t>(), d_err.as<int>(), nullptr, used);
+    int err = 0;
+    QGPU_CUDA(cudaMemcpyAsync(&err, d_err.data(), sizeof(int), cudaMemcpyDeviceToHost, nullptr));
+    QGPU_CUDA(cudaStreamSynchronize(nullptr));
+    if (err) throw FormatError("encoded resident: a malformed stream in moment sums");
+    for (std::size_t k = 0; k < 3; ++k) {
+      out[k].resize(l.frames);
+      d_out.buffer().download(out[k].data(), l.frames * sizeof(std::uint64_t), k * l.frames * sizeof(std::uint64_t));
+    }
+    return out;
+  }
+  PixelSplit split;
+  if (mask) split = split_by_cost(std::vector<char>(mask, mask + l.frame_pixels), true);
+  if (mask && !split.rest_cheaper) {
+    if (used) *used = "masked sums";
+    return encoded::cpu::masked_sums(l, s_->refs, split.own, row_col_weights(split.own, s_->shape.det_cols, true));
+  }
+  prepare_moments();
+  const std::vector<std::uint64_t>& m = s_->host_moments;
+  for (std::size_t k = 0; k < 3; ++k)
+    out[k].assign(m.begin() + std::ptrdiff_t(k * l.frames), m.begin() + std::ptrdiff_t((k + 1) * l.frames));
+  if (!mask) {
+    if (used) *used = "totals";
+    return out;
+  }
+  const auto sub =
+      encoded::cpu::masked_sums(l, s_->refs, split.rest, row_col_weights(split.rest, s_->shape.det_cols, true));
+  for (std::size_t k = 0; k < 3; ++k)
+    for (std::size_t f = 0; f < l.frames; ++f) out[k][f] -= sub[k][f];
+  if (used) *used = "totals minus complement";
   return out;
 }
 

@@ -84,6 +84,27 @@ class EncodedResident {
   // weight x (frame total - sum over the listed pixels), per scan position, modulo 2^64: the sums of the mask that
   // gives `weight` to every pixel not listed (cheaper than masked_sum when the listed pixels' streams are).
   std::vector<std::uint64_t> complement_sum(const std::vector<std::uint32_t>& complement, std::uint32_t weight) const;
+  // A 0/1 mask's pixels (own[p] != 0) and the others, and whether the others' streams cost less to decode (cost of a
+  // pixel's streams ~ min(its total count, frames): all-zero streams are free, sparse ones cost their nonzeros,
+  // dense ones every frame; a tie goes to the mask's own pixels when tie_to_own).
+  struct PixelSplit {
+    std::vector<std::uint32_t> own, rest;
+    bool rest_cheaper = false;
+  };
+  PixelSplit split_by_cost(const std::vector<char>& own, bool tie_to_own = true) const;
+  // The centre-of-mass sums of a 0/1 mask over det_rows x det_cols (null: every pixel) per frame: [0] S = sum of
+  // counts, [1] Sr = sum of counts x det_row, [2] Sc = sum of counts x det_col, modulo 2^64. One decode of the
+  // mask's streams or, when the pixels it leaves out cost less, the frame's totals and moment totals minus theirs
+  // (the moment totals are computed once, on first use, by one decode of every stream: prepare_moments); without a
+  // mask, no decode after the first. `used` gets "masked sums", "totals minus complement" or "totals".
+  std::vector<std::vector<std::uint64_t>> moment_sums(const std::uint8_t* mask, std::string* used = nullptr) const;
+  // cuda: the same into d_out ([3][frames] device uint64) on `stream` without waiting (the moment totals, when
+  // first needed, are computed and checked before); *d_error (a device int, zeroed by the caller) is set to 1 on a
+  // malformed stream.
+  void moment_sums_device(const std::uint8_t* mask, std::uint64_t* d_out, int* d_error, CUstream_st* stream,
+                          std::string* used = nullptr) const;
+  // Computes the moment totals now when not done yet (a scan-binned copy does as it completes).
+  void prepare_moments() const;
   // Positions of a pixel list's entries, densest pixels (by sum pattern) first: the order the GPU masked sums take
   // their lists in. Their warps take 32 consecutive entries and a warp costs as much as its densest stream, so a
   // few dense pixels scattered among sparse ones (the ring just outside a bright-field disk, in the disk's

@@ -516,6 +516,8 @@ EncodeTiming& EncodeTiming::operator+=(const EncodeTiming& o) {
   host_alloc_ms += o.host_alloc_ms;
   finish_ms += o.finish_ms;
   trim_ms += o.trim_ms;
+  release_ms += o.release_ms;
+  refs_ms += o.refs_ms;
   calls += o.calls;
   groups += o.groups;
   retries += o.retries;
@@ -528,9 +530,10 @@ std::string EncodeTiming::summary() const {
   char s[512];
   std::snprintf(s, sizeof s,
                 "stats+encode %.2f ms, tile offsets %.2f ms, compact %.2f ms (GPU); host waits %.2f ms, allocations "
-                "%.2f ms, finish %.2f ms (arena trim %.2f ms); %zu calls, %zu groups, %zu retried; reserved %.3f GB, "
-                "payload %.3f GB",
-                stats_encode_ms, offsets_ms, compact_ms, host_wait_ms, host_alloc_ms, finish_ms, trim_ms, calls,
+                "%.2f ms, finish %.2f ms (arena trim %.2f ms, release %.2f ms, refs %.2f ms); %zu calls, %zu groups, "
+                "%zu retried; reserved %.3f GB, payload %.3f GB",
+                stats_encode_ms, offsets_ms, compact_ms, host_wait_ms, host_alloc_ms, finish_ms, trim_ms, release_ms,
+                refs_ms, calls,
                 groups, retries,
                 double(reserved_bytes) / 1e9, double(payload_bytes) / 1e9);
   return s;

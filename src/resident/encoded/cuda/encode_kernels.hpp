@@ -69,6 +69,8 @@ struct EncodeTiming {
   double host_alloc_ms = 0;    // payload and directory allocations (cudaMalloc; none for a group in the arena)
   double finish_ms = 0;        // host, after the last frames: scratch freed, arena kept or trimmed, tile refs uploaded
   double trim_ms = 0;          //   of which trimming the payload arena (0: kept or none)
+  double release_ms = 0;       //   of which releasing the staging tile and the scratch
+  double refs_ms = 0;          //   of which the tile refs' upload and the sum pattern's download
   std::size_t calls = 0, groups = 0, retries = 0;  // retries: groups encoded again because the scratch was short
   std::uint64_t reserved_bytes = 0, payload_bytes = 0;  // sum of the stream bounds; encoded bytes
   EncodeTiming& operator+=(const EncodeTiming& o);

@@ -160,6 +160,13 @@ void complement_sum(const Layout& layout, const TileRef* d_tiles, const std::uin
   err.check("complement sum");
 }
 
+void totals_minus(const std::uint64_t* d_totals, std::size_t n, std::uint64_t* d_inout, cudaStream_t stream) {
+  if (n == 0) return;
+  const auto grid = static_cast<unsigned>(std::min<std::size_t>(blocks_for(n), 4096));
+  totals_minus_kernel<<<grid, kThreads, 0, stream>>>(d_totals, 1, n, d_inout);
+  QGPU_CUDA_LAUNCHED("encoded totals minus");
+}
+
 void decode_frame(const Layout& layout, const TileRef* d_tiles, std::size_t index, void* d_out,
                   cudaStream_t stream) {
   if (index >= layout.frames) throw RegionError("frame " + std::to_string(index) + " is outside the dataset");

@@ -40,6 +40,9 @@ void masked_sum(const Layout& layout, const TileRef* d_tiles, const std::uint32_
 void complement_sum(const Layout& layout, const TileRef* d_tiles, const std::uint64_t* d_totals,
                     const std::uint32_t* d_pixels, const std::uint32_t* d_ones, std::size_t npix,
                     std::uint32_t weight, std::uint64_t* d_out, cudaStream_t stream = nullptr);
+// d_inout[i] = d_totals[i] - d_inout[i] for i < n, modulo 2^64 (sums of a mask from totals and its complement's).
+// Asynchronous.
+void totals_minus(const std::uint64_t* d_totals, std::size_t n, std::uint64_t* d_inout, cudaStream_t stream = nullptr);
 // K (1..3) weightings of the same pixels in one decode: d_weights [k][npix], d_out [k][frames] (CoM: det_row,
 // det_col weights beside the frame totals).
 void masked_sums(const Layout& layout, const TileRef* d_tiles, const std::uint32_t* d_pixels,
