@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -44,10 +45,20 @@ inline void advise_huge_pages(void* p, std::size_t bytes) {
 // (17 -> 4 ms here on one core). (Faulting the pages in on every core first with MADV_POPULATE_WRITE was faster on
 // the 2-core build machine, 15.3 -> 8.8 ms for a 4096x4096 uint64 image, but the 4096^2 basis answers that use it
 // took 49-68 ms instead of 22-24 on an H100 machine, s19a: not kept.)
+// QGPU_RESULT_HUGE_PAGES=0 leaves the advice out (a comparison for bench_scale: on a machine whose memory is mostly
+// page cache, 2 MiB pages may need compaction first).
+inline bool result_huge_pages() {
+  static const bool on = [] {
+    const char* v = std::getenv("QGPU_RESULT_HUGE_PAGES");
+    return !(v && v[0] == '0' && v[1] == '\0');
+  }();
+  return on;
+}
+
 template <class T> std::vector<T> fresh_vector(std::size_t n) {
   std::vector<T> v;
   v.reserve(n);
-  advise_huge_pages(v.data(), n * sizeof(T));
+  if (result_huge_pages()) advise_huge_pages(v.data(), n * sizeof(T));
   v.resize(n);
   return v;
 }
