@@ -34,7 +34,7 @@ void bind_detector(pyb::module_& m) {
       pyb::gil_scoped_release release;
       img = detector::bf(ds, radius, c, scan_bin);
     }
-    return image_to_python(img);
+    return image_to_python(std::move(img));
   }, pyb::arg("ds"), pyb::arg("radius") = pyb::none(), pyb::arg("center") = pyb::none(), pyb::arg("scan_bin") = 1);
   m.def("adf", [](const Dataset& ds, double inner, double outer, const pyb::object& center, std::size_t scan_bin) {
     const auto c = center_of(center);
@@ -68,7 +68,7 @@ void bind_detector(pyb::module_& m) {
         pyb::gil_scoped_release release;
         img = detector::virtual_image(ds, mask, scan_bin);
       }
-      return image_to_python(img);
+      return image_to_python(std::move(img));
     }
     detector::SignedMask mask{rows, cols, {}};
     if (kind == 'i') {
@@ -99,7 +99,7 @@ void bind_detector(pyb::module_& m) {
           im.provenance.parameters["scan_bin"] = scan_bin;
         });
     }
-    return image_to_python(img);
+    return image_to_python(std::move(img));
   }, pyb::arg("ds"), pyb::arg("mask"), pyb::arg("scan_bin") = 1);
   m.def("default_adf_radii", [](const Dataset& ds, const pyb::object& center, std::optional<double> radius) {
     const auto c = center_of(center);

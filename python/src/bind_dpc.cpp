@@ -61,18 +61,18 @@ void bind_dpc(pyb::module_& m) {
       }
     }
     o.scan_bin = scan_bin;
-    const dpc::ComResult r = nogil([&] { return dpc::center_of_mass(ds, o); });
+    dpc::ComResult r = nogil([&] { return dpc::center_of_mass(ds, o); });
     pyb::dict prov = to_python(r.provenance.to_json());
     prov["empty_frames"] = r.empty_frames;
-    return pyb::make_tuple(image_to_python(r.com_row)[0], image_to_python(r.com_col)[0], prov);
+    return pyb::make_tuple(image_to_python(std::move(r.com_row))[0], image_to_python(std::move(r.com_col))[0], prov);
   }, pyb::arg("ds"), pyb::arg("mask") = pyb::none(), pyb::arg("scan_bin") = 1);
   m.def("centered_dpc", [](const Dataset& ds, const pyb::object& reference) {
     const dpc::ComResult com = nogil([&] { return dpc::center_of_mass(ds); });
     std::optional<std::pair<double, double>> ref;
     if (!reference.is_none()) ref = reference.cast<std::pair<double, double>>();
-    const dpc::DpcResult d = dpc::centered_dpc(com, ref);
+    dpc::DpcResult d = dpc::centered_dpc(com, ref);
     pyb::dict prov = to_python(d.provenance.to_json());
-    return pyb::make_tuple(image_to_python(d.dpc_row)[0], image_to_python(d.dpc_col)[0], prov);
+    return pyb::make_tuple(image_to_python(std::move(d.dpc_row))[0], image_to_python(std::move(d.dpc_col))[0], prov);
   }, pyb::arg("ds"), pyb::arg("reference") = pyb::none());
   m.def("calibrate_rotation", [](const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& r,
                                  const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c,

@@ -81,7 +81,7 @@ void bind_ssb(pyb::module_& m) {
       pyb::gil_scoped_release release;
       r = ssb::reconstruct(ds, p);
     }
-    return pyb::make_tuple(image_to_python(r.phase), image_to_python(r.amplitude));
+    return pyb::make_tuple(image_to_python(std::move(r.phase)), image_to_python(std::move(r.amplitude)));
   });
   m.def("ssb_preview", [](const Dataset& ds, std::size_t bin, const pyb::dict& kw) {
     const ssb::SsbParams p = params(ds, kw);
@@ -90,7 +90,7 @@ void bind_ssb(pyb::module_& m) {
       pyb::gil_scoped_release release;
       r = ssb::preview(ds, p, bin);
     }
-    return pyb::make_tuple(image_to_python(r.phase), image_to_python(r.amplitude));
+    return pyb::make_tuple(image_to_python(std::move(r.phase)), image_to_python(std::move(r.amplitude)));
   });
   // G(K, Q) kept for a dataset, its parameters and a detector bin (ssb::Reconstructor: the live defocus slider);
   // at() takes the aberrations to change (C1 / defocus, A1, A1_angle, C3) and a scan bin.
@@ -117,7 +117,7 @@ void bind_ssb(pyb::module_& m) {
           pyb::gil_scoped_release release;
           res = r.at(a, scan_bin);
         }
-        return pyb::make_tuple(image_to_python(res.phase), image_to_python(res.amplitude));
+        return pyb::make_tuple(image_to_python(std::move(res.phase)), image_to_python(std::move(res.amplitude)));
       }, pyb::arg("change"), pyb::arg("scan_bin") = 1)
       .def_property_readonly("detector_bin", &ssb::Reconstructor::detector_bin);
   m.def("ssb_fit", [](const Dataset& ds, std::size_t trials, std::pair<double, double> c1_range, bool astig,

@@ -286,6 +286,32 @@ def test_results_derive_plain_numpy_values(h5py_path):
         assert type(derived) is np.ndarray and getattr(derived, "provenance", None) is None
 
 
+def test_results_hold_the_computed_values_without_a_copy(h5py_path):
+    # The arrays view the C++ result's own memory (handed to numpy with an owner), not a copy of it: they outlive the
+    # dataset, are writable, and their base is that owner.
+    import gc
+    path, data = h5py_path
+    ds = qgpu.io.load(path, backend="cpu")
+    r, c = np.mgrid[0:40, 0:36]
+    disk = (r - 19.5) ** 2 + (c - 17.5) ** 2 <= 25
+    results = [qgpu.detector.bf(ds, radius=5.0, center=(19.5, 17.5)),
+               qgpu.detector.virtual_image(ds, disk.astype(np.uint8)), *qgpu.dpc.center_of_mass(ds)]
+    del ds
+    gc.collect()
+    want = (data * disk).sum(axis=(2, 3))
+    for a in results:
+        base = a
+        while isinstance(base, np.ndarray) and base.base is not None:
+            base = base.base
+        assert type(base).__name__ == "PyCapsule", type(base)
+    np.testing.assert_array_equal(results[0], want)
+    np.testing.assert_array_equal(results[1], want)
+    results[0][0, 0] = 7
+    assert results[0][0, 0] == 7
+    total = data.sum(axis=(2, 3)).astype(np.float64)
+    np.testing.assert_allclose(results[2], (data * r).sum(axis=(2, 3)) / total, rtol=1e-6)
+
+
 def test_ssb_amplitude_is_that_of_the_same_object(sample_path):
     # object = 1 + i phi_lin (ssb.hpp): phase = atan(phi_lin), amplitude = sqrt(1 + phi_lin^2) = 1 / cos(phase)
     ds = qgpu.io.load(sample_path, backend="cpu")
