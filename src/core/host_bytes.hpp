@@ -10,6 +10,8 @@
 #include <memory>
 #include <vector>
 
+#include "core/parallel_for.hpp"
+
 namespace qgpu {
 
 template <class T> struct DefaultInitAllocator : std::allocator<T> {
@@ -55,10 +57,29 @@ inline bool result_huge_pages() {
   return on;
 }
 
+// QGPU_RESULT_PREFAULT=1: a vector of 16 MiB or more has its pages faulted in on every core (one write per 4 KiB
+// page) before the zeroing, which then runs over present pages (a comparison for bench_scale: the kernel's zeroing
+// of fresh pages, not ours, may be most of the 32 ms a 4096x4096 uint64 result costs on one core).
+inline bool result_prefault() {
+  static const bool on = [] {
+    const char* v = std::getenv("QGPU_RESULT_PREFAULT");
+    return v && v[0] == '1' && v[1] == '\0';
+  }();
+  return on;
+}
+
 template <class T> std::vector<T> fresh_vector(std::size_t n) {
   std::vector<T> v;
   v.reserve(n);
-  if (result_huge_pages()) advise_huge_pages(v.data(), n * sizeof(T));
+  const std::size_t bytes = n * sizeof(T);
+  if (result_huge_pages()) advise_huge_pages(v.data(), bytes);
+  if (result_prefault() && bytes >= (std::size_t(16) << 20)) {
+    auto* const base = reinterpret_cast<unsigned char*>(v.data());  // allocated storage, not yet values
+    constexpr std::size_t kPage = 4096, kBlock = std::size_t(2) << 20;
+    parallel_blocks(bytes, kBlock, [base](std::size_t b0, std::size_t b1) {
+      for (std::size_t b = b0; b < b1; b += kPage) base[b] = 0;
+    });
+  }
   v.resize(n);
   return v;
 }
