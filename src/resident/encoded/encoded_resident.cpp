@@ -593,29 +593,29 @@ void EncodedResident::moment_sums_device(const std::uint8_t* mask, std::uint64_t
   const std::size_t n3 = 3 * l.frames;
   PixelSplit split;
   if (mask) split = split_by_cost(std::vector<char>(mask, mask + l.frame_pixels), true);
-  if (!mask || split.rest_cheaper) {
-    prepare_moments();
-    const std::uint64_t* const m = s_->d_moments->as<std::uint64_t>();
-    if (!mask) {
-      QGPU_CUDA(cudaMemcpyAsync(d_out, m, n3 * sizeof(std::uint64_t), cudaMemcpyDeviceToDevice, stream));
-      if (used) *used = "totals";
-      return;
-    }
-    const auto w = row_col_weights(split.rest, s_->shape.det_cols, true);
-    LeasedBuffer d_pix(split.rest.size() * sizeof(std::uint32_t)), d_w(3 * split.rest.size() * sizeof(std::uint32_t));
-    upload_in_decode_order(*this, split.rest, w, d_pix, d_w);
+  // S, Sr, Sc over the listed pixels' streams into d_out
+  const auto decode = [&](const std::vector<std::uint32_t>& pixels) {
+    const auto w = row_col_weights(pixels, s_->shape.det_cols, true);
+    LeasedBuffer d_pix(pixels.size() * sizeof(std::uint32_t)), d_w(3 * pixels.size() * sizeof(std::uint32_t));
+    upload_in_decode_order(*this, pixels, w, d_pix, d_w);
     encoded::cuda::masked_sums_async(l, device_tiles(), d_pix.as<std::uint32_t>(), d_w.as<std::uint32_t>(),
-                                     split.rest.size(), 3, d_out, d_error, stream);
-    encoded::cuda::totals_minus(m, n3, d_out, stream);
-    if (used) *used = "totals minus complement";
+                                     pixels.size(), 3, d_out, d_error, stream);
+  };
+  if (mask && !split.rest_cheaper) {
+    decode(split.own);
+    if (used) *used = "masked sums";
     return;
   }
-  const auto w = row_col_weights(split.own, s_->shape.det_cols, true);
-  LeasedBuffer d_pix(split.own.size() * sizeof(std::uint32_t)), d_w(3 * split.own.size() * sizeof(std::uint32_t));
-  upload_in_decode_order(*this, split.own, w, d_pix, d_w);
-  encoded::cuda::masked_sums_async(l, device_tiles(), d_pix.as<std::uint32_t>(), d_w.as<std::uint32_t>(),
-                                   split.own.size(), 3, d_out, d_error, stream);
-  if (used) *used = "masked sums";
+  prepare_moments();
+  const std::uint64_t* const m = s_->d_moments->as<std::uint64_t>();
+  if (!mask) {
+    QGPU_CUDA(cudaMemcpyAsync(d_out, m, n3 * sizeof(std::uint64_t), cudaMemcpyDeviceToDevice, stream));
+    if (used) *used = "totals";
+    return;
+  }
+  decode(split.rest);
+  encoded::cuda::totals_minus(m, n3, d_out, stream);
+  if (used) *used = "totals minus complement";
 }
 
 std::vector<std::vector<std::uint64_t>> EncodedResident::moment_sums(const std::uint8_t* mask,
