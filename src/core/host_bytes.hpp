@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -44,36 +43,18 @@ inline void advise_huge_pages(void* p, std::size_t bytes) {
 
 // A zeroed vector of n values whose storage was advised huge pages before the zeroing touched it: a product's host
 // result (a 2048x2048 uint64 image is 33.5 MB) costs a quarter of the page faults' time of a plain vector(n, 0)
-// (17 -> 4 ms here on one core). (Faulting the pages in on every core first with MADV_POPULATE_WRITE was faster on
-// the 2-core build machine, 15.3 -> 8.8 ms for a 4096x4096 uint64 image, but the 4096^2 basis answers that use it
-// took 49-68 ms instead of 22-24 on an H100 machine, s19a: not kept.)
-// QGPU_RESULT_HUGE_PAGES=0 leaves the advice out (a comparison for bench_scale: on a machine whose memory is mostly
-// page cache, 2 MiB pages may need compaction first).
-inline bool result_huge_pages() {
-  static const bool on = [] {
-    const char* v = std::getenv("QGPU_RESULT_HUGE_PAGES");
-    return !(v && v[0] == '0' && v[1] == '\0');
-  }();
-  return on;
-}
-
-// QGPU_RESULT_PREFAULT=1: a vector of 16 MiB or more has its pages faulted in on every core (one write per 4 KiB
-// page) before the zeroing, which then runs over present pages (a comparison for bench_scale: the kernel's zeroing
-// of fresh pages, not ours, may be most of the 32 ms a 4096x4096 uint64 result costs on one core).
-inline bool result_prefault() {
-  static const bool on = [] {
-    const char* v = std::getenv("QGPU_RESULT_PREFAULT");
-    return v && v[0] == '1' && v[1] == '\0';
-  }();
-  return on;
-}
-
+// (17 -> 4 ms here on one core; without the advice a 4096^2 BF took 101.8 ms instead of 43.7, s20c). (Faulting the
+// pages in with MADV_POPULATE_WRITE on 16 threads made the 4096^2 basis answers 49-68 ms on an H100, s19a: not kept;
+// one write per page on every core, below, is what helped.)
+// A vector of 16 MiB or more also has its pages faulted in on every core (one write per 4 KiB page) before the
+// zeroing, which then runs over present pages: the kernel's zeroing of fresh pages was most of what a 4096x4096
+// uint64 result cost on one core (its BF's host stage 31.3 -> 17.8 ms, the answer 36.1 -> 26.2 ms on an H100, s20e).
 template <class T> std::vector<T> fresh_vector(std::size_t n) {
   std::vector<T> v;
   v.reserve(n);
   const std::size_t bytes = n * sizeof(T);
-  if (result_huge_pages()) advise_huge_pages(v.data(), bytes);
-  if (result_prefault() && bytes >= (std::size_t(16) << 20)) {
+  advise_huge_pages(v.data(), bytes);
+  if (bytes >= (std::size_t(16) << 20)) {
     auto* const base = reinterpret_cast<unsigned char*>(v.data());  // allocated storage, not yet values
     constexpr std::size_t kPage = 4096, kBlock = std::size_t(2) << 20;
     parallel_blocks(bytes, kBlock, [base](std::size_t b0, std::size_t b1) {
