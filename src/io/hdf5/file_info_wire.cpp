@@ -39,8 +39,8 @@ std::uint64_t unzigzag(std::uint64_t z) { return (z >> 1) ^ (~(z & 1) + 1); }
 constexpr std::size_t kBlockChunks = std::size_t{1} << 16;
 constexpr std::size_t kMaxVarint = 10;  // bytes of a 64-bit LEB128 number
 
-// Appends the chunk locations; returns each block's bytes.
-std::vector<std::uint64_t> put_chunks(std::string& out, const ChunkLocations& chunks) {
+// The chunk locations coded block by block on every core (joined into the result by encode_file_info).
+std::vector<std::string> code_chunks(const ChunkLocations& chunks) {
   const std::size_t blocks = (chunks.size() + kBlockChunks - 1) / kBlockChunks;
   std::vector<std::string> coded(blocks);
   parallel_for(blocks, [&](std::size_t b) {
@@ -64,15 +64,7 @@ std::vector<std::uint64_t> put_chunks(std::string& out, const ChunkLocations& ch
     }
     coded[b].assign(reinterpret_cast<const char*>(buffer.data()), std::size_t(p - buffer.data()));
   });
-  std::vector<std::uint64_t> sizes(blocks);
-  std::vector<std::size_t> at(blocks + 1, out.size());
-  for (std::size_t b = 0; b < blocks; ++b) {
-    sizes[b] = coded[b].size();
-    at[b + 1] = at[b] + coded[b].size();
-  }
-  out.resize(at[blocks]);
-  parallel_for(blocks, [&](std::size_t b) { std::memcpy(out.data() + at[b], coded[b].data(), coded[b].size()); });
-  return sizes;
+  return coded;
 }
 
 json chunk_table_json(const std::shared_ptr<const ChunkTable>& t, const std::vector<std::uint64_t>& block_bytes) {
@@ -270,10 +262,21 @@ std::string encode_file_info(const FileInfo& i) {
   for (const SourcePart& p : i.parts)
     parts.push_back({{"file", p.file}, {"dataset_path", p.dataset_path}, {"first_frame", p.first_frame},
                      {"frames", p.frames}});
-  std::string sections;  // the chunk tables' locations
+  std::vector<const std::string*> blocks;  // every table's coded locations, in order
+  std::vector<std::vector<std::string>> coded;
+  coded.reserve(i.part_tables.size());
   json tables = json::array();
-  for (const auto& t : i.part_tables)
-    tables.push_back(chunk_table_json(t, t ? put_chunks(sections, t->chunks) : std::vector<std::uint64_t>()));
+  for (const auto& t : i.part_tables) {
+    std::vector<std::uint64_t> block_bytes;
+    if (t) {
+      coded.push_back(code_chunks(t->chunks));
+      for (const std::string& c : coded.back()) {
+        block_bytes.push_back(c.size());
+        blocks.push_back(&c);
+      }
+    }
+    tables.push_back(chunk_table_json(t, block_bytes));
+  }
   json runs = json::array();
   for (const RecordRun& r : i.records.runs)
     runs.push_back({r.file, r.first_frame, r.frames, r.offset, r.stride, r.bytes});
@@ -342,10 +345,15 @@ std::string encode_file_info(const FileInfo& i) {
   json::to_cbor(j, out);
   const std::uint64_t cbor = out.size() - 8;
   std::memcpy(out.data(), &cbor, 8);
-  out.reserve(out.size() + sections.size() + i.bad_pixels.size() * 4 + s.positions.size() * 8);
-  out += sections;
-  out.append(reinterpret_cast<const char*>(i.bad_pixels.data()), i.bad_pixels.size() * sizeof(std::uint32_t));
-  out.append(reinterpret_cast<const char*>(s.positions.data()), s.positions.size() * sizeof(std::uint64_t));
+  // The raw sections: sized once, the coded blocks copied in on every core (67 MB at 4096x4096).
+  std::vector<std::size_t> at(blocks.size() + 1, out.size());
+  for (std::size_t b = 0; b < blocks.size(); ++b) at[b + 1] = at[b] + blocks[b]->size();
+  const std::size_t bad = i.bad_pixels.size() * sizeof(std::uint32_t);
+  out.resize(at.back() + bad + s.positions.size() * sizeof(std::uint64_t));
+  parallel_for(blocks.size(), [&](std::size_t b) { std::memcpy(out.data() + at[b], blocks[b]->data(), blocks[b]->size()); });
+  if (bad) std::memcpy(out.data() + at.back(), i.bad_pixels.data(), bad);
+  if (!s.positions.empty())
+    std::memcpy(out.data() + at.back() + bad, s.positions.data(), s.positions.size() * sizeof(std::uint64_t));
   return out;
 }
 
