@@ -4,8 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <vector>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -163,13 +164,13 @@ bool ScanBinnedBuilder::finish() {
 }
 
 bool ScanBinnedBuilder::verify(const std::vector<std::uint64_t>& sum_pattern,
-                               const std::vector<std::uint64_t>& frame_totals) {
+                               std::vector<std::uint64_t> frame_totals) {
   if (!finished_ || !usable_) return false;
   std::string why;
   if (out_->sum_pattern() != sum_pattern) {
     why = "its per-pixel totals differ from the resident's";
   } else if (frame_totals.size() != shape_.frames() ||
-             out_->frame_totals() != bin_scan_sums(frame_totals, shape_.scan_rows, shape_.scan_cols, b_)) {
+             out_->frame_totals() != bin_scan_sums(std::move(frame_totals), shape_.scan_rows, shape_.scan_cols, b_)) {
     why = "its frame totals differ from the resident's binned";
   }
   if (why.empty()) {

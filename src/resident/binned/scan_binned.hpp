@@ -52,7 +52,7 @@ class ScanBinnedBuilder {
   // A check of the finished copy against what the full resident's own encoder counted: its per-pixel totals must
   // equal `sum_pattern` and each binned frame's total the b x b block sum of `frame_totals` (the full scan's). False
   // (the copy dropped, reason() saying what differed) otherwise: never a wrong answer from a faulty copy.
-  bool verify(const std::vector<std::uint64_t>& sum_pattern, const std::vector<std::uint64_t>& frame_totals);
+  bool verify(const std::vector<std::uint64_t>& sum_pattern, std::vector<std::uint64_t> frame_totals);
   std::size_t bin() const { return b_; }
   bool usable() const { return usable_; }
   const std::string& reason() const { return reason_; }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/host_bytes.hpp"
 #include "detector/disk_fit.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/buffer_pool.hpp"
@@ -662,7 +663,7 @@ std::vector<std::vector<std::uint64_t>> EncodedResident::moment_sums(const std::
 std::vector<std::uint64_t> EncodedResident::frame_totals() const {
   require_complete("frame totals");
   if (s_->backend == Backend::cpu) return s_->host_totals;
-  std::vector<std::uint64_t> out(s_->layout.frames);
+  std::vector<std::uint64_t> out = fresh_vector<std::uint64_t>(s_->layout.frames);
   s_->d_totals->download(out.data(), out.size() * sizeof(std::uint64_t));
   return out;
 }
