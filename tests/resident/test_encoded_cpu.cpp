@@ -318,6 +318,23 @@ TEST(EncodedCpu, DecodeOrderPutsDensePixelsFirst) {
   }
   EXPECT_GT(pattern[list[order.front()]], 4 * pattern[list[order.back()]] + 1);  // the data has a range of densities
   EXPECT_THROW(r.decode_order({static_cast<std::uint32_t>(d.frame_pixels())}), RegionError);
+  // A cost split's lists come out in decode order already (the GPU sums upload them without sorting): together
+  // every pixel once, each by the mask; a list in pixel order is not in decode order here, nor one with a repeat.
+  std::vector<char> own(d.frame_pixels(), 0);
+  for (std::size_t p = 0; p < own.size(); p += 3) own[p] = 1;
+  const EncodedResident::PixelSplit split = r.split_by_cost(own);
+  EXPECT_TRUE(r.in_decode_order(split.own));
+  EXPECT_TRUE(r.in_decode_order(split.rest));
+  EXPECT_EQ(split.own.size() + split.rest.size(), d.frame_pixels());
+  for (const std::uint32_t p : split.own) EXPECT_EQ(own[p], 1) << p;
+  for (const std::uint32_t p : split.rest) EXPECT_EQ(own[p], 0) << p;
+  std::vector<std::uint32_t> all(d.frame_pixels());
+  for (std::uint32_t p = 0; p < all.size(); ++p) all[p] = p;
+  EXPECT_FALSE(r.in_decode_order(all));
+  std::vector<std::uint32_t> repeat = split.own;
+  repeat.push_back(repeat.back());
+  EXPECT_FALSE(r.in_decode_order(repeat));
+  EXPECT_FALSE(r.in_decode_order({static_cast<std::uint32_t>(d.frame_pixels())}));
 }
 
 TEST(EncodedCpu, BadRequestsRaiseTypedErrors) {

@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/host_bytes.hpp"
+#include "core/stage_timing.hpp"
 #include "detector/disk_fit.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/buffer_pool.hpp"
@@ -29,6 +30,9 @@ struct EncodedResident::Storage {
   std::vector<encoded::cpu::HostTile> host_tiles;
   std::vector<std::uint64_t> host_totals, host_sum_pattern;  // (the sum pattern also for cuda, once complete)
   std::vector<std::uint32_t> density_rank;  // once complete: see decode_order
+  std::vector<std::uint32_t> decode_sequence;  // the pixels by density rank (sequence[rank[p]] = p)
+  std::mutex ones_mutex;
+  std::shared_ptr<DeviceBuffer> d_ones;  // cuda: frame_pixels weights of 1 (a uniform mask's), made on first use
   std::vector<std::uint8_t> host_pending;
   // cuda backend
   std::vector<encoded::cuda::DeviceTiles> groups;
@@ -85,6 +89,12 @@ std::vector<std::uint32_t> density_ranks(const std::vector<std::uint64_t>& patte
   for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
   for (std::uint32_t p = 0; p < pattern.size(); ++p) rank[p] = start[kClasses - 1 - density_class(pattern[p])]++;
   return rank;
+}
+
+std::vector<std::uint32_t> decode_sequence_of(const std::vector<std::uint32_t>& rank) {
+  std::vector<std::uint32_t> seq(rank.size());
+  for (std::uint32_t p = 0; p < rank.size(); ++p) seq[rank[p]] = p;
+  return seq;
 }
 
 }  // namespace
@@ -299,6 +309,7 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
       s_->timing.refs_ms += ms_since(t2);
     }
     s_->density_rank = density_ranks(s_->host_sum_pattern);
+    s_->decode_sequence = decode_sequence_of(s_->density_rank);
     if (s_->basis && !s_->basis->finish() && s_->basis_request.required)
       throw Error("radial basis: " + s_->basis->reason());
     if (s_->binned && s_->binned->finish()) s_->binned->verify(s_->host_sum_pattern, frame_totals());
@@ -437,6 +448,12 @@ void upload_in_decode_order(const EncodedResident& e, const std::vector<std::uin
       throw RegionError("masked sum pixel " + std::to_string(p) + " is outside the frame");
   const std::size_t n = pixels.size(), K = weights.size();
   if (n == 0) return;
+  if (e.in_decode_order(pixels)) {  // (a cost split's lists): as they are, no sort and no gather
+    d_pix.buffer().upload(pixels.data(), n * sizeof(std::uint32_t));
+    for (std::size_t k = 0; k < K; ++k)
+      d_w.buffer().upload(weights[k].data(), n * sizeof(std::uint32_t), k * n * sizeof(std::uint32_t));
+    return;
+  }
   const std::vector<std::uint32_t> order = e.decode_order(pixels);
   std::vector<std::uint32_t> host((K + 1) * n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -444,7 +461,7 @@ void upload_in_decode_order(const EncodedResident& e, const std::vector<std::uin
     for (std::size_t k = 0; k < K; ++k) host[(k + 1) * n + i] = weights[k][order[i]];
   }
   d_pix.buffer().upload(host.data(), n * sizeof(std::uint32_t));
-  d_w.buffer().upload(host.data() + n, K * n * sizeof(std::uint32_t));
+  if (K) d_w.buffer().upload(host.data() + n, K * n * sizeof(std::uint32_t));
 }
 
 }  // namespace
@@ -462,9 +479,13 @@ std::vector<std::vector<std::uint64_t>> EncodedResident::masked_sums(
   // Pooled device buffers (no cudaMalloc / cudaFree, which synchronises the device, per query).
   LeasedBuffer d_out(K * l.frames * sizeof(std::uint64_t));
   LeasedBuffer d_pix(n * sizeof(std::uint32_t)), d_w(K * n * sizeof(std::uint32_t));
-  upload_in_decode_order(*this, pixels, weights, d_pix, d_w);
+  {
+    const timing::Stage stage("upload");  // the pixels in decode order and their weights
+    upload_in_decode_order(*this, pixels, weights, d_pix, d_w);
+  }
   encoded::cuda::masked_sums(l, device_tiles(), d_pix.as<std::uint32_t>(), d_w.as<std::uint32_t>(), n,
                              static_cast<int>(K), d_out.as<std::uint64_t>(), nullptr);
+  const timing::Stage stage("transfer");  // (waits for the kernel first)
   std::vector<std::vector<std::uint64_t>> out(K, std::vector<std::uint64_t>(l.frames));
   for (std::size_t k = 0; k < K; ++k)
     d_out.buffer().download(out[k].data(), l.frames * sizeof(std::uint64_t), k * l.frames * sizeof(std::uint64_t));
@@ -474,6 +495,28 @@ std::vector<std::vector<std::uint64_t>> EncodedResident::masked_sums(
 std::vector<std::uint64_t> EncodedResident::masked_sum(const std::vector<std::uint32_t>& pixels,
                                                        const std::vector<std::uint32_t>& weights) const {
   return std::move(masked_sums(pixels, {weights})[0]);
+}
+
+bool EncodedResident::in_decode_order(const std::vector<std::uint32_t>& pixels) const {
+  require_complete("decode order");
+  const std::vector<std::uint32_t>& rank = s_->density_rank;
+  for (std::size_t i = 0; i < pixels.size(); ++i) {
+    if (pixels[i] >= rank.size()) return false;  // (decode_order raises for it)
+    if (i && rank[pixels[i]] <= rank[pixels[i - 1]]) return false;
+  }
+  return true;
+}
+
+const std::uint32_t* EncodedResident::device_ones() const {
+  require_complete("device weights");
+  if (s_->backend != Backend::cuda) throw Error("encoded resident is in host memory, not on the GPU");
+  std::lock_guard lock(s_->ones_mutex);
+  if (!s_->d_ones) {
+    const std::vector<std::uint32_t> ones(std::max<std::size_t>(s_->layout.frame_pixels, 1), 1u);
+    s_->d_ones = pooled_buffer(ones.size() * sizeof(std::uint32_t));
+    s_->d_ones->upload(ones.data(), ones.size() * sizeof(std::uint32_t));
+  }
+  return s_->d_ones->as<std::uint32_t>();
 }
 
 // A counting sort by density rank: O(list + frame pixels).
@@ -502,10 +545,14 @@ std::vector<std::uint64_t> EncodedResident::complement_sum(const std::vector<std
   }
   const std::size_t n = complement.size();
   LeasedBuffer d_out(l.frames * sizeof(std::uint64_t));
-  LeasedBuffer d_pix(n * sizeof(std::uint32_t)), d_ones(n * sizeof(std::uint32_t));
-  upload_in_decode_order(*this, complement, {std::vector<std::uint32_t>(n, 1)}, d_pix, d_ones);
+  LeasedBuffer d_pix(n * sizeof(std::uint32_t)), d_none(0);
+  {
+    const timing::Stage stage("upload");  // the pixels in decode order (their weights: the resident's ones)
+    upload_in_decode_order(*this, complement, {}, d_pix, d_none);
+  }
   encoded::cuda::complement_sum(l, device_tiles(), device_frame_totals(), d_pix.as<std::uint32_t>(),
-                                d_ones.as<std::uint32_t>(), n, weight, d_out.as<std::uint64_t>(), nullptr);
+                                device_ones(), n, weight, d_out.as<std::uint64_t>(), nullptr);
+  const timing::Stage stage("transfer");  // (waits for the kernel first)
   out.resize(l.frames);
   d_out.buffer().download(out.data(), out.size() * sizeof(std::uint64_t));
   return out;
@@ -519,7 +566,10 @@ EncodedResident::PixelSplit EncodedResident::split_by_cost(const std::vector<cha
   const std::uint64_t frames = s_->layout.frames;
   PixelSplit split;
   std::uint64_t cost_own = 0, cost_rest = 0;
-  for (std::uint32_t p = 0; p < pattern.size(); ++p) {
+  // in decode order: the lists upload as they are (upload_in_decode_order); pixel order where there is none
+  const bool ordered = s_->decode_sequence.size() == pattern.size();
+  for (std::uint32_t i = 0; i < pattern.size(); ++i) {
+    const std::uint32_t p = ordered ? s_->decode_sequence[i] : i;
     const std::uint64_t c = std::min<std::uint64_t>(pattern[p], frames);
     if (own[p]) {
       split.own.push_back(p);
@@ -747,6 +797,7 @@ EncodedResident EncodedResident::to_host() const {
   o.host_totals = frame_totals();
   o.host_sum_pattern = sum_pattern();
   o.density_rank = s_->density_rank;
+  o.decode_sequence = s_->decode_sequence;
   o.appended = s_->appended;
   return out;
 }
@@ -777,6 +828,7 @@ EncodedResident EncodedResident::to_device() const {
   o.d_sum_pattern->upload(s_->host_sum_pattern.data(), o.d_sum_pattern->bytes());
   o.host_sum_pattern = s_->host_sum_pattern;
   o.density_rank = s_->density_rank;
+  o.decode_sequence = s_->decode_sequence;
   o.d_refs = pooled_buffer(o.refs.size() * sizeof(encoded::TileRef));
   o.d_refs->upload(o.refs.data(), o.d_refs->bytes());
   o.appended = s_->appended;

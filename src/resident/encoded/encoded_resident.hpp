@@ -88,7 +88,7 @@ class EncodedResident {
   // pixel's streams ~ min(its total count, frames): all-zero streams are free, sparse ones cost their nonzeros,
   // dense ones every frame; a tie goes to the mask's own pixels when tie_to_own).
   struct PixelSplit {
-    std::vector<std::uint32_t> own, rest;
+    std::vector<std::uint32_t> own, rest;  // each in decode order (decode_order: already sorted)
     bool rest_cheaper = false;
   };
   PixelSplit split_by_cost(const std::vector<char>& own, bool tie_to_own = true) const;
@@ -110,6 +110,10 @@ class EncodedResident {
   // few dense pixels scattered among sparse ones (the ring just outside a bright-field disk, in the disk's
   // complement; rows crossing the disk, for CoM) made many warps slow. Sums do not depend on the order.
   std::vector<std::uint32_t> decode_order(const std::vector<std::uint32_t>& pixels) const;
+  // Whether the pixels are in that order already (strictly increasing rank; each inside the frame).
+  bool in_decode_order(const std::vector<std::uint32_t>& pixels) const;
+  // cuda: frame_pixels device weights of 1, made on first use and kept with the resident.
+  const std::uint32_t* device_ones() const;
   std::vector<std::uint64_t> frame_totals() const;  // per scan position (computed at append)
   const std::vector<std::uint64_t>& sum_pattern() const;  // per detector pixel, over all frames (kept at append)
   // A scan x detector rectangle of exact counts (Region{} = whole extent); RegionError when outside.
