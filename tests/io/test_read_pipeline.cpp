@@ -134,6 +134,28 @@ TEST(ReadPipeline, BatchesRespectTheByteAndFrameLimits) {
   EXPECT_EQ(batches[1].out_row0, 1u);
   EXPECT_EQ(batches[1].out_rows, p.scan.rows - 1);
   EXPECT_EQ(batches[1].first_chunk, p.scan.cols);
+  // Growing batches (the GPU load's ramp): batch i holds at most first x growth^i bytes unless it is one row, takes
+  // rows while the next one fits, and the rows of all batches are every row once, in order.
+  std::uint64_t row_max = 0;
+  lim = {};
+  lim.max_bytes = 1;
+  for (const auto& b : io::plan_batches(src, p.scan.cols, p.scan.rows, lim)) row_max = std::max(row_max, b.buffer_bytes);
+  lim = {};
+  lim.first_max_bytes = row_max;
+  lim.growth = 2;
+  batches = io::plan_batches(src, p.scan.cols, p.scan.rows, lim);
+  ASSERT_GE(batches.size(), 3u);
+  std::size_t row = 0;
+  double cap = double(row_max);
+  for (std::size_t k = 0; k < batches.size(); ++k) {
+    EXPECT_EQ(batches[k].out_row0, row);
+    if (batches[k].out_rows > 1) EXPECT_LE(double(batches[k].buffer_bytes), cap) << "batch " << k;
+    row += batches[k].out_rows;
+    cap *= 2;
+  }
+  EXPECT_EQ(row, p.scan.rows);
+  EXPECT_GT(batches[2].out_rows, batches[0].out_rows);
+  EXPECT_LT(batches.size(), p.scan.rows);  // not one row each: they grew
 }
 
 // Batches of an encoded load end on whole encoder tiles (row_multiple): a batch that would end after 5 rows ends

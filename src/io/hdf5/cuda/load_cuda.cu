@@ -207,6 +207,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
 
   LoadTiming timing;
   const ReadPlan rp = plan_reads(p, true, timing);
+  const double batch_plan = now_s() - rp.t_start - timing.index_locate;  // the batches and the reader (timeline)
   const ChunkSources& src = rp.src;
 
   const std::size_t out_bytes = p.out_shape.nbytes(dtype_size(p.out_dtype));
@@ -294,6 +295,9 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   std::unique_ptr<detail::EncodeWorker> worker =
       rp.encoded ? std::make_unique<detail::EncodeWorker>(enc, tl.on ? rp.batches.size() : 0) : nullptr;
   timing.setup = now_s() - t_setup;
+  if (tl.on)
+    std::fprintf(stderr, "  host: before 0: locate %.2f ms, batches planned and reader opened %.2f ms (%zu batches), "
+                 "setup %.2f ms\n", timing.index_locate * 1e3, batch_plan * 1e3, rp.batches.size(), timing.setup * 1e3);
 
   if (progress) progress(0.0);  // the bar shows from the start, so a later message starts a new line
   for (std::size_t b = 0; b < rp.batches.size(); ++b) {
@@ -438,7 +442,9 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   nlohmann::json md = load_metadata(p);
   if (is_float_dtype(p.out_dtype))
     note_nonfinite(pv, md, cuda::zero_nonfinite(result->as<float>(), p.out_shape.elements()));
-  return Dataset::from_device(result, p.out_shape, p.out_dtype, std::move(md), std::move(pv));
+  Dataset d = Dataset::from_device(result, p.out_shape, p.out_dtype, std::move(md), std::move(pv));
+  if (tl.on) std::fprintf(stderr, "  host: dataset made at %.2f ms\n", tl.host(now_s()));
+  return d;
 }
 
 }  // namespace qgpu::io

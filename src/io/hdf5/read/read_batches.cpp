@@ -44,6 +44,7 @@ std::vector<ReadBatch> plan_batches(const ChunkSources& src, std::size_t frames_
     throw InvalidArgument("chunk count does not match the output rows of the load");
   std::vector<ReadBatch> batches;
   std::size_t row = 0;
+  double ramp = double(lim.first_max_bytes);  // this batch's cap while the batches grow
   while (row < out_rows) {
     ReadBatch b;
     b.first_chunk = row * frames_per_out_row;
@@ -60,8 +61,8 @@ std::vector<ReadBatch> plan_batches(const ChunkSources& src, std::size_t frames_
       const ReadRun last = n_runs ? b.runs.back() : ReadRun{};
       const std::uint64_t buffer = b.buffer_bytes, stored = b.chunk_bytes;
       for (std::size_t k = 0; k < frames_per_out_row; ++k) append(b, src.chunks[row * frames_per_out_row + k], lim);
-      const std::uint64_t cap =
-          batches.empty() && lim.first_max_bytes > 0 ? std::min(lim.first_max_bytes, lim.max_bytes) : lim.max_bytes;
+      const bool ramping = lim.first_max_bytes > 0 && (batches.empty() || lim.growth > 1);
+      const std::uint64_t cap = ramping && ramp < double(lim.max_bytes) ? std::uint64_t(ramp) : lim.max_bytes;
       if (b.out_rows > 0 && b.buffer_bytes > cap) {
         b.runs.resize(n_runs);
         if (n_runs) b.runs.back() = last;
@@ -81,6 +82,7 @@ std::vector<ReadBatch> plan_batches(const ChunkSources& src, std::size_t frames_
     }
     b.chunks = b.out_rows * frames_per_out_row;
     batches.push_back(std::move(b));
+    if (lim.growth > 1) ramp *= lim.growth;
   }
   return batches;
 }

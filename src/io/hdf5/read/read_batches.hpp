@@ -29,6 +29,8 @@ struct ReadBatch {
 struct BatchLimits {
   std::uint64_t max_bytes = std::uint64_t(64) << 20;  // batch buffer bytes (a single output row may exceed it)
   std::uint64_t first_max_bytes = 0;                  // the first batch's, when smaller (0: max_bytes)
+  // Batch i after the first: at most first_max_bytes x growth^i (up to max_bytes); 0: max_bytes at once
+  double growth = 0;
   std::uint64_t max_frames = 0;                       // frames per batch (0 = no limit): staging capacity
   std::uint64_t max_gap = std::uint64_t(64) << 10;    // largest hole between chunks read through
   std::uint64_t align = 1;                            // 4096 for O_DIRECT reads

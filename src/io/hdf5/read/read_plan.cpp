@@ -43,13 +43,22 @@ codec::BitshuffleParams bitshuffle_params(const FileInfo& fi) {
 
 namespace {
 
-std::uint64_t first_batch_bytes(std::uint64_t batch_bytes) {
+std::uint64_t first_batch_bytes(std::uint64_t batch_bytes, bool encoded) {
   if (const char* v = std::getenv("QGPU_FIRST_BATCH_BYTES"); v && *v) {
     char* end = nullptr;
     const unsigned long long n = std::strtoull(v, &end, 10);
     if (*end == '\0') return n;
   }
-  return batch_bytes / 4;
+  return encoded ? batch_bytes / 4 : batch_bytes / 8;
+}
+
+double batch_growth() {
+  if (const char* v = std::getenv("QGPU_BATCH_GROWTH"); v && *v) {
+    char* end = nullptr;
+    const double g = std::strtod(v, &end);
+    if (*end == '\0' && g >= 0) return g;
+  }
+  return 2;
 }
 
 }  // namespace
@@ -69,10 +78,18 @@ ReadPlan plan_reads(const LoadPlan& p, bool cuda, LoadTiming& timing) {
   BatchLimits lim;
   lim.max_bytes = p.batch_bytes;
   lim.max_frames = r.direct ? 0 : staging_frames(p, cuda);
-  // A GPU load's first batch a quarter of the others: the GPU decode (the critical path) starts after reading and
-  // copying a quarter of the bytes (on the H100, batch 0's read + copy held the decode back 4.3 ms of a 58 ms dense
-  // load, and 3.2 ms of an encoded one). QGPU_FIRST_BATCH_BYTES=N sets it (0: the same as the others).
-  if (cuda) lim.first_max_bytes = first_batch_bytes(p.batch_bytes);
+  // A dense GPU load's batches grow from an eighth of the largest, doubling: the GPU decode (the critical path)
+  // starts after reading and copying an eighth of the bytes, and each batch is read and copied while the one before
+  // decodes (a batch reads ~1.6-2.5x faster than it decodes, but its copy starts only once it is read). With a
+  // quarter first batch and full ones after it the decode stood idle 1.6-3.2 ms waiting for batch 1 (H100, s20d,
+  // s21a). An encoded load keeps a quarter first batch and full ones after it: each batch is one encoder call, and
+  // more of them made the encoded loads 1.3-1.4x the dense ones instead of 1.1-1.2x (s21b).
+  // QGPU_FIRST_BATCH_BYTES=N sets the first (0: as large as the others), QGPU_BATCH_GROWTH=G the growth (0: full
+  // batches straight after the first).
+  if (cuda) {
+    lim.first_max_bytes = first_batch_bytes(p.batch_bytes, r.encoded);
+    lim.growth = r.encoded ? 0 : batch_growth();
+  }
   lim.align = p.direct_io ? ParallelReader::kDirectAlign : 1;
   // An encoded load's batches end on whole encoder tiles where they can (rows x scan columns a multiple of the tile):
   // a batch that ends inside a tile sends every later batch through the encoder's staging tile, unmarked (the
