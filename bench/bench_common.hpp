@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/stage_timing.hpp"
 #include "io/sample/sample.hpp"
 
 namespace qgpu::bench {
@@ -33,6 +34,35 @@ template <class F> double host_median_ms(F&& f, int warmups, int reps) {
     t.push_back((now_s() - t0) * 1e3);
   }
   return median(t);
+}
+
+// "name median ms, ..., total median ms" of the library's stages (core/stage_timing.hpp) over `reps` calls of f.
+template <class F> std::string stage_medians(F&& f, int reps) {
+  std::vector<std::string> names;
+  std::vector<std::vector<double>> ms;
+  std::vector<double> total;
+  for (int i = 0; i < reps; ++i) {
+    timing::Recording rec;
+    f();
+    total.push_back(rec.elapsed_ms());
+    for (const auto& [name, t] : rec.stages()) {
+      const auto it = std::find(names.begin(), names.end(), name);
+      const std::size_t k = std::size_t(it - names.begin());
+      if (it == names.end()) {
+        names.push_back(name);
+        ms.emplace_back();
+      }
+      ms[k].push_back(t);
+    }
+  }
+  std::string out;
+  char buf[96];
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    std::snprintf(buf, sizeof buf, "%s %.3f ms, ", names[k].c_str(), median(ms[k]));
+    out += buf;
+  }
+  std::snprintf(buf, sizeof buf, "total %.3f ms (medians of %d)", median(total), reps);
+  return out + buf;
 }
 
 // The benchmark dataset: written once (simulated, bitshuffle+LZ4 through the HDF5 plugin) and reused.

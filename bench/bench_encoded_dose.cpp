@@ -205,6 +205,9 @@ static int bench_main(int argc, char** argv) {
                    disk_ms = bench::host_median_ms([&] { (void)e->masked_sum(disk, ones); }, 2, reps),
                    rest_ms = bench::host_median_ms([&] { (void)e->complement_sum(rest, 1); }, 2, reps),
                    one_ms = bench::host_median_ms([&] { (void)e->masked_sum({disk[0]}, {1}); }, 2, reps);
+      std::fprintf(stderr, "  %s BF stages: dense %s; encoded %s\n", dose_s.c_str(),
+                   bench::stage_medians([&] { (void)detector::bf(dense); }, reps).c_str(),
+                   bench::stage_medians([&] { (void)detector::bf(enc); }, reps).c_str());
       char line[256];
       std::snprintf(line, sizeof line,
                     "; BF parts: disk fit %.3f ms, masked_sum over the %zu disk pixels %.3f ms, complement_sum over "

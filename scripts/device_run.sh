@@ -70,7 +70,7 @@ for s in "$@"; do
     dose)  # issue 33 item 4: encoded vs dense per dose (256x256 x 192x192 samples written there) and encoder policy
       for d in ${QGPU_DOSES:-1e3 4e3 2e4 1e5 2e5}; do  # (QGPU_DOSES: fewer)
         step bench_encoded_dose_$d 150 $B/bench_encoded_dose --backend cuda --dir /tmp/qb/dose --doses $d --reps 15 \
-          --policies ${QGPU_DOSE_POLICIES:-compact,fast}
+          --policies ${QGPU_DOSE_POLICIES:-compact,fast} --keep
       done ;;
     dose_small) step bench_encoded_dose_small 60 $B/bench_encoded_dose --backend cuda --small --dir /tmp/qb/dose ;;
     scale) step bench_scale 240 $B/bench_scale /tmp/qb/s2048.h5 --tile-from /tmp/qb/s512.h5 --factor 4 ;;

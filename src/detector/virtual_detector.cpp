@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 
 #include "core/error.hpp"
@@ -151,9 +152,11 @@ SumImage virtual_image(const Dataset& ds, const SignedMask& mask) {
 
 SumImage bf(const Dataset& ds, std::optional<double> radius, std::optional<Center> center, std::size_t scan_bin) {
   const Shape4D& s = ds.shape();
+  std::optional<timing::Stage> stage(std::in_place, "host");  // the disk fit (cached) and its mask
   const DiskFit d = disk_with_overrides(center, radius, [&] { return fit_bf_disk(ds); });
-  SumImage img = masked_image(ds, disk(s.det_rows, s.det_cols, d.center_row, d.center_col, d.radius), "detector.bf",
-                              scan_bin);
+  Mask m = disk(s.det_rows, s.det_cols, d.center_row, d.center_col, d.radius);
+  stage.reset();
+  SumImage img = masked_image(ds, m, "detector.bf", scan_bin);
   if (!(radius && center)) img.provenance().parameters["bf_disk_fit"] = fit_json(d);
   return img;
 }

@@ -3,8 +3,10 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <type_traits>
 
+#include "core/stage_timing.hpp"
 #include "detector/cuda/masked_sum_cuda.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/launch.hpp"
@@ -262,10 +264,13 @@ void masked_sum(const Dataset& ds, const DevicePlan& plan, void* d_out, cudaStre
 }
 
 SumImage masked_sum(const Dataset& ds, const SumPlan& plan) {
+  std::optional<timing::Stage> stage(std::in_place, "upload");  // the plan's pixels and weights, the output
   const DevicePlan dp = upload(plan);
   DeviceBuffer out(std::max<std::size_t>(ds.shape().frames(), 1) * 8);
+  stage.reset();
   masked_sum(ds, dp, out.data());
   return dispatch_stored_dtype(ds.dtype(), [&](auto z) -> SumImage {
+    const timing::Stage transfer("transfer");  // (waits for the kernel first)
     Image<sum_t<decltype(z)>> img;
     img.data.resize(ds.shape().frames());
     out.download(img.data.data(), img.data.size() * 8);  // synchronous: also surfaces kernel faults

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/parallel_for.hpp"
+#include "core/stage_timing.hpp"
 #include "resident/encoded/encoded_resident.hpp"
 
 namespace qgpu::detector::encoded_path {
@@ -21,7 +22,10 @@ const EncodedResident& resident(const Dataset& ds) {
 // `planned_own` says which way the plan proposed (only the name in `used` depends on it).
 std::vector<std::uint64_t> uniform_sum(const EncodedResident& e, const std::vector<char>& own, std::uint32_t weight,
                                        bool planned_own, std::string* used) {
-  const EncodedResident::PixelSplit split = e.split_by_cost(own, planned_own);
+  const EncodedResident::PixelSplit split = [&] {
+    const timing::Stage stage("plan");  // which side's streams are cheaper
+    return e.split_by_cost(own, planned_own);
+  }();
   if (!split.rest_cheaper) {
     if (used) *used = planned_own ? "sparse" : "sparse (mask streams cheaper than the complement's)";
     return e.masked_sum(split.own, std::vector<std::uint32_t>(split.own.size(), weight));
