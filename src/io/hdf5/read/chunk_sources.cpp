@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <thread>
 
 #include "core/checked.hpp"
-#include "core/parallel_for.hpp"
 #include "core/error.hpp"
+#include "core/parallel_for.hpp"
+#include "core/thread_pool.hpp"
 #include "io/hdf5/index/chunk_table.hpp"
 
 namespace qgpu::io {
@@ -20,13 +22,14 @@ FrameList load_order(const LoadPlan& p) {
   const std::size_t cols = p.scan.cols, scan_cols = p.info.shape.scan_cols;
   frames.resize(p.scan.rows * cols);
   advise_huge_pages(frames.data(), frames.size() * sizeof(std::uint64_t));
-  parallel_blocks(p.scan.rows, 64, [&](std::size_t r0, std::size_t r1) {
-    for (std::size_t r = r0; r < r1; ++r) {
+  const std::size_t rows = p.scan.rows, blocks = (rows + 63) / 64;
+  pool_for_first_error(blocks, [&](std::size_t b) {  // on the process's waiting threads (core/thread_pool.hpp)
+    for (std::size_t r = b * 64; r < std::min(rows, (b + 1) * 64); ++r) {
       const std::uint64_t first = std::uint64_t(p.scan.row0 + r) * scan_cols + p.scan.col0;
       std::uint64_t* out = frames.data() + r * cols;
       for (std::size_t c = 0; c < cols; ++c) out[c] = first + c;
     }
-  });
+  }, std::thread::hardware_concurrency());
   return frames;
 }
 
@@ -167,7 +170,7 @@ ChunkSources locate_chunks(const LoadPlan& p) {
     }
   };
   const std::size_t n = src.frames.size(), blocks = (n + kLocateBlock - 1) / kLocateBlock;
-  parallel_for_first_error(
+  pool_for_first_error(
       blocks, [&](std::size_t b) { locate(b * kLocateBlock, std::min(n, (b + 1) * kLocateBlock)); }, kLocateThreads);
   return src;
 }

@@ -49,6 +49,10 @@ std::vector<ReadBatch> plan_batches(const ChunkSources& src, std::size_t frames_
     ReadBatch b;
     b.first_chunk = row * frames_per_out_row;
     b.out_row0 = row;
+    // room for twice the last batch's chunks and a row (the batches at most double): no regrowth copies as rows
+    // are added (a third of the plan's time for the sample's 262144 chunks)
+    b.chunk_dst.reserve(std::min<std::size_t>((out_rows - row) * frames_per_out_row,
+                                              (batches.empty() ? 4096 : 2 * batches.back().chunks) + frames_per_out_row));
     ReadBatch whole;  // the batch as it was at its last multiple of row_multiple rows (none yet: out_rows 0)
     bool full = false;  // the batch ended because the next row did not fit
     while (row < out_rows) {

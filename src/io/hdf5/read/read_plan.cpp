@@ -43,13 +43,17 @@ codec::BitshuffleParams bitshuffle_params(const FileInfo& fi) {
 
 namespace {
 
-std::uint64_t first_batch_bytes(std::uint64_t batch_bytes, bool encoded) {
-  if (const char* v = std::getenv("QGPU_FIRST_BATCH_BYTES"); v && *v) {
+std::uint64_t bytes_from_env(const char* name, std::uint64_t otherwise) {
+  if (const char* v = std::getenv(name); v && *v) {
     char* end = nullptr;
     const unsigned long long n = std::strtoull(v, &end, 10);
     if (*end == '\0') return n;
   }
-  return encoded ? batch_bytes / 4 : batch_bytes / 8;
+  return otherwise;
+}
+
+std::uint64_t first_batch_bytes(std::uint64_t batch_bytes, bool encoded) {
+  return bytes_from_env("QGPU_FIRST_BATCH_BYTES", encoded ? batch_bytes / 4 : batch_bytes / 8);
 }
 
 double batch_growth() {
