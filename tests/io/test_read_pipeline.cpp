@@ -291,3 +291,65 @@ TEST(ReadPipeline, LocateOnThreadsMatchesTheTable) {
     }
   }
 }
+
+// The parallel batch plan (from kParallelPlanFrom chunks) gives the sequential plan's batches exactly: rows, runs,
+// chunk places and bytes, for chunks in order, with gaps beyond max_gap, out of order, across files, and for every
+// kind of limit (bytes, first batch and growth, frames, whole encoder tiles).
+TEST(ReadPipeline, ParallelBatchPlanEqualsTheSequentialOne) {
+  std::uint64_t state = 12345;
+  const auto next = [&] { return state = state * 6364136223846793005ull + 1442695040888963407ull; };
+  for (int layout = 0; layout < 4; ++layout) {
+    const std::size_t cols = 97, rows = 211;  // 20467 chunks
+    io::ChunkSources src;
+    src.files = {"a", "b"};
+    src.chunks.resize(cols * rows);
+    std::uint64_t at[2] = {0, 0};
+    for (std::size_t i = 0; i < src.chunks.size(); ++i) {
+      const std::uint64_t r = next() >> 33;
+      const std::uint32_t file = layout == 3 ? std::uint32_t(r % 7 == 0) : 0;  // 3: some chunks in another file
+      const std::uint64_t size = 100 + r % 3000;
+      std::uint64_t gap = 0;
+      if (layout >= 1) gap = r % 5 == 0 ? (r % 200000) : r % 64;  // 1..3: gaps, some beyond max_gap (64 KiB)
+      std::uint64_t offset = at[file] + gap;
+      if (layout == 2 && r % 11 == 0 && at[file] > 5000) offset = at[file] - 5000;  // 2: some earlier in the file
+      src.chunks[i] = {file, offset, size};
+      at[file] = std::max(at[file], offset + size);
+    }
+    for (int limits = 0; limits < 5; ++limits) {
+      io::BatchLimits lim;
+      lim.max_bytes = 3 << 20;
+      if (limits == 1) {
+        lim.first_max_bytes = 1 << 18;
+        lim.growth = 2;
+      }
+      if (limits == 2) lim.first_max_bytes = 1 << 19;  // a quarter first batch, full ones after it
+      if (limits == 3) lim.max_frames = 13 * cols;
+      if (limits == 4) {
+        lim.row_multiple = 4;
+        lim.max_frames = 10 * cols;
+        lim.first_max_bytes = 1 << 18;
+      }
+      SCOPED_TRACE("layout " + std::to_string(layout) + " limits " + std::to_string(limits));
+      const auto par = io::plan_batches(src, cols, rows, lim), seq = io::plan_batches_sequential(src, cols, rows, lim);
+      ASSERT_EQ(par.size(), seq.size());
+      ASSERT_GT(par.size(), 2u);
+      for (std::size_t k = 0; k < par.size(); ++k) {
+        EXPECT_EQ(par[k].first_chunk, seq[k].first_chunk) << k;
+        EXPECT_EQ(par[k].chunks, seq[k].chunks) << k;
+        EXPECT_EQ(par[k].out_row0, seq[k].out_row0) << k;
+        EXPECT_EQ(par[k].out_rows, seq[k].out_rows) << k;
+        EXPECT_EQ(par[k].buffer_bytes, seq[k].buffer_bytes) << k;
+        EXPECT_EQ(par[k].chunk_bytes, seq[k].chunk_bytes) << k;
+        EXPECT_EQ(par[k].chunk_dst, seq[k].chunk_dst) << k;
+        ASSERT_EQ(par[k].runs.size(), seq[k].runs.size()) << k;
+        for (std::size_t j = 0; j < par[k].runs.size(); ++j) {
+          EXPECT_EQ(par[k].runs[j].file, seq[k].runs[j].file);
+          EXPECT_EQ(par[k].runs[j].file_offset, seq[k].runs[j].file_offset);
+          EXPECT_EQ(par[k].runs[j].bytes, seq[k].runs[j].bytes);
+          EXPECT_EQ(par[k].runs[j].needed, seq[k].runs[j].needed);
+          EXPECT_EQ(par[k].runs[j].dst_offset, seq[k].runs[j].dst_offset);
+        }
+      }
+    }
+  }
+}

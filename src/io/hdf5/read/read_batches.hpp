@@ -39,8 +39,12 @@ struct BatchLimits {
   std::size_t row_multiple = 1;
 };
 
-// frames_per_out_row chunks make one output scan row; out_rows rows in all.
+// frames_per_out_row chunks make one output scan row; out_rows rows in all. From kParallelPlanFrom chunks (with
+// align 1) planned on the process's waiting threads; the batches are those of plan_batches_sequential.
 std::vector<ReadBatch> plan_batches(const ChunkSources& src, std::size_t frames_per_out_row, std::size_t out_rows,
                                     const BatchLimits& limits);
+std::vector<ReadBatch> plan_batches_sequential(const ChunkSources& src, std::size_t frames_per_out_row,
+                                               std::size_t out_rows, const BatchLimits& limits);
+inline constexpr std::size_t kParallelPlanFrom = 16384;
 
 }  // namespace qgpu::io
