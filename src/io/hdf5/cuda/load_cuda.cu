@@ -206,24 +206,16 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
                       " elements; the GPU decoder handles multiples of 8 up to 16 KiB per block");
 
   LoadTiming timing;
-  const ReadPlan rp = plan_reads(p, true, timing);
-  const double batch_plan = now_s() - rp.t_start - timing.index_locate;  // the batches and the reader (timeline)
-  const ChunkSources& src = rp.src;
-
+  // A dense resident is allocated on a thread of its own, started before anything else of the load (cudaMalloc of
+  // the sample's 19.3 GB took 6-9 ms on the H200, s14b, and 5.8-8.9 ms on an H100 right after the previous dataset's
+  // release, s21e) while the chunks are located, the batches planned and batch 0 read, copied and decoded: a direct
+  // load decodes batch 0 into the staging buffer and copies it over once the resident exists
+  // (QGPU_LOAD_ASYNC_ALLOC=0: allocated first, for comparison; 1: also below 1 GiB).
+  const bool encoded = p.representation == "encoded";  // (ReadPlan::encoded)
   const std::size_t out_bytes = p.out_shape.nbytes(dtype_size(p.out_dtype));
-  const double t_setup = now_s();
-  auto enc = rp.encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cuda) : nullptr;
-  if (enc) enc->request_radial_basis(p.radial_basis);
-  if (enc) enc->request_scan_binned(p.scan_binned);
-  // dense: the resident output; encoded: one batch of output rows (none for passthrough)
-  if (!rp.encoded) cuda::make_room(out_bytes);  // kept batch buffers go when the resident needs their room
-  // A dense resident is allocated on a thread of its own (cudaMalloc of the sample's 19.3 GB took 6-9 ms on the
-  // H200, s14b) while batch 0 is read, copied and decoded: a direct load decodes batch 0 into the staging buffer and
-  // copies it over once the resident exists (QGPU_LOAD_ASYNC_ALLOC=0: allocated first, for comparison; 1: also
-  // below 1 GiB).
-  const bool async_alloc = !rp.encoded && out_bytes > 0 && async_alloc_for(out_bytes);
+  if (!encoded) cuda::make_room(out_bytes);  // kept batch buffers go when the resident needs their room
+  const bool async_alloc = !encoded && out_bytes > 0 && async_alloc_for(out_bytes);
   std::future<std::shared_ptr<DeviceBuffer>> allocating;
-  std::shared_ptr<DeviceBuffer> result;
   if (async_alloc) {
     int device = 0;
     QGPU_CUDA(cudaGetDevice(&device));
@@ -231,11 +223,21 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
       QGPU_CUDA(cudaSetDevice(device));
       return std::make_shared<DeviceBuffer>(out_bytes);
     });
-  } else {
+  }
+  const ReadPlan rp = plan_reads(p, true, timing);
+  const double batch_plan = now_s() - rp.t_start - timing.index_locate;  // the batches and the reader (timeline)
+  const ChunkSources& src = rp.src;
+
+  const double t_setup = now_s();
+  auto enc = rp.encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cuda) : nullptr;
+  if (enc) enc->request_radial_basis(p.radial_basis);
+  if (enc) enc->request_scan_binned(p.scan_binned);
+  // dense: the resident output; encoded: one batch of output rows (none for passthrough)
+  std::shared_ptr<DeviceBuffer> result;
+  if (!async_alloc)
     result = std::make_shared<DeviceBuffer>(!rp.encoded       ? out_bytes
                                             : rp.passthrough ? 0
                                                              : rp.max_out_rows * rp.out_row_bytes);
-  }
   double t_allocated = 0;
   const auto resident = [&]() -> DeviceBuffer& {  // the result, waiting for its allocation the first time
     if (!result) {
