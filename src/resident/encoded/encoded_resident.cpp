@@ -566,19 +566,22 @@ EncodedResident::PixelSplit EncodedResident::split_by_cost(const std::vector<cha
   const std::uint64_t frames = s_->layout.frames;
   PixelSplit split;
   std::uint64_t cost_own = 0, cost_rest = 0;
-  // in decode order: the lists upload as they are (upload_in_decode_order); pixel order where there is none
+  // in decode order: the lists upload as they are (upload_in_decode_order); pixel order where there is none. Sized
+  // first, then written without a branch per pixel.
   const bool ordered = s_->decode_sequence.size() == pattern.size();
+  const std::size_t n_own = std::size_t(std::count_if(own.begin(), own.end(), [](char c) { return c != 0; }));
+  split.own.resize(n_own);
+  split.rest.resize(pattern.size() - n_own);
+  std::uint32_t* lists[2] = {split.rest.data(), split.own.data()};
+  std::uint64_t cost[2] = {0, 0};
   for (std::uint32_t i = 0; i < pattern.size(); ++i) {
     const std::uint32_t p = ordered ? s_->decode_sequence[i] : i;
-    const std::uint64_t c = std::min<std::uint64_t>(pattern[p], frames);
-    if (own[p]) {
-      split.own.push_back(p);
-      cost_own += c;
-    } else {
-      split.rest.push_back(p);
-      cost_rest += c;
-    }
+    const int k = own[p] != 0;
+    *lists[k]++ = p;
+    cost[k] += std::min<std::uint64_t>(pattern[p], frames);
   }
+  cost_rest = cost[0];
+  cost_own = cost[1];
   split.rest_cheaper = cost_rest < cost_own || (cost_rest == cost_own && !tie_to_own);
   return split;
 }
