@@ -81,29 +81,20 @@ static int bench_main(int argc, char** argv) {
   io::LoadOptions cuda;
   cuda.backend = "cuda";
   std::string detail;
-  double t = timed_load(path, cuda, 3, &detail);
-  bench::row("load cuda (parallel coalesced preads + GPU decode), median of 3 warm", shape, t, decoded,
+  double t = timed_load(path, cuda, 5, &detail);
+  bench::row("load cuda (parallel coalesced preads + GPU decode), median of 5 warm", shape, t, decoded,
              "page cache warm; GB/s of decoded data; " + detail);
-  // The pipeline fill as before (resident allocated first, all batches as large; then a quarter first batch and full
-  // ones after it, the default until 2026-12-06), then the default again: A B C A.
-  const auto variant = [&](const char* async, const char* first, const char* growth, const std::string& what) {
-    if (async) ::setenv("QGPU_LOAD_ASYNC_ALLOC", async, 1);
-    ::setenv("QGPU_FIRST_BATCH_BYTES", first, 1);
-    ::setenv("QGPU_BATCH_GROWTH", growth, 1);
-    t = timed_load(path, cuda, 3, &detail);
-    bench::row("load cuda, " + what + ", median of 3 warm", shape, t, decoded, detail);
-    ::unsetenv("QGPU_LOAD_ASYNC_ALLOC");
-    ::unsetenv("QGPU_FIRST_BATCH_BYTES");
-    ::unsetenv("QGPU_BATCH_GROWTH");
-  };
-  variant("0", "0", "0", "resident allocated before the reads and full batches (QGPU_LOAD_ASYNC_ALLOC=0 "
-          "QGPU_FIRST_BATCH_BYTES=0)");
+  // Each load above takes the memory its predecessor released (device/cuda/buffer_pool.hpp resident_buffer); without
+  // that, the resident's allocation follows the previous dataset's release (the default until 2026-12-06); then the
+  // default again: A B A.
+  ::setenv("QGPU_KEEP_RESIDENT", "0", 1);
+  t = timed_load(path, cuda, 5, &detail);
+  bench::row("load cuda, the released resident freed (QGPU_KEEP_RESIDENT=0), median of 5 warm", shape, t, decoded,
+             detail);
+  ::unsetenv("QGPU_KEEP_RESIDENT");
+  t = timed_load(path, cuda, 5, &detail);
+  bench::row("load cuda (default) again, median of 5 warm", shape, t, decoded, detail);
   const std::string quarter = std::to_string(io::LoadPlan{}.batch_bytes / 4);  // of the default 64 MiB batches
-  variant(nullptr, quarter.c_str(), "0", "a quarter first batch, then full ones (QGPU_FIRST_BATCH_BYTES=" + quarter +
-          " QGPU_BATCH_GROWTH=0; the default until 2026-12-06)");
-  t = timed_load(path, cuda, 3, &detail);
-  bench::row("load cuda (default: resident allocated beside batch 0, batches growing from an eighth, doubling) again, "
-             "median of 3 warm", shape, t, decoded, detail);
   io::LoadOptions enc = cuda;
   enc.representation = "encoded";
   t = timed_load(path, enc, 2, &detail);

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/parallel_for.hpp"
+#include "device/cuda/buffer_pool.hpp"
 #include "device/cuda/device_buffer.hpp"
 #include "device/vulkan/vk_resident.hpp"
 #include "resident/encoded/encoded_resident.hpp"
@@ -132,7 +133,7 @@ Dataset Dataset::to_device() const {
     p.backend = "cuda";
     return from_encoded(std::make_shared<EncodedResident>(s_->encoded->to_device()), s_->metadata, std::move(p));
   }
-  auto buf = std::make_shared<DeviceBuffer>(nbytes());
+  auto buf = resident_buffer(nbytes());
   buf->upload(s_->host.data(), nbytes());
   Provenance p = s_->provenance;
   p.backend = "cuda";

@@ -1,5 +1,7 @@
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -88,6 +90,85 @@ std::shared_ptr<DeviceBuffer> pooled_buffer(std::size_t bytes) {
     delete b;
   });
 }
+
+namespace {
+
+struct KeptResidents {
+  std::mutex m;
+  std::map<int, DeviceBuffer> kept;  // per device: the latest released resident
+};
+
+// Never destroyed (as the pool): a dataset released at exit keeps its memory until the process ends.
+KeptResidents& residents() {
+  static KeptResidents* k = new KeptResidents;
+  return *k;
+}
+
+bool keep_residents() {
+  const char* v = std::getenv("QGPU_KEEP_RESIDENT");
+  return !(v && std::strcmp(v, "0") == 0);
+}
+
+// The kept resident of `device` moved out (freed by the caller's scope, outside the lock).
+DeviceBuffer take_resident(int device) {
+  std::lock_guard<std::mutex> lock(residents().m);
+  const auto it = residents().kept.find(device);
+  if (it == residents().kept.end()) return DeviceBuffer();
+  DeviceBuffer b = std::move(it->second);
+  residents().kept.erase(it);
+  return b;
+}
+
+// DeviceBuffer's reclaimer: frees the kept resident of the current device.
+bool reclaim_resident() {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return false;
+  return take_resident(device).bytes() > 0;
+}
+
+std::shared_ptr<DeviceBuffer> kept_on_release(int device, DeviceBuffer&& b) {
+  static const bool registered = (add_memory_reclaimer(&reclaim_resident), true);
+  (void)registered;
+  return std::shared_ptr<DeviceBuffer>(new DeviceBuffer(std::move(b)), [device](DeviceBuffer* p) {
+    DeviceBuffer older;  // the one it replaces (or p's own memory when none is kept): freed after the lock
+    if (p->bytes() > 0 && keep_residents()) {
+      std::lock_guard<std::mutex> lock(residents().m);
+      DeviceBuffer& slot = residents().kept[device];
+      older = std::exchange(slot, std::move(*p));
+    }
+    delete p;
+  });
+}
+
+}  // namespace
+
+std::shared_ptr<DeviceBuffer> take_kept_resident(std::size_t bytes) {
+  const int device = current_device();
+  {
+    std::lock_guard<std::mutex> lock(residents().m);
+    const auto it = residents().kept.find(device);
+    if (it == residents().kept.end() || it->second.bytes() != bytes || bytes == 0) return nullptr;
+  }
+  DeviceBuffer b = take_resident(device);
+  if (b.bytes() != bytes) return nullptr;  // (taken meanwhile by another thread's load: freed here)
+  return kept_on_release(device, std::move(b));
+}
+
+std::shared_ptr<DeviceBuffer> resident_buffer(std::size_t bytes) {
+  if (auto kept = take_kept_resident(bytes)) return kept;
+  const int device = current_device();
+  (void)take_resident(device);  // another size: its room goes to this one
+  return kept_on_release(device, DeviceBuffer(bytes));
+}
+
+std::size_t kept_resident_bytes() {
+  const int device = current_device();
+  std::lock_guard<std::mutex> lock(residents().m);
+  const auto it = residents().kept.find(device);
+  return it == residents().kept.end() ? 0 : it->second.bytes();
+}
+
+void release_kept_resident() { (void)take_resident(current_device()); }
 
 std::size_t pooled_idle_bytes() {
   const int device = current_device();

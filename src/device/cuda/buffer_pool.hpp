@@ -41,4 +41,19 @@ std::shared_ptr<DeviceBuffer> pooled_buffer(std::size_t bytes);
 // Bytes held idle in the pool on the current device (for tests and diagnostics; admission counts them as free).
 std::size_t pooled_idle_bytes();
 
+// A dense resident's device memory (a loaded dataset's counts). When its last owner lets go it is kept, the latest
+// one per device, for the next resident of exactly that size instead of freed: the cudaMalloc of the sample's 19.3 GB
+// right after the previous dataset's release waited 5.8-8.9 ms for the driver (H100, s21e), which held a reloaded
+// file's decode back by as much. A resident of another size frees the kept one first; admission counts it as free;
+// any device allocation that finds too little memory frees it (add_memory_reclaimer); QGPU_KEEP_RESIDENT=0 frees
+// every released resident at once. Contents are undefined (the load writes every byte).
+std::shared_ptr<DeviceBuffer> resident_buffer(std::size_t bytes);
+
+// The kept resident of exactly `bytes` on the current device, or null (then resident_buffer allocates).
+std::shared_ptr<DeviceBuffer> take_kept_resident(std::size_t bytes);
+
+// Bytes of the kept resident on the current device (admission counts them as free), and its release.
+std::size_t kept_resident_bytes();
+void release_kept_resident();
+
 }  // namespace qgpu

@@ -74,8 +74,8 @@ std::size_t free_memory_bytes(Backend backend) {
   if (backend == Backend::cuda) {
     std::size_t free = 0, total = 0;
     QGPU_CUDA(cudaMemGetInfo(&free, &total));
-    // the kept batch buffers and the pool's idle buffers are freed for any allocation that needs their room
-    return free + cuda::kept_batch_bytes() + pooled_idle_bytes();
+    // the kept batch buffers, the pool's idle buffers and a released resident kept for reuse are freed for any allocation that needs their room
+    return free + cuda::kept_batch_bytes() + pooled_idle_bytes() + kept_resident_bytes();
   }
   // MemAvailable (free plus reclaimable), but never below MemFree or the free pages sysconf reports: some sandboxes
   // report a MemAvailable near 0 on a machine with most of its memory free, which refused every load.

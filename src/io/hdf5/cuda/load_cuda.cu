@@ -211,17 +211,20 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   // release, s21e) while the chunks are located, the batches planned and batch 0 read, copied and decoded: a direct
   // load decodes batch 0 into the staging buffer and copies it over once the resident exists
   // (QGPU_LOAD_ASYNC_ALLOC=0: allocated first, for comparison; 1: also below 1 GiB).
+  // A reload of the same size takes the previous dataset's memory, kept at its release (resident_buffer).
   const bool encoded = p.representation == "encoded";  // (ReadPlan::encoded)
   const std::size_t out_bytes = p.out_shape.nbytes(dtype_size(p.out_dtype));
-  if (!encoded) cuda::make_room(out_bytes);  // kept batch buffers go when the resident needs their room
-  const bool async_alloc = !encoded && out_bytes > 0 && async_alloc_for(out_bytes);
+  // dense: the resident output; encoded: one batch of output rows (none for passthrough)
+  std::shared_ptr<DeviceBuffer> result = encoded ? nullptr : take_kept_resident(out_bytes);
+  if (!encoded && !result) cuda::make_room(out_bytes);  // kept batch buffers go when the resident needs their room
+  const bool async_alloc = !encoded && !result && out_bytes > 0 && async_alloc_for(out_bytes);
   std::future<std::shared_ptr<DeviceBuffer>> allocating;
   if (async_alloc) {
     int device = 0;
     QGPU_CUDA(cudaGetDevice(&device));
     allocating = std::async(std::launch::async, [device, out_bytes] {
       QGPU_CUDA(cudaSetDevice(device));
-      return std::make_shared<DeviceBuffer>(out_bytes);
+      return resident_buffer(out_bytes);
     });
   }
   const ReadPlan rp = plan_reads(p, true, timing);
@@ -232,12 +235,9 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   auto enc = rp.encoded ? std::make_shared<EncodedResident>(p.out_shape, p.out_dtype, Backend::cuda) : nullptr;
   if (enc) enc->request_radial_basis(p.radial_basis);
   if (enc) enc->request_scan_binned(p.scan_binned);
-  // dense: the resident output; encoded: one batch of output rows (none for passthrough)
-  std::shared_ptr<DeviceBuffer> result;
-  if (!async_alloc)
-    result = std::make_shared<DeviceBuffer>(!rp.encoded       ? out_bytes
-                                            : rp.passthrough ? 0
-                                                             : rp.max_out_rows * rp.out_row_bytes);
+  if (!async_alloc && !result)
+    result = !rp.encoded ? resident_buffer(out_bytes)
+                         : std::make_shared<DeviceBuffer>(rp.passthrough ? 0 : rp.max_out_rows * rp.out_row_bytes);
   double t_allocated = 0;
   const auto resident = [&]() -> DeviceBuffer& {  // the result, waiting for its allocation the first time
     if (!result) {

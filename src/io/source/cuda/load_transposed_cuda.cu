@@ -6,6 +6,7 @@
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "device/cuda/cuda_check.hpp"
+#include "device/cuda/buffer_pool.hpp"
 #include "device/cuda/device_buffer.hpp"
 #include "io/hdf5/cuda/kept_batch_buffers.hpp"
 #include "io/hdf5/load_provenance.hpp"
@@ -53,8 +54,9 @@ Dataset load_transposed_cuda(const LoadPlan& p, const std::function<void(double)
   const std::uint64_t es = g.elem_size;
   const std::size_t slab_bytes = checked_mul(max_slab, es, where + " slab");
   const std::size_t out_bytes = p.out_shape.nbytes(dtype_size(p.out_dtype));
-  cuda::make_room(out_bytes);
-  auto result = std::make_shared<DeviceBuffer>(out_bytes);
+  std::shared_ptr<DeviceBuffer> result = take_kept_resident(out_bytes);
+  if (!result) cuda::make_room(out_bytes);
+  if (!result) result = resident_buffer(out_bytes);
   const std::vector<std::uint8_t> bad = transposed_bad_mask(p);
   DeviceBuffer d_bad(bad.size());
   if (!bad.empty()) d_bad.upload(bad.data(), bad.size());
