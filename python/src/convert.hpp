@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/result_memory.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "core/image.hpp"
@@ -44,7 +46,11 @@ template <class T> pyb::tuple image_to_python(Image<T>&& img) {
   if (img.data.empty() || img.data.size() != img.rows * img.cols) return image_to_python(std::as_const(img));
   auto held = std::make_unique<std::vector<T>>(std::move(img.data));
   const T* values = held->data();
-  pyb::capsule owner(held.get(), [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  pyb::capsule owner(held.get(), [](void* p) {  // the values' memory goes to the next large result (result_memory.hpp)
+    auto* v = static_cast<std::vector<T>*>(p);
+    recycle_result(std::move(*v));
+    delete v;
+  });
   held.release();  // the capsule owns it now
   pyb::array_t<T> a({img.rows, img.cols}, values, owner);
   return pyb::make_tuple(a, to_python(img.provenance.to_json()));

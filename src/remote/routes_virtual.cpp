@@ -1,4 +1,5 @@
 // GET /api/datasets/{id}/virtual (bf | adf | annulus | disk) and POST with an arbitrary mask.
+#include "core/result_memory.hpp"
 #include "detector/virtual_detector.hpp"
 #include "remote/cached.hpp"
 #include "remote/routes.hpp"
@@ -39,7 +40,9 @@ void get_virtual(Context& ctx, const httplib::Request& req, httplib::Response& r
           const timing::Stage stage("compute");  // the sums and their download
           img = compute_virtual(d.ds, v);
         }
-        return sum_body(img, format, look);
+        Body b = sum_body(img, format, look);
+        recycle_result(std::move(img));  // its memory for the next answer of this size (core/result_memory.hpp)
+        return b;
       },
       t);
   set_timing(res, t);
@@ -66,7 +69,9 @@ void post_virtual(Context& ctx, const httplib::Request& req, httplib::Response& 
           const timing::Stage stage("compute");  // the sums and their download
           img = detector::virtual_image(d.ds, mask, scan_bin);
         }
-        return sum_body(img, format, look);
+        Body b = sum_body(img, format, look);
+        recycle_result(std::move(img));
+        return b;
       },
       t);
   set_timing(res, t);

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/result_memory.hpp"
 #include "detector/mask.hpp"
 #include "detector/virtual_detector.hpp"
 #include "device/cuda/cuda_check.hpp"
@@ -345,6 +347,32 @@ TEST(RadialBasisCuda, CudaLoadAnswersCentredDetectorsLikeTheCpuReference) {
   for (int q = 0; q < 3; ++q)
     for (std::uint32_t k = 1; k <= gb->boundaries(); ++k)
       EXPECT_EQ(gb->sums({{0, k}}, q), cb.encoded()->radial_basis()->sums({{0, k}}, q)) << q << " " << k;
+}
+
+// Answers written into recycled host memory (core/result_memory.hpp; every size recycled here): vectors of garbage
+// given back first are what the BF and CoM maps are downloaded into, and every value is the CPU reference's.
+TEST(RadialBasisCuda, AnswersInRecycledMemoryEqualTheCpuReference) {
+  QGPU_REQUIRE_CUDA();
+  const std::string path = test::temp_path("basis_sample_recycled.h5");
+  sample::write_sample(path, spec());
+  const Dataset ref = io::load(path, opts("cpu", "dense", "off"));
+  const Dataset bas = io::load(path, opts("cuda", "encoded", "on"));
+  const RadialBasis* b = bas.encoded()->radial_basis();
+  ASSERT_NE(b, nullptr);
+  const detector::Center c{b->center_row(), b->center_col()};
+  const std::size_t frames = ref.shape().frames();
+  setenv("QGPU_RECYCLE_FROM_BYTES", "1", 1);
+  for (int round = 0; round < 2; ++round) {
+    recycle_result(std::vector<std::uint64_t>(frames, ~std::uint64_t{0}));
+    for (int i = 0; i < 2; ++i) recycle_result(std::vector<float>(frames, -12345.5f));
+    const SumImage got = detector::bf(bas, 5.0, c);
+    EXPECT_EQ(strategy(got), "radial basis");
+    EXPECT_EQ(got.counts("t").data, detector::bf(ref, 5.0, c).counts("t").data) << "round " << round;
+    const dpc::ComResult com = dpc::center_of_mass(bas), want = dpc::center_of_mass(ref);
+    EXPECT_TRUE(same_bits(com.com_row.data, want.com_row.data)) << "round " << round;
+    EXPECT_TRUE(same_bits(com.com_col.data, want.com_col.data)) << "round " << round;
+  }
+  unsetenv("QGPU_RECYCLE_FROM_BYTES");
 }
 
 TEST(RadialBasisCuda, ToEncodedOnTheGpuBuildsTheSameBasis) {

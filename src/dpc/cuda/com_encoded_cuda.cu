@@ -14,6 +14,7 @@
 
 #include "core/error.hpp"
 #include "core/host_bytes.hpp"
+#include "core/result_memory.hpp"
 #include "device/cuda/buffer_pool.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/device_buffer.hpp"
@@ -63,8 +64,8 @@ ComMaps finish_com(const Shape4D& sh, std::size_t frames, const unsigned long lo
                                                      flags);
   QGPU_CUDA_LAUNCHED(what);
   ComMaps out;
-  out.row = fresh_vector<float>(frames);  // huge pages: fewer faults on fresh memory
-  out.col = fresh_vector<float>(frames);
+  out.row = result_vector<float>(frames);  // recycled memory, or fresh with huge pages: fewer faults
+  out.col = result_vector<float>(frames);
   f = Flags{};
   QGPU_CUDA(cudaMemcpyAsync(&f, flags, sizeof(Flags), cudaMemcpyDeviceToHost, stream));
   QGPU_CUDA(cudaStreamSynchronize(stream));

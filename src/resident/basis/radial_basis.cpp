@@ -9,6 +9,7 @@
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/host_bytes.hpp"
+#include "core/result_memory.hpp"
 #include "core/parallel_for.hpp"
 #include "core/stage_timing.hpp"
 #include "resident/scan_bin.hpp"
@@ -239,8 +240,8 @@ std::vector<std::uint64_t> RadialBasis::sums(const Ranges& ranges, int q, std::s
   sums_device(ranges, q, d.as<std::uint64_t>(), nullptr, scan_bin);
   std::vector<std::uint64_t> out;
   {
-    const timing::Stage stage("host");  // the result's memory, beside the sums kernel
-    out = fresh_vector<std::uint64_t>(n);
+    const timing::Stage stage("host");  // the result's memory (a recycled one's pages are present), beside the kernel
+    out = result_vector<std::uint64_t>(n);
   }
   const timing::Stage stage("transfer");  // (waits for the sums kernel first)
   // Through the shared download (pinned bounce buffers on several threads from 2 MiB on): a single pageable copy
