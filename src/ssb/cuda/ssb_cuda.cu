@@ -39,6 +39,7 @@
 #include "core/stage_timing.hpp"
 #include "detector/cuda/pixel_chunks.hpp"
 #include "detector/cuda/pixel_group_gather.cuh"
+#include "device/cuda/buffer_pool.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/cufft_check.hpp"
 #include "device/cuda/cufft_handle.hpp"
@@ -284,6 +285,9 @@ class CudaEngine final : public Engine {
     const std::size_t bpg = group_bytes();
     std::size_t free_b = 0, total_b = 0;
     QGPU_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    // (a released resident kept for a reload and the pool's idle buffers count as free: an allocation that needs
+    // their room frees them, device_buffer.hpp)
+    free_b += kept_resident_bytes() + pooled_idle_bytes();
     double budget = 0.85 * double(free_b) - double(std::size_t(256) << 20);
     if (const char* env = std::getenv("QGPU_SSB_DEVICE_BUDGET_BYTES")) budget = std::min(budget, std::atof(env));
     const double batch_bytes = double(std::size_t(256) << 20);
