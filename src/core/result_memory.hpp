@@ -4,7 +4,8 @@
 // and download take a few. Front ends that are done with a result (the service once the body is made, a Python array
 // when it is freed) give its vector back here, and the next result of the same size takes it: its pages are present.
 // Vectors of 16 MiB or more are kept (QGPU_RECYCLE_FROM_BYTES=N: of N bytes or more, for tests), at most kKeptResults
-// per value type (the oldest dropped); QGPU_RECYCLE_RESULTS=0 keeps none.
+// and kKeptResultBytes per value type (the oldest dropped; e.g. the five float images of a 4096x4096 CoM -> DPC ->
+// iDPC); QGPU_RECYCLE_RESULTS=0 keeps none.
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -19,7 +20,8 @@
 namespace qgpu {
 
 inline constexpr std::size_t kRecycleFromBytes = std::size_t(16) << 20;
-inline constexpr std::size_t kKeptResults = 4;
+inline constexpr std::size_t kKeptResults = 8;
+inline constexpr std::size_t kKeptResultBytes = std::size_t(1) << 30;
 
 namespace detail {
 
@@ -64,13 +66,18 @@ template <class T> std::vector<T> result_vector(std::size_t n) {
 
 // Keeps v's memory for a later result_vector of its size (vectors below 16 MiB are freed as usual).
 template <class T> void recycle_result(std::vector<T>&& v) {
-  if (v.empty() || v.size() * sizeof(T) < detail::recycle_from_bytes() || !detail::recycle_results()) return;
-  std::vector<T> dropped;  // freed after the lock
+  const std::size_t bytes = v.size() * sizeof(T);
+  if (v.empty() || bytes < detail::recycle_from_bytes() || bytes > kKeptResultBytes || !detail::recycle_results())
+    return;
+  std::deque<std::vector<T>> dropped;  // freed after the lock
   auto& k = detail::kept_results<T>();
   std::lock_guard<std::mutex> lock(k.m);
   k.kept.push_back(std::move(v));
-  if (k.kept.size() > kKeptResults) {
-    dropped = std::move(k.kept.front());
+  std::size_t kept = 0;
+  for (const auto& x : k.kept) kept += x.size() * sizeof(T);
+  while (k.kept.size() > kKeptResults || kept > kKeptResultBytes) {
+    kept -= k.kept.front().size() * sizeof(T);
+    dropped.push_back(std::move(k.kept.front()));
     k.kept.pop_front();
   }
 }

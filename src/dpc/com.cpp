@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/result_memory.hpp"
 #include "core/derived_provenance.hpp"
 #include "core/error.hpp"
 #include "core/stage_timing.hpp"
@@ -148,7 +149,7 @@ DpcResult centered_dpc(const ComResult& com, std::optional<std::pair<double, dou
     Image<float> out;
     out.rows = in.rows;
     out.cols = in.cols;
-    out.data = fresh_vector<float>(in.data.size());
+    out.data = result_vector<float>(in.data.size());  // every value written below
     parallel_blocks(in.data.size(), kHostBlock, [&](std::size_t i0, std::size_t i1) {
       for (std::size_t i = i0; i < i1; ++i) out.data[i] = static_cast<float>(double(in.data[i]) - ref);
     });

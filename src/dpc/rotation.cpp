@@ -11,6 +11,7 @@
 #include <numbers>
 #include <string>
 
+#include "core/result_memory.hpp"
 #include "core/derived_provenance.hpp"
 #include "core/error.hpp"
 #include "core/fftw_planner.hpp"
@@ -361,7 +362,7 @@ std::pair<Image<float>, Image<float>> rotate_field(const DpcResult& dpc, double 
   for (Image<float>* im : {&out_r, &out_c}) {
     im->rows = dpc.dpc_row.rows;
     im->cols = dpc.dpc_row.cols;
-    im->data = fresh_vector<float>(fr.size());
+    im->data = result_vector<float>(fr.size());  // every value written below
     im->provenance = p;
   }
   out_r.provenance.parameters["component"] = "row";

@@ -35,17 +35,24 @@ TEST(ResultMemory, AGivenBackVectorIsTheNextResultOfItsSize) {
   (void)result_vector<float>(kValues);
 }
 
-TEST(ResultMemory, SmallVectorsAreNotKeptAndAtMostFourAre) {
+TEST(ResultMemory, SmallVectorsAreNotKeptAndAtMostEightAre) {
   while (kept_result_values<std::uint64_t>() > 0) (void)result_vector<std::uint64_t>(kValues);
   recycle_result(std::vector<std::uint64_t>(1000, 1));
   EXPECT_EQ(kept_result_values<std::uint64_t>(), 0u);
-  for (int i = 0; i < 6; ++i) recycle_result(std::vector<std::uint64_t>(kValues, 1));
+  for (std::size_t i = 0; i < kKeptResults + 2; ++i) recycle_result(std::vector<std::uint64_t>(kValues, 1));
   EXPECT_EQ(kept_result_values<std::uint64_t>(), kKeptResults * kValues);
   setenv("QGPU_RECYCLE_RESULTS", "0", 1);
   recycle_result(std::vector<std::uint64_t>(kValues + 3, 1));
   unsetenv("QGPU_RECYCLE_RESULTS");
   EXPECT_EQ(kept_result_values<std::uint64_t>(), kKeptResults * kValues) << "QGPU_RECYCLE_RESULTS=0 keeps none";
   while (kept_result_values<std::uint64_t>() > 0) (void)result_vector<std::uint64_t>(kValues);
+  // the bytes are capped too: 1 GiB per value type, the oldest dropped
+  const std::size_t big = (kKeptResultBytes / 3) / sizeof(std::uint64_t);
+  for (int i = 0; i < 4; ++i) recycle_result(std::vector<std::uint64_t>(big));
+  EXPECT_EQ(kept_result_values<std::uint64_t>(), 3 * big);
+  recycle_result(std::vector<std::uint64_t>(kKeptResultBytes / sizeof(std::uint64_t) + 1));  // larger than the cap
+  EXPECT_EQ(kept_result_values<std::uint64_t>(), 3 * big);
+  while (kept_result_values<std::uint64_t>() > 0) (void)result_vector<std::uint64_t>(big);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/result_memory.hpp"
 #include "core/error.hpp"
 #include "core/host_bytes.hpp"
 #include "core/stage_timing.hpp"
@@ -101,7 +102,7 @@ std::vector<float> integrate_cufft(const PaddedField& f) {
     QGPU_CUDA(cudaDeviceSynchronize());
   }
   const timing::Stage stage("transfer");
-  std::vector<float> phi = fresh_vector<float>(src);  // huge pages: fewer faults on fresh memory
+  std::vector<float> phi = result_vector<float>(src);  // given-back memory, or fresh with huge pages
   d_src_row.buffer().download(phi.data(), src * sizeof(float));
   return phi;
 }
