@@ -1,7 +1,10 @@
 // DeviceBuffer uploads and downloads: every byte comes back, for sizes below, at and around the pinned-bounce
-// threshold (256 KiB), one chunk, two halves, and several 4 MiB chunks with a partial last one, at offsets.
+// threshold (256 KiB), one chunk, two halves, and several 4 MiB chunks with a partial last one, at offsets; uploads
+// from 32 MiB on (several threads' bounce buffers) land byte for byte, also after a kernel's write it must follow.
 // Skipped without a usable GPU.
 #include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
 
 #include <cstdint>
 #include <algorithm>
@@ -38,6 +41,29 @@ TEST(DeviceBufferCuda, DownloadsEverySizeAndOffsetExactly) {
   }
   std::vector<std::uint8_t> past(16);
   EXPECT_THROW(d.download(past.data(), 16, total - 8), Error);
+}
+
+TEST(DeviceBufferCuda, LargeUploadsLandEveryByteAfterEarlierWork) {
+  QGPU_REQUIRE_CUDA();
+  constexpr std::size_t kMiB = std::size_t(1) << 20;
+  for (const std::size_t bytes : {32 * kMiB, 32 * kMiB + 1, 77 * kMiB + 4099}) {
+    std::vector<std::uint8_t> data(bytes);
+    std::uint32_t x = static_cast<std::uint32_t>(bytes);
+    for (auto& b : data) {
+      x = x * 1103515245u + 12345u;
+      b = static_cast<std::uint8_t>(x >> 24);
+    }
+    const std::size_t offset = 12345;
+    DeviceBuffer d(bytes + offset + 7);
+    // earlier work on the legacy default stream that the upload must follow (a memset of the whole buffer)
+    ASSERT_EQ(cudaMemsetAsync(d.data(), 0xAB, d.bytes(), nullptr), cudaSuccess);
+    d.upload(data.data(), bytes, offset);
+    std::vector<std::uint8_t> back(d.bytes());
+    d.download(back.data(), back.size());
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), back.begin() + offset)) << bytes;
+    EXPECT_TRUE(std::all_of(back.begin(), back.begin() + offset, [](std::uint8_t v) { return v == 0xAB; }));
+    EXPECT_TRUE(std::all_of(back.begin() + offset + bytes, back.end(), [](std::uint8_t v) { return v == 0xAB; }));
+  }
 }
 
 }  // namespace

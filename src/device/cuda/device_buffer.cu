@@ -87,7 +87,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 
 void DeviceBuffer::upload(const void* host, std::size_t bytes, std::size_t offset) {
   if (offset + bytes > bytes_) throw Error("DeviceBuffer::upload out of range");
-  QGPU_CUDA(cudaMemcpy(static_cast<char*>(ptr_) + offset, host, bytes, cudaMemcpyHostToDevice));
+  upload_bytes(static_cast<char*>(ptr_) + offset, host, bytes);
 }
 
 namespace {
@@ -293,6 +293,56 @@ void download_boxes(void* host, const std::vector<DownloadBox>& boxes) {
         }
         pending = &pieces[i];
       }
+    } catch (...) {
+      if (s) cudaStreamSynchronize(s);
+      stop = true;
+      std::lock_guard<std::mutex> lock(failed_mutex);
+      if (!failed) failed = std::current_exception();
+    }
+    for (auto& e : done)
+      if (e) cudaEventDestroy(e);
+    if (s) cudaStreamDestroy(s);
+  });
+  if (failed) std::rethrow_exception(failed);
+}
+
+void upload_bytes(void* device, const void* host, std::size_t bytes) {
+  if (bytes < kParallelFrom) {
+    QGPU_CUDA(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice));
+    return;
+  }
+  const std::size_t pieces = (bytes + kBounceBytes - 1) / kBounceBytes;
+  const auto size = [&](std::size_t i) { return std::min(kBounceBytes, bytes - i * kBounceBytes); };
+  int dev = 0;
+  QGPU_CUDA(cudaGetDevice(&dev));
+  const std::size_t threads = std::min<std::size_t>(
+      pieces, std::max<std::size_t>(1, env_count("QGPU_READ_THREADS",
+                                                 std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16), 64)));
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex failed_mutex;
+  std::exception_ptr failed;
+  parallel_for(threads, [&](std::size_t) {
+    cudaStream_t s = nullptr;
+    cudaEvent_t done[2] = {nullptr, nullptr};
+    std::unique_ptr<Bounce> bounce[2];  // back to the pool at the end, after the stream is synchronized
+    try {
+      QGPU_CUDA(cudaSetDevice(dev));
+      QGPU_CUDA(cudaStreamCreate(&s));  // a blocking stream: ordered after the legacy default stream's work
+      for (auto& e : done) QGPU_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      for (auto& b : bounce) b = std::make_unique<Bounce>();
+      bool used[2] = {false, false};
+      for (int k = 0; !stop; k ^= 1) {
+        const std::size_t i = next.fetch_add(1);
+        if (i >= pieces) break;
+        if (used[k]) QGPU_CUDA(cudaEventSynchronize(done[k]));  // its previous piece has left the buffer
+        std::memcpy(bounce[k]->data(), static_cast<const char*>(host) + i * kBounceBytes, size(i));
+        QGPU_CUDA(cudaMemcpyAsync(static_cast<char*>(device) + i * kBounceBytes, bounce[k]->data(), size(i),
+                                  cudaMemcpyHostToDevice, s));
+        QGPU_CUDA(cudaEventRecord(done[k], s));
+        used[k] = true;
+      }
+      QGPU_CUDA(cudaStreamSynchronize(s));  // every piece on the device before this call returns
     } catch (...) {
       if (s) cudaStreamSynchronize(s);
       stop = true;
