@@ -30,11 +30,9 @@ template <class T> struct KeptResults {
   std::deque<std::vector<T>> kept;
 };
 
-// Never destroyed (a result given back during exit stays until the process ends).
-template <class T> KeptResults<T>& kept_results() {
-  static auto* k = new KeptResults<T>;
-  return *k;
-}
+// One list per value type for the whole process: defined in result_memory.cpp (explicit instantiations for the
+// numeric types), so that the Python module, built with hidden symbols, shares the library's lists.
+template <class T> KeptResults<T>& kept_results();
 
 inline std::size_t recycle_from_bytes() {
   const char* v = std::getenv("QGPU_RECYCLE_FROM_BYTES");
