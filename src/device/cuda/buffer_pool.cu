@@ -1,5 +1,6 @@
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -69,7 +70,7 @@ void give(int device, DeviceBuffer&& b) {
   DeviceBuffer freed;  // destroyed after the lock
   std::lock_guard<std::mutex> lock(pool().m);
   std::size_t& idle = pool().idle_bytes[device];
-  if (idle + b.bytes() > kPoolIdleBytes) {
+  if (idle + b.bytes() > pool_idle_cap()) {
     freed = std::move(b);
     return;
   }
@@ -169,6 +170,15 @@ std::size_t kept_resident_bytes() {
 }
 
 void release_kept_resident() { (void)take_resident(current_device()); }
+
+std::size_t pool_idle_cap() {
+  static const std::size_t cap = [] {  // (one size for every device: the first one asked decides)
+    std::size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) != cudaSuccess) return std::size_t(1) << 30;
+    return std::clamp(total / 32, std::size_t(1) << 30, std::size_t(4) << 30);
+  }();
+  return cap;
+}
 
 std::size_t pooled_idle_bytes() {
   const int device = current_device();

@@ -2,7 +2,7 @@
 // Device buffers reused between calls: cudaMalloc / cudaFree of megabytes cost up to milliseconds each, and
 // cudaFree synchronises the device. A LeasedBuffer takes a free buffer of exactly that size on the current device
 // from a process-wide pool (or allocates one) and gives it back at the end of its scope; any thread may reuse it
-// (iDPC in `qgpu serve` runs on any of 64 connection threads). Idle buffers are kept up to kPoolIdleBytes per
+// (iDPC in `qgpu serve` runs on any of 64 connection threads). Idle buffers are kept up to pool_idle_cap() per
 // device; beyond that a returned buffer is freed, and an allocation that finds too little device memory frees the
 // idle ones first (add_memory_reclaimer). Contents are undefined on lease.
 #include <cstddef>
@@ -12,7 +12,9 @@
 
 namespace qgpu {
 
-inline constexpr std::size_t kPoolIdleBytes = std::size_t(1) << 30;
+// The idle cap of the current device: 1/32 of its memory, from 1 GiB to 4 GiB (a 4096x4096 iDPC leases 1.2 GB of
+// padded fields and spectra: under a 1 GiB cap part of it was freed and allocated again at every call).
+std::size_t pool_idle_cap();
 
 class LeasedBuffer {
  public:
