@@ -295,7 +295,7 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
     dpc::idpc(d.dpc_row, d.dpc_col);
   });
   std::printf("| CoM -> DPC -> iDPC, basis | %.2f ms |\n", ms);
-  ms = median_ms([&] {  // each image given back once used, as a Python user's arrays are freed
+  const auto idpc_given_back = [&] {  // each image given back once used, as a Python user's arrays are freed
     dpc::ComResult cm = dpc::center_of_mass(ds);
     dpc::DpcResult d = dpc::centered_dpc(cm);
     recycle_result(std::move(cm.com_row));
@@ -304,18 +304,10 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
     recycle_result(std::move(d.dpc_row));
     recycle_result(std::move(d.dpc_col));
     recycle_result(std::move(phi));
-  });
+  };
+  ms = median_ms(idpc_given_back);
   std::printf("| CoM -> DPC -> iDPC, basis, each image's memory given back | %.2f ms |\n", ms);
-  std::printf("CoM -> DPC -> iDPC (memory given back) stages: %s\n", stages_of([&] {
-                dpc::ComResult cm = dpc::center_of_mass(ds);
-                dpc::DpcResult d = dpc::centered_dpc(cm);
-                recycle_result(std::move(cm.com_row));
-                recycle_result(std::move(cm.com_col));
-                Image<float> phi = dpc::idpc(d.dpc_row, d.dpc_col);
-                recycle_result(std::move(d.dpc_row));
-                recycle_result(std::move(d.dpc_col));
-                recycle_result(std::move(phi));
-              }).c_str());
+  std::printf("CoM -> DPC -> iDPC (memory given back) stages: %s\n", stages_of(idpc_given_back).c_str());
   const detector::Center oc{c.first + 0.37 * r, c.second - 0.29 * r};
   ms = median_ms([&] { off = detector::bf(ds, r, oc); });
   std::printf("| BF off-centre (%.2f, %.2f), exact decode | %.2f ms | %s |\n", oc.first, oc.second, ms,

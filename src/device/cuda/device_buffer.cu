@@ -238,6 +238,47 @@ std::vector<std::thread> populate_ahead(char* host, std::size_t bytes, std::size
   return out;
 }
 
+// What each copy thread of download_boxes / upload_bytes has: its own blocking stream (ordered after the legacy
+// default stream's work), two events and two pinned bounce buffers.
+struct CopyLane {
+  cudaStream_t s = nullptr;
+  cudaEvent_t done[2] = {nullptr, nullptr};
+  std::unique_ptr<Bounce> bounce[2];  // back to the pool at the end, after the stream is synchronized
+};
+
+// Runs body(lane, stop) on `items` copy threads (at most QGPU_READ_THREADS, default the cores up to 16) on the
+// current device; the first error stops the others (stop becomes true) and is rethrown here.
+template <class Body> void run_copy_lanes(std::size_t items, Body&& body) {
+  int device = 0;
+  QGPU_CUDA(cudaGetDevice(&device));
+  const std::size_t threads = std::min<std::size_t>(
+      items, std::max<std::size_t>(1, env_count("QGPU_READ_THREADS",
+                                                std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16), 64)));
+  std::atomic<bool> stop{false};
+  std::mutex failed_mutex;
+  std::exception_ptr failed;
+  parallel_for(threads, [&](std::size_t) {
+    CopyLane lane;
+    try {
+      QGPU_CUDA(cudaSetDevice(device));
+      QGPU_CUDA(cudaStreamCreate(&lane.s));
+      for (auto& e : lane.done) QGPU_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      for (auto& b : lane.bounce) b = std::make_unique<Bounce>();
+      body(lane, stop);
+      QGPU_CUDA(cudaStreamSynchronize(lane.s));  // nothing left in flight (into the buffers going back to the pool)
+    } catch (...) {
+      if (lane.s) cudaStreamSynchronize(lane.s);
+      stop = true;
+      std::lock_guard<std::mutex> lock(failed_mutex);
+      if (!failed) failed = std::current_exception();
+    }
+    for (auto& e : lane.done)
+      if (e) cudaEventDestroy(e);
+    if (lane.s) cudaStreamDestroy(lane.s);
+  });
+  if (failed) std::rethrow_exception(failed);
+}
+
 }  // namespace
 
 void download_boxes(void* host, const std::vector<DownloadBox>& boxes) {
@@ -246,11 +287,6 @@ void download_boxes(void* host, const std::vector<DownloadBox>& boxes) {
   std::size_t end = 0;
   for (const Piece& p : pieces) end = std::max(end, p.host_offset + p.bytes());
   advise_huge_pages(host, end);  // fresh destination memory (a new numpy array) is faulted in by the copies below
-  int device = 0;
-  QGPU_CUDA(cudaGetDevice(&device));
-  const std::size_t threads = std::min<std::size_t>(
-      pieces.size(), std::max<std::size_t>(1, env_count("QGPU_READ_THREADS",
-                                                        std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16), 64)));
   std::atomic<std::size_t> populated{0};
   std::atomic<bool> populate_stop{false};
   std::vector<std::thread> populators =
@@ -264,46 +300,22 @@ void download_boxes(void* host, const std::vector<DownloadBox>& boxes) {
     }
   } join{populators, populate_stop};
   std::atomic<std::size_t> next{0};
-  std::atomic<bool> stop{false};
-  std::mutex failed_mutex;
-  std::exception_ptr failed;
-  parallel_for(threads, [&](std::size_t) {
-    cudaStream_t s = nullptr;
-    cudaEvent_t done[2] = {nullptr, nullptr};
-    std::unique_ptr<Bounce> bounce[2];  // back to the pool at the end, after the stream is synchronized
-    try {
-      QGPU_CUDA(cudaSetDevice(device));
-      QGPU_CUDA(cudaStreamCreate(&s));  // a blocking stream: ordered after the legacy default stream's work
-      for (auto& e : done) QGPU_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-      for (auto& b : bounce) b = std::make_unique<Bounce>();
-      const Piece* pending = nullptr;  // issued into bounce[1 - k], not yet copied out
-      for (int k = 0;; k ^= 1) {
-        const std::size_t i = stop ? pieces.size() : next.fetch_add(1);
-        if (i < pieces.size()) {
-          issue_piece(pieces[i], bounce[k]->data(), s);
-          QGPU_CUDA(cudaEventRecord(done[k], s));
-        }
-        if (pending) {
-          QGPU_CUDA(cudaEventSynchronize(done[1 - k]));
-          std::memcpy(static_cast<char*>(host) + pending->host_offset, bounce[1 - k]->data(), pending->bytes());
-        }
-        if (i >= pieces.size()) {
-          QGPU_CUDA(cudaStreamSynchronize(s));  // nothing left in flight into the buffers going back to the pool
-          break;
-        }
-        pending = &pieces[i];
+  run_copy_lanes(pieces.size(), [&](CopyLane& l, const std::atomic<bool>& stop) {
+    const Piece* pending = nullptr;  // issued into bounce[1 - k], not yet copied out
+    for (int k = 0;; k ^= 1) {
+      const std::size_t i = stop ? pieces.size() : next.fetch_add(1);
+      if (i < pieces.size()) {
+        issue_piece(pieces[i], l.bounce[k]->data(), l.s);
+        QGPU_CUDA(cudaEventRecord(l.done[k], l.s));
       }
-    } catch (...) {
-      if (s) cudaStreamSynchronize(s);
-      stop = true;
-      std::lock_guard<std::mutex> lock(failed_mutex);
-      if (!failed) failed = std::current_exception();
+      if (pending) {
+        QGPU_CUDA(cudaEventSynchronize(l.done[1 - k]));
+        std::memcpy(static_cast<char*>(host) + pending->host_offset, l.bounce[1 - k]->data(), pending->bytes());
+      }
+      if (i >= pieces.size()) break;
+      pending = &pieces[i];
     }
-    for (auto& e : done)
-      if (e) cudaEventDestroy(e);
-    if (s) cudaStreamDestroy(s);
   });
-  if (failed) std::rethrow_exception(failed);
 }
 
 void upload_bytes(void* device, const void* host, std::size_t bytes) {
@@ -313,47 +325,20 @@ void upload_bytes(void* device, const void* host, std::size_t bytes) {
   }
   const std::size_t pieces = (bytes + kBounceBytes - 1) / kBounceBytes;
   const auto size = [&](std::size_t i) { return std::min(kBounceBytes, bytes - i * kBounceBytes); };
-  int dev = 0;
-  QGPU_CUDA(cudaGetDevice(&dev));
-  const std::size_t threads = std::min<std::size_t>(
-      pieces, std::max<std::size_t>(1, env_count("QGPU_READ_THREADS",
-                                                 std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16), 64)));
   std::atomic<std::size_t> next{0};
-  std::atomic<bool> stop{false};
-  std::mutex failed_mutex;
-  std::exception_ptr failed;
-  parallel_for(threads, [&](std::size_t) {
-    cudaStream_t s = nullptr;
-    cudaEvent_t done[2] = {nullptr, nullptr};
-    std::unique_ptr<Bounce> bounce[2];  // back to the pool at the end, after the stream is synchronized
-    try {
-      QGPU_CUDA(cudaSetDevice(dev));
-      QGPU_CUDA(cudaStreamCreate(&s));  // a blocking stream: ordered after the legacy default stream's work
-      for (auto& e : done) QGPU_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-      for (auto& b : bounce) b = std::make_unique<Bounce>();
-      bool used[2] = {false, false};
-      for (int k = 0; !stop; k ^= 1) {
-        const std::size_t i = next.fetch_add(1);
-        if (i >= pieces) break;
-        if (used[k]) QGPU_CUDA(cudaEventSynchronize(done[k]));  // its previous piece has left the buffer
-        std::memcpy(bounce[k]->data(), static_cast<const char*>(host) + i * kBounceBytes, size(i));
-        QGPU_CUDA(cudaMemcpyAsync(static_cast<char*>(device) + i * kBounceBytes, bounce[k]->data(), size(i),
-                                  cudaMemcpyHostToDevice, s));
-        QGPU_CUDA(cudaEventRecord(done[k], s));
-        used[k] = true;
-      }
-      QGPU_CUDA(cudaStreamSynchronize(s));  // every piece on the device before this call returns
-    } catch (...) {
-      if (s) cudaStreamSynchronize(s);
-      stop = true;
-      std::lock_guard<std::mutex> lock(failed_mutex);
-      if (!failed) failed = std::current_exception();
+  run_copy_lanes(pieces, [&](CopyLane& l, const std::atomic<bool>& stop) {
+    bool used[2] = {false, false};
+    for (int k = 0; !stop; k ^= 1) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= pieces) break;
+      if (used[k]) QGPU_CUDA(cudaEventSynchronize(l.done[k]));  // its previous piece has left the buffer
+      std::memcpy(l.bounce[k]->data(), static_cast<const char*>(host) + i * kBounceBytes, size(i));
+      QGPU_CUDA(cudaMemcpyAsync(static_cast<char*>(device) + i * kBounceBytes, l.bounce[k]->data(), size(i),
+                                cudaMemcpyHostToDevice, l.s));
+      QGPU_CUDA(cudaEventRecord(l.done[k], l.s));
+      used[k] = true;
     }
-    for (auto& e : done)
-      if (e) cudaEventDestroy(e);
-    if (s) cudaStreamDestroy(s);
   });
-  if (failed) std::rethrow_exception(failed);
 }
 
 // Two bounce buffers: while the host copies chunk i out of one, the GPU copies chunk i + 1 into the other (a result
