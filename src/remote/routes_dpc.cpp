@@ -3,6 +3,7 @@
 #include <cstring>
 #include <optional>
 
+#include "core/result_memory.hpp"
 #include "dpc/com.hpp"
 #include "dpc/idpc.hpp"
 #include "dpc/pipeline.hpp"
@@ -218,7 +219,10 @@ void add_dpc_routes(httplib::Server& http, Context& ctx) {
                const auto f = bin > 1 ? binned_dpc(d, p, bin) : rotated_dpc(d, p);
                dpc::IdpcOptions o;
                o.padding = padding;
-               return f32_body(dpc::idpc(f->row, f->col, o), format, look);
+               Image<float> phi = dpc::idpc(f->row, f->col, o);
+               Body body = f32_body(phi, format, look);
+               recycle_result(std::move(phi));  // its memory for the next iDPC of this size (core/result_memory.hpp)
+               return body;
              });
            }));
 }
