@@ -44,6 +44,7 @@
 #include "detector/virtual_detector.hpp"
 #include "dpc/com.hpp"
 #include "dpc/idpc.hpp"
+#include "dpc/pipeline.hpp"
 #include "ssb/ssb.hpp"
 #include "resident/scan_bin.hpp"
 #include "resident/encoded/encoded_resident.hpp"
@@ -308,6 +309,29 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
   ms = median_ms(idpc_given_back);
   std::printf("| CoM -> DPC -> iDPC, basis, each image's memory given back | %.2f ms |\n", ms);
   std::printf("CoM -> DPC -> iDPC (memory given back) stages: %s\n", stages_of(idpc_given_back).c_str());
+  // The same chain as dpc::run_pipeline runs it (Python's dpc.pipeline, qgpu image): the CoM maps stay on the GPU,
+  // the field is made and integrated there while the host makes the DPC and field it returns; nothing goes up.
+  {
+    dpc::PipelineParams pp;
+    pp.idpc = true;
+    pp.rotation = dpc::Rotation{-15.0, false};  // as the viewer's rotation slider gives it
+    const auto pipeline_given_back = [&] {
+      dpc::PipelineResult pr = dpc::run_pipeline(ds, pp);
+      for (Image<float>* im : {&pr.com.com_row, &pr.com.com_col, &pr.dpc.dpc_row, &pr.dpc.dpc_col, &pr.field_row,
+                               &pr.field_col, &*pr.idpc})
+        recycle_result(std::move(*im));
+    };
+    ms = median_ms(pipeline_given_back);
+    bool same = false;  // the steps one by one (the field uploaded): the same potential, bit for bit
+    {
+      const dpc::PipelineResult pr = dpc::run_pipeline(ds, pp);
+      const auto [fr, fc] = dpc::rotate_field(dpc::centered_dpc(dpc::center_of_mass(ds)), -15.0, false);
+      same = pr.idpc->data == dpc::idpc(fr, fc).data;
+    }
+    std::printf("| CoM -> DPC -> rotation -> iDPC, dpc::run_pipeline (field made on the GPU), memory given back | %.2f ms | iDPC %s the steps' |\n",
+                ms, same ? "equal to" : "DIFFERS from");
+    std::printf("run_pipeline (memory given back) stages: %s\n", stages_of(pipeline_given_back).c_str());
+  }
   const detector::Center oc{c.first + 0.37 * r, c.second - 0.29 * r};
   ms = median_ms([&] { off = detector::bf(ds, r, oc); });
   std::printf("| BF off-centre (%.2f, %.2f), exact decode | %.2f ms | %s |\n", oc.first, oc.second, ms,

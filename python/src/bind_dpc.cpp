@@ -94,18 +94,19 @@ void bind_dpc(pyb::module_& m) {
     if (!rotation.is_none()) pp.rotation = dpc::Rotation{rotation.cast<double>(), transpose};
     pp.idpc = integrate;
     pp.idpc_options.padding = padding_of(padding);
-    const dpc::PipelineResult r = nogil([&] { return dpc::run_pipeline(ds, pp); });
+    dpc::PipelineResult r = nogil([&] { return dpc::run_pipeline(ds, pp); });  // its maps moved out below
     pyb::dict d;
     pyb::dict com_prov = to_python(r.com.provenance.to_json());
     com_prov["empty_frames"] = r.com.empty_frames;
-    d["com"] = pyb::make_tuple(image_to_python(r.com.com_row)[0], image_to_python(r.com.com_col)[0], com_prov);
-    d["dpc"] = pyb::make_tuple(image_to_python(r.dpc.dpc_row)[0], image_to_python(r.dpc.dpc_col)[0],
+    d["com"] = pyb::make_tuple(image_to_python(std::move(r.com.com_row))[0], image_to_python(std::move(r.com.com_col))[0],
+                               com_prov);
+    d["dpc"] = pyb::make_tuple(image_to_python(std::move(r.dpc.dpc_row))[0], image_to_python(std::move(r.dpc.dpc_col))[0],
                                to_python(r.dpc.provenance.to_json()));
-    d["field"] = pyb::make_tuple(image_to_python(r.field_row), image_to_python(r.field_col));
+    d["field"] = pyb::make_tuple(image_to_python(std::move(r.field_row)), image_to_python(std::move(r.field_col)));
     d["angle_deg"] = r.rotation.angle_deg;
     d["transpose"] = r.rotation.transpose;
     d["calibration"] = r.calibration ? pyb::object(rotation_to_python(*r.calibration)) : pyb::none();
-    d["idpc"] = r.idpc ? pyb::object(image_to_python(*r.idpc)) : pyb::none();
+    d["idpc"] = r.idpc ? pyb::object(image_to_python(std::move(*r.idpc))) : pyb::none();
     return d;
   }, pyb::arg("ds"), pyb::arg("reference") = pyb::none(), pyb::arg("rotation") = pyb::none(),
      pyb::arg("transpose") = false, pyb::arg("idpc") = true, pyb::arg("padding") = "mirror");

@@ -34,6 +34,14 @@ void validate_mask(const std::vector<std::uint8_t>& mask, const Shape4D& sh) {
   if (selected == 0) throw InvalidArgument("CoM mask selects no detector pixel");
 }
 
+void check_com_maps(const ComResult& com) {
+  const Image<float>& a = com.com_row;
+  const Image<float>& b = com.com_col;
+  if (a.rows != b.rows || a.cols != b.cols || a.data.size() != a.rows * a.cols || b.data.size() != a.data.size())
+    throw InvalidArgument("centered_dpc: CoM row and col maps differ in shape");
+  if (a.data.empty()) throw InvalidArgument("centered_dpc: empty CoM maps");
+}
+
 Image<float> make_map(std::vector<float> values, const Shape4D& sh, const Provenance& p, const char* component) {
   Image<float> im;
   im.rows = sh.scan_rows;
@@ -47,6 +55,12 @@ Image<float> make_map(std::vector<float> values, const Shape4D& sh, const Proven
 }  // namespace
 
 ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
+  return detail::center_of_mass(ds, options, nullptr);
+}
+
+namespace detail {
+
+ComResult center_of_mass(const Dataset& ds, const ComOptions& options, DeviceMaps* keep) {
   const Shape4D& sh = ds.shape();
   if (sh.frames() == 0 || sh.frame_pixels() == 0) throw InvalidArgument("CoM of an empty dataset");
   if (sh.frame_pixels() >= (std::size_t(1) << 32))
@@ -61,8 +75,8 @@ ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
   const bool counts = is_count_dtype(ds.dtype());
   detail::ComMaps maps = b > 1                           ? detail::com_binned(ds, mask, b)
                          : !counts                         ? detail::com_values(ds, mask)
-                         : ds.encoded()                    ? detail::com_encoded(ds, mask)
-                         : ds.backend() == Backend::cuda ? detail::com_cuda(ds, mask)
+                         : ds.encoded()                    ? detail::com_encoded(ds, mask, keep)
+                         : ds.backend() == Backend::cuda ? detail::com_cuda(ds, mask, keep)
                          : ds.backend() == Backend::vulkan ? detail::com_vulkan(ds, mask)
                                                          : detail::com_cpu(ds, mask);
 
@@ -101,47 +115,42 @@ ComResult center_of_mass(const Dataset& ds, const ComOptions& options) {
   return r;
 }
 
-DpcResult centered_dpc(const ComResult& com, std::optional<std::pair<double, double>> reference) {
+std::pair<double, double> mean_com(const ComResult& com) {
+  const std::vector<float>& a = com.com_row.data;
+  const std::vector<float>& b = com.com_col.data;
+  // Partial sums of fixed blocks on every core, added in order (the same bits on any machine).
+  const std::size_t n = a.size(), blocks = (n + kHostBlock - 1) / kHostBlock;
+  std::vector<double> part_r(blocks), part_c(blocks);
+  parallel_blocks(n, kHostBlock, [&](std::size_t i0, std::size_t i1) {
+    double sr = 0, sc = 0;
+    for (std::size_t i = i0; i < i1; ++i) {
+      sr += a[i];
+      sc += b[i];
+    }
+    part_r[i0 / kHostBlock] = sr;
+    part_c[i0 / kHostBlock] = sc;
+  });
+  double sr = 0, sc = 0;
+  for (std::size_t k = 0; k < blocks; ++k) {
+    sr += part_r[k];
+    sc += part_c[k];
+  }
+  return {sr / double(n), sc / double(n)};
+}
+
+DpcResult centered_dpc_at(const ComResult& com, std::pair<double, double> reference, bool given) {
+  check_com_maps(com);
   const Image<float>& a = com.com_row;
   const Image<float>& b = com.com_col;
-  if (a.rows != b.rows || a.cols != b.cols || a.data.size() != a.rows * a.cols || b.data.size() != a.data.size())
-    throw InvalidArgument("centered_dpc: CoM row and col maps differ in shape");
-  if (a.data.empty()) throw InvalidArgument("centered_dpc: empty CoM maps");
-
   DpcResult r;
-  if (reference) {
-    if (!std::isfinite(reference->first) || !std::isfinite(reference->second))
-      throw InvalidArgument("centered_dpc: reference centre is not finite");
-    r.ref_row = reference->first;
-    r.ref_col = reference->second;
-  } else {
-    // Partial sums of fixed blocks on every core, added in order (the same bits on any machine).
-    const std::size_t n = a.data.size(), blocks = (n + kHostBlock - 1) / kHostBlock;
-    std::vector<double> part_r(blocks), part_c(blocks);
-    parallel_blocks(n, kHostBlock, [&](std::size_t i0, std::size_t i1) {
-      double sr = 0, sc = 0;
-      for (std::size_t i = i0; i < i1; ++i) {
-        sr += a.data[i];
-        sc += b.data[i];
-      }
-      part_r[i0 / kHostBlock] = sr;
-      part_c[i0 / kHostBlock] = sc;
-    });
-    double sr = 0, sc = 0;
-    for (std::size_t k = 0; k < blocks; ++k) {
-      sr += part_r[k];
-      sc += part_c[k];
-    }
-    r.ref_row = sr / double(n);
-    r.ref_col = sc / double(n);
-  }
-
+  r.ref_row = reference.first;
+  r.ref_col = reference.second;
   // A small host operation on host maps; the result keeps the CoM's backend so that later steps run there too, and
   // the representation of the dataset the CoM came from.
   Provenance p = derived_provenance("dpc.centered_dpc", backend_name(backend_of(com.provenance)), com.provenance,
                                     {2, a.rows, a.cols}, {2, a.rows, a.cols},
                                     {{"reference", {r.ref_row, r.ref_col}},
-                                     {"reference_source", reference ? "given" : "mean_com"},
+                                     {"reference_source", given ? "given" : "mean_com"},
                                      {"com_backend", com.provenance.backend},
                                      {"computed_on", "host"}});
 
@@ -161,6 +170,15 @@ DpcResult centered_dpc(const ComResult& com, std::optional<std::pair<double, dou
   r.dpc_col = shifted(b, r.ref_col, "col");
   r.provenance = std::move(p);
   return r;
+}
+
+}  // namespace detail
+
+DpcResult centered_dpc(const ComResult& com, std::optional<std::pair<double, double>> reference) {
+  check_com_maps(com);
+  if (reference && (!std::isfinite(reference->first) || !std::isfinite(reference->second)))
+    throw InvalidArgument("centered_dpc: reference centre is not finite");
+  return detail::centered_dpc_at(com, reference ? *reference : detail::mean_com(com), reference.has_value());
 }
 
 }  // namespace qgpu::dpc

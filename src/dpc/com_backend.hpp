@@ -1,12 +1,14 @@
 #pragma once
 // Internal interface between the CoM dispatcher (dpc/com.cpp) and its two backends.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "dpc/com.hpp"
 #include "resident/basis/radial_basis.hpp"
 #include "resident/dataset.hpp"
 
@@ -20,11 +22,28 @@ struct ComMaps {
   std::string encoded_sums;  // how an encoded resident gave S, Sr, Sc (EncodedResident::moment_sums' `used`), else ""
 };
 
+// CoM maps left on the GPU for a following device step (dpc::run_pipeline integrates them there instead of sending
+// the host maps back up): `row` and `col` hold one float per frame each, the same bits as the host maps.
+struct DeviceMaps {
+  std::shared_ptr<const void> owner;  // the pooled device memory
+  const float* row = nullptr;
+  const float* col = nullptr;
+};
+
+// center_of_mass (com.hpp) that also leaves the maps on the GPU in *keep when a full-resolution cuda path made them
+// there (dense or encoded counts); keep is left empty otherwise.
+ComResult center_of_mass(const Dataset& ds, const ComOptions& options, DeviceMaps* keep);
+// The mean of the CoM maps (centered_dpc's default reference): double partial sums of fixed blocks, added in order.
+std::pair<double, double> mean_com(const ComResult& com);
+// centered_dpc with its reference worked out (given: from the caller, else the mean CoM).
+DpcResult centered_dpc_at(const ComResult& com, std::pair<double, double> reference, bool given);
+
 // mask: nullptr (whole detector) or det_rows * det_cols values, each 0 or 1 (validated by the caller).
 // Both raise Error when the exact sums may have wrapped (see com_sums_may_wrap).
 ComMaps com_cpu(const Dataset& ds, const std::uint8_t* mask);   // ds.backend() == cpu
-ComMaps com_cuda(const Dataset& ds, const std::uint8_t* mask);  // ds.backend() == cuda
-ComMaps com_encoded(const Dataset& ds, const std::uint8_t* mask);  // ds.encoded(): either backend
+// keep (cuda paths): where to leave the device maps (DeviceMaps), or nullptr.
+ComMaps com_cuda(const Dataset& ds, const std::uint8_t* mask, DeviceMaps* keep = nullptr);  // ds.backend() == cuda
+ComMaps com_encoded(const Dataset& ds, const std::uint8_t* mask, DeviceMaps* keep = nullptr);  // ds.encoded()
 // ds.backend() == vulkan: S, Sr, Sc exact on the device (detector/vulkan weighted_sums), the division on the host
 // with com_from_sums, so the maps are the CPU reference's bits.
 ComMaps com_vulkan(const Dataset& ds, const std::uint8_t* mask);
@@ -36,7 +55,7 @@ ComMaps com_values(const Dataset& ds, const std::uint8_t* mask);
 // scan-binned copy when its bin divides b (one decode of its frames), else from three binned virtual images.
 ComMaps com_binned(const Dataset& ds, const std::uint8_t* mask, std::size_t b);
 // The encoded CoM of a GPU-resident encoded dataset, sums and division on the device (com_encoded's cuda path).
-ComMaps com_encoded_cuda(const Dataset& ds, const std::uint8_t* mask);
+ComMaps com_encoded_cuda(const Dataset& ds, const std::uint8_t* mask, DeviceMaps* keep = nullptr);
 // com_binned of a GPU-resident encoded dataset on the device (sums, division; only the float maps come back): from
 // the radial basis binned on the GPU where the mask is a union of its shells, else from its scan-binned copy at
 // exactly bin b. nullopt when neither answers (com_binned's host paths then do).

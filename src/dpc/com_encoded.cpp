@@ -17,10 +17,10 @@ nlohmann::json basis_json(const RadialBasis& b, const RadialBasis::Ranges& shell
   return {{"center", {b.center_row(), b.center_col()}}, {"radii", RadialBasis::radii_json(shells)}};
 }
 
-ComMaps com_encoded(const Dataset& ds, const std::uint8_t* mask) {
+ComMaps com_encoded(const Dataset& ds, const std::uint8_t* mask, DeviceMaps* keep) {
   const EncodedResident* e = ds.encoded();
   if (!e) throw Error("encoded CoM on a dense dataset");
-  if (e->backend() == Backend::cuda) return com_encoded_cuda(ds, mask);
+  if (e->backend() == Backend::cuda) return com_encoded_cuda(ds, mask, keep);
   const Shape4D& sh = ds.shape();
   const RadialBasis* basis = e->radial_basis();
   const auto shells = basis ? basis->match(mask) : std::nullopt;

@@ -2,10 +2,14 @@
 // Internal: the Fourier integration of a gradient field extended to a periodic one (mirror or zero padding), per
 // backend, and what both share: the padding rule and the k-space filter.
 #include <cstddef>
+#include <functional>
 #include <vector>
 
-#include "core/numbers.hpp"
 #include "core/hd.hpp"
+#include "core/image.hpp"
+#include "core/numbers.hpp"
+#include "device/device.hpp"
+#include "dpc/idpc.hpp"
 
 namespace qgpu::dpc::detail {
 
@@ -21,9 +25,35 @@ struct PaddedField {
   double step_row = 1, step_col = 1;
 };
 
+// idpc's checks of the options alone (pad against padding, steps): InvalidArgument.
+void check_idpc_options(const IdpcOptions& o);
+// The padded domain of a rows x cols field under (checked) options, without data pointers; InvalidArgument when it
+// is too large for the transforms.
+PaddedField padded_geometry(std::size_t rows, std::size_t cols, const IdpcOptions& o);
+// The provenance idpc gives the potential of (grad_row, grad_col) integrated on `backend` over f.
+Provenance idpc_provenance(const Image<float>& grad_row, const Image<float>& grad_col, Backend backend,
+                           const PaddedField& f, const IdpcOptions& o);
+
 // rows * cols potential, cropped from the padded domain's (zero mean there). FFTW double / cuFFT complex64.
+// cuFFT: the gradients' finiteness is checked on the GPU (InvalidArgument, as idpc's host check for the others).
 std::vector<float> integrate_fftw(const PaddedField& f);
 std::vector<float> integrate_cufft(const PaddedField& f);
+
+// The rotated centred DPC of CoM maps already on the GPU (DeviceMaps): at each position
+//   d = float(double(com) - ref) per component, (fr, fc) = transpose ? (d_col, d_row) : (d_row, d_col),
+//   field_row = float(cos fr - sin fc), field_col = float(sin fr + cos fc),
+// the arithmetic of centered_dpc and rotate_field (no contraction on either side: the same bits).
+struct DeviceComField {
+  const float* com_row = nullptr;
+  const float* com_col = nullptr;
+  double ref_row = 0, ref_col = 0, cos = 1, sin = 0;
+  bool transpose = false;
+};
+// cuFFT integration of that field (f: padded_geometry, no data pointers) without sending it up: the GPU work is
+// queued, `meanwhile` runs on the calling thread (dpc::run_pipeline makes the host's DPC and field there), then the
+// potential comes back. When meanwhile throws, the GPU work is waited for before the exception goes on.
+std::vector<float> integrate_cufft_com(const DeviceComField& field, const PaddedField& f,
+                                       const std::function<void()>& meanwhile);
 // vulkan: one VkFFT C2C of G_row + i G_col each way, complex64 (dpc/vulkan/idpc_vkfft.cpp).
 std::vector<float> integrate_vkfft(const PaddedField& f);
 

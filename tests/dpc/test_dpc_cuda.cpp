@@ -8,7 +8,10 @@
 #include "dpc/com.hpp"
 #include "device/cuda/buffer_pool.hpp"
 #include "dpc/idpc.hpp"
+#include "dpc/pipeline.hpp"
 #include "dpc_fixtures.hpp"
+#include "parallax/parallax_fixtures.hpp"
+#include "resident/encoded/encoded_resident.hpp"
 #include "support/cuda_required.hpp"
 #include "support/gpu_backends.hpp"
 
@@ -254,7 +257,106 @@ TEST_P(IdpcGpu, MixedBackendsRefused) {
   EXPECT_THROW(idpc(on_backend(f.grad_row, GetParam()), f.grad_col), InvalidArgument);
 }
 
+// The GPU checks the gradients as it pads them (no host pass): a non-finite value is refused all the same.
+TEST_P(IdpcGpu, NonFiniteGradientsRefusedOnTheDevice) {
+  QGPU_REQUIRE_BACKEND(GetParam());
+  const auto f = testing::gaussian_field(40, 30, 215);
+  for (const float bad : {std::nanf(""), INFINITY}) {
+    Image<float> col = f.grad_col;
+    col.data[29 * 30 + 17] = bad;  // the last row: inside the source, read once per mirror copy
+    EXPECT_THROW(idpc(on_backend(f.grad_row, GetParam()), on_backend(col, GetParam())), InvalidArgument);
+  }
+  // and the next request of that size is answered (the flag is cleared each time)
+  const Image<float> c = idpc(f.grad_row, f.grad_col);
+  const Image<float> g = idpc(on_backend(f.grad_row, GetParam()), on_backend(f.grad_col, GetParam()));
+  EXPECT_LE(testing::relative_difference(g, c), 1e-5);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, IdpcGpu, QGPU_GPU_BACKENDS);
+
+// dpc::run_pipeline on a GPU-resident dataset integrates the field it makes from the CoM maps kept on the GPU (the
+// field is not sent back up): every product equals the steps called one by one (whose iDPC uploads the host field)
+// bit for bit, dense and encoded (the radial basis' CoM), rotation given or calibrated, every padding.
+void expect_chain_equals_steps(const Dataset& ds, const PipelineParams& p, const std::string& what) {
+  SCOPED_TRACE(what);
+  const PipelineResult r = run_pipeline(ds, p);
+  const ComResult com = center_of_mass(ds);
+  const DpcResult d = centered_dpc(com, p.reference);
+  const Rotation rot = p.rotation ? *p.rotation : Rotation{r.calibration->angle_deg, r.calibration->transpose};
+  if (!p.rotation) {
+    const RotationResult cal = calibrate_rotation(ds, d);
+    EXPECT_EQ(cal.angle_deg, rot.angle_deg);
+    EXPECT_EQ(cal.transpose, rot.transpose);
+  }
+  const auto [fr, fc] = rotate_field(d, rot.angle_deg, rot.transpose);
+  const Image<float> phi = idpc(fr, fc, p.idpc_options);
+  EXPECT_EQ(r.com.com_row.data, com.com_row.data);
+  EXPECT_EQ(r.com.com_col.data, com.com_col.data);
+  EXPECT_EQ(r.dpc.ref_row, d.ref_row);
+  EXPECT_EQ(r.dpc.dpc_row.data, d.dpc_row.data);
+  EXPECT_EQ(r.dpc.dpc_col.data, d.dpc_col.data);
+  EXPECT_EQ(r.field_row.data, fr.data);
+  EXPECT_EQ(r.field_col.data, fc.data);
+  ASSERT_TRUE(r.idpc.has_value());
+  ASSERT_EQ(r.idpc->data.size(), phi.data.size());
+  EXPECT_EQ(std::memcmp(r.idpc->data.data(), phi.data.data(), phi.data.size() * sizeof(float)), 0);
+  EXPECT_EQ(r.idpc->provenance.backend, "cuda");
+  EXPECT_EQ(r.idpc->provenance.parameters.at("padding"), phi.provenance.parameters.at("padding"));
+  EXPECT_EQ(r.idpc->provenance.parameters.at("pad_row"), phi.provenance.parameters.at("pad_row"));
+  EXPECT_TRUE(r.idpc->provenance.parameters.contains("field_from"));
+  // and the CPU reference of the same chain within the cuFFT tolerance
+  const Image<float> cpu_phi = idpc(on_backend(fr, Backend::cpu), on_backend(fc, Backend::cpu), p.idpc_options);
+  EXPECT_LE(testing::relative_difference(*r.idpc, cpu_phi), 1e-5);
+}
+
+TEST(PipelineGpu, DeviceChainEqualsTheStepsBitForBit) {
+  QGPU_REQUIRE_CUDA();
+  const Dataset host = testing::poisson_dataset<std::uint16_t>({24, 20, 32, 32}, 400.0, 331);
+  const Dataset dense = host.to_device();
+  RadialBasisRequest basis;
+  basis.enabled = basis.required = true;
+  basis.center = {{15.5, 15.5}};
+  const Dataset encoded = encode_with_radial_basis(dense, basis);
+  ASSERT_NE(encoded.encoded()->radial_basis(), nullptr);
+  const Dataset plain_encoded = dense.to_encoded(64);  // the moment-sums CoM
+  for (const IdpcPadding padding : {IdpcPadding::mirror, IdpcPadding::zeros, IdpcPadding::periodic}) {
+    PipelineParams p;
+    p.idpc = true;
+    p.idpc_options.padding = padding;
+    p.rotation = Rotation{-37.5, true};
+    expect_chain_equals_steps(dense, p, "dense, " + idpc_padding_name(padding));
+    expect_chain_equals_steps(encoded, p, "encoded with the basis, " + idpc_padding_name(padding));
+    expect_chain_equals_steps(plain_encoded, p, "encoded, " + idpc_padding_name(padding));
+    p.reference = std::pair<double, double>{15.25, 16.0};
+    p.rotation = Rotation{112.0, false};
+    expect_chain_equals_steps(encoded, p, "given reference, " + idpc_padding_name(padding));
+  }
+  // the calibrated rotation (the parallax fallback on this defocused sample), steps and result as on the host
+  PipelineParams p;
+  p.idpc = true;
+  std::vector<std::string> steps;
+  p.on_step = [&](const std::string& s) { steps.push_back(s); };
+  expect_chain_equals_steps(parallax::testing::dataset(150).to_device(), p, "calibrated");
+  EXPECT_EQ(steps, (std::vector<std::string>{"dpc", "rotation", "field", "idpc"}));
+}
+
+TEST(PipelineGpu, DeviceChainRefusesWhatTheStepsRefuse) {
+  QGPU_REQUIRE_CUDA();
+  const Dataset ds = testing::poisson_dataset<std::uint16_t>({8, 8, 16, 16}, 200.0, 332).to_device();
+  PipelineParams p;
+  p.idpc = true;
+  p.rotation = Rotation{10, false};
+  p.reference = std::pair<double, double>{NAN, 1.0};
+  EXPECT_THROW(run_pipeline(ds, p), InvalidArgument);
+  p.reference.reset();
+  p.rotation = Rotation{INFINITY, false};
+  EXPECT_THROW(run_pipeline(ds, p), InvalidArgument);
+  p.rotation = Rotation{10, false};
+  p.idpc_options.pad = 3;  // mirror padding has a fixed size
+  EXPECT_THROW(run_pipeline(ds, p), InvalidArgument);
+  p.idpc_options.pad = 0;
+  EXPECT_TRUE(run_pipeline(ds, p).idpc.has_value());  // and then answers
+}
 
 // Centred DPC keeps the CoM's backend (a host operation on host maps), so the chain's later steps run there too;
 // its values equal the CPU reference's bit for bit since the CoM does.

@@ -6,9 +6,12 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "core/result_memory.hpp"
+#include "device/cuda/buffer_pool.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/device_buffer.hpp"
 #include "dpc/com_backend.hpp"
@@ -151,7 +154,7 @@ void launch(const void* data, const void* mask, std::size_t frames, const FrameG
   QGPU_CUDA_LAUNCHED(vec ? "com_vec_kernel" : "com_scalar_kernel");
 }
 
-template <class T> ComMaps com_typed(const Dataset& ds, const std::uint8_t* mask) {
+template <class T> ComMaps com_typed(const Dataset& ds, const std::uint8_t* mask, DeviceMaps* keep) {
   const Shape4D& sh = ds.shape();
   const std::size_t frames = sh.frames(), fp = sh.frame_pixels();
   if (frames > std::size_t(INT_MAX)) throw InvalidArgument("CoM (cuda): more than 2^31 - 1 frames");
@@ -169,21 +172,23 @@ template <class T> ComMaps com_typed(const Dataset& ds, const std::uint8_t* mask
     d_mask = DeviceBuffer(fp * sizeof(T));
     d_mask.upload(m.data(), fp * sizeof(T));
   }
-  DeviceBuffer d_rows(frames * sizeof(float)), d_cols(frames * sizeof(float));
+  // Both maps in one pooled buffer (no cudaMalloc per call), left to the caller through keep.
+  std::shared_ptr<DeviceBuffer> d_maps = pooled_buffer(2 * frames * sizeof(float));
+  float* const d_rows = d_maps->as<float>();
+  float* const d_cols = d_rows + frames;
   DeviceBuffer d_flags(16);  // [0, 8): empty-frame count, [8, 12): wrapped flag
   QGPU_CUDA(cudaMemset(d_flags.data(), 0, d_flags.bytes()));
   auto* empty = static_cast<unsigned long long*>(d_flags.data());
   auto* wrapped = reinterpret_cast<int*>(static_cast<char*>(d_flags.data()) + 8);
 
-  launch<T>(ds.device_buffer().data(), mask ? d_mask.data() : nullptr, frames, g, d_rows.as<float>(),
-            d_cols.as<float>(), empty, wrapped);
+  launch<T>(ds.device_buffer().data(), mask ? d_mask.data() : nullptr, frames, g, d_rows, d_cols, empty, wrapped);
   QGPU_CUDA(cudaDeviceSynchronize());
 
   ComMaps out;
-  out.row.resize(frames);
-  out.col.resize(frames);
-  d_rows.download(out.row.data(), frames * sizeof(float));
-  d_cols.download(out.col.data(), frames * sizeof(float));
+  out.row = result_vector<float>(frames);  // recycled memory, or fresh with huge pages
+  out.col = result_vector<float>(frames);
+  download_bytes(out.row.data(), d_rows, frames * sizeof(float));
+  download_bytes(out.col.data(), d_cols, frames * sizeof(float));
   unsigned long long n_empty = 0;
   int was_wrapped = 0;
   d_flags.download(&n_empty, sizeof(n_empty), 0);
@@ -191,13 +196,14 @@ template <class T> ComMaps com_typed(const Dataset& ds, const std::uint8_t* mask
   if (was_wrapped)
     throw Error("CoM: a frame's weighted sums exceed the exact uint64 range (counts too large for this detector)");
   out.empty_frames = n_empty;
+  if (keep) *keep = DeviceMaps{d_maps, d_rows, d_cols};
   return out;
 }
 
 }  // namespace
 
-ComMaps com_cuda(const Dataset& ds, const std::uint8_t* mask) {
-  return dispatch_count_dtype(ds.dtype(), [&](auto t) { return com_typed<decltype(t)>(ds, mask); });
+ComMaps com_cuda(const Dataset& ds, const std::uint8_t* mask, DeviceMaps* keep) {
+  return dispatch_count_dtype(ds.dtype(), [&](auto t) { return com_typed<decltype(t)>(ds, mask, keep); });
 }
 
 }  // namespace qgpu::dpc::detail

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -52,11 +53,15 @@ __global__ void com_finish_kernel(const unsigned long long* s, const unsigned lo
   if ((threadIdx.x & 31u) == 0 && n) atomicAdd(&flags->empty, static_cast<unsigned long long>(n));
 }
 
-// The CoM of every frame from its sums S, Sr, Sc (device), downloaded with the kernel's flags (synchronised).
+// The CoM of every frame from its sums S, Sr, Sc (device) into `maps` (2 x frames floats), downloaded with the
+// kernel's flags (synchronised); `maps` is left to the caller (DeviceMaps) when keep is set.
 // Raises when a frame's weighted sums may have wrapped.
 ComMaps finish_com(const Shape4D& sh, std::size_t frames, const unsigned long long* s, const unsigned long long* sr,
-                   const unsigned long long* sc, float* rows, Flags* flags, Flags& f, cudaStream_t stream,
-                   const char* what) {
+                   const unsigned long long* sc, Flags* flags, Flags& f, cudaStream_t stream, const char* what,
+                   DeviceMaps* keep) {
+  // Pooled either way (no cudaMalloc per call); kept alive past this call only through keep.
+  std::shared_ptr<DeviceBuffer> maps = pooled_buffer(2 * frames * sizeof(float));
+  float* const rows = maps->as<float>();
   const auto blocks = static_cast<unsigned>((frames + kThreads - 1) / kThreads);
   com_finish_kernel<<<blocks, kThreads, 0, stream>>>(s, sr, sc, frames, (double(sh.det_rows) - 1) / 2,
                                                      (double(sh.det_cols) - 1) / 2,
@@ -73,17 +78,18 @@ ComMaps finish_com(const Shape4D& sh, std::size_t frames, const unsigned long lo
   // 2 x 16.8 MB of a 2048x2048 scan at a few GB/s (s14b: the basis CoM took 22 ms).
   download_bytes(out.row.data(), rows, frames * sizeof(float));
   download_bytes(out.col.data(), rows + frames, frames * sizeof(float));
+  if (keep) *keep = DeviceMaps{maps, rows, rows + frames};
   return out;
 }
 
 // S (the stored totals without a mask at full resolution), Sr and Sc from the basis' prefix images (summed over
 // b x b blocks of positions when scan-binned), then the same finish kernel.
 ComMaps com_from_basis(const Dataset& ds, const RadialBasis& basis, const RadialBasis::Ranges& shells, bool masked,
-                       std::size_t b = 1) {
+                       std::size_t b, DeviceMaps* keep) {
   const Shape4D& sh = ds.shape();
   const std::size_t frames = (sh.scan_rows / b) * (sh.scan_cols / b);
   if ((frames + kThreads - 1) / kThreads > std::size_t(INT_MAX)) throw InvalidArgument("CoM (basis, cuda): too many frames");
-  LeasedBuffer d_sums(3 * frames * sizeof(std::uint64_t)), d_maps(2 * frames * sizeof(float)), d_flags(sizeof(Flags));
+  LeasedBuffer d_sums(3 * frames * sizeof(std::uint64_t)), d_flags(sizeof(Flags));
   const cudaStream_t stream = nullptr;
   QGPU_CUDA(cudaMemsetAsync(d_flags.data(), 0, sizeof(Flags), stream));
   auto* const sums = d_sums.as<std::uint64_t>();
@@ -96,7 +102,7 @@ ComMaps com_from_basis(const Dataset& ds, const RadialBasis& basis, const Radial
   const auto* const sc = sr + frames;
   auto* const flags = d_flags.as<Flags>();
   Flags f;
-  ComMaps out = finish_com(sh, frames, s, sr, sc, d_maps.as<float>(), flags, f, stream, "basis CoM finish");
+  ComMaps out = finish_com(sh, frames, s, sr, sc, flags, f, stream, "basis CoM finish", keep);
   if (f.wrapped)
     throw Error("CoM: a frame's weighted sums exceed the exact uint64 range (counts too large for this detector)");
   out.empty_frames = f.empty;
@@ -106,7 +112,7 @@ ComMaps com_from_basis(const Dataset& ds, const RadialBasis& basis, const Radial
 
 }  // namespace
 
-ComMaps com_encoded_cuda(const Dataset& ds, const std::uint8_t* mask) {
+ComMaps com_encoded_cuda(const Dataset& ds, const std::uint8_t* mask, DeviceMaps* keep) {
   const EncodedResident* e = ds.encoded();
   if (!e || e->backend() != Backend::cuda) throw Error("encoded CoM (cuda) on a dataset not encoded on the GPU");
   const Shape4D& sh = ds.shape();
@@ -114,11 +120,11 @@ ComMaps com_encoded_cuda(const Dataset& ds, const std::uint8_t* mask) {
   if ((frames + kThreads - 1) / kThreads > std::size_t(INT_MAX))
     throw InvalidArgument("CoM (encoded, cuda): too many frames");
   if (const RadialBasis* basis = e->radial_basis()) {  // a union of its shells: S, Sr, Sc from its prefix images
-    if (const auto shells = basis->match(mask)) return com_from_basis(ds, *basis, *shells, mask != nullptr);
+    if (const auto shells = basis->match(mask)) return com_from_basis(ds, *basis, *shells, mask != nullptr, 1, keep);
   }
   // S, Sr, Sc: the mask's streams decoded, or the stored totals and moment totals minus the cheaper complement's
   // (EncodedResident::moment_sums_device).
-  LeasedBuffer d_sums(3 * frames * sizeof(std::uint64_t)), d_maps(2 * frames * sizeof(float)), d_flags(sizeof(Flags));
+  LeasedBuffer d_sums(3 * frames * sizeof(std::uint64_t)), d_flags(sizeof(Flags));
   const cudaStream_t stream = nullptr;  // the legacy default stream, as the other encoded queries
   QGPU_CUDA(cudaMemsetAsync(d_flags.data(), 0, sizeof(Flags), stream));
   auto* const flags = d_flags.as<Flags>();
@@ -128,7 +134,7 @@ ComMaps com_encoded_cuda(const Dataset& ds, const std::uint8_t* mask) {
   const auto* const sr = s + frames;
   const auto* const sc = sr + frames;
   Flags f;
-  ComMaps out = finish_com(sh, frames, s, sr, sc, d_maps.as<float>(), flags, f, stream, "encoded CoM finish");
+  ComMaps out = finish_com(sh, frames, s, sr, sc, flags, f, stream, "encoded CoM finish", keep);
   if (f.malformed) throw FormatError("encoded resident: a malformed stream in masked_sum");
   if (f.wrapped)
     throw Error("CoM: a frame's weighted sums exceed the exact uint64 range (counts too large for this detector)");
@@ -142,7 +148,7 @@ std::optional<ComMaps> com_encoded_cuda_binned(const Dataset& ds, const std::uin
   if (!e || e->backend() != Backend::cuda) return std::nullopt;
   const Shape4D& sh = ds.shape();
   if (const RadialBasis* basis = e->radial_basis())
-    if (const auto shells = basis->match(mask)) return com_from_basis(ds, *basis, *shells, mask != nullptr, b);
+    if (const auto shells = basis->match(mask)) return com_from_basis(ds, *basis, *shells, mask != nullptr, b, nullptr);
   const auto copy = e->scan_binned(b);
   if (!copy || copy->backend() != Backend::cuda || sh.scan_rows / copy->shape().scan_rows != b) return std::nullopt;
   // The copy's frames are the b x b blocks: their CoM is the binned CoM.
