@@ -23,16 +23,21 @@ struct ComMaps {
 };
 
 // CoM maps left on the GPU for a following device step (dpc::run_pipeline integrates them there instead of sending
-// the host maps back up): `row` and `col` hold one float per frame each, the same bits as the host maps.
+// the host maps back up): `row` and `col` hold one float per frame each, the same bits as the host maps would.
 struct DeviceMaps {
   std::shared_ptr<const void> owner;  // the pooled device memory
   const float* row = nullptr;
   const float* col = nullptr;
+  std::size_t frames = 0;
 };
 
-// center_of_mass (com.hpp) that also leaves the maps on the GPU in *keep when a full-resolution cuda path made them
-// there (dense or encoded counts); keep is left empty otherwise.
+// center_of_mass (com.hpp) that, when a full-resolution cuda path made the maps (dense or encoded counts), leaves
+// them on the GPU in *keep without downloading them: the result's maps then have their shape and provenance but no
+// values until download_maps. Otherwise (keep->row stays null) the result is center_of_mass's.
 ComResult center_of_mass(const Dataset& ds, const ComOptions& options, DeviceMaps* keep);
+// The kept maps into com's maps (pageable host memory, the shared download; ordered after the legacy default
+// stream's work).
+void download_maps(const DeviceMaps& maps, ComResult& com);
 // The mean of the CoM maps (centered_dpc's default reference): double partial sums of fixed blocks, added in order.
 std::pair<double, double> mean_com(const ComResult& com);
 // centered_dpc with its reference worked out (given: from the caller, else the mean CoM).

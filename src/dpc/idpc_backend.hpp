@@ -3,6 +3,7 @@
 // backend, and what both share: the padding rule and the k-space filter.
 #include <cstddef>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "core/hd.hpp"
@@ -38,24 +39,29 @@ Provenance idpc_provenance(const Image<float>& grad_row, const Image<float>& gra
 // cuFFT: the gradients' finiteness is checked on the GPU (InvalidArgument, as idpc's host check for the others).
 std::vector<float> integrate_fftw(const PaddedField& f);
 std::vector<float> integrate_cufft(const PaddedField& f);
+// vulkan: one VkFFT C2C of G_row + i G_col each way, complex64 (dpc/vulkan/idpc_vkfft.cpp).
+std::vector<float> integrate_vkfft(const PaddedField& f);
 
 // The rotated centred DPC of CoM maps already on the GPU (DeviceMaps): at each position
 //   d = float(double(com) - ref) per component, (fr, fc) = transpose ? (d_col, d_row) : (d_row, d_col),
 //   field_row = float(cos fr - sin fc), field_col = float(sin fr + cos fc),
-// the arithmetic of centered_dpc and rotate_field (no contraction on either side: the same bits).
+// the arithmetic of centered_dpc and rotate_field (no contraction on either side: the same bits). ref: given, or
+// (mean_reference) the mean of the maps summed on the GPU in mean_com's order (the same bits as the host's).
 struct DeviceComField {
   const float* com_row = nullptr;
   const float* com_col = nullptr;
-  double ref_row = 0, ref_col = 0, cos = 1, sin = 0;
+  bool mean_reference = false;
+  double ref_row = 0, ref_col = 0;  // when given (not mean_reference)
+  double cos = 1, sin = 0;
   bool transpose = false;
 };
-// cuFFT integration of that field (f: padded_geometry, no data pointers) without sending it up: the GPU work is
-// queued, `meanwhile` runs on the calling thread (dpc::run_pipeline makes the host's DPC and field there), then the
-// potential comes back. When meanwhile throws, the GPU work is waited for before the exception goes on.
+// cuFFT integration of that field (f: padded_geometry, no data pointers) without sending it up. The GPU work is
+// queued on a stream of its own (it overlaps the caller's downloads), then `host_side(reference)` runs on another
+// host thread while this one waits for the GPU and downloads the potential; `reference()` waits for and returns the
+// reference used. An exception of either side is rethrown once both have ended.
+using ReferenceGetter = std::function<std::pair<double, double>()>;
 std::vector<float> integrate_cufft_com(const DeviceComField& field, const PaddedField& f,
-                                       const std::function<void()>& meanwhile);
-// vulkan: one VkFFT C2C of G_row + i G_col each way, complex64 (dpc/vulkan/idpc_vkfft.cpp).
-std::vector<float> integrate_vkfft(const PaddedField& f);
+                                       const std::function<void(const ReferenceGetter&)>& host_side);
 
 // Padded index q of an axis -> source index, and the sign the component normal to that axis takes there: 1 inside,
 // -1 inside a mirror copy (half-sample reflection), 0 in zero padding. Mirror reflections stay inside the source

@@ -67,10 +67,11 @@ PipelineResult run_pipeline(DpcResult dpc, const PipelineParams& params, const R
 
 namespace {
 
-// The chain of a GPU-resident dataset whose CoM maps stayed on the GPU (maps): the field is made from them there and
-// integrated (detail::integrate_cufft_com) while the host makes the centred DPC and the field it returns (the same
-// arithmetic: the same bits); only the potential comes back, the field never goes up. The same result as
-// run_pipeline(com, ...), step for step (tests/dpc/test_dpc_cuda.cpp).
+// The chain of a GPU-resident dataset whose CoM maps stayed on the GPU (maps, not yet downloaded): the field is
+// made from them there and integrated (detail::integrate_cufft_com, its own stream) while the maps come down and
+// the host makes the centred DPC and the field it returns (the same arithmetic: the same bits); the field never
+// goes up. With a given rotation the reference is the GPU's mean in the host's order; a calibration needs the
+// centred field on the host first. The same result as run_pipeline(com, ...) (tests/dpc/test_dpc_cuda.cpp).
 PipelineResult device_chain(ComResult com, const detail::DeviceMaps& maps, const PipelineParams& params,
                             const RotationCalibrator& calibrate) {
   PipelineResult r;
@@ -79,26 +80,44 @@ PipelineResult device_chain(ComResult com, const detail::DeviceMaps& maps, const
   const auto& given = params.reference;
   if (given && (!std::isfinite(given->first) || !std::isfinite(given->second)))
     throw InvalidArgument("centered_dpc: reference centre is not finite");
-  const std::pair<double, double> ref = given ? *given : detail::mean_com(r.com);
-  const auto centre = [&] { r.dpc = detail::centered_dpc_at(r.com, ref, given.has_value()); };
-  if (!params.rotation) {
-    centre();  // the calibration reads the centred field on the host
+  detail::check_idpc_options(params.idpc_options);
+  const detail::PaddedField geometry =
+      detail::padded_geometry(r.com.com_row.rows, r.com.com_row.cols, params.idpc_options);
+  detail::DeviceComField field{maps.row, maps.col};
+  bool have_maps = false;
+  if (!params.rotation) {  // the calibration reads the centred field on the host
+    {
+      const timing::Stage stage("transfer");
+      detail::download_maps(maps, r.com);
+    }
+    have_maps = true;
+    const std::pair<double, double> ref = given ? *given : detail::mean_com(r.com);
+    r.dpc = detail::centered_dpc_at(r.com, ref, given.has_value());
     if (!decide_rotation(r, params, calibrate)) return r;
+    std::tie(field.ref_row, field.ref_col) = ref;
   } else {
     r.rotation = *params.rotation;
+    field.mean_reference = !given;
+    if (given) std::tie(field.ref_row, field.ref_col) = *given;
   }
   if (!std::isfinite(r.rotation.angle_deg)) throw InvalidArgument("rotate_field: angle is not finite");
-  detail::check_idpc_options(params.idpc_options);
-  const detail::PaddedField geometry = detail::padded_geometry(r.com.com_row.rows, r.com.com_row.cols, params.idpc_options);
   step(params, "field");
   step(params, "idpc");
   const double t = r.rotation.angle_deg * (std::numbers::pi / 180.0);  // rotate_field's cos and sin
-  const detail::DeviceComField field{maps.row, maps.col, ref.first, ref.second, std::cos(t), std::sin(t),
-                                     r.rotation.transpose};
+  field.cos = std::cos(t);
+  field.sin = std::sin(t);
+  field.transpose = r.rotation.transpose;
   Image<float> phi;
-  phi.data = detail::integrate_cufft_com(field, geometry, [&] {
+  phi.data = detail::integrate_cufft_com(field, geometry, [&](const detail::ReferenceGetter& reference) {
+    if (!have_maps) {
+      {
+        const timing::Stage stage("transfer");
+        detail::download_maps(maps, r.com);
+      }
+      const timing::Stage stage("host");
+      r.dpc = detail::centered_dpc_at(r.com, reference(), given.has_value());
+    }
     const timing::Stage stage("host");
-    if (r.dpc.dpc_row.data.empty()) centre();
     std::tie(r.field_row, r.field_col) = rotate_field(r.dpc, r.rotation.angle_deg, r.rotation.transpose);
   });
   phi.rows = geometry.rows;
@@ -114,7 +133,7 @@ PipelineResult device_chain(ComResult com, const detail::DeviceMaps& maps, const
 PipelineResult run_pipeline(const Dataset& ds, const PipelineParams& params) {
   const RotationCalibrator calibrate = [&ds](const DpcResult& d) { return calibrate_rotation(ds, d); };
   if (!params.idpc || ds.backend() != Backend::cuda) return run_pipeline(center_of_mass(ds), params, calibrate);
-  detail::DeviceMaps maps;  // a GPU-resident dataset's CoM maps, kept there for the integration
+  detail::DeviceMaps maps;  // a GPU-resident dataset's CoM maps, kept there (not downloaded) for the integration
   ComResult com = detail::center_of_mass(ds, {}, &maps);
   if (!maps.row) return run_pipeline(std::move(com), params, calibrate);
   return device_chain(std::move(com), maps, params, calibrate);

@@ -331,6 +331,13 @@ TEST(PipelineGpu, DeviceChainEqualsTheStepsBitForBit) {
     p.rotation = Rotation{112.0, false};
     expect_chain_equals_steps(encoded, p, "given reference, " + idpc_padding_name(padding));
   }
+  // a scan of several of the mean's blocks (kHostBlock values each; the last one short): the GPU's mean in the host's
+  // order, the same bits
+  PipelineParams big;
+  big.idpc = true;
+  big.rotation = Rotation{71.0, false};
+  expect_chain_equals_steps(testing::poisson_dataset<std::uint16_t>({300, 261, 8, 8}, 60.0, 333).to_device(), big,
+                            "300 x 261 scan");
   // the calibrated rotation (the parallax fallback on this defocused sample), steps and result as on the host
   PipelineParams p;
   p.idpc = true;

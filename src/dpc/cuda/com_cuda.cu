@@ -185,10 +185,6 @@ template <class T> ComMaps com_typed(const Dataset& ds, const std::uint8_t* mask
   QGPU_CUDA(cudaDeviceSynchronize());
 
   ComMaps out;
-  out.row = result_vector<float>(frames);  // recycled memory, or fresh with huge pages
-  out.col = result_vector<float>(frames);
-  download_bytes(out.row.data(), d_rows, frames * sizeof(float));
-  download_bytes(out.col.data(), d_cols, frames * sizeof(float));
   unsigned long long n_empty = 0;
   int was_wrapped = 0;
   d_flags.download(&n_empty, sizeof(n_empty), 0);
@@ -196,11 +192,25 @@ template <class T> ComMaps com_typed(const Dataset& ds, const std::uint8_t* mask
   if (was_wrapped)
     throw Error("CoM: a frame's weighted sums exceed the exact uint64 range (counts too large for this detector)");
   out.empty_frames = n_empty;
-  if (keep) *keep = DeviceMaps{d_maps, d_rows, d_cols};
+  if (keep) {  // left on the GPU, not downloaded (download_maps)
+    *keep = DeviceMaps{d_maps, d_rows, d_cols, frames};
+    return out;
+  }
+  out.row = result_vector<float>(frames);  // recycled memory, or fresh with huge pages
+  out.col = result_vector<float>(frames);
+  download_bytes(out.row.data(), d_rows, frames * sizeof(float));
+  download_bytes(out.col.data(), d_cols, frames * sizeof(float));
   return out;
 }
 
 }  // namespace
+
+void download_maps(const DeviceMaps& maps, ComResult& com) {
+  com.com_row.data = result_vector<float>(maps.frames);  // recycled memory, or fresh with huge pages
+  com.com_col.data = result_vector<float>(maps.frames);
+  download_bytes(com.com_row.data.data(), maps.row, maps.frames * sizeof(float));
+  download_bytes(com.com_col.data.data(), maps.col, maps.frames * sizeof(float));
+}
 
 ComMaps com_cuda(const Dataset& ds, const std::uint8_t* mask, DeviceMaps* keep) {
   return dispatch_count_dtype(ds.dtype(), [&](auto t) { return com_typed<decltype(t)>(ds, mask, keep); });

@@ -53,8 +53,8 @@ __global__ void com_finish_kernel(const unsigned long long* s, const unsigned lo
   if ((threadIdx.x & 31u) == 0 && n) atomicAdd(&flags->empty, static_cast<unsigned long long>(n));
 }
 
-// The CoM of every frame from its sums S, Sr, Sc (device) into `maps` (2 x frames floats), downloaded with the
-// kernel's flags (synchronised); `maps` is left to the caller (DeviceMaps) when keep is set.
+// The CoM of every frame from its sums S, Sr, Sc (device) into pooled memory (2 x frames floats), downloaded with
+// the kernel's flags (synchronised); with keep, left on the GPU in *keep instead (the flags still come back).
 // Raises when a frame's weighted sums may have wrapped.
 ComMaps finish_com(const Shape4D& sh, std::size_t frames, const unsigned long long* s, const unsigned long long* sr,
                    const unsigned long long* sc, Flags* flags, Flags& f, cudaStream_t stream, const char* what,
@@ -69,16 +69,19 @@ ComMaps finish_com(const Shape4D& sh, std::size_t frames, const unsigned long lo
                                                      flags);
   QGPU_CUDA_LAUNCHED(what);
   ComMaps out;
-  out.row = result_vector<float>(frames);  // recycled memory, or fresh with huge pages: fewer faults
-  out.col = result_vector<float>(frames);
   f = Flags{};
   QGPU_CUDA(cudaMemcpyAsync(&f, flags, sizeof(Flags), cudaMemcpyDeviceToHost, stream));
   QGPU_CUDA(cudaStreamSynchronize(stream));
+  if (keep) {  // left on the GPU, not downloaded (download_maps)
+    *keep = DeviceMaps{maps, rows, rows + frames, frames};
+    return out;
+  }
+  out.row = result_vector<float>(frames);  // recycled memory, or fresh with huge pages: fewer faults
+  out.col = result_vector<float>(frames);
   // The maps through the shared download (pinned bounce buffers on several threads): two pageable copies moved the
   // 2 x 16.8 MB of a 2048x2048 scan at a few GB/s (s14b: the basis CoM took 22 ms).
   download_bytes(out.row.data(), rows, frames * sizeof(float));
   download_bytes(out.col.data(), rows + frames, frames * sizeof(float));
-  if (keep) *keep = DeviceMaps{maps, rows, rows + frames};
   return out;
 }
 
