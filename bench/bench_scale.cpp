@@ -332,6 +332,22 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
                 ms, same ? "equal to" : "DIFFERS from");
     std::printf("run_pipeline (memory given back) stages: %s\n", stages_of(pipeline_given_back).c_str());
   }
+  // What the service's /idpc does at full resolution after its first answer (remote/routes_dpc.cpp): the held
+  // calibrated field integrated (sent up each time), or the held centred DPC rotated as the request gives it, then
+  // integrated.
+  {
+    const dpc::DpcResult held = dpc::centered_dpc(dpc::center_of_mass(ds));
+    const auto field = dpc::rotate_field(held, -15.0, false);
+    const double held_ms = median_ms([&] { recycle_result(dpc::idpc(field.first, field.second)); });
+    const double given_ms = median_ms([&] {
+      auto [a, b] = dpc::rotate_field(held, -15.0, false);
+      recycle_result(dpc::idpc(a, b));
+      recycle_result(std::move(a));
+      recycle_result(std::move(b));
+    });
+    std::printf("| iDPC of the held field (the service once calibrated) / of the held DPC rotated as asked, memory given back | %.2f / %.2f ms |\n",
+                held_ms, given_ms);
+  }
   const detector::Center oc{c.first + 0.37 * r, c.second - 0.29 * r};
   ms = median_ms([&] { off = detector::bf(ds, r, oc); });
   std::printf("| BF off-centre (%.2f, %.2f), exact decode | %.2f ms | %s |\n", oc.first, oc.second, ms,

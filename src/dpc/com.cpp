@@ -11,6 +11,7 @@
 #include "core/host_bytes.hpp"
 #include "core/parallel_for.hpp"
 #include "dpc/com_backend.hpp"
+#include "dpc/com_math.hpp"
 #include "resident/dataset_provenance.hpp"
 #include "resident/scan_bin.hpp"
 
@@ -138,7 +139,7 @@ std::pair<double, double> mean_com(const ComResult& com) {
   return {sr / double(n), sc / double(n)};
 }
 
-DpcResult centered_dpc_at(const ComResult& com, std::pair<double, double> reference, bool given) {
+DpcResult centered_dpc_at(const ComResult& com, std::pair<double, double> reference, bool given, bool fill) {
   check_com_maps(com);
   const Image<float>& a = com.com_row;
   const Image<float>& b = com.com_col;
@@ -158,9 +159,9 @@ DpcResult centered_dpc_at(const ComResult& com, std::pair<double, double> refere
     Image<float> out;
     out.rows = in.rows;
     out.cols = in.cols;
-    out.data = result_vector<float>(in.data.size());  // every value written below
-    parallel_blocks(in.data.size(), kHostBlock, [&](std::size_t i0, std::size_t i1) {
-      for (std::size_t i = i0; i < i1; ++i) out.data[i] = static_cast<float>(double(in.data[i]) - ref);
+    out.data = result_vector<float>(in.data.size());  // every value written below (or by the caller)
+    if (fill) parallel_blocks(in.data.size(), kHostBlock, [&](std::size_t i0, std::size_t i1) {
+      for (std::size_t i = i0; i < i1; ++i) out.data[i] = detail::centred_value(in.data[i], ref);
     });
     out.provenance = p;
     out.provenance.parameters["component"] = component;

@@ -38,10 +38,24 @@ ComResult center_of_mass(const Dataset& ds, const ComOptions& options, DeviceMap
 // The kept maps into com's maps (pageable host memory, the shared download; ordered after the legacy default
 // stream's work).
 void download_maps(const DeviceMaps& maps, ComResult& com);
+// The same, making the centred DPC and the rotated field of every range of the maps as it arrives (one pass over
+// cache-warm values, on the download's threads): `dpc` from centered_dpc_at(..., fill = false) with its reference,
+// (field_row, field_col) from rotate_field_unfilled; cos / sin of the angle as rotate_field takes them.
+struct FieldFill {
+  DpcResult* dpc = nullptr;
+  Image<float>* field_row = nullptr;
+  Image<float>* field_col = nullptr;
+  double cos = 1, sin = 0;
+  bool transpose = false;
+};
+void download_maps(const DeviceMaps& maps, ComResult& com, const FieldFill& fill);
 // The mean of the CoM maps (centered_dpc's default reference): double partial sums of fixed blocks, added in order.
 std::pair<double, double> mean_com(const ComResult& com);
-// centered_dpc with its reference worked out (given: from the caller, else the mean CoM).
-DpcResult centered_dpc_at(const ComResult& com, std::pair<double, double> reference, bool given);
+// centered_dpc with its reference worked out (given: from the caller, else the mean CoM). fill = false: the maps
+// are allocated but not written (the caller writes every value with centred_value, com_math.hpp).
+DpcResult centered_dpc_at(const ComResult& com, std::pair<double, double> reference, bool given, bool fill = true);
+// rotate_field's result with its values allocated but not written (the caller writes every one with rotated_value).
+std::pair<Image<float>, Image<float>> rotate_field_unfilled(const DpcResult& dpc, double angle_deg, bool transpose);
 
 // mask: nullptr (whole detector) or det_rows * det_cols values, each 0 or 1 (validated by the caller).
 // Both raise Error when the exact sums may have wrapped (see com_sums_may_wrap).

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "core/result_memory.hpp"
 #include "core/stage_timing.hpp"
 #include "dpc/com_backend.hpp"
 #include "dpc/idpc_backend.hpp"
@@ -109,16 +110,17 @@ PipelineResult device_chain(ComResult com, const detail::DeviceMaps& maps, const
   field.transpose = r.rotation.transpose;
   Image<float> phi;
   phi.data = detail::integrate_cufft_com(field, geometry, [&](const detail::ReferenceGetter& reference) {
-    if (!have_maps) {
-      {
-        const timing::Stage stage("transfer");
-        detail::download_maps(maps, r.com);
-      }
-      const timing::Stage stage("host");
-      r.dpc = detail::centered_dpc_at(r.com, reference(), given.has_value());
+    if (have_maps) {  // calibrated: the centred DPC is here, the field made from it
+      std::tie(r.field_row, r.field_col) = rotate_field(r.dpc, r.rotation.angle_deg, r.rotation.transpose);
+      return;
     }
-    const timing::Stage stage("host");
-    std::tie(r.field_row, r.field_col) = rotate_field(r.dpc, r.rotation.angle_deg, r.rotation.transpose);
+    // the maps come down while each arrived range is centred and rotated (one pass, download_maps' threads)
+    for (Image<float>* im : {&r.com.com_row, &r.com.com_col}) im->data = result_vector<float>(maps.frames);
+    r.dpc = detail::centered_dpc_at(r.com, reference(), given.has_value(), false);
+    std::tie(r.field_row, r.field_col) =
+        detail::rotate_field_unfilled(r.dpc, r.rotation.angle_deg, r.rotation.transpose);
+    detail::download_maps(maps, r.com,
+                          {&r.dpc, &r.field_row, &r.field_col, field.cos, field.sin, r.rotation.transpose});
   });
   phi.rows = geometry.rows;
   phi.cols = geometry.cols;

@@ -17,6 +17,7 @@
 #include "core/fftw_planner.hpp"
 #include "core/host_bytes.hpp"
 #include "core/parallel_for.hpp"
+#include "dpc/com_math.hpp"
 
 namespace qgpu::dpc {
 
@@ -24,7 +25,7 @@ namespace {
 
 constexpr double kDeg = std::numbers::pi / 180.0;
 
-void check_field(const DpcResult& d, std::size_t min_extent, const char* what) {
+void check_field(const DpcResult& d, std::size_t min_extent, const char* what, bool values = true) {
   const Image<float>& a = d.dpc_row;
   const Image<float>& b = d.dpc_col;
   if (a.rows != b.rows || a.cols != b.cols || a.data.size() != a.rows * a.cols || b.data.size() != a.data.size())
@@ -33,7 +34,8 @@ void check_field(const DpcResult& d, std::size_t min_extent, const char* what) {
     throw InvalidArgument(std::string(what) + ": DPC maps of " + std::to_string(a.rows) + "x" +
                           std::to_string(a.cols) + " are too small (need at least " + std::to_string(min_extent) +
                           "x" + std::to_string(min_extent) + ")");
-  if (!all_finite(a.data, b.data)) throw InvalidArgument(std::string(what) + ": DPC maps hold non-finite values");
+  if (values && !all_finite(a.data, b.data))
+    throw InvalidArgument(std::string(what) + ": DPC maps hold non-finite values");
 }
 
 // Curl (A) and divergence (B) of the field (fr, fc) on the interior pixels, central differences.
@@ -349,29 +351,35 @@ std::string rotation_warning(const RotationResult& r) {
   return out;
 }
 
-std::pair<Image<float>, Image<float>> rotate_field(const DpcResult& dpc, double angle_deg, bool transpose) {
-  check_field(dpc, 1, "rotate_field");
-  if (!std::isfinite(angle_deg)) throw InvalidArgument("rotate_field: angle is not finite");
-  const auto& fr = transpose ? dpc.dpc_col.data : dpc.dpc_row.data;
-  const auto& fc = transpose ? dpc.dpc_row.data : dpc.dpc_col.data;
-  const double co = std::cos(angle_deg * kDeg), si = std::sin(angle_deg * kDeg);
+namespace detail {
 
+std::pair<Image<float>, Image<float>> rotate_field_unfilled(const DpcResult& dpc, double angle_deg, bool transpose) {
+  check_field(dpc, 1, "rotate_field", false);  // shapes only: the values are the caller's
+  if (!std::isfinite(angle_deg)) throw InvalidArgument("rotate_field: angle is not finite");
   Provenance p = host_provenance("dpc.rotate_field", dpc, {2, dpc.dpc_row.rows, dpc.dpc_row.cols});
   p.parameters.update({{"angle_deg", angle_deg}, {"transpose", transpose}});
   Image<float> out_r, out_c;
   for (Image<float>* im : {&out_r, &out_c}) {
     im->rows = dpc.dpc_row.rows;
     im->cols = dpc.dpc_row.cols;
-    im->data = result_vector<float>(fr.size());  // every value written below
+    im->data = result_vector<float>(dpc.dpc_row.data.size());  // every value written by the caller
     im->provenance = p;
   }
   out_r.provenance.parameters["component"] = "row";
   out_c.provenance.parameters["component"] = "col";
+  return {std::move(out_r), std::move(out_c)};
+}
+
+}  // namespace detail
+
+std::pair<Image<float>, Image<float>> rotate_field(const DpcResult& dpc, double angle_deg, bool transpose) {
+  check_field(dpc, 1, "rotate_field");
+  auto [out_r, out_c] = detail::rotate_field_unfilled(dpc, angle_deg, transpose);
+  const auto& fr = transpose ? dpc.dpc_col.data : dpc.dpc_row.data;
+  const auto& fc = transpose ? dpc.dpc_row.data : dpc.dpc_col.data;
+  const double co = std::cos(angle_deg * kDeg), si = std::sin(angle_deg * kDeg);
   parallel_blocks(fr.size(), kHostBlock, [&](std::size_t i0, std::size_t i1) {
-    for (std::size_t i = i0; i < i1; ++i) {
-      out_r.data[i] = static_cast<float>(co * fr[i] - si * fc[i]);
-      out_c.data[i] = static_cast<float>(si * fr[i] + co * fc[i]);
-    }
+    for (std::size_t i = i0; i < i1; ++i) detail::rotated_value(fr[i], fc[i], co, si, out_r.data[i], out_c.data[i]);
   });
   return {std::move(out_r), std::move(out_c)};
 }

@@ -8,6 +8,9 @@
 
 #include <cstdint>
 #include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <stdexcept>
 #include <vector>
 
 #include "core/error.hpp"
@@ -64,6 +67,44 @@ TEST(DeviceBufferCuda, LargeUploadsLandEveryByteAfterEarlierWork) {
     EXPECT_TRUE(std::all_of(back.begin(), back.begin() + offset, [](std::uint8_t v) { return v == 0xAB; }));
     EXPECT_TRUE(std::all_of(back.begin() + offset + bytes, back.end(), [](std::uint8_t v) { return v == 0xAB; }));
   }
+}
+
+// download_in_step: several arrays in ranges of the same elements, each range handed to on_range once, after every
+// array's values of it have arrived (on_range reads them), after earlier default-stream work; an on_range error
+// comes back to the caller.
+TEST(DeviceBufferCuda, DownloadInStepHandsEveryRangeOnceWithItsValues) {
+  QGPU_REQUIRE_CUDA();
+  for (const std::size_t count : {std::size_t{1}, std::size_t{1000}, (std::size_t(1) << 18) * 3 + 17}) {
+    SCOPED_TRACE(count);
+    std::vector<std::vector<std::uint32_t>> host(3, std::vector<std::uint32_t>(count));
+    std::vector<DeviceBuffer> dev;
+    for (std::size_t a = 0; a < 3; ++a) {
+      for (std::size_t i = 0; i < count; ++i) host[a][i] = static_cast<std::uint32_t>(i * 3 + a) * 2654435761u;
+      dev.emplace_back(count * 4 + 64);
+      ASSERT_EQ(cudaMemsetAsync(dev[a].data(), 0, dev[a].bytes(), nullptr), cudaSuccess);
+      dev[a].upload(host[a].data(), count * 4);
+    }
+    std::vector<std::vector<std::uint32_t>> got(3, std::vector<std::uint32_t>(count, 0xdeadbeefu));
+    std::vector<std::uint8_t> seen(count, 0);
+    std::atomic<std::size_t> wrong{0};
+    download_in_step({got[0].data(), got[1].data(), got[2].data()}, {dev[0].data(), dev[1].data(), dev[2].data()},
+                     count, 4, [&](std::size_t i0, std::size_t i1) {
+                       for (std::size_t i = i0; i < i1; ++i) {
+                         ++seen[i];
+                         for (std::size_t a = 0; a < 3; ++a) wrong += got[a][i] != host[a][i];
+                       }
+                     });
+    EXPECT_EQ(wrong.load(), 0u);
+    EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](std::uint8_t v) { return v == 1; }));
+    for (std::size_t a = 0; a < 3; ++a) EXPECT_EQ(got[a], host[a]);
+  }
+  std::vector<float> out(1 << 20);
+  DeviceBuffer d(out.size() * 4);
+  EXPECT_THROW(download_in_step({out.data()}, {d.data()}, out.size(), 4,
+                                [](std::size_t i0, std::size_t) {
+                                  if (i0 > 0) throw std::runtime_error("on_range failed");
+                                }),
+               std::runtime_error);
 }
 
 }  // namespace

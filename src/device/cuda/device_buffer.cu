@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "device/cuda/cuda_check.hpp"
+#include "core/error.hpp"
 #include "core/host_bytes.hpp"
 #include "core/parallel_for.hpp"
 #include "device/cuda/device_buffer.hpp"
@@ -314,6 +315,43 @@ void download_boxes(void* host, const std::vector<DownloadBox>& boxes) {
       }
       if (i >= pieces.size()) break;
       pending = &pieces[i];
+    }
+  });
+}
+
+void download_in_step(const std::vector<void*>& dsts, const std::vector<const void*>& srcs, std::size_t count,
+                      std::size_t element_bytes, const std::function<void(std::size_t, std::size_t)>& on_range) {
+  const std::size_t arrays = srcs.size();
+  if (dsts.size() != arrays || arrays == 0 || element_bytes == 0 || element_bytes * arrays > kBounceBytes)
+    throw Error("download_in_step: bad arrays");
+  if (count == 0) return;
+  // Ranges of at most 1 MiB per array (several per lane: the copies of one overlap the host's work on another), all
+  // arrays of a range in one bounce buffer.
+  const std::size_t per = std::max<std::size_t>(1, std::min(kBounceBytes / arrays, std::size_t(1) << 20) / element_bytes);
+  const std::size_t ranges = (count + per - 1) / per;
+  std::atomic<std::size_t> next{0};
+  run_copy_lanes(ranges, [&](CopyLane& l, const std::atomic<bool>& stop) {
+    std::size_t pending = ranges;  // issued into bounce[1 - k], not yet copied out
+    for (int k = 0;; k ^= 1) {
+      const std::size_t i = stop ? ranges : next.fetch_add(1);
+      if (i < ranges) {
+        const std::size_t i0 = i * per, bytes = (std::min(count, i0 + per) - i0) * element_bytes;
+        for (std::size_t a = 0; a < arrays; ++a)
+          QGPU_CUDA(cudaMemcpyAsync(static_cast<char*>(l.bounce[k]->data()) + a * per * element_bytes,
+                                    static_cast<const char*>(srcs[a]) + i0 * element_bytes, bytes,
+                                    cudaMemcpyDeviceToHost, l.s));
+        QGPU_CUDA(cudaEventRecord(l.done[k], l.s));
+      }
+      if (pending < ranges) {
+        QGPU_CUDA(cudaEventSynchronize(l.done[1 - k]));
+        const std::size_t i0 = pending * per, i1 = std::min(count, i0 + per), bytes = (i1 - i0) * element_bytes;
+        for (std::size_t a = 0; a < arrays; ++a)
+          std::memcpy(static_cast<char*>(dsts[a]) + i0 * element_bytes,
+                      static_cast<const char*>(l.bounce[1 - k]->data()) + a * per * element_bytes, bytes);
+        on_range(i0, i1);
+      }
+      if (i >= ranges) break;
+      pending = i;
     }
   });
 }

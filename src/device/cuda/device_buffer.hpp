@@ -1,6 +1,7 @@
 #pragma once
 // Owning device allocation (cudaMalloc) usable from plain C++ translation units.
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 namespace qgpu {
@@ -46,6 +47,15 @@ void download_boxes(void* host, const std::vector<DownloadBox>& boxes);
 // for small sizes, pinned bounce buffers for larger, download_boxes' threads from kParallelFrom on. Ordered after the
 // work queued before on the legacy default stream.
 void download_bytes(void* host, const void* device, std::size_t bytes);
+
+// `count` elements of `element_bytes` from each device array srcs[k] into the pageable host array dsts[k], in
+// ranges [i0, i1) of the same elements of every array through download_boxes' lanes (pinned bounce buffers, several
+// threads); on_range(i0, i1) runs on the lane's thread as soon as that range of every array has arrived, while the
+// values are in its cache (dpc::run_pipeline makes the centred DPC and field of the CoM maps as they come down).
+// Ordered after the work queued before on the legacy default stream. The first exception (of a copy or of
+// on_range) stops the lanes and is rethrown.
+void download_in_step(const std::vector<void*>& dsts, const std::vector<const void*>& srcs, std::size_t count,
+                      std::size_t element_bytes, const std::function<void(std::size_t, std::size_t)>& on_range);
 
 // `bytes` of pageable `host` memory to `device` as DeviceBuffer::upload copies them: one cudaMemcpy below 32 MiB;
 // from there through pinned bounce buffers of 4 MiB on several host threads, each with its own stream, so that the

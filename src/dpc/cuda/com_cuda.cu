@@ -212,6 +212,30 @@ void download_maps(const DeviceMaps& maps, ComResult& com) {
   download_bytes(com.com_col.data.data(), maps.col, maps.frames * sizeof(float));
 }
 
+void download_maps(const DeviceMaps& maps, ComResult& com, const FieldFill& fill) {
+  for (const Image<float>* im : {&fill.dpc->dpc_row, &fill.dpc->dpc_col, fill.field_row, fill.field_col})
+    if (im->data.size() != maps.frames) throw Error("download_maps: the DPC and field maps are not allocated");
+  for (Image<float>* im : {&com.com_row, &com.com_col})
+    if (im->data.size() != maps.frames) im->data = result_vector<float>(maps.frames);
+  const float* cr = com.com_row.data.data();
+  const float* cc = com.com_col.data.data();
+  float* dr = fill.dpc->dpc_row.data.data();
+  float* dc = fill.dpc->dpc_col.data.data();
+  float* fr = fill.field_row->data.data();
+  float* fc = fill.field_col->data.data();
+  const double ref_r = fill.dpc->ref_row, ref_c = fill.dpc->ref_col, co = fill.cos, si = fill.sin;
+  const bool t = fill.transpose;
+  download_in_step({com.com_row.data.data(), com.com_col.data.data()}, {maps.row, maps.col}, maps.frames,
+                   sizeof(float), [&](std::size_t i0, std::size_t i1) {
+                     for (std::size_t i = i0; i < i1; ++i) {
+                       const float a = centred_value(cr[i], ref_r), b = centred_value(cc[i], ref_c);
+                       dr[i] = a;
+                       dc[i] = b;
+                       rotated_value(t ? b : a, t ? a : b, co, si, fr[i], fc[i]);
+                     }
+                   });
+}
+
 ComMaps com_cuda(const Dataset& ds, const std::uint8_t* mask, DeviceMaps* keep) {
   return dispatch_count_dtype(ds.dtype(), [&](auto t) { return com_typed<decltype(t)>(ds, mask, keep); });
 }

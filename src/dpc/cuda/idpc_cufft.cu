@@ -22,6 +22,7 @@
 #include "device/cuda/cufft_check.hpp"
 #include "device/cuda/cufft_plans.hpp"
 #include "device/cuda/launch.hpp"
+#include "dpc/com_math.hpp"
 #include "dpc/idpc_backend.hpp"
 
 namespace qgpu::dpc::detail {
@@ -48,11 +49,8 @@ struct ComFieldSource {
   const double* mean = nullptr;  // [row, col] when f.mean_reference (com_mean_kernel)
   __device__ void operator()(std::size_t i, float& a, float& b) const {
     const double ref_row = mean ? mean[0] : f.ref_row, ref_col = mean ? mean[1] : f.ref_col;
-    const float dr = static_cast<float>(double(f.com_row[i]) - ref_row);
-    const float dc = static_cast<float>(double(f.com_col[i]) - ref_col);
-    const float fr = f.transpose ? dc : dr, fc = f.transpose ? dr : dc;
-    a = static_cast<float>(f.cos * fr - f.sin * fc);
-    b = static_cast<float>(f.sin * fr + f.cos * fc);
+    const float dr = centred_value(f.com_row[i], ref_row), dc = centred_value(f.com_col[i], ref_col);
+    rotated_value(f.transpose ? dc : dr, f.transpose ? dr : dc, f.cos, f.sin, a, b);
   }
 };
 
