@@ -55,17 +55,38 @@ struct ComFieldSource {
 };
 
 // The mean of both maps in mean_com's order (dpc/com.cpp): each block of kHostBlock values summed in order in double
-// by one thread, then the block sums in order by one thread, divided by n: the host's bits. A few hundred threads
-// of sequential adds (about 0.3 ms at 4096x4096), on the chain's stream beside the caller's download of the maps.
-__global__ void com_mean_blocks_kernel(const float* row, const float* col, std::size_t n, std::size_t blocks,
-                                       double* partial) {
-  const std::size_t k = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-  if (k >= 2 * blocks) return;
+// by one thread, then the block sums in order by one thread, divided by n: the host's bits. One CUDA block per host
+// block and component: its other warps stage the next tile of values in shared memory (coalesced) while thread 0
+// adds the current one (a chain of dependent adds; loading its own values one by one took ~5 ms at 4096x4096).
+constexpr unsigned kMeanTile = 2048;
+
+__global__ void __launch_bounds__(256) com_mean_blocks_kernel(const float* row, const float* col, std::size_t n,
+                                                              std::size_t blocks, double* partial) {
+  __shared__ float tile[2][kMeanTile];
+  const std::size_t k = blockIdx.x;  // [0, blocks): row, [blocks, 2 blocks): col
   const float* src = k < blocks ? row : col;
-  const std::size_t b = k % blocks, end = std::min(n, (b + 1) * kHostBlock);
+  const std::size_t begin = (k % blocks) * kHostBlock, end = std::min(n, begin + kHostBlock);
+  const std::size_t tiles = (end - begin + kMeanTile - 1) / kMeanTile;
+  const auto load = [&](std::size_t t, unsigned first, unsigned threads) {
+    const std::size_t base = begin + t * kMeanTile;
+    for (unsigned j = threadIdx.x - first; j < kMeanTile; j += threads) {
+      const std::size_t i = base + j;
+      tile[t & 1][j] = i < end ? src[i] : 0.0f;
+    }
+  };
+  load(0, 0, blockDim.x);
+  __syncthreads();
   double sum = 0;
-  for (std::size_t i = b * kHostBlock; i < end; ++i) sum += src[i];
-  partial[k] = sum;
+  for (std::size_t t = 0; t < tiles; ++t) {
+    if (threadIdx.x >= 32) {
+      if (t + 1 < tiles) load(t + 1, 32, blockDim.x - 32);
+    } else if (threadIdx.x == 0) {
+      const std::size_t m = std::min<std::size_t>(kMeanTile, end - begin - t * kMeanTile);
+      for (std::size_t j = 0; j < m; ++j) sum += tile[t & 1][j];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[k] = sum;
 }
 
 __global__ void com_mean_finish_kernel(const double* partial, std::size_t n, std::size_t blocks, double* mean) {
@@ -250,8 +271,8 @@ std::vector<float> integrate_cufft_com(const DeviceComField& field, const Padded
     QGPU_CUDA(cudaEventRecord(cs.maps_ready, nullptr));
     QGPU_CUDA(cudaStreamWaitEvent(cs.s, cs.maps_ready, 0));
     if (field.mean_reference) {
-      com_mean_blocks_kernel<<<unsigned((2 * blocks + 127) / 128), 128, 0, cs.s>>>(field.com_row, field.com_col, n,
-                                                                                    blocks, d_mean.as<double>());
+      com_mean_blocks_kernel<<<unsigned(2 * blocks), 256, 0, cs.s>>>(field.com_row, field.com_col, n, blocks,
+                                                                      d_mean.as<double>());
       QGPU_CUDA_LAUNCHED("com_mean_blocks_kernel");
       com_mean_finish_kernel<<<1, 1, 0, cs.s>>>(d_mean.as<double>(), n, blocks, mean);
       QGPU_CUDA_LAUNCHED("com_mean_finish_kernel");
