@@ -59,6 +59,8 @@ def pipeline(ds, reference=None, rotation=None, transpose=False, idpc=True, padd
     The whole DPC chain as `qgpu image` and the service run it: centre of mass -> centred DPC (CoM minus
     reference, default the mean CoM) -> rotation (rotation=ANGLE_DEG with transpose, else calibrated as
     calibrate_rotation(..., ds) does, parallax fallback included) -> rotated field -> iDPC (when idpc).
+    On a GPU-resident dataset the field is made and integrated on the GPU while the maps come down: nothing goes
+    back up, and the values are those of the steps one by one.
     A dict: 'com_row', 'com_col', 'dpc_row', 'dpc_col', 'field_row', 'field_col', 'idpc' (Results; 'idpc' None
     unless idpc), 'angle_deg', 'transpose' (the rotation applied) and 'calibration' (as calibrate_rotation returns
     it; None for a given rotation). Warns (RotationUndetermined) when a calibration is not determined."""
