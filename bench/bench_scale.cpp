@@ -309,7 +309,7 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
   ms = median_ms(idpc_given_back);
   std::printf("| CoM -> DPC -> iDPC, basis, each image's memory given back | %.2f ms |\n", ms);
   std::printf("CoM -> DPC -> iDPC (memory given back) stages: %s\n", stages_of(idpc_given_back).c_str());
-  // The same chain as dpc::run_pipeline runs it (Python's dpc.pipeline, qgpu image): the CoM maps stay on the GPU,
+  // The same chain as dpc::run_pipeline runs it (Python's dpc.pipeline): the CoM maps stay on the GPU,
   // the field is made and integrated there while the host makes the DPC and field it returns; nothing goes up.
   {
     dpc::PipelineParams pp;
@@ -322,6 +322,8 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
         recycle_result(std::move(*im));
     };
     ms = median_ms(pipeline_given_back);
+    // (its stages before the check below, whose results are not given back: after it the next answer's memory is fresh)
+    std::printf("run_pipeline (memory given back) stages: %s\n", stages_of(pipeline_given_back).c_str());
     bool same = false;  // the steps one by one (the field uploaded): the same potential, bit for bit
     {
       const dpc::PipelineResult pr = dpc::run_pipeline(ds, pp);
@@ -330,7 +332,6 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
     }
     std::printf("| CoM -> DPC -> rotation -> iDPC, dpc::run_pipeline (field made on the GPU), memory given back | %.2f ms | iDPC %s the steps' |\n",
                 ms, same ? "equal to" : "DIFFERS from");
-    std::printf("run_pipeline (memory given back) stages: %s\n", stages_of(pipeline_given_back).c_str());
   }
   // What the service's /idpc does at full resolution after its first answer (remote/routes_dpc.cpp): the held
   // calibrated field integrated (sent up each time), or the held centred DPC rotated as the request gives it, then
