@@ -66,7 +66,8 @@ const PAGE = `<!doctype html><meta charset="utf-8"><body style="background:#fff;
     get: (n) => state[n],
     set(n, v) { state[n] = v; pending[n] = v; this.sets.push([n, JSON.parse(JSON.stringify(v))]);
       (listeners['change:' + n] ?? []).forEach((cb) => cb()); },  // as Backbone: a local set fires change too
-    save_changes() { this.saves++; const p = pending; pending = {}; window.toPython({ set: p }); },
+    // lastReply: resolves once Python's answer to this save has been delivered
+    save_changes() { this.saves++; const p = pending; pending = {}; this.lastReply = window.toPython({ set: p }); },
     on(e, cb) { (listeners[e] ??= []).push(cb); },
     off(e, cb) { listeners[e] = (listeners[e] ?? []).filter((x) => x !== cb); },
     send(content) { this.sent.push(content); window.toPython({ msg: content }); },
@@ -171,9 +172,10 @@ await runner.check('dragging the detector ring: debounced saves, Python\'s new B
   }
   await page.mouse.up();
   const dragMs = Date.now() - t0;
-  await page.waitForFunction((r) => Math.abs(window.model.get('detector').r - r) < 1e-9 && window.delivered > 1,
-    await page.evaluate(() => window.model.get('detector').r), { timeout: 10000 });
+  // The last position is sent up to DEBOUNCE_MS (40 ms) after the last move: wait past it, then for Python's answer
+  // to that save (reading the model's radius at once raced the debounced send: a 10 s wait for a stale value).
   await page.waitForTimeout(200);
+  await page.evaluate(() => window.model.lastReply);
   const saves = (await page.evaluate(() => window.model.saves)) - saves0;
   const r = lastState.detector.r;
   assert(r > d0.r + 4 && r < d0.r + 8, `Python's detector radius ${r} after dragging from ${d0.r} by 6 px`);
