@@ -90,9 +90,13 @@ ReadPlan plan_reads(const LoadPlan& p, bool cuda, LoadTiming& timing) {
   // more of them made the encoded loads 1.3-1.4x the dense ones instead of 1.1-1.2x (s21b).
   // QGPU_FIRST_BATCH_BYTES=N sets the first (0: as large as the others), QGPU_BATCH_GROWTH=G the growth (0: full
   // batches straight after the first).
+  // An encoded load's last batches shrink by halves (BatchLimits::ramp_down): the encode of the last batch follows
+  // its decode with nothing to decode beside it (QGPU_BATCH_RAMP_DOWN=0: as planned).
   if (cuda) {
     lim.first_max_bytes = first_batch_bytes(p.batch_bytes, r.encoded);
     lim.growth = r.encoded ? 0 : batch_growth();
+    const char* rd = std::getenv("QGPU_BATCH_RAMP_DOWN");
+    lim.ramp_down = r.encoded && !(rd && std::string(rd) == "0");
   }
   lim.align = p.direct_io ? ParallelReader::kDirectAlign : 1;
   // An encoded load's batches end on whole encoder tiles where they can (rows x scan columns a multiple of the tile):
