@@ -254,6 +254,7 @@ __global__ void __launch_bounds__(kListThreads)
   for (std::uint32_t j = total + threadIdx.x; j < padded; j += kListThreads) list[seg + j] = kPadEntry | (t * G);
 }
 
+constexpr std::uint32_t kCompactAhead = 8;
 // A warp per 32 consecutive streams copies them one after another from the scratch into the payload, each lane a
 // byte (streams are mostly a few to a few hundred bytes: coalesced, instead of one thread per stream copying bytes
 // one by one). With live_list (encode_reserve's): only the listed groups' warps (the others' streams are empty).
@@ -287,7 +288,17 @@ __global__ void compact_warps(const std::uint8_t* __restrict__ scratch, const st
     if (lj == 0) continue;  // warp-uniform
     const std::uint32_t sj = __shfl_sync(0xffffffffu, src, j);
     const unsigned long long dj = __shfl_sync(0xffffffffu, dst, j);
-    for (std::uint32_t k = lane; k < lj; k += 32) payload[dj + k] = scratch[sj + k];
+    // kCompactAhead bytes per lane in flight (loads first, then the stores): one load at a time waited a memory
+    // latency per 32 bytes, most of a long raw stream's copy.
+    for (std::uint32_t k = lane; k < lj; k += 32 * kCompactAhead) {
+      std::uint8_t b[kCompactAhead];
+#pragma unroll
+      for (std::uint32_t u = 0; u < kCompactAhead; ++u)
+        if (k + 32 * u < lj) b[u] = scratch[sj + k + 32 * u];
+#pragma unroll
+      for (std::uint32_t u = 0; u < kCompactAhead; ++u)
+        if (k + 32 * u < lj) payload[dj + k + 32 * u] = b[u];
+    }
   }
 }
 
