@@ -14,8 +14,8 @@
 #        sample / the 1e5-count dose sample), ncu_src
 #        (per-instruction stalls of the masked-sum kernel), sass (its SASS), sass_enc (the encoder's SASS), timeline512 (the
 #        load's timeline, QGPU_LOAD_TIMELINE=1), replay_short (a short mutant replay), dose (issue 33 item 4: bench_encoded_dose, encoded vs dense per dose
-#        and encoder policy), dose_ab (the fast policy per dose, the encoded load's last batches cut in halves and as
-#        planned in turn, then both timelines at 1e5), dose_small (the same at 32x32 x 64x64), index (issue 33 item 5: bench_chunk_index, the
+#        and encoder policy), dose_ab (the fast policy per dose, the default and each setting of QGPU_AB in turn,
+#        then the loads' timelines at 1e5), dose_small (the same at 32x32 x 64x64), index (issue 33 item 5: bench_chunk_index, the
 #        chunk index parse of the sample alone, after s512). Logs go to $OUT; a short table is printed last.
 # A check of the steps' commands on a machine without a GPU (the steps formats-like: merlin, dm4, empad), at a small
 # size on the cpu backend with the build's binaries linked into one folder:
@@ -73,18 +73,25 @@ for s in "$@"; do
         step bench_encoded_dose_$d 150 $B/bench_encoded_dose --backend cuda --dir /tmp/qb/dose --doses $d --reps 15 \
           --policies ${QGPU_DOSE_POLICIES:-compact,fast} --keep
       done ;;
-    dose_ab)  # the same per dose, the encoded load's last batches cut in halves (the default) and as planned
-      # (QGPU_BATCH_RAMP_DOWN=0) in turn on the same files, then both loads' timelines at 1e5 (bench_load)
+    dose_ab)  # the fast policy per dose, the default against each setting of QGPU_AB in turn on the same files
+      # (QGPU_AB: space-separated settings, each VAR=VALUE[,VAR=VALUE...]), then the loads' timelines at 1e5
       for d in ${QGPU_DOSES:-1e3 4e3 2e4 1e5 2e5}; do
         step bench_encoded_dose_$d 150 $B/bench_encoded_dose --backend cuda --dir /tmp/qb/dose --doses $d --reps 15 \
           --policies fast --keep
-        step bench_encoded_dose_${d}_planned 150 env QGPU_BATCH_RAMP_DOWN=0 $B/bench_encoded_dose --backend cuda \
-          --dir /tmp/qb/dose --doses $d --reps 15 --policies fast --keep
+        i=0
+        for ab in ${QGPU_AB:-}; do
+          i=$((i + 1)); echo "ab$i: $ab"
+          step bench_encoded_dose_${d}_ab$i 150 env ${ab//,/ } $B/bench_encoded_dose --backend cuda \
+            --dir /tmp/qb/dose --doses $d --reps 15 --policies fast --keep
+        done
       done
       F=/tmp/qb/dose/dose_1e5_256_192.h5
       if [ -f $F ]; then
         step bench_load_dose1e5 200 $B/bench_load $F 256 192 uint16 --skip-cpu
-        step bench_load_dose1e5_planned 200 env QGPU_BATCH_RAMP_DOWN=0 $B/bench_load $F 256 192 uint16 --skip-cpu
+        i=0
+        for ab in ${QGPU_AB:-}; do
+          i=$((i + 1)); step bench_load_dose1e5_ab$i 200 env ${ab//,/ } $B/bench_load $F 256 192 uint16 --skip-cpu
+        done
       fi ;;
     dose_small) step bench_encoded_dose_small 60 $B/bench_encoded_dose --backend cuda --small --dir /tmp/qb/dose ;;
     scale) step bench_scale 240 $B/bench_scale /tmp/qb/s2048.h5 --tile-from /tmp/qb/s512.h5 --factor 4 ;;

@@ -217,56 +217,6 @@ TEST(ReadPipeline, BatchesEndOnRowMultiples) {
   EXPECT_EQ(batches[1].out_rows, 4u);
 }
 
-// An encoded load's last batches (ramp_down): the last two cut again into pieces that halve, multiples of the
-// encoder's rows but the last, down to half the first batch; the batches before them as planned, every row once.
-TEST(ReadPipeline, EncodedLoadsCutTheirLastBatchesInHalves) {
-  const std::size_t cols = 10, rows = 200;
-  io::ChunkSources src;
-  src.files = {"a"};
-  for (std::size_t i = 0; i < cols * rows; ++i) src.chunks.push_back({0, i * 1000, 1000});
-  io::BatchLimits lim;
-  lim.max_bytes = 20 * cols * 1000;       // 20 rows
-  lim.first_max_bytes = 5 * cols * 1000;  // 5 rows, ending on a multiple: 4
-  lim.row_multiple = 2;
-  const auto planned = io::plan_batches(src, cols, rows, lim);
-  std::vector<std::size_t> got;
-  for (const auto& b : planned) got.push_back(b.out_rows);
-  EXPECT_EQ(got, (std::vector<std::size_t>{4, 20, 20, 20, 20, 20, 20, 20, 20, 20, 16}));
-  lim.ramp_down = true;
-  const auto cut = io::plan_batches(src, cols, rows, lim);
-  got.clear();
-  for (const auto& b : cut) got.push_back(b.out_rows);
-  // the last 20 + 16 rows: 18 (half), 8, 4, 2, then the 4 left (below twice the floor of 2 rows: 2 and 2)
-  EXPECT_EQ(got, (std::vector<std::size_t>{4, 20, 20, 20, 20, 20, 20, 20, 20, 18, 8, 4, 2, 2, 2}));
-  std::size_t row = 0;
-  for (std::size_t k = 0; k < cut.size(); ++k) {
-    EXPECT_EQ(cut[k].out_row0, row) << k;
-    EXPECT_EQ(cut[k].first_chunk, row * cols) << k;
-    EXPECT_EQ(cut[k].chunks, cut[k].out_rows * cols) << k;
-    ASSERT_EQ(cut[k].chunk_dst.size(), cut[k].chunks) << k;
-    EXPECT_EQ(cut[k].buffer_bytes, cut[k].out_rows * cols * 1000) << k;  // one run, the chunks back to back
-    EXPECT_EQ(cut[k].chunk_dst.back(), (cut[k].chunks - 1) * 1000) << k;
-    if (k < 9) EXPECT_EQ(cut[k].chunk_dst, planned[k].chunk_dst) << k;
-    row += cut[k].out_rows;
-  }
-  EXPECT_EQ(row, rows);
-  // Fewer rows (the first batch 10, full ones 40, no multiple): 10, 40, 10 become 10, 25, 12, 6, 7 (the floor is 5
-  // rows); 10, 20 become 10, 10, 5, 5; one batch stays.
-  const auto rows_of = [&](std::size_t n) {
-    io::ChunkSources part = src;
-    part.chunks.resize(n * cols);
-    std::vector<std::size_t> r;
-    for (const auto& b : io::plan_batches(part, cols, n, lim)) r.push_back(b.out_rows);
-    return r;
-  };
-  lim.max_bytes = 40 * cols * 1000;
-  lim.first_max_bytes = 10 * cols * 1000;
-  lim.row_multiple = 1;
-  EXPECT_EQ(rows_of(60), (std::vector<std::size_t>{10, 25, 12, 6, 7}));
-  EXPECT_EQ(rows_of(30), (std::vector<std::size_t>{10, 10, 5, 5}));
-  EXPECT_EQ(rows_of(8), (std::vector<std::size_t>{8}));
-}
-
 TEST(ReadPipeline, AlignedRunsForDirectReads) {
   const io::LoadPlan p = plan_of(sample_file("aligned.h5"));
   io::BatchLimits lim;
@@ -378,7 +328,7 @@ TEST(ReadPipeline, ParallelBatchPlanEqualsTheSequentialOne) {
       src.chunks[i] = {file, offset, size};
       at[file] = std::max(at[file], offset + size);
     }
-    for (int limits = 0; limits < 6; ++limits) {
+    for (int limits = 0; limits < 5; ++limits) {
       io::BatchLimits lim;
       lim.max_bytes = 3 << 20;
       if (limits == 1) {
@@ -387,11 +337,10 @@ TEST(ReadPipeline, ParallelBatchPlanEqualsTheSequentialOne) {
       }
       if (limits == 2) lim.first_max_bytes = 1 << 19;  // a quarter first batch, full ones after it
       if (limits == 3) lim.max_frames = 13 * cols;
-      if (limits >= 4) {
+      if (limits == 4) {
         lim.row_multiple = 4;
         lim.max_frames = 10 * cols;
         lim.first_max_bytes = 1 << 18;
-        lim.ramp_down = limits == 5;  // 5: an encoded load's, its last batches cut again
       }
       SCOPED_TRACE("layout " + std::to_string(layout) + " limits " + std::to_string(limits));
       const auto par = io::plan_batches(src, cols, rows, lim), seq = io::plan_batches_sequential(src, cols, rows, lim);

@@ -38,46 +38,6 @@ void append(ReadBatch& b, const FrameChunk& c, const BatchLimits& lim) {
   b.buffer_bytes = run->dst_offset + run->bytes;
 }
 
-// The batch of rows [row0, row0 + rows) built chunk by chunk (its runs and chunk places).
-ReadBatch build(const ChunkSources& src, std::size_t fpr, std::size_t row0, std::size_t rows, const BatchLimits& lim) {
-  ReadBatch b;
-  b.first_chunk = row0 * fpr;
-  b.out_row0 = row0;
-  b.out_rows = rows;
-  b.chunks = rows * fpr;
-  b.chunk_dst.reserve(b.chunks);
-  for (std::size_t i = b.first_chunk; i < b.first_chunk + b.chunks; ++i) append(b, src.chunks[i], lim);
-  return b;
-}
-
-// BatchLimits::ramp_down: the tail (the last two batches, or the last of two) cut again into halving pieces.
-void ramp_down(std::vector<ReadBatch>& batches, const ChunkSources& src, std::size_t fpr, const BatchLimits& lim) {
-  const std::size_t m = batches.size();
-  if (!lim.ramp_down || m < 2) return;
-  const std::size_t k = m >= 3 ? m - 2 : m - 1, mult = std::max<std::size_t>(1, lim.row_multiple);
-  const std::size_t floor_rows = std::max(mult, (batches[0].out_rows / 2 + mult - 1) / mult * mult);
-  std::size_t row = batches[k].out_row0, left = 0;
-  for (std::size_t i = k; i < m; ++i) left += batches[i].out_rows;
-  std::vector<std::pair<std::size_t, std::size_t>> pieces;  // row0, rows
-  while (left > 0) {
-    std::size_t want = left / 2 / mult * mult;
-    if (pieces.empty()) want = std::min(want, batches[k].out_rows / mult * mult);  // within the tail's first batch
-    if (want < floor_rows || want == 0) want = left;
-    pieces.emplace_back(row, want);
-    row += want;
-    left -= want;
-  }
-  if (pieces.size() <= m - k) return;
-  std::vector<ReadBatch> cut(pieces.size());
-  pool_for_first_error(pieces.size(), [&](std::size_t i) { cut[i] = build(src, fpr, pieces[i].first, pieces[i].second, lim); },
-                       std::thread::hardware_concurrency());
-  for (const ReadBatch& b : cut)
-    if ((b.out_rows > 1 && b.buffer_bytes > lim.max_bytes) || (b.out_rows > 1 && lim.max_frames && b.chunks > lim.max_frames))
-      return;  // a piece across the two batches' boundary holds more than one may: keep the plan
-  batches.resize(k);
-  for (ReadBatch& b : cut) batches.push_back(std::move(b));
-}
-
 }  // namespace
 
 std::vector<ReadBatch> plan_batches_sequential(const ChunkSources& src, std::size_t frames_per_out_row, std::size_t out_rows,
@@ -131,7 +91,6 @@ std::vector<ReadBatch> plan_batches_sequential(const ChunkSources& src, std::siz
     batches.push_back(std::move(b));
     if (lim.growth > 1) ramp *= lim.growth;
   }
-  ramp_down(batches, src, frames_per_out_row, lim);
   return batches;
 }
 
@@ -151,6 +110,18 @@ std::uint64_t adds(const FrameChunk* prev, const FrameChunk& c, const BatchLimit
     if (c.offset >= end && c.offset - end <= lim.max_gap) return c.offset + c.size - end;
   }
   return c.size;
+}
+
+// The batch of rows [row0, row0 + rows) built chunk by chunk (its runs and chunk places).
+ReadBatch build(const ChunkSources& src, std::size_t fpr, std::size_t row0, std::size_t rows, const BatchLimits& lim) {
+  ReadBatch b;
+  b.first_chunk = row0 * fpr;
+  b.out_row0 = row0;
+  b.out_rows = rows;
+  b.chunks = rows * fpr;
+  b.chunk_dst.reserve(b.chunks);
+  for (std::size_t i = b.first_chunk; i < b.first_chunk + b.chunks; ++i) append(b, src.chunks[i], lim);
+  return b;
 }
 
 }  // namespace
@@ -225,7 +196,6 @@ std::vector<ReadBatch> plan_batches(const ChunkSources& src, std::size_t frames_
       throw Error("read plan: batch " + std::to_string(k) + " holds " + std::to_string(batches[k].buffer_bytes) +
                   " bytes, not the " + std::to_string(spans[k].buffer) + " its rows added up to");
   }, std::thread::hardware_concurrency());
-  ramp_down(batches, src, fpr, lim);
   return batches;
 }
 

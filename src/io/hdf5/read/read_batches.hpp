@@ -37,11 +37,6 @@ struct BatchLimits {
   // Output rows per batch a multiple of this where the batch ends early (a batch of whole encoder tiles; not the
   // last batch, nor a batch whose first row_multiple rows alone pass the limits)
   std::size_t row_multiple = 1;
-  // The last two batches (the last one when there are two) cut again into pieces that halve, each a multiple of
-  // row_multiple rows but the last, down to half the first batch's rows: an encoded load encodes each batch after
-  // its decode, so the last batch's encode was the load's tail, with nothing left to decode beside it. The pieces
-  // keep every limit (else the batches stay as planned).
-  bool ramp_down = false;
 };
 
 // frames_per_out_row chunks make one output scan row; out_rows rows in all. From kParallelPlanFrom chunks (with

@@ -56,13 +56,13 @@ std::uint64_t first_batch_bytes(std::uint64_t batch_bytes, bool encoded) {
   return bytes_from_env("QGPU_FIRST_BATCH_BYTES", encoded ? batch_bytes / 4 : batch_bytes / 8);
 }
 
-double batch_growth() {
-  if (const char* v = std::getenv("QGPU_BATCH_GROWTH"); v && *v) {
+double batch_growth(bool encoded) {
+  if (const char* v = std::getenv(encoded ? "QGPU_ENCODED_BATCH_GROWTH" : "QGPU_BATCH_GROWTH"); v && *v) {
     char* end = nullptr;
     const double g = std::strtod(v, &end);
     if (*end == '\0' && g >= 0) return g;
   }
-  return 2;
+  return encoded ? 0 : 2;
 }
 
 }  // namespace
@@ -89,14 +89,10 @@ ReadPlan plan_reads(const LoadPlan& p, bool cuda, LoadTiming& timing) {
   // s21a). An encoded load keeps a quarter first batch and full ones after it: each batch is one encoder call, and
   // more of them made the encoded loads 1.3-1.4x the dense ones instead of 1.1-1.2x (s21b).
   // QGPU_FIRST_BATCH_BYTES=N sets the first (0: as large as the others), QGPU_BATCH_GROWTH=G the growth (0: full
-  // batches straight after the first).
-  // An encoded load's last batches shrink by halves (BatchLimits::ramp_down): the encode of the last batch follows
-  // its decode with nothing to decode beside it (QGPU_BATCH_RAMP_DOWN=0: as planned).
+  // batches straight after the first), QGPU_ENCODED_BATCH_GROWTH=G an encoded load's (0 unless set).
   if (cuda) {
     lim.first_max_bytes = first_batch_bytes(p.batch_bytes, r.encoded);
-    lim.growth = r.encoded ? 0 : batch_growth();
-    const char* rd = std::getenv("QGPU_BATCH_RAMP_DOWN");
-    lim.ramp_down = r.encoded && !(rd && std::string(rd) == "0");
+    lim.growth = batch_growth(r.encoded);
   }
   lim.align = p.direct_io ? ParallelReader::kDirectAlign : 1;
   // An encoded load's batches end on whole encoder tiles where they can (rows x scan columns a multiple of the tile):
