@@ -217,6 +217,54 @@ TEST(ReadPipeline, BatchesEndOnRowMultiples) {
   EXPECT_EQ(batches[1].out_rows, 4u);
 }
 
+// The stepped read (the GPU load copies each range while the rest is read): ranges in order covering the batch,
+// each at least the step but the last, every byte of a range already read when it is given (equal to the file's),
+// on many threads; an exception from the callback comes out of the read.
+TEST(ReadPipeline, SteppedReadGivesEachRangeOnceItIsRead) {
+  const std::string path = test::temp_path("stepped.bin");
+  const std::size_t chunks = 100, chunk = 100000;
+  std::vector<std::uint8_t> bytes(chunks * chunk + 4096);
+  std::uint64_t state = 99;
+  for (auto& b : bytes) b = std::uint8_t((state = state * 6364136223846793005ull + 1442695040888963407ull) >> 56);
+  {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+    std::fclose(f);
+  }
+  io::ChunkSources src;
+  src.files = {path};
+  for (std::size_t i = 0; i < chunks; ++i) src.chunks.push_back({0, 4096 + i * chunk, std::uint32_t(chunk)});
+  io::BatchLimits lim;
+  lim.max_bytes = std::uint64_t(1) << 30;
+  const auto batches = io::plan_batches(src, 10, 10, lim);
+  ASSERT_EQ(batches.size(), 1u);
+  const io::ReadBatch& b = batches[0];
+  ASSERT_EQ(b.buffer_bytes, chunks * chunk);
+  for (unsigned threads : {1u, 8u}) {
+    const io::ParallelReader reader({path}, false, threads);
+    std::vector<std::uint8_t> dst(b.buffer_bytes, 0);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+    const std::uint64_t step = 3u << 20;
+    reader.read(b, dst.data(), step, [&](std::uint64_t from, std::uint64_t to) {
+      ranges.emplace_back(from, to);
+      EXPECT_EQ(0, std::memcmp(dst.data() + from, bytes.data() + 4096 + from, to - from)) << from << ".." << to;
+    });
+    ASSERT_GE(ranges.size(), 3u) << threads;
+    std::uint64_t at = 0;
+    for (std::size_t k = 0; k < ranges.size(); ++k) {
+      EXPECT_EQ(ranges[k].first, at) << k;
+      EXPECT_GT(ranges[k].second, ranges[k].first) << k;
+      if (k + 1 < ranges.size()) EXPECT_GE(ranges[k].second - ranges[k].first, step) << k;
+      at = ranges[k].second;
+    }
+    EXPECT_EQ(at, b.buffer_bytes);
+    EXPECT_EQ(0, std::memcmp(dst.data(), bytes.data() + 4096, dst.size()));
+    EXPECT_THROW(reader.read(b, dst.data(), step, [](std::uint64_t, std::uint64_t) { throw IoError("no room"); }),
+                 IoError);
+  }
+}
+
 TEST(ReadPipeline, AlignedRunsForDirectReads) {
   const io::LoadPlan p = plan_of(sample_file("aligned.h5"));
   io::BatchLimits lim;

@@ -53,17 +53,37 @@ ParallelReader::~ParallelReader() {
   for (int fd : fds_) ::close(fd);
 }
 
-void ParallelReader::read(const ReadBatch& batch, std::uint8_t* dst) const {
-  std::vector<Piece> pieces;
+void ParallelReader::read(const ReadBatch& batch, std::uint8_t* dst) const { read(batch, dst, 0, nullptr); }
+
+void ParallelReader::read(const ReadBatch& batch, std::uint8_t* dst, std::uint64_t step, const Ready& ready) const {
+  const std::uint64_t piece_bytes = ready ? kStepPieceBytes : kPieceBytes;
+  std::vector<Piece> pieces;  // in the order of their places in dst (the runs' dst_offset grows)
   for (const ReadRun& r : batch.runs)
-    for (std::uint64_t o = 0; o < r.bytes; o += kPieceBytes) {
-      const std::uint64_t n = std::min(kPieceBytes, r.bytes - o);
+    for (std::uint64_t o = 0; o < r.bytes; o += piece_bytes) {
+      const std::uint64_t n = std::min(piece_bytes, r.bytes - o);
       const std::uint64_t need = r.needed > o ? std::min(n, r.needed - o) : 0;
       pieces.push_back({r.file, r.file_offset + o, n, need, r.dst_offset + o});
     }
   std::atomic<std::size_t> next{0};
   std::mutex err_mu;
   std::exception_ptr err;
+  // ready: the pieces read so far, the first not yet read (all before it are), and the end of the last range given
+  std::mutex ready_mu;
+  std::vector<char> read_done(ready ? pieces.size() : 0, 0);
+  std::size_t first_unread = 0;
+  std::uint64_t given = 0;
+  const auto piece_read = [&](std::size_t i) {
+    std::lock_guard lock(ready_mu);
+    read_done[i] = 1;
+    while (first_unread < pieces.size() && read_done[first_unread]) ++first_unread;
+    const std::uint64_t to = first_unread == pieces.size() ? batch.buffer_bytes
+                             : first_unread == 0         ? 0
+                                                         : pieces[first_unread - 1].dst + pieces[first_unread - 1].bytes;
+    if (to > given && (to - given >= step || first_unread == pieces.size())) {
+      ready(given, to);
+      given = to;
+    }
+  };
   auto work = [&] {
     for (std::size_t i; (i = next.fetch_add(1)) < pieces.size();) {
       const Piece& p = pieces[i];
@@ -91,11 +111,22 @@ void ParallelReader::read(const ReadBatch& batch, std::uint8_t* dst) const {
         next = pieces.size();
         return;
       }
+      if (ready) {
+        try {
+          piece_read(i);
+        } catch (...) {
+          std::lock_guard lock(err_mu);
+          if (!err) err = std::current_exception();
+          next = pieces.size();
+          return;
+        }
+      }
     }
   };
   // on the process's waiting threads (core/thread_pool.hpp): starting threads for each batch cost ~0.7 ms of it
   run_on_pool(unsigned(std::min<std::size_t>(threads_, pieces.size())), work);
   if (err) std::rethrow_exception(err);
+  if (ready && given < batch.buffer_bytes) ready(given, batch.buffer_bytes);  // (no pieces)
 }
 
 }  // namespace qgpu::io
