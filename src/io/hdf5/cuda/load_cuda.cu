@@ -34,7 +34,16 @@ namespace qgpu::io {
 
 namespace {
 
-constexpr std::uint64_t kCopyStep = std::uint64_t(8) << 20;  // a batch goes to the device in copies this large
+// A batch goes to the device in copies of this many bytes as it is read (QGPU_LOAD_COPY_STEP=N; 0: one copy after
+// the whole read).
+std::uint64_t copy_step() {
+  if (const char* v = std::getenv("QGPU_LOAD_COPY_STEP"); v && *v) {
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (*end == '\0') return n;
+  }
+  return std::uint64_t(8) << 20;
+}
 constexpr int kSlots = 3;                                     // batches in flight: read, copy+decode, spare
 constexpr std::size_t kAsyncAllocFrom = std::size_t(1) << 30;  // residents from 1 GiB allocate beside batch 0
 
@@ -317,6 +326,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
                  (t_buffers - t_setup) * 1e3, (t_slots - t_buffers) * 1e3, (now_s() - t_slots) * 1e3);
 
   if (progress) progress(0.0);  // the bar shows from the start, so a later message starts a new line
+  const std::uint64_t step = copy_step();
   for (std::size_t b = 0; b < rp.batches.size(); ++b) {
     const ReadBatch& batch = rp.batches[b];
     Slot& slot = *slots[b % n_slots];
@@ -329,12 +339,15 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
       first_read.get();
       t_read0 = first_read0;
       timing.read += first_read1 - first_read0;
+    } else if (step == 0) {
+      rp.reader->read(batch, slot.data.as<std::uint8_t>());
+      timing.read += now_s() - t_read0;
     } else {
-      // Each kCopyStep of the batch read goes to the device while the rest is read (one copy after the whole read
+      // Each `step` bytes of the batch read goes to the device while the rest is read (one copy after the whole read
       // held the decode back by the copy's time, 1.5 ms for a 64 MiB batch: the encoded load's second batch).
       const std::uint8_t* host = slot.data.as<std::uint8_t>();
       std::uint8_t* dev_data = slot.dev_data.as<std::uint8_t>();
-      rp.reader->read(batch, slot.data.as<std::uint8_t>(), kCopyStep, [&](std::uint64_t from, std::uint64_t to) {
+      rp.reader->read(batch, slot.data.as<std::uint8_t>(), step, [&](std::uint64_t from, std::uint64_t to) {
         QGPU_CUDA(cudaSetDevice(device));  // on a reading thread
         if (!copying) {
           if (tb) QGPU_CUDA(cudaEventRecord(tb->copy0, copies.s));
