@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "bitshuffle_h5_files.hpp"
 #include "corrupt.hpp"
@@ -120,6 +121,34 @@ TEST(LoadCuda, ResidentAllocatedBesideTheFirstBatchLoadsTheSame) {
       EXPECT_EQ(test::as_vector<std::uint32_t>(io::load(path, o).read()),
                 (test::expected_load<std::uint16_t, std::uint32_t>(s, all, o.scan_region, {}, 1, 4)));
       unsetenv("QGPU_LOAD_ASYNC_ALLOC");
+    }
+}
+
+// A batch goes to the device in copies of QGPU_LOAD_COPY_STEP bytes while it is read (1 MiB pieces): with a step of 1
+// byte every piece is its own copy (3 MiB batches of a noisy file of over 6 MiB: three or more copies a batch), with 0 one
+// copy after the read; dense and encoded, each equal to the CPU reference.
+TEST(LoadCuda, BatchesCopiedWhileReadLoadTheSame) {
+  sample::SampleSpec s;
+  s.scan_rows = 32;
+  s.scan_cols = 30;
+  s.det_rows = s.det_cols = 128;
+  s.disk_radius_px = 48;
+  s.dose_per_frame = 2e5;  // ~28 counts a pixel of the disk: a file of several MiB
+  const std::string path = test::write_small_sample("copy_step.h5", s);
+  ASSERT_GT(std::filesystem::file_size(path), std::uintmax_t(6) << 20);  // batches of several pieces each
+  QGPU_REQUIRE_CUDA();
+  const Dataset ref = io::load(path, with("cpu"));
+  for (const char* step : {"1", "0", "3000000"})
+    for (const char* rep : {"dense", "encoded"}) {
+      SCOPED_TRACE(std::string("QGPU_LOAD_COPY_STEP=") + step + ", " + rep);
+      setenv("QGPU_LOAD_COPY_STEP", step, 1);
+      io::LoadOptions o = with("cuda");
+      o.batch_bytes = std::size_t(3) << 20;
+      o.representation = rep;
+      const Dataset got = io::load(path, o);
+      EXPECT_GE(got.provenance().parameters.at("timing").value("batches", 0), 4);
+      EXPECT_TRUE(got.read().bytes == ref.read().bytes);
+      unsetenv("QGPU_LOAD_COPY_STEP");
     }
 }
 
