@@ -167,6 +167,34 @@ struct RansTableSlot {
   std::uint32_t stride = 0, symbols = 0;
 };
 
+// Alphabet candidates of the rANS model: the smallest that covers the range, or leaves at most n/32 values escaped
+// (a local array in each function that uses it: a namespace-scope array is not device code).
+#define QGPU_RANS_ALPHABETS {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128}
+
+// The largest alphabet candidate <= max_k (0: none).
+QGPU_HD inline std::uint32_t widest_alphabet(std::uint32_t max_k) {
+  const std::uint32_t candidates[] = QGPU_RANS_ALPHABETS;
+  std::uint32_t c = 0;
+  for (std::uint32_t x : candidates)
+    if (x <= max_k) c = x;
+  return c;
+}
+
+// Whether an alphabet of at most max_k symbols that does not cover a stream's range would need a pass counting the
+// values below base + widest_alphabet(max_k) (its decision before any histogram; see try_rans).
+QGPU_HD inline bool rans_window_test(std::uint32_t range, std::uint32_t max_k) {
+  return max_k < kMaxAlphabet && range + 1 > max_k;
+}
+
+// What try_rans reads from the values before its encoding pass, gathered by another pass (encode_stream_with's raw
+// pass): the histogram of value - base (bins 0 .. min(range + 1, kMaxAlphabet), the last one every value at or above
+// kMaxAlphabet), or, where rans_window_test, the number of values below base + widest_alphabet(max_k).
+struct RansPrecount {
+  bool window = false;  // inside is set (else hist)
+  std::uint32_t inside = 0;
+  std::uint16_t hist[kMaxAlphabet + 1];
+};
+
 // Tries the rANS model; writes the stream to slot and returns its size when smaller than `best`, else 0. slot
 // holds at least best bytes (the stream is smaller than best when it is written). counts16, when given (only for
 // base 0 and range < kCountedValues), holds the counts of the values 0..15 (StreamStats::counts): the histogram
@@ -178,22 +206,24 @@ template <class Get>
 QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t base, std::uint32_t range,
                                std::uint8_t* slot, std::uint32_t best, const std::uint64_t* counts16 = nullptr,
                                std::uint32_t* at = nullptr, RansTableSlot table = {},
-                               std::uint32_t max_k = kMaxAlphabet) {
+                               std::uint32_t max_k = kMaxAlphabet, const RansPrecount* pre = nullptr,
+                               bool* wrote = nullptr) {
   // freq[] holds the symbol counts (<= n <= kMaxTile: 16 bits), then the frequencies (normalised in place). Values
   // minus base are <= range: the counts, the alphabet K <= range + 1 and the escape count use freq[0 .. range + 1]
   // only (every entry when range + 1 >= kMaxAlphabet).
-  // Alphabet candidates: the smallest that covers the range, or leaves at most n/32 values escaped.
-  const std::uint32_t candidates[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
+  // pre: what another pass counted (RansPrecount); wrote: set when the encoding pass starts writing slot (where it
+  // may stop at the limit, leaving slot changed).
   // An alphabet of at most max_k that does not cover the range must leave at most n/32 values escaped at the largest
   // candidate c <= max_k: one pass counting the values below base + c decides it without the histogram (wide
   // streams at high dose, which the fast policy keeps raw).
-  if (!counts16 && max_k < kMaxAlphabet && range + 1 > max_k) {
-    std::uint32_t c = 0;
-    for (std::uint32_t x : candidates)
-      if (x <= max_k) c = x;
+  if (!counts16 && rans_window_test(range, max_k)) {
+    const std::uint32_t c = widest_alphabet(max_k);
     if (c == 0) return 0;
     std::uint32_t inside = 0;
-    for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) { inside += v - base < c ? 1u : 0u; });
+    if (pre && pre->window)
+      inside = pre->inside;
+    else
+      for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) { inside += v - base < c ? 1u : 0u; });
     if ((n - inside) * 32u > n) return 0;
   }
   std::uint16_t freq[kMaxAlphabet + 1];
@@ -202,6 +232,8 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   if (counts16) {
     for (std::uint32_t s = 0; s <= range; ++s)
       freq[s] = static_cast<std::uint16_t>(counts16[s >> 2] >> (16 * (s & 3u)));
+  } else if (pre && !pre->window) {
+    for (std::uint32_t s = 0; s <= used; ++s) freq[s] = pre->hist[s];
   } else {
     for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) {
       const std::uint32_t d = v - base;
@@ -211,6 +243,7 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   // Values escaped by alphabet c: n minus the values below c (a running prefix sum over the histogram, so each
   // bin is read once).
   std::uint32_t K = kMaxAlphabet, below = 0, counted = 0;  // below = hist[0] + ... + hist[counted - 1]
+  const std::uint32_t candidates[] = QGPU_RANS_ALPHABETS;
   for (std::uint32_t c : candidates) {
     if (c > range) {
       K = range + 1;
@@ -263,6 +296,7 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
     // A stream whose information alone reaches the limit loses without the encoding pass (the bytes are the same:
     // the pass would stop at the limit).
     if (rans_renorm_floor(info, n) + 4u >= limit) return 0;
+    if (wrote) *wrote = true;
     std::uint8_t* const end = slot + best;
     std::uint8_t* ptr = end;
     std::uint32_t x = kRansL;
@@ -337,6 +371,59 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   return finish(std::false_type{});
 }
 
+// Stores the 32-bit little-endian word x at q (4-byte aligned).
+QGPU_HD inline void store_le32(std::uint8_t* q, std::uint32_t x) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<std::uint32_t*>(q) = x;
+#else
+  q[0] = static_cast<std::uint8_t>(x);
+  q[1] = static_cast<std::uint8_t>(x >> 8);
+  q[2] = static_cast<std::uint8_t>(x >> 16);
+  q[3] = static_cast<std::uint8_t>(x >> 24);
+#endif
+}
+
+// The raw model of the n values get(0..n-1) with minimum mn and max - min = range at slot (1 + varint(mn) + 1 +
+// ceil(n w / 8) bytes); also calls each(value - mn) at every value, in order. The bits gather in a register and each
+// byte is written once, in order (no zeroing pass, no read-modify-write of the stream in memory); once the write
+// position is 4-byte aligned, four bytes at a time (a GPU thread's byte stores each took a store instruction to a
+// line of its own).
+template <class Get, class Each>
+QGPU_HD void write_raw(const Get& get, std::uint32_t n, std::uint32_t mn, std::uint32_t range, std::uint8_t* slot,
+                       Each&& each) {
+  const std::uint32_t w = bit_width(range);
+  std::uint8_t* q = slot;
+  *q++ = kRaw;
+  q = put_varint(q, mn);
+  *q++ = static_cast<std::uint8_t>(w);
+  std::uint64_t acc = 0;
+  std::uint32_t have = 0;  // pending bits: <= 31 before a value is added (w <= 32)
+  const auto put = [&](std::uint32_t v) {
+    const std::uint32_t d = v - mn;
+    each(d);
+    acc |= static_cast<std::uint64_t>(d) << have;
+    have += w;
+    if ((reinterpret_cast<std::uintptr_t>(q) & 3u) == 0) {
+      if (have >= 32) {
+        store_le32(q, static_cast<std::uint32_t>(acc));
+        q += 4;
+        acc >>= 32;
+        have -= 32;
+      }
+    } else {
+      for (; have >= 8 && (reinterpret_cast<std::uintptr_t>(q) & 3u); have -= 8) {
+        *q++ = static_cast<std::uint8_t>(acc);
+        acc >>= 8;
+      }
+    }
+  };
+  for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) { put(v); });
+  for (; have > 0; have = have > 8 ? have - 8 : 0) {
+    *q++ = static_cast<std::uint8_t>(acc);
+    acc >>= 8;
+  }
+}
+
 }  // namespace detail
 
 // What one pass over a stream's values tells the encoder: its sum, range, the exact sparse and raw sizes, and
@@ -347,7 +434,8 @@ inline constexpr std::uint32_t kCountedValues = 16;  // StreamStats::counts
 struct StreamStats {
   std::uint64_t total = 0;
   // Counts of the values 0..15 (value v: bits 16 (v & 3) .. + 15 of counts[v >> 2]; n <= kMaxTile < 2^16): the rANS
-  // histogram when mn = 0 and mx < kCountedValues (the bright-field disk at low dose), without another pass.
+  // histogram when mn = 0 and mx < kCountedValues (the bright-field disk at low dose), without another pass. Only
+  // then complete: once a dense chunk's maximum reaches kCountedValues, the pass stops counting.
   std::uint64_t counts[4] = {0, 0, 0, 0};
   std::uint32_t mn = 0, mx = 0, nnz = 0;
   std::uint32_t sparse_total = 0, raw = 0, bound = 0;
@@ -501,18 +589,26 @@ QGPU_HD StreamStats stream_stats(const Get& get, std::uint32_t n, const Hook& ho
         cmx = x > cmx ? x : cmx;
         sum += x;  // wraps only for values >= 2^28 (then summed again below)
         big |= (x >= 2u ? 1u : 0u) << k;
-        lo += x < 8u ? 1u << (4u * (x & 7u)) : 0u;
-        hi += x - 8u < 8u ? 1u << (4u * (x & 7u)) : 0u;
-        if (k % 8 == 7) {  // nibble counts of 8 values: into the 16-bit counts
-          c0 += spread_nibbles(lo & 0xffffu);
-          c1 += spread_nibbles(lo >> 16);
-          c2 += spread_nibbles(hi & 0xffffu);
-          c3 += spread_nibbles(hi >> 16);
-          lo = hi = 0;
-        }
       }
       mn = cmn < mn ? cmn : mn;
       mx = cmx > mx ? cmx : mx;
+      // The counts matter only while the stream's maximum stays below kCountedValues (at medium and high dose the
+      // bright-field streams pass it in their first chunk and skip the counting's dozen instructions per value).
+      if (mx < kCountedValues) {
+        QGPU_ENC_UNROLL
+        for (std::uint32_t k = 0; k < detail::kStatsAhead; ++k) {
+          const std::uint32_t x = v[k];
+          lo += x < 8u ? 1u << (4u * (x & 7u)) : 0u;
+          hi += x - 8u < 8u ? 1u << (4u * (x & 7u)) : 0u;
+          if (k % 8 == 7) {  // nibble counts of 8 values: into the 16-bit counts
+            c0 += spread_nibbles(lo & 0xffffu);
+            c1 += spread_nibbles(lo >> 16);
+            c2 += spread_nibbles(hi & 0xffffu);
+            c3 += spread_nibbles(hi >> 16);
+            lo = hi = 0;
+          }
+        }
+      }
       if (cmx < (1u << 28)) {
         total += sum;
       } else {
@@ -592,10 +688,14 @@ QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, 
     best = fast_best < best ? fast_best : best;
     max_k = kFastMaxAlphabet;
   }
-  if (best > detail::rans_size_floor(st.mn))
-    if (const std::uint32_t r = detail::try_rans(get, n, st.mn, st.mx - st.mn, slot, best,
-                                                 st.mn == 0 && st.mx < kCountedValues ? st.counts : nullptr, at,
-                                                 table, max_k))
+  const bool rans = best > detail::rans_size_floor(st.mn);
+  const std::uint64_t* const counts16 = st.mn == 0 && st.mx < kCountedValues ? st.counts : nullptr;
+  const std::uint32_t range = st.mx - st.mn;
+  // Where raw is the fallback and the rANS trial would read the values before its encoding pass (its window count
+  // or its histogram), the raw pass gathers that too and the trial follows it (most such streams then end there: at
+  // high dose rANS loses at the window count or the information floor); else the trial comes first.
+  if (rans && (counts16 || st.sparse_total < st.raw))
+    if (const std::uint32_t r = detail::try_rans(get, n, st.mn, range, slot, best, counts16, at, table, max_k))
       return r;
   std::uint8_t* p = slot;
   if (st.sparse_total < st.raw) {
@@ -610,26 +710,26 @@ QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, 
     }, may_hold);
     return static_cast<std::uint32_t>(p - slot);
   }
-  const std::uint32_t w = bit_width(st.mx - st.mn);
-  *p++ = kRaw;
-  p = put_varint(p, st.mn);
-  *p++ = static_cast<std::uint8_t>(w);
-  // The bits gather in a register and each byte is written once, in order (no zeroing pass, no read-modify-write of
-  // the stream in memory): at most 7 pending bits + w <= 32 new ones.
-  const std::uint32_t mn = st.mn;
-  std::uint64_t acc = 0;
-  std::uint32_t have = 0;
-  std::uint8_t* q = p;
-  detail::for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) {
-    acc |= static_cast<std::uint64_t>(v - mn) << have;
-    have += w;
-    for (; have >= 8; have -= 8) {
-      *q++ = static_cast<std::uint8_t>(acc);
-      acc >>= 8;
-    }
-  });
-  if (have) *q++ = static_cast<std::uint8_t>(acc);
-  // (q is now p + the packed bytes: st.raw in all)
+  if (!rans || counts16) {
+    detail::write_raw(get, n, st.mn, range, slot, [](std::uint32_t) {});
+    return st.raw;
+  }
+  detail::RansPrecount pre;
+  pre.window = detail::rans_window_test(range, max_k);
+  if (pre.window) {
+    const std::uint32_t c = detail::widest_alphabet(max_k);
+    detail::write_raw(get, n, st.mn, range, slot, [&](std::uint32_t d) { pre.inside += d < c ? 1u : 0u; });
+  } else {
+    const std::uint32_t used = range < kMaxAlphabet ? range + 1 : kMaxAlphabet;
+    for (std::uint32_t s = 0; s <= used; ++s) pre.hist[s] = 0;
+    detail::write_raw(get, n, st.mn, range, slot,
+                      [&](std::uint32_t d) { ++pre.hist[d < kMaxAlphabet ? d : kMaxAlphabet]; });
+  }
+  bool wrote = false;
+  if (const std::uint32_t r =
+          detail::try_rans(get, n, st.mn, range, slot, best, nullptr, at, table, max_k, &pre, &wrote))
+    return r;
+  if (wrote) detail::write_raw(get, n, st.mn, range, slot, [](std::uint32_t) {});  // the trial wrote over it
   return st.raw;
 }
 

@@ -2,6 +2,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cub/block/block_scan.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cuda/std/functional>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include "core/error.hpp"
 #include "device/cuda/buffer_pool.hpp"
@@ -186,31 +190,11 @@ __global__ void __launch_bounds__(kEncThreads, 4)
   offsets[s] = static_cast<std::uint32_t>(o + start);  // <= b + block_bytes <= cap
 }
 
-// One block per tile: stream sizes -> exclusive offsets in place, dir[P] = the tile's payload bytes. 256 threads of
-// 8 consecutive sizes each (2048 per step; a thread's 32 bytes are whole sectors): small blocks, so that they find
-// room beside the decoder's blocks during a load (a 1024-thread block waited for a whole decode kernel to drain).
-constexpr unsigned kOffsetThreads = 256, kOffsetItems = 8;
-__global__ void __launch_bounds__(kOffsetThreads) tile_offsets(std::uint32_t* dir, std::size_t P) {
-  using Scan = cub::BlockScan<std::uint32_t, kOffsetThreads>;
-  __shared__ typename Scan::TempStorage tmp;
-  std::uint32_t* d = dir + blockIdx.x * (P + 1);
-  std::uint32_t carry = 0;
-  constexpr std::size_t kStep = std::size_t{kOffsetThreads} * kOffsetItems;
-  for (std::size_t c = 0; c < P; c += kStep) {
-    const std::size_t i0 = c + std::size_t{threadIdx.x} * kOffsetItems;
-    std::uint32_t v[kOffsetItems];
-#pragma unroll
-    for (unsigned k = 0; k < kOffsetItems; ++k) v[k] = i0 + k < P ? d[i0 + k] : 0u;
-    std::uint32_t agg = 0;
-    Scan(tmp).ExclusiveSum(v, v, agg);  // in place: v[k] = the sizes before item i0 + k in this step
-#pragma unroll
-    for (unsigned k = 0; k < kOffsetItems; ++k)
-      if (i0 + k < P) d[i0 + k] = carry + v[k];
-    carry += agg;
-    __syncthreads();  // tmp is reused by the next step
-  }
-  if (threadIdx.x == 0) d[P] = carry;
-}
+// Entry i of the tiles' directories -> its tile (the key of the scan by tile).
+struct TileOf {
+  std::uint32_t entries;  // P + 1 per tile
+  __host__ __device__ std::uint32_t operator()(std::uint32_t i) const { return i / entries; }
+};
 
 // One block per tile of a group: the tile's live groups of 32 pixels (g < G = P / 32 with a chunk marked in its
 // words_per_group words at live + t * words_per_tile + g * words_per_group), in `order` (a permutation of the
@@ -426,7 +410,19 @@ struct Encoder {
     });
     QGPU_CUDA_LAUNCHED("encode_reserve");
     QGPU_CUDA(cudaEventRecord(ev->e[1], stream));
-    tile_offsets<<<static_cast<unsigned>(g), kOffsetThreads, 0, stream>>>(dir, P);
+    {
+      // One scan by tile over every tile's sizes (decoupled look-back: many blocks, where a block per tile walked
+      // its 36864 sizes in 18 dependent steps); dir[P] of a tile, the entry after its sizes, gets its total.
+      const auto keys = thrust::make_transform_iterator(thrust::make_counting_iterator<std::uint32_t>(0),
+                                                        TileOf{static_cast<std::uint32_t>(P + 1)});
+      const std::uint32_t items = static_cast<std::uint32_t>(g * (P + 1));  // <= 4M streams a launch + g
+      std::size_t tmp_bytes = 0;
+      QGPU_CUDA(cub::DeviceScan::ExclusiveSumByKey(nullptr, tmp_bytes, keys, dir, dir, items, ::cuda::std::equal_to<>{},
+                                                   stream));
+      ensure(ws.scan_tmp, tmp_bytes, stream);
+      QGPU_CUDA(cub::DeviceScan::ExclusiveSumByKey(ws.scan_tmp->data(), tmp_bytes, keys, dir, dir, items,
+                                                   ::cuda::std::equal_to<>{}, stream));
+    }
     QGPU_CUDA_LAUNCHED("encoded tile_offsets");
     QGPU_CUDA(cudaEventRecord(ev->e[2], stream));
     // The sizes: the cursor (all blocks' reservations) and each tile's payload bytes (dir[P] of each tile).

@@ -50,6 +50,7 @@ struct CompactScratch {
   // after the first call; see encode_reserve), uint32 per group; null: pixel order.
   std::unique_ptr<LeasedBuffer> group_order;
   std::unique_ptr<LeasedBuffer> live_list, live_count;  // with live-group marks: the warps that encode
+  std::unique_ptr<LeasedBuffer> scan_tmp;                // the tile offsets' device-wide scan
 };
 
 // One device buffer that encode_compact fills group after group (each group's payload at the next 16-byte
