@@ -102,12 +102,17 @@ for s in "$@"; do
                $B/bench_encoded_cuda /tmp/qb/s512.h5 ;;  # stall reasons of the encoded masked-sum kernel (BF)
     ncu_src_enc|ncu_src_enc_dose)  # per-instruction stalls of the encoder's encode_reserve: on the sample (after s512), or
       # on the 1e5-count sample of the dose step (written if missing)
-      NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1); F=/tmp/qb/s512.h5; SKIP=76
-      if [ "$s" = ncu_src_enc_dose ]; then
-        F=/tmp/qb/dose/dose_1e5_256_192.h5; SKIP=8
-        [ -f "$F" ] || $B/bench_encoded_dose --backend cuda --dir /tmp/qb/dose --doses 1e5 --reps 1 >"$LOG/dose_write.log" 2>&1
+      NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1); F=/tmp/qb/s512.h5; SKIP=76; N=$s
+      if [ "$s" = ncu_src_enc_dose ]; then  # QGPU_NCU_DOSE: which dose sample (1e5 unless set); QGPU_NCU_SKIP: launches skipped (8: an encode from dense; 15: a load's)
+        D=${QGPU_NCU_DOSE:-1e5}; F=/tmp/qb/dose/dose_${D}_256_192.h5; SKIP=${QGPU_NCU_SKIP:-8}; N=${s}_$D
+        [ -f "$F" ] || $B/bench_encoded_dose --backend cuda --dir /tmp/qb/dose --doses $D --reps 1 --keep >"$LOG/dose_write.log" 2>&1
+        # the same launch's summary sections first (duration, instructions, occupancy, scheduler, memory)
+        step "${N}_details" 200 "${NCU:-ncu}" --clock-control none --kernel-name regex:encode_reserve --launch-skip $SKIP \
+          --launch-count 1 --section SpeedOfLight --section WarpStateStats --section LaunchStats --section Occupancy \
+          --section SchedulerStats --section InstructionStats --section ComputeWorkloadAnalysis \
+          --section MemoryWorkloadAnalysis $B/bench_encoded_cuda "$F"
       fi
-      step "$s" 300 "${NCU:-ncu}" --clock-control none --kernel-name regex:encode_reserve --launch-skip $SKIP \
+      step "$N" 300 "${NCU:-ncu}" --clock-control none --kernel-name regex:encode_reserve --launch-skip $SKIP \
         --launch-count 1 --section SpeedOfLight --section WarpStateStats --section LaunchStats --section Occupancy \
         --section SourceCounters --page source --print-source sass --csv $B/bench_encoded_cuda "$F" ;;
     ncu_enc) NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)  # the encoder (a 2 GiB batch)

@@ -356,11 +356,12 @@ std::uint32_t encode_by_definition(const std::vector<std::uint32_t>& v, const St
 // the trial follows it, writing raw again where the trial wrote over it and lost; raw bits are stored in aligned
 // words. The bytes are those of the definition (trial first) for both policies, at every slot alignment, including
 // streams of Poisson means across the doses (the bright-field disk at 1e3..2e5 counts per frame), where each of the
-// reordered paths is taken.
+// reordered paths is taken; and with the histograms kept in a table column (RansHistogram), as on the GPU.
 TEST(EncodedEncoder, RawPassWithTheTrialsCountsGivesTheDefinitionsBytes) {
   std::mt19937_64 rng(11);
   std::size_t streams = 0, by_model[5] = {}, rewritten = 0, window_lost = 0;
   const double means[] = {0.3, 1.2, 6.0, 12.0, 20.0, 31.0, 62.0};
+  std::vector<std::uint32_t> table_words(2 * 17 * 3);
   for (const Policy policy : {Policy::compact, Policy::fast})
     for (int d = 0; d < 3; ++d)
       for (std::uint32_t n : kLengths)
@@ -386,6 +387,19 @@ TEST(EncodedEncoder, RawPassWithTheTrialsCountsGivesTheDefinitionsBytes) {
             ASSERT_EQ(na, nb) << what;
             ASSERT_EQ(at_a, at_b) << what;
             ASSERT_TRUE(std::equal(a.begin() + skew + at_a, a.begin() + skew + at_a + na, b.begin() + at_b)) << what;
+            // With a table column as the CUDA encoder passes (17 symbols, every third word, left dirty by the
+            // stream before): the histogram of the raw pass or of the trial kept in its words, the same bytes.
+            std::fill(a.begin(), a.end(), std::uint8_t{0});
+            for (std::size_t j = 0; j < table_words.size(); ++j)
+              if (j % 3) table_words[j] = 0xdeadbeefu;
+            const detail::RansTableSlot table{table_words.data(), 3, 17};
+            std::uint32_t at_t = 0;
+            const std::uint32_t nt = encode_stream_with(st, get, n, a.data() + skew, &at_t, table, AllChunks{}, policy);
+            ASSERT_EQ(nt, nb) << what << " (table column)";
+            ASSERT_EQ(at_t, at_b) << what << " (table column)";
+            ASSERT_TRUE(std::equal(a.begin() + skew + at_t, a.begin() + skew + at_t + nt, b.begin() + at_b)) << what;
+            for (std::size_t j = 0; j < table_words.size(); ++j)
+              if (j % 3) ASSERT_EQ(table_words[j], 0xdeadbeefu) << what << ": a word beside the column was written";
             ++streams;
             ++by_model[na ? b[at_b] : 0];
             // Which reordered path the stream took: the trial lost at the window count (no histogram), or it wrote

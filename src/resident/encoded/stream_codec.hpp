@@ -186,13 +186,46 @@ QGPU_HD inline bool rans_window_test(std::uint32_t range, std::uint32_t max_k) {
   return max_k < kMaxAlphabet && range + 1 > max_k;
 }
 
+// A histogram of value - base with bins 0 .. used (the last one also every value at or above kMaxAlphabet; counts
+// <= n <= kMaxTile: 16 bits), kept in the rANS table's words while they are free (bin s in the low or high half of
+// word s / 2 of the column, RansTableSlot: on the GPU shared memory, where an array in the thread's frame is local
+// memory, which the block's frames overflow from L1: one read-modify-write that missed it per value), else in
+// `own`. The counts are read out before try_rans writes its table there.
+struct RansHistogram {
+  std::uint32_t* col = nullptr;  // the table's column, or null: own
+  std::uint32_t stride = 0;
+  std::uint16_t own[kMaxAlphabet + 1];
+  // Bins 0 .. used, zeroed, in the table's words when they hold them.
+  QGPU_HD void start(RansTableSlot table, std::uint32_t used) {
+    const std::uint32_t words = used / 2 + 1;
+    if (table.col && words <= 2 * table.symbols) {
+      col = table.col;
+      stride = table.stride;
+      for (std::uint32_t j = 0; j < words; ++j) col[j * stride] = 0;
+    } else {
+      col = nullptr;
+      for (std::uint32_t b = 0; b <= used; ++b) own[b] = 0;
+    }
+  }
+  QGPU_HD void add(std::uint32_t d) {
+    const std::uint32_t b = d < kMaxAlphabet ? d : kMaxAlphabet;
+    if (col)
+      col[(b >> 1) * stride] += 1u << (16 * (b & 1u));
+    else
+      ++own[b];
+  }
+  QGPU_HD std::uint16_t operator[](std::uint32_t b) const {
+    return col ? static_cast<std::uint16_t>(col[(b >> 1) * stride] >> (16 * (b & 1u))) : own[b];
+  }
+};
+
 // What try_rans reads from the values before its encoding pass, gathered by another pass (encode_stream_with's raw
 // pass): the histogram of value - base (bins 0 .. min(range + 1, kMaxAlphabet), the last one every value at or above
 // kMaxAlphabet), or, where rans_window_test, the number of values below base + widest_alphabet(max_k).
 struct RansPrecount {
   bool window = false;  // inside is set (else hist)
   std::uint32_t inside = 0;
-  std::uint16_t hist[kMaxAlphabet + 1];
+  RansHistogram hist;
 };
 
 // Tries the rANS model; writes the stream to slot and returns its size when smaller than `best`, else 0. slot
@@ -235,10 +268,10 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
   } else if (pre && !pre->window) {
     for (std::uint32_t s = 0; s <= used; ++s) freq[s] = pre->hist[s];
   } else {
-    for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) {
-      const std::uint32_t d = v - base;
-      ++freq[d < kMaxAlphabet ? d : kMaxAlphabet];
-    });
+    RansHistogram h;
+    h.start(table, used);
+    for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) { h.add(v - base); });
+    for (std::uint32_t s = 0; s <= used; ++s) freq[s] = h[s];
   }
   // Values escaped by alphabet c: n minus the values below c (a running prefix sum over the histogram, so each
   // bin is read once).
@@ -720,10 +753,8 @@ QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, 
     const std::uint32_t c = detail::widest_alphabet(max_k);
     detail::write_raw(get, n, st.mn, range, slot, [&](std::uint32_t d) { pre.inside += d < c ? 1u : 0u; });
   } else {
-    const std::uint32_t used = range < kMaxAlphabet ? range + 1 : kMaxAlphabet;
-    for (std::uint32_t s = 0; s <= used; ++s) pre.hist[s] = 0;
-    detail::write_raw(get, n, st.mn, range, slot,
-                      [&](std::uint32_t d) { ++pre.hist[d < kMaxAlphabet ? d : kMaxAlphabet]; });
+    pre.hist.start(table, range < kMaxAlphabet ? range + 1 : kMaxAlphabet);
+    detail::write_raw(get, n, st.mn, range, slot, [&](std::uint32_t d) { pre.hist.add(d); });
   }
   bool wrote = false;
   if (const std::uint32_t r =
