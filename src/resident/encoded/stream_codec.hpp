@@ -189,15 +189,17 @@ QGPU_HD inline bool rans_window_test(std::uint32_t range, std::uint32_t max_k) {
 // A histogram of value - base with bins 0 .. used (the last one also every value at or above kMaxAlphabet; counts
 // <= n <= kMaxTile: 16 bits), kept in the rANS table's words while they are free (bin s in the low or high half of
 // word s / 2 of the column, RansTableSlot: on the GPU shared memory, where an array in the thread's frame is local
-// memory, which the block's frames overflow from L1: one read-modify-write that missed it per value), else in
-// `own`. The counts are read out before try_rans writes its table there.
+// memory, which the block's frames overflow from L1: one read-modify-write that missed it per value), else in the
+// caller's array `own`. A handle of pointers (no array of its own, so that it stays in registers); the counts are
+// read out before try_rans writes its table there.
 struct RansHistogram {
   std::uint32_t* col = nullptr;  // the table's column, or null: own
   std::uint32_t stride = 0;
-  std::uint16_t own[kMaxAlphabet + 1];
-  // Bins 0 .. used, zeroed, in the table's words when they hold them.
-  QGPU_HD void start(RansTableSlot table, std::uint32_t used) {
+  std::uint16_t* own = nullptr;  // kMaxAlphabet + 1 bins
+  // Bins 0 .. used, zeroed, in the table's words when they hold them, else in own_bins.
+  QGPU_HD void start(RansTableSlot table, std::uint32_t used, std::uint16_t* own_bins) {
     const std::uint32_t words = used / 2 + 1;
+    own = own_bins;
     if (table.col && words <= 2 * table.symbols) {
       col = table.col;
       stride = table.stride;
@@ -207,7 +209,7 @@ struct RansHistogram {
       for (std::uint32_t b = 0; b <= used; ++b) own[b] = 0;
     }
   }
-  QGPU_HD void add(std::uint32_t d) {
+  QGPU_HD void add(std::uint32_t d) const {
     const std::uint32_t b = d < kMaxAlphabet ? d : kMaxAlphabet;
     if (col)
       col[(b >> 1) * stride] += 1u << (16 * (b & 1u));
@@ -226,6 +228,7 @@ struct RansPrecount {
   bool window = false;  // inside is set (else hist)
   std::uint32_t inside = 0;
   RansHistogram hist;
+  std::uint16_t own[kMaxAlphabet + 1];  // hist's bins where the table's column does not hold them
 };
 
 // Tries the rANS model; writes the stream to slot and returns its size when smaller than `best`, else 0. slot
@@ -269,9 +272,10 @@ QGPU_HD std::uint32_t try_rans(const Get& get, std::uint32_t n, std::uint32_t ba
     for (std::uint32_t s = 0; s <= used; ++s) freq[s] = pre->hist[s];
   } else {
     RansHistogram h;
-    h.start(table, used);
-    for_each_value(get, n, [&](std::uint32_t, std::uint32_t v) { h.add(v - base); });
-    for (std::uint32_t s = 0; s <= used; ++s) freq[s] = h[s];
+    h.start(table, used, freq);  // (counted in freq itself where the column does not hold the bins)
+    for_each_value(get, n, [h, base](std::uint32_t, std::uint32_t v) { h.add(v - base); });
+    if (h.col)
+      for (std::uint32_t s = 0; s <= used; ++s) freq[s] = h[s];
   }
   // Values escaped by alphabet c: n minus the values below c (a running prefix sum over the histogram, so each
   // bin is read once).
@@ -753,8 +757,9 @@ QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, 
     const std::uint32_t c = detail::widest_alphabet(max_k);
     detail::write_raw(get, n, st.mn, range, slot, [&](std::uint32_t d) { pre.inside += d < c ? 1u : 0u; });
   } else {
-    pre.hist.start(table, range < kMaxAlphabet ? range + 1 : kMaxAlphabet);
-    detail::write_raw(get, n, st.mn, range, slot, [&](std::uint32_t d) { pre.hist.add(d); });
+    pre.hist.start(table, range < kMaxAlphabet ? range + 1 : kMaxAlphabet, pre.own);
+    const detail::RansHistogram h = pre.hist;  // (a copy of the pointers: registers, not pre's frame)
+    detail::write_raw(get, n, st.mn, range, slot, [h](std::uint32_t d) { h.add(d); });
   }
   bool wrote = false;
   if (const std::uint32_t r =
