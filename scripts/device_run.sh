@@ -74,7 +74,7 @@ for s in "$@"; do
           --policies ${QGPU_DOSE_POLICIES:-compact,fast} --keep
       done ;;
     dose_ab)  # the fast policy per dose, the default against each setting of QGPU_AB in turn on the same files
-      # (QGPU_AB: space-separated settings, each VAR=VALUE[,VAR=VALUE...]), then the loads' timelines at 1e5
+      # (QGPU_AB: space-separated settings, each VAR=VALUE[,VAR=VALUE...]), then the loads' timelines at 1e5 (or at QGPU_TIMELINE_DOSES)
       for d in ${QGPU_DOSES:-1e3 4e3 2e4 1e5 2e5}; do
         step bench_encoded_dose_$d 150 $B/bench_encoded_dose --backend cuda --dir /tmp/qb/dose --doses $d --reps 15 \
           --policies fast --keep
@@ -85,14 +85,15 @@ for s in "$@"; do
             --dir /tmp/qb/dose --doses $d --reps 15 --policies fast --keep
         done
       done
-      F=/tmp/qb/dose/dose_1e5_256_192.h5
-      if [ -f $F ]; then
-        step bench_load_dose1e5 200 $B/bench_load $F 256 192 uint16 --skip-cpu
+      for td in ${QGPU_TIMELINE_DOSES:-1e5}; do  # the doses whose loads' timelines follow
+        F=/tmp/qb/dose/dose_${td}_256_192.h5
+        [ -f $F ] || continue
+        step bench_load_dose$td 200 $B/bench_load $F 256 192 uint16 --skip-cpu
         i=0
         for ab in ${QGPU_AB:-}; do
-          i=$((i + 1)); step bench_load_dose1e5_ab$i 200 env ${ab//,/ } $B/bench_load $F 256 192 uint16 --skip-cpu
+          i=$((i + 1)); step bench_load_dose${td}_ab$i 200 env ${ab//,/ } $B/bench_load $F 256 192 uint16 --skip-cpu
         done
-      fi ;;
+      done ;;
     dose_small) step bench_encoded_dose_small 60 $B/bench_encoded_dose --backend cuda --small --dir /tmp/qb/dose ;;
     scale) step bench_scale 240 $B/bench_scale /tmp/qb/s2048.h5 --tile-from /tmp/qb/s512.h5 --factor 4 ;;
     ncu_sum) NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)

@@ -157,6 +157,38 @@ TEST(BitTranspose, SwapReadsTheMirroredBytePlanes) {
   }
 }
 
+// unshuffle64's sum (the GPU decoder's frame totals, from popcounts of the planes' words) equals the sum of the 64
+// elements it writes, in both byte orders, for elements of 1, 2 and 4 bytes (the largest: 64 x (2^32 - 1)).
+TEST(BitTranspose, SumOfTheElementsFromThePlanes) {
+  std::mt19937_64 rng(12);
+  auto check = [&](auto es_tag, auto swap_tag, bool all_ones) {
+    constexpr std::size_t ES = decltype(es_tag)::value;
+    constexpr bool kSwap = decltype(swap_tag)::value;
+    const std::size_t stride = 16;
+    Bytes planes(8 * ES * stride);
+    for (auto& b : planes) b = all_ones ? 0xff : std::uint8_t(rng() & rng());  // sparse bits too
+    Bytes out(64 * ES);
+    std::uint64_t sum = 5;  // added to
+    detail::unshuffle64<ES, kSwap>(planes.data(), stride, out.data(), &sum);
+    std::uint64_t want = 5;
+    for (std::size_t e = 0; e < 64; ++e) {
+      std::uint64_t v = 0;
+      for (std::size_t k = 0; k < ES; ++k) v |= std::uint64_t(out[e * ES + k]) << (8 * k);
+      want += v;
+    }
+    EXPECT_EQ(sum, want) << "ES " << ES << " swap " << kSwap;
+    if (all_ones) EXPECT_EQ(sum, 5 + 64 * ((std::uint64_t{1} << (8 * ES)) - 1));
+  };
+  for (int trial = 0; trial < 50; ++trial) {
+    const bool ones = trial == 0;
+    check(std::integral_constant<std::size_t, 1>{}, std::false_type{}, ones);
+    check(std::integral_constant<std::size_t, 2>{}, std::false_type{}, ones);
+    check(std::integral_constant<std::size_t, 4>{}, std::false_type{}, ones);
+    check(std::integral_constant<std::size_t, 2>{}, std::true_type{}, ones);
+    check(std::integral_constant<std::size_t, 4>{}, std::true_type{}, ones);
+  }
+}
+
 TEST(BitshuffleParams, FromCdValues) {
   const BitshuffleParams d = params_from_cd_values({0, 0, 2, 0, 2});
   EXPECT_EQ(d.elem_size, 2u);

@@ -2,7 +2,8 @@
 // groups of 32 pixels that are zero over a tile, and their chunks of 16 frames that are zero): exactly the chunks of
 // groups with a nonzero count, on every count dtype, on the word-transpose path (blocks of whole 64-element words)
 // and the byte path (blocks of 8 x odd elements, partial blocks), for tiles not dividing the frame count, of one
-// chunk, several and more than 32 (two words per group); the decoded frames stay the host codec's.
+// chunk, several and more than 32 (two words per group); the decoded frames stay the host codec's. The decoder's
+// frame totals (LiveGroups::totals) equal the frames' sums on both paths.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -86,16 +87,23 @@ TEST(DecodeMarksCuda, MarksExactlyTheNonzeroGroupsOfEachTile) {
     const io::cuda::DecodeGeometry geo{c.elem, c.pixels, c.block_elems};
     const std::size_t mb = geo.max_blocks();
     const std::vector<std::uint32_t> want = host_marks(c, dense, frames);
+    std::vector<unsigned long long> want_totals(frames, 0);  // each frame's sum of counts, from the dense bytes
+    for (std::size_t f = 0; f < frames; ++f)
+      for (std::size_t p = 0; p < c.pixels; ++p)
+        for (std::size_t k = 0; k < c.elem; ++k)
+          want_totals[f] += static_cast<unsigned long long>(dense[(f * c.pixels + p) * c.elem + k]) << (8 * k);
     DeviceBuffer d_comp(comp.size()), d_tab(table.size() * 8), d_out(dense.size()), d_src(frames * mb * 8),
-        d_len(frames * mb * 4), d_err(8), d_bits(want.size() * 4);
+        d_len(frames * mb * 4), d_err(8), d_bits(want.size() * 4), d_totals(frames * 8);
     d_comp.upload(comp.data(), comp.size());
     d_tab.upload(table.data(), table.size() * 8);
     QGPU_CUDA(cudaMemset(d_err.data(), 0xff, 8));
     QGPU_CUDA(cudaMemset(d_bits.data(), 0, d_bits.bytes()));
+    QGPU_CUDA(cudaMemset(d_totals.data(), 0, d_totals.bytes()));
     const auto* t = d_tab.as<std::uint64_t>();
     const io::cuda::DecodeBatch batch{d_comp.as<std::uint8_t>(), t, t + frames, t + 2 * frames, frames, 0};
     const io::cuda::DecodeScratch scratch{d_src.as<std::uint64_t>(), d_len.as<std::uint32_t>(), frames * mb};
-    const encoded::LiveGroups live{d_bits.as<std::uint32_t>(), c.tile, encoded::LiveGroups::words_for(c.pixels, c.tile)};
+    const encoded::LiveGroups live{d_bits.as<std::uint32_t>(), c.tile, encoded::LiveGroups::words_for(c.pixels, c.tile),
+                                   d_totals.as<unsigned long long>()};
     io::cuda::decode_bitshuffle_lz4(batch, geo, d_out.data(), scratch, d_err.as<unsigned long long>(), nullptr,
                                     io::cuda::kDefaultDecodeVariant, live);
     QGPU_CUDA(cudaDeviceSynchronize());
@@ -108,6 +116,9 @@ TEST(DecodeMarksCuda, MarksExactlyTheNonzeroGroupsOfEachTile) {
     std::vector<std::uint32_t> got(want.size());
     d_bits.download(got.data(), got.size() * 4);
     EXPECT_EQ(got, want);
+    std::vector<unsigned long long> got_totals(frames);
+    d_totals.download(got_totals.data(), frames * 8);
+    EXPECT_EQ(got_totals, want_totals);
     std::size_t marked = 0, chunks = 0;  // (group, chunk) pairs
     for (std::size_t t = 0; t * c.tile < frames; ++t)
       chunks += (std::min<std::size_t>(c.tile, frames - t * c.tile) + 15) / 16 * (c.pixels / 32);

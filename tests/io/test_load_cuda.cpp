@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "bitshuffle_h5_files.hpp"
 #include "corrupt.hpp"
@@ -149,6 +150,43 @@ TEST(LoadCuda, BatchesCopiedWhileReadLoadTheSame) {
       EXPECT_GE(got.provenance().parameters.at("timing").value("batches", 0), 4);
       EXPECT_TRUE(got.read().bytes == ref.read().bytes);
       unsetenv("QGPU_LOAD_COPY_STEP");
+    }
+}
+
+// An encoded load takes its frame totals from the decoder (encoded::LiveGroups::totals: popcounts of the bit planes
+// it writes) and the pixel mask subtracts what it zeroes: the totals equal the sums of the frames as the CPU
+// reference loads them, with and without a mask of bright pixels, in both byte orders and for 8/16/32-bit counts.
+TEST(LoadCuda, EncodedFrameTotalsAreTheLoadedFramesSums) {
+  QGPU_REQUIRE_CUDA();
+  const std::string mask = test::temp_path("totals_mask.txt");
+  std::ofstream(mask) << "32 32\n31 33\n30 30\n0 5\n";  // the disk centre (always counted) and a dark pixel
+  for (const DType t : {DType::u8, DType::u16, DType::u32})
+    for (const bool big : {false, true}) {
+      sample::SampleSpec s;
+      s.scan_rows = 12, s.scan_cols = 20;  // 240 frames: tiles of 512 and the last one short
+      s.det_rows = s.det_cols = 64;        // 4096 pixels: groups of 32 (the decoder's marks and totals)
+      s.dtype = t;
+      s.big_endian = big;
+      const std::string path = test::write_small_sample(std::string("totals_") + dtype_name(t) + (big ? "be" : "") + ".h5", s);
+      for (const bool masked : {false, true}) {
+        SCOPED_TRACE(std::string(dtype_name(t)) + (big ? " big-endian" : "") + (masked ? ", masked" : ""));
+        io::LoadOptions r = with("cpu");
+        io::LoadOptions o = with("cuda");
+        o.representation = "encoded";
+        if (masked) r.pixel_mask_file = o.pixel_mask_file = mask;
+        const HostArray4D ref = io::load(path, r).read();
+        const std::size_t fp = 64 * 64, es = dtype_size(t), frames = 240;
+        std::vector<std::uint64_t> want(frames, 0);
+        for (std::size_t f = 0; f < frames; ++f)
+          for (std::size_t p = 0; p < fp; ++p)
+            for (std::size_t k = 0; k < es; ++k)
+              want[f] += std::uint64_t(ref.bytes[(f * fp + p) * es + k]) << (8 * k);
+        const Dataset got = io::load(path, o);
+        ASSERT_NE(got.encoded(), nullptr);
+        EXPECT_EQ(got.encoded()->frame_totals(), want);
+        EXPECT_TRUE(got.read().bytes == ref.bytes);
+        if (masked) EXPECT_EQ(got.provenance().parameters.at("bad_pixels_zeroed"), 4);
+      }
     }
 }
 

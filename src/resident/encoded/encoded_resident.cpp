@@ -75,26 +75,28 @@ std::size_t checked_mul(std::size_t a, std::size_t b, const char* what) {
 }
 
 // Rank of each pixel by decreasing density class of its total count (8 classes per power of two; within a class,
-// by pixel index): a counting sort, O(pixels), so that completing a load does not wait for a comparison sort (2 ms
-// for a 192x192 detector). Warps only need pixels of similar cost together, not an exact order.
-std::vector<std::uint32_t> density_ranks(const std::vector<std::uint64_t>& pattern) {
+// by pixel index), and the pixels in rank order: a counting sort, O(pixels), so that completing a load does not wait
+// for a comparison sort (2 ms for a 192x192 detector). Warps only need pixels of similar cost together, not an exact
+// order. rank and sequence are sized to the pattern (append sizes them while earlier batches encode: their first
+// touch took most of the 0.3 ms that this took at the end of a load, s27a).
+void density_order(const std::vector<std::uint64_t>& pattern, std::vector<std::uint32_t>& rank,
+                   std::vector<std::uint32_t>& sequence) {
   constexpr std::uint32_t kClasses = 65 * 8;
-  const auto density_class = [](std::uint64_t v) {  // increasing with v
+  const auto key = [](std::uint64_t v) {  // kClasses - 1 - density class: densest first
     const auto w = static_cast<std::uint32_t>(std::bit_width(v));  // 0..64
     const std::uint32_t sub = w > 3 ? static_cast<std::uint32_t>(v >> (w - 4)) & 7u : static_cast<std::uint32_t>(v) & 7u;
-    return w * 8 + sub;
+    return kClasses - 1 - (w * 8 + sub);
   };
-  std::vector<std::uint32_t> start(kClasses + 1, 0), rank(pattern.size());
-  for (const std::uint64_t v : pattern) ++start[kClasses - density_class(v)];  // densest class first
-  for (std::size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
-  for (std::uint32_t p = 0; p < pattern.size(); ++p) rank[p] = start[kClasses - 1 - density_class(pattern[p])]++;
-  return rank;
-}
-
-std::vector<std::uint32_t> decode_sequence_of(const std::vector<std::uint32_t>& rank) {
-  std::vector<std::uint32_t> seq(rank.size());
-  for (std::uint32_t p = 0; p < rank.size(); ++p) seq[rank[p]] = p;
-  return seq;
+  std::uint32_t start[kClasses + 1] = {};
+  for (const std::uint64_t v : pattern) ++start[key(v) + 1];
+  for (std::uint32_t i = 1; i <= kClasses; ++i) start[i] += start[i - 1];
+  rank.resize(pattern.size());
+  sequence.resize(pattern.size());
+  for (std::uint32_t p = 0; p < pattern.size(); ++p) {
+    const std::uint32_t r = start[key(pattern[p])]++;
+    rank[p] = r;
+    sequence[r] = p;
+  }
 }
 
 }  // namespace
@@ -135,7 +137,7 @@ bool EncodedResident::complete() const { return s_->appended == s_->layout.frame
 const std::vector<encoded::TileRef>& EncodedResident::tiles() const { return s_->refs; }
 
 void EncodedResident::encode_frames(const void* frames, std::size_t count, CUstream_st* stream,
-                                    const std::uint32_t* live) {
+                                    const std::uint32_t* live, const unsigned long long* totals) {
   const encoded::Layout& l = s_->layout;
   if (s_->backend == Backend::cpu) {
     const std::size_t fb = l.frame_pixels * dtype_size(l.dtype);
@@ -151,11 +153,14 @@ void EncodedResident::encode_frames(const void* frames, std::size_t count, CUstr
     for (auto& g : encoded::cuda::encode_compact(l, frames, count, sums,
                                                  s_->d_totals->as<std::uint64_t>() + s_->refs.size() * l.tile, stream,
                                                  &s_->compact_scratch, &s_->timing, s_->d_dirs, s_->refs.size(),
-                                                 live, &s_->payload_arena)) {
+                                                 live, &s_->payload_arena,
+                                                 reinterpret_cast<const std::uint64_t*>(totals))) {
       s_->refs.insert(s_->refs.end(), g.refs.begin(), g.refs.end());
       s_->groups.push_back(std::move(g));
     }
+    const auto a0 = std::chrono::steady_clock::now();
     plan_payload_arena();
+    s_->timing.host_alloc_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a0).count();
   }
 }
 
@@ -249,7 +254,7 @@ void EncodedResident::feed_scan_binned(const void* frames, std::size_t count, CU
 }
 
 void EncodedResident::append(const void* frames, std::size_t count, CUstream_st* stream,
-                             const std::uint32_t* live) {
+                             const std::uint32_t* live, const unsigned long long* totals) {
   const encoded::Layout& l = s_->layout;
   if (count > l.frames - s_->appended)
     throw InvalidArgument("cannot append " + std::to_string(count) + " frames: " +
@@ -262,7 +267,13 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
   const auto* src = static_cast<const std::uint8_t*>(frames);
   if (cpu) encoded::cpu::frame_totals(l, frames, count, s_->host_totals);  // the CUDA encoder writes its totals
   const bool final = s_->appended + count == l.frames;
+  if (!final && !cpu && s_->density_rank.empty()) {  // the host vectors of the end of the load, touched now
+    s_->host_sum_pattern.assign(l.frame_pixels, 0);
+    s_->density_rank.assign(l.frame_pixels, 0);
+    s_->decode_sequence.assign(l.frame_pixels, 0);
+  }
   if (s_->pending > 0 || cpu) live = nullptr;  // the marks count tiles from frames[0]: only for a tile-aligned append
+  if (!live) totals = nullptr;
   const auto stage = [&](const std::uint8_t* from, std::size_t n) {  // into the staging tile after s_->pending
     if (cpu) {
       s_->host_pending.resize(static_cast<std::size_t>(l.tile) * fb);
@@ -285,7 +296,7 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
   }
   const std::size_t rest = count - done;
   const std::size_t direct = final ? rest : rest / l.tile * l.tile;
-  if (direct > 0) encode_frames(src + done * fb, direct, stream, live);  // done == 0 when live
+  if (direct > 0) encode_frames(src + done * fb, direct, stream, live, totals);  // done == 0 when live
   if (rest > direct) stage(src + (done + direct) * fb, rest - direct);
   s_->appended += count;
   if (!cpu) sleep_until_done(stream);  // frames (and the staging copy) read: reusable
@@ -308,8 +319,7 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
       s_->d_sum_pattern->download(s_->host_sum_pattern.data(), l.frame_pixels * sizeof(std::uint64_t));
       s_->timing.refs_ms += ms_since(t2);
     }
-    s_->density_rank = density_ranks(s_->host_sum_pattern);
-    s_->decode_sequence = decode_sequence_of(s_->density_rank);
+    density_order(s_->host_sum_pattern, s_->density_rank, s_->decode_sequence);
     if (s_->basis && !s_->basis->finish() && s_->basis_request.required)
       throw Error("radial basis: " + s_->basis->reason());
     if (s_->binned && s_->binned->finish()) s_->binned->verify(s_->host_sum_pattern, frame_totals());
@@ -388,6 +398,11 @@ void EncodedResident::trim_payload_arena(CUstream_st* stream) {
 std::string EncodedResident::encoder_stages() const {
   if (s_->backend != Backend::cuda) return "";
   return s_->timing.summary();
+}
+
+EncodedResident::EncoderTotals EncodedResident::encoder_totals() const {
+  const auto& t = s_->timing;
+  return {t.stats_encode_ms, t.offsets_ms, t.compact_ms, t.host_wait_ms, t.finish_ms, t.order_ms, t.host_alloc_ms};
 }
 
 std::size_t EncodedResident::resident_bytes() const {

@@ -39,9 +39,10 @@ class EncodedResident {
   // whose pixel count is a multiple of 32): the encoded::LiveGroups bits of these frames (device memory, tiles of
   // layout().tile counted from frames[0]): the encoder visits only the marked groups of 32 pixels and chunks of 16
   // frames, when the append starts at a tile boundary (no staged frames); every chunk of a group with a nonzero
-  // count must be marked.
+  // count must be marked. totals (cuda, optional, with live): each frame's sum of counts (device memory, count
+  // uint64, encoded::LiveGroups::totals), taken as the frame totals instead of summing the frames again.
   void append(const void* frames, std::size_t count, CUstream_st* stream = nullptr,
-              const std::uint32_t* live = nullptr);
+              const std::uint32_t* live = nullptr, const unsigned long long* totals = nullptr);
   // Before the first append: also build a radial basis (resident/basis/radial_basis.hpp) from every appended batch,
   // in the same pass (cuda: on the append's stream). Its centre is the request's or the disk fit of the first
   // batch's summed pattern. A basis that cannot be built (no disk, memory, a sum beyond uint32) is skipped with a
@@ -73,6 +74,11 @@ class EncodedResident {
   std::size_t dense_bytes() const { return shape().elements() * dtype_size(dtype()); }
   // cuda: the encoder's stage times summed over the appends so far (one line; see encode_kernels.hpp), "" for cpu.
   std::string encoder_stages() const;
+  // cuda: the same as numbers (ms; all 0 for cpu), for the load timeline's per-batch differences.
+  struct EncoderTotals {
+    double kernel = 0, offsets = 0, compact = 0, host_wait = 0, finish = 0, order = 0, alloc = 0;
+  };
+  EncoderTotals encoder_totals() const;
 
   // Queries (need complete(); else InvalidArgument). Same integers on both backends.
   // Sum over the listed pixel offsets (det_row * det_cols + det_col) times their weights, per scan position.
@@ -141,7 +147,8 @@ class EncodedResident {
  private:
   struct Storage;
   std::shared_ptr<Storage> s_;
-  void encode_frames(const void* frames, std::size_t count, CUstream_st* stream, const std::uint32_t* live = nullptr);
+  void encode_frames(const void* frames, std::size_t count, CUstream_st* stream, const std::uint32_t* live = nullptr,
+                     const unsigned long long* totals = nullptr);
   void feed_basis(const void* frames, std::size_t count, CUstream_st* stream);
   void feed_scan_binned(const void* frames, std::size_t count, CUstream_st* stream);
   void plan_payload_arena();

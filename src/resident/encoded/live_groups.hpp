@@ -25,6 +25,10 @@ struct LiveGroups {
   std::uint32_t* bits = nullptr;  // device; null: no marks (the encoder visits every group)
   std::uint32_t tile = 0;         // frames per tile (the encoder's layout.tile)
   std::size_t words_per_tile = 0;  // words_for(frame_pixels, tile)
+  // Optional (device, one per frame of the batch, zeroed): the decoder adds each frame's sum of counts as it writes
+  // it (popcounts of the bit planes it holds), so that the encoder's statistics pass need not sum the frames across
+  // its lanes. Every writer of the frames adds what it writes (and the pixel mask subtracts what it zeroes).
+  unsigned long long* totals = nullptr;
 
   QGPU_HD static std::size_t words_per_group(std::uint32_t tile) {
     return (std::size_t{tile} + kChunkFrames * 32 - 1) / (kChunkFrames * 32);

@@ -127,17 +127,26 @@ __device__ bool lz4_block_warp(const std::uint8_t* in, std::uint32_t in_len, std
 // (the OR of the plane words it read: bit e for element e); dst is element `first` of frame `frame`.
 // Swap (elements stored big-endian): output bit p is stored bit p ^ (8 * (sizeof(T) - 1)), i.e. the planes of stored
 // byte sizeof(T) - 1 - b make output byte b; the elements come out in the host's order at no extra cost.
+// (live.totals) The warp's sums added to frame `frame`'s total by one lane (called by the whole warp).
+__device__ void add_frame_sum(const encoded::LiveGroups& live, std::size_t frame, std::uint64_t sum) {
+  if (!live.totals) return;
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  if ((threadIdx.x & 31u) == 0 && sum) atomicAdd(live.totals + frame, static_cast<unsigned long long>(sum));
+}
+
 template <class T, bool Swap>
 __device__ void unshuffle_warp(const std::uint8_t* planes, std::size_t elems, T* dst, unsigned lane,
                                const encoded::LiveGroups& live, std::size_t frame, std::size_t first) {
   constexpr int kBits = 8 * sizeof(T);
   constexpr int kFlip = Swap ? kBits - 8 : 0;  // plane index of output bit p: p ^ kFlip
   const std::size_t bytes_per_plane = elems / 8;
+  std::uint64_t sum = 0;  // (live.totals) this lane's elements
+  std::uint64_t* const want_sum = live.totals ? &sum : nullptr;
   if (bytes_per_plane % 8 == 0 && reinterpret_cast<std::uintptr_t>(dst) % 8 == 0) {
     auto* out = reinterpret_cast<std::uint8_t*>(dst);
     for (std::size_t g = 8 * lane; g < bytes_per_plane; g += 8 * 32) {
-      const std::uint64_t nz =
-          codec::detail::unshuffle64<sizeof(T), Swap>(planes + g, bytes_per_plane, out + g * 8 * sizeof(T));
+      const std::uint64_t nz = codec::detail::unshuffle64<sizeof(T), Swap>(planes + g, bytes_per_plane,
+                                                                           out + g * 8 * sizeof(T), want_sum);
       if (live.bits && nz) {  // elements first + 8 g .. + 63; first is a multiple of 8, not always of 32
         const std::size_t e0 = first + 8 * g;
         const std::size_t q0 = e0 / encoded::kGroupPixels, split = (q0 + 1) * encoded::kGroupPixels - e0;  // 8..32
@@ -148,6 +157,7 @@ __device__ void unshuffle_warp(const std::uint8_t* planes, std::size_t elems, T*
         if (rest >> 32) live.mark(frame, q0 + 2);
       }
     }
+    add_frame_sum(live, frame, sum);
     return;
   }
   for (std::size_t gi = lane; gi < bytes_per_plane; gi += 32) {
@@ -163,7 +173,11 @@ __device__ void unshuffle_warp(const std::uint8_t* planes, std::size_t elems, T*
 #pragma unroll
     for (int k = 0; k < 8; ++k) dst[gi * 8 + k] = v[k];
     if (live.bits && any) live.mark(frame, (first + gi * 8) / encoded::kGroupPixels);  // 8 aligned elements: one group
+    if (live.totals)
+#pragma unroll
+      for (int k = 0; k < 8; ++k) sum += v[k];
   }
+  add_frame_sum(live, frame, sum);
 }
 
 // Shared memory of one warp: its decoded block, then (kStageShared) the staged compressed block.

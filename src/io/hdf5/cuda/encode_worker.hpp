@@ -51,6 +51,7 @@ inline int decode_priority() { return encoder_priority_mode() < 0 ? greatest_str
 // job and when append returned, and events on the encoder stream after it waited for the batch and after append.
 struct EncodeTrace {
   double host_start = 0, host_end = 0;
+  EncodedResident::EncoderTotals before, after;  // the encoder's stage sums around this batch's append
   cudaEvent_t start = nullptr, end = nullptr;
 };
 
@@ -97,13 +98,14 @@ class EncodeWorker {
   }
   // The event the loader records on its stream once buffer i holds the batch.
   cudaEvent_t ready(int i) const { return ready_[i]; }
-  // Appends `count` frames at `frames` (in buffer i) after ready(i); live: their LiveGroups bits (or null), which
-  // also stay untouched until buffer i is free again.
-  void push(int i, const void* frames, std::size_t count, const std::uint32_t* live = nullptr) {
+  // Appends `count` frames at `frames` (in buffer i) after ready(i); live: their LiveGroups bits (or null), totals:
+  // their totals (LiveGroups::totals, or null), which also stay untouched until buffer i is free again.
+  void push(int i, const void* frames, std::size_t count, const std::uint32_t* live = nullptr,
+            const unsigned long long* totals = nullptr) {
     {
       std::lock_guard<std::mutex> l(mu_);
       busy_[i] = true;
-      jobs_.push_back({i, frames, count, pushed_++, live});
+      jobs_.push_back({i, frames, count, pushed_++, live, totals});
     }
     cv_.notify_all();
   }
@@ -122,6 +124,7 @@ class EncodeWorker {
     std::size_t count = 0;
     std::size_t index = 0;  // jobs pushed before this one
     const std::uint32_t* live = nullptr;
+    const unsigned long long* totals = nullptr;
   };
   void run() {
     for (;;) {
@@ -138,9 +141,13 @@ class EncodeWorker {
       try {
         QGPU_CUDA(cudaSetDevice(device_));
         QGPU_CUDA(cudaStreamWaitEvent(stream_, ready_[job.buffer], 0));
-        if (trace) QGPU_CUDA(cudaEventRecord(trace->start, stream_));
-        enc_->append(job.frames, job.count, stream_, job.live);
         if (trace) {
+          QGPU_CUDA(cudaEventRecord(trace->start, stream_));
+          trace->before = enc_->encoder_totals();
+        }
+        enc_->append(job.frames, job.count, stream_, job.live, job.totals);
+        if (trace) {
+          trace->after = enc_->encoder_totals();
           QGPU_CUDA(cudaEventRecord(trace->end, stream_));
           trace->host_end = now_s();
         }

@@ -171,14 +171,19 @@ struct Timeline {
       const float c0 = at(x.copy0), c1 = at(x.copy1), d0 = at(x.decode0), d1 = at(x.decode1);
       gpu_decode += d1 - d0;
       last_end = std::max<double>(last_end, d1);
-      char e[200] = "";
+      char e[400] = "";
       if (enc && i < enc->size()) {
         const auto& tr = (*enc)[i];
         const float e0 = at(tr.start), e1 = at(tr.end);
         gpu_encode += e1 - e0;
         last_end = std::max<double>(last_end, e1);
-        std::snprintf(e, sizeof e, " | encode GPU %7.2f..%7.2f (%5.2f) host %7.2f..%7.2f", e0, e1, e1 - e0,
-                      host(tr.host_start), host(tr.host_end));
+        const auto& a = tr.after;
+        const auto& z = tr.before;
+        std::snprintf(e, sizeof e, " | encode GPU %7.2f..%7.2f (%5.2f) host %7.2f..%7.2f [kernel %.2f, offsets %.2f, "
+                      "compact %.2f; host waits %.2f, allocations %.2f, group order %.2f, finish %.2f]", e0, e1,
+                      e1 - e0, host(tr.host_start), host(tr.host_end), a.kernel - z.kernel, a.offsets - z.offsets,
+                      a.compact - z.compact, a.host_wait - z.host_wait, a.alloc - z.alloc, a.order - z.order,
+                      a.finish - z.finish);
       }
       char w[64] = "";
       if (enc) std::snprintf(w, sizeof w, " wait %7.2f..%7.2f", host(x.free0), host(x.free1));
@@ -282,6 +287,10 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
   // (docs/history/benchmarks-2026-12.md).
   std::unique_ptr<LeasedBuffer> live_bits[2] = {std::make_unique<LeasedBuffer>(live_bytes),
                                                 std::make_unique<LeasedBuffer>(live_bytes)};
+  // with the marks, each frame's total (LiveGroups::totals): summed by the decoder, not by the encoder's lanes
+  const std::size_t totals_bytes = marks ? rp.max_chunks * sizeof(std::uint64_t) : 0;
+  std::unique_ptr<LeasedBuffer> live_totals[2] = {std::make_unique<LeasedBuffer>(totals_bytes),
+                                                  std::make_unique<LeasedBuffer>(totals_bytes)};
   const std::size_t mb = bitshuffle ? geo.max_blocks() : 0;
   auto block_src = std::make_unique<LeasedBuffer>(rp.max_chunks * mb * sizeof(std::uint64_t));
   auto block_len = std::make_unique<LeasedBuffer>(rp.max_chunks * mb * sizeof(std::uint32_t));
@@ -402,8 +411,10 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     void* frames = direct_to ? direct_to + batch.first_chunk * fi.frame_bytes() : stage;
     encoded::LiveGroups live;
     if (marks) {  // buffer eb's bitmap is free with it (wait_free above)
-      live = {live_bits[eb]->as<std::uint32_t>(), tile, encoded::LiveGroups::words_for(fi.shape.frame_pixels(), tile)};
+      live = {live_bits[eb]->as<std::uint32_t>(), tile, encoded::LiveGroups::words_for(fi.shape.frame_pixels(), tile),
+              live_totals[eb]->as<unsigned long long>()};
       QGPU_CUDA(cudaMemsetAsync(live.bits, 0, live_bytes, stream.s));
+      if (live.totals) QGPU_CUDA(cudaMemsetAsync(live.totals, 0, batch.chunks * sizeof(std::uint64_t), stream.s));
     }
     if (bitshuffle) {
       cuda::decode_bitshuffle_lz4(db, geo, decode_to, scratch, d_error, stream.s, cuda::kDefaultDecodeVariant, live);
@@ -414,7 +425,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     }
     if (p.zero_bad_pixels)  // on full stored frames, before crop and binning
       cuda::apply_pixel_mask(frames, fi.dtype, batch.chunks, fi.shape.frame_pixels(),
-                             bad_pixels->as<std::uint32_t>(), p.bad_pixels.size(), stream.s);
+                             bad_pixels->as<std::uint32_t>(), p.bad_pixels.size(), stream.s, live.totals);
     if (early)  // the decoded batch 0 into its place in the resident, once that exists
       QGPU_CUDA(cudaMemcpyAsync(resident().as<char>() + batch.first_chunk * fi.frame_bytes(), stage,
                                 batch.chunks * fi.frame_bytes(), cudaMemcpyDeviceToDevice, stream.s));
@@ -431,7 +442,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     slot.busy = true;
     if (rp.encoded) {  // encoded on the worker's thread and stream once this batch is in buffer eb
       QGPU_CUDA(cudaEventRecord(worker->ready(eb), stream.s));
-      worker->push(eb, enc_in[eb], batch.out_rows * p.out_shape.scan_cols, live.bits);
+      worker->push(eb, enc_in[eb], batch.out_rows * p.out_shape.scan_cols, live.bits, live.totals);
     }
     if (tb) tb->queued = now_s();
     if (progress) progress(double(batch.out_row0 + batch.out_rows) / double(p.out_shape.scan_rows));
@@ -476,7 +487,7 @@ Dataset load_cuda(const LoadPlan& p, const std::function<void(double)>& progress
     const double t_slots = now_s();
     for (DeviceBuffer* b : {&staging, &staging2, &result2}) cuda::keep_batch_buffer(std::move(*b));
     const double t_kept = now_s();
-    for (auto* b : {&live_bits[0], &live_bits[1], &block_src, &block_len, &bad_pixels}) b->reset();
+    for (auto* b : {&live_bits[0], &live_bits[1], &live_totals[0], &live_totals[1], &block_src, &block_len, &bad_pixels}) b->reset();
     timing.release = now_s() - t_release;
     if (tl.on)
       std::fprintf(stderr, "  release at %.2f ms, %.2f ms: encoder thread and stream %.2f, batch slots %.2f, kept "

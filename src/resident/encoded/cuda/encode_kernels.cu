@@ -521,6 +521,7 @@ EncodeTiming& EncodeTiming::operator+=(const EncodeTiming& o) {
   compact_ms += o.compact_ms;
   host_wait_ms += o.host_wait_ms;
   host_alloc_ms += o.host_alloc_ms;
+  order_ms += o.order_ms;
   finish_ms += o.finish_ms;
   trim_ms += o.trim_ms;
   release_ms += o.release_ms;
@@ -537,9 +538,10 @@ std::string EncodeTiming::summary() const {
   char s[512];
   std::snprintf(s, sizeof s,
                 "stats+encode %.2f ms, tile offsets %.2f ms, compact %.2f ms (GPU); host waits %.2f ms, allocations "
-                "%.2f ms, finish %.2f ms (arena trim %.2f ms, release %.2f ms, refs %.2f ms); %zu calls, %zu groups, "
-                "%zu retried; reserved %.3f GB, payload %.3f GB",
-                stats_encode_ms, offsets_ms, compact_ms, host_wait_ms, host_alloc_ms, finish_ms, trim_ms, release_ms,
+                "%.2f ms, group order %.2f ms, finish %.2f ms (arena trim %.2f ms, release %.2f ms, refs %.2f ms); %zu "
+                "calls, %zu groups, %zu retried; reserved %.3f GB, payload %.3f GB",
+                stats_encode_ms, offsets_ms, compact_ms, host_wait_ms, host_alloc_ms, order_ms, finish_ms, trim_ms,
+                release_ms,
                 refs_ms, calls,
                 groups, retries,
                 double(reserved_bytes) / 1e9, double(payload_bytes) / 1e9);
@@ -561,7 +563,8 @@ std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_fram
                                         std::uint64_t* d_sum_pattern, std::uint64_t* d_totals, cudaStream_t stream,
                                         CompactScratch* reuse, EncodeTiming* timing,
                                         const std::shared_ptr<DeviceBuffer>& dir_arena, std::size_t dir_arena_tile0,
-                                        const std::uint32_t* d_live, PayloadArena* payload_arena) {
+                                        const std::uint32_t* d_live, PayloadArena* payload_arena,
+                                        const std::uint64_t* d_given_totals) {
   validate(layout);
   if (d_live && !LiveGroups::applies(layout.frame_pixels))
     throw InvalidArgument("encoded: live-group marks need frames of a multiple of 32 pixels, not " +
@@ -580,8 +583,13 @@ std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_fram
   const std::size_t elem = dtype_size(layout.dtype);
   // The frame totals: summed in the statistics pass when a block spans at most two tiles of uint8/16 counts (no
   // overflow of a warp's 32-bit sum), else by frame_totals (one more pass over the frames).
-  const bool fused = d_totals && elem <= 2 && layout.tile <= kFusedTotalsTile && layout.frame_pixels >= kEncThreads;
-  if (fused)
+  // Given totals (the decoder's) are copied instead.
+  const bool fused = d_totals && !d_given_totals && elem <= 2 && layout.tile <= kFusedTotalsTile &&
+                     layout.frame_pixels >= kEncThreads;
+  if (d_totals && d_given_totals)
+    QGPU_CUDA(cudaMemcpyAsync(d_totals, d_given_totals, count * sizeof(std::uint64_t), cudaMemcpyDeviceToDevice,
+                              stream));
+  else if (fused)
     QGPU_CUDA(cudaMemsetAsync(d_totals, 0, count * sizeof(std::uint64_t), stream));
   else if (d_totals)
     frame_totals(layout, d_frames, count, d_totals, stream);
@@ -613,8 +621,11 @@ std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_fram
   for (std::size_t t0 = 0; t0 < ntiles; t0 += per) e.run(t0, std::min(per, ntiles - t0), out);
   sleep_until_done(stream);
   // For the next calls with this scratch (none come to a scratch of this call's own).
-  if (reuse && !ordered(ws, P) && P % 32 == 0 && d_sum_pattern)
+  if (reuse && !ordered(ws, P) && P % 32 == 0 && d_sum_pattern) {
+    const auto o0 = Clock::now();
     set_group_order(ws, d_sum_pattern, P, stream);
+    t.order_ms += ms_since(o0);
+  }
   for (const auto& ev : e.events) {
     t.stats_encode_ms += ev->between(0, 1);
     t.offsets_ms += ev->between(1, 2);

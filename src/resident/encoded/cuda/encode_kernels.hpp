@@ -68,6 +68,7 @@ struct EncodeTiming {
   double compact_ms = 0;       // copy into the exact-size payload
   double host_wait_ms = 0;     // host blocked on the stream for the sizes (includes the kernels before it)
   double host_alloc_ms = 0;    // payload and directory allocations (cudaMalloc; none for a group in the arena)
+  double order_ms = 0;         // host, after the first call: the groups' density order (set_group_order)
   double finish_ms = 0;        // host, after the last frames: scratch freed, arena kept or trimmed, tile refs uploaded
   double trim_ms = 0;          //   of which trimming the payload arena (0: kept or none)
   double release_ms = 0;       //   of which releasing the staging tile and the scratch
@@ -90,13 +91,16 @@ struct EncodeTiming {
 // only the groups of 32 pixels marked in a tile are read and encoded, every other stream is empty, and of those only
 // the marked chunks of 16 frames are read where a stream's statistics and sparse model allow. Every chunk of a
 // group with a nonzero count must be marked (an unmarked one would be encoded as zeros). payload_arena (optional): where the
-// groups' payloads go while they fit (their DeviceTiles share payload_arena->buf).
+// groups' payloads go while they fit (their DeviceTiles share payload_arena->buf). d_given_totals (optional, count
+// uint64, device): the frames' totals as their writer summed them (encoded::LiveGroups::totals), copied to d_totals
+// instead of summed again.
 std::vector<DeviceTiles> encode_compact(const Layout& layout, const void* d_frames, std::size_t count,
                                         std::uint64_t* d_sum_pattern, std::uint64_t* d_totals, cudaStream_t stream,
                                         CompactScratch* scratch, EncodeTiming* timing = nullptr,
                                         const std::shared_ptr<DeviceBuffer>& dir_arena = nullptr,
                                         std::size_t dir_arena_tile0 = 0, const std::uint32_t* d_live = nullptr,
-                                        PayloadArena* payload_arena = nullptr);
+                                        PayloadArena* payload_arena = nullptr,
+                                        const std::uint64_t* d_given_totals = nullptr);
 
 // The device scratch encode_compact allocates at most for this layout (admission counts it).
 std::size_t compact_scratch_bytes(const Layout& layout);
