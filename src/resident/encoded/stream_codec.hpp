@@ -747,20 +747,31 @@ QGPU_HD std::uint32_t encode_stream_with(const StreamStats& st, const Get& get, 
     }, may_hold);
     return static_cast<std::uint32_t>(p - slot);
   }
-  if (!rans || counts16) {
-    detail::write_raw(get, n, st.mn, range, slot, [](std::uint32_t) {});
-    return st.raw;
-  }
+  // One raw pass for every raw stream, counting on the way what the trial after it needs (none where the trial came
+  // first or is not made; the window count or the histogram): one loop for all of them, so that the lanes of a GPU
+  // warp whose streams differ here run it together (with a loop per case, a bright-field warp at 2e4 counts per
+  // frame, its streams' maxima either side of kCountedValues, ran the raw loop twice: s27a).
+  const bool count_after = rans && !counts16;
   detail::RansPrecount pre;
-  pre.window = detail::rans_window_test(range, max_k);
-  if (pre.window) {
-    const std::uint32_t c = detail::widest_alphabet(max_k);
-    detail::write_raw(get, n, st.mn, range, slot, [&](std::uint32_t d) { pre.inside += d < c ? 1u : 0u; });
-  } else {
-    pre.hist.start(table, range < kMaxAlphabet ? range + 1 : kMaxAlphabet, pre.own);
-    const detail::RansHistogram h = pre.hist;  // (a copy of the pointers: registers, not pre's frame)
-    detail::write_raw(get, n, st.mn, range, slot, [h](std::uint32_t d) { h.add(d); });
+  std::uint32_t window_c = 0;
+  if (count_after) {
+    pre.window = detail::rans_window_test(range, max_k);
+    if (pre.window)
+      window_c = detail::widest_alphabet(max_k);
+    else
+      pre.hist.start(table, range < kMaxAlphabet ? range + 1 : kMaxAlphabet, pre.own);
   }
+  const int counting = !count_after ? 0 : pre.window ? 1 : 2;
+  const detail::RansHistogram h = pre.hist;  // (a copy of the pointers: registers, not pre's frame)
+  std::uint32_t inside = 0;
+  detail::write_raw(get, n, st.mn, range, slot, [h, counting, window_c, &inside](std::uint32_t d) {
+    if (counting == 1)
+      inside += d < window_c ? 1u : 0u;
+    else if (counting == 2)
+      h.add(d);
+  });
+  if (!count_after) return st.raw;
+  pre.inside = inside;
   bool wrote = false;
   if (const std::uint32_t r =
           detail::try_rans(get, n, st.mn, range, slot, best, nullptr, at, table, max_k, &pre, &wrote))
