@@ -77,8 +77,7 @@ std::size_t checked_mul(std::size_t a, std::size_t b, const char* what) {
 // Rank of each pixel by decreasing density class of its total count (8 classes per power of two; within a class,
 // by pixel index), and the pixels in rank order: a counting sort, O(pixels), so that completing a load does not wait
 // for a comparison sort (2 ms for a 192x192 detector). Warps only need pixels of similar cost together, not an exact
-// order. rank and sequence are sized to the pattern (append sizes them while earlier batches encode: their first
-// touch took most of the 0.3 ms that this took at the end of a load, s27a).
+// order.
 void density_order(const std::vector<std::uint64_t>& pattern, std::vector<std::uint32_t>& rank,
                    std::vector<std::uint32_t>& sequence) {
   constexpr std::uint32_t kClasses = 65 * 8;
@@ -267,11 +266,6 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
   const auto* src = static_cast<const std::uint8_t*>(frames);
   if (cpu) encoded::cpu::frame_totals(l, frames, count, s_->host_totals);  // the CUDA encoder writes its totals
   const bool final = s_->appended + count == l.frames;
-  if (!final && !cpu && s_->density_rank.empty()) {  // the host vectors of the end of the load, touched now
-    s_->host_sum_pattern.assign(l.frame_pixels, 0);
-    s_->density_rank.assign(l.frame_pixels, 0);
-    s_->decode_sequence.assign(l.frame_pixels, 0);
-  }
   if (s_->pending > 0 || cpu) live = nullptr;  // the marks count tiles from frames[0]: only for a tile-aligned append
   if (!live) totals = nullptr;
   const auto stage = [&](const std::uint8_t* from, std::size_t n) {  // into the staging tile after s_->pending

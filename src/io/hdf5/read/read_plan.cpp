@@ -62,7 +62,7 @@ double batch_growth(bool encoded) {
     const double g = std::strtod(v, &end);
     if (*end == '\0' && g >= 0) return g;
   }
-  return encoded ? 0 : 2;
+  return 2;
 }
 
 }  // namespace
@@ -86,10 +86,12 @@ ReadPlan plan_reads(const LoadPlan& p, bool cuda, LoadTiming& timing) {
   // starts after reading and copying an eighth of the bytes, and each batch is read and copied while the one before
   // decodes (a batch reads ~1.6-2.5x faster than it decodes, but its copy starts only once it is read). With a
   // quarter first batch and full ones after it the decode stood idle 1.6-3.2 ms waiting for batch 1 (H100, s20d,
-  // s21a). An encoded load keeps a quarter first batch and full ones after it: each batch is one encoder call, and
-  // more of them made the encoded loads 1.3-1.4x the dense ones instead of 1.1-1.2x (s21b).
+  // s21a). An encoded load's first batch is a quarter of the largest and its batches double too (since s27b: the
+  // last batch, whose encode ends the load after the last decode, is smaller; at 1e5 counts per frame 24.9 against
+  // 26.2 ms with full batches after the first, at 2e4 22.2 against 22.4 ms; with the encoder of s21 more calls had
+  // cost more than that: 1.3-1.4x the dense load instead of 1.1-1.2x, s21b).
   // QGPU_FIRST_BATCH_BYTES=N sets the first (0: as large as the others), QGPU_BATCH_GROWTH=G the growth (0: full
-  // batches straight after the first), QGPU_ENCODED_BATCH_GROWTH=G an encoded load's (0 unless set).
+  // batches straight after the first), QGPU_ENCODED_BATCH_GROWTH=G an encoded load's.
   if (cuda) {
     lim.first_max_bytes = first_batch_bytes(p.batch_bytes, r.encoded);
     lim.growth = batch_growth(r.encoded);
