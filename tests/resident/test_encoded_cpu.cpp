@@ -318,23 +318,78 @@ TEST(EncodedCpu, DecodeOrderPutsDensePixelsFirst) {
   }
   EXPECT_GT(pattern[list[order.front()]], 4 * pattern[list[order.back()]] + 1);  // the data has a range of densities
   EXPECT_THROW(r.decode_order({static_cast<std::uint32_t>(d.frame_pixels())}), RegionError);
-  // A cost split's lists come out in decode order already (the GPU sums upload them without sorting): together
-  // every pixel once, each by the mask; a list in pixel order is not in decode order here, nor one with a repeat.
-  std::vector<char> own(d.frame_pixels(), 0);
+  // A cost split's list comes out in decode order already (the GPU sums upload it without sorting); a list in pixel
+  // order is not in decode order here, nor one with a repeat.
+  std::vector<std::uint8_t> own(d.frame_pixels(), 0);
   for (std::size_t p = 0; p < own.size(); p += 3) own[p] = 1;
-  const EncodedResident::PixelSplit split = r.split_by_cost(own);
-  EXPECT_TRUE(r.in_decode_order(split.own));
-  EXPECT_TRUE(r.in_decode_order(split.rest));
-  EXPECT_EQ(split.own.size() + split.rest.size(), d.frame_pixels());
-  for (const std::uint32_t p : split.own) EXPECT_EQ(own[p], 1) << p;
-  for (const std::uint32_t p : split.rest) EXPECT_EQ(own[p], 0) << p;
+  const EncodedResident::PixelSplit split = r.split_by_cost(own.data());
+  EXPECT_TRUE(r.in_decode_order(split.pixels()));
+  for (const std::uint32_t p : split.pixels()) EXPECT_EQ(own[p], split.rest_cheaper() ? 0 : 1) << p;
+  EXPECT_EQ(split.pixels().size(), split.rest_cheaper() ? d.frame_pixels() - (d.frame_pixels() + 2) / 3
+                                                        : (d.frame_pixels() + 2) / 3);
   std::vector<std::uint32_t> all(d.frame_pixels());
   for (std::uint32_t p = 0; p < all.size(); ++p) all[p] = p;
   EXPECT_FALSE(r.in_decode_order(all));
-  std::vector<std::uint32_t> repeat = split.own;
+  std::vector<std::uint32_t> repeat = split.pixels();
   repeat.push_back(repeat.back());
   EXPECT_FALSE(r.in_decode_order(repeat));
   EXPECT_FALSE(r.in_decode_order({static_cast<std::uint32_t>(d.frame_pixels())}));
+}
+
+// split_by_cost against the cost rule counted here (cost of a pixel = min(its sum, frames)), for masks given as a
+// 0/1 mask, as their pixels (repeats count once) and as the pixels they leave out; the side chosen and its list in
+// decode order; uniform_sum equal to the weighted sums of the mask's pixels whichever side it decodes.
+TEST(EncodedCpu, CostSplitFollowsTheCostRuleAndSumsTheMask) {
+  const Dense d = test::mixed({6, 40, 9, 11}, DType::u16, 4);
+  const EncodedResident r = encode_cpu(d, 64);
+  const std::vector<std::uint64_t>& pattern = r.sum_pattern();
+  const std::uint64_t frames = d.shape.frames();
+  const std::size_t n = d.frame_pixels();
+  const std::vector<std::uint32_t> by_rank = [&] {
+    std::vector<std::uint32_t> all(n), order;
+    for (std::uint32_t p = 0; p < n; ++p) all[p] = p;
+    order = r.decode_order(all);
+    for (auto& j : order) j = all[j];
+    return order;
+  }();
+  int chose_rest = 0, chose_own = 0;
+  for (std::uint32_t seed = 0; seed < 40; ++seed) {
+    std::vector<std::uint8_t> own(n, 0);
+    std::vector<std::uint32_t> listed, left_out;
+    for (std::uint32_t p = 0; p < n; ++p) {
+      own[p] = ((p * 2654435761u + seed * 97u) >> 7) % 40 < seed;  // from none to nearly all pixels
+      (own[p] ? listed : left_out).push_back(p);
+    }
+    std::uint64_t cost_own = 0, cost_rest = 0;
+    for (std::uint32_t p = 0; p < n; ++p) (own[p] ? cost_own : cost_rest) += std::min(pattern[p], frames);
+    for (const bool tie_to_own : {true, false}) {
+      const bool rest_cheaper = cost_rest < cost_own || (cost_rest == cost_own && !tie_to_own);
+      std::vector<std::uint32_t> expect;
+      for (const std::uint32_t p : by_rank)
+        if ((own[p] != 0) != rest_cheaper) expect.push_back(p);
+      std::vector<std::uint32_t> repeated = listed;
+      if (!listed.empty()) repeated.push_back(listed.front());
+      for (const EncodedResident::PixelSplit& s :
+           {r.split_by_cost(own.data(), tie_to_own), r.split_by_cost(repeated, true, tie_to_own),
+            r.split_by_cost(left_out, false, tie_to_own)}) {
+        EXPECT_EQ(s.rest_cheaper(), rest_cheaper) << "seed " << seed;
+        EXPECT_EQ(s.pixels(), expect) << "seed " << seed;
+      }
+    }
+    const EncodedResident::PixelSplit s = r.split_by_cost(own.data());
+    (s.rest_cheaper() ? chose_rest : chose_own)++;
+    const std::uint32_t weight = 3 + seed;
+    const std::vector<std::uint64_t> got = r.uniform_sum(s, weight);
+    ASSERT_EQ(got.size(), frames);
+    for (std::size_t f = 0; f < frames; ++f) {
+      std::uint64_t want = 0;
+      for (const std::uint32_t p : listed) want += std::uint64_t{weight} * d.at(f, p);
+      ASSERT_EQ(got[f], want) << "seed " << seed << " frame " << f;
+    }
+  }
+  EXPECT_GT(chose_rest, 0);
+  EXPECT_GT(chose_own, 0);
+  EXPECT_THROW(r.split_by_cost({static_cast<std::uint32_t>(n)}, true), RegionError);
 }
 
 TEST(EncodedCpu, BadRequestsRaiseTypedErrors) {

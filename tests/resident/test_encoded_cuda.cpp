@@ -193,6 +193,26 @@ TEST(EncodedCuda, ComplementSumEqualsCpuAndTheMaskOverTheOtherPixels) {
   EXPECT_THROW(gpu.complement_sum({120}, 1), RegionError);
 }
 
+// uniform_sum of a cost split on the GPU: the mask's sums whichever side the split decodes (its own streams with the
+// resident's device weights of 1, or the totals minus the others'), equal to the reference for weights that wrap.
+TEST(EncodedCuda, UniformSumOfACostSplitEqualsTheMaskOnEitherSide) {
+  QGPU_REQUIRE_CUDA();
+  const Dense d = test::mixed({5, 130, 12, 10}, DType::u32, 3);
+  const EncodedResident gpu = encode_gpu(d, 512, 97);
+  int sides[2] = {0, 0};
+  for (const std::uint32_t every : {1u, 2u, 9u, 40u}) {
+    std::vector<std::uint32_t> listed;
+    for (std::uint32_t p = 0; p < d.frame_pixels(); p += every) listed.push_back(p);
+    const EncodedResident::PixelSplit split = gpu.split_by_cost(listed, true);
+    ++sides[split.rest_cheaper()];
+    for (const std::uint32_t w : {1u, 5u, 0xffffffffu})
+      EXPECT_EQ(gpu.uniform_sum(split, w), test::ref_masked_sum(d, listed, std::vector<std::uint32_t>(listed.size(), w)))
+          << "every " << every << " weight " << w << (split.rest_cheaper() ? " (the others decoded)" : "");
+  }
+  EXPECT_GT(sides[0], 0);
+  EXPECT_GT(sides[1], 0);
+}
+
 // The masked-sum kernel: pixel lists longer than a block (several groups of 32 per warp, several blocks per
 // tile), repeated pixels, zero and maximal weights (products and sums wrap modulo 2^64 as on the CPU), tiles
 // shorter than, not a multiple of, and far longer than the 32-position lockstep chunk (4096: the largest shared

@@ -17,22 +17,21 @@ const EncodedResident& resident(const Dataset& ds) {
   return *e;
 }
 
-// A mask giving `weight` to every pixel with own[p] set: summed over its own streams or, when the others' streams
-// are cheaper to decode (EncodedResident::split_by_cost), as weight x (stored frame total - sum over the others).
-// `planned_own` says which way the plan proposed (only the name in `used` depends on it).
-std::vector<std::uint64_t> uniform_sum(const EncodedResident& e, const std::vector<char>& own, std::uint32_t weight,
-                                       bool planned_own, std::string* used) {
+// A mask giving `weight` to the listed pixels (listed_own) or to every pixel not listed: summed over its own streams
+// or, when the others' streams are cheaper to decode (EncodedResident::split_by_cost), as weight x (stored frame
+// total - sum over the others). The plan proposed the listed pixels' side (only the name in `used` depends on it).
+std::vector<std::uint64_t> uniform_sum(const EncodedResident& e, const std::vector<std::uint32_t>& listed,
+                                       bool listed_own, std::uint32_t weight, std::string* used) {
   const EncodedResident::PixelSplit split = [&] {
     const timing::Stage stage("plan");  // which side's streams are cheaper
-    return e.split_by_cost(own, planned_own);
+    return e.split_by_cost(listed, listed_own, listed_own);
   }();
-  if (!split.rest_cheaper) {
-    if (used) *used = planned_own ? "sparse" : "sparse (mask streams cheaper than the complement's)";
-    return e.masked_sum(split.own, std::vector<std::uint32_t>(split.own.size(), weight));
-  }
-  if (used) *used = planned_own ? "total-minus-complement (complement streams cheaper than the mask's)"
-                                : "total-minus-complement";
-  return e.complement_sum(split.rest, weight);
+  const bool own = !split.rest_cheaper();
+  if (used)
+    *used = own ? (listed_own ? "sparse" : "sparse (mask streams cheaper than the complement's)")
+                : (listed_own ? "total-minus-complement (complement streams cheaper than the mask's)"
+                              : "total-minus-complement");
+  return e.uniform_sum(split, weight);
 }
 
 }  // namespace
@@ -46,15 +45,10 @@ std::vector<std::uint64_t> masked_sum(const Dataset& ds, const SumPlan& plan, st
                            std::all_of(plan.weights.begin(), plan.weights.end(),
                                        [&](std::uint32_t w) { return w == plan.weights[0]; });
       if (!uniform) return e.masked_sum(plan.offsets, plan.weights);
-      std::vector<char> own(e.layout().frame_pixels, 0);
-      for (const std::uint32_t p : plan.offsets) own.at(p) = 1;
-      return uniform_sum(e, own, plan.weights[0], true, used);
+      return uniform_sum(e, plan.offsets, true, plan.weights[0], used);
     }
-    case Strategy::complement: {
-      std::vector<char> own(e.layout().frame_pixels, 1);
-      for (const std::uint32_t p : plan.offsets) own.at(p) = 0;
-      return uniform_sum(e, own, plan.uniform_weight, false, used);
-    }
+    case Strategy::complement:
+      return uniform_sum(e, plan.offsets, false, plan.uniform_weight, used);
     case Strategy::dense: {
       std::vector<std::uint32_t> px, w;
       for (std::size_t i = 0; i < plan.weights.size(); ++i)

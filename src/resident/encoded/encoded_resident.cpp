@@ -31,6 +31,7 @@ struct EncodedResident::Storage {
   std::vector<std::uint64_t> host_totals, host_sum_pattern;  // (the sum pattern also for cuda, once complete)
   std::vector<std::uint32_t> density_rank;  // once complete: see decode_order
   std::vector<std::uint32_t> decode_sequence;  // the pixels by density rank (sequence[rank[p]] = p)
+  std::uint64_t decode_cost = 0;  // once complete: the sum of every pixel's cost (split_by_cost)
   std::mutex ones_mutex;
   std::shared_ptr<DeviceBuffer> d_ones;  // cuda: frame_pixels weights of 1 (a uniform mask's), made on first use
   std::vector<std::uint8_t> host_pending;
@@ -77,25 +78,39 @@ std::size_t checked_mul(std::size_t a, std::size_t b, const char* what) {
 // Rank of each pixel by decreasing density class of its total count (8 classes per power of two; within a class,
 // by pixel index), and the pixels in rank order: a counting sort, O(pixels), so that completing a load does not wait
 // for a comparison sort (2 ms for a 192x192 detector). Warps only need pixels of similar cost together, not an exact
-// order.
-void density_order(const std::vector<std::uint64_t>& pattern, std::vector<std::uint32_t>& rank,
-                   std::vector<std::uint32_t>& sequence) {
+// order. Returns the sum of the pixels' decode costs, min(total count, frames) each (split_by_cost), on the way.
+std::uint64_t density_order(const std::vector<std::uint64_t>& pattern, std::uint64_t frames,
+                            std::vector<std::uint32_t>& rank, std::vector<std::uint32_t>& sequence) {
   constexpr std::uint32_t kClasses = 65 * 8;
   const auto key = [](std::uint64_t v) {  // kClasses - 1 - density class: densest first
     const auto w = static_cast<std::uint32_t>(std::bit_width(v));  // 0..64
     const std::uint32_t sub = w > 3 ? static_cast<std::uint32_t>(v >> (w - 4)) & 7u : static_cast<std::uint32_t>(v) & 7u;
     return kClasses - 1 - (w * 8 + sub);
   };
-  std::uint32_t start[kClasses + 1] = {};
-  for (const std::uint64_t v : pattern) ++start[key(v) + 1];
-  for (std::uint32_t i = 1; i <= kClasses; ++i) start[i] += start[i - 1];
-  rank.resize(pattern.size());
-  sequence.resize(pattern.size());
-  for (std::uint32_t p = 0; p < pattern.size(); ++p) {
-    const std::uint32_t r = start[key(pattern[p])]++;
+  // Each key once (kept for the scatter), counted in four histograms (no chain of increments of one counter).
+  const std::size_t n = pattern.size();
+  std::vector<std::uint16_t> keys(n);
+  std::uint32_t count[4][kClasses] = {};
+  std::uint64_t cost = 0;
+  for (std::size_t p = 0; p < n; ++p) {
+    const std::uint32_t k = key(pattern[p]);
+    keys[p] = static_cast<std::uint16_t>(k);
+    ++count[p & 3][k];
+    cost += std::min(pattern[p], frames);
+  }
+  std::uint32_t start[kClasses];
+  for (std::uint32_t i = 0, at = 0; i < kClasses; ++i) {
+    start[i] = at;
+    at += count[0][i] + count[1][i] + count[2][i] + count[3][i];
+  }
+  rank.resize(n);
+  sequence.resize(n);
+  for (std::uint32_t p = 0; p < n; ++p) {
+    const std::uint32_t r = start[keys[p]]++;
     rank[p] = r;
     sequence[r] = p;
   }
+  return cost;
 }
 
 }  // namespace
@@ -313,7 +328,7 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
       s_->d_sum_pattern->download(s_->host_sum_pattern.data(), l.frame_pixels * sizeof(std::uint64_t));
       s_->timing.refs_ms += ms_since(t2);
     }
-    density_order(s_->host_sum_pattern, s_->density_rank, s_->decode_sequence);
+    s_->decode_cost = density_order(s_->host_sum_pattern, l.frames, s_->density_rank, s_->decode_sequence);
     if (s_->basis && !s_->basis->finish() && s_->basis_request.required)
       throw Error("radial basis: " + s_->basis->reason());
     if (s_->binned && s_->binned->finish()) s_->binned->verify(s_->host_sum_pattern, frame_totals());
@@ -448,16 +463,18 @@ const std::uint64_t* EncodedResident::device_frame_totals() const {
 namespace {
 
 // Uploads a pixel list (each checked inside the frame) and its weightings in the resident's decode order: d_pix
-// [npix], d_w [k][npix].
+// [npix], d_w [k][npix]. ordered: a PixelSplit's list (in decode order, each pixel once, inside the frame): as it is,
+// unchecked.
 void upload_in_decode_order(const EncodedResident& e, const std::vector<std::uint32_t>& pixels,
                             const std::vector<std::vector<std::uint32_t>>& weights, LeasedBuffer& d_pix,
-                            LeasedBuffer& d_w) {
-  for (std::uint32_t p : pixels)
-    if (p >= e.layout().frame_pixels)
-      throw RegionError("masked sum pixel " + std::to_string(p) + " is outside the frame");
+                            LeasedBuffer& d_w, bool ordered = false) {
+  if (!ordered)
+    for (std::uint32_t p : pixels)
+      if (p >= e.layout().frame_pixels)
+        throw RegionError("masked sum pixel " + std::to_string(p) + " is outside the frame");
   const std::size_t n = pixels.size(), K = weights.size();
   if (n == 0) return;
-  if (e.in_decode_order(pixels)) {  // (a cost split's lists): as they are, no sort and no gather
+  if (ordered || e.in_decode_order(pixels)) {  // as they are, no sort and no gather
     d_pix.buffer().upload(pixels.data(), n * sizeof(std::uint32_t));
     for (std::size_t k = 0; k < K; ++k)
       d_w.buffer().upload(weights[k].data(), n * sizeof(std::uint32_t), k * n * sizeof(std::uint32_t));
@@ -477,23 +494,37 @@ void upload_in_decode_order(const EncodedResident& e, const std::vector<std::uin
 
 std::vector<std::vector<std::uint64_t>> EncodedResident::masked_sums(
     const std::vector<std::uint32_t>& pixels, const std::vector<std::vector<std::uint32_t>>& weights) const {
+  return masked_sums_listed(pixels, weights, false, false);
+}
+
+std::vector<std::uint64_t> EncodedResident::masked_ones_listed(const std::vector<std::uint32_t>& pixels) const {
+  if (s_->backend == Backend::cpu) return encoded::cpu::masked_sum(s_->layout, s_->refs, pixels,
+                                                                   std::vector<std::uint32_t>(pixels.size(), 1u));
+  return std::move(masked_sums_listed(pixels, {}, true, true)[0]);
+}
+
+// ones (cuda): one weighting of 1 per pixel, the resident's device ones (weights unused: only the list is uploaded).
+std::vector<std::vector<std::uint64_t>> EncodedResident::masked_sums_listed(
+    const std::vector<std::uint32_t>& pixels, const std::vector<std::vector<std::uint32_t>>& weights, bool ordered,
+    bool ones) const {
   require_complete("masked sum");
   const encoded::Layout& l = s_->layout;
   if (s_->backend == Backend::cpu) return encoded::cpu::masked_sums(l, s_->refs, pixels, weights);
-  if (weights.empty() || weights.size() > 3)
+  if (!ones && (weights.empty() || weights.size() > 3))
     throw InvalidArgument("masked sums take 1 to 3 weightings, not " + std::to_string(weights.size()));
   for (const auto& w : weights)
     if (pixels.size() != w.size()) throw InvalidArgument("masked sum: pixel and weight lists differ in length");
-  const std::size_t K = weights.size(), n = pixels.size();
+  const std::size_t K = ones ? 1 : weights.size(), n = pixels.size();
   // Pooled device buffers (no cudaMalloc / cudaFree, which synchronises the device, per query).
   LeasedBuffer d_out(K * l.frames * sizeof(std::uint64_t));
-  LeasedBuffer d_pix(n * sizeof(std::uint32_t)), d_w(K * n * sizeof(std::uint32_t));
+  LeasedBuffer d_pix(n * sizeof(std::uint32_t)), d_w(ones ? 0 : K * n * sizeof(std::uint32_t));
   {
     const timing::Stage stage("upload");  // the pixels in decode order and their weights
-    upload_in_decode_order(*this, pixels, weights, d_pix, d_w);
+    upload_in_decode_order(*this, pixels, weights, d_pix, d_w, ordered);
   }
-  encoded::cuda::masked_sums(l, device_tiles(), d_pix.as<std::uint32_t>(), d_w.as<std::uint32_t>(), n,
-                             static_cast<int>(K), d_out.as<std::uint64_t>(), nullptr);
+  encoded::cuda::masked_sums(l, device_tiles(), d_pix.as<std::uint32_t>(),
+                             ones ? device_ones() : d_w.as<std::uint32_t>(), n, static_cast<int>(K),
+                             d_out.as<std::uint64_t>(), nullptr);
   const timing::Stage stage("transfer");  // (waits for the kernel first)
   std::vector<std::vector<std::uint64_t>> out(K, std::vector<std::uint64_t>(l.frames));
   for (std::size_t k = 0; k < K; ++k)
@@ -544,6 +575,11 @@ std::vector<std::uint32_t> EncodedResident::decode_order(const std::vector<std::
 
 std::vector<std::uint64_t> EncodedResident::complement_sum(const std::vector<std::uint32_t>& complement,
                                                            std::uint32_t weight) const {
+  return complement_sum_listed(complement, weight, false);
+}
+
+std::vector<std::uint64_t> EncodedResident::complement_sum_listed(const std::vector<std::uint32_t>& complement,
+                                                                  std::uint32_t weight, bool ordered) const {
   require_complete("complement sum");
   const encoded::Layout& l = s_->layout;
   std::vector<std::uint64_t> out;
@@ -557,7 +593,7 @@ std::vector<std::uint64_t> EncodedResident::complement_sum(const std::vector<std
   LeasedBuffer d_pix(n * sizeof(std::uint32_t)), d_none(0);
   {
     const timing::Stage stage("upload");  // the pixels in decode order (their weights: the resident's ones)
-    upload_in_decode_order(*this, complement, {}, d_pix, d_none);
+    upload_in_decode_order(*this, complement, {}, d_pix, d_none, ordered);
   }
   encoded::cuda::complement_sum(l, device_tiles(), device_frame_totals(), d_pix.as<std::uint32_t>(),
                                 device_ones(), n, weight, d_out.as<std::uint64_t>(), nullptr);
@@ -567,32 +603,73 @@ std::vector<std::uint64_t> EncodedResident::complement_sum(const std::vector<std
   return out;
 }
 
-EncodedResident::PixelSplit EncodedResident::split_by_cost(const std::vector<char>& own, bool tie_to_own) const {
-  const std::vector<std::uint64_t>& pattern = sum_pattern();
-  if (own.size() != pattern.size())
-    throw InvalidArgument("pixel split: " + std::to_string(own.size()) + " mask values for " +
-                          std::to_string(pattern.size()) + " pixels");
-  const std::uint64_t frames = s_->layout.frames;
-  PixelSplit split;
-  std::uint64_t cost_own = 0, cost_rest = 0;
-  // in decode order: the lists upload as they are (upload_in_decode_order); pixel order where there is none. Sized
-  // first, then written without a branch per pixel.
-  const bool ordered = s_->decode_sequence.size() == pattern.size();
-  const std::size_t n_own = std::size_t(std::count_if(own.begin(), own.end(), [](char c) { return c != 0; }));
-  split.own.resize(n_own);
-  split.rest.resize(pattern.size() - n_own);
-  std::uint32_t* lists[2] = {split.rest.data(), split.own.data()};
-  std::uint64_t cost[2] = {0, 0};
-  for (std::uint32_t i = 0; i < pattern.size(); ++i) {
-    const std::uint32_t p = ordered ? s_->decode_sequence[i] : i;
-    const int k = own[p] != 0;
-    *lists[k]++ = p;
-    cost[k] += std::min<std::uint64_t>(pattern[p], frames);
+namespace {
+
+// The pixels whose bit (by decode rank) is `want` in bits, in rank order: sequence[r] for each such r.
+void ranked_pixels(const std::vector<std::uint64_t>& bits, bool want, std::size_t count,
+                   const std::vector<std::uint32_t>& sequence, std::vector<std::uint32_t>& out) {
+  out.resize(count);
+  std::uint32_t* o = out.data();
+  const std::uint64_t flip = want ? 0 : ~std::uint64_t{0};
+  const std::size_t n = sequence.size();
+  for (std::size_t w = 0; w < bits.size(); ++w) {
+    std::uint64_t word = bits[w] ^ flip;
+    if (n - w * 64 < 64) word &= (std::uint64_t{1} << (n - w * 64)) - 1;  // (the last word's bits past n)
+    for (; word; word &= word - 1) *o++ = sequence[w * 64 + static_cast<std::size_t>(std::countr_zero(word))];
   }
-  cost_rest = cost[0];
-  cost_own = cost[1];
-  split.rest_cheaper = cost_rest < cost_own || (cost_rest == cost_own && !tie_to_own);
+}
+
+}  // namespace
+
+// Both forms mark the mask's pixels (or the listed ones) by decode rank and sum their costs; the other side's cost
+// is the total less theirs (decode_cost, summed at the end of the load). Only the side chosen is listed.
+EncodedResident::PixelSplit EncodedResident::split_by_cost(const std::vector<std::uint32_t>& listed, bool listed_own,
+                                                           bool tie_to_own) const {
+  require_complete("pixel split");
+  const std::vector<std::uint64_t>& pattern = s_->host_sum_pattern;
+  const std::vector<std::uint32_t>& rank = s_->density_rank;
+  const std::uint64_t frames = s_->layout.frames;
+  std::vector<std::uint64_t> bits((pattern.size() + 63) / 64, 0);
+  std::size_t n_listed = 0;
+  std::uint64_t cost_listed = 0;
+  for (const std::uint32_t p : listed) {
+    if (p >= pattern.size())
+      throw RegionError("mask pixel " + std::to_string(p) + " is outside the frame of " +
+                        std::to_string(pattern.size()) + " pixels");
+    const std::uint32_t r = rank[p];
+    const std::uint64_t bit = std::uint64_t{1} << (r & 63);
+    if (bits[r >> 6] & bit) continue;  // a repeat
+    bits[r >> 6] |= bit;
+    ++n_listed;
+    cost_listed += std::min(pattern[p], frames);
+  }
+  const std::uint64_t cost_other = s_->decode_cost - cost_listed;
+  const std::uint64_t cost_own = listed_own ? cost_listed : cost_other, cost_rest = listed_own ? cost_other : cost_listed;
+  PixelSplit split;
+  split.rest_cheaper_ = cost_rest < cost_own || (cost_rest == cost_own && !tie_to_own);
+  const bool decode_listed = listed_own != split.rest_cheaper_;
+  ranked_pixels(bits, decode_listed, decode_listed ? n_listed : pattern.size() - n_listed, s_->decode_sequence,
+                split.pixels_);
   return split;
+}
+
+EncodedResident::PixelSplit EncodedResident::split_by_cost(const std::uint8_t* own, bool tie_to_own) const {
+  require_complete("pixel split");
+  const std::size_t n = s_->layout.frame_pixels;
+  std::vector<std::uint32_t> listed;
+  listed.reserve(n);
+  for (std::uint32_t p = 0; p < n; ++p)
+    if (own[p]) listed.push_back(p);
+  return split_by_cost(listed, true, tie_to_own);
+}
+
+std::vector<std::uint64_t> EncodedResident::uniform_sum(const PixelSplit& split, std::uint32_t weight) const {
+  require_complete("uniform sum");
+  if (split.rest_cheaper_) return complement_sum_listed(split.pixels_, weight, true);
+  std::vector<std::uint64_t> out = masked_ones_listed(split.pixels_);
+  if (weight != 1)
+    for (std::uint64_t& v : out) v *= weight;  // (modulo 2^64, as the kernels' sums)
+  return out;
 }
 
 namespace {
@@ -655,17 +732,17 @@ void EncodedResident::moment_sums_device(const std::uint8_t* mask, std::uint64_t
   const encoded::Layout& l = s_->layout;
   const std::size_t n3 = 3 * l.frames;
   PixelSplit split;
-  if (mask) split = split_by_cost(std::vector<char>(mask, mask + l.frame_pixels), true);
+  if (mask) split = split_by_cost(mask, true);
   // S, Sr, Sc over the listed pixels' streams into d_out
   const auto decode = [&](const std::vector<std::uint32_t>& pixels) {
     const auto w = row_col_weights(pixels, s_->shape.det_cols, true);
     LeasedBuffer d_pix(pixels.size() * sizeof(std::uint32_t)), d_w(3 * pixels.size() * sizeof(std::uint32_t));
-    upload_in_decode_order(*this, pixels, w, d_pix, d_w);
+    upload_in_decode_order(*this, pixels, w, d_pix, d_w, true);
     encoded::cuda::masked_sums_async(l, device_tiles(), d_pix.as<std::uint32_t>(), d_w.as<std::uint32_t>(),
                                      pixels.size(), 3, d_out, d_error, stream);
   };
-  if (mask && !split.rest_cheaper) {
-    decode(split.own);
+  if (mask && !split.rest_cheaper()) {
+    decode(split.pixels());
     if (used) *used = "masked sums";
     return;
   }
@@ -676,7 +753,7 @@ void EncodedResident::moment_sums_device(const std::uint8_t* mask, std::uint64_t
     if (used) *used = "totals";
     return;
   }
-  decode(split.rest);
+  decode(split.pixels());
   encoded::cuda::totals_minus(m, n3, d_out, stream);
   if (used) *used = "totals minus complement";
 }
@@ -701,10 +778,11 @@ std::vector<std::vector<std::uint64_t>> EncodedResident::moment_sums(const std::
     return out;
   }
   PixelSplit split;
-  if (mask) split = split_by_cost(std::vector<char>(mask, mask + l.frame_pixels), true);
-  if (mask && !split.rest_cheaper) {
+  if (mask) split = split_by_cost(mask, true);
+  const std::vector<std::uint32_t>& listed = split.pixels();
+  if (mask && !split.rest_cheaper()) {
     if (used) *used = "masked sums";
-    return encoded::cpu::masked_sums(l, s_->refs, split.own, row_col_weights(split.own, s_->shape.det_cols, true));
+    return encoded::cpu::masked_sums(l, s_->refs, listed, row_col_weights(listed, s_->shape.det_cols, true));
   }
   prepare_moments();
   const std::vector<std::uint64_t>& m = s_->host_moments;
@@ -715,7 +793,7 @@ std::vector<std::vector<std::uint64_t>> EncodedResident::moment_sums(const std::
     return out;
   }
   const auto sub =
-      encoded::cpu::masked_sums(l, s_->refs, split.rest, row_col_weights(split.rest, s_->shape.det_cols, true));
+      encoded::cpu::masked_sums(l, s_->refs, listed, row_col_weights(listed, s_->shape.det_cols, true));
   for (std::size_t k = 0; k < 3; ++k)
     for (std::size_t f = 0; f < l.frames; ++f) out[k][f] -= sub[k][f];
   if (used) *used = "totals minus complement";
@@ -810,6 +888,7 @@ EncodedResident EncodedResident::to_host() const {
   o.host_sum_pattern = sum_pattern();
   o.density_rank = s_->density_rank;
   o.decode_sequence = s_->decode_sequence;
+  o.decode_cost = s_->decode_cost;
   o.appended = s_->appended;
   return out;
 }
@@ -841,6 +920,7 @@ EncodedResident EncodedResident::to_device() const {
   o.host_sum_pattern = s_->host_sum_pattern;
   o.density_rank = s_->density_rank;
   o.decode_sequence = s_->decode_sequence;
+  o.decode_cost = s_->decode_cost;
   o.d_refs = pooled_buffer(o.refs.size() * sizeof(encoded::TileRef));
   o.d_refs->upload(o.refs.data(), o.d_refs->bytes());
   o.appended = s_->appended;

@@ -90,14 +90,29 @@ class EncodedResident {
   // weight x (frame total - sum over the listed pixels), per scan position, modulo 2^64: the sums of the mask that
   // gives `weight` to every pixel not listed (cheaper than masked_sum when the listed pixels' streams are).
   std::vector<std::uint64_t> complement_sum(const std::vector<std::uint32_t>& complement, std::uint32_t weight) const;
-  // A 0/1 mask's pixels (own[p] != 0) and the others, and whether the others' streams cost less to decode (cost of a
-  // pixel's streams ~ min(its total count, frames): all-zero streams are free, sparse ones cost their nonzeros,
-  // dense ones every frame; a tie goes to the mask's own pixels when tie_to_own).
-  struct PixelSplit {
-    std::vector<std::uint32_t> own, rest;  // each in decode order (decode_order: already sorted)
-    bool rest_cheaper = false;
+  // Which streams a uniform mask's sums decode: its own pixels', or the others' (rest_cheaper: the frame totals
+  // minus their sums give the mask's), whichever cost less (cost of a pixel's streams ~ min(its total count,
+  // frames): all-zero streams are free, sparse ones cost their nonzeros, dense ones every frame; a tie goes to the
+  // mask's own pixels when tie_to_own). Only split_by_cost makes one: its list is in decode order, each pixel once,
+  // so the sums below upload it as it is. O(listed pixels + frame pixels / 64) host work.
+  class PixelSplit {
+   public:
+    const std::vector<std::uint32_t>& pixels() const { return pixels_; }  // the side to decode, in decode order
+    bool rest_cheaper() const { return rest_cheaper_; }
+
+   private:
+    friend class EncodedResident;
+    std::vector<std::uint32_t> pixels_;
+    bool rest_cheaper_ = false;
   };
-  PixelSplit split_by_cost(const std::vector<char>& own, bool tie_to_own = true) const;
+  // The mask of the listed pixels (listed_own) or of every pixel not listed (!listed_own); repeats count once;
+  // RegionError for a pixel outside the frame.
+  PixelSplit split_by_cost(const std::vector<std::uint32_t>& listed, bool listed_own, bool tie_to_own = true) const;
+  // The 0/1 mask own[p] != 0 over frame_pixels values.
+  PixelSplit split_by_cost(const std::uint8_t* own, bool tie_to_own = true) const;
+  // The sums of the mask that gives `weight` to the split's own pixels, per scan position, modulo 2^64: over its
+  // list's streams, or weight x (frame total - their sums) when rest_cheaper.
+  std::vector<std::uint64_t> uniform_sum(const PixelSplit& split, std::uint32_t weight) const;
   // The centre-of-mass sums of a 0/1 mask over det_rows x det_cols (null: every pixel) per frame: [0] S = sum of
   // counts, [1] Sr = sum of counts x det_row, [2] Sc = sum of counts x det_col, modulo 2^64. One decode of the
   // mask's streams or, when the pixels it leaves out cost less, the frame's totals and moment totals minus theirs
@@ -154,6 +169,13 @@ class EncodedResident {
   void plan_payload_arena();
   void trim_payload_arena(CUstream_st* stream);
   void require_complete(const char* what) const;
+  // The query bodies; ordered: a PixelSplit's list (uploaded unchecked); ones: one weighting of 1 (weights unused).
+  std::vector<std::vector<std::uint64_t>> masked_sums_listed(const std::vector<std::uint32_t>& pixels,
+                                                             const std::vector<std::vector<std::uint32_t>>& weights,
+                                                             bool ordered, bool ones) const;
+  std::vector<std::uint64_t> masked_ones_listed(const std::vector<std::uint32_t>& pixels) const;
+  std::vector<std::uint64_t> complement_sum_listed(const std::vector<std::uint32_t>& complement, std::uint32_t weight,
+                                                   bool ordered) const;
 };
 
 // Dataset::to_encoded of a dense cpu or cuda dataset with a radial basis (and a scan-binned copy when asked) built
