@@ -118,15 +118,19 @@ void bind_dpc(pyb::module_& m) {
   });
   m.def("idpc", [](const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& r,
                    const pyb::array_t<float, pyb::array::c_style | pyb::array::forcecast>& c, const std::string& backend,
-                   const std::string& padding, double step_row, double step_col) {  // backend: the inputs' own
+                   const std::string& padding, double step_row, double step_col, std::optional<double> rotation,
+                   bool transpose) {  // backend: the inputs' own
     dpc::IdpcOptions o;
     o.padding = padding_of(padding);
     o.step_row = step_row;
     o.step_col = step_col;
+    o.rotation_deg = rotation;
+    o.transpose = transpose;
     const Image<float> gr = image_from_python(r, backend), gc = image_from_python(c, backend);
     return image_to_python(nogil([&] { return dpc::idpc(gr, gc, o); }));
   }, pyb::arg("grad_row"), pyb::arg("grad_col"), pyb::arg("backend"), pyb::arg("padding") = "mirror",
-     pyb::arg("step_row") = 1.0, pyb::arg("step_col") = 1.0);
+     pyb::arg("step_row") = 1.0, pyb::arg("step_col") = 1.0, pyb::arg("rotation") = pyb::none(),
+     pyb::arg("transpose") = false);
 }
 
 }  // namespace qgpu::py

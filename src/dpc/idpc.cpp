@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cmath>
+#include <numbers>
 #include <string>
 
 #include "core/derived_provenance.hpp"
@@ -9,11 +10,14 @@
 #include "core/error.hpp"
 #include "core/parallel_for.hpp"
 #include "core/stage_timing.hpp"
+#include "dpc/com_math.hpp"
 #include "dpc/idpc_backend.hpp"
 
 namespace qgpu::dpc {
 
 namespace {
+
+constexpr double kDegree = std::numbers::pi / 180.0;  // as rotate_field's
 
 struct AxisPad {
   std::size_t before = 0, after = 0;
@@ -58,6 +62,7 @@ void check_idpc_options(const IdpcOptions& o) {
                           idpc_padding_name(o.padding) + " padding has a fixed size (use pad = 0)");
   if (!(o.step_row > 0) || !(o.step_col > 0) || !std::isfinite(o.step_row) || !std::isfinite(o.step_col))
     throw InvalidArgument("idpc: steps must be finite and positive");
+  if (o.rotation_deg && !std::isfinite(*o.rotation_deg)) throw InvalidArgument("idpc: rotation angle is not finite");
 }
 
 PaddedField padded_geometry(std::size_t rows, std::size_t cols, const IdpcOptions& o) {
@@ -94,6 +99,8 @@ Provenance idpc_provenance(const Image<float>& grad_row, const Image<float>& gra
        {"fft", backend == Backend::cuda     ? "cuFFT r2c/c2r float32 (complex64)"
                : backend == Backend::vulkan ? "VkFFT c2c of G_row + i G_col, float32 (complex64)"
                                             : "FFTW r2c/c2r float64"},
+       {"rotation_deg", o.rotation_deg ? nlohmann::json(*o.rotation_deg) : nlohmann::json(nullptr)},
+       {"transpose", o.rotation_deg ? nlohmann::json(o.transpose) : nlohmann::json(nullptr)},
        {"k0", "zero"},
        {"nyquist", "odd-derivative term zeroed"},
        {"grad_row_provenance", grad_row.provenance.operation},
@@ -104,14 +111,37 @@ Provenance idpc_provenance(const Image<float>& grad_row, const Image<float>& gra
 
 Image<float> idpc(const Image<float>& grad_row, const Image<float>& grad_col, const IdpcOptions& o) {
   const Backend backend = backend_of(grad_row.provenance, grad_col.provenance, "idpc");
+  detail::check_idpc_options(o);
+  // A rotation: on the GPU as the field is padded (cuda), else here first, as rotate_field does.
+  const bool rotate_here = o.rotation_deg && backend != Backend::cuda;
+  std::vector<float> rotated_row, rotated_col;
   {
     const timing::Stage stage("host");
-    validate(grad_row, grad_col, o, backend != Backend::cuda);
+    if (rotate_here) {
+      validate(grad_row, grad_col, o, false);
+      const auto& fr = o.transpose ? grad_col.data : grad_row.data;
+      const auto& fc = o.transpose ? grad_row.data : grad_col.data;
+      const double co = std::cos(*o.rotation_deg * kDegree), si = std::sin(*o.rotation_deg * kDegree);
+      rotated_row.resize(fr.size());
+      rotated_col.resize(fr.size());
+      parallel_blocks(fr.size(), kHostBlock, [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) detail::rotated_value(fr[i], fc[i], co, si, rotated_row[i], rotated_col[i]);
+      });
+      if (!all_finite(rotated_row, rotated_col)) throw InvalidArgument("idpc: gradient maps hold non-finite values");
+    } else {
+      validate(grad_row, grad_col, o, backend != Backend::cuda);
+    }
   }
   if (backend != Backend::cpu) resolve(backend_name(backend));  // BackendUnavailable, never a fallback
   detail::PaddedField f = detail::padded_geometry(grad_row.rows, grad_row.cols, o);
-  f.grad_row = grad_row.data.data();
-  f.grad_col = grad_col.data.data();
+  f.grad_row = rotate_here ? rotated_row.data() : grad_row.data.data();
+  f.grad_col = rotate_here ? rotated_col.data() : grad_col.data.data();
+  if (o.rotation_deg && backend == Backend::cuda) {
+    f.rotate = true;
+    f.transpose = o.transpose;
+    f.cos = std::cos(*o.rotation_deg * kDegree);
+    f.sin = std::sin(*o.rotation_deg * kDegree);
+  }
 
   Image<float> out;
   out.rows = f.rows;

@@ -21,6 +21,7 @@
 // shader); padding, filter and crop are compute shaders; plans cached per size (the first request of a size
 // compiles VkFFT's kernels with glslang).
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "core/image.hpp"
@@ -34,6 +35,11 @@ struct IdpcOptions {
   IdpcPadding padding = IdpcPadding::mirror;
   std::size_t pad = 0;  // zeros: pixels on each side of each axis, 0 = auto; mirror / periodic: must be 0
   double step_row = 1, step_col = 1;  // sample spacing; phi = integral of G over lengths in these units
+  // When set: the given maps are a centred DPC, rotated first by this angle (transposed first when transpose) with
+  // dpc::rotate_field's arithmetic (the same bits), then integrated: the potential at a chosen rotation in one call
+  // (cuda: rotated on the GPU as the field is padded, no host pass). Not with run_pipeline (which rotates itself).
+  std::optional<double> rotation_deg;
+  bool transpose = false;
 };
 
 std::string idpc_padding_name(IdpcPadding p);

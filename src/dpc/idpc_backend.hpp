@@ -24,6 +24,9 @@ struct PaddedField {
   std::size_t pad_row = 0, pad_col = 0;  // padding before the source on each axis
   bool mirror = false;                   // mirror extension; else zeros outside the source
   double step_row = 1, step_col = 1;
+  // cuda: the source is a centred DPC, rotated (rotated_value, after the transpose) as it is padded
+  bool rotate = false, transpose = false;
+  double cos = 1, sin = 0;
 };
 
 // idpc's checks of the options alone (pad against padding, steps): InvalidArgument.

@@ -15,6 +15,8 @@ namespace qgpu::dpc {
 namespace {
 
 void step(const PipelineParams& p, const char* name) {
+  if (p.idpc_options.rotation_deg)  // (checked at every pipeline's first step)
+    throw InvalidArgument("dpc pipeline: idpc_options.rotation_deg does not apply (the pipeline rotates: set rotation)");
   if (p.on_step) p.on_step(name);
 }
 

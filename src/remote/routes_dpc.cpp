@@ -215,11 +215,19 @@ void add_dpc_routes(httplib::Server& http, Context& ctx) {
                const std::size_t bin = scan_bin_of(p);
                if (d.cache && bin == 1 && !p.number("rotation") && padding == dpc::IdpcPadding::mirror)
                  return f32_body(d.cache->f32("idpc"), format, look);
-               // the pipeline's field (kept when calibrated), integrated as dpc::run_pipeline's last step does
-               const auto f = bin > 1 ? binned_dpc(d, p, bin) : rotated_dpc(d, p);
                dpc::IdpcOptions o;
                o.padding = padding;
-               Image<float> phi = dpc::idpc(f->row, f->col, o);
+               Image<float> phi;
+               const std::optional<dpc::Rotation> given = given_rotation(p);
+               if (given && bin == 1 && !d.cache) {  // the held centred DPC, rotated as asked as it is integrated
+                 o.rotation_deg = given->angle_deg;
+                 o.transpose = given->transpose;
+                 const dpc::DpcResult& dpc = dpc_of(d);
+                 phi = dpc::idpc(dpc.dpc_row, dpc.dpc_col, o);
+               } else {  // the pipeline's field (kept when calibrated), integrated as dpc::run_pipeline's last step does
+                 const auto f = bin > 1 ? binned_dpc(d, p, bin) : rotated_dpc(d, p);
+                 phi = dpc::idpc(f->row, f->col, o);
+               }
                Body body = f32_body(phi, format, look);
                recycle_result(std::move(phi));  // its memory for the next iDPC of this size (core/result_memory.hpp)
                return body;

@@ -9,6 +9,7 @@
 #include "device/cuda/buffer_pool.hpp"
 #include "dpc/idpc.hpp"
 #include "dpc/pipeline.hpp"
+#include "dpc/rotation.hpp"
 #include "dpc_fixtures.hpp"
 #include "parallax/parallax_fixtures.hpp"
 #include "resident/encoded/encoded_resident.hpp"
@@ -210,6 +211,30 @@ TEST_P(IdpcGpu, LargePrimeSizesMatchTheCpu) {
   IdpcOptions periodic;
   periodic.padding = IdpcPadding::periodic;
   expect_idpc_parity(GetParam(), testing::gaussian_field(37, 41, 213), periodic);
+}
+
+// rotation_deg on a GPU backend: cuda rotates as it pads (RotatedArraySource), vulkan on the host first; either way
+// bit for bit the same backend's potential of rotate_field's field (the same arithmetic, no contraction), and within
+// 1e-5 of the CPU reference's.
+TEST_P(IdpcGpu, RotationOptionEqualsTheRotatedFieldOnTheSameBackend) {
+  QGPU_REQUIRE_BACKEND(GetParam());
+  const Backend b = GetParam();
+  const auto f = testing::gaussian_field(48, 36, 214, 0.02, 0.01);
+  DpcResult d;
+  d.dpc_row = f.grad_row;
+  d.dpc_col = f.grad_col;
+  for (const double angle : {23.0, -141.5})
+    for (const bool transpose : {false, true}) {
+      SCOPED_TRACE(std::to_string(angle) + (transpose ? " transposed" : ""));
+      IdpcOptions o;
+      o.rotation_deg = angle;
+      o.transpose = transpose;
+      const auto [fr, fc] = rotate_field(d, angle, transpose);
+      const Image<float> want = idpc(on_backend(fr, b), on_backend(fc, b));
+      const Image<float> got = idpc(on_backend(f.grad_row, b), on_backend(f.grad_col, b), o);
+      EXPECT_EQ(got.data, want.data);
+      EXPECT_LE(testing::relative_difference(got, idpc(fr, fc)), 1e-5);
+    }
 }
 
 TEST_P(IdpcGpu, RecoversPotential) {

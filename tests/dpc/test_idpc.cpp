@@ -2,12 +2,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "core/error.hpp"
 #include "device/device.hpp"
 #include "dpc/idpc.hpp"
 #include "dpc/idpc_backend.hpp"
+#include "dpc/pipeline.hpp"
+#include "dpc/rotation.hpp"
 #include "dpc_fixtures.hpp"
 
 namespace qgpu::dpc {
@@ -127,6 +130,40 @@ TEST(Idpc, BadInputsAreRejected) {
   IdpcOptions bad_step;
   bad_step.step_col = 0;
   EXPECT_THROW(idpc(f.grad_row, f.grad_col, bad_step), InvalidArgument);
+}
+
+// rotation_deg: the given maps rotated first with rotate_field's arithmetic, then integrated: bit for bit the
+// potential of rotate_field's field (CPU reference), with and without the transpose; the provenance names it; a
+// non-finite angle, and a rotation that overflows float, are rejected; the pipeline (which rotates itself) refuses it.
+TEST(Idpc, RotationOptionEqualsTheRotatedFieldBitForBit) {
+  const auto f = gaussian_field(40, 28, 14, 0.03, -0.01);
+  DpcResult d;
+  d.dpc_row = f.grad_row;
+  d.dpc_col = f.grad_col;
+  for (const double angle : {0.0, 17.5, -123.0})
+    for (const bool transpose : {false, true}) {
+      IdpcOptions o;
+      o.rotation_deg = angle;
+      o.transpose = transpose;
+      const auto [fr, fc] = rotate_field(d, angle, transpose);
+      const Image<float> want = idpc(fr, fc), got = idpc(f.grad_row, f.grad_col, o);
+      EXPECT_EQ(got.data, want.data) << angle << " " << transpose;
+      EXPECT_EQ(got.provenance.parameters.at("rotation_deg"), angle);
+      EXPECT_EQ(got.provenance.parameters.at("transpose"), transpose);
+    }
+  EXPECT_TRUE(idpc(f.grad_row, f.grad_col).provenance.parameters.at("rotation_deg").is_null());
+  IdpcOptions bad;
+  bad.rotation_deg = std::numeric_limits<double>::infinity();
+  EXPECT_THROW(idpc(f.grad_row, f.grad_col, bad), InvalidArgument);
+  Image<float> huge = f.grad_row, huge_col = f.grad_col;
+  huge.data[5] = huge_col.data[5] = 3e38f;  // rotated by 45 degrees: beyond float
+  IdpcOptions turn;
+  turn.rotation_deg = 45;
+  EXPECT_THROW(idpc(huge, huge_col, turn), InvalidArgument);
+  PipelineParams pp;
+  pp.rotation = Rotation{10, false};
+  pp.idpc_options.rotation_deg = 10;
+  EXPECT_THROW(run_pipeline(d, pp), InvalidArgument);
 }
 
 TEST(Idpc, RunsWhereItsInputsLiveAndRejectsMixedBackends) {

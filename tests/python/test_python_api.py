@@ -121,6 +121,10 @@ def test_dpc_pipeline_equals_the_steps(sample_path):
     gr, gc = qgpu.dpc.rotate_field(dr, dc, 30.0, True)
     np.testing.assert_array_equal(given["field_row"], gr)
     np.testing.assert_array_equal(given["field_col"], gc)
+    # the rotation given to idpc: the same potential as the rotated field's, bit for bit
+    np.testing.assert_array_equal(qgpu.dpc.idpc(dr, dc, rotation=30.0, transpose=True), qgpu.dpc.idpc(gr, gc))
+    with pytest.raises(qgpu.InvalidArgument, match="rotation"):
+        qgpu.dpc.idpc(dr, dc, rotation=float("nan"))
     with pytest.raises(qgpu.InvalidArgument, match="padding"):
         qgpu.dpc.pipeline(ds, padding="sideways")
 

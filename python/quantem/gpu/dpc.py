@@ -89,11 +89,15 @@ def rotate_field(dpc_row, dpc_col, angle_deg, transpose=False):
 
 
 @keywords
-def idpc(grad_row, grad_col, padding="mirror", step_row=1.0, step_col=1.0):
+def idpc(grad_row, grad_col, padding="mirror", step_row=1.0, step_col=1.0, rotation=None, transpose=False):
     """Potential whose gradient is (grad_row, grad_col), by Fourier integration, on the gradients' backend.
 
-    grad_row, grad_col: the rotated DPC field (rotate_field). padding: "mirror" (default: the mirrored
-    potential, no seam), "zeros" (zero-gradient margins) or "periodic" (none).
-    step_row, step_col: scan step along each axis (the result scales with it; default 1.0 = per scan pixel).
-    Raises: InvalidArgument (maps of different shapes or backends, an unknown padding, steps not > 0)."""
-    return wrap(_qgpu.idpc(grad_row, grad_col, backend_of(grad_row, grad_col), padding, step_row, step_col))
+    grad_row, grad_col: the rotated DPC field (rotate_field), or, with rotation (degrees; transpose first when
+    transpose), the centred DPC: rotated as rotate_field does (the same values) and integrated in one call (cuda: on
+    the GPU, no host pass). padding: "mirror" (default: the mirrored potential, no seam), "zeros" (zero-gradient
+    margins) or "periodic" (none). step_row, step_col: scan step along each axis (the result scales with it; default
+    1.0 = per scan pixel).
+    Raises: InvalidArgument (maps of different shapes or backends, an unknown padding, steps not > 0, a rotation
+    that is not finite)."""
+    return wrap(_qgpu.idpc(grad_row, grad_col, backend_of(grad_row, grad_col), padding, step_row, step_col,
+                           rotation, transpose))

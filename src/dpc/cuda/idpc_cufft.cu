@@ -44,6 +44,17 @@ struct ArraySource {
   }
 };
 
+struct RotatedArraySource {  // two arrays of a centred DPC, rotated (rotate_field's arithmetic)
+  const float* row;
+  const float* col;
+  double cos, sin;
+  bool transpose;
+  __device__ void operator()(std::size_t i, float& a, float& b) const {
+    const float dr = row[i], dc = col[i];
+    rotated_value(transpose ? dc : dr, transpose ? dr : dc, cos, sin, a, b);
+  }
+};
+
 struct ComFieldSource {
   DeviceComField f;
   const double* mean = nullptr;  // [row, col] when f.mean_reference (com_mean_kernel)
@@ -222,8 +233,12 @@ std::vector<float> integrate_cufft(const PaddedField& f) {
   }
   {
     const timing::Stage stage("compute");
-    queue_integration(w, ArraySource{d_src_row.as<float>(), d_src_col.as<float>()}, f, d_src_row.as<float>(),
-                      d_flag.as<int>(), nullptr);  // the legacy default stream
+    if (f.rotate)
+      queue_integration(w, RotatedArraySource{d_src_row.as<float>(), d_src_col.as<float>(), f.cos, f.sin, f.transpose},
+                        f, d_src_row.as<float>(), d_flag.as<int>(), nullptr);
+    else
+      queue_integration(w, ArraySource{d_src_row.as<float>(), d_src_col.as<float>()}, f, d_src_row.as<float>(),
+                        d_flag.as<int>(), nullptr);  // the legacy default stream
   }
   return finish_integration(f, d_src_row.as<float>(), d_flag.as<int>());
 }
