@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "bench_common.hpp"
+#include "core/result_memory.hpp"
 #include "detector/virtual_detector.hpp"
 #include "dpc/com.hpp"
 #include "io/hdf5/load.hpp"
@@ -76,6 +77,19 @@ static int bench_main(int argc, char** argv) {
       }
       unsetenv("QGPU_READ_THREADS");
       unsetenv("QGPU_READ_POPULATE");
+    }
+    {  // as Python's ds[...] reads: into the memory a freed answer of that size gave back (core/result_memory.hpp)
+      const std::size_t n = side * side * s.frame_pixels();
+      const double ms = dispatch_stored_dtype(ds.dtype(), [&](auto z) {
+        using T = decltype(z);
+        return median_ms([&] {
+          std::vector<T> v = result_vector<T>(n);
+          ds.read_into({0, 0, side, side}, {}, v.data(), n * sizeof(T));
+          recycle_result(std::move(v));  // (the array freed)
+        });
+      });
+      std::printf("| %zux%zu scan region into the memory of the previous answer (Python's ds[...]) | %s | %.3f | "
+                  "%.3f ms | |\n", side, side, rep, gb, ms);
     }
     {  // the same into one buffer reused: the copy without the first touch of fresh host memory
       HostBytes buf(side * side * s.frame_pixels() * dtype_size(ds.dtype()));

@@ -42,17 +42,24 @@ template <class T> pyb::tuple image_to_python(const Image<T>& img) {
 
 // The same from an image given up: the array views the image's own values, moved into a holder the array owns
 // (no copy: a 4096x4096 uint64 image is 134 MB, whose copy into fresh numpy memory cost about as much as computing it).
-template <class T> pyb::tuple image_to_python(Image<T>&& img) {
-  if (img.data.empty() || img.data.size() != img.rows * img.cols) return image_to_python(std::as_const(img));
-  auto held = std::make_unique<std::vector<T>>(std::move(img.data));
+// A numpy array of `shape` viewing v's values (its size their product), owning them; when the array is freed its
+// memory goes to the next large result of that size (result_memory.hpp).
+template <class T> pyb::array_t<T> owning_array(std::vector<T>&& v, std::vector<pyb::ssize_t> shape) {
+  auto held = std::make_unique<std::vector<T>>(std::move(v));
   const T* values = held->data();
-  pyb::capsule owner(held.get(), [](void* p) {  // the values' memory goes to the next large result (result_memory.hpp)
-    auto* v = static_cast<std::vector<T>*>(p);
-    recycle_result(std::move(*v));
-    delete v;
+  pyb::capsule owner(held.get(), [](void* p) {
+    auto* kept = static_cast<std::vector<T>*>(p);
+    recycle_result(std::move(*kept));
+    delete kept;
   });
   held.release();  // the capsule owns it now
-  pyb::array_t<T> a({img.rows, img.cols}, values, owner);
+  return pyb::array_t<T>(std::move(shape), values, owner);
+}
+
+template <class T> pyb::tuple image_to_python(Image<T>&& img) {
+  if (img.data.empty() || img.data.size() != img.rows * img.cols) return image_to_python(std::as_const(img));
+  const auto rows = pyb::ssize_t(img.rows), cols = pyb::ssize_t(img.cols);
+  pyb::array_t<T> a = owning_array(std::move(img.data), {rows, cols});
   return pyb::make_tuple(a, to_python(img.provenance.to_json()));
 }
 

@@ -11,6 +11,8 @@ template <class T> KeptResults<T>& kept_results() {
 }
 
 template KeptResults<std::uint8_t>& kept_results<std::uint8_t>();
+template KeptResults<std::int8_t>& kept_results<std::int8_t>();
+template KeptResults<std::int16_t>& kept_results<std::int16_t>();
 template KeptResults<std::uint16_t>& kept_results<std::uint16_t>();
 template KeptResults<std::uint32_t>& kept_results<std::uint32_t>();
 template KeptResults<std::uint64_t>& kept_results<std::uint64_t>();

@@ -31,3 +31,21 @@ def test_a_freed_array_lends_its_memory_to_the_next_result(sample_path, monkeypa
     want_fr, want_fc = qgpu.dpc.rotate_field(want_r, want_c, 30.0, False)
     np.testing.assert_array_equal(fr, want_fr)
     np.testing.assert_array_equal(fc, want_fc)
+
+
+def test_a_freed_region_lends_its_memory_to_the_next_read_of_that_size(sample_path, monkeypatch):
+    ds = qgpu.io.load(sample_path, backend="cpu")
+    want = [np.array(ds[0:4, 0:3]), np.array(ds[5:9, 2:5])]  # the values, from fresh memory
+    monkeypatch.setenv("QGPU_RECYCLE_FROM_BYTES", "1")
+    first = ds[0:4, 0:3]
+    given = _pointer(first)
+    first.fill(65535)  # garbage left in the memory given back
+    del first
+    gc.collect()
+    second = ds[5:9, 2:5]  # another region of the same size takes it, every value written
+    assert _pointer(second) == given
+    np.testing.assert_array_equal(second, want[1])
+    del second
+    gc.collect()
+    np.testing.assert_array_equal(ds[0:4, 0:3], want[0])
+    assert ds[0:4, 0:3].dtype == np.uint16 and ds[0:4, 0:3].shape == (4, 3, 48, 48)
