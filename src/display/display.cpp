@@ -1,6 +1,7 @@
 #include "display/display.hpp"
 
 #include <cstring>
+#include <type_traits>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -12,7 +13,7 @@ namespace qgpu::display {
 
 namespace {
 
-void check_image(const Image<float>& img, const std::string& op) {
+template <class T> void check_image(const Image<T>& img, const std::string& op) {
   if (img.rows == 0 || img.cols == 0)
     throw InvalidArgument(op + ": image is empty (" + std::to_string(img.rows) + "x" + std::to_string(img.cols) + ")");
   if (img.data.size() != img.rows * img.cols)
@@ -27,12 +28,13 @@ void check_backend(Backend b, const std::string& op) {
                              detect().reason);
 }
 
-Provenance provenance_of(const std::string& op, Backend b, const Image<float>& img, const std::string& out_dtype,
+template <class T>
+Provenance provenance_of(const std::string& op, Backend b, const Image<T>& img, const std::string& out_dtype,
                          std::vector<std::size_t> out_shape, const std::string& representation) {
   Provenance p;
   p.operation = op;
   p.backend = backend_name(b);
-  p.input_dtype = "float32";
+  p.input_dtype = std::is_same_v<T, float> ? "float32" : "uint64";
   p.input_shape = {img.rows, img.cols};
   p.output_dtype = out_dtype;
   p.output_shape = std::move(out_shape);
@@ -106,6 +108,23 @@ Indexed render_indexed(const Image<float>& img, const DisplayOptions& o) {
     r = b == Backend::cuda ? cuda::render_indexed(img.data.data(), img.data.size(), o, out.index.data(), &out.transparent)
                            : cpu::render_indexed(img.data.data(), img.data.size(), o, out.index.data(), &out.transparent);
   }
+  out.provenance = provenance_of(op, b, img, "uint8", {img.rows, img.cols}, "colormap index");
+  add_range_parameters(out.provenance.parameters, o, r);
+  return out;
+}
+
+Indexed render_indexed(const Image<std::uint64_t>& img, const DisplayOptions& o) {
+  const Backend b = backend_of(img.provenance);
+  if (b != Backend::cuda) return render_indexed(as_float(img), o);
+  const std::string op = "display.render_indexed";
+  check_image(img, op);
+  validate(o);
+  check_backend(b, op);
+  Indexed out;
+  out.rows = img.rows;
+  out.cols = img.cols;
+  out.index.resize(img.data.size());
+  const Range r = cuda::render_indexed(img.data.data(), img.data.size(), o, out.index.data(), &out.transparent);
   out.provenance = provenance_of(op, b, img, "uint8", {img.rows, img.cols}, "colormap index");
   add_range_parameters(out.provenance.parameters, o, r);
   return out;

@@ -1,5 +1,6 @@
 // Response helpers shared by the route handlers.
 #include <cstdio>
+#include <type_traits>
 
 #include "display/defaults.hpp"
 #include "display/display.hpp"
@@ -113,8 +114,12 @@ template <class T> Body png_body(const Image<T>& img, const display::DisplayOpti
   display::Indexed indexed;
   {
     const timing::Stage stage("render");  // (the values as float, then their colormap indices)
-    values = as_float(img);
-    indexed = display::render_indexed(values, look);
+    if constexpr (std::is_same_v<T, std::uint64_t>) {
+      indexed = display::render_indexed(img, look);  // counts: converted where they are rendered
+    } else {
+      values = as_float(img);
+      indexed = display::render_indexed(values, look);
+    }
   }
   Body b;
   b.content_type = "image/png";
@@ -126,6 +131,7 @@ template <class T> Body png_body(const Image<T>& img, const display::DisplayOpti
   display::Rgba rgba;
   {
     const timing::Stage stage("render");
+    if (values.data.empty()) values = as_float(img);
     rgba = display::render(values, look);
   }
   const timing::Stage stage("encode");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <numeric>
 
@@ -123,6 +124,36 @@ TEST_P(DisplayGpu, InvalidOptionsRaiseBeforeTouchingTheGpu) {
   DisplayOptions high;
   high.vmin = 100.0;  // above the data's maximum
   EXPECT_THROW(histogram(on_backend(make_image(1, 2, {1, 2}), GetParam()), high), InvalidArgument);
+}
+
+// Counts (a virtual image, the service's PNG of BF/ADF): the indices of render_indexed(as_float(counts)) on the CPU,
+// including counts a float cannot hold (rounded to the nearest, ties to even: 2^24 + 1, 2^53 + 1, near 2^64).
+TEST_P(DisplayGpu, CountsRenderAsTheirFloatValues) {
+  QGPU_REQUIRE_BACKEND(GetParam());
+  Image<std::uint64_t> counts;
+  counts.rows = 96;
+  counts.cols = 80;
+  std::uint64_t x = 88172645463325252ull;
+  const std::uint64_t special[] = {0, 1, (1ull << 24) + 1, (1ull << 24) + 3, (1ull << 53) + 1, ~0ull, ~0ull - (1ull << 39)};
+  for (std::size_t i = 0; i < counts.rows * counts.cols; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    counts.data.push_back(i < std::size(special) ? special[i] : i % 3 ? x % 70000 : x >> (x % 64));
+  }
+  for (const Case& c : kCases) {
+    const DisplayOptions o = options_of(c);
+    const Indexed ref = render_indexed(as_float(counts), o), got = render_indexed(on_backend(counts, GetParam()), o);
+    const std::string what = scale_name(c.scale) + " " + std::to_string(c.lower) + ".." + std::to_string(c.upper);
+    EXPECT_EQ(got.transparent, 0u) << what;
+    if (GetParam() == Backend::cuda) {
+      EXPECT_TRUE(ref.index == got.index) << what;
+      EXPECT_EQ(got.provenance.input_dtype, "uint64");
+    } else {
+      EXPECT_TRUE(render_indexed(on_backend(as_float(counts), GetParam()), o).index == got.index) << what;
+    }
+    EXPECT_EQ(ref.provenance.parameters["lo"], got.provenance.parameters["lo"]) << what;
+    EXPECT_EQ(ref.provenance.parameters["hi"], got.provenance.parameters["hi"]) << what;
+    EXPECT_EQ(got.provenance.backend, backend_name(GetParam()));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, DisplayGpu, QGPU_GPU_BACKENDS);

@@ -16,6 +16,9 @@ Range render(const float* data, std::size_t n, const DisplayOptions& o, const Lu
 // n colormap indices to index (non-finite: 0, counted in *transparent); returns the range used.
 Range render_indexed(const float* data, std::size_t n, const DisplayOptions& o, std::uint8_t* index,
                      std::size_t* transparent);
+// The same from counts, each converted to the nearest float on the GPU (as the host's float(count)).
+Range render_indexed(const std::uint64_t* data, std::size_t n, const DisplayOptions& o, std::uint8_t* index,
+                     std::size_t* transparent);
 
 Range histogram(const float* data, std::size_t n, const DisplayOptions& o, std::array<std::uint64_t, 256>& counts);
 

@@ -35,15 +35,19 @@ __global__ void index_kernel(const float* in, std::size_t n, Scale scale, double
   if (none) atomicAdd(transparent, static_cast<unsigned long long>(none));
 }
 
-}  // namespace
+__global__ void counts_to_float(const unsigned long long* in, std::size_t n, float* out) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    out[i] = __ull2float_rn(in[i]);  // round to nearest even: the host's float(std::uint64_t)
+}
 
-Range render_indexed(const float* data, std::size_t n, const DisplayOptions& o, std::uint8_t* index,
-                     std::size_t* transparent) {
-  LeasedBuffer d_in(n * sizeof(float)), d_out(n), d_count(sizeof(unsigned long long));
-  d_in.buffer().upload(data, n * sizeof(float));
+// The indices of the float values at d_in (device), downloaded into index.
+Range index_on_device(const float* d_in, std::size_t n, const DisplayOptions& o, std::uint8_t* index,
+                      std::size_t* transparent) {
+  LeasedBuffer d_out(n), d_count(sizeof(unsigned long long));
   QGPU_CUDA(cudaMemset(d_count.data(), 0, sizeof(unsigned long long)));
-  const Range r = find_range_on_device(d_in.as<float>(), n, o);
-  index_kernel<<<blocks_for(n), kThreads>>>(d_in.as<float>(), n, o.scale, r.lo, r.hi, d_out.as<std::uint8_t>(),
+  const Range r = find_range_on_device(d_in, n, o);
+  index_kernel<<<blocks_for(n), kThreads>>>(d_in, n, o.scale, r.lo, r.hi, d_out.as<std::uint8_t>(),
                                             d_count.as<unsigned long long>());
   QGPU_CUDA_LAUNCHED("display index_kernel");
   d_out.buffer().download(index, n);
@@ -51,6 +55,24 @@ Range render_indexed(const float* data, std::size_t n, const DisplayOptions& o, 
   d_count.buffer().download(&none, sizeof none);
   *transparent = std::size_t(none);
   return r;
+}
+
+}  // namespace
+
+Range render_indexed(const float* data, std::size_t n, const DisplayOptions& o, std::uint8_t* index,
+                     std::size_t* transparent) {
+  LeasedBuffer d_in(n * sizeof(float));
+  d_in.buffer().upload(data, n * sizeof(float));
+  return index_on_device(d_in.as<float>(), n, o, index, transparent);
+}
+
+Range render_indexed(const std::uint64_t* data, std::size_t n, const DisplayOptions& o, std::uint8_t* index,
+                     std::size_t* transparent) {
+  LeasedBuffer d_counts(n * sizeof(std::uint64_t)), d_in(n * sizeof(float));
+  d_counts.buffer().upload(data, n * sizeof(std::uint64_t));
+  counts_to_float<<<blocks_for(n), kThreads>>>(d_counts.as<unsigned long long>(), n, d_in.as<float>());
+  QGPU_CUDA_LAUNCHED("display counts_to_float");
+  return index_on_device(d_in.as<float>(), n, o, index, transparent);
 }
 
 Range render(const float* data, std::size_t n, const DisplayOptions& o, const Lut& lut, std::uint8_t* rgba) {
