@@ -250,7 +250,9 @@ TEST(ReadPipeline, SteppedReadGivesEachRangeOnceItIsRead) {
       ranges.emplace_back(from, to);
       EXPECT_EQ(0, std::memcmp(dst.data() + from, bytes.data() + 4096 + from, to - from)) << from << ".." << to;
     });
-    ASSERT_GE(ranges.size(), 3u) << threads;
+    // One thread reads in order, so each step is given as it completes; on 8 a slow early piece may hold back the
+    // ranges behind it, which then come as one (how many is the scheduler's: at least one).
+    ASSERT_GE(ranges.size(), threads == 1 ? 3u : 1u) << threads;
     std::uint64_t at = 0;
     for (std::size_t k = 0; k < ranges.size(); ++k) {
       EXPECT_EQ(ranges[k].first, at) << k;
