@@ -76,7 +76,10 @@ Rgba render(const Image<float>& img, const DisplayOptions& o) {
   return out;
 }
 
-Indexed render_indexed(const Image<float>& img, const DisplayOptions& o) {
+namespace {
+
+// Floats on any backend; counts on cuda only (converted there; the other backends render as_float of them).
+template <class T> Indexed render_indexed_of(const Image<T>& img, const DisplayOptions& o) {
   const std::string op = "display.render_indexed";
   check_image(img, op);
   const Backend b = backend_of(img.provenance);
@@ -87,7 +90,9 @@ Indexed render_indexed(const Image<float>& img, const DisplayOptions& o) {
   out.cols = img.cols;
   out.index.resize(img.data.size());
   Range r;
-  if (b == Backend::vulkan) {  // rendered there, each colour's index looked up here
+  if constexpr (!std::is_same_v<T, float>) {
+    r = cuda::render_indexed(img.data.data(), img.data.size(), o, out.index.data(), &out.transparent);
+  } else if (b == Backend::vulkan) {  // rendered there, each colour's index looked up here
     const Lut& lut = colormap(o.colormap);
     std::vector<std::uint8_t> rgba(img.data.size() * 4);
     r = vulkan::render(img.data.data(), img.data.size(), o, lut, rgba.data());
@@ -113,21 +118,13 @@ Indexed render_indexed(const Image<float>& img, const DisplayOptions& o) {
   return out;
 }
 
+}  // namespace
+
+Indexed render_indexed(const Image<float>& img, const DisplayOptions& o) { return render_indexed_of(img, o); }
+
 Indexed render_indexed(const Image<std::uint64_t>& img, const DisplayOptions& o) {
-  const Backend b = backend_of(img.provenance);
-  if (b != Backend::cuda) return render_indexed(as_float(img), o);
-  const std::string op = "display.render_indexed";
-  check_image(img, op);
-  validate(o);
-  check_backend(b, op);
-  Indexed out;
-  out.rows = img.rows;
-  out.cols = img.cols;
-  out.index.resize(img.data.size());
-  const Range r = cuda::render_indexed(img.data.data(), img.data.size(), o, out.index.data(), &out.transparent);
-  out.provenance = provenance_of(op, b, img, "uint8", {img.rows, img.cols}, "colormap index");
-  add_range_parameters(out.provenance.parameters, o, r);
-  return out;
+  if (backend_of(img.provenance) != Backend::cuda) return render_indexed(as_float(img), o);
+  return render_indexed_of(img, o);
 }
 
 Histogram histogram(const Image<float>& img, const DisplayOptions& o) {
