@@ -10,7 +10,8 @@
 #        29's round trip, after s512 and python), scale (2048x2048 scan tiled from s512's chunks, loaded encoded, without
 #        and with the radial basis, then SSB bin 4 / 2), scale1024 (the same at 1024x1024), scale4096 (at 4096x4096, no SSB;
 #        needs s512 first), scale4096basis (its basis + scan-binned copy load and queries alone), scale4096ssb (the basis load and SSB at 4096x4096; after scale4096 or writes the file), ncu_sum (Nsight Compute
-#        profile of the encoded masked-sum kernel; needs s512 first), ncu_enc (the same for the encoder's encode_reserve), ncu_src_enc / ncu_src_enc_dose (its per-instruction stalls on the
+#        profile of the encoded masked-sum kernel; needs s512 first), ncu_dec / ncu_src_dec (the same / per-instruction stalls
+#        of the load's decode kernel), ncu_enc (the same for the encoder's encode_reserve), ncu_src_enc / ncu_src_enc_dose (its per-instruction stalls on the
 #        sample / the 1e5-count dose sample), ncu_src
 #        (per-instruction stalls of the masked-sum kernel), sass (its SASS), sass_enc (the encoder's SASS), timeline512 (the
 #        load's timeline, QGPU_LOAD_TIMELINE=1), replay_short (a short mutant replay), dose (issue 33 item 4: bench_encoded_dose, encoded vs dense per dose
@@ -125,6 +126,19 @@ for s in "$@"; do
              step ncu_source 240 "${NCU:-ncu}" --clock-control none --kernel-name regex:masked_sum_kernel \
                --launch-skip 3 --launch-count 1 --section SourceCounters --section WarpStateStats --page source \
                --print-source sass --csv $B/bench_encoded_cuda /tmp/qb/s512.h5 ;;
+    ncu_dec|ncu_src_dec)  # the load's bitshuffle+LZ4 decode kernel (bench_decode's first launch of the default variant,
+      # the whole sample at once; needs s512): ncu_dec its sections, ncu_src_dec its per-instruction stalls
+      NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+      if [ "$s" = ncu_dec ]; then
+        step ncu_decode 300 "${NCU:-ncu}" --clock-control none --kernel-name regex:decode_blocks --launch-skip 26 \
+          --launch-count 1 --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy \
+          --section LaunchStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+          --section InstructionStats $B/bench_decode /tmp/qb/s512.h5
+      else
+        step ncu_source_decode 300 "${NCU:-ncu}" --clock-control none --kernel-name regex:decode_blocks --launch-skip 26 \
+          --launch-count 1 --section SourceCounters --section WarpStateStats --page source --print-source sass --csv \
+          $B/bench_decode /tmp/qb/s512.h5
+      fi ;;
     sass) sass_of masked_sum_kernelILi1E sass_masked_sum ;;  # the BF kernel's SASS
     sass_enc) sass_of encode_reserveItLb1E sass_encode_reserve ;;  # the encoder's SASS (u16, fused totals)
     scale1024) step bench_scale1024 200 $B/bench_scale /tmp/qb/s1024t.h5 --tile-from /tmp/qb/s512.h5 --factor 2 ;;
@@ -138,9 +152,19 @@ for s in "$@"; do
     replay_short) step replay_cuda_decoder 90 $B/replay_cuda_decoder --mutate 30000 --seed 3 ;;
     index) step bench_chunk_index 60 $B/bench_chunk_index /tmp/qb/s512.h5 --reps 21 ;;  # needs s512 first
     s512) step write_s512 300 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --write-only ;;
-    timeline512) step bench_load_timeline 200 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --skip-cpu ;;  # GPU loads + timelines
+    timeline512)  # GPU loads + timelines; then each setting of QGPU_AB (as dose_ab) on the same file
+      step bench_load_timeline 200 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --skip-cpu
+      i=0
+      for ab in ${QGPU_AB:-}; do
+        i=$((i + 1)); echo "ab$i: $ab"
+        step bench_load_timeline_ab$i 200 env ${ab//,/ } $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --skip-cpu
+      done ;;
     load512) step bench_load 300 $B/bench_load /tmp/qb/s512.h5 512 192 uint16 --reference-rows 32 --direct ;;
-    decode) step bench_decode 120 $B/bench_decode /tmp/qb/s512.h5 ;;
+    decode) step bench_decode 120 $B/bench_decode /tmp/qb/s512.h5  # (and each setting of QGPU_AB)
+      i=0
+      for ab in ${QGPU_AB:-}; do
+        i=$((i + 1)); step bench_decode_ab$i 120 env ${ab//,/ } $B/bench_decode /tmp/qb/s512.h5
+      done ;;
     encoded) step bench_encoded_cuda 300 $B/bench_encoded_cuda /tmp/qb/s512.h5 ;;
     host) step bench_bitshuffle_host 120 $B/bench_bitshuffle_host ;;
     s1024) step write_s1024 420 $B/bench_load /tmp/qb/s1024.h5 1024 192 uint16 --write-only ;;

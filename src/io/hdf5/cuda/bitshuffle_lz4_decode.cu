@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include "device/cuda/cuda_check.hpp"
 #include "io/hdf5/codec/bit_transpose_word.hpp"
 #include "io/hdf5/codec/lz4_block_rules.hpp"
@@ -247,10 +249,20 @@ void launch_blocks(const DecodeBatch& b, const DecodeGeometry& g, void* out, con
   QGPU_CUDA_LAUNCHED("decode_blocks");
 }
 
+// A/B switch (to be removed once measured on the H200): QGPU_AB_DECODE_LIVE=1 runs a dense load's decode through the
+// kernel that marks and sums (with neither asked for: the decoder of s27-s28).
+bool ab_decode_live() {
+  static const bool on = [] {
+    const char* v = std::getenv("QGPU_AB_DECODE_LIVE");
+    return v && std::string(v) == "1";
+  }();
+  return on;
+}
+
 template <class T>
 void launch(const DecodeBatch& b, const DecodeGeometry& g, void* out, const DecodeScratch& s,
             unsigned long long* err, cudaStream_t stream, DecodeVariant variant, const encoded::LiveGroups& live) {
-  const bool with_live = live.bits || live.totals;
+  const bool with_live = live.bits || live.totals || ab_decode_live();
   if constexpr (sizeof(T) > 1)
     if (g.swap_bytes)
       return with_live ? launch_blocks<T, true, true>(b, g, out, s, err, stream, variant, live)
