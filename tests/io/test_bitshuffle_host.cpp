@@ -169,7 +169,7 @@ TEST(BitTranspose, SumOfTheElementsFromThePlanes) {
     for (auto& b : planes) b = all_ones ? 0xff : std::uint8_t(rng() & rng());  // sparse bits too
     Bytes out(64 * ES);
     std::uint64_t sum = 5;  // added to
-    detail::unshuffle64<ES, kSwap>(planes.data(), stride, out.data(), &sum);
+    detail::unshuffle64<ES, kSwap, true>(planes.data(), stride, out.data(), &sum);
     std::uint64_t want = 5;
     for (std::size_t e = 0; e < 64; ++e) {
       std::uint64_t v = 0;

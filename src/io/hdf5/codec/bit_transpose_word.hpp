@@ -97,22 +97,30 @@ QGPU_HD_INLINE std::uint64_t popcount64(std::uint64_t x) {
 
 // 64 elements (8 bytes of each plane, planes `stride` bytes apart) -> out (64 * ES bytes). Returns which of the 64
 // elements are nonzero (bit e: element e; the OR of the planes' words, for the GPU decoder's LiveGroups marks).
-// sum (optional): adds the 64 elements' sum there, from the planes' words (each set bit of the plane of output bit
-// p adds 2^p: popcounts, no pass over the elements; the GPU decoder's frame totals).
+// Sum: adds the 64 elements' sum to *sum, from the planes' words (each set bit of the plane of output bit p adds 2^p:
+// popcounts, no pass over the elements; the GPU decoder's frame totals). A compile-time choice with the loops unrolled:
+// a runtime test in the loop left w[][] indexed at run time, in local memory on the GPU (a 144-byte stack frame that
+// cost the decoder ~20 % of its time).
 // Swap: the planes hold elements stored big-endian; output byte b is made from the planes of stored byte ES - 1 - b,
 // so the elements come out in little-endian order (the GPU decoder's byte swap, free of an extra pass).
-template <std::size_t ES, bool Swap = false>
+template <std::size_t ES, bool Swap = false, bool Sum = false>
 QGPU_HD_INLINE std::uint64_t unshuffle64(const std::uint8_t* planes, std::size_t stride, std::uint8_t* out,
                                          std::uint64_t* sum = nullptr) {
   std::uint64_t w[ES][8];  // w[b][l]: byte k = byte b of element l * 8 + k
-  std::uint64_t nonzero = 0;
+  std::uint64_t nonzero = 0, total = 0;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
   for (std::size_t b = 0; b < ES; ++b) {
     std::uint64_t* r = w[b];
     const std::size_t stored = Swap ? ES - 1 - b : b;  // the stored byte that becomes output byte b
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
     for (std::size_t j = 0; j < 8; ++j) {
       r[j] = load64(planes + (8 * stored + j) * stride);
       nonzero |= r[j];
-      if (sum) *sum += popcount64(r[j]) << (8 * b + j);  // r[j]: bit 8 b + j of the output elements
+      if constexpr (Sum) total += popcount64(r[j]) << (8 * b + j);  // r[j]: bit 8 b + j of the output elements
     }
     transpose_bits_in_lanes(r);
     transpose_bytes(r);
@@ -136,6 +144,7 @@ QGPU_HD_INLINE std::uint64_t unshuffle64(const std::uint8_t* planes, std::size_t
         for (std::size_t b = 0; b < ES; ++b) o[k * ES + b] = std::uint8_t(w[b][l] >> (8 * k));
     }
   }
+  if constexpr (Sum) *sum += total;
   return nonzero;
 }
 

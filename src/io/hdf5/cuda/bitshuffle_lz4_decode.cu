@@ -130,12 +130,32 @@ __device__ bool lz4_block_warp(const std::uint8_t* in, std::uint32_t in_len, std
 // Swap (elements stored big-endian): output bit p is stored bit p ^ (8 * (sizeof(T) - 1)), i.e. the planes of stored
 // byte sizeof(T) - 1 - b make output byte b; the elements come out in the host's order at no extra cost.
 // Live: the load marks live groups or sums frames (live.bits or live.totals set); a dense load compiles without
-// either (the frame sums' popcounts cost a dense load ~10 % of its decode: 1.86 vs 1.69 ms per 7168 frames on an H100).
+// either (its decode kernel was 52.9 against 42.8 ms for the sample on an H100 with them compiled in, s30a).
 // (live.totals) The warp's sums added to frame `frame`'s total by one lane (called by the whole warp).
 __device__ void add_frame_sum(const encoded::LiveGroups& live, std::size_t frame, std::uint64_t sum) {
   if (!live.totals) return;
   for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
   if ((threadIdx.x & 31u) == 0 && sum) atomicAdd(live.totals + frame, static_cast<unsigned long long>(sum));
+}
+
+// The fast path's loop (Sum: add the elements to *sum; a compile-time choice: see unshuffle64).
+template <class T, bool Swap, bool Live, bool Sum>
+__device__ void unshuffle_words(const std::uint8_t* planes, std::size_t bytes_per_plane, std::uint8_t* out,
+                                unsigned lane, const encoded::LiveGroups& live, std::size_t frame, std::size_t first,
+                                std::uint64_t* sum) {
+  for (std::size_t g = 8 * lane; g < bytes_per_plane; g += 8 * 32) {
+    const std::uint64_t nz = codec::detail::unshuffle64<sizeof(T), Swap, Sum>(planes + g, bytes_per_plane,
+                                                                              out + g * 8 * sizeof(T), sum);
+    if (Live && live.bits && nz) {  // elements first + 8 g .. + 63; first is a multiple of 8, not always of 32
+      const std::size_t e0 = first + 8 * g;
+      const std::size_t q0 = e0 / encoded::kGroupPixels, split = (q0 + 1) * encoded::kGroupPixels - e0;  // 8..32
+      const std::uint64_t in_q0 = split >= 64 ? nz : nz & ((std::uint64_t{1} << split) - 1);
+      if (in_q0) live.mark(frame, q0);
+      const std::uint64_t rest = split >= 64 ? 0 : nz >> split;  // the next 64 - split <= 56 elements
+      if (rest & 0xffffffffull) live.mark(frame, q0 + 1);
+      if (rest >> 32) live.mark(frame, q0 + 2);
+    }
+  }
 }
 
 template <class T, bool Swap, bool Live>
@@ -145,22 +165,12 @@ __device__ void unshuffle_warp(const std::uint8_t* planes, std::size_t elems, T*
   constexpr int kFlip = Swap ? kBits - 8 : 0;  // plane index of output bit p: p ^ kFlip
   const std::size_t bytes_per_plane = elems / 8;
   std::uint64_t sum = 0;  // (live.totals) this lane's elements
-  std::uint64_t* const want_sum = Live && live.totals ? &sum : nullptr;
   if (bytes_per_plane % 8 == 0 && reinterpret_cast<std::uintptr_t>(dst) % 8 == 0) {
     auto* out = reinterpret_cast<std::uint8_t*>(dst);
-    for (std::size_t g = 8 * lane; g < bytes_per_plane; g += 8 * 32) {
-      const std::uint64_t nz = codec::detail::unshuffle64<sizeof(T), Swap>(planes + g, bytes_per_plane,
-                                                                           out + g * 8 * sizeof(T), want_sum);
-      if (Live && live.bits && nz) {  // elements first + 8 g .. + 63; first is a multiple of 8, not always of 32
-        const std::size_t e0 = first + 8 * g;
-        const std::size_t q0 = e0 / encoded::kGroupPixels, split = (q0 + 1) * encoded::kGroupPixels - e0;  // 8..32
-        const std::uint64_t in_q0 = split >= 64 ? nz : nz & ((std::uint64_t{1} << split) - 1);
-        if (in_q0) live.mark(frame, q0);
-        const std::uint64_t rest = split >= 64 ? 0 : nz >> split;  // the next 64 - split <= 56 elements
-        if (rest & 0xffffffffull) live.mark(frame, q0 + 1);
-        if (rest >> 32) live.mark(frame, q0 + 2);
-      }
-    }
+    if (Live && live.totals)
+      unshuffle_words<T, Swap, Live, true>(planes, bytes_per_plane, out, lane, live, frame, first, &sum);
+    else
+      unshuffle_words<T, Swap, Live, false>(planes, bytes_per_plane, out, lane, live, frame, first, nullptr);
     if constexpr (Live) add_frame_sum(live, frame, sum);
     return;
   }
@@ -249,20 +259,10 @@ void launch_blocks(const DecodeBatch& b, const DecodeGeometry& g, void* out, con
   QGPU_CUDA_LAUNCHED("decode_blocks");
 }
 
-// A/B switch (to be removed once measured on the H200): QGPU_AB_DECODE_LIVE=1 runs a dense load's decode through the
-// kernel that marks and sums (with neither asked for: the decoder of s27-s28).
-bool ab_decode_live() {
-  static const bool on = [] {
-    const char* v = std::getenv("QGPU_AB_DECODE_LIVE");
-    return v && std::string(v) == "1";
-  }();
-  return on;
-}
-
 template <class T>
 void launch(const DecodeBatch& b, const DecodeGeometry& g, void* out, const DecodeScratch& s,
             unsigned long long* err, cudaStream_t stream, DecodeVariant variant, const encoded::LiveGroups& live) {
-  const bool with_live = live.bits || live.totals || ab_decode_live();
+  const bool with_live = live.bits || live.totals;
   if constexpr (sizeof(T) > 1)
     if (g.swap_bytes)
       return with_live ? launch_blocks<T, true, true>(b, g, out, s, err, stream, variant, live)
