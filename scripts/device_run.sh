@@ -8,7 +8,8 @@
 #        then its qgpu convert to bitshuffle+LZ4 HDF5 and the load of the result), dm4 / empad (4.8 / 4.4 GB DM4 and
 #        EMPAD loads vs the floor), parallax, mpi (issue 33: 1/2/4 ranks on the one GPU; carry .devpack-mpi), widget (issue
 #        29's round trip, after s512 and python), scale (2048x2048 scan tiled from s512's chunks, loaded encoded, without
-#        and with the radial basis, then SSB bin 4 / 2), scale1024 (the same at 1024x1024), scale4096 (at 4096x4096, no SSB;
+#        and with the radial basis, then SSB bin 4 / 2), prof_scale (the kernels of the 2048x2048 basis + copy load, nsys or
+#        ncu durations), scale1024 (the same at 1024x1024), scale4096 (at 4096x4096, no SSB;
 #        needs s512 first), scale4096basis (its basis + scan-binned copy load and queries alone), scale4096ssb (the basis load and SSB at 4096x4096; after scale4096 or writes the file), ncu_sum (Nsight Compute
 #        profile of the encoded masked-sum kernel; needs s512 first), ncu_dec / ncu_src_dec (the same / per-instruction stalls
 #        of the load's decode kernel), ncu_enc (the same for the encoder's encode_reserve), ncu_src_enc / ncu_src_enc_dose (its per-instruction stalls on the
@@ -96,6 +97,18 @@ for s in "$@"; do
         done
       done ;;
     dose_small) step bench_encoded_dose_small 60 $B/bench_encoded_dose --backend cuda --small --dir /tmp/qb/dose ;;
+    prof_scale)  # the kernels of the 2048x2048 basis + scan-binned copy load and its queries (nsys, else ncu durations)
+      step bench_scale_write 240 $B/bench_scale /tmp/qb/s2048.h5 --tile-from /tmp/qb/s512.h5 --factor 4 --basis-only --no-ssb
+      NSYS=$(command -v nsys || ls /opt/nvidia/nsight-systems/*/bin/nsys /usr/local/cuda*/bin/nsys 2>/dev/null | head -1)
+      if [ -n "$NSYS" ]; then
+        step nsys_scale 300 "$NSYS" profile -o /tmp/qb/prof_scale --force-overwrite true $B/bench_scale /tmp/qb/s2048.h5 \
+          --basis-only --no-ssb
+        step nsys_scale_kernels 120 "$NSYS" stats --report cuda_gpu_kern_sum --format csv /tmp/qb/prof_scale.nsys-rep
+      else
+        NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+        step ncu_scale_kernels 400 "${NCU:-ncu}" --clock-control none --metrics gpu__time_duration.sum \
+          --print-summary per-kernel $B/bench_scale /tmp/qb/s2048.h5 --basis-only --no-ssb
+      fi ;;
     scale) step bench_scale 240 $B/bench_scale /tmp/qb/s2048.h5 --tile-from /tmp/qb/s512.h5 --factor 4 ;;
     ncu_sum) NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
              step ncu_masked_sum 240 "${NCU:-ncu}" --clock-control none --kernel-name regex:masked_sum_kernel \

@@ -431,6 +431,40 @@ TEST(RadialBasisCuda, MoreThan65535FramesAndTheLargestShellCount) {
   }
 }
 
+// One shell's moment beyond uint32 while every other sum fits: uint16 frames are summed in 32-bit shared histograms,
+// whose wrap must drop the basis as the CPU reference's 64-bit sums do (a wrapped shell would leave a prefix that
+// fits and is wrong). 400 x 400 detector, centre (0, 0): the ~627 pixels of the shell of (399, 0) at 65535 counts
+// weigh ~1e10 by row and by column; the counts (~4e7) fit.
+TEST(RadialBasisCuda, AShellSumBeyondUint32InTheSharedHistogramDropsTheBasis) {
+  QGPU_REQUIRE_CUDA();
+  const Shape4D shape{1, 3, 400, 400};
+  const RadialBasis probe(shape, DType::u16, Backend::cpu, 0.0, 0.0);
+  const std::uint16_t target = probe.shell_of()[399 * 400];
+  std::vector<std::uint16_t> v(shape.frames() * shape.frame_pixels(), 0);
+  std::size_t in_shell = 0;
+  for (std::size_t p = 0; p < shape.frame_pixels(); ++p)
+    if (probe.shell_of()[p] == target) {
+      v[shape.frame_pixels() + p] = 65535;  // frame 1 only
+      ++in_shell;
+    }
+  ASSERT_GT(in_shell, 500u);
+  std::vector<std::uint8_t> bytes(v.size() * 2);
+  std::memcpy(bytes.data(), v.data(), bytes.size());
+  const auto cpu = cpu_basis(shape, DType::u16, bytes, 0.0, 0.0);
+  EXPECT_FALSE(cpu->usable());
+  const auto gpu = cuda_basis(shape, DType::u16, bytes, 0.0, 0.0, {3});
+  EXPECT_FALSE(gpu->usable());
+  EXPECT_NE(gpu->reason().find("exceeds uint32"), std::string::npos) << gpu->reason();
+  // 4095 counts there (~6.5e8 by row and by column) fit: usable, and equal to the CPU reference
+  for (auto& x : v) x = x ? 4095 : 0;
+  std::memcpy(bytes.data(), v.data(), bytes.size());
+  const auto gpu_fits = cuda_basis(shape, DType::u16, bytes, 0.0, 0.0, {1, 2});
+  const auto cpu_fits = cpu_basis(shape, DType::u16, bytes, 0.0, 0.0);
+  ASSERT_TRUE(cpu_fits->usable());
+  ASSERT_TRUE(gpu_fits->usable());
+  expect_same_prefix_images(*gpu_fits, *cpu_fits);
+}
+
 // A weighted sum beyond uint32 on the GPU build: the basis is dropped with the reason (the queries decode instead),
 // and a load that requires it fails; as the CPU reference does (AMomentBeyondUint32DropsTheBasisWithAReason).
 TEST(RadialBasisCuda, AMomentBeyondUint32DropsTheBasisWithAReason) {

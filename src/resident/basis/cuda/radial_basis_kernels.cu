@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <string>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "device/cuda/cuda_check.hpp"
@@ -14,40 +15,72 @@ namespace qgpu::basis::cuda {
 namespace {
 
 constexpr unsigned kThreads = 256;
+constexpr std::size_t kFramesPerGroup = 8;    // frames per block step of the build (32-byte writes per boundary)
+constexpr std::size_t kHistBytes = 48 * 1024;  // the default dynamic shared memory of a block
 
-// One block per frame (grid-stride over the batch): shared histograms [3][K] in uint64, then one thread per quantity
-// prefix-sums its row and the block writes the K x 3 values with an overflow check.
-template <class T>
-__global__ void build_kernel(const T* frames, std::size_t first, std::size_t count, std::size_t frame_pixels,
-                             std::size_t det_cols, const std::uint16_t* shell, std::uint32_t K, std::size_t total,
-                             std::uint32_t* prefix, int* overflow) {
-  extern __shared__ unsigned long long hist[];  // [3][K]
-  for (std::size_t f = blockIdx.x; f < count; f += gridDim.x) {
-    for (std::uint32_t i = threadIdx.x; i < 3 * K; i += blockDim.x) hist[i] = 0;
+// Histogram adds. H = uint32 (uint8/16 counts): an add that wraps sets *overflow (the shell's sum, and so the prefix
+// through it, exceeds uint32: the basis is dropped, as when a prefix does); H = uint64 (uint32 counts): no wrap.
+__device__ inline void hist_add(std::uint32_t* h, unsigned long long x, int* overflow) {
+  if (x > 0xFFFFFFFFull) { atomicExch(overflow, 1); return; }
+  const std::uint32_t old = atomicAdd(h, static_cast<std::uint32_t>(x));
+  if (old + static_cast<std::uint32_t>(x) < old) atomicExch(overflow, 1);
+}
+__device__ inline void hist_add(unsigned long long* h, unsigned long long x, int*) { atomicAdd(h, x); }
+
+// Up to kFramesPerGroup frames per block step (grid-stride over the batch's groups): each thread takes pixels p
+// (their shell, row and column computed once) across the group's frames into shared histograms [frame][3][K]; one
+// warp per row prefix-sums it over the shells (a warp scan, checked against uint32); the group's values are written
+// frame-fastest, so that the values of one boundary for its consecutive frames are one contiguous write.
+template <class T, class H>
+__global__ void build_kernel(const T* frames, std::size_t first, std::size_t count, std::uint32_t frame_pixels,
+                             std::uint32_t det_cols, const std::uint16_t* shell, std::uint32_t K, std::size_t total,
+                             std::uint32_t group, std::uint32_t* prefix, int* overflow) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  H* hist = reinterpret_cast<H*>(smem);  // [group][3][K] (all of the block's 48 KiB at K = kMaxBoundaries)
+  const std::uint32_t row_len = 3 * K;
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  for (std::size_t f0 = std::size_t(blockIdx.x) * group; f0 < count; f0 += std::size_t(gridDim.x) * group) {
+    const auto nf = static_cast<std::uint32_t>(count - f0 < group ? count - f0 : group);
+    for (std::uint32_t i = threadIdx.x; i < nf * row_len; i += blockDim.x) hist[i] = 0;
     __syncthreads();
-    const T* frame = frames + f * frame_pixels;
-    for (std::size_t p = threadIdx.x; p < frame_pixels; p += blockDim.x) {
-      const unsigned long long v = frame[p];
-      if (v == 0) continue;
-      const std::uint32_t s = shell[p];
-      const unsigned long long r = p / det_cols, c = p % det_cols;
-      atomicAdd(&hist[s], v);
-      atomicAdd(&hist[K + s], v * r);
-      atomicAdd(&hist[2 * K + s], v * c);
-    }
-    __syncthreads();
-    if (threadIdx.x < 3) {
-      unsigned long long run = 0;
-      for (std::uint32_t k = 0; k < K; ++k) {
-        run += hist[threadIdx.x * K + k];
-        hist[threadIdx.x * K + k] = run;
+    const T* base = frames + f0 * frame_pixels;
+    for (std::uint32_t p = threadIdx.x; p < frame_pixels; p += blockDim.x) {
+      const std::uint32_t s = shell[p], r = p / det_cols, c = p - r * det_cols;
+      for (std::uint32_t fi = 0; fi < nf; ++fi) {
+        const unsigned long long v = base[std::size_t(fi) * frame_pixels + p];
+        if (v == 0) continue;
+        H* h = hist + fi * row_len;
+        hist_add(h + s, v, overflow);
+        hist_add(h + K + s, v * r, overflow);
+        hist_add(h + 2 * K + s, v * c, overflow);
       }
     }
     __syncthreads();
-    for (std::uint32_t i = threadIdx.x; i < 3 * K; i += blockDim.x) {
-      const unsigned long long v = hist[i];
-      if (v > 0xFFFFFFFFull) atomicExch(overflow, 1);
-      prefix[std::size_t(i) * total + first + f] = static_cast<std::uint32_t>(v);  // [q][k] = i, then frame
+    // rows (frame, quantity) of K values: lane l scans its run [l n, l n + n), then the runs' totals across lanes
+    const std::uint32_t per = (K + 31) / 32;
+    for (std::uint32_t row = warp; row < 3 * nf; row += warps) {
+      H* h = hist + row * K;
+      const std::uint32_t lo = lane * per < K ? lane * per : K, hi = lo + per < K ? lo + per : K;
+      unsigned long long run = 0;
+      for (std::uint32_t k = lo; k < hi; ++k) run += h[k];
+      unsigned long long before = run;  // inclusive scan of the runs' totals, then exclusive
+      for (int o = 1; o < 32; o <<= 1) {
+        const unsigned long long t = __shfl_up_sync(0xffffffffu, before, o);
+        if (lane >= unsigned(o)) before += t;
+      }
+      before -= run;
+      bool over = false;
+      for (std::uint32_t k = lo; k < hi; ++k) {
+        before += h[k];
+        over |= before > 0xFFFFFFFFull;
+        h[k] = static_cast<H>(static_cast<std::uint32_t>(before));
+      }
+      if (over) atomicExch(overflow, 1);
+    }
+    __syncthreads();
+    for (std::uint32_t i = threadIdx.x; i < nf * row_len; i += blockDim.x) {
+      const std::uint32_t fi = i % nf, q = i / nf;  // q: quantity x K + boundary
+      prefix[std::size_t(q) * total + first + f0 + fi] = static_cast<std::uint32_t>(hist[fi * row_len + q]);
     }
     __syncthreads();
   }
@@ -99,12 +132,20 @@ void build(const void* d_frames, DType dtype, std::size_t first, std::size_t cou
            std::size_t det_cols, const std::uint16_t* d_shell, std::uint32_t K, std::size_t frames,
            std::uint32_t* d_prefix, int* d_overflow, CUstream_st* stream) {
   if (count == 0) return;
-  const auto blocks = static_cast<unsigned>(std::min<std::size_t>(count, 65535));
-  const std::size_t shared = std::size_t(3) * K * sizeof(unsigned long long);
+  if (frame_pixels > UINT_MAX || det_cols == 0 || K == 0)
+    throw InvalidArgument("radial basis: frames of " + std::to_string(frame_pixels) + " pixels, " +
+                          std::to_string(K) + " shells");
   by_dtype(dtype, [&](auto t) {
     using T = decltype(t);
-    build_kernel<T><<<blocks, kThreads, shared, stream>>>(static_cast<const T*>(d_frames), first, count, frame_pixels,
-                                                          det_cols, d_shell, K, frames, d_prefix, d_overflow);
+    using H = std::conditional_t<sizeof(T) < 4, std::uint32_t, unsigned long long>;
+    const std::size_t per_frame = std::size_t(3) * K * sizeof(H);  // <= 48 KiB at K = kMaxBoundaries
+    const auto group = static_cast<std::uint32_t>(std::clamp<std::size_t>(kHistBytes / per_frame, 1, kFramesPerGroup));
+    const std::size_t shared = group * per_frame;
+    if (shared > kHistBytes) throw InvalidArgument("radial basis: " + std::to_string(K) + " shells");
+    const auto blocks = static_cast<unsigned>(std::min<std::size_t>((count + group - 1) / group, 65535));
+    build_kernel<T, H><<<blocks, kThreads, shared, stream>>>(
+        static_cast<const T*>(d_frames), first, count, static_cast<std::uint32_t>(frame_pixels),
+        static_cast<std::uint32_t>(det_cols), d_shell, K, frames, group, d_prefix, d_overflow);
   });
   QGPU_CUDA_LAUNCHED("radial basis build");
 }

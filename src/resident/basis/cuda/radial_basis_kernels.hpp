@@ -1,6 +1,6 @@
 #pragma once
-// CUDA kernels of the radial basis (resident/basis/radial_basis.hpp): the build over each loaded batch (one block per
-// frame, shared-memory shell histograms), the first batch's summed pattern and the range sums of a query.
+// CUDA kernels of the radial basis (resident/basis/radial_basis.hpp): the build over each loaded batch (up to 8
+// frames per block step, shared-memory shell histograms), the first batch's summed pattern and the range sums of a query.
 #include <cstddef>
 #include <cstdint>
 
