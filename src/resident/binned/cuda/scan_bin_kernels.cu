@@ -20,16 +20,18 @@ template <> struct alignas(8) Vec<std::uint16_t, 4> { std::uint16_t v[4]; };
 template <> struct alignas(16) Vec<std::uint32_t, 4> { std::uint32_t v[4]; };
 template <int V> struct alignas(4 * V) Out { std::uint32_t v[V]; };
 
-// One thread per (binned frame, V consecutive pixels), binned frames of the rows [r_lo, r_hi] the range touches;
-// each reads its b x b inputs that lie in [first, end) as V-wide loads (one warp: 32 V consecutive pixels).
+// One thread per (binned frame, V consecutive pixels): x the pixel vectors, y the binned frames of the rows
+// [r_lo, r_hi] the range touches (grid-stride; a block's frame and its row and column are the same for all its
+// threads: no division per thread); each reads its b x b inputs that lie in [first, end) as V-wide loads (one warp:
+// 32 V consecutive pixels).
 template <class T, int V>
 __global__ void accumulate_kernel(const T* frames, std::size_t first, std::size_t end, std::size_t cols,
                                   std::size_t b, std::size_t vecs, std::size_t r_lo, std::size_t row0,
-                                  std::size_t items, std::uint32_t* acc, int* overflow) {
+                                  std::size_t binned_frames, std::uint32_t* acc, int* overflow) {
   const std::size_t ocols = cols / b, P = vecs * V;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < items;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    const std::size_t o = i / vecs, pv = i % vecs;
+  const std::size_t pv = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (pv >= vecs) return;
+  for (std::size_t o = blockIdx.y; o < binned_frames; o += gridDim.y) {
     const std::size_t R = r_lo + o / ocols, C = o % ocols;
     unsigned long long s[V] = {};
     bool any = false;
@@ -68,14 +70,15 @@ void launch(const void* d_frames, std::size_t first, std::size_t end, std::size_
   const std::size_t rowlen = cols * b, r_lo = first / rowlen, r_hi = (end - 1) / rowlen;
   const std::size_t frames = (r_hi - r_lo + 1) * (cols / b);
   const bool vec = P % 4 == 0 && reinterpret_cast<std::uintptr_t>(d_frames) % (4 * sizeof(T)) == 0;
-  const std::size_t vecs = vec ? P / 4 : P, items = frames * vecs;
-  const std::size_t blocks = std::min<std::size_t>((items + kThreads - 1) / kThreads, std::size_t(1) << 20);
+  const std::size_t vecs = vec ? P / 4 : P;
+  if ((vecs + kThreads - 1) / kThreads > 0x7FFFFFFFu) throw InvalidArgument("scan-binned copy: frames too large");
+  const dim3 grid(unsigned((vecs + kThreads - 1) / kThreads), unsigned(std::min<std::size_t>(frames, 65535)));
   if (vec)
-    accumulate_kernel<T, 4><<<unsigned(blocks), kThreads, 0, s>>>(static_cast<const T*>(d_frames), first, end, cols,
-                                                                  b, vecs, r_lo, row0, items, acc, overflow);
+    accumulate_kernel<T, 4><<<grid, kThreads, 0, s>>>(static_cast<const T*>(d_frames), first, end, cols, b, vecs,
+                                                      r_lo, row0, frames, acc, overflow);
   else
-    accumulate_kernel<T, 1><<<unsigned(blocks), kThreads, 0, s>>>(static_cast<const T*>(d_frames), first, end, cols,
-                                                                  b, vecs, r_lo, row0, items, acc, overflow);
+    accumulate_kernel<T, 1><<<grid, kThreads, 0, s>>>(static_cast<const T*>(d_frames), first, end, cols, b, vecs,
+                                                      r_lo, row0, frames, acc, overflow);
   QGPU_CUDA(cudaGetLastError());
 }
 
