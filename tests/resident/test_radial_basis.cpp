@@ -492,3 +492,80 @@ TEST(RadialBasisCuda, AMomentBeyondUint32DropsTheBasisWithAReason) {
   req.required = true;
   EXPECT_THROW(encode_with_radial_basis(dev, req), Error);
 }
+
+// The basis and the scan-binned copy built in one pass over each batch (8/16-bit counts; the loads that ask for both,
+// as the viewer's do at large scans): the prefix images equal the CPU reference's and the copy's frames the b x b
+// block sums computed here, for bins 2 and 4, batches that split scan rows and binned rows anywhere,
+// the vector path (108 pixels) and the scalar one (35); a moment beyond uint32 in one frame drops
+// the basis (with its reason) and leaves the copy.
+TEST(RadialBasisCuda, BuiltInOnePassWithTheScanBinnedCopy) {
+  QGPU_REQUIRE_CUDA();
+  const auto block_sums = [](const Shape4D& s, DType t, const std::vector<std::uint8_t>& bytes, std::size_t b) {
+    const std::size_t P = s.frame_pixels(), oc = s.scan_cols / b;
+    std::vector<std::uint64_t> out((s.scan_rows / b) * oc * P, 0);
+    for (std::size_t f = 0; f < s.frames(); ++f)
+      for (std::size_t p = 0; p < P; ++p) {
+        const std::size_t i = f * P + p;
+        const std::uint64_t v = t == DType::u8 ? bytes[i] : reinterpret_cast<const std::uint16_t*>(bytes.data())[i];
+        out[((f / s.scan_cols / b) * oc + f % s.scan_cols / b) * P + p] += v;
+      }
+    return out;
+  };
+  // an encoded resident of the counts with both asked for (centre given), appended in `batch`-frame batches
+  const auto build = [](const Shape4D& s, DType t, const std::vector<std::uint8_t>& bytes, std::size_t b,
+                        std::size_t batch, double cr, double cc) {
+    DeviceBuffer dev(bytes.size());
+    dev.upload(bytes.data(), bytes.size());
+    auto enc = std::make_shared<EncodedResident>(s, t, Backend::cuda, 16);
+    RadialBasisRequest req;
+    req.enabled = true;
+    req.center = {{cr, cc}};
+    enc->request_radial_basis(req);
+    enc->request_scan_binned({b, true});
+    const std::size_t fb = s.frame_pixels() * dtype_size(t);
+    for (std::size_t f = 0; f < s.frames(); f += batch)
+      enc->append(dev.as<std::uint8_t>() + f * fb, std::min(batch, s.frames() - f));
+    return enc;
+  };
+  struct Case {
+    Shape4D shape;
+    DType t;
+    std::uint32_t below;
+  };
+  for (const Case& c : {Case{{12, 20, 9, 12}, DType::u16, 65536}, Case{{8, 12, 5, 7}, DType::u8, 256}}) {
+    const auto bytes = random_counts(c.shape, c.t, c.below, 21);
+    const auto cpu = cpu_basis(c.shape, c.t, bytes, 4.3, 5.6);
+    ASSERT_TRUE(cpu->usable());
+    for (std::size_t b : {2, 4})
+      for (std::size_t batch : {std::size_t(5), std::size_t(37), c.shape.frames()}) {
+        SCOPED_TRACE(dtype_name(c.t) + ", bin " + std::to_string(b) + ", batches of " + std::to_string(batch));
+        const auto enc = build(c.shape, c.t, bytes, b, batch, 4.3, 5.6);
+        ASSERT_NE(enc->radial_basis(), nullptr) << enc->radial_basis_report().dump();
+        EXPECT_TRUE(enc->radial_basis()->builds_with_binned(b));
+        expect_same_prefix_images(*enc->radial_basis(), *cpu);
+        const auto copy = enc->scan_binned(b);
+        ASSERT_NE(copy, nullptr) << enc->scan_binned_report().dump();
+        const HostArray4D got = copy->read();
+        std::vector<std::uint64_t> v(got.bytes.size() / 4);
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = reinterpret_cast<const std::uint32_t*>(got.bytes.data())[i];
+        EXPECT_EQ(v, block_sums(c.shape, c.t, bytes, b));
+      }
+  }
+  // 16-bit counts whose column moment in frame 50 passes uint32 (its prefix over the shells): the basis goes, the
+  // copy stays
+  const Shape4D s{8, 8, 300, 300};
+  std::vector<std::uint16_t> v(s.frames() * s.frame_pixels(), 0);
+  for (std::size_t p = 0; p < s.frame_pixels(); ++p)
+    if (p % 300 == 299) v[50 * s.frame_pixels() + p] = 65535;  // the last column: 300 x 65535 x 299 > 2^32
+  v[7] = 3;
+  std::vector<std::uint8_t> bytes(v.size() * 2);
+  std::memcpy(bytes.data(), v.data(), bytes.size());
+  const auto enc = build(s, DType::u16, bytes, 2, 24, 0.0, 0.0);
+  EXPECT_EQ(enc->radial_basis(), nullptr);
+  EXPECT_NE(enc->radial_basis_report()["reason"].get<std::string>().find("exceeds uint32"), std::string::npos)
+      << enc->radial_basis_report().dump();
+  ASSERT_NE(enc->scan_binned(2), nullptr) << enc->scan_binned_report().dump();
+  const HostArray4D got = enc->scan_binned(2)->read();
+  EXPECT_EQ(reinterpret_cast<const std::uint32_t*>(got.bytes.data())[7], 3u);
+  EXPECT_EQ(reinterpret_cast<const std::uint32_t*>(got.bytes.data())[(3 * 4 + 1) * s.frame_pixels() + 299], 65535u);
+}

@@ -166,6 +166,21 @@ void RadialBasis::add(const void* frames, std::size_t first, std::size_t count, 
   }
 }
 
+bool RadialBasis::builds_with_binned(std::size_t b) const {
+  return backend_ == Backend::cuda && usable_ && basis::cuda::fits_with_binned(dtype_, K_, b);
+}
+
+void RadialBasis::add_with_binned(const void* frames, std::size_t first, std::size_t count,
+                                  const basis::cuda::BinnedAccumulator& a, CUstream_st* stream) {
+  if (first > frames_ || count > frames_ - first)
+    throw InvalidArgument("radial basis: frames " + std::to_string(first) + "+" + std::to_string(count) +
+                          " outside the " + std::to_string(frames_) + " scan positions");
+  if (!builds_with_binned(a.bin)) throw InvalidArgument("radial basis: no build with a scan-binned copy here");
+  basis::cuda::build_with_binned(frames, dtype_, first, count, shape_.det_rows * shape_.det_cols, shape_.det_cols,
+                                 dev_->shell->as<std::uint16_t>(), K_, frames_, dev_->prefix->as<std::uint32_t>(),
+                                 dev_->overflow->as<int>(), a, stream);
+}
+
 bool RadialBasis::finish() {
   if (backend_ == Backend::cuda && usable_) {
     int overflow = 0;

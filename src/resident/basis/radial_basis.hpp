@@ -30,6 +30,10 @@ struct CUstream_st;
 
 namespace qgpu {
 
+namespace basis::cuda {
+struct BinnedAccumulator;
+}
+
 // What a load asks for (LoadOptions::radial_basis, Dataset::to_encoded).
 struct RadialBasisRequest {
   bool enabled = false;
@@ -58,6 +62,13 @@ class RadialBasis {
   // Adds frames [first, first + count) (host memory for cpu, device memory for cuda; cuda: asynchronous on
   // `stream`). Frames may come in any batches, each position once.
   void add(const void* frames, std::size_t first, std::size_t count, CUstream_st* stream = nullptr);
+  // cuda: whether add_with_binned takes this basis's frames together with a scan-binned copy at bin b (8/16-bit
+  // counts, few enough shells for b x b frames' histograms in a block).
+  bool builds_with_binned(std::size_t b) const;
+  // cuda: add() of frames [first, first + count) and, in the same pass over them, the scan-binned copy's
+  // accumulation into `a` (ScanBinnedBuilder::add; basis::cuda::build_with_binned).
+  void add_with_binned(const void* frames, std::size_t first, std::size_t count,
+                       const basis::cuda::BinnedAccumulator& a, CUstream_st* stream);
   // After the last add: waits for the build (cuda) and checks that no value overflowed; false (and reason()) when
   // the basis cannot be used.
   bool finish();

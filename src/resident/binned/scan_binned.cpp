@@ -13,6 +13,8 @@
 #include "core/parallel_for.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/device_buffer.hpp"
+#include "resident/basis/cuda/radial_basis_kernels.hpp"
+#include "resident/basis/radial_basis.hpp"
 #include "resident/binned/cuda/scan_bin_kernels.hpp"
 #include "resident/encoded/encoded_resident.hpp"
 #include "resident/scan_bin.hpp"
@@ -89,7 +91,8 @@ ScanBinnedBuilder::~ScanBinnedBuilder() {
   if (acc_) cudaDeviceSynchronize();  // no kernel of a failed load still writing into the accumulator
 }
 
-void ScanBinnedBuilder::add(const void* frames, std::size_t first, std::size_t count, CUstream_st* stream) {
+void ScanBinnedBuilder::add(const void* frames, std::size_t first, std::size_t count, CUstream_st* stream,
+                            RadialBasis* with) {
   if (!usable_ || count == 0) return;
   const std::size_t cols = shape_.scan_cols, rowlen = cols * b_, ocols = cols / b_, P = shape_.frame_pixels();
   const std::size_t fb = P * dtype_size(dtype_), row_values = ocols * P;
@@ -117,8 +120,12 @@ void ScanBinnedBuilder::add(const void* frames, std::size_t first, std::size_t c
         return;
       }
     } else {
-      binned::cuda::accumulate(src + done * fb, dtype_, g0, g1, cols, b_, P, row0_, acc_->as<std::uint32_t>(),
-                               overflow_->as<int>(), stream);
+      if (with)
+        with->add_with_binned(src + done * fb, g0, g1 - g0,
+                              {cols, b_, row0_, acc_->as<std::uint32_t>(), overflow_->as<int>()}, stream);
+      else
+        binned::cuda::accumulate(src + done * fb, dtype_, g0, g1, cols, b_, P, row0_, acc_->as<std::uint32_t>(),
+                                 overflow_->as<int>(), stream);
     }
     done += g1 - g0;
     const std::size_t complete = g1 / rowlen;  // binned rows with every input in

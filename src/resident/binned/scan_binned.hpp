@@ -22,6 +22,7 @@ struct CUstream_st;
 namespace qgpu {
 
 class EncodedResident;
+class RadialBasis;
 class DeviceBuffer;
 
 // What a load asks for (LoadOptions::scan_binned, EncodedResident::request_scan_binned).
@@ -45,8 +46,10 @@ class ScanBinnedBuilder {
   ScanBinnedBuilder& operator=(const ScanBinnedBuilder&) = delete;
 
   // Frames [first, first + count) (host memory for cpu, device memory for cuda: asynchronous on `stream`, frames
-  // read when it returns); frames come in order, each once.
-  void add(const void* frames, std::size_t first, std::size_t count, CUstream_st* stream);
+  // read when it returns); frames come in order, each once. with: a radial basis of the same frames that builds
+  // with this copy (RadialBasis::builds_with_binned(bin())): it takes them in the same pass (one read of each frame).
+  void add(const void* frames, std::size_t first, std::size_t count, CUstream_st* stream,
+           RadialBasis* with = nullptr);
   // After the last frame: false (and reason()) when a sum passed uint32; the copy is then dropped.
   bool finish();
   // A check of the finished copy against what the full resident's own encoder counted: its per-pixel totals must

@@ -197,8 +197,8 @@ nlohmann::json EncodedResident::radial_basis_report() const {
   return j;
 }
 
-// The first batch decides the basis (its centre from the batch's summed pattern unless given), every batch feeds it.
-void EncodedResident::feed_basis(const void* frames, std::size_t count, CUstream_st* stream) {
+// The first batch decides the basis (its centre from the batch's summed pattern unless given).
+void EncodedResident::start_basis(const void* frames, std::size_t count, CUstream_st* stream) {
   const RadialBasisRequest& req = s_->basis_request;
   if (!req.enabled) return;
   if (!s_->basis && s_->basis_skipped.empty()) {
@@ -221,7 +221,6 @@ void EncodedResident::feed_basis(const void* frames, std::size_t count, CUstream
       s_->basis_skipped = e.what();
     }
   }
-  if (s_->basis) s_->basis->add(frames, s_->appended, count, stream);
 }
 
 void EncodedResident::request_scan_binned(const ScanBinnedRequest& request) {
@@ -255,15 +254,20 @@ nlohmann::json EncodedResident::scan_binned_report() const {
   return j;
 }
 
-// Every batch feeds the copy; a failure (memory) drops it with the reason unless it is required.
-void EncodedResident::feed_scan_binned(const void* frames, std::size_t count, CUstream_st* stream) {
-  if (!s_->binned || !s_->binned->usable()) return;
+// Every batch feeds the copy, and `with` (the basis) in the same pass where given: true when it did. A failure
+// (memory) drops the copy with the reason unless it is required (the caller then adds the whole batch to the basis:
+// its build writes each frame's values, so frames it already took are written again with the same).
+bool EncodedResident::feed_scan_binned(const void* frames, std::size_t count, CUstream_st* stream,
+                                       RadialBasis* with) {
+  if (!s_->binned || !s_->binned->usable()) return false;
   try {
-    s_->binned->add(frames, s_->appended, count, stream);
+    s_->binned->add(frames, s_->appended, count, stream, with);
+    return with != nullptr;
   } catch (const Error& e) {
     if (s_->binned_request.required) throw;
     s_->binned.reset();
     s_->binned_skipped = std::string("dropped during the load: ") + e.what();
+    return false;
   }
 }
 
@@ -275,8 +279,13 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
                           std::to_string(l.frames - s_->appended) + " of " + std::to_string(l.frames) + " remain");
   if (count == 0) return;
   const bool cpu = s_->backend == Backend::cpu;
-  feed_basis(frames, count, stream);
-  feed_scan_binned(frames, count, stream);
+  start_basis(frames, count, stream);
+  // The basis and the copy in one pass over the frames where the GPU build takes both, else one after the other.
+  RadialBasis* with = s_->basis && s_->binned && s_->binned->usable() &&
+                              s_->basis->builds_with_binned(s_->binned->bin())
+                          ? s_->basis.get()
+                          : nullptr;
+  if (!feed_scan_binned(frames, count, stream, with) && s_->basis) s_->basis->add(frames, s_->appended, count, stream);
   const std::size_t fb = l.frame_pixels * dtype_size(l.dtype);
   const auto* src = static_cast<const std::uint8_t*>(frames);
   if (cpu) encoded::cpu::frame_totals(l, frames, count, s_->host_totals);  // the CUDA encoder writes its totals

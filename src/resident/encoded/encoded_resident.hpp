@@ -164,8 +164,8 @@ class EncodedResident {
   std::shared_ptr<Storage> s_;
   void encode_frames(const void* frames, std::size_t count, CUstream_st* stream, const std::uint32_t* live = nullptr,
                      const unsigned long long* totals = nullptr);
-  void feed_basis(const void* frames, std::size_t count, CUstream_st* stream);
-  void feed_scan_binned(const void* frames, std::size_t count, CUstream_st* stream);
+  void start_basis(const void* frames, std::size_t count, CUstream_st* stream);
+  bool feed_scan_binned(const void* frames, std::size_t count, CUstream_st* stream, RadialBasis* with);
   void plan_payload_arena();
   void trim_payload_arena(CUstream_st* stream);
   void require_complete(const char* what) const;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
@@ -27,60 +28,169 @@ __device__ inline void hist_add(std::uint32_t* h, unsigned long long x, int* ove
 }
 __device__ inline void hist_add(unsigned long long* h, unsigned long long x, int*) { atomicAdd(h, x); }
 
-// Up to kFramesPerGroup frames per block step (grid-stride over the batch's groups): each thread takes pixels p
-// (their shell, row and column computed once) across the group's frames into shared histograms [frame][3][K]; one
-// warp per row prefix-sums it over the shells (a warp scan, checked against uint32); the group's values are written
-// frame-fastest, so that the values of one boundary for its consecutive frames are one contiguous write.
-template <class T, class H>
-__global__ void build_kernel(const T* frames, std::size_t first, std::size_t count, std::uint32_t frame_pixels,
-                             std::uint32_t det_cols, const std::uint16_t* shell, std::uint32_t K, std::size_t total,
-                             std::uint32_t group, std::uint32_t* prefix, int* overflow) {
+// One warp prefix-sums a row of K histogram values in place: lane l scans its run [l n, l n + n), then the runs'
+// totals across lanes; a prefix beyond uint32 sets *overflow.
+template <class H>
+__device__ void scan_row(H* h, std::uint32_t K, unsigned lane, int* overflow) {
+  const std::uint32_t per = (K + 31) / 32;
+  const std::uint32_t lo = lane * per < K ? lane * per : K, hi = lo + per < K ? lo + per : K;
+  unsigned long long run = 0;
+  for (std::uint32_t k = lo; k < hi; ++k) run += h[k];
+  unsigned long long before = run;  // inclusive scan of the runs' totals, then exclusive
+  for (int o = 1; o < 32; o <<= 1) {
+    const unsigned long long t = __shfl_up_sync(0xffffffffu, before, o);
+    if (lane >= unsigned(o)) before += t;
+  }
+  before -= run;
+  bool over = false;
+  for (std::uint32_t k = lo; k < hi; ++k) {
+    before += h[k];
+    over |= before > 0xFFFFFFFFull;
+    h[k] = static_cast<H>(static_cast<std::uint32_t>(before));
+  }
+  if (over) atomicExch(overflow, 1);
+}
+
+template <class T, int V> struct alignas(sizeof(T) * V) Pixels { T v[V]; };
+template <int V> struct alignas(4 * V) Sums { std::uint32_t v[V]; };
+
+// Up to kFramesPerGroup frames per block step (grid-stride over the batch's groups): each thread takes V consecutive
+// pixels (their shells, rows and columns computed once) across the group's frames into shared histograms
+// [frame][3][K]: the group's V-wide loads are all issued before the first add (independent loads in flight, not one
+// load's latency per frame); one warp per row prefix-sums it over the shells (a warp scan, checked against uint32);
+// the group's values are written frame-fastest, so that the values of one boundary for its consecutive frames are one
+// contiguous write.
+template <class T, class H, int V>
+__global__ void build_kernel(const T* __restrict__ frames, std::size_t first, std::size_t count,
+                             std::uint32_t frame_pixels, std::uint32_t det_cols,
+                             const std::uint16_t* __restrict__ shell, std::uint32_t K, std::size_t total,
+                             std::uint32_t group, std::uint32_t* __restrict__ prefix, int* overflow) {
   extern __shared__ __align__(16) unsigned char smem[];
   H* hist = reinterpret_cast<H*>(smem);  // [group][3][K] (all of the block's 48 KiB at K = kMaxBoundaries)
-  const std::uint32_t row_len = 3 * K;
+  const std::uint32_t row_len = 3 * K, vecs = frame_pixels / V;
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   for (std::size_t f0 = std::size_t(blockIdx.x) * group; f0 < count; f0 += std::size_t(gridDim.x) * group) {
     const auto nf = static_cast<std::uint32_t>(count - f0 < group ? count - f0 : group);
     for (std::uint32_t i = threadIdx.x; i < nf * row_len; i += blockDim.x) hist[i] = 0;
     __syncthreads();
     const T* base = frames + f0 * frame_pixels;
-    for (std::uint32_t p = threadIdx.x; p < frame_pixels; p += blockDim.x) {
-      const std::uint32_t s = shell[p], r = p / det_cols, c = p - r * det_cols;
-      for (std::uint32_t fi = 0; fi < nf; ++fi) {
-        const unsigned long long v = base[std::size_t(fi) * frame_pixels + p];
-        if (v == 0) continue;
-        H* h = hist + fi * row_len;
-        hist_add(h + s, v, overflow);
-        hist_add(h + K + s, v * r, overflow);
-        hist_add(h + 2 * K + s, v * c, overflow);
+    for (std::uint32_t g = threadIdx.x; g < vecs; g += blockDim.x) {
+      const std::uint32_t p0 = g * V;
+      Pixels<T, V> x[kFramesPerGroup];
+#pragma unroll
+      for (std::uint32_t fi = 0; fi < kFramesPerGroup; ++fi)
+        if (fi < nf) x[fi] = *reinterpret_cast<const Pixels<T, V>*>(base + std::size_t(fi) * frame_pixels + p0);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const std::uint32_t p = p0 + k, s = shell[p], r = p / det_cols, c = p - r * det_cols;
+#pragma unroll
+        for (std::uint32_t fi = 0; fi < kFramesPerGroup; ++fi) {
+          if (fi >= nf) break;
+          const unsigned long long v = x[fi].v[k];
+          if (v == 0) continue;
+          H* h = hist + fi * row_len;
+          hist_add(h + s, v, overflow);
+          hist_add(h + K + s, v * r, overflow);
+          hist_add(h + 2 * K + s, v * c, overflow);
+        }
       }
     }
     __syncthreads();
-    // rows (frame, quantity) of K values: lane l scans its run [l n, l n + n), then the runs' totals across lanes
-    const std::uint32_t per = (K + 31) / 32;
-    for (std::uint32_t row = warp; row < 3 * nf; row += warps) {
-      H* h = hist + row * K;
-      const std::uint32_t lo = lane * per < K ? lane * per : K, hi = lo + per < K ? lo + per : K;
-      unsigned long long run = 0;
-      for (std::uint32_t k = lo; k < hi; ++k) run += h[k];
-      unsigned long long before = run;  // inclusive scan of the runs' totals, then exclusive
-      for (int o = 1; o < 32; o <<= 1) {
-        const unsigned long long t = __shfl_up_sync(0xffffffffu, before, o);
-        if (lane >= unsigned(o)) before += t;
-      }
-      before -= run;
-      bool over = false;
-      for (std::uint32_t k = lo; k < hi; ++k) {
-        before += h[k];
-        over |= before > 0xFFFFFFFFull;
-        h[k] = static_cast<H>(static_cast<std::uint32_t>(before));
-      }
-      if (over) atomicExch(overflow, 1);
-    }
+    for (std::uint32_t row = warp; row < 3 * nf; row += warps) scan_row(hist + row * K, K, lane, overflow);
     __syncthreads();
     for (std::uint32_t i = threadIdx.x; i < nf * row_len; i += blockDim.x) {
       const std::uint32_t fi = i % nf, q = i / nf;  // q: quantity x K + boundary
       prefix[std::size_t(q) * total + first + f0 + fi] = static_cast<std::uint32_t>(hist[fi * row_len + q]);
+    }
+    __syncthreads();
+  }
+}
+
+// The build of a batch's frames [first, end) and, in the same pass, the scan-binned copy's accumulation
+// (resident/binned: binned::cuda::accumulate's rule): one block step per binned frame (R, C) of the binned rows the
+// batch touches, over those of its b x b frames (slot dr b + dc) that lie in the batch. Each thread takes V pixels
+// across them: their counts into the slots' shell histograms (8/16-bit counts: uint32, wraps detected) and their
+// sum into the accumulator (from zero where the binned frame's first frame is in the batch, else onto what the
+// earlier batches left); then each frame's histograms are prefix-summed and written as build_kernel does.
+template <class T, int V>
+__global__ void build_binned_kernel(const T* __restrict__ frames, std::size_t first, std::size_t end,
+                                    std::uint32_t frame_pixels, std::uint32_t det_cols,
+                                    const std::uint16_t* __restrict__ shell, std::uint32_t K, std::size_t total,
+                                    std::uint32_t* __restrict__ prefix, int* overflow, std::size_t cols,
+                                    std::uint32_t b, std::size_t r_lo, std::size_t row0, std::size_t binned_frames,
+                                    std::uint32_t* __restrict__ acc, int* acc_overflow) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  std::uint32_t* hist = reinterpret_cast<std::uint32_t*>(smem);  // [b x b][3][K]
+  const std::uint32_t row_len = 3 * K, vecs = frame_pixels / V, slots = b * b;
+  const std::size_t ocols = cols / b;
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const auto in_batch = [&](std::size_t g) { return g >= first && g < end; };
+  for (std::size_t o = blockIdx.x; o < binned_frames; o += gridDim.x) {
+    const std::size_t R = r_lo + o / ocols, C = o % ocols, g00 = R * b * cols + C * b;
+    bool any = false;  // the same for every thread of the block
+    for (std::uint32_t dr = 0; dr < b; ++dr) any |= g00 + dr * cols + b > first && g00 + dr * cols < end;
+    if (!any) continue;
+    for (std::uint32_t i = threadIdx.x; i < slots * row_len; i += blockDim.x) hist[i] = 0;
+    __syncthreads();
+    const bool fresh = g00 >= first;
+    for (std::uint32_t g = threadIdx.x; g < vecs; g += blockDim.x) {
+      const std::uint32_t p0 = g * V;
+      std::uint32_t s[V], r[V], c[V];
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        s[k] = shell[p0 + k];
+        r[k] = (p0 + k) / det_cols;
+        c[k] = p0 + k - r[k] * det_cols;
+      }
+      unsigned long long sum[V] = {};
+      for (std::uint32_t dr = 0; dr < b; ++dr) {
+        const std::size_t row = g00 + dr * cols;
+        const std::size_t lo = row > first ? row : first, hi = row + b < end ? row + b : end;
+        for (std::size_t f = lo; f < hi; f += 4) {  // up to four frames' loads in flight before their adds
+          const std::uint32_t n = hi - f < 4 ? static_cast<std::uint32_t>(hi - f) : 4u;
+          Pixels<T, V> x[4];
+#pragma unroll
+          for (std::uint32_t j = 0; j < 4; ++j)
+            if (j < n) x[j] = *reinterpret_cast<const Pixels<T, V>*>(frames + (f + j - first) * frame_pixels + p0);
+#pragma unroll
+          for (std::uint32_t j = 0; j < 4; ++j) {
+            if (j >= n) break;
+            std::uint32_t* h = hist + (dr * b + static_cast<std::uint32_t>(f + j - row)) * row_len;
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+              const unsigned long long v = x[j].v[k];
+              sum[k] += v;
+              if (v == 0) continue;
+              hist_add(h + s[k], v, overflow);
+              hist_add(h + K + s[k], v * r[k], overflow);
+              hist_add(h + 2 * K + s[k], v * c[k], overflow);
+            }
+          }
+        }
+      }
+      Sums<V>* dst = reinterpret_cast<Sums<V>*>(acc + ((R - row0) * ocols + C) * frame_pixels + p0);
+      Sums<V> w;
+      if (!fresh) w = *dst;
+      bool over = false;
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const unsigned long long t = sum[k] + (fresh ? 0ull : w.v[k]);
+        over |= t > 0xFFFFFFFFull;
+        w.v[k] = static_cast<std::uint32_t>(t);
+      }
+      if (over) atomicExch(acc_overflow, 1);
+      *dst = w;
+    }
+    __syncthreads();
+    for (std::uint32_t row = warp; row < 3 * slots; row += warps) {
+      const std::uint32_t slot = row / 3;
+      if (in_batch(g00 + (slot / b) * cols + slot % b)) scan_row(hist + row * K, K, lane, overflow);
+    }
+    __syncthreads();
+    for (std::uint32_t i = threadIdx.x; i < slots * row_len; i += blockDim.x) {  // (dr, quantity x K + k, dc)
+      const std::uint32_t dc = i % b, t = i / b, q = t % row_len, dr = t / row_len;
+      const std::size_t f = g00 + dr * cols + dc;
+      if (in_batch(f)) prefix[std::size_t(q) * total + f] = hist[(dr * b + dc) * row_len + q];
     }
     __syncthreads();
   }
@@ -143,11 +253,49 @@ void build(const void* d_frames, DType dtype, std::size_t first, std::size_t cou
     const std::size_t shared = group * per_frame;
     if (shared > kHistBytes) throw InvalidArgument("radial basis: " + std::to_string(K) + " shells");
     const auto blocks = static_cast<unsigned>(std::min<std::size_t>((count + group - 1) / group, 65535));
-    build_kernel<T, H><<<blocks, kThreads, shared, stream>>>(
-        static_cast<const T*>(d_frames), first, count, static_cast<std::uint32_t>(frame_pixels),
-        static_cast<std::uint32_t>(det_cols), d_shell, K, frames, group, d_prefix, d_overflow);
+    // 4 pixels per load where every frame of the batch starts 4-pixel aligned
+    const bool vec = frame_pixels % 4 == 0 && reinterpret_cast<std::uintptr_t>(d_frames) % (4 * sizeof(T)) == 0;
+    const auto kernel = vec ? build_kernel<T, H, 4> : build_kernel<T, H, 1>;
+    kernel<<<blocks, kThreads, shared, stream>>>(static_cast<const T*>(d_frames), first, count,
+                                                 static_cast<std::uint32_t>(frame_pixels),
+                                                 static_cast<std::uint32_t>(det_cols), d_shell, K, frames, group,
+                                                 d_prefix, d_overflow);
   });
   QGPU_CUDA_LAUNCHED("radial basis build");
+}
+
+bool fits_with_binned(DType dtype, std::uint32_t K, std::size_t bin) {
+  return (dtype == DType::u8 || dtype == DType::u16) && K > 0 && bin >= 2 && bin <= 16 &&
+         bin * bin * 3 * std::size_t(K) * sizeof(std::uint32_t) <= kHistBytes;
+}
+
+void build_with_binned(const void* d_frames, DType dtype, std::size_t first, std::size_t count,
+                       std::size_t frame_pixels, std::size_t det_cols, const std::uint16_t* d_shell, std::uint32_t K,
+                       std::size_t frames, std::uint32_t* d_prefix, int* d_overflow, const BinnedAccumulator& a,
+                       CUstream_st* stream) {
+  if (count == 0) return;
+  if (!fits_with_binned(dtype, K, a.bin) || frame_pixels > UINT_MAX || det_cols == 0 || a.scan_cols % a.bin)
+    throw InvalidArgument("radial basis with the scan-binned copy: " + std::to_string(K) + " shells at bin " +
+                          std::to_string(a.bin));
+  const std::size_t end = first + count, rowlen = a.scan_cols * a.bin, r_lo = first / rowlen,
+                    r_hi = (end - 1) / rowlen, binned_frames = (r_hi - r_lo + 1) * (a.scan_cols / a.bin);
+  const std::size_t shared = a.bin * a.bin * 3 * std::size_t(K) * sizeof(std::uint32_t);
+  const auto blocks = static_cast<unsigned>(std::min<std::size_t>(binned_frames, 65535));
+  const auto launch = [&](auto t) {
+    using T = decltype(t);
+    // 4 pixels per load where every frame starts 4-pixel aligned (the accumulator's frames then are too)
+    const bool vec = frame_pixels % 4 == 0 && reinterpret_cast<std::uintptr_t>(d_frames) % (4 * sizeof(T)) == 0 &&
+                     reinterpret_cast<std::uintptr_t>(a.acc) % 16 == 0;
+    const auto kernel = vec ? build_binned_kernel<T, 4> : build_binned_kernel<T, 1>;
+    kernel<<<blocks, kThreads, shared, stream>>>(static_cast<const T*>(d_frames), first, end,
+                                                 static_cast<std::uint32_t>(frame_pixels),
+                                                 static_cast<std::uint32_t>(det_cols), d_shell, K, frames, d_prefix,
+                                                 d_overflow, a.scan_cols, static_cast<std::uint32_t>(a.bin), r_lo,
+                                                 a.row0, binned_frames, a.acc, a.overflow);
+  };
+  if (dtype == DType::u8) launch(std::uint8_t{});
+  else launch(std::uint16_t{});
+  QGPU_CUDA_LAUNCHED("radial basis build with the scan-binned copy");
 }
 
 void sum_pattern(const void* d_frames, DType dtype, std::size_t count, std::size_t frame_pixels, std::uint64_t* d_out,

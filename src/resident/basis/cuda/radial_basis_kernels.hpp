@@ -1,6 +1,7 @@
 #pragma once
 // CUDA kernels of the radial basis (resident/basis/radial_basis.hpp): the build over each loaded batch (up to 8
-// frames per block step, shared-memory shell histograms), the first batch's summed pattern and the range sums of a query.
+// frames per block step, shared-memory shell histograms; or together with the scan-binned copy's accumulation, one
+// pass over the frames), the first batch's summed pattern and the range sums of a query.
 #include <cstddef>
 #include <cstdint>
 
@@ -22,6 +23,22 @@ struct RangeList {
 void build(const void* d_frames, DType dtype, std::size_t first, std::size_t count, std::size_t frame_pixels,
            std::size_t det_cols, const std::uint16_t* d_shell, std::uint32_t K, std::size_t frames,
            std::uint32_t* d_prefix, int* d_overflow, CUstream_st* stream);
+// The scan-binned copy's accumulator (resident/binned/scan_binned.hpp) for build_with_binned: binned rows
+// [row0, ...) of scan_cols / bin frames of frame_pixels uint32 at acc, *overflow = 1 when a sum passes uint32.
+struct BinnedAccumulator {
+  std::size_t scan_cols = 0, bin = 0, row0 = 0;
+  std::uint32_t* acc = nullptr;
+  int* overflow = nullptr;
+};
+// Whether build_with_binned takes counts of `dtype` with K shells at `bin` (8/16-bit counts; the bin x bin frames'
+// histograms within a block's default shared memory).
+bool fits_with_binned(DType dtype, std::uint32_t K, std::size_t bin);
+// build() of frames [first, first + count) and, in the same pass over them, binned::cuda::accumulate of the same
+// frames into `a` (its rule: every binned row the frames touch must lie in the accumulator).
+void build_with_binned(const void* d_frames, DType dtype, std::size_t first, std::size_t count,
+                       std::size_t frame_pixels, std::size_t det_cols, const std::uint16_t* d_shell, std::uint32_t K,
+                       std::size_t frames, std::uint32_t* d_prefix, int* d_overflow, const BinnedAccumulator& a,
+                       CUstream_st* stream);
 // Sum of `count` frames per pixel into d_out (frame_pixels uint64, zeroed here).
 void sum_pattern(const void* d_frames, DType dtype, std::size_t count, std::size_t frame_pixels, std::uint64_t* d_out,
                  CUstream_st* stream);
