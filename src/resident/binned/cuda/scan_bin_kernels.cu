@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "device/cuda/cuda_check.hpp"
+#include "resident/binned/cuda/binned_store.cuh"
 
 namespace qgpu::binned::cuda {
 
@@ -18,7 +19,6 @@ template <class T> struct Vec<T, 1> { T v[1]; };
 template <> struct alignas(4) Vec<std::uint8_t, 4> { std::uint8_t v[4]; };
 template <> struct alignas(8) Vec<std::uint16_t, 4> { std::uint16_t v[4]; };
 template <> struct alignas(16) Vec<std::uint32_t, 4> { std::uint32_t v[4]; };
-template <int V> struct alignas(4 * V) Out { std::uint32_t v[V]; };
 
 // One thread per (binned frame, V consecutive pixels): x the pixel vectors, y the binned frames of the rows
 // [r_lo, r_hi] the range touches (grid-stride; a block's frame and its row and column are the same for all its
@@ -48,19 +48,7 @@ __global__ void accumulate_kernel(const T* frames, std::size_t first, std::size_
       }
     }
     if (!any) continue;
-    Out<V>* dst = reinterpret_cast<Out<V>*>(acc + ((R - row0) * ocols + C) * P + pv * V);
-    const bool fresh = (R * b) * cols + C * b >= first;
-    Out<V> w;
-    if (!fresh) w = *dst;
-    bool over = false;
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      const unsigned long long t = s[k] + (fresh ? 0ull : w.v[k]);
-      over |= t > 0xFFFFFFFFull;
-      w.v[k] = static_cast<std::uint32_t>(t);
-    }
-    if (over) atomicExch(overflow, 1);
-    *dst = w;
+    store_binned_sums<V>(acc + ((R - row0) * ocols + C) * P + pv * V, s, (R * b) * cols + C * b >= first, overflow);
   }
 }
 
