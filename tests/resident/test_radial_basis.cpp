@@ -329,6 +329,92 @@ TEST(RadialBasis, LoadOptionIsCheckedAndDecided) {
   EXPECT_THROW(io::load(path, o), InvalidArgument);
 }
 
+namespace {
+
+// The moment totals [S | Sr | Sc] of an encoded resident with a radial basis and of its scan-binned copy come from
+// the basis's whole-detector images (no decode): each equal to sums over the counts computed here (per frame, and per
+// b x b block for the copy), and an off-centre annular CoM on the copy (totals minus the disk left out) equal to the
+// masked sums here; a resident without a basis decodes for the same integers.
+void expect_moments_from_the_basis(Backend backend) {
+  const Shape4D s{8, 12, 9, 11};
+  const std::size_t b = 2, P = s.frame_pixels(), oc = s.scan_cols / b, on = s.frames() / (b * b);
+  const auto bytes = random_counts(s, DType::u16, 4000, 5);
+  const auto* v = reinterpret_cast<const std::uint16_t*>(bytes.data());
+  std::vector<std::uint8_t> mask(P, 0);  // all but an off-centre disk of radius 3 around (3, 7): an annular DPC
+  for (std::size_t p = 0; p < P; ++p) {
+    const double dr = double(p / s.det_cols) - 3, dc = double(p % s.det_cols) - 7;
+    mask[p] = dr * dr + dc * dc > 9;
+  }
+  std::vector<std::vector<std::uint64_t>> full(3, std::vector<std::uint64_t>(s.frames(), 0)), binned(3),
+      masked(3, std::vector<std::uint64_t>(on, 0));
+  for (auto& q : binned) q.assign(on, 0);
+  for (std::size_t f = 0; f < s.frames(); ++f)
+    for (std::size_t p = 0; p < P; ++p) {
+      const std::uint64_t x = v[f * P + p], w[3] = {x, x * (p / s.det_cols), x * (p % s.det_cols)};
+      const std::size_t o = (f / s.scan_cols / b) * oc + f % s.scan_cols / b;
+      for (int q = 0; q < 3; ++q) {
+        full[q][f] += w[q];
+        binned[q][o] += w[q];
+        if (mask[p]) masked[q][o] += w[q];
+      }
+    }
+  const auto make = [&](bool with_basis) {
+    auto enc = std::make_shared<EncodedResident>(s, DType::u16, backend, 16);
+    RadialBasisRequest req;
+    req.enabled = req.required = with_basis;
+    req.center = {{4.2, 5.1}};
+    enc->request_radial_basis(req);
+    enc->request_scan_binned({b, true});
+    if (backend == Backend::cpu) {
+      enc->append(bytes.data(), s.frames());
+    } else {
+      DeviceBuffer dev(bytes.size());
+      dev.upload(bytes.data(), bytes.size());
+      for (std::size_t f = 0; f < s.frames(); f += 40)  // batches that split binned rows
+        enc->append(dev.as<std::uint8_t>() + f * P * 2, std::min<std::size_t>(40, s.frames() - f));
+    }
+    return enc;
+  };
+  const auto with = make(true), without = make(false);
+  ASSERT_NE(with->radial_basis(), nullptr) << with->radial_basis_report().dump();
+  const auto copy = with->scan_binned(b);
+  ASSERT_NE(copy, nullptr) << with->scan_binned_report().dump();
+  EXPECT_EQ(copy->moments_source(), "radial basis");  // computed as the copy completed
+  EXPECT_EQ(copy->moment_sums(nullptr), binned);
+  std::string used;
+  EXPECT_EQ(copy->moment_sums(mask.data(), &used), masked);
+  EXPECT_EQ(used, "totals minus complement");
+  EXPECT_EQ(with->moments_source(), "");  // the full resident's on first use
+  EXPECT_EQ(with->moment_sums(nullptr), full);
+  EXPECT_EQ(with->moments_source(), "radial basis");
+  EXPECT_EQ(without->moment_sums(nullptr), full);
+  EXPECT_EQ(without->moments_source(), "decode");
+  ASSERT_NE(without->scan_binned(b), nullptr);
+  EXPECT_EQ(without->scan_binned(b)->moments_source(), "decode");
+  EXPECT_EQ(without->scan_binned(b)->moment_sums(nullptr), binned);
+  // a basis of another scan shape is not used: the decode answers
+  EncodedResident fresh(s, DType::u16, backend, 16);
+  if (backend == Backend::cpu) {
+    fresh.append(bytes.data(), s.frames());
+  } else {
+    DeviceBuffer dev(bytes.size());
+    dev.upload(bytes.data(), bytes.size());
+    fresh.append(dev.data(), s.frames());
+  }
+  fresh.prepare_moments(*with->radial_basis(), 2);  // the basis's scan is 8 x 12, not 16 x 24
+  EXPECT_EQ(fresh.moments_source(), "decode");
+  EXPECT_EQ(fresh.moment_sums(nullptr), full);
+}
+
+}  // namespace
+
+TEST(RadialBasis, MomentTotalsComeFromTheBasis) { expect_moments_from_the_basis(Backend::cpu); }
+
+TEST(RadialBasisCuda, MomentTotalsComeFromTheBasis) {
+  QGPU_REQUIRE_CUDA();
+  expect_moments_from_the_basis(Backend::cuda);
+}
+
 TEST(RadialBasisCuda, CudaLoadAnswersCentredDetectorsLikeTheCpuReference) {
   QGPU_REQUIRE_CUDA();
   const std::string path = test::temp_path("basis_sample_cuda.h5");

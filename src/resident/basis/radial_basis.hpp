@@ -76,6 +76,7 @@ class RadialBasis {
   const std::string& reason() const { return reason_; }
 
   Backend backend() const { return backend_; }
+  const Shape4D& shape() const { return shape_; }
   double center_row() const { return cr_; }
   double center_col() const { return cc_; }
   std::uint32_t boundaries() const { return K_; }  // K

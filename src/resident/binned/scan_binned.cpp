@@ -171,7 +171,7 @@ bool ScanBinnedBuilder::finish() {
 }
 
 bool ScanBinnedBuilder::verify(const std::vector<std::uint64_t>& sum_pattern,
-                               std::vector<std::uint64_t> frame_totals) {
+                               std::vector<std::uint64_t> frame_totals, const RadialBasis* basis) {
   if (!finished_ || !usable_) return false;
   std::string why;
   if (out_->sum_pattern() != sum_pattern) {
@@ -181,9 +181,12 @@ bool ScanBinnedBuilder::verify(const std::vector<std::uint64_t>& sum_pattern,
     why = "its frame totals differ from the resident's binned";
   }
   if (why.empty()) {
-    // Its moment totals now (one decode of its streams): an off-centre CoM on it is then the totals minus a cheap
-    // complement from the first drag on (EncodedResident::moment_sums).
-    out_->prepare_moments();
+    // Its moment totals now (from the basis's whole-detector images, or one decode of its streams): an off-centre
+    // CoM on it is then the totals minus a cheap complement from the first drag on (EncodedResident::moment_sums).
+    if (basis && basis->usable())
+      out_->prepare_moments(*basis, b_);
+    else
+      out_->prepare_moments();
     return true;
   }
   usable_ = false;

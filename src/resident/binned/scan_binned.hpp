@@ -54,8 +54,11 @@ class ScanBinnedBuilder {
   bool finish();
   // A check of the finished copy against what the full resident's own encoder counted: its per-pixel totals must
   // equal `sum_pattern` and each binned frame's total the b x b block sum of `frame_totals` (the full scan's). False
-  // (the copy dropped, reason() saying what differed) otherwise: never a wrong answer from a faulty copy.
-  bool verify(const std::vector<std::uint64_t>& sum_pattern, std::vector<std::uint64_t> frame_totals);
+  // (the copy dropped, reason() saying what differed) otherwise: never a wrong answer from a faulty copy. A passing
+  // copy's moment totals are computed then: from `basis` (a usable radial basis of the full scan) when given,
+  // else by one decode of its streams (EncodedResident::prepare_moments).
+  bool verify(const std::vector<std::uint64_t>& sum_pattern, std::vector<std::uint64_t> frame_totals,
+              const RadialBasis* basis = nullptr);
   std::size_t bin() const { return b_; }
   bool usable() const { return usable_; }
   const std::string& reason() const { return reason_; }

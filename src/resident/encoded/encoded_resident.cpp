@@ -61,6 +61,7 @@ struct EncodedResident::Storage {
   std::mutex moments_mutex;
   std::vector<std::uint64_t> host_moments;
   std::shared_ptr<DeviceBuffer> d_moments;
+  std::string moments_source;  // "radial basis" or "decode" once computed
   // An incomplete resident (a load that failed) may still have encoder work queued on the loader's stream: it ends
   // before the leased scratch goes back to the pool for others to use.
   ~Storage() {
@@ -340,7 +341,8 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
     s_->decode_cost = density_order(s_->host_sum_pattern, l.frames, s_->density_rank, s_->decode_sequence);
     if (s_->basis && !s_->basis->finish() && s_->basis_request.required)
       throw Error("radial basis: " + s_->basis->reason());
-    if (s_->binned && s_->binned->finish()) s_->binned->verify(s_->host_sum_pattern, frame_totals());
+    if (s_->binned && s_->binned->finish()) s_->binned->verify(s_->host_sum_pattern, frame_totals(),
+                           s_->basis && s_->basis->usable() ? s_->basis.get() : nullptr);
     if (s_->binned && !s_->binned->usable() && s_->binned_request.required)
       throw Error("scan-binned copy: " + s_->binned->reason());
     if (!cpu) s_->timing.finish_ms += ms_since(t0);
@@ -708,9 +710,59 @@ std::vector<std::uint32_t> every_pixel(std::size_t n) {
 
 void EncodedResident::prepare_moments() const {
   require_complete("moment totals");
-  const encoded::Layout& l = s_->layout;
   std::lock_guard lock(s_->moments_mutex);
   if (!s_->host_moments.empty() || s_->d_moments) return;
+  if (!(s_->basis && moments_from_basis(*s_->basis, 1))) moments_by_decode();
+}
+
+void EncodedResident::prepare_moments(const RadialBasis& basis, std::size_t b) const {
+  require_complete("moment totals");
+  std::lock_guard lock(s_->moments_mutex);
+  if (!s_->host_moments.empty() || s_->d_moments) return;
+  if (!moments_from_basis(basis, b)) moments_by_decode();
+}
+
+// [S | Sr | Sc]: S this resident's frame totals, Sr and Sc the basis's last boundary (every pixel) binned b x b,
+// once its counts equal S (an independent check of both).
+bool EncodedResident::moments_from_basis(const RadialBasis& basis, std::size_t b) const {
+  const Shape4D& bs = basis.shape();
+  if (!basis.usable() || basis.backend() != s_->backend || b == 0 || bs.det_rows != s_->shape.det_rows ||
+      bs.det_cols != s_->shape.det_cols || bs.scan_rows != s_->shape.scan_rows * b ||
+      bs.scan_cols != s_->shape.scan_cols * b)
+    return false;
+  const RadialBasis::Ranges all{{0u, basis.boundaries()}};
+  const std::vector<std::uint64_t> totals = frame_totals();
+  if (basis.sums(all, 0, b) != totals) return false;
+  const std::size_t n = s_->layout.frames;
+  if (s_->backend == Backend::cpu) {
+    std::vector<std::uint64_t> out;
+    out.reserve(3 * n);
+    out.insert(out.end(), totals.begin(), totals.end());
+    for (int q = 1; q < 3; ++q) {
+      const std::vector<std::uint64_t> m = basis.sums(all, q, b);
+      out.insert(out.end(), m.begin(), m.end());
+    }
+    s_->host_moments = std::move(out);
+    s_->moments_source = "radial basis";
+    return true;
+  }
+  auto d = pooled_buffer(3 * n * sizeof(std::uint64_t));
+  auto* const m = d->as<std::uint64_t>();
+  QGPU_CUDA(cudaMemcpyAsync(m, s_->d_totals->data(), n * sizeof(std::uint64_t), cudaMemcpyDeviceToDevice, nullptr));
+  for (int q = 1; q < 3; ++q) basis.sums_device(all, q, m + std::size_t(q) * n, nullptr, b);
+  QGPU_CUDA(cudaStreamSynchronize(nullptr));
+  s_->d_moments = std::move(d);
+  s_->moments_source = "radial basis";
+  return true;
+}
+
+std::string EncodedResident::moments_source() const {
+  std::lock_guard lock(s_->moments_mutex);
+  return s_->moments_source;
+}
+
+void EncodedResident::moments_by_decode() const {
+  const encoded::Layout& l = s_->layout;
   const std::vector<std::uint32_t> all = every_pixel(l.frame_pixels);
   const auto w = row_col_weights(all, s_->shape.det_cols, false);
   if (s_->backend == Backend::cpu) {
@@ -721,6 +773,7 @@ void EncodedResident::prepare_moments() const {
     out.insert(out.end(), m[0].begin(), m[0].end());
     out.insert(out.end(), m[1].begin(), m[1].end());
     s_->host_moments = std::move(out);
+    s_->moments_source = "decode";
     return;
   }
   auto d = pooled_buffer(3 * l.frames * sizeof(std::uint64_t));
@@ -732,6 +785,7 @@ void EncodedResident::prepare_moments() const {
   encoded::cuda::masked_sums(l, device_tiles(), d_pix.as<std::uint32_t>(), d_w.as<std::uint32_t>(), all.size(), 2,
                              m + l.frames, nullptr);  // waits, raises on a malformed stream
   s_->d_moments = std::move(d);
+  s_->moments_source = "decode";
 }
 
 void EncodedResident::moment_sums_device(const std::uint8_t* mask, std::uint64_t* d_out, int* d_error,

@@ -124,8 +124,15 @@ class EncodedResident {
   // malformed stream.
   void moment_sums_device(const std::uint8_t* mask, std::uint64_t* d_out, int* d_error, CUstream_st* stream,
                           std::string* used = nullptr) const;
-  // Computes the moment totals now when not done yet (a scan-binned copy does as it completes).
+  // Computes the moment totals now when not done yet: from the resident's radial basis when it has a usable one
+  // (its last boundary is the whole detector: three image reads, no decode), else by one decode of every stream.
   void prepare_moments() const;
+  // The same from `basis`, a usable radial basis of this resident's frames binned b x b over the scan (a scan-binned
+  // copy as it completes: b its bin); the decode when the basis's count totals differ from this resident's frame
+  // totals or its shape does not match.
+  void prepare_moments(const RadialBasis& basis, std::size_t b) const;
+  // Where the moment totals came from: "radial basis", "decode", or "" while not computed.
+  std::string moments_source() const;
   // Positions of a pixel list's entries, densest pixels (by sum pattern) first: the order the GPU masked sums take
   // their lists in. Their warps take 32 consecutive entries and a warp costs as much as its densest stream, so a
   // few dense pixels scattered among sparse ones (the ring just outside a bright-field disk, in the disk's
@@ -169,6 +176,8 @@ class EncodedResident {
   void plan_payload_arena();
   void trim_payload_arena(CUstream_st* stream);
   void require_complete(const char* what) const;
+  bool moments_from_basis(const RadialBasis& basis, std::size_t b) const;  // (moments_mutex held)
+  void moments_by_decode() const;                                          // (moments_mutex held)
   // The query bodies; ordered: a PixelSplit's list (uploaded unchecked); ones: one weighting of 1 (weights unused).
   std::vector<std::vector<std::uint64_t>> masked_sums_listed(const std::vector<std::uint32_t>& pixels,
                                                              const std::vector<std::vector<std::uint32_t>>& weights,
