@@ -81,6 +81,7 @@ ScanBinnedBuilder::ScanBinnedBuilder(const Shape4D& shape, DType dtype, Backend 
     host_acc_.assign(rows_ * row_bytes / sizeof(std::uint32_t), 0);
   } else {
     acc_ = std::make_unique<DeviceBuffer>(rows_ * row_bytes);
+    totals_ = std::make_unique<DeviceBuffer>(rows_ * out.scan_cols * sizeof(unsigned long long));
     overflow_ = std::make_unique<DeviceBuffer>(sizeof(int));
     QGPU_CUDA(cudaMemset(overflow_->data(), 0, sizeof(int)));
     QGPU_CUDA(cudaDeviceSynchronize());  // before the loader's stream writes into it
@@ -120,9 +121,12 @@ void ScanBinnedBuilder::add(const void* frames, std::size_t first, std::size_t c
         return;
       }
     } else {
+      given_totals_ = given_totals_ && with;
       if (with)
         with->add_with_binned(src + done * fb, g0, g1 - g0,
-                              {cols, b_, row0_, acc_->as<std::uint32_t>(), overflow_->as<int>()}, stream);
+                              {cols, b_, row0_, acc_->as<std::uint32_t>(), overflow_->as<int>(),
+                               totals_->as<unsigned long long>()},
+                              stream);
       else
         binned::cuda::accumulate(src + done * fb, dtype_, g0, g1, cols, b_, P, row0_, acc_->as<std::uint32_t>(),
                                  overflow_->as<int>(), stream);
@@ -135,10 +139,14 @@ void ScanBinnedBuilder::add(const void* frames, std::size_t first, std::size_t c
         out_->append(host_acc_.data(), n * ocols);
         if (g1 % rowlen) std::copy_n(host_acc_.data() + n * row_values, row_values, host_acc_.data());
       } else {
-        out_->append(acc_->data(), n * ocols, stream);
-        if (g1 % rowlen)  // the row in progress to the accumulator's first row (n >= 1: no overlap)
+        auto* const totals = totals_->as<unsigned long long>();
+        out_->append(acc_->data(), n * ocols, stream, nullptr, given_totals_ ? totals : nullptr);
+        if (g1 % rowlen) {  // the row in progress to the accumulator's first row (n >= 1: no overlap)
           QGPU_CUDA(cudaMemcpyAsync(acc_->as<std::uint32_t>(), acc_->as<std::uint32_t>() + n * row_values,
                                     row_values * sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, stream));
+          QGPU_CUDA(cudaMemcpyAsync(totals, totals + n * ocols, ocols * sizeof(unsigned long long),
+                                    cudaMemcpyDeviceToDevice, stream));
+        }
       }
       row0_ = complete;
     }
@@ -166,6 +174,7 @@ bool ScanBinnedBuilder::finish() {
   if (!usable_) out_.reset();
   host_acc_ = {};
   acc_.reset();
+  totals_.reset();
   overflow_.reset();
   return usable_;
 }

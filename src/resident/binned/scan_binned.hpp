@@ -74,6 +74,9 @@ class ScanBinnedBuilder {
   std::shared_ptr<EncodedResident> out_;
   std::vector<std::uint32_t> host_acc_;     // cpu
   std::unique_ptr<DeviceBuffer> acc_, overflow_;  // cuda
+  // cuda: the accumulator frames' totals, summed by the one-pass build (every add so far through it: given_totals_)
+  std::unique_ptr<DeviceBuffer> totals_;
+  bool given_totals_ = true;
   bool usable_ = true, finished_ = false;
   std::string reason_;
 };

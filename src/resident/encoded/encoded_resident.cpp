@@ -292,7 +292,7 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
   if (cpu) encoded::cpu::frame_totals(l, frames, count, s_->host_totals);  // the CUDA encoder writes its totals
   const bool final = s_->appended + count == l.frames;
   if (s_->pending > 0 || cpu) live = nullptr;  // the marks count tiles from frames[0]: only for a tile-aligned append
-  if (!live) totals = nullptr;
+  if (cpu) totals = nullptr;
   const auto stage = [&](const std::uint8_t* from, std::size_t n) {  // into the staging tile after s_->pending
     if (cpu) {
       s_->host_pending.resize(static_cast<std::size_t>(l.tile) * fb);
@@ -315,7 +315,8 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
   }
   const std::size_t rest = count - done;
   const std::size_t direct = final ? rest : rest / l.tile * l.tile;
-  if (direct > 0) encode_frames(src + done * fb, direct, stream, live, totals);  // done == 0 when live
+  if (direct > 0)  // (done == 0 when live)
+    encode_frames(src + done * fb, direct, stream, live, totals ? totals + done : nullptr);
   if (rest > direct) stage(src + (done + direct) * fb, rest - direct);
   s_->appended += count;
   if (!cpu) sleep_until_done(stream);  // frames (and the staging copy) read: reusable

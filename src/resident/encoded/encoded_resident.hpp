@@ -39,8 +39,9 @@ class EncodedResident {
   // whose pixel count is a multiple of 32): the encoded::LiveGroups bits of these frames (device memory, tiles of
   // layout().tile counted from frames[0]): the encoder visits only the marked groups of 32 pixels and chunks of 16
   // frames, when the append starts at a tile boundary (no staged frames); every chunk of a group with a nonzero
-  // count must be marked. totals (cuda, optional, with live): each frame's sum of counts (device memory, count
-  // uint64, encoded::LiveGroups::totals), taken as the frame totals instead of summing the frames again.
+  // count must be marked. totals (cuda, optional): each frame's sum of counts (device memory, count uint64: the
+  // decoder's encoded::LiveGroups::totals, a scan-binned copy's accumulation), taken as the frame totals of the
+  // frames encoded straight from `frames` instead of summing them again.
   void append(const void* frames, std::size_t count, CUstream_st* stream = nullptr,
               const std::uint32_t* live = nullptr, const unsigned long long* totals = nullptr);
   // Before the first append: also build a radial basis (resident/basis/radial_basis.hpp) from every appended batch,

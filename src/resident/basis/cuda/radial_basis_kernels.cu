@@ -19,6 +19,7 @@ namespace {
 constexpr unsigned kThreads = 256;
 constexpr std::size_t kFramesPerGroup = 8;    // frames per block step of the build (32-byte writes per boundary)
 constexpr std::size_t kHistBytes = 48 * 1024;  // the default dynamic shared memory of a block
+constexpr std::size_t kWarpTotalsBytes = kThreads / 32 * sizeof(unsigned long long);  // build_binned_kernel's static
 
 // Histogram adds. H = uint32 (uint8/16 counts): an add that wraps sets *overflow (the shell's sum, and so the prefix
 // through it, exceeds uint32: the basis is dropped, as when a prefix does); H = uint64 (uint32 counts): no wrap.
@@ -119,8 +120,10 @@ __global__ void build_binned_kernel(const T* __restrict__ frames, std::size_t fi
                                     const std::uint16_t* __restrict__ shell, std::uint32_t K, std::size_t total,
                                     std::uint32_t* __restrict__ prefix, int* overflow, std::size_t cols,
                                     std::uint32_t b, std::size_t r_lo, std::size_t row0, std::size_t binned_frames,
-                                    std::uint32_t* __restrict__ acc, int* acc_overflow) {
+                                    std::uint32_t* __restrict__ acc, int* acc_overflow,
+                                    unsigned long long* __restrict__ acc_totals) {
   extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ unsigned long long warp_totals[kThreads / 32];
   std::uint32_t* hist = reinterpret_cast<std::uint32_t*>(smem);  // [b x b][3][K]
   const std::uint32_t row_len = 3 * K, vecs = frame_pixels / V, slots = b * b;
   const std::size_t ocols = cols / b;
@@ -134,6 +137,7 @@ __global__ void build_binned_kernel(const T* __restrict__ frames, std::size_t fi
     for (std::uint32_t i = threadIdx.x; i < slots * row_len; i += blockDim.x) hist[i] = 0;
     __syncthreads();
     const bool fresh = g00 >= first;
+    unsigned long long mine = 0;  // this thread's part of the binned frame's total
     for (std::uint32_t g = threadIdx.x; g < vecs; g += blockDim.x) {
       const std::uint32_t p0 = g * V;
       std::uint32_t s[V], r[V], c[V];
@@ -169,9 +173,19 @@ __global__ void build_binned_kernel(const T* __restrict__ frames, std::size_t fi
           }
         }
       }
+#pragma unroll
+      for (int k = 0; k < V; ++k) mine += sum[k];
       binned::cuda::store_binned_sums<V>(acc + ((R - row0) * ocols + C) * frame_pixels + p0, sum, fresh, acc_overflow);
     }
+    for (int o2 = 16; o2 > 0; o2 >>= 1) mine += __shfl_down_sync(0xffffffffu, mine, o2);
+    if (lane == 0) warp_totals[warp] = mine;
     __syncthreads();
+    if (acc_totals && threadIdx.x == 0) {  // one block per binned frame in a launch: no other writer
+      unsigned long long t = 0;
+      for (unsigned w = 0; w < warps; ++w) t += warp_totals[w];
+      unsigned long long* d = acc_totals + (R - row0) * ocols + C;
+      *d = fresh ? t : *d + t;
+    }
     for (std::uint32_t row = warp; row < 3 * slots; row += warps) {
       const std::uint32_t slot = row / 3;
       if (in_batch(g00 + (slot / b) * cols + slot % b)) scan_row(hist + row * K, K, lane, overflow);
@@ -256,7 +270,7 @@ void build(const void* d_frames, DType dtype, std::size_t first, std::size_t cou
 
 bool fits_with_binned(DType dtype, std::uint32_t K, std::size_t bin) {
   return (dtype == DType::u8 || dtype == DType::u16) && K > 0 && bin >= 2 && bin <= 16 &&
-         bin * bin * 3 * std::size_t(K) * sizeof(std::uint32_t) <= kHistBytes;
+         bin * bin * 3 * std::size_t(K) * sizeof(std::uint32_t) <= kHistBytes - kWarpTotalsBytes;
 }
 
 void build_with_binned(const void* d_frames, DType dtype, std::size_t first, std::size_t count,
@@ -281,7 +295,7 @@ void build_with_binned(const void* d_frames, DType dtype, std::size_t first, std
                                                  static_cast<std::uint32_t>(frame_pixels),
                                                  static_cast<std::uint32_t>(det_cols), d_shell, K, frames, d_prefix,
                                                  d_overflow, a.scan_cols, static_cast<std::uint32_t>(a.bin), r_lo,
-                                                 a.row0, binned_frames, a.acc, a.overflow);
+                                                 a.row0, binned_frames, a.acc, a.overflow, a.totals);
   };
   if (dtype == DType::u8) launch(std::uint8_t{});
   else launch(std::uint16_t{});

@@ -29,6 +29,9 @@ struct BinnedAccumulator {
   std::size_t scan_cols = 0, bin = 0, row0 = 0;
   std::uint32_t* acc = nullptr;
   int* overflow = nullptr;
+  // optional: each binned frame's sum of counts beside its values (uint64 per accumulator frame, written or added
+  // as the values are): the copy's frame totals without another pass over the accumulator
+  unsigned long long* totals = nullptr;
 };
 // Whether build_with_binned takes counts of `dtype` with K shells at `bin` (8/16-bit counts; the bin x bin frames'
 // histograms within a block's default shared memory).
