@@ -250,6 +250,46 @@ TEST(ScanBinned, TheSelfCheckDropsACopyThatDisagreesWithTheResident) {
   EXPECT_EQ(b2->describe()["built"], false);
 }
 
+// The same self-check on the GPU against a complete full resident (its frame totals binned and compared on the
+// device): the resident of the same counts passes, one whose frame 7 holds one more count drops the copy.
+TEST(ScanBinnedCuda, TheDeviceSelfCheckDropsACopyThatDisagreesWithTheResident) {
+  QGPU_REQUIRE_CUDA();
+  const HostArray4D a = random_counts<std::uint16_t>(4, 6, 3, 4, 1000, 9);
+  const Shape4D& s = a.shape;
+  const std::size_t P = s.frame_pixels();
+  std::vector<std::uint64_t> pattern(P, 0);
+  for (std::size_t f = 0; f < s.frames(); ++f)
+    for (std::size_t p = 0; p < P; ++p) pattern[p] += reinterpret_cast<const std::uint16_t*>(a.bytes.data())[f * P + p];
+  const auto on_device = [](const auto& bytes) {
+    auto d = std::make_unique<DeviceBuffer>(bytes.size());
+    d->upload(bytes.data(), bytes.size());
+    return d;
+  };
+  const auto frames = on_device(a.bytes);
+  const auto built = [&] {
+    auto b = std::make_unique<ScanBinnedBuilder>(s, DType::u16, Backend::cuda, 2, encoded::Policy::fast);
+    b->add(frames->data(), 0, 5, nullptr);
+    b->add(frames->as<std::uint8_t>() + 5 * P * 2, 5, s.frames() - 5, nullptr);
+    EXPECT_TRUE(b->finish());
+    return b;
+  };
+  const auto resident_of = [&](const auto& bytes) {
+    const auto d = on_device(bytes);
+    auto e = std::make_unique<EncodedResident>(s, DType::u16, Backend::cuda, 16);
+    e->append(d->data(), s.frames());
+    return e;
+  };
+  auto ok = built();
+  EXPECT_TRUE(ok->verify(pattern, *resident_of(a.bytes)));
+  EXPECT_NE(ok->resident(), nullptr);
+  auto changed = a.bytes;
+  reinterpret_cast<std::uint16_t*>(changed.data())[7 * P] += 1;
+  auto bad = built();
+  EXPECT_FALSE(bad->verify(pattern, *resident_of(changed)));
+  EXPECT_EQ(bad->resident(), nullptr);
+  EXPECT_EQ(bad->reason(), "self-check failed: its frame totals differ from the resident's binned");
+}
+
 TEST(ScanBinned, DisplayBinFollowsTheViewersRule) {
   EXPECT_EQ(display_scan_bin(512, 512), 1u);
   EXPECT_EQ(display_scan_bin(1024, 1024), 1u);

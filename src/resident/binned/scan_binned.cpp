@@ -182,13 +182,26 @@ bool ScanBinnedBuilder::finish() {
 bool ScanBinnedBuilder::verify(const std::vector<std::uint64_t>& sum_pattern,
                                std::vector<std::uint64_t> frame_totals, const RadialBasis* basis) {
   if (!finished_ || !usable_) return false;
-  std::string why;
-  if (out_->sum_pattern() != sum_pattern) {
-    why = "its per-pixel totals differ from the resident's";
-  } else if (frame_totals.size() != shape_.frames() ||
-             out_->frame_totals() != bin_scan_sums(std::move(frame_totals), shape_.scan_rows, shape_.scan_cols, b_)) {
-    why = "its frame totals differ from the resident's binned";
-  }
+  if (out_->sum_pattern() != sum_pattern) return settle("its per-pixel totals differ from the resident's", basis);
+  if (frame_totals.size() != shape_.frames() ||
+      out_->frame_totals() != bin_scan_sums(std::move(frame_totals), shape_.scan_rows, shape_.scan_cols, b_))
+    return settle("its frame totals differ from the resident's binned", basis);
+  return settle("", basis);
+}
+
+bool ScanBinnedBuilder::verify(const std::vector<std::uint64_t>& sum_pattern, const EncodedResident& full,
+                               const RadialBasis* basis) {
+  if (!finished_ || !usable_) return false;
+  if (backend_ != Backend::cuda || full.backend() != Backend::cuda || full.shape() != shape_)
+    return verify(sum_pattern, full.frame_totals(), basis);
+  if (out_->sum_pattern() != sum_pattern) return settle("its per-pixel totals differ from the resident's", basis);
+  if (!binned::cuda::binned_totals_equal(full.device_frame_totals(), shape_.scan_rows, shape_.scan_cols, b_,
+                                         out_->device_frame_totals(), nullptr))
+    return settle("its frame totals differ from the resident's binned", basis);
+  return settle("", basis);
+}
+
+bool ScanBinnedBuilder::settle(const std::string& why, const RadialBasis* basis) {
   if (why.empty()) {
     // Its moment totals now (from the basis's whole-detector images, or one decode of its streams): an off-centre
     // CoM on it is then the totals minus a cheap complement from the first drag on (EncodedResident::moment_sums).

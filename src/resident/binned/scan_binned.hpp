@@ -59,6 +59,9 @@ class ScanBinnedBuilder {
   // else by one decode of its streams (EncodedResident::prepare_moments).
   bool verify(const std::vector<std::uint64_t>& sum_pattern, std::vector<std::uint64_t> frame_totals,
               const RadialBasis* basis = nullptr);
+  // The same against `full`, the complete resident of the full scan (cuda: the frame totals compared on the device).
+  bool verify(const std::vector<std::uint64_t>& sum_pattern, const EncodedResident& full,
+              const RadialBasis* basis = nullptr);
   std::size_t bin() const { return b_; }
   bool usable() const { return usable_; }
   const std::string& reason() const { return reason_; }
@@ -67,6 +70,7 @@ class ScanBinnedBuilder {
   nlohmann::json describe() const;  // bin, shape, resident bytes, usable / reason
 
  private:
+  bool settle(const std::string& why, const RadialBasis* basis);  // verify's verdict: kept (why empty) or dropped
   Shape4D shape_;
   DType dtype_;
   Backend backend_;

@@ -342,7 +342,7 @@ void EncodedResident::append(const void* frames, std::size_t count, CUstream_st*
     s_->decode_cost = density_order(s_->host_sum_pattern, l.frames, s_->density_rank, s_->decode_sequence);
     if (s_->basis && !s_->basis->finish() && s_->basis_request.required)
       throw Error("radial basis: " + s_->basis->reason());
-    if (s_->binned && s_->binned->finish()) s_->binned->verify(s_->host_sum_pattern, frame_totals(),
+    if (s_->binned && s_->binned->finish()) s_->binned->verify(s_->host_sum_pattern, *this,
                            s_->basis && s_->basis->usable() ? s_->basis.get() : nullptr);
     if (s_->binned && !s_->binned->usable() && s_->binned_request.required)
       throw Error("scan-binned copy: " + s_->binned->reason());

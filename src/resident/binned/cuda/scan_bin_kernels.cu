@@ -3,8 +3,10 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
 #include "core/error.hpp"
+#include "device/cuda/buffer_pool.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "resident/binned/cuda/binned_store.cuh"
 
@@ -52,6 +54,18 @@ __global__ void accumulate_kernel(const T* frames, std::size_t first, std::size_
   }
 }
 
+__global__ void totals_differ_kernel(const unsigned long long* full, std::size_t cols, std::size_t b,
+                                     std::size_t ocols, std::size_t outputs, const unsigned long long* binned,
+                                     int* differ) {
+  const std::size_t o = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (o >= outputs) return;
+  const std::size_t r0 = o / ocols * b, c0 = o % ocols * b;
+  unsigned long long s = 0;
+  for (std::size_t dr = 0; dr < b; ++dr)
+    for (std::size_t dc = 0; dc < b; ++dc) s += full[(r0 + dr) * cols + c0 + dc];
+  if (s != binned[o]) atomicExch(differ, 1);
+}
+
 template <class T>
 void launch(const void* d_frames, std::size_t first, std::size_t end, std::size_t cols, std::size_t b,
             std::size_t P, std::size_t row0, std::uint32_t* acc, int* overflow, cudaStream_t s) {
@@ -82,6 +96,27 @@ void accumulate(const void* d_frames, DType dtype, std::size_t first, std::size_
     case DType::u32: launch<std::uint32_t>(d_frames, first, end, scan_cols, b, frame_pixels, row0, d_acc, d_overflow, stream); break;
     default: throw InvalidArgument("scan-binned copy: counts of dtype " + dtype_name(dtype) + " (uint8/16/32 only)");
   }
+}
+
+bool binned_totals_equal(const std::uint64_t* d_full, std::size_t scan_rows, std::size_t scan_cols, std::size_t b,
+                         const std::uint64_t* d_binned, CUstream_st* stream) {
+  if (b == 0 || scan_rows % b || scan_cols % b)
+    throw InvalidArgument("scan-binned copy: bin " + std::to_string(b) + " does not divide the scan");
+  const std::size_t outputs = (scan_rows / b) * (scan_cols / b);
+  if (outputs == 0) return true;
+  LeasedBuffer flag(sizeof(int));
+  int* const d_differ = flag.as<int>();
+  QGPU_CUDA(cudaMemsetAsync(d_differ, 0, sizeof(int), stream));
+  const auto blocks = static_cast<unsigned>((outputs + kThreads - 1) / kThreads);
+  totals_differ_kernel<<<blocks, kThreads, 0, stream>>>(reinterpret_cast<const unsigned long long*>(d_full),
+                                                         scan_cols, b, scan_cols / b, outputs,
+                                                         reinterpret_cast<const unsigned long long*>(d_binned),
+                                                         d_differ);
+  QGPU_CUDA_LAUNCHED("scan-binned copy totals check");
+  int differ = 0;
+  QGPU_CUDA(cudaMemcpyAsync(&differ, d_differ, sizeof(int), cudaMemcpyDeviceToHost, stream));
+  QGPU_CUDA(cudaStreamSynchronize(stream));
+  return differ == 0;
 }
 
 }  // namespace qgpu::binned::cuda

@@ -19,4 +19,9 @@ void accumulate(const void* d_frames, DType dtype, std::size_t first, std::size_
                 std::size_t b, std::size_t frame_pixels, std::size_t row0, std::uint32_t* d_acc, int* d_overflow,
                 CUstream_st* stream);
 
+// Whether each of the (scan_rows / b) x (scan_cols / b) values at d_binned equals the sum of its b x b block of the
+// scan_rows x scan_cols values at d_full (device uint64 both; waits for `stream`).
+bool binned_totals_equal(const std::uint64_t* d_full, std::size_t scan_rows, std::size_t scan_cols, std::size_t b,
+                         const std::uint64_t* d_binned, CUstream_st* stream);
+
 }  // namespace qgpu::binned::cuda
