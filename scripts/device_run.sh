@@ -8,7 +8,8 @@
 #        then its qgpu convert to bitshuffle+LZ4 HDF5 and the load of the result), dm4 / empad (4.8 / 4.4 GB DM4 and
 #        EMPAD loads vs the floor), parallax, mpi (issue 33: 1/2/4 ranks on the one GPU; carry .devpack-mpi), widget (issue
 #        29's round trip, after s512 and python), scale (2048x2048 scan tiled from s512's chunks, loaded encoded, without
-#        and with the radial basis, then SSB bin 4 / 2), prof_scale (the kernels of the 2048x2048 basis + copy load, nsys or
+#        and with the radial basis, then SSB bin 4 / 2), ncu_build (stalls of the basis + copy build at bin 4, 2048^2 load),
+#        prof_scale (the kernels of the 2048x2048 basis + copy load, nsys or
 #        ncu durations), scale1024 (the same at 1024x1024), scale4096 (at 4096x4096, no SSB;
 #        needs s512 first), scale4096basis (its basis + scan-binned copy load and queries alone), scale4096ssb (the basis load and SSB at 4096x4096; after scale4096 or writes the file), ncu_sum (Nsight Compute
 #        profile of the encoded masked-sum kernel; needs s512 first), ncu_dec / ncu_src_dec (the same / per-instruction stalls
@@ -110,6 +111,14 @@ for s in "$@"; do
           --print-summary per-kernel $B/bench_scale /tmp/qb/s2048.h5 --basis-only --no-ssb
       fi ;;
     scale) step bench_scale 240 $B/bench_scale /tmp/qb/s2048.h5 --tile-from /tmp/qb/s512.h5 --factor 4 ;;
+    ncu_build)  # the one-pass basis + copy build kernel at bin 4 (the 4096^2 viewer's bin) in a 2048^2 load (after s512)
+      [ -f /tmp/qb/s2048.h5 ] || step bench_scale_write 240 $B/bench_scale /tmp/qb/s2048.h5 --tile-from /tmp/qb/s512.h5 \
+        --factor 4 --basis-only --no-ssb
+      NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+      step ncu_build 300 "${NCU:-ncu}" --clock-control none --kernel-name regex:build_binned_kernel --launch-skip 40 \
+        --launch-count 1 --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy \
+        --section LaunchStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section SourceCounters \
+        $B/qgpu info /tmp/qb/s2048.h5 --backend cuda --representation encoded --radial-basis on --scan-binned 4 --timing ;;
     ncu_sum) NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
              step ncu_masked_sum 240 "${NCU:-ncu}" --clock-control none --kernel-name regex:masked_sum_kernel \
                --launch-skip 3 --launch-count 1 --section WarpStateStats --section SchedulerStats --section Occupancy \
