@@ -618,7 +618,10 @@ TEST(RadialBasisCuda, BuiltInOnePassWithTheScanBinnedCopy) {
     DType t;
     std::uint32_t below;
   };
-  for (const Case& c : {Case{{12, 20, 9, 12}, DType::u16, 65536}, Case{{8, 12, 5, 7}, DType::u8, 256}}) {
+  // (the third: ~2e7 counts a frame on 64 x 64 pixels, so that a binned frame's total times 63 passes uint32 while
+  // every value fits: the build's checked adds, not its unchecked ones)
+  for (const Case& c : {Case{{12, 20, 9, 12}, DType::u16, 65536}, Case{{8, 12, 5, 7}, DType::u8, 256},
+                        Case{{4, 8, 64, 64}, DType::u16, 10000}}) {
     const auto bytes = random_counts(c.shape, c.t, c.below, 21);
     const auto cpu = cpu_basis(c.shape, c.t, bytes, 4.3, 5.6);
     ASSERT_TRUE(cpu->usable());

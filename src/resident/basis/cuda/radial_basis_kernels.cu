@@ -110,13 +110,14 @@ __global__ void build_kernel(const T* __restrict__ frames, std::size_t first, st
 // The build of a batch's frames [first, end) and, in the same pass, the scan-binned copy's accumulation
 // (resident/binned: binned::cuda::accumulate's rule): one block step per binned frame (R, C) of the binned rows the
 // batch touches, over those of its b x b frames (slot dr b + dc) that lie in the batch. Each thread takes V pixels
-// across them: their counts into the slots' shell histograms (8/16-bit counts: uint32, wraps detected) and their
+// across them: their counts into the slots' shell histograms (8/16-bit counts: uint32 adds, unchecked where the
+// binned frame's total bounds every value, else again with each add checked) and their
 // sum into the accumulator (binned::cuda::store_binned_sums); then each frame's histograms are prefix-summed and
 // written as build_kernel does. (One shared add per run of a thread's pixels in the same shell instead of per pixel
 // measured slower: 2048^2 load with basis + copy 1587-1654 against 1458-1490 ms, s31d; issuing the loads of 8 of the
 // b x b frames before their adds, not a row's up to 4, was not faster: 4096^2 4533-4715 against 4468-4559 ms, s32a.)
 template <class T, int V>
-__global__ void build_binned_kernel(const T* __restrict__ frames, std::size_t first, std::size_t end,
+__global__ void __launch_bounds__(kThreads, 4) build_binned_kernel(const T* __restrict__ frames, std::size_t first, std::size_t end,
                                     std::uint32_t frame_pixels, std::uint32_t det_cols,
                                     const std::uint16_t* __restrict__ shell, std::uint32_t K, std::size_t total,
                                     std::uint32_t* __restrict__ prefix, int* overflow, std::size_t cols,
@@ -128,6 +129,8 @@ __global__ void build_binned_kernel(const T* __restrict__ frames, std::size_t fi
   std::uint32_t* hist = reinterpret_cast<std::uint32_t*>(smem);  // [b x b][3][K]
   const std::uint32_t row_len = 3 * K, vecs = frame_pixels / V, slots = b * b;
   const std::size_t ocols = cols / b;
+  const std::uint32_t det_rows = frame_pixels / det_cols,
+                      max_coord = std::max(std::max(det_rows, det_cols), 2u) - 1;  // the largest det row or col, >= 1
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const auto in_batch = [&](std::size_t g) { return g >= first && g < end; };
   for (std::size_t o = blockIdx.x; o < binned_frames; o += gridDim.x) {
@@ -138,55 +141,79 @@ __global__ void build_binned_kernel(const T* __restrict__ frames, std::size_t fi
     for (std::uint32_t i = threadIdx.x; i < slots * row_len; i += blockDim.x) hist[i] = 0;
     __syncthreads();
     const bool fresh = g00 >= first;
-    unsigned long long mine = 0;  // this thread's part of the binned frame's total
-    for (std::uint32_t g = threadIdx.x; g < vecs; g += blockDim.x) {
-      const std::uint32_t p0 = g * V;
-      std::uint32_t s[V], r[V], c[V];
+    // The frames' counts into the slots' histograms: unchecked 32-bit adds where the binned frame's total bounds
+    // every value (below), else (Checked) each add checked against uint32 as build_kernel does.
+    const auto histogram = [&](auto checked, bool store) -> unsigned long long {
+      constexpr bool Checked = decltype(checked)::value;
+      unsigned long long mine = 0;  // this thread's part of the binned frame's total
+      for (std::uint32_t g = threadIdx.x; g < vecs; g += blockDim.x) {
+        const std::uint32_t p0 = g * V;
+        std::uint32_t s[V], r[V], c[V];
 #pragma unroll
-      for (int k = 0; k < V; ++k) {
-        s[k] = shell[p0 + k];
-        r[k] = (p0 + k) / det_cols;
-        c[k] = p0 + k - r[k] * det_cols;
-      }
-      unsigned long long sum[V] = {};
-      for (std::uint32_t dr = 0; dr < b; ++dr) {
-        const std::size_t row = g00 + dr * cols;
-        const std::size_t lo = row > first ? row : first, hi = row + b < end ? row + b : end;
-        for (std::size_t f = lo; f < hi; f += 4) {  // up to four frames' loads in flight before their adds
-          const std::uint32_t n = hi - f < 4 ? static_cast<std::uint32_t>(hi - f) : 4u;
-          Pixels<T, V> x[4];
+        for (int k = 0; k < V; ++k) {
+          s[k] = shell[p0 + k];
+          r[k] = (p0 + k) / det_cols;
+          c[k] = p0 + k - r[k] * det_cols;
+        }
+        unsigned long long sum[V] = {};
+        for (std::uint32_t dr = 0; dr < b; ++dr) {
+          const std::size_t row = g00 + dr * cols;
+          const std::size_t lo = row > first ? row : first, hi = row + b < end ? row + b : end;
+          for (std::size_t f = lo; f < hi; f += 4) {  // up to four frames' loads in flight before their adds
+            const std::uint32_t n = hi - f < 4 ? static_cast<std::uint32_t>(hi - f) : 4u;
+            Pixels<T, V> x[4];
 #pragma unroll
-          for (std::uint32_t j = 0; j < 4; ++j)
-            if (j < n) x[j] = *reinterpret_cast<const Pixels<T, V>*>(frames + (f + j - first) * frame_pixels + p0);
+            for (std::uint32_t j = 0; j < 4; ++j)
+              if (j < n) x[j] = *reinterpret_cast<const Pixels<T, V>*>(frames + (f + j - first) * frame_pixels + p0);
 #pragma unroll
-          for (std::uint32_t j = 0; j < 4; ++j) {
-            if (j >= n) break;
-            std::uint32_t* h = hist + (dr * b + static_cast<std::uint32_t>(f + j - row)) * row_len;
+            for (std::uint32_t j = 0; j < 4; ++j) {
+              if (j >= n) break;
+              std::uint32_t* h = hist + (dr * b + static_cast<std::uint32_t>(f + j - row)) * row_len;
 #pragma unroll
-            for (int k = 0; k < V; ++k) {
-              const unsigned long long v = x[j].v[k];
-              sum[k] += v;
-              if (v == 0) continue;
-              hist_add(h + s[k], v, overflow);
-              hist_add(h + K + s[k], v * r[k], overflow);
-              hist_add(h + 2 * K + s[k], v * c[k], overflow);
+              for (int k = 0; k < V; ++k) {
+                const std::uint32_t v = x[j].v[k];
+                sum[k] += v;
+                if (v == 0) continue;
+                if constexpr (Checked) {
+                  hist_add(h + s[k], v, overflow);
+                  hist_add(h + K + s[k], static_cast<unsigned long long>(v) * r[k], overflow);
+                  hist_add(h + 2 * K + s[k], static_cast<unsigned long long>(v) * c[k], overflow);
+                } else {  // no add or product wraps where the bound below holds
+                  atomicAdd(h + s[k], v);
+                  atomicAdd(h + K + s[k], v * r[k]);
+                  atomicAdd(h + 2 * K + s[k], v * c[k]);
+                }
+              }
             }
           }
         }
-      }
 #pragma unroll
-      for (int k = 0; k < V; ++k) mine += sum[k];
-      binned::cuda::store_binned_sums<V>(acc + ((R - row0) * ocols + C) * frame_pixels + p0, sum, fresh, acc_overflow);
-    }
+        for (int k = 0; k < V; ++k) mine += sum[k];
+        if (store)
+          binned::cuda::store_binned_sums<V>(acc + ((R - row0) * ocols + C) * frame_pixels + p0, sum, fresh,
+                                             acc_overflow);
+      }
+      return mine;
+    };
+    unsigned long long mine = histogram(std::false_type{}, true);
     for (int o2 = 16; o2 > 0; o2 >>= 1) mine += __shfl_down_sync(0xffffffffu, mine, o2);
     if (lane == 0) warp_totals[warp] = mine;
     __syncthreads();
+    unsigned long long sum = 0;  // the binned frame's total over its frames in the batch
+    for (unsigned w = 0; w < warps; ++w) sum += warp_totals[w];
     if (acc_totals && threadIdx.x == 0) {  // one block per binned frame in a launch: no other writer
-      unsigned long long t = 0;
-      for (unsigned w = 0; w < warps; ++w) t += warp_totals[w];
       unsigned long long* d = acc_totals + (R - row0) * ocols + C;
-      *d = fresh ? t : *d + t;
+      *d = fresh ? sum : *d + sum;
     }
+    // Every histogram value and prefix of a frame is at most its total times the largest det row / col, and a
+    // frame's total at most sum: within uint32, the unchecked adds were exact. Else the histograms again, checked.
+    if (sum > 0xFFFFFFFFull / max_coord) {
+      __syncthreads();
+      for (std::uint32_t i = threadIdx.x; i < slots * row_len; i += blockDim.x) hist[i] = 0;
+      __syncthreads();
+      histogram(std::true_type{}, false);
+    }
+    __syncthreads();
     for (std::uint32_t row = warp; row < 3 * slots; row += warps) {
       const std::uint32_t slot = row / 3;
       if (in_batch(g00 + (slot / b) * cols + slot % b)) scan_row(hist + row * K, K, lane, overflow);
