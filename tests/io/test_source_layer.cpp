@@ -69,6 +69,20 @@ TEST(SourceLayer, ReadersAreChosenByContentNotName) {
   EXPECT_NE(std::find(names.begin(), names.end(), "raw"), names.end());
   const std::string junk = write_bytes("junk.bin", std::string(300, 'x'));
   test::expect_error<IoError>([&] { io::inspect(junk); }, {"not an HDF5 file", "npy", "format 'raw'", junk});
+  // Archives and compressed streams, by their magic bytes: named, with what to do.
+  const std::string tail(300, 'x');
+  const std::pair<std::string, std::string> archives[] = {
+      {std::string("PK\x03\x04", 4) + tail, "a ZIP archive"},
+      {std::string("\x1f\x8b\x08", 3) + tail, "gzip-compressed"},
+      {std::string("\xfd" "7zXZ\0", 6) + tail, "xz-compressed"},
+      {std::string("\x28\xb5\x2f\xfd", 4) + tail, "zstd-compressed"},
+      {"BZh9" + tail, "bzip2-compressed"},
+      {std::string("7z\xbc\xaf\x27\x1c", 6) + tail, "a 7-Zip archive"},
+      {std::string(257, 'a') + "ustar" + tail, "a tar archive"}};
+  for (const auto& [bytes, kind] : archives) {
+    const std::string f = write_bytes("archive.bin", bytes);
+    test::expect_error<IoError>([&] { io::inspect(f); }, {"not an HDF5 file", f, "it is " + kind, "extract"});
+  }
   io::SourceOptions bad;
   bad.format = "tiff";
   test::expect_error<InvalidArgument>([&] { io::inspect(junk, bad); }, {"format 'tiff'", "hdf5", "npy", "raw"});

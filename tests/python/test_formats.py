@@ -312,6 +312,9 @@ def test_merlin_real_files_load_exactly(real_merlin):
         flipped = np.asarray(qgpu.io.load(str(path), backend="cpu", scan_shape=(1, len(frames)), single_file=True,
                                           flip_rows=True))[0]
         assert np.array_equal(flipped, ref[:, ::-1, :]), path
+    # The archive itself, opened as it comes: named as one, not read as frames.
+    with pytest.raises(qgpu.IoError, match="it is a ZIP archive; extract the detector files"):
+        qgpu.io.inspect(MERLIN_ZIP)
     # The fact the numpy reader is checked against: the 12-bit file's maximum, read big-endian (48904 if little).
     q12 = np.asarray(qgpu.io.load(str(real_merlin / "Single_1_Frame_CounterDepth_12_Rows_256.mib"), backend="cpu",
                                   scan_shape=(1, 1), single_file=True))

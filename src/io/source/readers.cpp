@@ -89,6 +89,32 @@ const FormatReader& reader_for(const std::string& path, const std::string& forma
   return all.front();
 }
 
+namespace {
+
+// A compressed archive or stream by its magic bytes (the way detector files often travel): named in the error of a
+// file nothing recognises, so that the user extracts it first. "" when none.
+std::string archive_kind(const std::string& path) {
+  std::uint8_t h[512] = {0};
+  const std::size_t n = read_head(path, h, sizeof h);
+  const auto starts = [&](std::initializer_list<int> m) {
+    if (n < m.size()) return false;
+    std::size_t i = 0;
+    for (int b : m)
+      if (h[i++] != b) return false;
+    return true;
+  };
+  if (starts({'P', 'K', 3, 4}) || starts({'P', 'K', 5, 6})) return "a ZIP archive";
+  if (starts({0x1f, 0x8b})) return "gzip-compressed";
+  if (starts({0xfd, '7', 'z', 'X', 'Z', 0})) return "xz-compressed";
+  if (starts({0x28, 0xb5, 0x2f, 0xfd})) return "zstd-compressed";
+  if (starts({'B', 'Z', 'h'})) return "bzip2-compressed";
+  if (starts({'7', 'z', 0xbc, 0xaf, 0x27, 0x1c})) return "a 7-Zip archive";
+  if (n >= 262 && std::memcmp(h + 257, "ustar", 5) == 0) return "a tar archive";
+  return "";
+}
+
+}  // namespace
+
 FileInfo inspect(const std::string& path, const SourceOptions& o) {
   const FormatReader& r = reader_for(path, o.format);
   if (r.name != "merlin" && (o.flip_rows || o.single_file))
@@ -106,6 +132,9 @@ FileInfo inspect(const std::string& path, const SourceOptions& o) {
       std::string known;
       for (const FormatReader& f : formats())
         if (f.recognise && f.name != "hdf5") known += ", " + f.name;
+      const std::string archive = archive_kind(path);
+      if (!archive.empty())
+        throw IoError(what + ": it is " + archive + "; extract the detector files from it and open those");
       throw IoError(what + "; nor " + known.substr(2) +
                     " (recognised by their content); for headerless frames give format 'raw' with dtype and "
                     "detector shape (an EMPAD .raw: open its .xml, or give format 'empad')");
