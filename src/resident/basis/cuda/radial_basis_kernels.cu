@@ -115,7 +115,8 @@ __global__ void build_kernel(const T* __restrict__ frames, std::size_t first, st
 // sum into the accumulator (binned::cuda::store_binned_sums); then each frame's histograms are prefix-summed and
 // written as build_kernel does. (One shared add per run of a thread's pixels in the same shell instead of per pixel
 // measured slower: 2048^2 load with basis + copy 1587-1654 against 1458-1490 ms, s31d; issuing the loads of 8 of the
-// b x b frames before their adds, not a row's up to 4, was not faster: 4096^2 4533-4715 against 4468-4559 ms, s32a.)
+// b x b frames before their adds, not a row's up to 4, was not faster: 4096^2 4533-4715 against 4468-4559 ms, s32a;
+// the unchecked adds: 4367-4462 against 4519-4581 ms with every add checked, s34a.)
 template <class T, int V>
 __global__ void __launch_bounds__(kThreads, 4) build_binned_kernel(const T* __restrict__ frames, std::size_t first, std::size_t end,
                                     std::uint32_t frame_pixels, std::uint32_t det_cols,
