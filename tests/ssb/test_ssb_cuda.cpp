@@ -17,6 +17,7 @@
 #include "ssb/ssb.hpp"
 #include "ssb/ssb_internal.hpp"
 #include "ssb_fixtures.hpp"
+#include "support/scoped_env.hpp"
 #include "support/gpu_backends.hpp"
 
 namespace qgpu::ssb {
@@ -189,12 +190,7 @@ TEST_P(SsbGpu, WeightingsMatchTheCpuReference) {
   }
 }
 
-// An environment variable set for one scope (unset again even when an expectation throws).
-struct ScopedEnv {
-  const char* name;
-  ScopedEnv(const char* n, const std::string& value) : name(n) { setenv(n, value.c_str(), 1); }
-  ~ScopedEnv() { unsetenv(name); }
-};
+using test::ScopedEnv;
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;

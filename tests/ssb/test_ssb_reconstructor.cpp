@@ -15,17 +15,13 @@
 #include "core/numbers.hpp"
 #include "ssb/ssb.hpp"
 #include "ssb_fixtures.hpp"
+#include "support/scoped_env.hpp"
 #include "support/cuda_required.hpp"
 
 namespace qgpu::ssb {
 namespace {
 
-// An environment variable set for one scope.
-struct ScopedEnv {
-  const char* name;
-  ScopedEnv(const char* n, const std::string& value) : name(n) { setenv(n, value.c_str(), 1); }
-  ~ScopedEnv() { unsetenv(name); }
-};
+using test::ScopedEnv;
 
 void expect_same(const SsbResult& a, const SsbResult& b) {
   EXPECT_EQ(a.phase.data, b.phase.data);
