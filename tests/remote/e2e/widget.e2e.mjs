@@ -179,7 +179,10 @@ await runner.check('dragging the detector ring: debounced saves, Python\'s new B
   const saves = (await page.evaluate(() => window.model.saves)) - saves0;
   const r = lastState.detector.r;
   assert(r > d0.r + 4 && r < d0.r + 8, `Python's detector radius ${r} after dragging from ${d0.r} by 6 px`);
-  assert(saves >= 1 && saves <= Math.ceil(dragMs / 40) + 2 && saves < steps, `${saves} saves for ${steps} moves in ${dragMs} ms`);
+  // At most one save per debounce window; fewer saves than moves where the moves came faster than the window (on a
+  // loaded machine each move may itself take longer than 40 ms: one save each is then what debouncing gives).
+  assert(saves >= 1 && saves <= Math.ceil(dragMs / 40) + 2 && (saves < steps || dragMs / steps >= 40),
+    `${saves} saves for ${steps} moves in ${dragMs} ms`);
   assert((await version('real')) > before, 'the real-space panel was not redrawn');
   const title = await panel('real').locator('h2 span').first().textContent();
   assert(title === `virtual disk r ${r.toFixed(1)} px`, `title '${title}' for r ${r}`);
