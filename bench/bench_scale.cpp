@@ -334,20 +334,18 @@ bool run_with_basis(const std::string& path, const std::string& backend, std::si
                 ms, same ? "equal to" : "DIFFERS from");
   }
   // What the service's /idpc does at full resolution after its first answer (remote/routes_dpc.cpp): the held
-  // calibrated field integrated (sent up each time), or the held centred DPC rotated as the request gives it, then
-  // integrated.
+  // calibrated field integrated (sent up each time), or the held centred DPC integrated with the rotation the request
+  // gives (IdpcOptions::rotation_deg: turned on the GPU as it is padded); bit for bit the field rotated first.
   {
     const dpc::DpcResult held = dpc::centered_dpc(dpc::center_of_mass(ds));
     const auto field = dpc::rotate_field(held, -15.0, false);
     const double held_ms = median_ms([&] { recycle_result(dpc::idpc(field.first, field.second)); });
-    const double given_ms = median_ms([&] {
-      auto [a, b] = dpc::rotate_field(held, -15.0, false);
-      recycle_result(dpc::idpc(a, b));
-      recycle_result(std::move(a));
-      recycle_result(std::move(b));
-    });
-    std::printf("| iDPC of the held field (the service once calibrated) / of the held DPC rotated as asked, memory given back | %.2f / %.2f ms |\n",
-                held_ms, given_ms);
+    dpc::IdpcOptions turn;
+    turn.rotation_deg = -15.0;
+    const double given_ms = median_ms([&] { recycle_result(dpc::idpc(held.dpc_row, held.dpc_col, turn)); });
+    const bool same = dpc::idpc(held.dpc_row, held.dpc_col, turn).data == dpc::idpc(field.first, field.second).data;
+    std::printf("| iDPC of the held field (the service once calibrated) / of the held DPC rotated as asked, memory given back | %.2f / %.2f ms | rotated as asked %s the held field's |\n",
+                held_ms, given_ms, same ? "equal to" : "DIFFERS from");
   }
   const detector::Center oc{c.first + 0.37 * r, c.second - 0.29 * r};
   ms = median_ms([&] { off = detector::bf(ds, r, oc); });
